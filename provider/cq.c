@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Completion queues.  Polling only: completion channels need the kernel's
+ * uverbs file, which srnic does not have (README, "Limits").
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srnic_provider.h"
+
+/* After this many empty polls in a row a poller yields its CPU once: on a
+ * machine with fewer cores than busy threads that is what lets the engine
+ * run at all. */
+#define EMPTY_POLLS_BEFORE_YIELD 64
+
+static const enum ibv_wc_status wc_status[] = {
+	[SRNIC_WC_SUCCESS] = IBV_WC_SUCCESS,
+	[SRNIC_WC_LOC_LEN_ERR] = IBV_WC_LOC_LEN_ERR,
+	[SRNIC_WC_LOC_QP_OP_ERR] = IBV_WC_LOC_QP_OP_ERR,
+	[SRNIC_WC_LOC_PROT_ERR] = IBV_WC_LOC_PROT_ERR,
+	[SRNIC_WC_WR_FLUSH_ERR] = IBV_WC_WR_FLUSH_ERR,
+	[SRNIC_WC_REM_INV_REQ_ERR] = IBV_WC_REM_INV_REQ_ERR,
+	[SRNIC_WC_REM_ACCESS_ERR] = IBV_WC_REM_ACCESS_ERR,
+	[SRNIC_WC_REM_OP_ERR] = IBV_WC_REM_OP_ERR,
+	[SRNIC_WC_RETRY_EXC_ERR] = IBV_WC_RETRY_EXC_ERR,
+	[SRNIC_WC_RNR_RETRY_EXC_ERR] = IBV_WC_RNR_RETRY_EXC_ERR,
+	[SRNIC_WC_GENERAL_ERR] = IBV_WC_GENERAL_ERR,
+};
+
+static const enum ibv_wc_opcode wc_opcode[] = {
+	[SRNIC_WC_SEND] = IBV_WC_SEND,
+	[SRNIC_WC_RDMA_WRITE] = IBV_WC_RDMA_WRITE,
+	[SRNIC_WC_RDMA_READ] = IBV_WC_RDMA_READ,
+	[SRNIC_WC_RECV] = IBV_WC_RECV,
+	[SRNIC_WC_RECV_RDMA_WITH_IMM] = IBV_WC_RECV_RDMA_WITH_IMM,
+};
+
+static struct srnic_cq_v *cq_new(struct ibv_context *context, int cqe)
+{
+	struct srnic_context *ctx = to_sctx(context);
+	struct srnic_cq_v *scq;
+
+	if (cqe < 1 || cqe > SRNIC_MAX_CQE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!srnic_ctx_engine(ctx))
+		return NULL;
+	scq = calloc(1, sizeof(*scq));
+	if (!scq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	scq->cq = srnic_engine_create_cq(ctx->eng, cqe);
+	if (!scq->cq) {
+		free(scq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	scq->vcq.cq.cqe = scq->cq->mask + 1;
+	return scq;
+}
+
+struct ibv_cq *srnic_create_cq(struct ibv_context *context, int cqe,
+			       struct ibv_comp_channel *channel, int vector)
+{
+	struct srnic_cq_v *scq;
+
+	if (channel) {
+		errno = EOPNOTSUPP;	/* no kernel, no completion channel */
+		return NULL;
+	}
+	if (vector < 0 || vector >= context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	scq = cq_new(context, cqe);
+	return scq ? &scq->vcq.cq : NULL;
+}
+
+static void to_wc(const struct srnic_cqe *c, struct ibv_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = c->wr_id;
+	wc->status = wc_status[c->status];
+	wc->opcode = wc_opcode[c->opcode];
+	wc->vendor_err = c->vendor_err;
+	wc->byte_len = c->byte_len;
+	wc->qp_num = c->qp_num;
+	wc->src_qp = c->src_qp;
+	if (c->flags & SRNIC_WC_F_IMM) {
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = c->imm;
+	}
+}
+
+int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct srnic_cq *cq = to_scq(ibcq)->cq;
+	struct srnic_cqe c[16];
+	int got = 0;
+
+	if (n < 0)
+		return -EINVAL;
+	pthread_spin_lock(&cq->lock);
+	while (got < n) {
+		int want = n - got < 16 ? n - got : 16;
+		int k = srnic_cq_poll(cq, c, want), i;
+
+		for (i = 0; i < k; i++)
+			to_wc(&c[i], &wc[got + i]);
+		got += k;
+		if (k < want)
+			break;
+	}
+	if (got)
+		cq->empty_polls = 0;
+	else if (++cq->empty_polls >= EMPTY_POLLS_BEFORE_YIELD) {
+		cq->empty_polls = 0;
+		pthread_spin_unlock(&cq->lock);
+		sched_yield();
+		return 0;
+	}
+	pthread_spin_unlock(&cq->lock);
+	return got;
+}
+
+int srnic_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	return EOPNOTSUPP;	/* needs a completion channel */
+}
+
+int srnic_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct srnic_cq_v *scq = to_scq(ibcq);
+	struct srnic_context *ctx = to_sctx(ibcq->context);
+
+	srnic_engine_destroy_cq(ctx->eng, scq->cq);
+	free(scq);
+	return 0;
+}
+
+/* ---- the extended CQ (ibv_start_poll / ibv_next_poll / ibv_wc_read_*) ---- */
+
+static struct srnic_cq_v *ex_to_scq(struct ibv_cq_ex *cq)
+{
+	return (struct srnic_cq_v *)cq;
+}
+
+static int ex_next(struct ibv_cq_ex *ibcq)
+{
+	struct srnic_cq_v *scq = ex_to_scq(ibcq);
+
+	if (srnic_cq_poll(scq->cq, &scq->cur, 1) != 1) {
+		scq->cur_valid = 0;
+		return ENOENT;
+	}
+	scq->cur_valid = 1;
+	ibcq->wr_id = scq->cur.wr_id;
+	ibcq->status = wc_status[scq->cur.status];
+	return 0;
+}
+
+static int ex_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
+{
+	struct srnic_cq_v *scq = ex_to_scq(ibcq);
+	int rc;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&scq->cq->lock);
+	rc = ex_next(ibcq);
+	if (rc) {
+		pthread_spin_unlock(&scq->cq->lock);
+		sched_yield();
+	}
+	return rc;
+}
+
+static void ex_end_poll(struct ibv_cq_ex *ibcq)
+{
+	pthread_spin_unlock(&ex_to_scq(ibcq)->cq->lock);
+}
+
+static enum ibv_wc_opcode ex_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return wc_opcode[ex_to_scq(ibcq)->cur.opcode];
+}
+
+static uint32_t ex_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_scq(ibcq)->cur.vendor_err;
+}
+
+static uint32_t ex_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_scq(ibcq)->cur.byte_len;
+}
+
+static __be32 ex_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_scq(ibcq)->cur.imm;
+}
+
+static uint32_t ex_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_scq(ibcq)->cur.qp_num;
+}
+
+static uint32_t ex_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_scq(ibcq)->cur.src_qp;
+}
+
+static unsigned int ex_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_scq(ibcq)->cur.flags & SRNIC_WC_F_IMM ? IBV_WC_WITH_IMM
+							    : 0;
+}
+
+#define SUPPORTED_WC_FLAGS                                                  \
+	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | \
+	 IBV_WC_EX_WITH_SRC_QP)
+
+struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr)
+{
+	struct srnic_cq_v *scq;
+	struct ibv_cq_ex *ex;
+
+	if (attr->channel) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->wc_flags & ~(uint64_t)SUPPORTED_WC_FLAGS) ||
+	    (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && attr->flags)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	scq = cq_new(context, attr->cqe);
+	if (!scq)
+		return NULL;
+	scq->ex = 1;
+	ex = &scq->vcq.cq_ex;
+	ex->start_poll = ex_start_poll;
+	ex->next_poll = ex_next;
+	ex->end_poll = ex_end_poll;
+	ex->read_opcode = ex_read_opcode;
+	ex->read_vendor_err = ex_read_vendor_err;
+	ex->read_byte_len = ex_read_byte_len;
+	ex->read_imm_data = ex_read_imm_data;
+	ex->read_qp_num = ex_read_qp_num;
+	ex->read_src_qp = ex_read_src_qp;
+	ex->read_wc_flags = ex_read_wc_flags;
+	return ex;
+}

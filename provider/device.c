@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device and context: how libibverbs finds srnic (a sysfs tree that names
+ * "srnic0", written by ./srnic from the node's configuration) and what the
+ * device says about itself.  Opening a context reads the configuration but
+ * starts nothing: ibv_devinfo must work beside a running node.  The engine
+ * (DPDK, ports, cores) starts with the first protection domain.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "srnic_provider.h"
+
+static const struct verbs_context_ops srnic_ops = {
+	.alloc_pd = srnic_alloc_pd,
+	.create_cq = srnic_create_cq,
+	.create_cq_ex = srnic_create_cq_ex,
+	.create_qp = srnic_create_qp,
+	.create_qp_ex = srnic_create_qp_ex,
+	.dealloc_pd = srnic_dealloc_pd,
+	.dereg_mr = srnic_dereg_mr,
+	.destroy_cq = srnic_destroy_cq,
+	.destroy_qp = srnic_destroy_qp,
+	.modify_qp = srnic_modify_qp,
+	.poll_cq = srnic_poll_cq,
+	.post_recv = srnic_post_recv,
+	.post_send = srnic_post_send,
+	.query_device_ex = srnic_query_device_ex,
+	.query_port = srnic_query_port,
+	.query_qp = srnic_query_qp,
+	.reg_mr = srnic_reg_mr,
+	.req_notify_cq = srnic_req_notify_cq,
+};
+
+struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx)
+{
+	char err[320];
+
+	pthread_mutex_lock(&ctx->lock);
+	if (!ctx->eng) {
+		ctx->eng = srnic_engine_get(&ctx->cfg, err, sizeof(err));
+		if (!ctx->eng) {
+			int e = errno;
+
+			fprintf(stderr, "%s\n", err);
+			errno = e ? e : ENODEV;
+		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return ctx->eng;
+}
+
+static void srnic_free_context(struct ibv_context *ibctx)
+{
+	struct srnic_context *ctx = to_sctx(ibctx);
+
+	if (ctx->eng)
+		srnic_engine_put(ctx->eng);
+	/* verbs_uninit_context closes async_fd (the pipe's read end). */
+	if (ctx->async_pipe[1] >= 0)
+		close(ctx->async_pipe[1]);
+	verbs_uninit_context(&ctx->vctx);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+}
+
+static const struct verbs_context_ops srnic_free_ops = {
+	.free_context = srnic_free_context,
+};
+
+static struct verbs_context *srnic_alloc_context(struct ibv_device *ibdev,
+						 int cmd_fd, void *priv)
+{
+	struct srnic_context *ctx;
+	char err[320];
+	int rc;
+
+	ctx = SRNIC_ALLOC_CONTEXT(ibdev, cmd_fd, struct srnic_context, vctx,
+				  0);
+	if (!ctx)
+		return NULL;
+	ctx->async_pipe[0] = ctx->async_pipe[1] = -1;
+	pthread_mutex_init(&ctx->lock, NULL);
+	verbs_set_ops(&ctx->vctx, &srnic_free_ops);
+
+	rc = srnic_config_load(&ctx->cfg, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "%s\n", err);
+		goto fail;
+	}
+	/* Async events (none yet) arrive on a pipe of ours: there is no
+	 * kernel to ask for one. */
+	if (pipe2(ctx->async_pipe, O_CLOEXEC)) {
+		rc = -errno;
+		goto fail;
+	}
+	ctx->vctx.context.async_fd = ctx->async_pipe[0];
+	ctx->vctx.context.num_comp_vectors = 1;
+	verbs_set_ops(&ctx->vctx, &srnic_ops);
+	return &ctx->vctx;
+
+fail:
+	if (ctx->async_pipe[1] >= 0)
+		close(ctx->async_pipe[1]);
+	verbs_uninit_context(&ctx->vctx);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+	errno = -rc;
+	return NULL;
+}
+
+static struct verbs_device *srnic_alloc_device(struct verbs_sysfs_dev *sysfs)
+{
+	struct srnic_device *dev = calloc(1, sizeof(*dev));
+
+	(void)sysfs;
+	return dev ? &dev->vdev : NULL;
+}
+
+static void srnic_uninit_device(struct verbs_device *vdev)
+{
+	free(vdev);
+}
+
+static const struct verbs_match_ent srnic_match[] = {
+	SRNIC_NAME_MATCH_ENT("srnic", NULL),
+	SRNIC_MATCH_END,
+};
+
+static const struct verbs_device_ops srnic_dev_ops = {
+	.name = "srnic",
+	.match_min_abi_version = 1,
+	.match_max_abi_version = 1,
+	.match_table = srnic_match,
+	.alloc_device = srnic_alloc_device,
+	.uninit_device = srnic_uninit_device,
+	.alloc_context = srnic_alloc_context,
+};
+SRNIC_PROVIDER_REGISTER(srnic_dev_ops);
+
+/* ---- what the device says about itself ---- */
+
+static uint64_t node_guid(const struct srnic_config *cfg)
+{
+	/* EUI-64 from the node MAC, as the link-local GID uses it. */
+	const uint8_t *m = cfg->mac;
+	uint8_t g[8] = {m[0] ^ 2, m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]};
+	uint64_t v;
+
+	memcpy(&v, g, 8);
+	return v;	/* verbs keeps GUIDs in network order */
+}
+
+enum ibv_mtu srnic_active_mtu(const struct srnic_context *ctx)
+{
+	unsigned mtu = ctx->cfg.mtu;
+
+	return mtu >= 4096 ? IBV_MTU_4096 : mtu >= 2048 ? IBV_MTU_2048
+		: mtu >= 1024 ? IBV_MTU_1024 : mtu >= 512 ? IBV_MTU_512
+		: IBV_MTU_256;
+}
+
+int srnic_query_device_ex(struct ibv_context *context,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *out, size_t attr_size)
+{
+	struct srnic_context *ctx = to_sctx(context);
+	struct ibv_device_attr_ex a;
+	struct ibv_device_attr *d = &a.orig_attr;
+
+	if (input && input->comp_mask)
+		return EINVAL;
+	memset(&a, 0, sizeof(a));
+	snprintf(d->fw_ver, sizeof(d->fw_ver), "srnic-0.1");
+	d->node_guid = node_guid(&ctx->cfg);
+	d->sys_image_guid = d->node_guid;
+	d->max_mr_size = 1ull << 40;
+	d->page_size_cap = 4096;
+	d->vendor_id = 0;	/* no OUI of its own: perftest's generic path */
+	d->vendor_part_id = 0x5352;
+	d->hw_ver = 1;
+	d->max_qp = SRNIC_MAX_QP - 16;
+	d->max_qp_wr = SRNIC_MAX_QP_WR;
+	d->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
+	d->max_sge = SRNIC_MAX_SGE;
+	d->max_sge_rd = SRNIC_MAX_SGE;
+	d->max_cq = SRNIC_MAX_QP;
+	d->max_cqe = SRNIC_MAX_CQE;
+	d->max_mr = SRNIC_MAX_MR - 1;
+	d->max_pd = SRNIC_MAX_PD;
+	d->max_qp_rd_atom = SRNIC_MAX_RD_ATOMIC;
+	d->max_qp_init_rd_atom = SRNIC_MAX_RD_ATOMIC;
+	d->max_res_rd_atom = SRNIC_MAX_RD_ATOMIC * (SRNIC_MAX_QP - 16);
+	d->atomic_cap = IBV_ATOMIC_NONE;	/* not yet: issue 4 */
+	d->max_pkeys = 1;
+	d->local_ca_ack_delay = 15;
+	d->phys_port_cnt = 1;
+	a.max_dm_size = 0;
+
+	if (attr_size > sizeof(a))
+		attr_size = sizeof(a);
+	memcpy(out, &a, attr_size);
+	return 0;
+}
+
+int srnic_query_port(struct ibv_context *context, uint8_t port,
+		     struct ibv_port_attr *attr)
+{
+	struct srnic_context *ctx = to_sctx(context);
+	enum ibv_port_state state = IBV_PORT_ACTIVE;
+
+	if (port != 1)
+		return EINVAL;
+	/* Before the engine runs there is no link to look at: a configured
+	 * port counts as up, as a cabled NIC port would.  Once it runs, the
+	 * port is down when every link of the node is. */
+	if (ctx->eng && !srnic_engine_ports_up(ctx->eng))
+		state = IBV_PORT_DOWN;
+	memset(attr, 0, sizeof(*attr));
+	attr->state = state;
+	attr->phys_state = state == IBV_PORT_ACTIVE ? 5 /* LinkUp */
+						    : 3 /* Disabled */;
+	attr->max_mtu = srnic_active_mtu(ctx);
+	attr->active_mtu = srnic_active_mtu(ctx);
+	attr->gid_tbl_len = SRNIC_GID_TBL_LEN;
+	attr->port_cap_flags = 0;
+	attr->max_msg_sz = 1u << 31;
+	attr->pkey_tbl_len = 1;
+	attr->active_width = 2;		/* 4X */
+	attr->active_speed = 32;	/* 25 Gb/s a lane: 100GbE class */
+	attr->link_layer = IBV_LINK_LAYER_ETHERNET;
+	return 0;
+}

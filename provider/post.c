@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The legacy post calls: check each work request the way verbs promises
+ * (an error returns at once with *bad_wr, nothing after it is posted), put
+ * it in the ring, and ring the engine's doorbell once per call.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "srnic_provider.h"
+#include "srnic_post.h"
+
+static const int8_t wr_opcode[] = {
+	[IBV_WR_RDMA_WRITE] = SRNIC_WR_WRITE,
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = SRNIC_WR_WRITE_IMM,
+	[IBV_WR_SEND] = SRNIC_WR_SEND,
+	[IBV_WR_SEND_WITH_IMM] = SRNIC_WR_SEND_IMM,
+	[IBV_WR_RDMA_READ] = SRNIC_WR_READ,
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = -1,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = -1,
+};
+
+static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
+		      struct srnic_swqe *w)
+{
+	int op = (unsigned)wr->opcode < sizeof(wr_opcode) / sizeof(wr_opcode[0])
+			 ? wr_opcode[wr->opcode]
+			 : -1;
+	uint64_t total = 0;
+	int i;
+
+	if (op < 0 || (op == SRNIC_WR_WRITE && wr->opcode != IBV_WR_RDMA_WRITE))
+		return EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > sqp->qp->max_send_sge)
+		return EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > SRNIC_MAX_MSG_BYTES)
+		return EINVAL;
+
+	w->wr_id = wr->wr_id;
+	w->opcode = op;
+	w->flags = 0;
+	if (wr->send_flags & IBV_SEND_SIGNALED)
+		w->flags |= SRNIC_WR_SIGNALED;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		w->flags |= SRNIC_WR_SOLICITED;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		w->flags |= SRNIC_WR_FENCE;
+	w->length = total;
+	w->imm = (op == SRNIC_WR_SEND_IMM || op == SRNIC_WR_WRITE_IMM)
+			 ? wr->imm_data
+			 : 0;
+	w->remote_addr = wr->wr.rdma.remote_addr;
+	w->rkey = wr->wr.rdma.rkey;
+
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		uint32_t off = 0;
+
+		if (op == SRNIC_WR_READ || total > sqp->qp->max_inline)
+			return EINVAL;
+		w->flags |= SRNIC_WR_INLINE;
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(w->inline_data + off,
+			       (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			off += wr->sg_list[i].length;
+		}
+		w->num_sge = 0;
+		return 0;
+	}
+	w->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		w->sge[i].addr = wr->sg_list[i].addr;
+		w->sge[i].length = wr->sg_list[i].length;
+		w->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	return 0;
+}
+
+int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad)
+{
+	struct srnic_qp_v *sqp = to_sqp(ibqp);
+	struct srnic_qp *qp = sqp->qp;
+	uint32_t prod;
+	int rc = 0;
+
+	pthread_spin_lock(&qp->sq_lock);
+	rc = srnic_sq_state_ok(qp);
+	prod = qp->sq_prod;
+	for (; wr && !rc; wr = wr->next) {
+		if (!srnic_sq_room(qp, prod)) {
+			rc = ENOMEM;
+			break;
+		}
+		rc = build_send(sqp, wr, &qp->sq[prod & qp->sq_mask]);
+		if (rc)
+			break;
+		prod++;
+	}
+	if (rc && bad)
+		*bad = wr;
+	srnic_sq_publish(sqp, prod);
+	pthread_spin_unlock(&qp->sq_lock);
+	return rc;
+}
+
+int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad)
+{
+	struct srnic_qp_v *sqp = to_sqp(ibqp);
+	struct srnic_qp *qp = sqp->qp;
+	uint32_t state = srnic_qp_state(qp), prod;
+	int rc = 0;
+
+	pthread_spin_lock(&qp->rq_lock);
+	if (state == SRNIC_QPS_RESET)
+		rc = EINVAL;
+	prod = qp->rq_prod;
+	for (; wr && !rc; wr = wr->next) {
+		struct srnic_rwqe *r = &qp->rq[prod & qp->rq_mask];
+		uint64_t total = 0;
+		int i;
+
+		if (prod - __atomic_load_n(&qp->rq_comp, __ATOMIC_ACQUIRE) >
+		    qp->rq_mask) {
+			rc = ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 ||
+		    (uint32_t)wr->num_sge > qp->max_recv_sge) {
+			rc = EINVAL;
+			break;
+		}
+		r->wr_id = wr->wr_id;
+		r->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			r->sge[i].addr = wr->sg_list[i].addr;
+			r->sge[i].length = wr->sg_list[i].length;
+			r->sge[i].lkey = wr->sg_list[i].lkey;
+			total += wr->sg_list[i].length;
+		}
+		r->length = total > UINT32_MAX ? UINT32_MAX : total;
+		prod++;
+	}
+	if (rc && bad)
+		*bad = wr;
+	if (prod != qp->rq_prod) {
+		__atomic_store_n(&qp->rq_prod, prod, __ATOMIC_RELEASE);
+		/* In the error state receives complete as flushed, which
+		 * the engine does. */
+		if (srnic_qp_state(qp) == SRNIC_QPS_ERR)
+			srnic_engine_doorbell(sqp->ctx->eng, qp);
+	}
+	pthread_spin_unlock(&qp->rq_lock);
+	return rc;
+}

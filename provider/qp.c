@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/* Queue pairs: creation, modify_qp, query_qp, destruction. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srnic_provider.h"
+
+#define SUPPORTED_SEND_OPS                                                  \
+	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |                \
+	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |    \
+	 IBV_QP_EX_WITH_RDMA_READ)
+
+static int check_caps(struct ibv_qp_cap *cap)
+{
+	if (cap->max_send_wr > SRNIC_MAX_QP_WR ||
+	    cap->max_recv_wr > SRNIC_MAX_QP_WR ||
+	    cap->max_send_sge > SRNIC_MAX_SGE ||
+	    cap->max_recv_sge > SRNIC_MAX_SGE ||
+	    cap->max_inline_data > SRNIC_MAX_INLINE)
+		return EINVAL;
+	return 0;
+}
+
+static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
+			     struct ibv_qp_init_attr_ex *attr, int ex)
+{
+	struct srnic_context *ctx = to_sctx(context);
+	struct srnic_qp_init init;
+	struct srnic_qp_v *sqp;
+	struct ibv_qp *ibqp;
+	int rc;
+
+	if (attr->qp_type != IBV_QPT_RC) {
+		errno = EOPNOTSUPP;	/* UC and UD come with issue 4 */
+		return NULL;
+	}
+	if (!pd || !attr->send_cq || !attr->recv_cq || attr->srq) {
+		errno = attr->srq ? EOPNOTSUPP : EINVAL;
+		return NULL;
+	}
+	rc = check_caps(&attr->cap);
+	if (rc) {
+		errno = rc;
+		return NULL;
+	}
+	if (!srnic_ctx_engine(ctx))
+		return NULL;
+	sqp = calloc(1, sizeof(*sqp));
+	if (!sqp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&init, 0, sizeof(init));
+	init.type = SRNIC_QPT_RC;
+	init.sq_sig_all = !!attr->sq_sig_all;
+	init.pd = to_spd(pd)->handle;
+	init.max_send_wr = attr->cap.max_send_wr;
+	init.max_recv_wr = attr->cap.max_recv_wr;
+	init.max_send_sge = attr->cap.max_send_sge;
+	init.max_recv_sge = attr->cap.max_recv_sge;
+	init.max_inline = attr->cap.max_inline_data;
+	init.send_cq = to_scq(attr->send_cq)->cq;
+	init.recv_cq = to_scq(attr->recv_cq)->cq;
+	sqp->qp = srnic_engine_create_qp(ctx->eng, &init);
+	if (!sqp->qp) {
+		free(sqp);
+		return NULL;
+	}
+	sqp->ctx = ctx;
+	/* Report what the queues really hold: at least what was asked. */
+	attr->cap.max_send_wr = sqp->qp->sq_mask + 1;
+	attr->cap.max_recv_wr = sqp->qp->rq_mask + 1;
+	sqp->cap = attr->cap;
+
+	ibqp = &sqp->vqp.qp;
+	ibqp->context = context;
+	ibqp->pd = pd;
+	ibqp->send_cq = attr->send_cq;
+	ibqp->recv_cq = attr->recv_cq;
+	ibqp->srq = NULL;
+	ibqp->qp_num = sqp->qp->qpn;
+	ibqp->qp_type = attr->qp_type;
+	ibqp->state = IBV_QPS_RESET;
+	ibqp->qp_context = attr->qp_context;
+	ibqp->events_completed = 0;
+	pthread_mutex_init(&ibqp->mutex, NULL);
+	pthread_cond_init(&ibqp->cond, NULL);
+	if (ex && (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		sqp->vqp.comp_mask |= VERBS_QP_EX;
+		srnic_qp_ex_init(sqp, attr->send_ops_flags);
+	}
+	return ibqp;
+}
+
+struct ibv_qp *srnic_create_qp(struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	struct ibv_qp *qp;
+
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	qp = qp_new(pd->context, pd, &ex, 0);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+struct ibv_qp *srnic_create_qp_ex(struct ibv_context *context,
+				  struct ibv_qp_init_attr_ex *attr)
+{
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+
+	if (attr->comp_mask & ~known) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags & ~(uint64_t)SUPPORTED_SEND_OPS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return qp_new(context, attr->comp_mask & IBV_QP_INIT_ATTR_PD
+				       ? attr->pd
+				       : NULL,
+		      attr, 1);
+}
+
+static uint8_t mtu_shift(enum ibv_mtu mtu)
+{
+	return 7 + mtu;	/* IBV_MTU_256 is 1: 2^8 */
+}
+
+int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
+{
+	struct srnic_qp_v *sqp = to_sqp(ibqp);
+	enum ibv_qp_state cur = (enum ibv_qp_state)srnic_qp_state(sqp->qp);
+	struct srnic_qp_mod mod;
+	int rc;
+
+	rc = srnic_qp_check_modify(sqp->ctx, cur, attr, mask);
+	if (rc)
+		return rc;
+	memset(&mod, 0, sizeof(mod));
+	if (mask & IBV_QP_STATE) {
+		mod.mask |= SRNIC_MOD_STATE;
+		mod.state = attr->qp_state;
+	}
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR &&
+	    cur == IBV_QPS_INIT) {
+		mod.mask |= SRNIC_MOD_RTR;
+		mod.dest_qpn = attr->dest_qp_num;
+		mod.rq_psn = attr->rq_psn;
+		memcpy(mod.peer_gid, attr->ah_attr.grh.dgid.raw, 16);
+		mod.path_shift = mtu_shift(attr->path_mtu);
+		mod.min_rnr_timer = attr->min_rnr_timer;
+		mod.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	}
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS &&
+	    cur == IBV_QPS_RTR) {
+		mod.mask |= SRNIC_MOD_RTS;
+		mod.sq_psn = attr->sq_psn;
+		mod.timeout = attr->timeout;
+		mod.retry_cnt = attr->retry_cnt;
+		mod.rnr_retry = attr->rnr_retry;
+		mod.max_rd_atomic = attr->max_rd_atomic;
+	}
+	rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, &mod);
+	if (rc)
+		return -rc;
+	if (mask & IBV_QP_STATE) {
+		ibqp->state = attr->qp_state;
+		if (attr->qp_state == IBV_QPS_RESET)
+			sqp->attr_mask = 0;
+	}
+	/* Keep what was set, for query_qp. */
+	{
+		struct ibv_qp_attr *k = &sqp->attr;
+
+#define KEEP(flag, field)                                                    \
+	do {                                                                 \
+		if (mask & (flag))                                           \
+			k->field = attr->field;                              \
+	} while (0)
+		KEEP(IBV_QP_PKEY_INDEX, pkey_index);
+		KEEP(IBV_QP_PORT, port_num);
+		KEEP(IBV_QP_ACCESS_FLAGS, qp_access_flags);
+		KEEP(IBV_QP_AV, ah_attr);
+		KEEP(IBV_QP_PATH_MTU, path_mtu);
+		KEEP(IBV_QP_DEST_QPN, dest_qp_num);
+		KEEP(IBV_QP_RQ_PSN, rq_psn);
+		KEEP(IBV_QP_SQ_PSN, sq_psn);
+		KEEP(IBV_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
+		KEEP(IBV_QP_MAX_QP_RD_ATOMIC, max_rd_atomic);
+		KEEP(IBV_QP_MIN_RNR_TIMER, min_rnr_timer);
+		KEEP(IBV_QP_TIMEOUT, timeout);
+		KEEP(IBV_QP_RETRY_CNT, retry_cnt);
+		KEEP(IBV_QP_RNR_RETRY, rnr_retry);
+#undef KEEP
+		sqp->attr_mask |= mask;
+	}
+	return 0;
+}
+
+int srnic_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
+		   struct ibv_qp_init_attr *init)
+{
+	struct srnic_qp_v *sqp = to_sqp(ibqp);
+
+	*attr = sqp->attr;
+	attr->qp_state = (enum ibv_qp_state)srnic_qp_state(sqp->qp);
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mig_state = IBV_MIG_MIGRATED;
+	attr->cap = sqp->cap;
+	attr->sq_draining = 0;
+	memset(init, 0, sizeof(*init));
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->cap = sqp->cap;
+	init->qp_type = ibqp->qp_type;
+	init->sq_sig_all = sqp->qp->sq_sig_all;
+	return 0;
+}
+
+int srnic_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct srnic_qp_v *sqp = to_sqp(ibqp);
+	int rc;
+
+	rc = srnic_engine_destroy_qp(sqp->ctx->eng, sqp->qp);
+	if (rc)
+		return -rc;
+	pthread_mutex_destroy(&ibqp->mutex);
+	pthread_cond_destroy(&ibqp->cond);
+	free(sqp);
+	return 0;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The extended post API (ibv_wr_start ... ibv_wr_complete).  Work requests
+ * are written straight into the send ring under the QP's post lock, which
+ * wr_start takes and wr_complete or wr_abort releases; nothing is visible to
+ * the engine before wr_complete publishes the new producer index.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "srnic_provider.h"
+#include "srnic_post.h"
+
+static struct srnic_qp_v *ex_to_sqp(struct ibv_qp_ex *qpx)
+{
+	return (struct srnic_qp_v *)qpx;
+}
+
+static void wr_start(struct ibv_qp_ex *qpx)
+{
+	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
+
+	pthread_spin_lock(&sqp->qp->sq_lock);
+	sqp->wr_prod = sqp->qp->sq_prod;
+	sqp->wr_err = srnic_sq_state_ok(sqp->qp);
+	sqp->wr_cur = NULL;
+}
+
+static int wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
+	int rc = sqp->wr_err;
+
+	if (!rc)
+		srnic_sq_publish(sqp, sqp->wr_prod);
+	pthread_spin_unlock(&sqp->qp->sq_lock);
+	return rc;
+}
+
+static void wr_abort(struct ibv_qp_ex *qpx)
+{
+	pthread_spin_unlock(&ex_to_sqp(qpx)->qp->sq_lock);
+}
+
+/* Start a new WQE; later setters fill it in. */
+static struct srnic_swqe *new_wqe(struct ibv_qp_ex *qpx, uint8_t op)
+{
+	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
+	struct srnic_qp *qp = sqp->qp;
+	struct srnic_swqe *w;
+
+	sqp->wr_cur = NULL;
+	if (sqp->wr_err)
+		return NULL;
+	if (!srnic_sq_room(qp, sqp->wr_prod)) {
+		sqp->wr_err = ENOMEM;
+		return NULL;
+	}
+	w = &qp->sq[sqp->wr_prod++ & qp->sq_mask];
+	memset(w, 0, offsetof(struct srnic_swqe, sge));
+	w->wr_id = qpx->wr_id;
+	w->opcode = op;
+	if (qpx->wr_flags & IBV_SEND_SIGNALED)
+		w->flags |= SRNIC_WR_SIGNALED;
+	if (qpx->wr_flags & IBV_SEND_SOLICITED)
+		w->flags |= SRNIC_WR_SOLICITED;
+	if (qpx->wr_flags & IBV_SEND_FENCE)
+		w->flags |= SRNIC_WR_FENCE;
+	sqp->wr_cur = w;
+	return w;
+}
+
+static void wr_send(struct ibv_qp_ex *qpx)
+{
+	new_wqe(qpx, SRNIC_WR_SEND);
+}
+
+static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
+{
+	struct srnic_swqe *w = new_wqe(qpx, SRNIC_WR_SEND_IMM);
+
+	if (w)
+		w->imm = imm;
+}
+
+static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+			  uint64_t remote_addr)
+{
+	struct srnic_swqe *w = new_wqe(qpx, SRNIC_WR_WRITE);
+
+	if (w) {
+		w->rkey = rkey;
+		w->remote_addr = remote_addr;
+	}
+}
+
+static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+			      uint64_t remote_addr, __be32 imm)
+{
+	struct srnic_swqe *w = new_wqe(qpx, SRNIC_WR_WRITE_IMM);
+
+	if (w) {
+		w->rkey = rkey;
+		w->remote_addr = remote_addr;
+		w->imm = imm;
+	}
+}
+
+static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
+			 uint64_t remote_addr)
+{
+	struct srnic_swqe *w = new_wqe(qpx, SRNIC_WR_READ);
+
+	if (w) {
+		w->rkey = rkey;
+		w->remote_addr = remote_addr;
+	}
+}
+
+static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
+			    const struct ibv_sge *sg)
+{
+	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
+	struct srnic_swqe *w = sqp->wr_cur;
+	uint64_t total = 0;
+	size_t i;
+
+	if (!w)
+		return;
+	if (n > sqp->qp->max_send_sge) {
+		sqp->wr_err = EINVAL;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		w->sge[i].addr = sg[i].addr;
+		w->sge[i].length = sg[i].length;
+		w->sge[i].lkey = sg[i].lkey;
+		total += sg[i].length;
+	}
+	if (total > SRNIC_MAX_MSG_BYTES) {
+		sqp->wr_err = EINVAL;
+		return;
+	}
+	w->num_sge = n;
+	w->length = total;
+}
+
+static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
+		       uint32_t length)
+{
+	struct ibv_sge sge = {.addr = addr, .length = length, .lkey = lkey};
+
+	wr_set_sge_list(qpx, 1, &sge);
+}
+
+static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n,
+				    const struct ibv_data_buf *buf)
+{
+	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
+	struct srnic_swqe *w = sqp->wr_cur;
+	size_t i, total = 0;
+
+	if (!w)
+		return;
+	for (i = 0; i < n; i++)
+		total += buf[i].length;
+	if (w->opcode == SRNIC_WR_READ || total > sqp->qp->max_inline) {
+		sqp->wr_err = EINVAL;
+		return;
+	}
+	total = 0;
+	for (i = 0; i < n; i++) {
+		memcpy(w->inline_data + total, buf[i].addr, buf[i].length);
+		total += buf[i].length;
+	}
+	w->flags |= SRNIC_WR_INLINE;
+	w->num_sge = 0;
+	w->length = total;
+}
+
+static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
+			       size_t length)
+{
+	struct ibv_data_buf buf = {.addr = addr, .length = length};
+
+	wr_set_inline_data_list(qpx, 1, &buf);
+}
+
+void srnic_qp_ex_init(struct srnic_qp_v *sqp, uint64_t send_ops)
+{
+	struct ibv_qp_ex *qpx = &sqp->vqp.qp_ex;
+
+	qpx->wr_start = wr_start;
+	qpx->wr_complete = wr_complete;
+	qpx->wr_abort = wr_abort;
+	if (send_ops & IBV_QP_EX_WITH_SEND)
+		qpx->wr_send = wr_send;
+	if (send_ops & IBV_QP_EX_WITH_SEND_WITH_IMM)
+		qpx->wr_send_imm = wr_send_imm;
+	if (send_ops & IBV_QP_EX_WITH_RDMA_WRITE)
+		qpx->wr_rdma_write = wr_rdma_write;
+	if (send_ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+		qpx->wr_rdma_write_imm = wr_rdma_write_imm;
+	if (send_ops & IBV_QP_EX_WITH_RDMA_READ)
+		qpx->wr_rdma_read = wr_rdma_read;
+	qpx->wr_set_sge = wr_set_sge;
+	qpx->wr_set_sge_list = wr_set_sge_list;
+	qpx->wr_set_inline_data = wr_set_inline_data;
+	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
+}

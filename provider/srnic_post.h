@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* What the two posting styles (legacy and ibv_wr_*) share. */
+#ifndef SRNIC_POST_H
+#define SRNIC_POST_H
+
+#include "srnic_provider.h"
+
+#define SRNIC_MAX_MSG_BYTES (1ull << 31)
+
+/* Sends may be posted in RTS and SQD (queued), and in the error states,
+ * where they complete as flushed; before RTS they are refused. */
+static inline int srnic_sq_state_ok(const struct srnic_qp *qp)
+{
+	uint32_t s = srnic_qp_state(qp);
+
+	return s == SRNIC_QPS_RTS || s == SRNIC_QPS_SQD ||
+			       s == SRNIC_QPS_SQE || s == SRNIC_QPS_ERR
+		       ? 0
+		       : EINVAL;
+}
+
+static inline bool srnic_sq_room(const struct srnic_qp *qp, uint32_t prod)
+{
+	return prod - __atomic_load_n(&qp->sq_comp, __ATOMIC_ACQUIRE) <=
+	       qp->sq_mask;
+}
+
+static inline void srnic_sq_publish(struct srnic_qp_v *sqp, uint32_t prod)
+{
+	struct srnic_qp *qp = sqp->qp;
+
+	if (prod == qp->sq_prod)
+		return;
+	__atomic_store_n(&qp->sq_prod, prod, __ATOMIC_RELEASE);
+	srnic_engine_doorbell(sqp->ctx->eng, qp);
+}
+
+#endif

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verbs face of srnic: the objects libibverbs hands us, each wrapping
+ * the engine object that does the work.
+ */
+#ifndef SRNIC_PROVIDER_H
+#define SRNIC_PROVIDER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "verbs_private.h"
+#include "srnic_engine.h"
+
+#define SRNIC_GID_TBL_LEN 4	/* entries the sysfs tree has (see ./srnic) */
+#define SRNIC_MAX_QP_WR 16384
+#define SRNIC_MAX_CQE (1 << 20)
+#define SRNIC_MAX_PD 65536
+
+struct srnic_device {
+	struct verbs_device vdev;
+};
+
+struct srnic_context {
+	struct verbs_context vctx;
+	struct srnic_config cfg;
+	struct srnic_engine *eng;	/* started by the first PD */
+	pthread_mutex_t lock;
+	int async_pipe[2];
+	uint32_t next_pd;
+};
+
+struct srnic_pd {
+	struct ibv_pd ibv_pd;
+	uint32_t handle;
+};
+
+struct srnic_cq_v {
+	struct verbs_cq vcq;
+	struct srnic_cq *cq;
+	int ex;			/* created with create_cq_ex */
+	/* create_cq_ex polling state */
+	struct srnic_cqe cur;
+	int cur_valid;
+};
+
+struct srnic_qp_v {
+	struct verbs_qp vqp;
+	struct srnic_qp *qp;
+	struct srnic_context *ctx;
+	struct ibv_qp_cap cap;
+	struct ibv_qp_attr attr;	/* what modify_qp was given */
+	int attr_mask;
+	/* ibv_wr_* batch state */
+	uint32_t wr_prod;
+	int wr_err;
+	struct srnic_swqe *wr_cur;
+};
+
+static inline struct srnic_context *to_sctx(struct ibv_context *c)
+{
+	return (struct srnic_context *)((char *)c -
+					offsetof(struct srnic_context,
+						 vctx.context));
+}
+
+static inline struct srnic_pd *to_spd(struct ibv_pd *pd)
+{
+	return (struct srnic_pd *)pd;
+}
+
+static inline struct srnic_cq_v *to_scq(struct ibv_cq *cq)
+{
+	return (struct srnic_cq_v *)cq;
+}
+
+static inline struct srnic_qp_v *to_sqp(struct ibv_qp *qp)
+{
+	return (struct srnic_qp_v *)qp;
+}
+
+/* The engine, started on first need; NULL with errno set on failure. */
+struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx);
+
+/* device.c */
+int srnic_query_device_ex(struct ibv_context *context,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size);
+int srnic_query_port(struct ibv_context *context, uint8_t port,
+		     struct ibv_port_attr *attr);
+enum ibv_mtu srnic_active_mtu(const struct srnic_context *ctx);
+
+/* pd_mr.c */
+struct ibv_pd *srnic_alloc_pd(struct ibv_context *context);
+int srnic_dealloc_pd(struct ibv_pd *pd);
+struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    uint64_t hca_va, int access);
+int srnic_dereg_mr(struct verbs_mr *vmr);
+
+/* cq.c */
+struct ibv_cq *srnic_create_cq(struct ibv_context *context, int cqe,
+			       struct ibv_comp_channel *channel, int vector);
+struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
+int srnic_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int srnic_destroy_cq(struct ibv_cq *cq);
+int srnic_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* qp.c */
+struct ibv_qp *srnic_create_qp(struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *attr);
+struct ibv_qp *srnic_create_qp_ex(struct ibv_context *context,
+				  struct ibv_qp_init_attr_ex *attr);
+int srnic_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int srnic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+		   struct ibv_qp_init_attr *init);
+int srnic_destroy_qp(struct ibv_qp *qp);
+
+/* qp_state.c: the verbs QP state machine */
+int srnic_qp_check_modify(const struct srnic_context *ctx,
+			  enum ibv_qp_state cur, const struct ibv_qp_attr *attr,
+			  int mask);
+
+/* post.c */
+int srnic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad);
+int srnic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad);
+
+/* qp_ex.c */
+void srnic_qp_ex_init(struct srnic_qp_v *sqp, uint64_t send_ops);
+
+#endif

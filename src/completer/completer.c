@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Completer: the requester's other half.  It takes ACKs and NAKs, places
+ * READ response data, runs the retransmission and RNR timers, and turns
+ * finished send WQEs into completions strictly in posting order.
+ */
+#include <string.h>
+
+#include "engine_internal.h"
+#include "srnic_sge.h"
+
+static inline int32_t seq_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+/* The in-flight WQE that carries msn, or NULL. */
+static uint32_t *find_msn(struct srnic_qp *qp, uint32_t msn, uint32_t *idx)
+{
+	uint32_t i;
+
+	if (qp->sq_comp == qp->sq_next)
+		return NULL;
+	/* WQEs take consecutive MSNs, so the first guess is nearly always
+	 * right; a WQE that failed its local checks took none. */
+	i = qp->sq_comp + (msn - qp->run[qp->sq_comp & qp->sq_mask].msn);
+	if (seq_diff(i, qp->sq_comp) >= 0 && seq_diff(i, qp->sq_next) < 0 &&
+	    qp->run[i & qp->sq_mask].msn == msn) {
+		*idx = i;
+		return idx;
+	}
+	for (i = qp->sq_comp; i != qp->sq_next; i++)
+		if (qp->run[i & qp->sq_mask].msn == msn &&
+		    qp->run[i & qp->sq_mask].state != SWQE_DONE) {
+			*idx = i;
+			return idx;
+		}
+	return NULL;
+}
+
+static void finish(struct srnic_qp *qp, uint32_t idx, uint8_t status)
+{
+	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+
+	if (qp->cur_busy && qp->sq_cur == idx)
+		qp->cur_busy = 0;
+	if (qp->sq[idx & qp->sq_mask].opcode == SRNIC_WR_READ &&
+	    run->state != SWQE_DONE && qp->rd_inflight)
+		qp->rd_inflight--;
+	srnic_track_fini(&run->rd);
+	run->state = SWQE_DONE;
+	run->status = status;
+}
+
+static uint64_t rnr_delay_tsc(const struct srnic_engine *eng, uint8_t code)
+{
+	/* verbs' RNR timer codes, in microseconds (code 0 is 655.36 ms) */
+	static const uint32_t us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320,
+		480, 640, 960, 1280, 1920, 2560, 3840, 5120, 7680, 10240,
+		15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840,
+		245760, 327680, 491520,
+	};
+
+	return eng->tsc_hz / 1000000 * us[code & 31];
+}
+
+static void queue_resend(struct srnic_engine *eng, struct srnic_qp *qp,
+			 uint32_t idx)
+{
+	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+
+	if (run->resend_queued)
+		return;
+	run->resend_queued = 1;
+	qp->resend[qp->resend_tail++ % SRNIC_WINDOW] = idx;
+	srnic_qp_activate(eng, qp);
+}
+
+void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
+			 const struct srnic_pkt *pkt)
+{
+	uint32_t i, idx;
+
+	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD)
+		return;
+	/* Cumulative part: every message below pkt->msn has landed. */
+	for (i = qp->sq_comp; i != qp->sq_next; i++) {
+		struct srnic_swqe_run *run = &qp->run[i & qp->sq_mask];
+
+		if (run->state == SWQE_DONE)
+			continue;
+		if (seq_diff(run->msn, pkt->msn) >= 0)
+			break;
+		if (qp->sq[i & qp->sq_mask].opcode != SRNIC_WR_READ)
+			finish(qp, i, SRNIC_WC_SUCCESS);
+	}
+
+	if (pkt->syndrome != SRNIC_ACK_OK && find_msn(qp, pkt->nak_msn, &idx)) {
+		struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+
+		if (run->txid != pkt->nak_txid || run->state == SWQE_DONE)
+			goto complete;	/* about an older attempt */
+		switch (pkt->syndrome) {
+		case SRNIC_NAK_RNR:
+			if (qp->at.rnr_retry != 7 &&
+			    ++run->rnr_retries > qp->at.rnr_retry) {
+				finish(qp, idx, SRNIC_WC_RNR_RETRY_EXC_ERR);
+				break;
+			}
+			qp->rnr_until = srnic_now() +
+					rnr_delay_tsc(eng, pkt->rnr_timer);
+			if (run->state == SWQE_SENDING) {
+				/* Stop sending the rest: it would be
+				 * dropped as well. */
+				run->state = SWQE_WAITING;
+				if (qp->cur_busy && qp->sq_cur == idx)
+					qp->cur_busy = 0;
+			}
+			queue_resend(eng, qp, idx);
+			break;
+		case SRNIC_NAK_ACCESS:
+			finish(qp, idx, SRNIC_WC_REM_ACCESS_ERR);
+			break;
+		case SRNIC_NAK_INVALID:
+			finish(qp, idx, SRNIC_WC_REM_INV_REQ_ERR);
+			break;
+		default:
+			finish(qp, idx, SRNIC_WC_REM_OP_ERR);
+			break;
+		}
+	}
+complete:
+	srnic_completer_complete(eng, qp);
+}
+
+void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
+			       const struct srnic_pkt *pkt,
+			       const struct rte_mbuf *m)
+{
+	struct srnic_swqe_run *run;
+	struct srnic_swqe *w;
+	uint32_t idx, pi;
+
+	(void)m;
+	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD)
+		return;
+	if (!find_msn(qp, pkt->msn, &idx)) {
+		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		return;
+	}
+	run = &qp->run[idx & qp->sq_mask];
+	w = &qp->sq[idx & qp->sq_mask];
+	if (w->opcode != SRNIC_WR_READ || run->state == SWQE_DONE ||
+	    run->txid != pkt->txid) {
+		eng->st.drops[SRNIC_DROP_STALE_TXID]++;
+		return;
+	}
+	if (pkt->msg_len != w->length || pkt->stride_shift != run->rd.shift) {
+		eng->st.drops[SRNIC_DROP_MALFORMED]++;
+		return;
+	}
+	pi = pkt->msg_off >> run->rd.shift;
+	if (pi >= run->rd.npkts || srnic_track_test(&run->rd, pi)) {
+		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		return;
+	}
+	if (pkt->pkt_len &&
+	    srnic_sge_scatter(&eng->mem, qp->pd, w->sge, w->num_sge,
+			      pkt->msg_off, pkt->payload, pkt->pkt_len)) {
+		finish(qp, idx, SRNIC_WC_LOC_PROT_ERR);
+		srnic_completer_complete(eng, qp);
+		return;
+	}
+	srnic_track_mark(&run->rd, pi);
+	if (srnic_track_complete(&run->rd)) {
+		finish(qp, idx, SRNIC_WC_SUCCESS);
+		srnic_completer_complete(eng, qp);
+	}
+}
+
+void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
+			      uint64_t now)
+{
+	uint32_t i;
+
+	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD)
+		return;
+	for (i = qp->sq_comp; i != qp->sq_next; i++) {
+		struct srnic_swqe_run *run = &qp->run[i & qp->sq_mask];
+
+		if (run->state != SWQE_WAITING || run->resend_queued ||
+		    now < run->deadline)
+			continue;
+		if (++run->retries > qp->at.retry_cnt) {
+			finish(qp, i, SRNIC_WC_RETRY_EXC_ERR);
+			continue;
+		}
+		queue_resend(eng, qp, i);
+	}
+	srnic_completer_complete(eng, qp);
+}
+
+static void sq_release(struct srnic_qp *qp)
+{
+	__atomic_store_n(&qp->sq_comp, qp->sq_comp + 1, __ATOMIC_RELEASE);
+}
+
+unsigned srnic_completer_complete(struct srnic_engine *eng,
+				  struct srnic_qp *qp)
+{
+	static const uint8_t wc_op[] = {
+		[SRNIC_WR_SEND] = SRNIC_WC_SEND,
+		[SRNIC_WR_SEND_IMM] = SRNIC_WC_SEND,
+		[SRNIC_WR_WRITE] = SRNIC_WC_RDMA_WRITE,
+		[SRNIC_WR_WRITE_IMM] = SRNIC_WC_RDMA_WRITE,
+		[SRNIC_WR_READ] = SRNIC_WC_RDMA_READ,
+	};
+	unsigned n = 0;
+
+	while (qp->sq_comp != qp->sq_next) {
+		uint32_t idx = qp->sq_comp;
+		struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+		struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
+		bool error;
+
+		if (run->state != SWQE_DONE)
+			break;
+		error = run->status != SRNIC_WC_SUCCESS;
+		if (error || qp->sq_sig_all || (w->flags & SRNIC_WR_SIGNALED)) {
+			struct srnic_cqe *c;
+
+			if (!srnic_cq_room(qp->send_cq))
+				break;	/* retried when the app polls */
+			c = srnic_cq_slot(qp->send_cq);
+			memset(c, 0, sizeof(*c));
+			c->wr_id = w->wr_id;
+			c->qp_num = qp->qpn;
+			c->status = run->status;
+			c->opcode = wc_op[w->opcode];
+			c->byte_len = w->opcode == SRNIC_WR_READ ? w->length : 0;
+			srnic_cq_publish(qp->send_cq);
+		}
+		sq_release(qp);
+		n++;
+		if (error) {
+			srnic_qp_to_error(eng, qp);
+			break;
+		}
+	}
+	if (qp->sq_comp == qp->sq_next)
+		srnic_qp_timer_off(eng, qp);
+	return n;
+}
+
+/* Error state: every outstanding WQE completes with a flush error. */
+void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint32_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
+
+	qp->cur_busy = 0;
+	qp->resend_head = qp->resend_tail;
+	qp->rd_inflight = 0;
+	qp->flush_pending = 0;
+	while (qp->sq_comp != prod) {
+		struct srnic_cqe *c;
+		uint32_t idx = qp->sq_comp;
+
+		if (!srnic_cq_room(qp->send_cq)) {
+			qp->flush_pending = 1;
+			break;
+		}
+		srnic_track_fini(&qp->run[idx & qp->sq_mask].rd);
+		c = srnic_cq_slot(qp->send_cq);
+		memset(c, 0, sizeof(*c));
+		c->wr_id = qp->sq[idx & qp->sq_mask].wr_id;
+		c->qp_num = qp->qpn;
+		c->status = SRNIC_WC_WR_FLUSH_ERR;
+		c->opcode = SRNIC_WC_SEND;
+		srnic_cq_publish(qp->send_cq);
+		sq_release(qp);
+	}
+	qp->sq_next = qp->sq_comp;
+	srnic_responder_flush(eng, qp);
+	srnic_qp_timer_off(eng, qp);
+}

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control core: the node's slow path.  For now it
+ *  - announces the node on every port (HELLO) and learns its peers from
+ *    theirs: which MAC reaches which node on which port, and each peer's
+ *    incarnation;
+ *  - follows link state and peer liveness, which the requester's striping
+ *    reads;
+ *  - resolves a GID to a peer for modify_qp.
+ * It is a plain thread that sleeps between ticks: it must cost nothing on a
+ * machine where two nodes share two cores.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_ethdev.h>
+
+#include "engine_internal.h"
+
+#define TICK_MS 10
+#define HELLO_MS 100
+#define PEER_DEAD_MS 1000
+
+static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void send_hello(struct srnic_engine *eng, unsigned p)
+{
+	struct srnic_pkt pkt;
+	struct rte_mbuf *m;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.opcode = SRNIC_OP_HELLO;
+	pkt.src_inc = eng->inc;
+	pkt.ipv4 = eng->cfg.ipv4;
+	pkt.port = p;
+	memcpy(pkt.node_mac, eng->cfg.mac, 6);
+	memcpy(pkt.node_name, eng->cfg.node, sizeof(pkt.node_name));
+	m = srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
+	if (m && rte_ring_mp_enqueue(eng->ctrl_tx, m) != 0)
+		rte_pktmbuf_free(m);
+}
+
+static struct srnic_peer *peer_find(struct srnic_engine *eng, uint32_t ipv4)
+{
+	unsigned i;
+
+	for (i = 0; i < eng->npeers; i++)
+		if (eng->peer[i].ipv4 == ipv4)
+			return &eng->peer[i];
+	return NULL;
+}
+
+static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+		  unsigned p, uint64_t now)
+{
+	struct srnic_peer *peer;
+
+	if (p >= eng->nports || pkt->ipv4 == eng->cfg.ipv4)
+		return;
+	pthread_mutex_lock(&eng->peer_lock);
+	peer = peer_find(eng, pkt->ipv4);
+	if (!peer && eng->npeers < SRNIC_MAX_PEERS) {
+		peer = &eng->peer[eng->npeers];
+		peer->ipv4 = pkt->ipv4;
+		memcpy(peer->node_mac, pkt->node_mac, 6);
+		memcpy(peer->name, pkt->node_name, sizeof(peer->name));
+		__atomic_store_n(&eng->npeers, eng->npeers + 1,
+				 __ATOMIC_RELEASE);
+	}
+	if (peer) {
+		if (pkt->opcode == SRNIC_OP_BYE) {
+			__atomic_store_n(&peer->up[p], 0, __ATOMIC_RELEASE);
+		} else {
+			/* The MAC first, then "up": the datapath reads them
+			 * in the other order. */
+			memcpy(peer->mac[p], pkt->eth_src, 6);
+			__atomic_store_n(&peer->inc, pkt->src_inc,
+					 __ATOMIC_RELEASE);
+			peer->last_seen[p] = now;
+			__atomic_store_n(&peer->up[p], 1, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&eng->peer_lock);
+}
+
+static void drain_rx(struct srnic_engine *eng, uint64_t now)
+{
+	struct rte_mbuf *m;
+
+	while (rte_ring_sc_dequeue(eng->ctrl_rx, (void **)&m) == 0) {
+		struct srnic_pkt pkt;
+
+		if (srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
+				      rte_pktmbuf_data_len(m),
+				      &pkt) == SRNIC_WIRE_OK)
+			learn(eng, &pkt, m->port, now);
+		rte_pktmbuf_free(m);
+	}
+}
+
+/* Link state and peer liveness: what striping may use. */
+static void watch_links(struct srnic_engine *eng, uint64_t now)
+{
+	unsigned p, i;
+
+	for (p = 0; p < eng->nports; p++) {
+		struct srnic_port *port = &eng->port[p];
+		struct rte_eth_link link;
+		uint8_t up;
+
+		srnic_port_retry_start(eng, p);
+		memset(&link, 0, sizeof(link));
+		if (port->started)
+			rte_eth_link_get_nowait(port->port_id, &link);
+		up = link.link_status == RTE_ETH_LINK_UP;
+		__atomic_store_n(&port->link_up, up, __ATOMIC_RELEASE);
+		/* A link the peer said goodbye on stays quiet until it has
+		 * gone down and come back: a new peer, new rings. */
+		if (!up)
+			__atomic_store_n(&port->bye, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&port->polling,
+				 up && !__atomic_load_n(&port->bye,
+							__ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+	}
+	pthread_mutex_lock(&eng->peer_lock);
+	for (i = 0; i < eng->npeers; i++)
+		for (p = 0; p < eng->nports; p++)
+			if (eng->peer[i].up[p] &&
+			    (now - eng->peer[i].last_seen[p] > PEER_DEAD_MS ||
+			     !eng->port[p].polling))
+				__atomic_store_n(&eng->peer[i].up[p], 0,
+						 __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&eng->peer_lock);
+}
+
+static void *control_thread(void *arg)
+{
+	struct srnic_engine *eng = arg;
+	uint64_t last_hello = 0;
+
+	pthread_setname_np(pthread_self(), "srnic-ctrl");
+	while (!__atomic_load_n(&eng->ctrl_stop, __ATOMIC_ACQUIRE)) {
+		uint64_t now = now_ms();
+		unsigned p;
+
+		drain_rx(eng, now);
+		watch_links(eng, now);
+		if (now - last_hello >= HELLO_MS ||
+		    __atomic_exchange_n(&eng->hello_now, 0, __ATOMIC_ACQ_REL)) {
+			last_hello = now;
+			for (p = 0; p < eng->nports; p++)
+				if (eng->port[p].polling)
+					send_hello(eng, p);
+		}
+		usleep(TICK_MS * 1000);
+	}
+	return NULL;
+}
+
+int srnic_control_start(struct srnic_engine *eng)
+{
+	eng->ctrl_stop = 0;
+	eng->hello_now = 1;
+	if (pthread_create(&eng->ctrl_thread, NULL, control_thread, eng))
+		return -EAGAIN;
+	eng->ctrl_started = 1;
+	return 0;
+}
+
+void srnic_control_stop(struct srnic_engine *eng)
+{
+	struct rte_mbuf *m;
+
+	if (!eng->ctrl_started)
+		return;
+	__atomic_store_n(&eng->ctrl_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(eng->ctrl_thread, NULL);
+	eng->ctrl_started = 0;
+	while (rte_ring_sc_dequeue(eng->ctrl_rx, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+}
+
+/* The node a GID names: an IPv4-mapped GID by address, a link-local one by
+ * the node MAC it embeds (EUI-64). */
+static struct srnic_peer *peer_by_gid(struct srnic_engine *eng,
+				      const uint8_t gid[16])
+{
+	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0,
+					     0, 0, 0, 0, 0xff, 0xff};
+	unsigned i;
+
+	if (!memcmp(gid, v4mapped, 12)) {
+		uint32_t ip;
+
+		memcpy(&ip, gid + 12, 4);
+		return peer_find(eng, ntohl(ip));
+	}
+	if (gid[0] == 0xfe && gid[1] == 0x80 && gid[11] == 0xff &&
+	    gid[12] == 0xfe) {
+		uint8_t mac[6] = {gid[8] ^ 2, gid[9], gid[10],
+				  gid[13], gid[14], gid[15]};
+
+		for (i = 0; i < eng->npeers; i++)
+			if (!memcmp(eng->peer[i].node_mac, mac, 6))
+				return &eng->peer[i];
+	}
+	return NULL;
+}
+
+static bool peer_reachable(const struct srnic_engine *eng,
+			   const struct srnic_peer *peer)
+{
+	unsigned p;
+
+	for (p = 0; p < eng->nports; p++)
+		if (__atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
+struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
+					 const uint8_t gid[16],
+					 unsigned wait_ms)
+{
+	uint64_t deadline = now_ms() + wait_ms;
+	struct srnic_peer *peer;
+
+	__atomic_store_n(&eng->hello_now, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		pthread_mutex_lock(&eng->peer_lock);
+		peer = peer_by_gid(eng, gid);
+		pthread_mutex_unlock(&eng->peer_lock);
+		if (peer && peer_reachable(eng, peer))
+			return peer;
+		if (now_ms() >= deadline)
+			return NULL;
+		usleep(2000);
+	}
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srnic_config.h"
+
+#define DEFAULT_CONF "/etc/srnic/srnic.conf"
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	int i;
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4],
+		   &v[5]) != 6)
+		return -1;
+	for (i = 0; i < 6; i++) {
+		if (v[i] > 255)
+			return -1;
+		mac[i] = v[i];
+	}
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int copy_str(char *dst, size_t size, const char *src)
+{
+	if (strlen(src) >= size)
+		return -1;
+	strcpy(dst, src);
+	return 0;
+}
+
+/* One "key = value" line; returns a reason on error, NULL when fine. */
+static const char *apply(struct srnic_config *cfg, const char *key,
+			 const char *val)
+{
+	struct in_addr a;
+
+	if (!strcmp(key, "node"))
+		return copy_str(cfg->node, sizeof(cfg->node), val) || !*val
+			       ? "node: 1 to 15 characters"
+			       : NULL;
+	if (!strcmp(key, "ipv4")) {
+		if (inet_pton(AF_INET, val, &a) != 1)
+			return "ipv4: not an IPv4 address";
+		cfg->ipv4 = ntohl(a.s_addr);
+		return NULL;
+	}
+	if (!strcmp(key, "mac"))
+		return parse_mac(val, cfg->mac) ? "mac: want xx:xx:xx:xx:xx:xx"
+						: NULL;
+	if (!strcmp(key, "netdev"))
+		return copy_str(cfg->netdev, sizeof(cfg->netdev), val)
+			       ? "netdev: name too long"
+			       : NULL;
+	if (!strcmp(key, "mtu")) {
+		if (parse_uint(val, 256, 8192, &cfg->mtu) ||
+		    (cfg->mtu & (cfg->mtu - 1)))
+			return "mtu: a power of two from 256 to 8192";
+		return NULL;
+	}
+	if (!strcmp(key, "port")) {
+		if (cfg->nports == SRNIC_MAX_PORTS)
+			return "port: too many ports (at most 8)";
+		if (copy_str(cfg->port[cfg->nports], sizeof(cfg->port[0]),
+			     val) || !*val)
+			return "port: empty or too long";
+		cfg->nports++;
+		return NULL;
+	}
+	if (!strcmp(key, "mem_mb"))
+		return parse_uint(val, 64, 65536, &cfg->mem_mb)
+			       ? "mem_mb: 64 to 65536"
+			       : NULL;
+	if (!strcmp(key, "hugepages")) {
+		if (!strcmp(val, "yes"))
+			cfg->hugepages = 1;
+		else if (!strcmp(val, "no"))
+			cfg->hugepages = 0;
+		else
+			return "hugepages: yes or no";
+		return NULL;
+	}
+	if (!strcmp(key, "eal"))
+		return copy_str(cfg->eal_extra, sizeof(cfg->eal_extra), val)
+			       ? "eal: too long"
+			       : NULL;
+	if (!strcmp(key, "idle_sleep_us"))
+		return parse_uint(val, 0, 100000, &cfg->idle_sleep_us)
+			       ? "idle_sleep_us: 0 to 100000"
+			       : NULL;
+	if (!strcmp(key, "resolve_ms"))
+		return parse_uint(val, 1, 600000, &cfg->resolve_ms)
+			       ? "resolve_ms: 1 to 600000"
+			       : NULL;
+	return "unknown key";
+}
+
+int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
+{
+	const char *path = getenv("SRNIC_CONF");
+	char line[512];
+	unsigned lineno = 0;
+	FILE *f;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mtu = 4096;
+	cfg->mem_mb = 256;
+	cfg->hugepages = 1;
+	cfg->idle_sleep_us = 200;
+	cfg->resolve_ms = 5000;
+	if (!path || !*path)
+		path = DEFAULT_CONF;
+	snprintf(cfg->path, sizeof(cfg->path), "%s", path);
+
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "srnic: cannot read configuration %s: %s"
+			 " (set SRNIC_CONF)", path, strerror(errno));
+		return -ENOENT;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *s = line, *eq, *hash;
+		const char *why;
+
+		lineno++;
+		hash = strchr(s, '#');
+		if (hash)
+			*hash = '\0';
+		s = trim(s);
+		if (!*s)
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			why = "expected key = value";
+		} else {
+			*eq = '\0';
+			why = apply(cfg, trim(s), trim(eq + 1));
+		}
+		if (why) {
+			snprintf(err, errlen, "srnic: %s:%u: %s", path, lineno,
+				 why);
+			fclose(f);
+			return -EINVAL;
+		}
+	}
+	fclose(f);
+	if (!cfg->node[0] || !cfg->ipv4 || !cfg->nports) {
+		snprintf(err, errlen,
+			 "srnic: %s: node, ipv4 and at least one port are "
+			 "required", path);
+		return -EINVAL;
+	}
+	if (!(cfg->mac[0] | cfg->mac[1] | cfg->mac[2] | cfg->mac[3] |
+	      cfg->mac[4] | cfg->mac[5])) {
+		snprintf(err, errlen, "srnic: %s: mac is required", path);
+		return -EINVAL;
+	}
+	return 0;
+}

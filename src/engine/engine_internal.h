@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the engine's parts share: the node (struct srnic_engine), its ports,
+ * the peers the control core learned, and the hand-offs between requester,
+ * responder and completer.  Nothing here is seen by the provider.
+ */
+#ifndef SRNIC_ENGINE_INTERNAL_H
+#define SRNIC_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "srnic_config.h"
+#include "srnic_engine.h"
+#include "srnic_mem.h"
+#include "srnic_qp.h"
+#include "srnic_wire.h"
+
+#define SRNIC_MAX_PEERS 64
+#define SRNIC_BURST 32
+#define SRNIC_TXBUF 256
+
+/* Why a received packet was dropped; counted per node. */
+enum srnic_drop {
+	SRNIC_DROP_MALFORMED,
+	SRNIC_DROP_NOT_OURS,
+	SRNIC_DROP_STALE_INC,	/* from or to an earlier incarnation */
+	SRNIC_DROP_NO_QP,
+	SRNIC_DROP_QP_STATE,
+	SRNIC_DROP_STALE_TXID,	/* an older attempt of a message */
+	SRNIC_DROP_DUPLICATE,	/* already landed, or message already done */
+	SRNIC_DROP_OUT_OF_WINDOW,
+	SRNIC_DROP_BAD_KEY,	/* key, bounds or rights: NAKed */
+	SRNIC_DROP_RNR,
+	SRNIC_DROP_NO_MBUF,
+	SRNIC_DROP_MAX
+};
+
+struct srnic_port_stats {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+};
+
+struct srnic_port {
+	uint16_t port_id;
+	uint8_t mac[6];
+	uint8_t link_up;	/* written by the control core */
+	uint8_t polling;	/* 0 while the link is down or going away */
+	uint8_t bye;		/* the peer on this link said goodbye */
+	uint8_t started;	/* rte_eth_dev_start succeeded */
+	uint16_t ntx;
+	struct rte_mbuf *tx[SRNIC_TXBUF];
+	struct srnic_port_stats st;
+};
+
+/* A remote node as the control core knows it. */
+struct srnic_peer {
+	uint32_t ipv4;
+	uint32_t inc;			/* its current incarnation */
+	uint8_t node_mac[6];
+	char name[SRNIC_NAME_MAX];
+	uint8_t mac[SRNIC_MAX_PORTS][6]; /* its port on our port i's wire */
+	uint8_t up[SRNIC_MAX_PORTS];	 /* heard from recently on port i */
+	uint64_t last_seen[SRNIC_MAX_PORTS];
+};
+
+/* An operation the datapath core runs for another thread. */
+struct srnic_call {
+	void (*fn)(struct srnic_engine *eng, struct srnic_call *c);
+	void *arg;
+	const void *arg2;
+	void *arg3;
+	int result;
+	uint32_t done;
+};
+
+struct srnic_stats {
+	uint64_t drops[SRNIC_DROP_MAX];
+	uint64_t retransmits;
+	uint64_t rnr_naks_sent;
+	uint64_t acks_sent;
+};
+
+struct srnic_engine {
+	struct srnic_config cfg;
+	uint32_t inc;
+	uint64_t tsc_hz;
+	struct srnic_mem_table mem;
+	struct rte_mempool *pool;
+	unsigned nports;
+	struct srnic_port port[SRNIC_MAX_PORTS];
+	uint32_t payload_max;	/* bytes of payload a frame can carry */
+
+	/* QPs by number; numbers below 16 are never used */
+	struct srnic_qp *qp_tab[SRNIC_MAX_QP];
+	uint32_t qpn_next;
+	pthread_mutex_t obj_lock;
+
+	/* hand-offs between threads */
+	struct rte_ring *doorbell;	/* app -> datapath: QPs with work */
+	struct rte_ring *calls;		/* any -> datapath: engine calls */
+	struct rte_ring *ctrl_rx;	/* datapath -> control: mbufs */
+	struct rte_ring *ctrl_tx;	/* control -> datapath: mbufs */
+
+	/* datapath lists */
+	struct srnic_qp *active_head, *active_tail;
+	struct srnic_qp *ack_head;
+	struct srnic_qp *timer_head;
+	uint64_t next_tick;
+	uint64_t tick_tsc;
+
+	/* peers: control core writes, everyone reads */
+	struct srnic_peer peer[SRNIC_MAX_PEERS];
+	unsigned npeers;
+	pthread_mutex_t peer_lock;
+
+	/* life */
+	uint32_t sleeping;
+	uint32_t wake;
+	volatile int stop;
+	uint32_t ctrl_stop;
+	uint32_t hello_now;	/* ask the control core for HELLOs now */
+	int refcnt;
+	pthread_t dp_thread;
+	pthread_t ctrl_thread;
+	int dp_started, ctrl_started;
+	uint64_t ctrl_period_us;
+
+	struct srnic_stats st;
+};
+
+/* engine.c */
+void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c);
+void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_doorbells_drain_all(struct srnic_engine *eng);
+struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn);
+
+/* port.c: port I/O */
+void srnic_ports_prepare(const struct srnic_config *cfg);
+void srnic_port_retry_start(struct srnic_engine *eng, unsigned i);
+int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen);
+void srnic_ports_stop(struct srnic_engine *eng);
+uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
+		       struct rte_mbuf **pkts, uint16_t n);
+void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
+unsigned srnic_ports_flush(struct srnic_engine *eng);
+bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
+
+/* Packet builders shared by requester, responder and completer. */
+struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
+				 const struct srnic_pkt *pkt,
+				 const uint8_t dst_mac[6], unsigned p,
+				 uint8_t **payload);
+/* Pick the port for qp's next packet (round-robin over live paths). */
+int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* requester.c */
+unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
+			     unsigned budget);
+
+/* responder.c */
+bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+			const struct srnic_pkt *pkt, struct rte_mbuf *m);
+void srnic_responder_progress(struct srnic_engine *eng, struct srnic_qp *qp);
+unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
+			       unsigned budget);
+void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_responder_reset(struct srnic_qp *qp);
+void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* completer.c */
+void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
+			 const struct srnic_pkt *pkt);
+void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
+			       const struct srnic_pkt *pkt,
+			       const struct rte_mbuf *m);
+void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
+			      uint64_t now);
+unsigned srnic_completer_complete(struct srnic_engine *eng,
+				  struct srnic_qp *qp);
+void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* control.c */
+int srnic_control_start(struct srnic_engine *eng);
+void srnic_control_stop(struct srnic_engine *eng);
+struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
+					 const uint8_t gid[16],
+					 unsigned wait_ms);
+
+/* Copy len bytes of a (possibly chained) mbuf starting at off into dst. */
+void srnic_mbuf_copy_out(const struct rte_mbuf *m, uint32_t off, void *dst,
+			 uint32_t len);
+
+static inline uint64_t srnic_now(void)
+{
+	return rte_get_tsc_cycles();
+}
+
+#endif

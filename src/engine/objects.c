@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory regions, CQs and QPs: allocation on the caller's thread, every
+ * change the datapath could observe made by an engine call on the datapath
+ * core itself.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/* ---- memory regions ---- */
+
+uint32_t srnic_engine_reg_mr(struct srnic_engine *eng, void *addr,
+			     uint64_t length, uint32_t access, uint32_t pd)
+{
+	return srnic_mem_register(&eng->mem, (uintptr_t)addr, length, access,
+				  pd);
+}
+
+static void call_invalidate(struct srnic_engine *eng, struct srnic_call *c)
+{
+	c->result = srnic_mem_invalidate(&eng->mem, (uint32_t)(uintptr_t)c->arg);
+}
+
+int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key)
+{
+	struct srnic_call c = {.fn = call_invalidate,
+			       .arg = (void *)(uintptr_t)key};
+
+	srnic_engine_call(eng, &c);
+	if (c.result == 0)
+		srnic_mem_release(&eng->mem, key);
+	return c.result;
+}
+
+/* ---- completion queues ---- */
+
+struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,
+					unsigned depth)
+{
+	struct srnic_cq *cq;
+	uint32_t n = pow2_at_least(depth ? depth : 1);
+
+	(void)eng;
+	cq = srnic_zalloc_aligned(sizeof(*cq), SRNIC_CACHE_LINE);
+	if (!cq)
+		return NULL;
+	cq->ring = srnic_zalloc((size_t)n * sizeof(*cq->ring));
+	if (!cq->ring) {
+		srnic_free(cq);
+		return NULL;
+	}
+	cq->mask = n - 1;
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	return cq;
+}
+
+int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq)
+{
+	(void)eng;
+	pthread_spin_destroy(&cq->lock);
+	srnic_free(cq->ring);
+	srnic_free(cq);
+	return 0;
+}
+
+/* ---- queue pairs ---- */
+
+static void qp_free(struct srnic_qp *qp)
+{
+	uint32_t i;
+
+	if (qp->run)
+		for (i = 0; i <= qp->sq_mask; i++)
+			srnic_track_fini(&qp->run[i].rd);
+	srnic_free(qp->sq);
+	srnic_free(qp->rq);
+	srnic_free(qp->run);
+	srnic_free(qp->rmsg);
+	pthread_spin_destroy(&qp->sq_lock);
+	pthread_spin_destroy(&qp->rq_lock);
+	srnic_free(qp);
+}
+
+struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
+					const struct srnic_qp_init *init)
+{
+	struct srnic_qp *qp;
+	uint32_t sq_n = pow2_at_least(init->max_send_wr ? init->max_send_wr
+							: 1);
+	uint32_t rq_n = pow2_at_least(init->max_recv_wr ? init->max_recv_wr
+							: 1);
+	uint32_t i, qpn;
+
+	qp = srnic_zalloc_aligned(sizeof(*qp), SRNIC_CACHE_LINE);
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	qp->sq = srnic_zalloc((size_t)sq_n * sizeof(*qp->sq));
+	qp->rq = srnic_zalloc((size_t)rq_n * sizeof(*qp->rq));
+	qp->run = srnic_zalloc((size_t)sq_n * sizeof(*qp->run));
+	qp->rmsg = srnic_zalloc(SRNIC_WINDOW * sizeof(*qp->rmsg));
+	if (!qp->sq || !qp->rq || !qp->run || !qp->rmsg) {
+		qp_free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->sq_mask = sq_n - 1;
+	qp->rq_mask = rq_n - 1;
+	qp->type = init->type;
+	qp->sq_sig_all = init->sq_sig_all;
+	qp->pd = init->pd;
+	qp->max_send_sge = init->max_send_sge;
+	qp->max_recv_sge = init->max_recv_sge;
+	qp->max_inline = init->max_inline;
+	qp->send_cq = init->send_cq;
+	qp->recv_cq = init->recv_cq;
+	qp->state = SRNIC_QPS_RESET;
+
+	pthread_mutex_lock(&eng->obj_lock);
+	for (i = 0; i < SRNIC_MAX_QP; i++) {
+		qpn = eng->qpn_next;
+		eng->qpn_next = qpn + 1 < SRNIC_MAX_QP ? qpn + 1 : 16;
+		if (!eng->qp_tab[qpn])
+			break;
+	}
+	if (i == SRNIC_MAX_QP) {
+		pthread_mutex_unlock(&eng->obj_lock);
+		qp_free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->qpn = qpn;
+	/* In RESET nothing reaches it; publishing is enough. */
+	__atomic_store_n(&eng->qp_tab[qpn], qp, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&eng->obj_lock);
+	return qp;
+}
+
+static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)
+{
+	struct srnic_qp *qp = c->arg;
+
+	/* A doorbell for qp rung before this call may still sit in the
+	 * ring; take them all now so none outlives the QP. */
+	srnic_doorbells_drain_all(eng);
+	qp->destroyed = 1;
+	srnic_qp_lists_remove(eng, qp);
+	srnic_responder_reset(qp);
+	__atomic_store_n(&eng->qp_tab[qp->qpn], NULL, __ATOMIC_RELEASE);
+	c->result = 0;
+}
+
+int srnic_engine_destroy_qp(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	struct srnic_call c = {.fn = call_destroy_qp, .arg = qp};
+
+	srnic_engine_call(eng, &c);
+	qp_free(qp);
+	return c.result;
+}
+
+static uint64_t timeout_tsc(const struct srnic_engine *eng, uint8_t code)
+{
+	/* verbs: 4.096 us << code; 0 means "wait forever", which would hang
+	 * a program whose peer died, so it becomes about a second. */
+	if (code == 0)
+		code = 18;
+	if (code > 31)
+		code = 31;
+	return (uint64_t)((double)eng->tsc_hz * 4.096e-6 * (double)(1ull << code));
+}
+
+static void qp_reset(struct srnic_qp *qp)
+{
+	uint32_t i;
+
+	srnic_responder_reset(qp);
+	for (i = 0; i <= qp->sq_mask; i++)
+		srnic_track_fini(&qp->run[i].rd);
+	qp->sq_prod = qp->sq_comp = qp->sq_next = qp->sq_cur = 0;
+	qp->rq_prod = qp->rq_comp = 0;
+	qp->cur_busy = 0;
+	qp->resend_head = qp->resend_tail = 0;
+	qp->next_ssn = qp->exp_ssn = 0;
+	qp->rd_inflight = 0;
+	qp->rnr_until = 0;
+	qp->flush_pending = 0;
+	qp->peer = NULL;
+}
+
+static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
+{
+	struct srnic_qp *qp = c->arg;
+	const struct srnic_qp_mod *mod = c->arg2;
+
+	if (mod->mask & SRNIC_MOD_RTR) {
+		qp->at.dest_qpn = mod->dest_qpn;
+		qp->at.rq_psn = mod->rq_psn;
+		qp->at.path_shift = mod->path_shift;
+		qp->at.min_rnr_timer = mod->min_rnr_timer;
+		qp->at.max_dest_rd_atomic = mod->max_dest_rd_atomic;
+		qp->exp_msn = mod->rq_psn;
+		qp->acked_msn = mod->rq_psn;
+		qp->peer = c->arg3;
+		qp->peer_inc = qp->peer ? __atomic_load_n(&qp->peer->inc,
+							   __ATOMIC_ACQUIRE)
+					: 0;
+	}
+	if (mod->mask & SRNIC_MOD_RTS) {
+		qp->at.sq_psn = mod->sq_psn;
+		qp->next_msn = mod->sq_psn;
+		qp->at.timeout_tsc = timeout_tsc(eng, mod->timeout);
+		qp->at.retry_cnt = mod->retry_cnt;
+		qp->at.rnr_retry = mod->rnr_retry;
+		qp->at.max_rd_atomic = mod->max_rd_atomic;
+	}
+	if (mod->mask & SRNIC_MOD_STATE) {
+		switch (mod->state) {
+		case SRNIC_QPS_RESET:
+			srnic_qp_lists_remove(eng, qp);
+			qp_reset(qp);
+			break;
+		case SRNIC_QPS_ERR:
+			srnic_qp_to_error(eng, qp);
+			break;
+		default:
+			break;
+		}
+		__atomic_store_n(&qp->state, mod->state, __ATOMIC_RELEASE);
+		if (mod->state == SRNIC_QPS_RTS)
+			srnic_qp_activate(eng, qp);	/* posted early */
+	}
+	c->result = 0;
+}
+
+int srnic_engine_modify_qp(struct srnic_engine *eng, struct srnic_qp *qp,
+			   const struct srnic_qp_mod *mod)
+{
+	struct srnic_call c = {.fn = call_modify_qp, .arg = qp, .arg2 = mod};
+
+	if (mod->mask & SRNIC_MOD_RTR) {
+		c.arg3 = srnic_control_resolve(eng, mod->peer_gid,
+					       eng->cfg.resolve_ms);
+		if (!c.arg3)
+			return -EHOSTUNREACH;
+	}
+	srnic_engine_call(eng, &c);
+	return c.result;
+}

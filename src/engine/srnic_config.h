@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A node's configuration: one file of "key = value" lines (the files in conf/ show
+ * every key).  It is read when the provider needs to describe the device and
+ * again when the engine starts, so both see the same node.
+ */
+#ifndef SRNIC_CONFIG_H
+#define SRNIC_CONFIG_H
+
+#include <stdint.h>
+
+#define SRNIC_MAX_PORTS 8
+#define SRNIC_NAME_MAX 16
+
+struct srnic_config {
+	char path[256];
+	char node[SRNIC_NAME_MAX];	/* node name, e.g. "a" */
+	uint32_t ipv4;			/* host order; gives the RoCE v2 GID */
+	uint8_t mac[6];			/* node MAC: GUID and link-local GID */
+	char netdev[SRNIC_NAME_MAX];	/* kernel interface the GIDs name */
+	unsigned mtu;			/* largest packet payload, power of 2 */
+	unsigned nports;
+	char port[SRNIC_MAX_PORTS][256]; /* DPDK vdev arguments, one a port */
+	unsigned mem_mb;		/* EAL memory */
+	int hugepages;			/* 0: run EAL with --no-huge */
+	char eal_extra[256];		/* more EAL arguments, space separated */
+	unsigned idle_sleep_us;		/* longest idle nap of the datapath */
+	unsigned resolve_ms;		/* how long RTR waits for a GID */
+};
+
+/*
+ * Load the node's configuration from $SRNIC_CONF (or /etc/srnic/srnic.conf).
+ * On failure returns a negative errno and writes a one-line reason to err.
+ */
+int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen);
+
+#endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine's face towards the provider (and, later, anything else that
+ * drives a node): start and stop, memory registration, CQs and QPs.  Posting
+ * and polling are inline ring operations (srnic_post.h); everything that
+ * changes engine state is an engine call executed on the datapath core, so
+ * the datapath never takes a lock.
+ */
+#ifndef SRNIC_ENGINE_H
+#define SRNIC_ENGINE_H
+
+#include <stdint.h>
+
+#include "srnic_config.h"
+#include "srnic_mem.h"
+#include "srnic_qp.h"
+#include "srnic_queue.h"
+
+/* QP numbers are indices into a node-wide table; 0..15 are never used. */
+#define SRNIC_MAX_QP 4096
+
+struct srnic_engine;
+
+/*
+ * Start the node's engine (DPDK, ports, datapath and control cores) on first
+ * use and take a reference; the configuration was loaded by the caller.
+ * Returns NULL with errno set and a reason in err on failure.
+ */
+struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
+				      char *err, unsigned errlen);
+void srnic_engine_put(struct srnic_engine *eng);
+
+/* Link state as the control core sees it: how many ports are up. */
+unsigned srnic_engine_ports_up(const struct srnic_engine *eng);
+
+/* Memory registration; keys are the same for local and remote use. */
+uint32_t srnic_engine_reg_mr(struct srnic_engine *eng, void *addr,
+			     uint64_t length, uint32_t access, uint32_t pd);
+int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key);
+
+struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,
+					unsigned depth);
+int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq);
+
+struct srnic_qp_init {
+	uint8_t type;
+	uint8_t sq_sig_all;
+	uint32_t pd;
+	uint32_t max_send_wr, max_recv_wr;
+	uint32_t max_send_sge, max_recv_sge, max_inline;
+	struct srnic_cq *send_cq, *recv_cq;
+};
+
+struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
+					const struct srnic_qp_init *init);
+int srnic_engine_destroy_qp(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* What modify_qp hands over once the provider has validated it. */
+#define SRNIC_MOD_STATE 0x01
+#define SRNIC_MOD_RTR 0x02	/* dest_qpn, rq_psn, peer, path_shift... */
+#define SRNIC_MOD_RTS 0x04	/* sq_psn, timeout, retry counts */
+
+struct srnic_qp_mod {
+	uint32_t mask;
+	uint32_t state;
+	uint32_t dest_qpn, rq_psn, sq_psn;
+	uint8_t peer_gid[16];
+	uint8_t path_shift;
+	uint8_t timeout;	/* verbs code: 4.096 us << timeout */
+	uint8_t retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+};
+
+/* Returns 0 or a negative errno (EHOSTUNREACH: the GID did not resolve). */
+int srnic_engine_modify_qp(struct srnic_engine *eng, struct srnic_qp *qp,
+			   const struct srnic_qp_mod *mod);
+
+/* Tell the datapath that qp has new work (called after posting). */
+void srnic_engine_doorbell(struct srnic_engine *eng, struct srnic_qp *qp);
+
+#endif

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A queue pair as the engine holds it.  The application side (post_send,
+ * post_recv) touches only the rings and their producer indices; everything
+ * after "datapath only" belongs to the datapath core, which is the only
+ * writer of QP state (modify_qp reaches it as an engine call).
+ *
+ * Message numbering: every send WQE becomes one message with a message
+ * sequence number (MSN) starting at the QP's sq_psn; the responder expects
+ * rq_psn, so a pair that exchanged PSNs the verbs way agrees.  Messages that
+ * consume a receive WQE also carry a receive sequence number (SSN), which
+ * picks the receive WQE even when packets arrive out of order.
+ */
+#ifndef SRNIC_QP_H
+#define SRNIC_QP_H
+
+#include <stdint.h>
+#include <pthread.h>
+
+#include "srnic_queue.h"
+#include "srnic_track.h"
+
+/* Messages a QP may have in flight each way: the responder's window. */
+#define SRNIC_WINDOW 128
+#define SRNIC_MAX_RD_ATOMIC 16
+
+enum srnic_qp_state {
+	SRNIC_QPS_RESET,
+	SRNIC_QPS_INIT,
+	SRNIC_QPS_RTR,
+	SRNIC_QPS_RTS,
+	SRNIC_QPS_SQD,
+	SRNIC_QPS_SQE,
+	SRNIC_QPS_ERR,
+};
+
+enum srnic_qp_type { SRNIC_QPT_RC, SRNIC_QPT_UC, SRNIC_QPT_UD };
+
+struct rte_mbuf;
+struct srnic_peer;
+
+/* Requester progress of one send WQE (parallel to the SQ ring). */
+enum srnic_swqe_state {
+	SWQE_QUEUED,	/* not started */
+	SWQE_SENDING,	/* packets going out */
+	SWQE_WAITING,	/* all sent, waiting for ACK or READ data */
+	SWQE_DONE,	/* ready to complete, status says how */
+};
+
+struct srnic_swqe_run {
+	uint32_t msn;
+	uint32_t txid;
+	uint32_t ssn;
+	uint32_t sent;		/* bytes sent in this attempt */
+	uint64_t deadline;	/* TSC: resend if not finished by then */
+	uint8_t state;
+	uint8_t status;		/* enum srnic_wc_status once DONE */
+	uint8_t retries;	/* timeouts so far */
+	uint8_t rnr_retries;
+	uint8_t resend_queued;
+	struct srnic_track rd;	/* READ: response packets landed */
+};
+
+/* Responder state of one incoming message, slot msn % SRNIC_WINDOW. */
+enum srnic_rmsg_state {
+	RMSG_FREE,
+	RMSG_RECEIVING,
+	RMSG_PLACED,	/* every byte landed; waits for its turn */
+	RMSG_READ,	/* READ request waiting for earlier messages */
+	RMSG_FAILED,	/* NAKed: access error or receive too short */
+};
+
+struct srnic_rmsg {
+	uint32_t msn;
+	uint32_t txid;
+	uint32_t ssn;
+	uint32_t msg_len;
+	uint32_t imm;
+	uint32_t rkey;		/* READ */
+	uint64_t va;		/* READ */
+	uint16_t flags;		/* wire flags of the message */
+	uint8_t state;
+	uint8_t opcode;
+	uint8_t status;		/* RMSG_FAILED: srnic_wc_status of the recv */
+	uint8_t nak;		/* RMSG_FAILED: syndrome sent */
+	struct srnic_track trk;
+	struct rte_mbuf *held;	/* the last byte's packet, placed last */
+};
+
+/* A READ the responder is answering. */
+struct srnic_read_job {
+	uint32_t msn;
+	uint32_t txid;
+	uint32_t rkey;
+	uint32_t len;
+	uint64_t va;
+	uint32_t sent;
+	uint8_t shift;		/* the requester's packet size */
+};
+
+struct srnic_qp_attr_rt {
+	uint32_t dest_qpn;
+	uint32_t sq_psn;
+	uint32_t rq_psn;
+	uint32_t peer_ipv4;
+	uint64_t timeout_tsc;	/* 0: none set */
+	uint64_t rnr_tsc;	/* our min_rnr_timer, sent in RNR NAKs */
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	uint8_t path_shift;	/* log2(path MTU) */
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+};
+
+struct srnic_qp {
+	/* application side: posting */
+	pthread_spinlock_t sq_lock;
+	pthread_spinlock_t rq_lock;
+	uint32_t sq_prod __attribute__((aligned(SRNIC_CACHE_LINE)));
+	uint32_t rq_prod;
+	uint32_t db_armed;	/* set while on the engine's doorbell ring */
+
+	/* read-mostly */
+	uint32_t qpn __attribute__((aligned(SRNIC_CACHE_LINE)));
+	uint32_t pd;
+	uint8_t type;
+	uint8_t sq_sig_all;
+	uint32_t sq_mask;
+	uint32_t rq_mask;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline;
+	struct srnic_swqe *sq;
+	struct srnic_rwqe *rq;
+	struct srnic_cq *send_cq;
+	struct srnic_cq *recv_cq;
+	struct srnic_swqe_run *run;	/* one per SQ slot */
+	uint32_t state;			/* read by post calls; engine writes */
+
+	/* datapath only */
+	struct srnic_qp_attr_rt at __attribute__((aligned(SRNIC_CACHE_LINE)));
+	struct srnic_peer *peer;
+	uint32_t peer_inc;
+	uint32_t sq_comp;	/* next WQE to complete */
+	uint32_t sq_next;	/* next WQE to start */
+	uint32_t sq_cur;	/* WQE being packetized when cur_busy */
+	uint8_t cur_busy;
+	uint32_t next_msn;
+	uint32_t next_ssn;
+	uint32_t next_txid;
+	uint32_t rd_inflight;	/* READs outstanding (max_rd_atomic) */
+	uint32_t resend[SRNIC_WINDOW];	/* SQ indices to send again */
+	uint32_t resend_head, resend_tail;
+	uint32_t rr_port;	/* striping cursor */
+	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
+
+	uint32_t rq_comp;	/* next receive WQE to complete */
+	uint32_t exp_msn;	/* responder: all messages below are done */
+	uint32_t exp_ssn;	/* receive sequence of rq_comp */
+	uint32_t acked_msn;	/* last cumulative ACK sent */
+	uint8_t ack_due;
+	uint8_t ack_syndrome;	/* a NAK to send with the next ACK */
+	uint8_t ack_rnr;
+	uint32_t ack_nak_msn, ack_nak_txid;
+	struct srnic_rmsg *rmsg;	/* SRNIC_WINDOW slots */
+	struct srnic_read_job rd_jobs[SRNIC_MAX_RD_ATOMIC];
+	uint32_t rd_head, rd_tail;
+
+	/* engine lists: active (has work), ack (ACK to send), timer */
+	struct srnic_qp *active_next;
+	struct srnic_qp *ack_next;
+	struct srnic_qp *timer_next, *timer_prev;
+	uint8_t on_active, on_ack, on_timer;
+	uint8_t flush_pending;
+	uint8_t cq_wait;	/* a completion waits for CQ room */
+	uint8_t destroyed;
+};
+
+static inline uint32_t srnic_qp_state(const struct srnic_qp *qp)
+{
+	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
+#endif

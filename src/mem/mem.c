@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srnic_alloc.h"
+
+#include "srnic_mem.h"
+
+#define NO_ENTRY UINT32_MAX
+
+static uint64_t next_random(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+int srnic_mem_init(struct srnic_mem_table *t, uint64_t seed)
+{
+	uint32_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->mr = srnic_zalloc((size_t)SRNIC_MAX_MR * sizeof(*t->mr));
+	if (!t->mr)
+		return -ENOMEM;
+	/* Index 0 is never handed out: a key of 0 means "no key". */
+	for (i = 1; i < SRNIC_MAX_MR; i++)
+		t->mr[i].next_free = i + 1 < SRNIC_MAX_MR ? i + 1 : NO_ENTRY;
+	t->free_head = 1;
+	t->rng = seed | 1;
+	pthread_mutex_init(&t->lock, NULL);
+	return 0;
+}
+
+void srnic_mem_fini(struct srnic_mem_table *t)
+{
+	srnic_free(t->mr);
+	t->mr = NULL;
+	pthread_mutex_destroy(&t->lock);
+}
+
+uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
+			    uint64_t length, uint32_t access, uint32_t pd)
+{
+	struct srnic_mr *mr;
+	uint32_t idx, tag;
+
+	if (addr + length < addr) {
+		errno = EINVAL;
+		return 0;
+	}
+	pthread_mutex_lock(&t->lock);
+	idx = t->free_head;
+	if (idx == NO_ENTRY) {
+		pthread_mutex_unlock(&t->lock);
+		errno = ENOMEM;
+		return 0;
+	}
+	mr = &t->mr[idx];
+	t->free_head = mr->next_free;
+	t->used++;
+	do
+		tag = (uint32_t)(next_random(&t->rng) >> 40) &
+		      ((1u << (32 - SRNIC_MR_INDEX_BITS)) - 1);
+	while (tag == 0);
+	pthread_mutex_unlock(&t->lock);
+
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
+	mr->pd = pd;
+	__atomic_store_n(&mr->key, tag << SRNIC_MR_INDEX_BITS | idx,
+			 __ATOMIC_RELEASE);
+	return mr->key;
+}
+
+int srnic_mem_invalidate(struct srnic_mem_table *t, uint32_t key)
+{
+	struct srnic_mr *mr = &t->mr[key & (SRNIC_MAX_MR - 1)];
+
+	if (key == 0 || __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) != key)
+		return -EINVAL;
+	__atomic_store_n(&mr->key, 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void srnic_mem_release(struct srnic_mem_table *t, uint32_t key)
+{
+	uint32_t idx = key & (SRNIC_MAX_MR - 1);
+
+	pthread_mutex_lock(&t->lock);
+	t->mr[idx].next_free = t->free_head;
+	t->free_head = idx;
+	t->used--;
+	pthread_mutex_unlock(&t->lock);
+}

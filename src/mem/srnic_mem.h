@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node's memory table: every registered region of every context, shared
+ * by all ports.  A key is (random tag << SRNIC_MR_INDEX_BITS) | index; the
+ * tag comes from a generator seeded at each engine start, so keys from an
+ * earlier incarnation of the node, or guessed ones, miss.
+ *
+ * Registration happens on application threads; lookups happen only on the
+ * datapath core.  An entry is published by storing its key last (release),
+ * and invalidated by the datapath core itself (srnic_mem_invalidate runs as
+ * an engine call), so a region is never written after deregistration returns.
+ */
+#ifndef SRNIC_MEM_H
+#define SRNIC_MEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#define SRNIC_MR_INDEX_BITS 16
+#define SRNIC_MAX_MR (1u << SRNIC_MR_INDEX_BITS)
+
+/* Access rights, same meaning as verbs'. */
+#define SRNIC_ACCESS_LOCAL_WRITE 0x1
+#define SRNIC_ACCESS_REMOTE_WRITE 0x2
+#define SRNIC_ACCESS_REMOTE_READ 0x4
+#define SRNIC_ACCESS_REMOTE_ATOMIC 0x8
+
+struct srnic_mr {
+	uint32_t key; /* 0 when the entry is free: published last */
+	uint32_t access;
+	uint32_t pd;
+	uint32_t next_free;
+	uint64_t addr;
+	uint64_t length;
+};
+
+struct srnic_mem_table {
+	struct srnic_mr *mr;
+	uint32_t free_head;	/* index of the first free entry, or ~0 */
+	uint32_t used;
+	uint64_t rng;		/* xorshift state for key tags */
+	pthread_mutex_t lock;	/* registration only; never on the datapath */
+};
+
+/* Results of a check, as the responder and requester need to tell them. */
+enum srnic_mem_check {
+	SRNIC_MEM_OK = 0,
+	SRNIC_MEM_BAD_KEY,
+	SRNIC_MEM_BAD_PD,
+	SRNIC_MEM_OUT_OF_BOUNDS,
+	SRNIC_MEM_NO_RIGHTS,
+};
+
+int srnic_mem_init(struct srnic_mem_table *t, uint64_t seed);
+void srnic_mem_fini(struct srnic_mem_table *t);
+
+/* Returns the key, or 0 with errno set (ENOMEM table full, EINVAL). */
+uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
+			    uint64_t length, uint32_t access, uint32_t pd);
+
+/* Datapath side of deregistration: after it returns no packet uses key. */
+int srnic_mem_invalidate(struct srnic_mem_table *t, uint32_t key);
+
+/* Control side: puts an invalidated entry back on the free list. */
+void srnic_mem_release(struct srnic_mem_table *t, uint32_t key);
+
+/*
+ * The one check every placement and every local gather goes through: the key
+ * names a live region of this PD, [addr, addr + len) lies inside it and the
+ * region grants all of the rights in need.
+ */
+static inline enum srnic_mem_check
+srnic_mem_check(const struct srnic_mem_table *t, uint32_t key, uint32_t pd,
+		uint64_t addr, uint64_t len, uint32_t need)
+{
+	const struct srnic_mr *mr = &t->mr[key & (SRNIC_MAX_MR - 1)];
+
+	if (key == 0 || __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) != key)
+		return SRNIC_MEM_BAD_KEY;
+	if (mr->pd != pd)
+		return SRNIC_MEM_BAD_PD;
+	if (addr < mr->addr || len > mr->length ||
+	    addr - mr->addr > mr->length - len)
+		return SRNIC_MEM_OUT_OF_BOUNDS;
+	if ((mr->access & need) != need)
+		return SRNIC_MEM_NO_RIGHTS;
+	return SRNIC_MEM_OK;
+}
+
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scatter into a list of local SGEs, checking each piece against the memory
+ * table as it is written: a region deregistered while a message is in flight
+ * is never written after its deregistration returned.
+ */
+#ifndef SRNIC_SGE_H
+#define SRNIC_SGE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "srnic_mem.h"
+#include "srnic_queue.h"
+
+/* Sum of the SGE lengths, or -1 when an SGE fails the check. */
+static inline int64_t srnic_sge_check_all(const struct srnic_mem_table *t,
+					  uint32_t pd,
+					  const struct srnic_sge *sge,
+					  unsigned n, uint32_t need)
+{
+	int64_t total = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		if (sge[i].length &&
+		    srnic_mem_check(t, sge[i].lkey, pd, sge[i].addr,
+				    sge[i].length, need))
+			return -1;
+		total += sge[i].length;
+	}
+	return total;
+}
+
+/* Write len bytes at message offset off; 0, or -1 on a failed check or when
+ * the SGEs end first. */
+static inline int srnic_sge_scatter(const struct srnic_mem_table *t,
+				    uint32_t pd, const struct srnic_sge *sge,
+				    unsigned n, uint32_t off, const void *src,
+				    uint32_t len)
+{
+	const uint8_t *s = src;
+	unsigned i;
+
+	for (i = 0; i < n && len; i++) {
+		uint32_t sl = sge[i].length, k;
+
+		if (off >= sl) {
+			off -= sl;
+			continue;
+		}
+		k = sl - off < len ? sl - off : len;
+		if (srnic_mem_check(t, sge[i].lkey, pd, sge[i].addr + off, k,
+				    SRNIC_ACCESS_LOCAL_WRITE))
+			return -1;
+		memcpy((uint8_t *)(uintptr_t)(sge[i].addr + off), s, k);
+		s += k;
+		len -= k;
+		off = 0;
+	}
+	return len ? -1 : 0;
+}
+
+#endif

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Port I/O: bringing the node's DPDK ports up and down, receive bursts, and
+ * per-port transmit buffers flushed once per datapath iteration.  A frame
+ * that a port cannot take yet stays in its buffer (back-pressure), so the
+ * wire never sees a drop the engine caused itself.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <rte_ethdev.h>
+#include <rte_log.h>
+
+#include "engine_internal.h"
+
+#define RX_DESC 1024
+#define TX_DESC 1024
+
+/* The ethdev name is the vdev argument string up to its first comma. */
+static int port_name(const char *arg, char *name, size_t size)
+{
+	size_t n = strcspn(arg, ",");
+
+	if (n == 0 || n >= size)
+		return -1;
+	memcpy(name, arg, n);
+	name[n] = '\0';
+	return 0;
+}
+
+static int port_start(struct srnic_engine *eng, unsigned i, char *err,
+		      unsigned errlen)
+{
+	struct srnic_port *p = &eng->port[i];
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mac;
+	char name[64];
+	uint16_t id;
+	int rc;
+
+	if (port_name(eng->cfg.port[i], name, sizeof(name)) ||
+	    rte_eth_dev_get_port_by_name(name, &id)) {
+		snprintf(err, errlen, "srnic: port %u (%s) did not appear: "
+			 "check the port line in %s", i, eng->cfg.port[i],
+			 eng->cfg.path);
+		return -ENODEV;
+	}
+	p->port_id = id;
+	memset(&conf, 0, sizeof(conf));
+	/* Ask for an MTU that fits our largest frame where the port says it
+	 * can; shared-memory ports (memif) claim 1518 bytes but carry larger
+	 * frames in chained buffers, so a smaller claim is not an error. */
+	rc = rte_eth_dev_info_get(id, &info);
+	if (rc == 0 && info.max_rx_pktlen >= eng->payload_max + SRNIC_MAX_HLEN)
+		conf.rxmode.mtu = eng->payload_max + SRNIC_MAX_HLEN -
+				  SRNIC_ETH_HLEN;
+	rc = rte_eth_dev_configure(id, 1, 1, &conf);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(id, 0, RX_DESC,
+					    rte_eth_dev_socket_id(id), NULL,
+					    eng->pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(id, 0, TX_DESC,
+					    rte_eth_dev_socket_id(id), NULL);
+	if (rc == 0) {
+		rc = rte_eth_dev_start(id);
+		/* A memif client cannot start before its server exists; the
+		 * control core keeps trying (srnic_port_retry_start). */
+		if (rc && strstr(eng->cfg.port[i], "role=client"))
+			rc = 0;
+		else
+			p->started = rc == 0;
+	}
+	if (rc) {
+		snprintf(err, errlen, "srnic: port %u (%s) failed to start: %s",
+			 i, name, rte_strerror(-rc));
+		return rc;
+	}
+	rte_eth_promiscuous_enable(id);
+	rte_eth_macaddr_get(id, &mac);
+	memcpy(p->mac, mac.addr_bytes, 6);
+	return 0;
+}
+
+/*
+ * A memif server leaves its socket file behind when its process dies, and the
+ * next server on that path then fails with EADDRINUSE.  A socket nobody
+ * listens on is stale: remove it.  One somebody listens on is left alone
+ * (DPDK will report the clash).
+ */
+void srnic_ports_prepare(const struct srnic_config *cfg)
+{
+	unsigned i;
+
+	for (i = 0; i < cfg->nports; i++) {
+		const char *a = cfg->port[i], *s;
+		struct sockaddr_un sun;
+		size_t n;
+		int fd;
+
+		if (strncmp(a, "net_memif", 9) || !strstr(a, "role=server"))
+			continue;
+		s = strstr(a, "socket=");
+		if (!s)
+			continue;
+		s += 7;
+		n = strcspn(s, ",");
+		if (n == 0 || n >= sizeof(sun.sun_path))
+			continue;
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		memcpy(sun.sun_path, s, n);
+		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) &&
+		    errno == ECONNREFUSED)
+			unlink(sun.sun_path);
+		close(fd);
+	}
+}
+
+int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < eng->cfg.nports; i++) {
+		rc = port_start(eng, i, err, errlen);
+		if (rc) {
+			eng->nports = i;
+			srnic_ports_stop(eng);
+			return rc;
+		}
+	}
+	eng->nports = eng->cfg.nports;
+	return 0;
+}
+
+void srnic_ports_stop(struct srnic_engine *eng)
+{
+	unsigned i;
+
+	for (i = 0; i < eng->nports; i++) {
+		struct srnic_port *p = &eng->port[i];
+
+		rte_pktmbuf_free_bulk(p->tx, p->ntx);
+		p->ntx = 0;
+		if (p->started)
+			rte_eth_dev_stop(p->port_id);
+		p->started = 0;
+		rte_eth_dev_close(p->port_id);
+	}
+	eng->nports = 0;
+}
+
+/* Control core: start a port whose peer was not there yet. */
+void srnic_port_retry_start(struct srnic_engine *eng, unsigned i)
+{
+	struct srnic_port *p = &eng->port[i];
+	int type, level;
+
+	if (p->started)
+		return;
+	/* An absent server is the expected case here: keep memif from
+	 * logging every attempt. */
+	type = rte_log_register("pmd.net.memif");
+	level = type >= 0 ? rte_log_get_level(type) : -1;
+	if (type >= 0)
+		rte_log_set_level(type, RTE_LOG_CRIT);
+	if (rte_eth_dev_start(p->port_id) == 0) {
+		rte_eth_promiscuous_enable(p->port_id);
+		p->started = 1;
+	}
+	if (type >= 0 && level >= 0)
+		rte_log_set_level(type, level);
+}
+
+uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
+		       struct rte_mbuf **pkts, uint16_t n)
+{
+	struct srnic_port *port = &eng->port[p];
+	uint16_t got, i;
+
+	got = rte_eth_rx_burst(port->port_id, 0, pkts, n);
+	for (i = 0; i < got; i++) {
+		pkts[i]->port = p;	/* our index, not DPDK's id */
+		port->st.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	}
+	port->st.rx_pkts += got;
+	return got;
+}
+
+void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
+{
+	struct srnic_port *port = &eng->port[p];
+
+	if (port->ntx == SRNIC_TXBUF) {
+		/* Callers check srnic_port_backlogged() before making
+		 * packets; this is the last line of defence. */
+		rte_pktmbuf_free(m);
+		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+		return;
+	}
+	port->tx[port->ntx++] = m;
+}
+
+bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p)
+{
+	return eng->port[p].ntx > SRNIC_TXBUF - SRNIC_BURST;
+}
+
+unsigned srnic_ports_flush(struct srnic_engine *eng)
+{
+	unsigned i, total = 0;
+
+	for (i = 0; i < eng->nports; i++) {
+		struct srnic_port *port = &eng->port[i];
+		uint16_t sent, k;
+
+		if (!port->ntx)
+			continue;
+		if (!__atomic_load_n(&port->polling, __ATOMIC_ACQUIRE)) {
+			/* Nobody there: what was queued is lost, and the
+			 * requester's timers will send it again elsewhere. */
+			rte_pktmbuf_free_bulk(port->tx, port->ntx);
+			port->ntx = 0;
+			continue;
+		}
+		sent = rte_eth_tx_burst(port->port_id, 0, port->tx, port->ntx);
+		for (k = 0; k < sent; k++)
+			port->st.tx_bytes += rte_pktmbuf_pkt_len(port->tx[k]);
+		port->st.tx_pkts += sent;
+		if (sent && sent < port->ntx)
+			memmove(port->tx, port->tx + sent,
+				(port->ntx - sent) * sizeof(port->tx[0]));
+		port->ntx -= sent;
+		total += sent;
+	}
+	return total;
+}
+
+struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
+				 const struct srnic_pkt *pkt,
+				 const uint8_t dst_mac[6], unsigned p,
+				 uint8_t **payload)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(eng->pool);
+	unsigned hlen, len;
+	uint8_t *buf;
+
+	if (!m) {
+		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+		return NULL;
+	}
+	hlen = srnic_wire_hlen(pkt->opcode);
+	len = hlen + (srnic_op_carries_payload(pkt->opcode) ? pkt->pkt_len
+							    : 0);
+	/* Ethernet's minimum frame; the receiver reads lengths, not size. */
+	if (len < 60)
+		len = 60;
+	buf = (uint8_t *)rte_pktmbuf_append(m, len);
+	if (!buf) {
+		rte_pktmbuf_free(m);
+		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+		return NULL;
+	}
+	if (len > hlen + pkt->pkt_len)	/* padding only, never payload */
+		memset(buf + hlen + pkt->pkt_len, 0, len - hlen - pkt->pkt_len);
+	srnic_wire_encode(buf, dst_mac, eng->port[p].mac, pkt);
+	if (payload)
+		*payload = buf + hlen;
+	m->port = p;
+	return m;
+}
+
+void srnic_mbuf_copy_out(const struct rte_mbuf *m, uint32_t off, void *dst,
+			 uint32_t len)
+{
+	uint8_t *d = dst;
+
+	while (m && off >= m->data_len) {
+		off -= m->data_len;
+		m = m->next;
+	}
+	while (m && len) {
+		uint32_t n = m->data_len - off;
+
+		if (n > len)
+			n = len;
+		memcpy(d, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n);
+		d += n;
+		len -= n;
+		off = 0;
+		m = m->next;
+	}
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The queues an application shares with the engine: send queue, receive
+ * queue, completion queue.  Each is a power-of-two ring with one producer
+ * and one consumer index:
+ *
+ *   SQ, RQ: the application produces work requests (under the QP's post lock,
+ *           since verbs lets several threads post), the datapath core consumes.
+ *   CQ:     the datapath core produces completions, the application consumes
+ *           (under the CQ's poll lock).
+ *
+ * Indices are free-running 32-bit counters; a slot is index & mask.
+ */
+#ifndef SRNIC_QUEUE_H
+#define SRNIC_QUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#define SRNIC_MAX_SGE 16
+#define SRNIC_MAX_INLINE 256
+#define SRNIC_CACHE_LINE 64
+
+/* Work request opcodes, as the engine knows them. */
+enum srnic_wr_opcode {
+	SRNIC_WR_SEND,
+	SRNIC_WR_SEND_IMM,
+	SRNIC_WR_WRITE,
+	SRNIC_WR_WRITE_IMM,
+	SRNIC_WR_READ,
+};
+
+#define SRNIC_WR_SIGNALED 0x1
+#define SRNIC_WR_SOLICITED 0x2
+#define SRNIC_WR_FENCE 0x4
+#define SRNIC_WR_INLINE 0x8
+
+struct srnic_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* A send work request as posted; the engine keeps its progress elsewhere. */
+struct srnic_swqe {
+	uint64_t wr_id;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t imm;		/* network order, as verbs hands it over */
+	uint32_t length;	/* sum of the SGE lengths */
+	uint8_t opcode;
+	uint8_t flags;
+	uint8_t num_sge;
+	uint8_t reserved;
+	union {
+		struct srnic_sge sge[SRNIC_MAX_SGE];
+		uint8_t inline_data[SRNIC_MAX_INLINE];
+	};
+};
+
+struct srnic_rwqe {
+	uint64_t wr_id;
+	uint32_t length;
+	uint8_t num_sge;
+	uint8_t reserved[3];
+	struct srnic_sge sge[SRNIC_MAX_SGE];
+};
+
+/* Completion status and opcodes; the provider maps them to verbs'. */
+enum srnic_wc_status {
+	SRNIC_WC_SUCCESS,
+	SRNIC_WC_LOC_LEN_ERR,
+	SRNIC_WC_LOC_QP_OP_ERR,
+	SRNIC_WC_LOC_PROT_ERR,
+	SRNIC_WC_WR_FLUSH_ERR,
+	SRNIC_WC_REM_INV_REQ_ERR,
+	SRNIC_WC_REM_ACCESS_ERR,
+	SRNIC_WC_REM_OP_ERR,
+	SRNIC_WC_RETRY_EXC_ERR,
+	SRNIC_WC_RNR_RETRY_EXC_ERR,
+	SRNIC_WC_GENERAL_ERR,
+};
+
+enum srnic_wc_opcode {
+	SRNIC_WC_SEND,
+	SRNIC_WC_RDMA_WRITE,
+	SRNIC_WC_RDMA_READ,
+	SRNIC_WC_RECV,
+	SRNIC_WC_RECV_RDMA_WITH_IMM,
+};
+
+#define SRNIC_WC_F_IMM 0x1
+
+struct srnic_cqe {
+	uint64_t wr_id;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t byte_len;
+	uint32_t imm;	/* network order */
+	uint8_t status;
+	uint8_t opcode;
+	uint8_t flags;
+	uint8_t vendor_err;
+	uint32_t reserved;
+};
+
+struct srnic_cq {
+	/* datapath side */
+	uint32_t prod __attribute__((aligned(SRNIC_CACHE_LINE)));
+	/* application side */
+	uint32_t cons __attribute__((aligned(SRNIC_CACHE_LINE)));
+	uint32_t empty_polls;
+	pthread_spinlock_t lock;
+	/* read-mostly */
+	uint32_t mask __attribute__((aligned(SRNIC_CACHE_LINE)));
+	uint32_t handle;
+	struct srnic_cqe *ring;
+};
+
+static inline uint32_t srnic_cq_room(const struct srnic_cq *cq)
+{
+	return cq->mask + 1 -
+	       (cq->prod - __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE));
+}
+
+/* Datapath: the caller checked srnic_cq_room() first. */
+static inline struct srnic_cqe *srnic_cq_slot(struct srnic_cq *cq)
+{
+	return &cq->ring[cq->prod & cq->mask];
+}
+
+static inline void srnic_cq_publish(struct srnic_cq *cq)
+{
+	__atomic_store_n(&cq->prod, cq->prod + 1, __ATOMIC_RELEASE);
+}
+
+/* Application: take up to n completions. */
+static inline int srnic_cq_poll(struct srnic_cq *cq, struct srnic_cqe *out,
+				int n)
+{
+	uint32_t prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
+	int got = 0;
+
+	while (got < n && cq->cons + got != prod) {
+		out[got] = cq->ring[(cq->cons + got) & cq->mask];
+		got++;
+	}
+	__atomic_store_n(&cq->cons, cq->cons + got, __ATOMIC_RELEASE);
+	return got;
+}
+
+#endif

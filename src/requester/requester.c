@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Requester: turns send WQEs into packets.  Each WQE is one message with its
+ * own MSN; its packets are cut on stride (path MTU) boundaries, carry the
+ * destination key and offset, and are striped round-robin over every port
+ * that reaches the peer.  A message the completer asks to send again starts
+ * over with a newer transaction id, which makes the responder drop whatever
+ * is left of the older attempt.
+ */
+#include <string.h>
+
+#include "engine_internal.h"
+
+static const uint16_t op_flags[] = {
+	[SRNIC_WR_SEND] = SRNIC_F_RECV_CQE,
+	[SRNIC_WR_SEND_IMM] = SRNIC_F_RECV_CQE | SRNIC_F_IMM,
+	[SRNIC_WR_WRITE] = 0,
+	[SRNIC_WR_WRITE_IMM] = SRNIC_F_RECV_CQE | SRNIC_F_IMM,
+	[SRNIC_WR_READ] = 0,
+};
+
+static const uint8_t op_wire[] = {
+	[SRNIC_WR_SEND] = SRNIC_OP_SEND,
+	[SRNIC_WR_SEND_IMM] = SRNIC_OP_SEND,
+	[SRNIC_WR_WRITE] = SRNIC_OP_WRITE,
+	[SRNIC_WR_WRITE_IMM] = SRNIC_OP_WRITE,
+	[SRNIC_WR_READ] = SRNIC_OP_READ_REQ,
+};
+
+int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	const struct srnic_peer *peer = qp->peer;
+	unsigned i, p;
+
+	for (i = 0; i < eng->nports; i++) {
+		p = qp->rr_port++ % eng->nports;
+		if (__atomic_load_n(&peer->up[p], __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&eng->port[p].polling, __ATOMIC_RELAXED) &&
+		    !srnic_port_backlogged(eng, p))
+			return p;
+	}
+	return -1;
+}
+
+/* Check every local SGE once, when the message starts. */
+static int check_sges(struct srnic_engine *eng, struct srnic_qp *qp,
+		      const struct srnic_swqe *w)
+{
+	uint32_t need = w->opcode == SRNIC_WR_READ ? SRNIC_ACCESS_LOCAL_WRITE
+						   : 0;
+	unsigned i;
+
+	if (w->flags & SRNIC_WR_INLINE)
+		return 0;
+	for (i = 0; i < w->num_sge; i++)
+		if (w->sge[i].length &&
+		    srnic_mem_check(&eng->mem, w->sge[i].lkey, qp->pd,
+				    w->sge[i].addr, w->sge[i].length, need))
+			return -1;
+	return 0;
+}
+
+/* Gather len bytes of the message at offset off from the WQE's SGEs. */
+static void gather(const struct srnic_swqe *w, uint32_t off, uint8_t *dst,
+		   uint32_t len)
+{
+	unsigned i;
+
+	if (w->flags & SRNIC_WR_INLINE) {
+		memcpy(dst, w->inline_data + off, len);
+		return;
+	}
+	for (i = 0; i < w->num_sge && len; i++) {
+		uint32_t sl = w->sge[i].length, n;
+
+		if (off >= sl) {
+			off -= sl;
+			continue;
+		}
+		n = sl - off < len ? sl - off : len;
+		memcpy(dst, (const uint8_t *)(uintptr_t)w->sge[i].addr + off,
+		       n);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+static uint8_t stride_shift(const struct srnic_engine *eng,
+			    const struct srnic_qp *qp)
+{
+	uint8_t s = qp->at.path_shift;
+
+	while ((1u << s) > eng->payload_max)
+		s--;
+	return s;
+}
+
+/* Pick the WQE to packetize next: a resend first, then a new message. */
+static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	struct srnic_swqe_run *run;
+	struct srnic_swqe *w;
+	uint32_t prod, idx;
+
+	if (srnic_now() < qp->rnr_until)
+		return false;
+	if (qp->resend_head != qp->resend_tail) {
+		idx = qp->resend[qp->resend_head++ % SRNIC_WINDOW];
+		run = &qp->run[idx & qp->sq_mask];
+		run->resend_queued = 0;
+		if (run->state != SWQE_WAITING)
+			return next_message(eng, qp);
+		run->txid = qp->next_txid++;
+		run->sent = 0;
+		run->state = SWQE_SENDING;
+		if (qp->sq[idx & qp->sq_mask].opcode == SRNIC_WR_READ &&
+		    srnic_track_init(&run->rd,
+				     qp->sq[idx & qp->sq_mask].length,
+				     stride_shift(eng, qp)))
+			return false;
+		qp->sq_cur = idx;
+		qp->cur_busy = 1;
+		eng->st.retransmits++;
+		return true;
+	}
+
+	prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
+	if (qp->sq_next == prod || qp->sq_next - qp->sq_comp >= SRNIC_WINDOW)
+		return false;
+	w = &qp->sq[qp->sq_next & qp->sq_mask];
+	run = &qp->run[qp->sq_next & qp->sq_mask];
+	if (w->opcode == SRNIC_WR_READ &&
+	    qp->rd_inflight >= (qp->at.max_rd_atomic ? qp->at.max_rd_atomic
+						     : 1))
+		return false;
+	if ((w->flags & SRNIC_WR_FENCE) && qp->rd_inflight)
+		return false;
+
+	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
+	qp->sq_cur = qp->sq_next++;
+	srnic_qp_timer_on(eng, qp);
+	if (check_sges(eng, qp, w)) {
+		/* Nothing goes out for a WQE we cannot read from, and it takes
+		 * no message number: the QP is about to enter the error
+		 * state and the responder must not wait for it. */
+		run->state = SWQE_DONE;
+		run->status = SRNIC_WC_LOC_PROT_ERR;
+		return true;
+	}
+	run->msn = qp->next_msn++;
+	run->txid = qp->next_txid++;
+	if (op_flags[w->opcode] & SRNIC_F_RECV_CQE)
+		run->ssn = qp->next_ssn++;
+	run->state = SWQE_SENDING;
+	qp->cur_busy = 1;
+	if (w->opcode == SRNIC_WR_READ) {
+		if (srnic_track_init(&run->rd, w->length,
+				     stride_shift(eng, qp))) {
+			/* Out of memory for the bitmap: an error the
+			 * responder sees as a lost message, so fail the QP. */
+			run->state = SWQE_DONE;
+			run->status = SRNIC_WC_GENERAL_ERR;
+			qp->cur_busy = 0;
+			return true;
+		}
+		qp->rd_inflight++;
+	}
+	return true;
+}
+
+/* Emit up to budget packets of the current message. */
+static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
+			     unsigned budget)
+{
+	struct srnic_swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
+	struct srnic_swqe_run *run = &qp->run[qp->sq_cur & qp->sq_mask];
+	uint8_t shift = stride_shift(eng, qp);
+	struct srnic_pkt pkt;
+	unsigned n = 0;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.opcode = op_wire[w->opcode];
+	pkt.flags = op_flags[w->opcode];
+	if (w->flags & SRNIC_WR_SOLICITED)
+		pkt.flags |= SRNIC_F_SOLICITED;
+	pkt.dst_qpn = qp->at.dest_qpn;
+	pkt.src_qpn = qp->qpn;
+	pkt.src_inc = eng->inc;
+	pkt.dst_inc = qp->peer_inc;
+	pkt.msn = run->msn;
+	pkt.txid = run->txid;
+	pkt.ssn = run->ssn;
+	pkt.rkey = w->rkey;
+	pkt.imm = w->imm;
+	pkt.msg_len = w->length;
+	pkt.stride_shift = shift;
+
+	while (n < budget) {
+		struct rte_mbuf *m;
+		uint8_t *payload;
+		int port = srnic_qp_pick_port(eng, qp);
+
+		if (port < 0)
+			break;
+		pkt.msg_off = run->sent;
+		pkt.va = w->remote_addr + run->sent;
+		if (pkt.opcode == SRNIC_OP_READ_REQ) {
+			pkt.pkt_len = 0;
+			pkt.msg_off = 0;
+			pkt.va = w->remote_addr;
+		} else {
+			uint32_t left = w->length - run->sent;
+
+			pkt.pkt_len = left < (1u << shift) ? left
+							   : (1u << shift);
+		}
+		if (pkt.opcode == SRNIC_OP_READ_REQ ||
+		    run->sent + pkt.pkt_len == w->length)
+			pkt.flags |= SRNIC_F_LAST;
+		m = srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port], port,
+				    &payload);
+		if (!m)
+			break;
+		if (pkt.pkt_len)
+			gather(w, run->sent, payload, pkt.pkt_len);
+		srnic_port_tx(eng, port, m);
+		n++;
+		run->sent += pkt.pkt_len;
+		if (pkt.flags & SRNIC_F_LAST) {
+			run->state = SWQE_WAITING;
+			run->deadline = srnic_now() + qp->at.timeout_tsc;
+			qp->cur_busy = 0;
+			break;
+		}
+	}
+	return n;
+}
+
+unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
+			     unsigned budget)
+{
+	unsigned n = 0;
+
+	if (qp->state != SRNIC_QPS_RTS || !qp->peer)
+		return 0;
+	while (n < budget) {
+		if (!qp->cur_busy && !next_message(eng, qp))
+			break;
+		if (!qp->cur_busy)
+			break;	/* a WQE failed its checks: let the completer act */
+		{
+			unsigned k = send_packets(eng, qp, budget - n);
+
+			n += k;
+			if (k == 0)
+				break;
+		}
+	}
+	return n;
+}

@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Responder: places incoming SEND and WRITE packets straight into memory, in
+ * whatever order they arrive, answers READ requests, and acknowledges.
+ *
+ * Each message in the window [exp_msn, exp_msn + SRNIC_WINDOW) has a slot
+ * that records its transaction id and which of its packets have landed.
+ * A packet of an older attempt (smaller txid) or of a message already done is
+ * dropped: that is the at-most-once rule.  Messages complete strictly in MSN
+ * order, so receive completions and ACKs follow the order verbs promises, and
+ * a READ runs only after every earlier message has landed.
+ */
+#include <string.h>
+
+#include "engine_internal.h"
+#include "srnic_sge.h"
+
+static inline int32_t seq_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+static void nak(struct srnic_engine *eng, struct srnic_qp *qp,
+		uint8_t syndrome, uint32_t msn, uint32_t txid)
+{
+	qp->ack_syndrome = syndrome;
+	qp->ack_nak_msn = msn;
+	qp->ack_nak_txid = txid;
+	srnic_qp_want_ack(eng, qp);
+}
+
+static void slot_clear(struct srnic_rmsg *s)
+{
+	srnic_track_fini(&s->trk);
+	if (s->held) {
+		rte_pktmbuf_free(s->held);
+		s->held = NULL;
+	}
+	s->state = RMSG_FREE;
+}
+
+void srnic_responder_reset(struct srnic_qp *qp)
+{
+	unsigned i;
+
+	for (i = 0; i < SRNIC_WINDOW; i++)
+		slot_clear(&qp->rmsg[i]);
+	qp->rd_head = qp->rd_tail = 0;
+}
+
+/* The application reads rq_comp to know which receive slots are free. */
+static void srnic_rq_consumed(struct srnic_qp *qp)
+{
+	__atomic_store_n(&qp->rq_comp, qp->rq_comp + 1, __ATOMIC_RELEASE);
+	qp->exp_ssn++;
+}
+
+static struct srnic_rwqe *recv_wqe(struct srnic_qp *qp, uint32_t ssn)
+{
+	return &qp->rq[(qp->rq_comp + (ssn - qp->exp_ssn)) & qp->rq_mask];
+}
+
+static void fail(struct srnic_engine *eng, struct srnic_qp *qp,
+		 struct srnic_rmsg *s, uint8_t syndrome, uint8_t status)
+{
+	srnic_track_fini(&s->trk);
+	if (s->held) {
+		rte_pktmbuf_free(s->held);
+		s->held = NULL;
+	}
+	s->state = RMSG_FAILED;
+	s->nak = syndrome;
+	s->status = status;
+	eng->st.drops[SRNIC_DROP_BAD_KEY] += syndrome == SRNIC_NAK_ACCESS;
+	nak(eng, qp, syndrome, s->msn, s->txid);
+}
+
+/*
+ * First packet of a message (or of a newer attempt): take the slot, find the
+ * receive WQE, check what can be checked once for the whole message.
+ * Returns false when the packet must be dropped (RNR).
+ */
+static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
+		       struct srnic_rmsg *s, const struct srnic_pkt *pkt)
+{
+	slot_clear(s);
+	s->msn = pkt->msn;
+	s->txid = pkt->txid;
+	s->ssn = pkt->ssn;
+	s->msg_len = pkt->msg_len;
+	s->imm = pkt->imm;
+	s->flags = pkt->flags;
+	s->opcode = pkt->opcode;
+
+	if (pkt->opcode == SRNIC_OP_READ_REQ) {
+		s->rkey = pkt->rkey;
+		s->va = pkt->va;
+		s->trk.shift = pkt->stride_shift;
+		s->state = RMSG_READ;
+		if (srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
+				    pkt->msg_len, SRNIC_ACCESS_REMOTE_READ))
+			fail(eng, qp, s, SRNIC_NAK_ACCESS,
+			     SRNIC_WC_REM_ACCESS_ERR);
+		return true;
+	}
+
+	if (pkt->flags & SRNIC_F_RECV_CQE) {
+		uint32_t posted = __atomic_load_n(&qp->rq_prod,
+						  __ATOMIC_ACQUIRE) -
+				  qp->rq_comp;
+		struct srnic_rwqe *r;
+		int64_t room;
+
+		if ((uint32_t)(pkt->ssn - qp->exp_ssn) >= posted) {
+			/* No receive WQE for it yet: receiver not ready. */
+			s->state = RMSG_FREE;
+			eng->st.drops[SRNIC_DROP_RNR]++;
+			eng->st.rnr_naks_sent++;
+			nak(eng, qp, SRNIC_NAK_RNR, pkt->msn, pkt->txid);
+			return false;
+		}
+		r = recv_wqe(qp, pkt->ssn);
+		if (pkt->opcode == SRNIC_OP_SEND) {
+			room = srnic_sge_check_all(&eng->mem, qp->pd, r->sge,
+						   r->num_sge,
+						   SRNIC_ACCESS_LOCAL_WRITE);
+			if (room < 0) {
+				fail(eng, qp, s, SRNIC_NAK_OPERATIONAL,
+				     SRNIC_WC_LOC_PROT_ERR);
+				return true;
+			}
+			if (room < pkt->msg_len) {
+				fail(eng, qp, s, SRNIC_NAK_INVALID,
+				     SRNIC_WC_LOC_LEN_ERR);
+				return true;
+			}
+		}
+	}
+	if (srnic_track_init(&s->trk, pkt->msg_len, pkt->stride_shift)) {
+		s->state = RMSG_FREE;
+		return false;	/* no memory: the requester will retry */
+	}
+	s->state = RMSG_RECEIVING;
+	return true;
+}
+
+/* Write one packet's payload where it belongs. */
+static bool place(struct srnic_engine *eng, struct srnic_qp *qp,
+		  struct srnic_rmsg *s, const struct srnic_pkt *pkt)
+{
+	if (!pkt->pkt_len)
+		return true;
+	if (pkt->opcode == SRNIC_OP_WRITE) {
+		if (srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
+				    pkt->pkt_len, SRNIC_ACCESS_REMOTE_WRITE))
+			return false;
+		memcpy((void *)(uintptr_t)pkt->va, pkt->payload, pkt->pkt_len);
+		return true;
+	}
+	{
+		struct srnic_rwqe *r = recv_wqe(qp, s->ssn);
+
+		return srnic_sge_scatter(&eng->mem, qp->pd, r->sge, r->num_sge,
+					 pkt->msg_off, pkt->payload,
+					 pkt->pkt_len) == 0;
+	}
+}
+
+/* Decode a held packet again: its payload pointer is only valid now. */
+static bool place_held(struct srnic_engine *eng, struct srnic_qp *qp,
+		       struct srnic_rmsg *s)
+{
+	struct rte_mbuf *m = s->held;
+	struct srnic_pkt pkt;
+	bool ok;
+
+	s->held = NULL;
+	ok = srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
+			       rte_pktmbuf_data_len(m), &pkt) == SRNIC_WIRE_OK &&
+	     place(eng, qp, s, &pkt);
+	rte_pktmbuf_free(m);
+	return ok;
+}
+
+static bool emit_recv_cqe(struct srnic_qp *qp, struct srnic_rmsg *s)
+{
+	struct srnic_cq *cq = qp->recv_cq;
+	struct srnic_rwqe *r = recv_wqe(qp, s->ssn);
+	struct srnic_cqe *c;
+
+	if (!srnic_cq_room(cq))
+		return false;
+	c = srnic_cq_slot(cq);
+	memset(c, 0, sizeof(*c));
+	c->wr_id = r->wr_id;
+	c->qp_num = qp->qpn;
+	c->src_qp = qp->at.dest_qpn;
+	c->status = s->state == RMSG_FAILED ? s->status : SRNIC_WC_SUCCESS;
+	c->opcode = s->opcode == SRNIC_OP_WRITE ? SRNIC_WC_RECV_RDMA_WITH_IMM
+						 : SRNIC_WC_RECV;
+	c->byte_len = s->msg_len;
+	if (s->flags & SRNIC_F_IMM) {
+		c->flags |= SRNIC_WC_F_IMM;
+		c->imm = s->imm;
+	}
+	srnic_cq_publish(cq);
+	return true;
+}
+
+/* Complete, in MSN order, every message whose turn has come. */
+static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	for (;;) {
+		struct srnic_rmsg *s = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
+
+		if (s->msn != qp->exp_msn || s->state == RMSG_FREE ||
+		    s->state == RMSG_RECEIVING)
+			return;
+		if (s->state == RMSG_FAILED) {
+			/* A receive that could not land completes in error
+			 * and takes the QP down; a bad key only NAKs. */
+			if (s->status == SRNIC_WC_LOC_LEN_ERR ||
+			    s->status == SRNIC_WC_LOC_PROT_ERR) {
+				if (emit_recv_cqe(qp, s)) {
+					srnic_rq_consumed(qp);
+					srnic_qp_to_error(eng, qp);
+				}
+			}
+			return;
+		}
+		if (s->state == RMSG_READ) {
+			struct srnic_read_job *j;
+
+			if (qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC)
+				return;
+			j = &qp->rd_jobs[qp->rd_tail++ % SRNIC_MAX_RD_ATOMIC];
+			j->msn = s->msn;
+			j->txid = s->txid;
+			j->rkey = s->rkey;
+			j->va = s->va;
+			j->len = s->msg_len;
+			j->shift = s->trk.shift;
+			j->sent = 0;
+			srnic_qp_activate(eng, qp);
+		} else if (s->flags & SRNIC_F_RECV_CQE) {
+			if (!emit_recv_cqe(qp, s))
+				return;	/* CQ full: try again later */
+			srnic_rq_consumed(qp);
+		}
+		slot_clear(s);
+		qp->exp_msn++;
+		srnic_qp_want_ack(eng, qp);
+	}
+}
+
+/* Answer a READ again: the request is idempotent, the response is not kept. */
+static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
+		   const struct srnic_pkt *pkt)
+{
+	struct srnic_read_job *j;
+	uint32_t i;
+
+	for (i = qp->rd_head; i != qp->rd_tail; i++) {
+		j = &qp->rd_jobs[i % SRNIC_MAX_RD_ATOMIC];
+		if (j->msn == pkt->msn) {
+			/* Still answering it: start over under the new id. */
+			j->txid = pkt->txid;
+			j->sent = 0;
+			return;
+		}
+	}
+	if (qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC ||
+	    srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
+			    pkt->msg_len, SRNIC_ACCESS_REMOTE_READ)) {
+		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		return;
+	}
+	j = &qp->rd_jobs[qp->rd_tail++ % SRNIC_MAX_RD_ATOMIC];
+	j->msn = pkt->msn;
+	j->txid = pkt->txid;
+	j->rkey = pkt->rkey;
+	j->va = pkt->va;
+	j->len = pkt->msg_len;
+	j->shift = pkt->stride_shift;
+	j->sent = 0;
+	srnic_qp_activate(eng, qp);
+}
+
+/* Returns true when it kept m (a held last packet). */
+bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+			const struct srnic_pkt *pkt, struct rte_mbuf *m)
+{
+	struct srnic_rmsg *s;
+	int32_t d = seq_diff(pkt->msn, qp->exp_msn);
+	uint32_t idx;
+
+	if (d < 0) {
+		if (pkt->opcode == SRNIC_OP_READ_REQ && d >= -SRNIC_WINDOW) {
+			reread(eng, qp, pkt);
+			return false;
+		}
+		/* Done already: say so again, the ACK may have been lost. */
+		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		srnic_qp_want_ack(eng, qp);
+		return false;
+	}
+	if (d >= SRNIC_WINDOW) {
+		eng->st.drops[SRNIC_DROP_OUT_OF_WINDOW]++;
+		return false;
+	}
+
+	s = &qp->rmsg[pkt->msn % SRNIC_WINDOW];
+	if (s->state == RMSG_FREE || s->msn != pkt->msn) {
+		if (!slot_start(eng, qp, s, pkt))
+			return false;
+	} else if (s->txid != pkt->txid) {
+		if (seq_diff(pkt->txid, s->txid) < 0 ||
+		    s->state != RMSG_RECEIVING) {
+			/* An older attempt, or the message is in already. */
+			eng->st.drops[seq_diff(pkt->txid, s->txid) < 0
+					      ? SRNIC_DROP_STALE_TXID
+					      : SRNIC_DROP_DUPLICATE]++;
+			if (s->state == RMSG_FAILED)
+				nak(eng, qp, s->nak, s->msn, pkt->txid);
+			return false;
+		}
+		if (!slot_start(eng, qp, s, pkt))
+			return false;
+	} else if (s->state != RMSG_RECEIVING) {
+		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		if (s->state == RMSG_FAILED)
+			nak(eng, qp, s->nak, s->msn, s->txid);
+		return false;
+	}
+
+	if (s->state != RMSG_RECEIVING) {
+		advance(eng, qp);	/* READ, or failed at its first packet */
+		return false;
+	}
+	if (pkt->opcode != s->opcode || pkt->msg_len != s->msg_len ||
+	    pkt->stride_shift != s->trk.shift) {
+		eng->st.drops[SRNIC_DROP_MALFORMED]++;
+		return false;
+	}
+	idx = pkt->msg_off >> s->trk.shift;
+	if (idx >= s->trk.npkts || srnic_track_test(&s->trk, idx)) {
+		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		return false;
+	}
+
+	/* The packet with the last byte lands last, so a program polling
+	 * that byte sees the whole message. */
+	if ((pkt->flags & SRNIC_F_LAST) &&
+	    s->trk.ndone + 1 < s->trk.npkts) {
+		srnic_track_mark(&s->trk, idx);
+		s->held = m;
+		return true;
+	}
+	if (!place(eng, qp, s, pkt)) {
+		fail(eng, qp, s,
+		     pkt->opcode == SRNIC_OP_WRITE ? SRNIC_NAK_ACCESS
+						   : SRNIC_NAK_OPERATIONAL,
+		     pkt->opcode == SRNIC_OP_WRITE ? SRNIC_WC_REM_ACCESS_ERR
+						   : SRNIC_WC_LOC_PROT_ERR);
+		return false;
+	}
+	srnic_track_mark(&s->trk, idx);
+	if (!srnic_track_complete(&s->trk))
+		return false;
+	if (s->held && !place_held(eng, qp, s)) {
+		fail(eng, qp, s,
+		     s->opcode == SRNIC_OP_WRITE ? SRNIC_NAK_ACCESS
+						 : SRNIC_NAK_OPERATIONAL,
+		     s->opcode == SRNIC_OP_WRITE ? SRNIC_WC_REM_ACCESS_ERR
+						 : SRNIC_WC_LOC_PROT_ERR);
+		return false;
+	}
+	srnic_track_fini(&s->trk);
+	s->state = RMSG_PLACED;
+	advance(eng, qp);
+	return false;
+}
+
+/* Called when CQ room or a read slot may have appeared. */
+void srnic_responder_progress(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	advance(eng, qp);
+}
+
+unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
+			       unsigned budget)
+{
+	unsigned n = 0;
+
+	while (n < budget && qp->rd_head != qp->rd_tail) {
+		struct srnic_read_job *j =
+			&qp->rd_jobs[qp->rd_head % SRNIC_MAX_RD_ATOMIC];
+		struct srnic_pkt pkt;
+		struct rte_mbuf *m;
+		uint8_t *payload;
+		uint32_t left = j->len - j->sent;
+		int port = srnic_qp_pick_port(eng, qp);
+
+		if (port < 0)
+			break;
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.opcode = SRNIC_OP_READ_RESP;
+		pkt.dst_qpn = qp->at.dest_qpn;
+		pkt.src_qpn = qp->qpn;
+		pkt.src_inc = eng->inc;
+		pkt.dst_inc = qp->peer_inc;
+		pkt.msn = j->msn;
+		pkt.txid = j->txid;
+		pkt.msg_off = j->sent;
+		pkt.msg_len = j->len;
+		pkt.stride_shift = j->shift;
+		pkt.pkt_len = left < (1u << j->shift) ? left : (1u << j->shift);
+		if (j->sent + pkt.pkt_len == j->len)
+			pkt.flags |= SRNIC_F_LAST;
+		/* The region may have gone since the request was checked. */
+		if (srnic_mem_check(&eng->mem, j->rkey, qp->pd, j->va + j->sent,
+				    pkt.pkt_len, SRNIC_ACCESS_REMOTE_READ)) {
+			nak(eng, qp, SRNIC_NAK_ACCESS, j->msn, j->txid);
+			qp->rd_head++;
+			continue;
+		}
+		m = srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port], port,
+				    &payload);
+		if (!m)
+			break;
+		memcpy(payload, (const void *)(uintptr_t)(j->va + j->sent),
+		       pkt.pkt_len);
+		srnic_port_tx(eng, port, m);
+		n++;
+		j->sent += pkt.pkt_len;
+		if (pkt.flags & SRNIC_F_LAST)
+			qp->rd_head++;
+	}
+	if (qp->rd_head == qp->rd_tail)
+		advance(eng, qp);	/* a READ may wait for a free job */
+	return n;
+}
+
+void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	struct srnic_pkt pkt;
+	struct rte_mbuf *m;
+	int port;
+
+	if (!qp->peer)
+		return;
+	port = srnic_qp_pick_port(eng, qp);
+	if (port < 0)
+		return;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.opcode = SRNIC_OP_ACK;
+	pkt.dst_qpn = qp->at.dest_qpn;
+	pkt.src_qpn = qp->qpn;
+	pkt.src_inc = eng->inc;
+	pkt.dst_inc = qp->peer_inc;
+	pkt.msn = qp->exp_msn;
+	pkt.syndrome = qp->ack_syndrome;
+	pkt.nak_msn = qp->ack_nak_msn;
+	pkt.nak_txid = qp->ack_nak_txid;
+	pkt.rnr_timer = qp->at.min_rnr_timer;
+	m = srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port], port, NULL);
+	if (!m)
+		return;
+	srnic_port_tx(eng, port, m);
+	qp->ack_syndrome = SRNIC_ACK_OK;
+	qp->acked_msn = qp->exp_msn;
+	eng->st.acks_sent++;
+}
+
+void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint32_t prod = __atomic_load_n(&qp->rq_prod, __ATOMIC_ACQUIRE);
+
+	while (qp->rq_comp != prod) {
+		struct srnic_cq *cq = qp->recv_cq;
+		struct srnic_cqe *c;
+
+		if (!srnic_cq_room(cq)) {
+			qp->flush_pending = 1;
+			return;
+		}
+		c = srnic_cq_slot(cq);
+		memset(c, 0, sizeof(*c));
+		c->wr_id = qp->rq[qp->rq_comp & qp->rq_mask].wr_id;
+		c->qp_num = qp->qpn;
+		c->status = SRNIC_WC_WR_FLUSH_ERR;
+		c->opcode = SRNIC_WC_RECV;
+		srnic_cq_publish(cq);
+		srnic_rq_consumed(qp);
+	}
+	(void)eng;
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * srnic wire format: the only place that knows byte offsets on the wire.
+ *
+ * Every frame is raw Ethernet with EtherType SRNIC_ETHERTYPE followed by a
+ * fixed base header and an extension chosen by the opcode.  Data-carrying
+ * packets are self-describing (key, offset, message context, transaction id,
+ * own length and the message's total length), so a receiver can place each
+ * one in any order.  docs/wire-protocol.md describes the same layout for
+ * people; keep the two in step.
+ *
+ * The rest of srnic sees packets only as struct srnic_pkt, in host order.
+ */
+#ifndef SRNIC_WIRE_H
+#define SRNIC_WIRE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* IEEE 802 "Local Experimental EtherType 1": reserved for exactly this kind
+ * of private protocol, never assigned, so no host stack will claim it. */
+#define SRNIC_ETHERTYPE 0x88B5
+#define SRNIC_WIRE_VERSION 1
+
+#define SRNIC_ETH_HLEN 14
+#define SRNIC_BASE_HLEN 24
+#define SRNIC_DATA_XLEN 40
+#define SRNIC_ACK_XLEN 16
+#define SRNIC_HELLO_XLEN 40
+/* Largest header any packet carries: what a payload budget must leave. */
+#define SRNIC_MAX_HLEN (SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + SRNIC_DATA_XLEN)
+
+enum srnic_opcode {
+	SRNIC_OP_SEND = 1,	/* payload into the receiver's next receive WQE */
+	SRNIC_OP_WRITE = 2,	/* payload at (rkey, va) */
+	SRNIC_OP_READ_REQ = 3,	/* ask for msg_len bytes at (rkey, va) */
+	SRNIC_OP_READ_RESP = 4, /* payload for the requester's READ at msg_off */
+	SRNIC_OP_ACK = 5,	/* cumulative ACK, or a NAK with a syndrome */
+	SRNIC_OP_HELLO = 6,	/* control: node identity and liveness per port */
+	SRNIC_OP_BYE = 7,	/* control: the sender is leaving this link */
+	SRNIC_OP_MAX
+};
+
+/* Flags in the base header. */
+#define SRNIC_F_IMM 0x0001	 /* imm carries immediate data */
+#define SRNIC_F_RECV_CQE 0x0002	 /* consumes a receive WQE at the responder */
+#define SRNIC_F_SOLICITED 0x0004 /* solicited event requested */
+#define SRNIC_F_LAST 0x0008	 /* carries the message's last byte */
+
+/* ACK syndromes. */
+enum srnic_syndrome {
+	SRNIC_ACK_OK = 0,
+	SRNIC_NAK_RNR = 1,	   /* no receive WQE yet: retry after a delay */
+	SRNIC_NAK_ACCESS = 2,	   /* bad key, bounds or rights */
+	SRNIC_NAK_INVALID = 3,	   /* request the responder cannot execute */
+	SRNIC_NAK_OPERATIONAL = 4, /* responder failed (e.g. receive too short) */
+};
+
+/* One decoded packet.  Fields not used by an opcode are zero. */
+struct srnic_pkt {
+	uint8_t opcode;
+	uint16_t flags;
+	uint32_t dst_qpn;  /* message context at the receiver */
+	uint32_t src_qpn;  /* message context at the sender */
+	uint32_t src_inc;  /* sender's incarnation (random per node start) */
+	uint32_t dst_inc;  /* incarnation of the receiver the sender knows */
+	uint32_t msn;	   /* message sequence number; ACK: all below are done */
+	/* data, READ request, READ response */
+	uint32_t txid;	   /* transaction id: a retry carries a newer one */
+	uint32_t ssn;	   /* receive sequence (SEND, WRITE with immediate) */
+	uint32_t rkey;
+	uint32_t imm;	   /* immediate data, kept in network order */
+	uint64_t va;	   /* PVO: address of this packet's first byte */
+	uint32_t msg_off;  /* offset of this packet's first byte in the message */
+	uint32_t pkt_len;  /* payload bytes in this packet */
+	uint32_t msg_len;  /* bytes in the whole message */
+	uint8_t stride_shift; /* log2 of the sender's packet size for this
+			       * message: every packet but the last carries
+			       * exactly that many bytes */
+	/* ACK */
+	uint8_t syndrome;
+	uint8_t rnr_timer;  /* RNR NAK: the responder's min_rnr_timer code */
+	uint32_t nak_msn;   /* NAK: the message it is about */
+	uint32_t nak_txid;
+	/* HELLO / BYE */
+	uint32_t ipv4;	    /* node address, host order */
+	uint8_t port;	    /* sender's port index */
+	uint8_t node_mac[6];
+	char node_name[16];
+	uint8_t eth_src[6]; /* HELLO / BYE: the sending port's MAC */
+	const uint8_t *payload;
+};
+
+static inline void srnic_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static inline void srnic_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static inline void srnic_put64(uint8_t *p, uint64_t v)
+{
+	srnic_put32(p, v >> 32);
+	srnic_put32(p + 4, (uint32_t)v);
+}
+
+static inline uint16_t srnic_get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t srnic_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t srnic_get64(const uint8_t *p)
+{
+	return (uint64_t)srnic_get32(p) << 32 | srnic_get32(p + 4);
+}
+
+static inline bool srnic_op_has_data_ext(uint8_t op)
+{
+	return op == SRNIC_OP_SEND || op == SRNIC_OP_WRITE ||
+	       op == SRNIC_OP_READ_REQ || op == SRNIC_OP_READ_RESP;
+}
+
+static inline bool srnic_op_carries_payload(uint8_t op)
+{
+	return op == SRNIC_OP_SEND || op == SRNIC_OP_WRITE ||
+	       op == SRNIC_OP_READ_RESP;
+}
+
+/* Header bytes (Ethernet included) a packet of this opcode needs. */
+static inline unsigned srnic_wire_hlen(uint8_t op)
+{
+	unsigned x = srnic_op_has_data_ext(op) ? SRNIC_DATA_XLEN
+		     : op == SRNIC_OP_ACK	 ? SRNIC_ACK_XLEN
+						 : SRNIC_HELLO_XLEN;
+	return SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + x;
+}
+
+/*
+ * Write Ethernet and srnic headers for pkt at buf.  buf must have
+ * srnic_wire_hlen(pkt->opcode) bytes; the payload goes right after.
+ * Returns the header length.
+ */
+unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
+			   const uint8_t src_mac[6],
+			   const struct srnic_pkt *pkt);
+
+/* Why srnic_wire_decode refused a frame. */
+enum srnic_wire_err {
+	SRNIC_WIRE_OK = 0,
+	SRNIC_WIRE_NOT_OURS,	 /* other EtherType: not counted as malformed */
+	SRNIC_WIRE_SHORT,	 /* shorter than its headers or payload */
+	SRNIC_WIRE_BAD_VERSION,
+	SRNIC_WIRE_BAD_OPCODE,
+	SRNIC_WIRE_BAD_LENGTH,	 /* lengths and offsets that contradict */
+};
+
+/*
+ * Decode a contiguous frame of len bytes.  Everything is checked that can be
+ * checked without state: sizes, opcode, that the payload fits the frame and
+ * the message (msg_off + pkt_len <= msg_len, no wrap).  pkt->payload points
+ * into buf.
+ */
+enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
+				      struct srnic_pkt *pkt);
+
+/* Largest message srnic moves: verbs' 2 GiB limit for one work request. */
+#define SRNIC_MAX_MSG_LEN (1u << 31)
+#define SRNIC_MIN_STRIDE_SHIFT 8  /* 256 B, verbs' smallest path MTU */
+#define SRNIC_MAX_STRIDE_SHIFT 14 /* 16 KiB */
+
+#endif

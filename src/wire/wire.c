@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Encoding and decoding of srnic frames.  Offsets are given once, here, as
+ * the byte map in docs/wire-protocol.md:
+ *
+ *  Ethernet   0 dst mac, 6 src mac, 12 EtherType
+ *  base      +0 version, +1 opcode, +2 flags, +4 dst_qpn, +8 src_qpn,
+ *            +12 src_inc, +16 dst_inc, +20 msn
+ *  data ext  +0 txid, +4 ssn, +8 rkey, +12 imm, +16 va (8), +24 msg_off,
+ *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 reserved
+ *  ack ext   +0 syndrome, +1 rnr_timer, +2 reserved, +4 nak_msn,
+ *            +8 nak_txid, +12 reserved
+ *  hello ext +0 ipv4, +4 port, +5 reserved, +6 node mac, +12 reserved,
+ *            +16 node name (16), +32 reserved
+ */
+#include "srnic_wire.h"
+
+unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
+			   const uint8_t src_mac[6],
+			   const struct srnic_pkt *pkt)
+{
+	uint8_t *b = buf + SRNIC_ETH_HLEN;
+	uint8_t *x = b + SRNIC_BASE_HLEN;
+	unsigned hlen = srnic_wire_hlen(pkt->opcode);
+
+	memcpy(buf, dst_mac, 6);
+	memcpy(buf + 6, src_mac, 6);
+	srnic_put16(buf + 12, SRNIC_ETHERTYPE);
+
+	b[0] = SRNIC_WIRE_VERSION;
+	b[1] = pkt->opcode;
+	srnic_put16(b + 2, pkt->flags);
+	srnic_put32(b + 4, pkt->dst_qpn);
+	srnic_put32(b + 8, pkt->src_qpn);
+	srnic_put32(b + 12, pkt->src_inc);
+	srnic_put32(b + 16, pkt->dst_inc);
+	srnic_put32(b + 20, pkt->msn);
+
+	if (srnic_op_has_data_ext(pkt->opcode)) {
+		srnic_put32(x + 0, pkt->txid);
+		srnic_put32(x + 4, pkt->ssn);
+		srnic_put32(x + 8, pkt->rkey);
+		memcpy(x + 12, &pkt->imm, 4); /* already in network order */
+		srnic_put64(x + 16, pkt->va);
+		srnic_put32(x + 24, pkt->msg_off);
+		srnic_put32(x + 28, pkt->pkt_len);
+		srnic_put32(x + 32, pkt->msg_len);
+		x[36] = pkt->stride_shift;
+		x[37] = x[38] = x[39] = 0;
+	} else if (pkt->opcode == SRNIC_OP_ACK) {
+		x[0] = pkt->syndrome;
+		x[1] = pkt->rnr_timer;
+		srnic_put16(x + 2, 0);
+		srnic_put32(x + 4, pkt->nak_msn);
+		srnic_put32(x + 8, pkt->nak_txid);
+		srnic_put32(x + 12, 0);
+	} else {
+		memset(x, 0, SRNIC_HELLO_XLEN);
+		srnic_put32(x + 0, pkt->ipv4);
+		x[4] = pkt->port;
+		memcpy(x + 6, pkt->node_mac, 6);
+		memcpy(x + 16, pkt->node_name, sizeof(pkt->node_name));
+	}
+	return hlen;
+}
+
+enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
+				      struct srnic_pkt *pkt)
+{
+	const uint8_t *b = buf + SRNIC_ETH_HLEN;
+	const uint8_t *x = b + SRNIC_BASE_HLEN;
+	unsigned hlen;
+
+	if (len < SRNIC_ETH_HLEN)
+		return SRNIC_WIRE_SHORT;
+	if (srnic_get16(buf + 12) != SRNIC_ETHERTYPE)
+		return SRNIC_WIRE_NOT_OURS;
+	if (len < SRNIC_ETH_HLEN + SRNIC_BASE_HLEN)
+		return SRNIC_WIRE_SHORT;
+	if (b[0] != SRNIC_WIRE_VERSION)
+		return SRNIC_WIRE_BAD_VERSION;
+	if (b[1] == 0 || b[1] >= SRNIC_OP_MAX)
+		return SRNIC_WIRE_BAD_OPCODE;
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->opcode = b[1];
+	hlen = srnic_wire_hlen(pkt->opcode);
+	if (len < hlen)
+		return SRNIC_WIRE_SHORT;
+
+	pkt->flags = srnic_get16(b + 2);
+	pkt->dst_qpn = srnic_get32(b + 4);
+	pkt->src_qpn = srnic_get32(b + 8);
+	pkt->src_inc = srnic_get32(b + 12);
+	pkt->dst_inc = srnic_get32(b + 16);
+	pkt->msn = srnic_get32(b + 20);
+
+	if (srnic_op_has_data_ext(pkt->opcode)) {
+		pkt->txid = srnic_get32(x + 0);
+		pkt->ssn = srnic_get32(x + 4);
+		pkt->rkey = srnic_get32(x + 8);
+		memcpy(&pkt->imm, x + 12, 4);
+		pkt->va = srnic_get64(x + 16);
+		pkt->msg_off = srnic_get32(x + 24);
+		pkt->pkt_len = srnic_get32(x + 28);
+		pkt->msg_len = srnic_get32(x + 32);
+		pkt->stride_shift = x[36];
+		pkt->payload = buf + hlen;
+
+		if (pkt->msg_len > SRNIC_MAX_MSG_LEN)
+			return SRNIC_WIRE_BAD_LENGTH;
+		if (pkt->opcode == SRNIC_OP_READ_REQ) {
+			/* A request carries no payload; msg_len is what it
+			 * asks for. */
+			if (pkt->pkt_len != 0 || pkt->msg_off != 0)
+				return SRNIC_WIRE_BAD_LENGTH;
+		} else {
+			/* Padding may follow the payload (short frames), but
+			 * the payload must be inside the frame and inside the
+			 * message, and only an empty message has an empty
+			 * packet. */
+			if (pkt->pkt_len > len - hlen)
+				return SRNIC_WIRE_SHORT;
+			if (pkt->msg_off > pkt->msg_len ||
+			    pkt->pkt_len > pkt->msg_len - pkt->msg_off)
+				return SRNIC_WIRE_BAD_LENGTH;
+			if (pkt->pkt_len == 0 && pkt->msg_len != 0)
+				return SRNIC_WIRE_BAD_LENGTH;
+			if (pkt->va + pkt->pkt_len < pkt->va)
+				return SRNIC_WIRE_BAD_LENGTH;
+			/* Packets are cut on stride boundaries, so each one
+			 * has a fixed index in the message's bitmap. */
+			if (pkt->stride_shift < SRNIC_MIN_STRIDE_SHIFT ||
+			    pkt->stride_shift > SRNIC_MAX_STRIDE_SHIFT)
+				return SRNIC_WIRE_BAD_LENGTH;
+			if (pkt->msg_off & ((1u << pkt->stride_shift) - 1))
+				return SRNIC_WIRE_BAD_LENGTH;
+			if (pkt->msg_len != 0 &&
+			    pkt->pkt_len != (pkt->msg_len - pkt->msg_off <
+							 (1u << pkt->stride_shift)
+						 ? pkt->msg_len - pkt->msg_off
+						 : (1u << pkt->stride_shift)))
+				return SRNIC_WIRE_BAD_LENGTH;
+		}
+	} else if (pkt->opcode == SRNIC_OP_ACK) {
+		pkt->syndrome = x[0];
+		pkt->rnr_timer = x[1] & 31;
+		pkt->nak_msn = srnic_get32(x + 4);
+		pkt->nak_txid = srnic_get32(x + 8);
+		if (pkt->syndrome > SRNIC_NAK_OPERATIONAL)
+			return SRNIC_WIRE_BAD_OPCODE;
+	} else {
+		pkt->ipv4 = srnic_get32(x + 0);
+		pkt->port = x[4];
+		memcpy(pkt->node_mac, x + 6, 6);
+		memcpy(pkt->node_name, x + 16, sizeof(pkt->node_name));
+		pkt->node_name[sizeof(pkt->node_name) - 1] = '\0';
+		memcpy(pkt->eth_src, buf + 6, 6);
+	}
+	return SRNIC_WIRE_OK;
+}
