@@ -1,0 +1,30 @@
+# ibv_devices and ibv_devinfo -v inside a node describe the device as a
+# RoCE NIC would: name, GUID, an active Ethernet port, GIDs, honest limits.
+. "$(dirname "$0")/../lib.sh"
+
+out=$(on a -- ibv_devices) || fail "ibv_devices failed"
+echo "$out"
+echo "$out" | grep -Eq '^[[:space:]]*srnic0[[:space:]]+[0-9a-f]{16}$' || fail "ibv_devices does not list srnic0 with a GUID"
+echo "$out" | grep -q '0000000000000000' && fail "zero node GUID"
+
+v=$(on a -- ibv_devinfo -v) || fail "ibv_devinfo -v failed"
+echo "$v"
+expect() { echo "$v" | grep -Eq "$1" || fail "ibv_devinfo -v: no line matching '$1'"; }
+expect '^hca_id:[[:space:]]+srnic0$'
+expect 'node_guid:[[:space:]]+[0-9a-f]{4}:[0-9a-f]{4}:[0-9a-f]{4}:[0-9a-f]{4}'
+expect 'state:[[:space:]]+PORT_ACTIVE'
+expect 'link_layer:[[:space:]]+Ethernet'
+expect 'active_mtu:[[:space:]]+4096'
+expect 'GID\[  0\]:[[:space:]]+fe80:0000:0000:0000:0053:4eff:fe00:0001, RoCE v1'
+expect 'GID\[  1\]:[[:space:]]+::ffff:10.55.0.1, RoCE v2'
+expect 'max_qp_rd_atom:[[:space:]]+[1-9]'
+expect 'max_sge:[[:space:]]+[1-9]'
+expect 'max_mr:[[:space:]]+[1-9]'
+expect 'max_qp:[[:space:]]+[1-9]'
+expect 'atomic_cap:[[:space:]]+ATOMIC_NONE'
+
+# Node b is a different node: its own GUID and address.
+vb=$(on b -- ibv_devinfo -v) || fail "ibv_devinfo -v on b failed"
+echo "$vb" | grep -q '::ffff:10.55.0.2, RoCE v2' || fail "node b's GID"
+[ "$(echo "$v" | grep node_guid)" != "$(echo "$vb" | grep node_guid)" ] || fail "a and b share a GUID"
+exit 0

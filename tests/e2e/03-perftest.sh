@@ -1,0 +1,40 @@
+# Unmodified perftest between a and b: bandwidth and latency tests with
+# default flags and with the common options, each checked for a plausible
+# result line.
+. "$(dirname "$0")/../lib.sh"
+
+bw() {	# name tool args...: bandwidth result must be > 0.01 Gb/s
+	local name=$1 gbps
+	shift
+	pair "$name" 90 "$@" --report_gbits || fail "$name"
+	# columns: bytes iterations peak average msgrate
+	gbps=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print $4}' "$LOGDIR/$name.a" | tail -1)
+	[ -n "$gbps" ] || fail "$name: no result line"
+	echo "$name: $gbps Gb/s"
+	awk -v g="$gbps" 'BEGIN {exit !(g > 0.01)}' || fail "$name: implausible bandwidth $gbps"
+}
+
+lat() {	# name tool args...: typical latency between 0.1 us and 100 ms
+	local name=$1 us
+	shift
+	pair "$name" 90 "$@" || fail "$name"
+	us=$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 {print $5}' "$LOGDIR/$name.a" | tail -1)
+	[ -n "$us" ] || fail "$name: no result line"
+	echo "$name: typical $us us"
+	awk -v u="$us" 'BEGIN {exit !(u > 0.1 && u < 100000)}' || fail "$name: implausible latency $us"
+}
+
+bw write-bw-default ib_write_bw
+bw write-bw-s-n ib_write_bw -s 1048576 -n 200
+bw write-bw-D ib_write_bw -s 65536 -D 2
+bw write-bw-q ib_write_bw -s 4096 -n 2000 -q 4
+bw read-bw-default ib_read_bw
+bw read-bw-s-n ib_read_bw -s 1048576 -n 100
+bw send-bw-default ib_send_bw
+bw send-bw-s-n ib_send_bw -s 300000 -n 200
+lat write-lat ib_write_lat
+lat write-lat-s ib_write_lat -s 65536 -n 200
+lat read-lat ib_read_lat
+lat send-lat ib_send_lat
+lat send-lat-s ib_send_lat -s 8192 -n 300
+exit 0

@@ -1,0 +1,43 @@
+# Helpers for end-to-end tests (sourced by tests/e2e/*.sh).
+# Each test runs programs on the testbed nodes through ./srnic exec, asserts
+# on what they print and how they exit, and leaves no process behind.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SRNIC=$ROOT/srnic
+BUILD=${SRNIC_BUILD:-$ROOT/build}
+LOGDIR=${SRNIC_TEST_LOGS:-/tmp/srnic-test-logs}
+mkdir -p "$LOGDIR"
+# The testbed ./srnic uses: it honours SRNIC_NS and SRNIC_RUN, and so does
+# everything here (the helpers only ever go through ./srnic).
+TB=${SRNIC_RUN:-/run/srnic}/testbed
+
+# node_conf NODE: the node's configuration file.
+node_conf() { echo "$TB/$1.conf"; }
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# on NODE [timeout] -- CMD...: run CMD on NODE in the foreground.
+on() {
+	local node=$1 t=60
+	shift
+	if [ "$1" != "--" ]; then t=$1; shift; fi
+	shift
+	timeout -k 5 "$t" "$SRNIC" exec "$node" -- "$@"
+}
+
+# pair NAME TIMEOUT CMD...: run CMD as server on b and as client on a (the
+# client gets "b" appended), wait for both; logs in $LOGDIR/NAME.{a,b}.
+# Returns non-zero if either side failed.
+pair() {
+	local name=$1 t=$2 rcb=0 rca=0 pid
+	shift 2
+	timeout -k 5 "$t" "$SRNIC" exec b -- "$@" > "$LOGDIR/$name.b" 2>&1 &
+	pid=$!
+	sleep "${PAIR_DELAY:-0.5}"
+	timeout -k 5 "$t" "$SRNIC" exec a -- "$@" b > "$LOGDIR/$name.a" 2>&1 || rca=$?
+	wait $pid || rcb=$?
+	if [ $rca != 0 ] || [ $rcb != 0 ]; then
+		echo "--- $name: client (a) exit $rca" >&2; tail -15 "$LOGDIR/$name.a" >&2
+		echo "--- $name: server (b) exit $rcb" >&2; tail -15 "$LOGDIR/$name.b" >&2
+		return 1
+	fi
+}
