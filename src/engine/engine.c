@@ -547,10 +547,15 @@ static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 	argv[argc++] = "srnic";
 	argv[argc++] = "--no-pci";
 	argv[argc++] = "--no-telemetry";
-	argv[argc++] = "--in-memory";
 	argv[argc++] = "--log-level=*:error";
-	if (!cfg->hugepages)
+	/* Nothing of a node's memory is shared with another DPDK process,
+	 * and nothing may be left behind in hugetlbfs when it dies. */
+	if (cfg->hugepages) {
+		argv[argc++] = "--in-memory";
+	} else {
 		argv[argc++] = "--no-huge";
+		argv[argc++] = "--no-shconf";
+	}
 	snprintf(mem, sizeof(mem), "-m%u", cfg->mem_mb);
 	argv[argc++] = mem;
 	for (i = 0; i < cfg->nports; i++) {
@@ -582,6 +587,11 @@ static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 {
 	unsigned room = RTE_PKTMBUF_HEADROOM + SRNIC_MAX_HLEN + eng->cfg.mtu;
+
+	/* Some ports want a full standard frame per mbuf whatever our MTU
+	 * (af_packet checks its frame size against the room). */
+	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
+		room = RTE_MBUF_DEFAULT_BUF_SIZE;
 
 	if (!eng->pool) {
 		eng->pool = rte_pktmbuf_pool_create("srnic_pool", POOL_SIZE,

@@ -349,9 +349,17 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 
 	/* The packet with the last byte lands last, so a program polling
-	 * that byte sees the whole message. */
+	 * that byte sees the whole message.  It is checked now all the same:
+	 * a bad key is NAKed when it arrives, not when the rest does. */
 	if ((pkt->flags & SRNIC_F_LAST) &&
 	    s->trk.ndone + 1 < s->trk.npkts) {
+		if (pkt->opcode == SRNIC_OP_WRITE &&
+		    srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
+				    pkt->pkt_len, SRNIC_ACCESS_REMOTE_WRITE)) {
+			fail(eng, qp, s, SRNIC_NAK_ACCESS,
+			     SRNIC_WC_REM_ACCESS_ERR);
+			return false;
+		}
 		srnic_track_mark(&s->trk, idx);
 		s->held = m;
 		return true;
