@@ -230,6 +230,7 @@ int srnic_query_port(struct ibv_context *context, uint8_t port,
 	attr->port_cap_flags = 0;
 	attr->max_msg_sz = 1u << 31;
 	attr->pkey_tbl_len = 1;
+	attr->max_vl_num = 1;
 	attr->active_width = 2;		/* 4X */
 	attr->active_speed = 32;	/* 25 Gb/s a lane: 100GbE class */
 	attr->link_layer = IBV_LINK_LAYER_ETHERNET;

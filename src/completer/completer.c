@@ -201,6 +201,14 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 	srnic_completer_complete(eng, qp);
 }
 
+static const uint8_t wc_op[] = {
+	[SRNIC_WR_SEND] = SRNIC_WC_SEND,
+	[SRNIC_WR_SEND_IMM] = SRNIC_WC_SEND,
+	[SRNIC_WR_WRITE] = SRNIC_WC_RDMA_WRITE,
+	[SRNIC_WR_WRITE_IMM] = SRNIC_WC_RDMA_WRITE,
+	[SRNIC_WR_READ] = SRNIC_WC_RDMA_READ,
+};
+
 static void sq_release(struct srnic_qp *qp)
 {
 	__atomic_store_n(&qp->sq_comp, qp->sq_comp + 1, __ATOMIC_RELEASE);
@@ -209,13 +217,6 @@ static void sq_release(struct srnic_qp *qp)
 unsigned srnic_completer_complete(struct srnic_engine *eng,
 				  struct srnic_qp *qp)
 {
-	static const uint8_t wc_op[] = {
-		[SRNIC_WR_SEND] = SRNIC_WC_SEND,
-		[SRNIC_WR_SEND_IMM] = SRNIC_WC_SEND,
-		[SRNIC_WR_WRITE] = SRNIC_WC_RDMA_WRITE,
-		[SRNIC_WR_WRITE_IMM] = SRNIC_WC_RDMA_WRITE,
-		[SRNIC_WR_READ] = SRNIC_WC_RDMA_READ,
-	};
 	unsigned n = 0;
 
 	while (qp->sq_comp != qp->sq_next) {
@@ -230,8 +231,10 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 		if (error || qp->sq_sig_all || (w->flags & SRNIC_WR_SIGNALED)) {
 			struct srnic_cqe *c;
 
-			if (!srnic_cq_room(qp->send_cq))
-				break;	/* retried when the app polls */
+			if (!srnic_cq_room(qp->send_cq)) {
+				srnic_qp_cq_full(eng, qp);
+				break;
+			}
 			c = srnic_cq_slot(qp->send_cq);
 			memset(c, 0, sizeof(*c));
 			c->wr_id = w->wr_id;
@@ -276,7 +279,7 @@ void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 		c->wr_id = qp->sq[idx & qp->sq_mask].wr_id;
 		c->qp_num = qp->qpn;
 		c->status = SRNIC_WC_WR_FLUSH_ERR;
-		c->opcode = SRNIC_WC_SEND;
+		c->opcode = wc_op[qp->sq[idx & qp->sq_mask].opcode];
 		srnic_cq_publish(qp->send_cq);
 		sq_release(qp);
 	}

@@ -121,6 +121,14 @@ void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp)
 	eng->active_tail = qp;
 }
 
+/* A completion found its CQ full: keep the QP running until the
+ * application polls room into it; nothing is dropped meanwhile. */
+void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	qp->cq_wait = 1;
+	srnic_qp_activate(eng, qp);
+}
+
 void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	if (qp->on_ack)
@@ -307,7 +315,11 @@ static void send_acks(struct srnic_engine *eng)
 	while ((qp = eng->ack_head) != NULL) {
 		eng->ack_head = qp->ack_next;
 		qp->on_ack = 0;
-		if (qp->state != SRNIC_QPS_ERR && qp->state >= SRNIC_QPS_RTR)
+		/* A QP the responder has just taken to the error state
+		 * still owes its peer the NAK that says why. */
+		if (qp->state >= SRNIC_QPS_RTR &&
+		    (qp->state != SRNIC_QPS_ERR ||
+		     qp->ack_syndrome != SRNIC_ACK_OK))
 			srnic_responder_send_ack(eng, qp);
 	}
 }

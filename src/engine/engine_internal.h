@@ -137,6 +137,7 @@ struct srnic_engine {
 void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c);
 void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp);

@@ -224,6 +224,8 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 				if (emit_recv_cqe(qp, s)) {
 					srnic_rq_consumed(qp);
 					srnic_qp_to_error(eng, qp);
+				} else {
+					srnic_qp_cq_full(eng, qp);
 				}
 			}
 			return;
@@ -243,8 +245,10 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			j->sent = 0;
 			srnic_qp_activate(eng, qp);
 		} else if (s->flags & SRNIC_F_RECV_CQE) {
-			if (!emit_recv_cqe(qp, s))
-				return;	/* CQ full: try again later */
+			if (!emit_recv_cqe(qp, s)) {
+				srnic_qp_cq_full(eng, qp);
+				return;
+			}
 			srnic_rq_consumed(qp);
 		}
 		slot_clear(s);
