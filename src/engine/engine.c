@@ -700,8 +700,12 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 			return NULL;
 		}
 		/* A fresh incarnation each process: never 0, which no
-		 * packet may claim. */
-		eng->inc = (uint32_t)(seed >> 32) | 1;
+		 * packet may claim.  Drawn apart from the key seed: peers
+		 * see the incarnation, and must learn nothing of the keys. */
+		if (getrandom(&eng->inc, sizeof(eng->inc), 0) !=
+		    sizeof(eng->inc))
+			eng->inc = (uint32_t)(seed * 0x9e3779b97f4a7c15ull >> 32);
+		eng->inc |= 1;
 		eng->qpn_next = 16;
 		pthread_mutex_init(&eng->obj_lock, NULL);
 		pthread_mutex_init(&eng->peer_lock, NULL);

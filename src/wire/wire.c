@@ -109,6 +109,11 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 
 		if (pkt->msg_len > SRNIC_MAX_MSG_LEN)
 			return SRNIC_WIRE_BAD_LENGTH;
+		/* Every data packet names a stride, a READ request too: the
+		 * responder cuts its answer with it. */
+		if (pkt->stride_shift < SRNIC_MIN_STRIDE_SHIFT ||
+		    pkt->stride_shift > SRNIC_MAX_STRIDE_SHIFT)
+			return SRNIC_WIRE_BAD_LENGTH;
 		if (pkt->opcode == SRNIC_OP_READ_REQ) {
 			/* A request carries no payload; msg_len is what it
 			 * asks for. */
@@ -130,9 +135,6 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 				return SRNIC_WIRE_BAD_LENGTH;
 			/* Packets are cut on stride boundaries, so each one
 			 * has a fixed index in the message's bitmap. */
-			if (pkt->stride_shift < SRNIC_MIN_STRIDE_SHIFT ||
-			    pkt->stride_shift > SRNIC_MAX_STRIDE_SHIFT)
-				return SRNIC_WIRE_BAD_LENGTH;
 			if (pkt->msg_off & ((1u << pkt->stride_shift) - 1))
 				return SRNIC_WIRE_BAD_LENGTH;
 			if (pkt->msg_len != 0 &&

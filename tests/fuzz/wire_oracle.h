@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What must hold for any frame srnic_wire_decode accepts, shared by the
+ * libFuzzer target, the corpus replay and test_wire:
+ *
+ *  - the decoded packet obeys every promise of srnic_wire.h (opcode in range,
+ *    payload inside the frame and inside the message, stride rules, unused
+ *    fields zero), so the engine may trust it without re-checking;
+ *  - encoding it again gives a frame that decodes to the same packet, and
+ *    that frame is a fixed point of decode+encode;
+ *  - the re-encoded header matches the input at every byte that carries a
+ *    field, so encoder and decoder agree with the byte map of wire.c, not
+ *    merely with each other.
+ *
+ * Offsets here are literal numbers on purpose: they restate the map in the
+ * comment at the top of wire.c, so a change to either side shows up.
+ */
+#ifndef SRNIC_WIRE_ORACLE_H
+#define SRNIC_WIRE_ORACLE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srnic_wire.h"
+
+#define WIRE_MIN_FRAME 60	/* Ethernet minimum without FCS */
+
+/* Name of the first field in which a and b differ, or NULL.  The payload
+ * pointer is not compared: two frames never share a buffer. */
+static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
+					const struct srnic_pkt *b)
+{
+#define WIRE_FIELD(f)                                          \
+	do {                                                   \
+		if (memcmp(&a->f, &b->f, sizeof(a->f)) != 0)   \
+			return #f;                             \
+	} while (0)
+	WIRE_FIELD(opcode);
+	WIRE_FIELD(flags);
+	WIRE_FIELD(dst_qpn);
+	WIRE_FIELD(src_qpn);
+	WIRE_FIELD(src_inc);
+	WIRE_FIELD(dst_inc);
+	WIRE_FIELD(msn);
+	WIRE_FIELD(txid);
+	WIRE_FIELD(ssn);
+	WIRE_FIELD(rkey);
+	WIRE_FIELD(imm);
+	WIRE_FIELD(va);
+	WIRE_FIELD(msg_off);
+	WIRE_FIELD(pkt_len);
+	WIRE_FIELD(msg_len);
+	WIRE_FIELD(stride_shift);
+	WIRE_FIELD(syndrome);
+	WIRE_FIELD(rnr_timer);
+	WIRE_FIELD(nak_msn);
+	WIRE_FIELD(nak_txid);
+	WIRE_FIELD(ipv4);
+	WIRE_FIELD(port);
+	WIRE_FIELD(node_mac);
+	WIRE_FIELD(node_name);
+	WIRE_FIELD(eth_src);
+#undef WIRE_FIELD
+	return NULL;
+}
+
+static inline void wire_pkt_dump(FILE *f, const char *what,
+				 const struct srnic_pkt *p)
+{
+	fprintf(f,
+		"%s: op %u flags %#x dst_qpn %#x src_qpn %#x src_inc %#x "
+		"dst_inc %#x msn %#x txid %#x ssn %#x rkey %#x imm %#x "
+		"va %#llx msg_off %u pkt_len %u msg_len %u shift %u "
+		"syndrome %u rnr %u nak_msn %#x nak_txid %#x ipv4 %#x port %u "
+		"name '%.16s'\n",
+		what, p->opcode, p->flags, p->dst_qpn, p->src_qpn, p->src_inc,
+		p->dst_inc, p->msn, p->txid, p->ssn, p->rkey, p->imm,
+		(unsigned long long)p->va, p->msg_off, p->pkt_len, p->msg_len,
+		p->stride_shift, p->syndrome, p->rnr_timer, p->nak_msn,
+		p->nak_txid, p->ipv4, p->port, p->node_name);
+}
+
+static inline void wire_hexdump(FILE *f, const uint8_t *buf, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		fprintf(f, "%02x%s", buf[i],
+			i % 16 == 15 || i + 1 == len ? "\n" : " ");
+}
+
+/* Whether header byte off of an opcode-op frame carries a field (as
+ * opposed to reserved bytes, which the decoder must ignore). */
+static inline bool wire_byte_meaningful(uint8_t op, unsigned off)
+{
+	if (off < 38)
+		return true;	/* Ethernet and base header */
+	off -= 38;
+	if (srnic_op_has_data_ext(op))
+		return off < 37;
+	if (op == SRNIC_OP_ACK)
+		return off < 2 || (off >= 4 && off < 12);
+	/* HELLO, BYE: the name's last byte is forced to NUL on decode */
+	return off < 5 || (off >= 6 && off < 12) || (off >= 16 && off < 31);
+}
+
+/* Writes pkt as a frame into a new buffer (header, payload, padding to the
+ * Ethernet minimum) and returns it; *len gets its length. */
+static inline uint8_t *wire_build(const struct srnic_pkt *p,
+				  const uint8_t dst[6], const uint8_t src[6],
+				  uint32_t *len)
+{
+	uint32_t hlen = srnic_wire_hlen(p->opcode);
+	uint32_t plen = srnic_op_carries_payload(p->opcode) ? p->pkt_len : 0;
+	uint32_t n = hlen + plen < WIRE_MIN_FRAME ? WIRE_MIN_FRAME
+						  : hlen + plen;
+	uint8_t *f = calloc(1, n);
+
+	if (!f)
+		abort();
+	srnic_wire_encode(f, dst, src, p);
+	if (plen)
+		memcpy(f + hlen, p->payload, plen);
+	*len = n;
+	return f;
+}
+
+static inline bool wire_zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--)
+		if (*b++)
+			return false;
+	return true;
+}
+
+/* The packet-level promises; NULL when they hold. */
+static inline const char *wire_pkt_invariants(const uint8_t *buf,
+					      uint32_t len,
+					      const struct srnic_pkt *p)
+{
+	uint8_t op = p->opcode;
+	uint32_t hlen, stride, want;
+
+	if (op == 0 || op >= SRNIC_OP_MAX)
+		return "accepted opcode out of range";
+	hlen = srnic_wire_hlen(op);
+	if (len < hlen)
+		return "accepted a frame shorter than its header";
+	if (srnic_op_has_data_ext(op)) {
+		if (p->syndrome || p->rnr_timer || p->nak_msn || p->nak_txid ||
+		    p->ipv4 || p->port ||
+		    !wire_zero(p->node_mac, sizeof(p->node_mac)) ||
+		    !wire_zero(p->node_name, sizeof(p->node_name)) ||
+		    !wire_zero(p->eth_src, sizeof(p->eth_src)))
+			return "non-data field set on a data packet";
+		if (p->msg_len > SRNIC_MAX_MSG_LEN)
+			return "accepted msg_len beyond 2 GiB";
+	}
+	if (op == SRNIC_OP_READ_REQ) {
+		if (p->pkt_len || p->msg_off)
+			return "READ request with payload or offset";
+	} else if (srnic_op_carries_payload(op)) {
+		if (p->payload != buf + hlen)
+			return "payload does not follow the header";
+		if (p->pkt_len > len - hlen)
+			return "payload runs past the frame";
+		if (p->msg_off > p->msg_len ||
+		    p->pkt_len > p->msg_len - p->msg_off)
+			return "payload runs past the message";
+		if (p->va + p->pkt_len < p->va)
+			return "va + pkt_len wraps";
+		if (p->stride_shift < SRNIC_MIN_STRIDE_SHIFT ||
+		    p->stride_shift > SRNIC_MAX_STRIDE_SHIFT)
+			return "stride_shift out of range";
+		stride = 1u << p->stride_shift;
+		if (p->msg_off % stride)
+			return "msg_off not on a stride boundary";
+		want = p->msg_len - p->msg_off < stride
+			       ? p->msg_len - p->msg_off
+			       : stride;
+		if (p->pkt_len != want)
+			return "packet not cut at the stride";
+	} else if (op == SRNIC_OP_ACK) {
+		if (p->syndrome > SRNIC_NAK_OPERATIONAL)
+			return "accepted an unknown syndrome";
+		if (p->rnr_timer > 31)
+			return "rnr_timer beyond its 5 bits";
+		if (p->txid || p->rkey || p->va || p->msg_len || p->pkt_len ||
+		    p->ipv4 || p->payload ||
+		    !wire_zero(p->eth_src, sizeof(p->eth_src)))
+			return "non-ACK field set on an ACK";
+	} else {
+		if (p->node_name[sizeof(p->node_name) - 1] != '\0')
+			return "node name not terminated";
+		if (memcmp(p->eth_src, buf + 6, 6) != 0)
+			return "eth_src is not the frame's source MAC";
+		if (p->txid || p->rkey || p->va || p->msg_len || p->syndrome ||
+		    p->payload)
+			return "non-control field set on HELLO/BYE";
+	}
+	return NULL;
+}
+
+/*
+ * The whole oracle for one input.  Returns NULL when the frame is refused
+ * or passes, else what broke; *err gets the decode result either way.
+ */
+static inline const char *wire_oracle(const uint8_t *buf, uint32_t len,
+				      enum srnic_wire_err *err)
+{
+	static char why[160];
+	struct srnic_pkt p1, p2;
+	const char *bad = NULL, *field;
+	uint8_t *f1, *f2;
+	uint32_t n1, n2, hlen, i;
+
+	*err = srnic_wire_decode(buf, len, &p1);
+	if (*err != SRNIC_WIRE_OK)
+		return NULL;
+	bad = wire_pkt_invariants(buf, len, &p1);
+	if (bad)
+		return bad;
+
+	hlen = srnic_wire_hlen(p1.opcode);
+	f1 = wire_build(&p1, buf, buf + 6, &n1);
+	if (srnic_wire_decode(f1, n1, &p2) != SRNIC_WIRE_OK) {
+		bad = "re-encoded frame is refused";
+		goto out1;
+	}
+	field = wire_pkt_diff(&p1, &p2);
+	if (field) {
+		snprintf(why, sizeof(why), "round trip changes %s", field);
+		bad = why;
+		goto out1;
+	}
+	if (srnic_op_carries_payload(p1.opcode) &&
+	    memcmp(p1.payload, p2.payload, p1.pkt_len) != 0) {
+		bad = "round trip changes the payload";
+		goto out1;
+	}
+	for (i = 0; i < hlen; i++) {
+		uint8_t in = buf[i], out = f1[i];
+
+		if (!wire_byte_meaningful(p1.opcode, i))
+			continue;
+		if (p1.opcode == SRNIC_OP_ACK && i == 39)
+			in &= 31;	/* rnr_timer keeps 5 bits */
+		if (in != out) {
+			snprintf(why, sizeof(why),
+				 "re-encoded header byte %u is %#x, input had "
+				 "%#x",
+				 i, out, in);
+			bad = why;
+			goto out1;
+		}
+	}
+	f2 = wire_build(&p2, f1, f1 + 6, &n2);
+	if (n1 != n2 || memcmp(f1, f2, n1) != 0)
+		bad = "encode(decode(encode(p))) differs from encode(p)";
+	free(f2);
+out1:
+	free(f1);
+	return bad;
+}
+
+#endif

@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The responder and completer driven packet by packet: out-of-order
+ * placement, the last byte landing last, duplicates, transaction ids,
+ * receive sequence numbers, access checks and RNR.  The engine is real (its
+ * memory table, QP, CQ and port code); its one port is DPDK's net_ring,
+ * which loops what the engine transmits (ACKs, NAKs, READ responses) back to
+ * this test to read.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "check.h"
+#include "engine_internal.h"
+
+#define STRIDE_SHIFT 10
+#define STRIDE (1u << STRIDE_SHIFT)
+#define PEER_QPN 77
+#define PEER_INC 0x1234567u
+
+static struct srnic_engine *eng;
+static struct srnic_peer peer;
+static struct srnic_cq *cq;
+static const uint8_t peer_mac[6] = {2, 0, 0, 0, 0, 9};
+
+static void engine_up(void)
+{
+	char *argv[] = {"test", "--no-pci", "--no-huge", "--no-shconf",
+			"--no-telemetry", "-m", "256", "--vdev=net_ring0",
+			"--log-level=*:error"};
+	char err[256];
+
+	if (rte_eal_init(sizeof(argv) / sizeof(argv[0]), argv) < 0) {
+		fprintf(stderr, "EAL init failed\n");
+		exit(2);
+	}
+	eng = srnic_zalloc_aligned(sizeof(*eng), 64);
+	snprintf(eng->cfg.port[0], sizeof(eng->cfg.port[0]), "net_ring0");
+	eng->cfg.nports = 1;
+	eng->cfg.mtu = 4096;
+	eng->payload_max = 4096;
+	eng->inc = 0xabcdef1;
+	eng->tsc_hz = rte_get_tsc_hz();
+	srnic_mem_init(&eng->mem, 42);
+	eng->pool = rte_pktmbuf_pool_create("t", 4095, 0, 0, 8192, 0);
+	eng->doorbell = rte_ring_create("db", 64, 0, RING_F_SC_DEQ);
+	if (!eng->pool || srnic_ports_start(eng, err, sizeof(err))) {
+		fprintf(stderr, "engine: %s\n", err);
+		exit(2);
+	}
+	eng->port[0].polling = 1;
+	eng->port[0].link_up = 1;
+	peer.up[0] = 1;
+	peer.inc = PEER_INC;
+	memcpy(peer.mac[0], peer_mac, 6);
+	cq = srnic_engine_create_cq(eng, 64);
+}
+
+/* A connected RC QP in RTS whose responder expects MSN 100. */
+static struct srnic_qp *qp_new(uint32_t pd)
+{
+	struct srnic_qp_init init = {.type = SRNIC_QPT_RC, .pd = pd,
+				     .max_send_wr = 16, .max_recv_wr = 16,
+				     .max_send_sge = 4, .max_recv_sge = 4,
+				     .send_cq = cq, .recv_cq = cq};
+	struct srnic_qp *qp = srnic_engine_create_qp(eng, &init);
+
+	qp->peer = &peer;
+	qp->peer_inc = PEER_INC;
+	qp->at.dest_qpn = PEER_QPN;
+	qp->at.path_shift = STRIDE_SHIFT;
+	qp->at.timeout_tsc = eng->tsc_hz;
+	qp->at.retry_cnt = 7;
+	qp->exp_msn = 100;
+	qp->next_msn = 500;
+	qp->state = SRNIC_QPS_RTS;
+	return qp;
+}
+
+/* Build packet idx of a message as a requester would, and hand it to the
+ * responder as the datapath would.  Returns whether the responder kept the
+ * mbuf. */
+static bool deliver(struct srnic_qp *qp, uint8_t op, uint16_t flags,
+		    uint32_t msn, uint32_t txid, uint32_t ssn, uint32_t rkey,
+		    uint64_t va, const uint8_t *msg, uint32_t msg_len,
+		    uint32_t idx)
+{
+	struct srnic_pkt pkt = {0}, in;
+	struct rte_mbuf *m;
+	uint8_t *payload;
+	bool kept;
+
+	pkt.opcode = op;
+	pkt.flags = flags;
+	pkt.dst_qpn = qp->qpn;
+	pkt.src_qpn = PEER_QPN;
+	pkt.src_inc = PEER_INC;
+	pkt.dst_inc = eng->inc;
+	pkt.msn = msn;
+	pkt.txid = txid;
+	pkt.ssn = ssn;
+	pkt.rkey = rkey;
+	pkt.msg_off = idx * STRIDE;
+	pkt.msg_len = msg_len;
+	pkt.stride_shift = STRIDE_SHIFT;
+	pkt.pkt_len = msg_len - pkt.msg_off < STRIDE ? msg_len - pkt.msg_off
+						      : STRIDE;
+	pkt.va = va + pkt.msg_off;
+	if (pkt.msg_off + pkt.pkt_len == msg_len)
+		pkt.flags |= SRNIC_F_LAST;
+	m = srnic_pkt_alloc(eng, &pkt, eng->port[0].mac, 0, &payload);
+	if (!m)
+		abort();
+	memcpy(payload, msg + pkt.msg_off, pkt.pkt_len);
+	if (srnic_wire_decode(rte_pktmbuf_mtod(m, uint8_t *),
+			      rte_pktmbuf_data_len(m), &in) != SRNIC_WIRE_OK)
+		abort();
+	kept = srnic_responder_rx(eng, qp, &in, m);
+	if (!kept)
+		rte_pktmbuf_free(m);
+	return kept;
+}
+
+/* Transmit what the engine queued and read it back from the ring. */
+static unsigned drain_wire(struct srnic_pkt *out, unsigned max)
+{
+	struct rte_mbuf *ms[32];
+	unsigned got = 0;
+	uint16_t n, i;
+
+	while (eng->ack_head) {
+		struct srnic_qp *qp = eng->ack_head;
+
+		eng->ack_head = qp->ack_next;
+		qp->on_ack = 0;
+		srnic_responder_send_ack(eng, qp);
+	}
+	srnic_ports_flush(eng);
+	n = rte_eth_rx_burst(eng->port[0].port_id, 0, ms, 32);
+	for (i = 0; i < n; i++) {
+		if (got < max &&
+		    srnic_wire_decode(rte_pktmbuf_mtod(ms[i], uint8_t *),
+				      rte_pktmbuf_data_len(ms[i]),
+				      &out[got]) == SRNIC_WIRE_OK)
+			got++;
+		rte_pktmbuf_free(ms[i]);
+	}
+	return got;
+}
+
+static void shuffle(uint32_t *a, uint32_t n, unsigned seed)
+{
+	uint32_t i;
+
+	srand(seed);
+	for (i = n - 1; i > 0; i--) {
+		uint32_t j = rand() % (i + 1), t = a[i];
+
+		a[i] = a[j];
+		a[j] = t;
+	}
+}
+
+static uint64_t drops(enum srnic_drop d)
+{
+	return eng->st.drops[d];
+}
+
+/* WRITE packets in any order land exactly once; the packet with the last
+ * byte waits for all the others; the cumulative ACK moves only at the end. */
+static void test_write_out_of_order(void)
+{
+	enum { LEN = 20 * STRIDE + 77, NPKT = 21 };
+	uint8_t *dst = calloc(1, LEN), *msg = malloc(LEN);
+	uint32_t order[NPKT], i, key;
+	struct srnic_qp *qp = qp_new(1);
+	struct srnic_pkt acks[8];
+	unsigned n;
+
+	for (i = 0; i < LEN; i++)
+		msg[i] = (uint8_t)(i * 7 + 3);
+	for (i = 0; i < NPKT; i++)
+		order[i] = i;
+	shuffle(order, NPKT, 1);
+	/* Make the last packet arrive early. */
+	for (i = 0; i < NPKT; i++)
+		if (order[i] == NPKT - 1) {
+			order[i] = order[1];
+			order[1] = NPKT - 1;
+		}
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 1);
+	for (i = 0; i < NPKT; i++) {
+		bool kept = deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key,
+				    (uintptr_t)dst, msg, LEN, order[i]);
+
+		if (order[i] == NPKT - 1)
+			CHECK(kept, "the last packet is held while others are missing");
+		if (i + 1 < NPKT) {
+			CHECK(dst[LEN - 1] == 0,
+			      "last byte written before packet %u of %u", i + 1,
+			      NPKT);
+			CHECK(qp->exp_msn == 100, "message done too early");
+		}
+	}
+	CHECK(memcmp(dst, msg, LEN) == 0, "placed bytes differ");
+	CHECK(qp->exp_msn == 101, "exp_msn %u after the message", qp->exp_msn);
+	n = drain_wire(acks, 8);
+	CHECK(n >= 1 && acks[n - 1].opcode == SRNIC_OP_ACK &&
+		      acks[n - 1].msn == 101 &&
+		      acks[n - 1].syndrome == SRNIC_ACK_OK,
+	      "cumulative ACK for 101 (got %u packets)", n);
+
+	/* A duplicate of a finished message, with other bytes in it, is
+	 * dropped and changes nothing. */
+	{
+		uint64_t before = drops(SRNIC_DROP_DUPLICATE);
+		uint8_t *junk = malloc(LEN);
+
+		memset(junk, 0xee, LEN);
+		deliver(qp, SRNIC_OP_WRITE, 0, 100, 2, 0, key, (uintptr_t)dst,
+			junk, LEN, 3);
+		CHECK(drops(SRNIC_DROP_DUPLICATE) == before + 1,
+		      "late duplicate not counted");
+		CHECK(memcmp(dst, msg, LEN) == 0, "a late duplicate was placed");
+		n = drain_wire(acks, 8);
+		CHECK(n == 1 && acks[0].msn == 101,
+		      "a duplicate is answered with the ACK again");
+		free(junk);
+	}
+	srnic_engine_destroy_qp(eng, qp);
+	free(dst);
+	free(msg);
+}
+
+/* Transaction ids: a newer attempt restarts a message, packets of the older
+ * attempt are then dropped, duplicates inside one attempt are dropped, and
+ * the message completes exactly once. */
+static void test_txid(void)
+{
+	enum { LEN = 6 * STRIDE };
+	uint8_t *dst = calloc(1, LEN), *msg = malloc(LEN), *junk = malloc(LEN);
+	struct srnic_qp *qp = qp_new(2);
+	struct srnic_cqe c[4];
+	struct srnic_rwqe *r;
+	uint32_t key, i;
+	int got;
+
+	for (i = 0; i < LEN; i++)
+		msg[i] = (uint8_t)(i ^ 0x5a);
+	memset(junk, 0xcc, LEN);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 2);
+	/* WRITE with immediate consumes a receive WQE: post one. */
+	r = &qp->rq[0];
+	r->wr_id = 4242;
+	r->num_sge = 0;
+	qp->rq_prod = 1;
+
+	/* Attempt 7 gets two packets in (one of them twice). */
+	deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100, 7, 0,
+		key, (uintptr_t)dst, msg, LEN, 0);
+	deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100, 7, 0,
+		key, (uintptr_t)dst, msg, LEN, 2);
+	{
+		uint64_t before = drops(SRNIC_DROP_DUPLICATE);
+
+		deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100,
+			7, 0, key, (uintptr_t)dst, junk, LEN, 2);
+		CHECK(drops(SRNIC_DROP_DUPLICATE) == before + 1,
+		      "duplicate in one attempt not dropped");
+		CHECK(memcmp(dst + 2 * STRIDE, msg + 2 * STRIDE, STRIDE) == 0,
+		      "duplicate overwrote placed data");
+	}
+	/* Attempt 8 (the retry) starts over and brings every packet. */
+	for (i = 0; i < 5; i++)
+		deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100,
+			8, 0, key, (uintptr_t)dst, msg, LEN, 5 - i);
+	/* A straggler of attempt 7 arrives with other bytes: dropped. */
+	{
+		uint64_t before = drops(SRNIC_DROP_STALE_TXID);
+
+		deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100,
+			7, 0, key, (uintptr_t)dst, junk, LEN, 0);
+		CHECK(drops(SRNIC_DROP_STALE_TXID) == before + 1,
+		      "stale txid not dropped");
+	}
+	CHECK(qp->exp_msn == 100, "completed without packet 0 of attempt 8");
+	CHECK(srnic_cq_poll(cq, c, 4) == 0, "completion before the data");
+	deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100, 8, 0,
+		key, (uintptr_t)dst, msg, LEN, 0);
+	CHECK(memcmp(dst, msg, LEN) == 0, "data after the retry");
+	got = srnic_cq_poll(cq, c, 4);
+	CHECK(got == 1 && c[0].wr_id == 4242 &&
+		      c[0].opcode == SRNIC_WC_RECV_RDMA_WITH_IMM &&
+		      c[0].status == SRNIC_WC_SUCCESS && c[0].byte_len == LEN,
+	      "exactly one receive completion (got %d)", got);
+	/* The whole message again, newer txid: at most once. */
+	for (i = 0; i < 6; i++)
+		deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100,
+			9, 0, key, (uintptr_t)dst, junk, LEN, i);
+	CHECK(srnic_cq_poll(cq, c, 4) == 0, "a message completed twice");
+	CHECK(memcmp(dst, msg, LEN) == 0, "a finished message was rewritten");
+	drain_wire(NULL, 0);
+	srnic_engine_destroy_qp(eng, qp);
+	free(dst);
+	free(msg);
+	free(junk);
+}
+
+/* Two SENDs whose packets arrive interleaved and backwards: each lands in
+ * the receive WQE its receive sequence number names, and completions come
+ * in message order. */
+static void test_send_ssn(void)
+{
+	enum { LEN = 3 * STRIDE + 5 };
+	uint8_t *buf0 = calloc(1, LEN), *buf1 = calloc(1, LEN);
+	uint8_t *m0 = malloc(LEN), *m1 = malloc(LEN);
+	struct srnic_qp *qp = qp_new(3);
+	struct srnic_cqe c[4];
+	uint32_t k0, k1, i;
+	int got;
+
+	for (i = 0; i < LEN; i++) {
+		m0[i] = (uint8_t)i;
+		m1[i] = (uint8_t)(255 - i);
+	}
+	k0 = srnic_mem_register(&eng->mem, (uintptr_t)buf0, LEN,
+				SRNIC_ACCESS_LOCAL_WRITE, 3);
+	k1 = srnic_mem_register(&eng->mem, (uintptr_t)buf1, LEN,
+				SRNIC_ACCESS_LOCAL_WRITE, 3);
+	qp->rq[0] = (struct srnic_rwqe){.wr_id = 10, .num_sge = 1,
+					.length = LEN};
+	qp->rq[0].sge[0] = (struct srnic_sge){(uintptr_t)buf0, LEN, k0};
+	qp->rq[1] = (struct srnic_rwqe){.wr_id = 11, .num_sge = 1,
+					.length = LEN};
+	qp->rq[1].sge[0] = (struct srnic_sge){(uintptr_t)buf1, LEN, k1};
+	qp->rq_prod = 2;
+
+	for (i = 0; i < 4; i++) {
+		deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 101, 1, 1, 0, 0,
+			m1, LEN, 3 - i);
+		deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 100, 1, 0, 0, 0,
+			m0, LEN, 3 - i);
+	}
+	CHECK(memcmp(buf0, m0, LEN) == 0, "first SEND in the first WQE");
+	CHECK(memcmp(buf1, m1, LEN) == 0, "second SEND in the second WQE");
+	got = srnic_cq_poll(cq, c, 4);
+	CHECK(got == 2 && c[0].wr_id == 10 && c[1].wr_id == 11 &&
+		      c[0].byte_len == LEN && c[0].opcode == SRNIC_WC_RECV,
+	      "two receive completions in order (got %d)", got);
+	CHECK(qp->exp_msn == 102 && qp->rq_comp == 2, "responder state");
+
+	/* No receive WQE for a third SEND: RNR NAK, nothing completes. */
+	{
+		struct srnic_pkt out[4];
+		unsigned n;
+
+		drain_wire(out, 4);
+		deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 102, 1, 2, 0, 0,
+			m0, LEN, 0);
+		n = drain_wire(out, 4);
+		CHECK(n == 1 && out[0].syndrome == SRNIC_NAK_RNR &&
+			      out[0].nak_msn == 102 && out[0].msn == 102,
+		      "RNR NAK for a SEND without a receive WQE");
+		CHECK(srnic_cq_poll(cq, c, 4) == 0, "RNR completed something");
+	}
+	srnic_engine_destroy_qp(eng, qp);
+	free(buf0);
+	free(buf1);
+	free(m0);
+	free(m1);
+}
+
+/* A WRITE outside its region, with a wrong key, a key of another PD or
+ * without remote-write rights is NAKed and writes nothing. */
+static void test_access(void)
+{
+	enum { LEN = 2 * STRIDE };
+	uint8_t *dst = calloc(1, 2 * LEN), *msg = malloc(LEN);
+	struct srnic_qp *qp = qp_new(4);
+	uint32_t key, ro, other, i;
+	struct srnic_pkt out[4];
+	unsigned n;
+	struct {
+		const char *what;
+		uint32_t key;
+		uint64_t va;
+	} cases[4];
+
+	memset(msg, 0x77, LEN);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 4);
+	ro = srnic_mem_register(&eng->mem, (uintptr_t)dst, LEN,
+				SRNIC_ACCESS_REMOTE_READ, 4);
+	other = srnic_mem_register(&eng->mem, (uintptr_t)dst, LEN,
+				   SRNIC_ACCESS_LOCAL_WRITE |
+					   SRNIC_ACCESS_REMOTE_WRITE, 5);
+	cases[0].what = "beyond the region";
+	cases[0].key = key;
+	cases[0].va = (uintptr_t)dst + STRIDE + 1;	/* one byte past the end */
+	cases[1].what = "wrong key";
+	cases[1].key = key ^ 0x10000;
+	cases[1].va = (uintptr_t)dst;
+	cases[2].what = "no remote write right";
+	cases[2].key = ro;
+	cases[2].va = (uintptr_t)dst;
+	cases[3].what = "key of another PD";
+	cases[3].key = other;
+	cases[3].va = (uintptr_t)dst;
+	for (i = 0; i < 4; i++) {
+		qp->exp_msn = 100 + i;
+		/* Odd cases send the held last packet, even ones the first. */
+		deliver(qp, SRNIC_OP_WRITE, 0, 100 + i, 1, 0, cases[i].key,
+			cases[i].va, msg, LEN, i % 2);
+		n = drain_wire(out, 4);
+		CHECK(n == 1 && out[0].syndrome == SRNIC_NAK_ACCESS &&
+			      out[0].nak_msn == 100 + i,
+		      "%s: access NAK", cases[i].what);
+	}
+	for (i = 0; i < 2 * LEN; i++)
+		if (dst[i]) {
+			CHECK(0, "a refused WRITE changed byte %u", i);
+			break;
+		}
+	srnic_engine_destroy_qp(eng, qp);
+	free(dst);
+	free(msg);
+}
+
+/* The requester side: a READ's response packets in any order fill the
+ * local buffer, duplicates and stale ids are dropped, and the send
+ * completion comes only after the last byte. */
+static void test_read_response(void)
+{
+	enum { LEN = 9 * STRIDE + 1 };
+	uint8_t *local = calloc(1, LEN), *data = malloc(LEN);
+	struct srnic_qp *qp = qp_new(6);
+	struct srnic_swqe *w = &qp->sq[0];
+	struct srnic_cqe c[2];
+	uint32_t key, order[10], i;
+
+	for (i = 0; i < LEN; i++)
+		data[i] = (uint8_t)(i * 13);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)local, LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE, 6);
+	memset(w, 0, sizeof(*w));
+	w->wr_id = 77;
+	w->opcode = SRNIC_WR_READ;
+	w->flags = SRNIC_WR_SIGNALED;
+	w->length = LEN;
+	w->num_sge = 1;
+	w->sge[0] = (struct srnic_sge){(uintptr_t)local, LEN, key};
+	w->remote_addr = 0x1000;
+	w->rkey = 5;
+	qp->sq_prod = 1;
+	srnic_requester_run(eng, qp, 8);	/* sends the READ request */
+	CHECK(qp->sq_next == 1 && qp->run[0].state == SWQE_WAITING,
+	      "READ request sent");
+	drain_wire(NULL, 0);
+
+	for (i = 0; i < 10; i++)
+		order[i] = i;
+	shuffle(order, 10, 7);
+	for (i = 0; i < 10; i++) {
+		struct srnic_pkt pkt = {0};
+		uint8_t frame[SRNIC_MAX_HLEN + STRIDE], *p = frame;
+
+		pkt.opcode = SRNIC_OP_READ_RESP;
+		pkt.dst_qpn = qp->qpn;
+		pkt.src_qpn = PEER_QPN;
+		pkt.msn = qp->run[0].msn;
+		pkt.txid = qp->run[0].txid;
+		pkt.msg_off = order[i] * STRIDE;
+		pkt.msg_len = LEN;
+		pkt.stride_shift = STRIDE_SHIFT;
+		pkt.pkt_len = LEN - pkt.msg_off < STRIDE ? LEN - pkt.msg_off
+							 : STRIDE;
+		p += srnic_wire_encode(frame, peer_mac, peer_mac, &pkt);
+		memcpy(p, data + pkt.msg_off, pkt.pkt_len);
+		srnic_wire_decode(frame, p - frame + pkt.pkt_len, &pkt);
+		CHECK(srnic_cq_poll(cq, c, 2) == 0,
+		      "READ completed before packet %u", i);
+		srnic_completer_read_resp(eng, qp, &pkt, NULL);
+		if (i == 4) {	/* a stale id and a duplicate change nothing */
+			uint64_t st = drops(SRNIC_DROP_STALE_TXID),
+				 du = drops(SRNIC_DROP_DUPLICATE);
+
+			pkt.txid--;
+			srnic_completer_read_resp(eng, qp, &pkt, NULL);
+			pkt.txid++;
+			srnic_completer_read_resp(eng, qp, &pkt, NULL);
+			CHECK(drops(SRNIC_DROP_STALE_TXID) == st + 1 &&
+				      drops(SRNIC_DROP_DUPLICATE) == du + 1,
+			      "stale and duplicate READ responses dropped");
+		}
+	}
+	CHECK(memcmp(local, data, LEN) == 0, "READ data");
+	CHECK(srnic_cq_poll(cq, c, 2) == 1 && c[0].wr_id == 77 &&
+		      c[0].status == SRNIC_WC_SUCCESS &&
+		      c[0].opcode == SRNIC_WC_RDMA_READ,
+	      "one READ completion");
+	srnic_engine_destroy_qp(eng, qp);
+	free(local);
+	free(data);
+}
+
+int main(void)
+{
+	engine_up();
+	test_write_out_of_order();
+	test_txid();
+	test_send_ssn();
+	test_access();
+	test_read_response();
+	return check_summary("test_placement");
+}
