@@ -4,7 +4,7 @@
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRNIC=$ROOT/srnic
 BUILD=${SRNIC_BUILD:-$ROOT/build}
-LOGDIR=${SRNIC_TEST_LOGS:-/tmp/srnic-test-logs}
+LOGDIR=${SRNIC_TEST_LOGS:-/tmp/${SRNIC_NS:-srnic}-test-logs}
 mkdir -p "$LOGDIR"
 # The testbed ./srnic uses: it honours SRNIC_NS and SRNIC_RUN, and so does
 # everything here (the helpers only ever go through ./srnic).

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,20 @@ static int copy_str(char *dst, size_t size, const char *src)
 }
 
 /* One "key = value" line; returns a reason on error, NULL when fine. */
+static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
+			      "port", "mem_mb", "hugepages", "eal",
+			      "idle_sleep_us", "resolve_ms"};
+
+static bool is_known(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(key, known[i]))
+			return true;
+	return false;
+}
+
 static const char *apply(struct srnic_config *cfg, const char *key,
 			 const char *val)
 {
@@ -122,7 +137,7 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 		return parse_uint(val, 1, 600000, &cfg->resolve_ms)
 			       ? "resolve_ms: 1 to 600000"
 			       : NULL;
-	return "unknown key";
+	return NULL;	/* the caller names the unknown key */
 }
 
 int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
@@ -164,7 +179,15 @@ int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
 			why = "expected key = value";
 		} else {
 			*eq = '\0';
-			why = apply(cfg, trim(s), trim(eq + 1));
+			s = trim(s);
+			if (!is_known(s)) {
+				snprintf(err, errlen,
+					 "srnic: %s:%u: unknown key '%s'",
+					 path, lineno, s);
+				fclose(f);
+				return -EINVAL;
+			}
+			why = apply(cfg, s, trim(eq + 1));
 		}
 		if (why) {
 			snprintf(err, errlen, "srnic: %s:%u: %s", path, lineno,

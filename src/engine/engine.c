@@ -588,7 +588,8 @@ static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
 		snprintf(err, errlen, "srnic: DPDK initialisation failed: %s "
-			 "(hugepages reserved? try hugepages = no in %s)",
+			 "(the EAL lines above say why: check the port lines "
+			 "and hugepages in %s)",
 			 rte_strerror(rte_errno), cfg->path);
 		return -1;
 	}

@@ -161,8 +161,12 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 				 const struct srnic_pkt *pkt,
 				 const uint8_t dst_mac[6], unsigned p,
 				 uint8_t **payload);
-/* Pick the port for qp's next packet (round-robin over live paths). */
+/* Pick the port for qp's next packet (round-robin over live paths); -1
+ * when none can take one now. */
 int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp);
+/* Whether any port reaches qp's peer at all. */
+bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
+			     const struct srnic_qp *qp);
 
 /* requester.c */
 unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,

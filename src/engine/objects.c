@@ -199,6 +199,8 @@ static void qp_reset(struct srnic_qp *qp)
 	qp->rd_inflight = 0;
 	qp->rnr_until = 0;
 	qp->flush_pending = 0;
+	qp->cq_wait = 0;
+	qp->ack_syndrome = SRNIC_ACK_OK;	/* owed to the old peer only */
 	qp->peer = NULL;
 }
 

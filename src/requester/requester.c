@@ -27,6 +27,18 @@ static const uint8_t op_wire[] = {
 	[SRNIC_WR_READ] = SRNIC_OP_READ_REQ,
 };
 
+bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
+			     const struct srnic_qp *qp)
+{
+	unsigned p;
+
+	for (p = 0; p < eng->nports; p++)
+		if (__atomic_load_n(&qp->peer->up[p], __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&eng->port[p].polling, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
 int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	const struct srnic_peer *peer = qp->peer;
@@ -201,8 +213,18 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 		uint8_t *payload;
 		int port = srnic_qp_pick_port(eng, qp);
 
-		if (port < 0)
+		if (port < 0) {
+			/* No way to the peer at all (not merely full ports):
+			 * count the attempt as lost, so that the timer retries
+			 * it and retry_cnt ends it, rather than spinning. */
+			if (!srnic_qp_peer_reachable(eng, qp)) {
+				run->state = SWQE_WAITING;
+				run->deadline = srnic_now() +
+						qp->at.timeout_tsc;
+				qp->cur_busy = 0;
+			}
 			break;
+		}
 		pkt.msg_off = run->sent;
 		pkt.va = w->remote_addr + run->sent;
 		if (pkt.opcode == SRNIC_OP_READ_REQ) {

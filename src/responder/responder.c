@@ -413,8 +413,13 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		uint32_t left = j->len - j->sent;
 		int port = srnic_qp_pick_port(eng, qp);
 
-		if (port < 0)
+		if (port < 0) {
+			/* Nobody to answer: drop the jobs; the requester asks
+			 * again (READ is idempotent) or gives up. */
+			if (!srnic_qp_peer_reachable(eng, qp))
+				qp->rd_head = qp->rd_tail;
 			break;
+		}
 		memset(&pkt, 0, sizeof(pkt));
 		pkt.opcode = SRNIC_OP_READ_RESP;
 		pkt.dst_qpn = qp->at.dest_qpn;

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# A bad node configuration gives a clear srnic error, and the program fails
+# cleanly: non-zero exit, no crash (exit < 128), no hang (timeout).  Each
+# case runs on node a with SRNIC_CONF_OVERRIDE pointing at a broken copy of
+# a's configuration (see ./srnic), so the testbed itself stays as it is.
+set -u
+. "$(dirname "$0")/../lib.sh"
+
+WORK=$LOGDIR/21-bad-config.d
+rm -rf "$WORK"; mkdir -p "$WORK"
+CONF=$(node_conf a)
+[ -r "$CONF" ] || fail "no configuration for node a ($CONF): is the testbed up?"
+errors=0
+
+bad() { echo "not ok - $*"; errors=$((errors + 1)); }
+
+# expect NAME CONF REGEX... -- CMD...: CMD on a with CONF fails cleanly and
+# prints a line matching every REGEX.
+expect() {
+	local name=$1 conf=$2 rc=0 out re res=()
+	shift 2
+	while [ "$1" != "--" ]; do res+=("$1"); shift; done
+	shift
+	out=$(SRNIC_CONF_OVERRIDE=$conf on a 20 -- "$@" 2>&1) || rc=$?
+	printf '%s\n' "$out" > "$WORK/$name.out"
+	echo "--- $name: $* (exit $rc)"
+	printf '%s\n' "$out" | sed 's/^/    /'
+	if [ $rc = 0 ]; then
+		bad "$name: exited 0"
+	elif [ $rc = 124 ] || [ $rc -ge 128 ]; then
+		bad "$name: hung or crashed (exit $rc)"
+	fi
+	for re in "${res[@]}"; do
+		grep -Eq -- "$re" <<<"$out" || bad "$name: no line matching /$re/"
+	done
+	[ $rc != 0 ] && [ $rc != 124 ] && [ $rc -lt 128 ] && echo "ok - $name fails cleanly"
+}
+
+# The unbroken configuration works (so what fails below is the breakage).
+rc=0
+out=$(SRNIC_CONF_OVERRIDE=$CONF on a 20 -- ibv_devinfo 2>&1) || rc=$?
+if [ $rc = 0 ] && grep -q "srnic0" <<<"$out"; then
+	echo "ok - ibv_devinfo with a's own configuration works"
+else
+	printf '%s\n' "$out"; bad "ibv_devinfo with a's own configuration: exit $rc"
+fi
+
+# 1. No configuration file at all.
+missing=$WORK/no-such-dir/srnic.conf
+expect missing-ibv_devinfo "$missing" \
+	"^srnic: .*$missing" -- ibv_devinfo
+expect missing-rc_pingpong "$missing" \
+	"^srnic: .*$missing" "Couldn't get context" -- ibv_rc_pingpong -g 1
+
+# 2. A key srnic does not know: the file and line are named.
+{ cat "$CONF"; echo "frobnicate = 3"; } > "$WORK/unknown-key.conf"
+line=$(wc -l < "$WORK/unknown-key.conf")
+expect unknown-key "$WORK/unknown-key.conf" \
+	"^srnic: $WORK/unknown-key.conf:$line: unknown key" \
+	"Couldn't (get context|allocate PD)" -- ibv_rc_pingpong -g 1
+
+# 3. Port lines DPDK cannot make a port of: a driver that does not exist,
+#    and a real driver with an argument it refuses.  The configuration
+#    parses, so the error comes when the engine starts: at the first PD.
+sed 's/^port = .*/port = net_nosuchpmd0,foo=bar/' "$CONF" > "$WORK/bad-driver.conf"
+expect bad-port-driver "$WORK/bad-driver.conf" \
+	"^srnic: .*$WORK/bad-driver.conf" "Couldn't allocate PD" \
+	-- ibv_rc_pingpong -g 1
+sed 's/^port = \(net_memif0\),.*/port = \1,role=sideways/' "$CONF" > "$WORK/bad-args.conf"
+grep -q "role=sideways" "$WORK/bad-args.conf" || fail "could not write bad-args.conf"
+expect bad-port-args "$WORK/bad-args.conf" \
+	"^srnic: .*$WORK/bad-args.conf" "Couldn't allocate PD" \
+	-- ibv_rc_pingpong -g 1
+
+[ $errors = 0 ] || fail "$errors bad-configuration checks failed"
+echo "all bad-configuration checks passed"
