@@ -12,6 +12,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +28,31 @@
 #define PEER_DEAD_MS 1000
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+/* SRNIC_LOG=1 in the environment: the control core says what it sees
+ * (links, peers).  Slow path only; the datapath never logs. */
+static int log_on = -1;
+
+static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_on < 0) {
+		const char *v = getenv("SRNIC_LOG");
+
+		log_on = v && *v && strcmp(v, "0");
+	}
+	if (!log_on)
+		return;
+	fprintf(stderr, "srnic[%s]: ", eng->cfg.node);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
 
 static uint64_t now_ms(void)
 {
@@ -80,8 +108,14 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	}
 	if (peer) {
 		if (pkt->opcode == SRNIC_OP_BYE) {
+			ctl_log(eng, "peer %s said goodbye on port %u", peer->name,
+			     p);
 			__atomic_store_n(&peer->up[p], 0, __ATOMIC_RELEASE);
 		} else {
+			if (!peer->up[p] || peer->inc != pkt->src_inc)
+				ctl_log(eng, "peer %s up on port %u "
+				     "(incarnation %08x)", peer->name, p,
+				     pkt->src_inc);
 			/* The MAC first, then "up": the datapath reads them
 			 * in the other order. */
 			memcpy(peer->mac[p], pkt->eth_src, 6);
@@ -124,6 +158,8 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 		if (port->started)
 			rte_eth_link_get_nowait(port->port_id, &link);
 		up = link.link_status == RTE_ETH_LINK_UP;
+		if (up != port->link_up)
+			ctl_log(eng, "port %u link %s", p, up ? "up" : "down");
 		__atomic_store_n(&port->link_up, up, __ATOMIC_RELEASE);
 		/* A link the peer said goodbye on stays quiet until it has
 		 * gone down and come back: a new peer, new rings. */
@@ -139,9 +175,12 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 		for (p = 0; p < eng->nports; p++)
 			if (eng->peer[i].up[p] &&
 			    (now - eng->peer[i].last_seen[p] > PEER_DEAD_MS ||
-			     !eng->port[p].polling))
+			     !eng->port[p].polling)) {
+				ctl_log(eng, "peer %s down on port %u",
+				     eng->peer[i].name, p);
 				__atomic_store_n(&eng->peer[i].up[p], 0,
 						 __ATOMIC_RELEASE);
+			}
 	pthread_mutex_unlock(&eng->peer_lock);
 }
 

@@ -18,6 +18,8 @@
 #include "engine_internal.h"
 
 #define RX_DESC 1024
+
+static int start_quietly(uint16_t id);
 #define TX_DESC 1024
 
 /* The ethdev name is the vdev argument string up to its first comma. */
@@ -68,7 +70,7 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		rc = rte_eth_tx_queue_setup(id, 0, TX_DESC,
 					    rte_eth_dev_socket_id(id), NULL);
 	if (rc == 0) {
-		rc = rte_eth_dev_start(id);
+		rc = start_quietly(id);
 		/* A memif client cannot start before its server exists; the
 		 * control core keeps trying (srnic_port_retry_start). */
 		if (rc && strstr(eng->cfg.port[i], "role=client"))
@@ -159,26 +161,31 @@ void srnic_ports_stop(struct srnic_engine *eng)
 	eng->nports = 0;
 }
 
+/* Start a port; an absent memif server is expected (the peer's process
+ * may start later), so memif is kept from logging each attempt. */
+static int start_quietly(uint16_t id)
+{
+	int type = rte_log_register("pmd.net.memif");
+	int level = type >= 0 ? rte_log_get_level(type) : -1;
+	int rc;
+
+	if (type >= 0)
+		rte_log_set_level(type, RTE_LOG_CRIT);
+	rc = rte_eth_dev_start(id);
+	if (type >= 0 && level >= 0)
+		rte_log_set_level(type, level);
+	return rc;
+}
+
 /* Control core: start a port whose peer was not there yet. */
 void srnic_port_retry_start(struct srnic_engine *eng, unsigned i)
 {
 	struct srnic_port *p = &eng->port[i];
-	int type, level;
 
-	if (p->started)
-		return;
-	/* An absent server is the expected case here: keep memif from
-	 * logging every attempt. */
-	type = rte_log_register("pmd.net.memif");
-	level = type >= 0 ? rte_log_get_level(type) : -1;
-	if (type >= 0)
-		rte_log_set_level(type, RTE_LOG_CRIT);
-	if (rte_eth_dev_start(p->port_id) == 0) {
+	if (!p->started && start_quietly(p->port_id) == 0) {
 		rte_eth_promiscuous_enable(p->port_id);
 		p->started = 1;
 	}
-	if (type >= 0 && level >= 0)
-		rte_log_set_level(type, level);
 }
 
 uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
