@@ -7,6 +7,9 @@
  *   server:  srnic_integrity [-p PORT] [-g GIDX]
  *   client:  srnic_integrity [-p PORT] [-g GIDX] [-N] [-r ROUNDS] HOST
  *
+ * -N uses the ibv_wr_* API; -R opens, uses and closes the device once
+ * before the run (a device must work again after its last close).
+ *
  * The two sides agree over TCP on what to do next; the data itself only
  * crosses the RDMA device.  A WRITE's completion at the client means the
  * data has landed at the server, so the server checks right after the
@@ -491,23 +494,38 @@ static int client(struct ctx *c, int rounds)
 	return bad ? 1 : 0;
 }
 
+static void teardown(struct ctx *c)
+{
+	ibv_destroy_qp(c->qp);
+	ibv_dereg_mr(c->mr);
+	ibv_destroy_cq(c->cq);
+	ibv_dealloc_pd(c->pd);
+	ibv_close_device(c->dev);
+	free(c->buf);
+}
+
 int main(int argc, char **argv)
 {
 	struct ctx c = {.gidx = 1};
 	const char *port = "18600";
-	int new_api = 0, rounds = 1, opt, rc;
+	int new_api = 0, rounds = 1, reopen = 0, opt, rc;
 
-	while ((opt = getopt(argc, argv, "p:g:Nr:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:g:Nr:R")) != -1) {
 		switch (opt) {
 		case 'p': port = optarg; break;
 		case 'g': c.gidx = atoi(optarg); break;
 		case 'N': new_api = 1; break;
 		case 'r': rounds = atoi(optarg); break;
+		case 'R': reopen = 1; break;
 		default:
-			fprintf(stderr, "usage: %s [-p port] [-g gid index] [-N] [-r rounds] [host]\n",
+			fprintf(stderr, "usage: %s [-p port] [-g gid index] [-N] [-R] [-r rounds] [host]\n",
 				argv[0]);
 			return 2;
 		}
+	}
+	if (reopen) {
+		setup(&c, new_api);
+		teardown(&c);
 	}
 	setup(&c, new_api);
 	c.sock = optind < argc ? tcp_connect(argv[optind], port)
@@ -516,12 +534,7 @@ int main(int argc, char **argv)
 	srand48(getpid());
 	rc = optind < argc ? client(&c, rounds) : serve(&c);
 
-	ibv_destroy_qp(c.qp);
-	ibv_dereg_mr(c.mr);
-	ibv_destroy_cq(c.cq);
-	ibv_dealloc_pd(c.pd);
-	ibv_close_device(c.dev);
-	free(c.buf);
+	teardown(&c);
 	close(c.sock);
 	return rc;
 }

@@ -54,13 +54,6 @@ static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void send_hello(struct srnic_engine *eng, unsigned p)
 {
@@ -158,17 +151,29 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 		if (port->started)
 			rte_eth_link_get_nowait(port->port_id, &link);
 		up = link.link_status == RTE_ETH_LINK_UP;
-		if (up != port->link_up)
+		if (up != port->link_up) {
 			ctl_log(eng, "port %u link %s", p, up ? "up" : "down");
+			port->down_since = now;
+			/* A new life of the link: a new peer, new rings. */
+			if (up)
+				__atomic_store_n(&port->link_gen,
+						 port->link_gen + 1,
+						 __ATOMIC_RELEASE);
+		}
+		/* A memif client does not reconnect by itself once its server
+		 * went away (a peer process that ended or restarted): restart
+		 * a port that stays down, once the datapath has let go. */
+		if (!up && port->started && port->reconnects &&
+		    now - port->down_since >= SRNIC_HANDSHAKE_MS &&
+		    now - port->started_at >= SRNIC_HANDSHAKE_MS) {
+			/* link_up is 0: once the datapath finished the loop
+			 * it is in, it no longer touches the port. */
+			__atomic_store_n(&port->link_up, 0, __ATOMIC_RELEASE);
+			srnic_engine_quiesce(eng);
+			srnic_port_restart(eng, p);
+			port->down_since = now;
+		}
 		__atomic_store_n(&port->link_up, up, __ATOMIC_RELEASE);
-		/* A link the peer said goodbye on stays quiet until it has
-		 * gone down and come back: a new peer, new rings. */
-		if (!up)
-			__atomic_store_n(&port->bye, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&port->polling,
-				 up && !__atomic_load_n(&port->bye,
-							__ATOMIC_ACQUIRE),
-				 __ATOMIC_RELEASE);
 	}
 	pthread_mutex_lock(&eng->peer_lock);
 	for (i = 0; i < eng->npeers; i++)
@@ -191,7 +196,7 @@ static void *control_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "srnic-ctrl");
 	while (!__atomic_load_n(&eng->ctrl_stop, __ATOMIC_ACQUIRE)) {
-		uint64_t now = now_ms();
+		uint64_t now = srnic_ms();
 		unsigned p;
 
 		drain_rx(eng, now);
@@ -210,6 +215,13 @@ static void *control_thread(void *arg)
 
 int srnic_control_start(struct srnic_engine *eng)
 {
+	unsigned i, p;
+
+	/* Whatever was known before a restart of the engine must be heard
+	 * again. */
+	for (i = 0; i < eng->npeers; i++)
+		for (p = 0; p < SRNIC_MAX_PORTS; p++)
+			eng->peer[i].up[p] = 0;
 	eng->ctrl_stop = 0;
 	eng->hello_now = 1;
 	if (pthread_create(&eng->ctrl_thread, NULL, control_thread, eng))
@@ -273,7 +285,7 @@ struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
 					 const uint8_t gid[16],
 					 unsigned wait_ms)
 {
-	uint64_t deadline = now_ms() + wait_ms;
+	uint64_t deadline = srnic_ms() + wait_ms;
 	struct srnic_peer *peer;
 
 	__atomic_store_n(&eng->hello_now, 1, __ATOMIC_RELEASE);
@@ -283,7 +295,7 @@ struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
 		pthread_mutex_unlock(&eng->peer_lock);
 		if (peer && peer_reachable(eng, peer))
 			return peer;
-		if (now_ms() >= deadline)
+		if (srnic_ms() >= deadline)
 			return NULL;
 		usleep(2000);
 	}

@@ -93,6 +93,24 @@ void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c)
 	}
 }
 
+void srnic_engine_quiesce(struct srnic_engine *eng)
+{
+	uint64_t start = __atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE);
+	unsigned i;
+
+	if (!eng->dp_started)
+		return;
+	wake_datapath(eng);
+	/* Two new iterations: the one under way when we were called has
+	 * ended.  A napping datapath is between iterations already. */
+	for (i = 0; i < 10000; i++) {
+		if (__atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE) - start >= 2 ||
+		    __atomic_load_n(&eng->sleeping, __ATOMIC_ACQUIRE))
+			return;
+		usleep(10);
+	}
+}
+
 static unsigned run_calls(struct srnic_engine *eng)
 {
 	struct srnic_call *c;
@@ -373,14 +391,14 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 						       : SRNIC_DROP_MALFORMED]++;
 		return false;
 	}
-	if (pkt.opcode == SRNIC_OP_HELLO || pkt.opcode == SRNIC_OP_BYE) {
-		if (pkt.opcode == SRNIC_OP_BYE && m->port < eng->nports) {
-			/* The peer is about to vanish from this link: stop
-			 * touching it now, on the thread that polls it. */
-			eng->port[m->port].bye = 1;
-			__atomic_store_n(&eng->port[m->port].polling, 0,
-					 __ATOMIC_RELEASE);
-		}
+	if (pkt.opcode == SRNIC_OP_HELLO || pkt.opcode == SRNIC_OP_BYE ||
+	    pkt.opcode == SRNIC_OP_BYE_ACK) {
+		/* The peer is about to vanish from this link: let go of it
+		 * now, on the thread that polls it, and say so. */
+		if (pkt.opcode == SRNIC_OP_BYE && m->port < eng->nports)
+			srnic_leave_answer(eng, m->port);
+		if (pkt.opcode == SRNIC_OP_BYE_ACK)
+			return false;	/* late: we are not leaving */
 		if (rte_ring_sp_enqueue(eng->ctrl_rx, m) == 0)
 			return true;
 		return false;
@@ -421,9 +439,17 @@ static unsigned rx_ports(struct srnic_engine *eng)
 	unsigned p, total = 0;
 
 	for (p = 0; p < eng->nports; p++) {
+		struct srnic_port *port = &eng->port[p];
 		uint16_t n, i;
 
-		if (!__atomic_load_n(&eng->port[p].polling, __ATOMIC_ACQUIRE))
+		/* Only this thread decides to touch a port: while its link is
+		 * up, and not in a life of the link whose peer said BYE. */
+		port->polling = __atomic_load_n(&port->link_up,
+						__ATOMIC_ACQUIRE) &&
+				port->bye_gen !=
+					__atomic_load_n(&port->link_gen,
+							__ATOMIC_ACQUIRE);
+		if (!port->polling)
 			continue;
 		n = srnic_port_rx(eng, p, pkts, SRNIC_BURST);
 		for (i = 0; i < n; i++) {
@@ -466,6 +492,8 @@ static void datapath_loop(struct srnic_engine *eng)
 		uint64_t now;
 		unsigned work = 0;
 
+		__atomic_store_n(&eng->dp_epoch, eng->dp_epoch + 1,
+				 __ATOMIC_RELEASE);
 		work += run_calls(eng);
 		work += drain_doorbells(eng);
 		work += rx_ports(eng);
@@ -498,40 +526,6 @@ static void datapath_loop(struct srnic_engine *eng)
 			nap = nap * 2 < eng->cfg.idle_sleep_us
 				      ? nap * 2
 				      : eng->cfg.idle_sleep_us;
-	}
-}
-
-/* Tell every peer we are leaving, so it stops polling our links before
- * they go away (DPDK 22.11's memif faults a peer polling a vanishing link). */
-static void say_goodbye(struct srnic_engine *eng)
-{
-	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-	struct srnic_pkt pkt;
-	unsigned p, tries;
-
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.opcode = SRNIC_OP_BYE;
-	pkt.src_inc = eng->inc;
-	pkt.ipv4 = eng->cfg.ipv4;
-	memcpy(pkt.node_mac, eng->cfg.mac, 6);
-	memcpy(pkt.node_name, eng->cfg.node, sizeof(pkt.node_name));
-	for (p = 0; p < eng->nports; p++) {
-		struct rte_mbuf *m;
-
-		pkt.port = p;
-		m = srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
-		if (m)
-			srnic_port_tx(eng, p, m);
-	}
-	for (tries = 0; tries < 100; tries++) {
-		unsigned left = 0;
-
-		srnic_ports_flush(eng);
-		for (p = 0; p < eng->nports; p++)
-			left += eng->port[p].ntx;
-		if (!left)
-			break;
-		usleep(1000);
 	}
 }
 
@@ -663,7 +657,7 @@ static void *datapath_thread(void *arg)
 
 	datapath_loop(eng);
 	run_calls(eng);
-	say_goodbye(eng);
+	srnic_leave_links(eng);
 	srnic_ports_stop(eng);
 	return NULL;
 }
@@ -763,6 +757,29 @@ void srnic_engine_put(struct srnic_engine *eng)
 	wake_datapath(eng);
 	pthread_join(eng->dp_thread, NULL);
 	eng->dp_started = 0;
+	pthread_mutex_unlock(&engine_lock);
+}
+
+/*
+ * A program that exits with the device still open (many do) must leave its
+ * links as politely as one that closes it: peers polling a vanishing memif
+ * link fault.  Runs at exit() and at unload; not after SIGKILL, which the
+ * peers must survive on their own.
+ */
+__attribute__((destructor)) static void engine_at_exit(void)
+{
+	struct srnic_engine *eng = the_engine;
+
+	if (!eng || pthread_mutex_trylock(&engine_lock))
+		return;
+	if (eng->refcnt > 0 && eng->dp_started) {
+		srnic_control_stop(eng);
+		eng->stop = 1;
+		wake_datapath(eng);
+		pthread_join(eng->dp_thread, NULL);
+		eng->dp_started = 0;
+		eng->refcnt = 0;
+	}
 	pthread_mutex_unlock(&engine_lock);
 }
 

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
@@ -48,10 +49,19 @@ struct srnic_port_stats {
 struct srnic_port {
 	uint16_t port_id;
 	uint8_t mac[6];
-	uint8_t link_up;	/* written by the control core */
-	uint8_t polling;	/* 0 while the link is down or going away */
-	uint8_t bye;		/* the peer on this link said goodbye */
+	/* Link state has one writer per field: the control core follows the
+	 * link (link_up, and link_gen counts its ups); the datapath decides
+	 * whether to touch the port (polling) and remembers in which life of
+	 * the link the peer said goodbye (bye_gen). */
+	uint8_t link_up;
+	uint8_t polling;
+	uint32_t link_gen;
+	uint32_t bye_gen;
 	uint8_t started;	/* rte_eth_dev_start succeeded */
+	uint64_t down_since;	/* control core: ms the link went down */
+	uint64_t started_at;	/* ms of the last successful start */
+	uint64_t next_try;	/* ms: retry a refused start after this */
+	uint8_t reconnects;	/* a client port: restart it to reconnect */
 	uint16_t ntx;
 	struct rte_mbuf *tx[SRNIC_TXBUF];
 	struct srnic_port_stats st;
@@ -121,6 +131,7 @@ struct srnic_engine {
 	/* life */
 	uint32_t sleeping;
 	uint32_t wake;
+	uint64_t dp_epoch;	/* datapath loop iterations */
 	volatile int stop;
 	uint32_t ctrl_stop;
 	uint32_t hello_now;	/* ask the control core for HELLOs now */
@@ -135,6 +146,9 @@ struct srnic_engine {
 
 /* engine.c */
 void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c);
+/* Return once the datapath has finished the loop iteration it was in
+ * (so it sees flags set before the call). */
+void srnic_engine_quiesce(struct srnic_engine *eng);
 void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp);
@@ -148,6 +162,9 @@ struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn);
 /* port.c: port I/O */
 void srnic_ports_prepare(const struct srnic_config *cfg);
 void srnic_port_retry_start(struct srnic_engine *eng, unsigned i);
+void srnic_port_restart(struct srnic_engine *eng, unsigned i);
+#define SRNIC_PORT_RETRY_MS 250		/* a refused memif client start */
+#define SRNIC_HANDSHAKE_MS 2000		/* what a memif handshake may take */
 int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen);
 void srnic_ports_stop(struct srnic_engine *eng);
 uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
@@ -194,6 +211,10 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 				  struct srnic_qp *qp);
 void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp);
 
+/* leave.c: leaving links so that the peer survives it */
+void srnic_leave_answer(struct srnic_engine *eng, unsigned p);
+void srnic_leave_links(struct srnic_engine *eng);
+
 /* control.c */
 int srnic_control_start(struct srnic_engine *eng);
 void srnic_control_stop(struct srnic_engine *eng);
@@ -208,6 +229,15 @@ void srnic_mbuf_copy_out(const struct rte_mbuf *m, uint32_t off, void *dst,
 static inline uint64_t srnic_now(void)
 {
 	return rte_get_tsc_cycles();
+}
+
+/* Milliseconds of a monotonic clock: control-plane timekeeping. */
+static inline uint64_t srnic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_alarm.h>
 #include <rte_ethdev.h>
 #include <rte_log.h>
 
@@ -19,7 +20,7 @@
 
 #define RX_DESC 1024
 
-static int start_quietly(uint16_t id);
+static int on_intr_thread(struct srnic_port *port, int stop);
 #define TX_DESC 1024
 
 /* The ethdev name is the vdev argument string up to its first comma. */
@@ -53,6 +54,7 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		return -ENODEV;
 	}
 	p->port_id = id;
+	p->bye_gen = UINT32_MAX;	/* link_gen starts at 0 */
 	memset(&conf, 0, sizeof(conf));
 	/* Ask for an MTU that fits our largest frame where the port says it
 	 * can; shared-memory ports (memif) claim 1518 bytes but carry larger
@@ -70,20 +72,23 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		rc = rte_eth_tx_queue_setup(id, 0, TX_DESC,
 					    rte_eth_dev_socket_id(id), NULL);
 	if (rc == 0) {
-		rc = start_quietly(id);
 		/* A memif client cannot start before its server exists; the
 		 * control core keeps trying (srnic_port_retry_start). */
-		if (rc && strstr(eng->cfg.port[i], "role=client"))
+		p->reconnects = strncmp(eng->cfg.port[i], "net_memif", 9) == 0 &&
+				strstr(eng->cfg.port[i], "role=client") != NULL;
+		rc = on_intr_thread(p, 0);
+		if (rc == 0) {
+			p->started = 1;
+			p->started_at = srnic_ms();
+		} else if (p->reconnects) {
 			rc = 0;
-		else
-			p->started = rc == 0;
+		}
 	}
 	if (rc) {
 		snprintf(err, errlen, "srnic: port %u (%s) failed to start: %s",
 			 i, name, rte_strerror(-rc));
 		return rc;
 	}
-	rte_eth_promiscuous_enable(id);
 	rte_eth_macaddr_get(id, &mac);
 	memcpy(p->mac, mac.addr_bytes, 6);
 	return 0;
@@ -132,11 +137,19 @@ int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen)
 	unsigned i;
 	int rc;
 
+	if (eng->nports) {
+		/* Configured by an earlier start of the engine in this
+		 * process: only start them again. */
+		for (i = 0; i < eng->nports; i++)
+			srnic_port_retry_start(eng, i);
+		return 0;
+	}
 	for (i = 0; i < eng->cfg.nports; i++) {
 		rc = port_start(eng, i, err, errlen);
 		if (rc) {
 			eng->nports = i;
 			srnic_ports_stop(eng);
+			eng->nports = 0;
 			return rc;
 		}
 	}
@@ -144,6 +157,28 @@ int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen)
 	return 0;
 }
 
+/*
+ * A memif server panics when a client goes away between connecting and the
+ * end of the handshake (DPDK 22.11).  So a client that connected but whose
+ * link is not up yet gets the time a handshake needs before it stops.
+ */
+static void await_handshake(struct srnic_port *p)
+{
+	struct rte_eth_link link;
+
+	while (srnic_ms() - p->started_at < SRNIC_HANDSHAKE_MS) {
+		memset(&link, 0, sizeof(link));
+		rte_eth_link_get_nowait(p->port_id, &link);
+		if (link.link_status == RTE_ETH_LINK_UP)
+			return;
+		usleep(10000);
+	}
+}
+
+/*
+ * Stop, but do not close: DPDK stays initialised for the life of the
+ * process, and a later start of the engine starts the same ports again.
+ */
 void srnic_ports_stop(struct srnic_engine *eng)
 {
 	unsigned i;
@@ -153,39 +188,94 @@ void srnic_ports_stop(struct srnic_engine *eng)
 
 		rte_pktmbuf_free_bulk(p->tx, p->ntx);
 		p->ntx = 0;
+		if (p->started && p->reconnects)
+			await_handshake(p);
 		if (p->started)
-			rte_eth_dev_stop(p->port_id);
+			on_intr_thread(p, 1);
 		p->started = 0;
-		rte_eth_dev_close(p->port_id);
+		p->polling = 0;
+		p->link_up = 0;
+		p->bye_gen = p->link_gen - 1;	/* no goodbye in the next life */
 	}
-	eng->nports = 0;
 }
 
-/* Start a port; an absent memif server is expected (the peer's process
- * may start later), so memif is kept from logging each attempt. */
-static int start_quietly(uint16_t id)
-{
-	int type = rte_log_register("pmd.net.memif");
-	int level = type >= 0 ? rte_log_get_level(type) : -1;
+/* ---- starting and stopping, on DPDK's interrupt thread ----
+ *
+ * memif runs its connection handshake on DPDK's interrupt thread.  Starting
+ * or stopping a memif port on another thread while a handshake is under way
+ * breaks it (the interrupt thread faults, or panics), so every start and
+ * stop runs there as an alarm callback, and the caller waits for it.
+ */
+struct intr_job {
+	struct srnic_port *port;
+	int stop;
 	int rc;
+	uint32_t done;
+};
 
-	if (type >= 0)
-		rte_log_set_level(type, RTE_LOG_CRIT);
-	rc = rte_eth_dev_start(id);
-	if (type >= 0 && level >= 0)
-		rte_log_set_level(type, level);
-	return rc;
+static void intr_job_run(void *arg)
+{
+	struct intr_job *j = arg;
+	uint16_t id = j->port->port_id;
+
+	if (j->stop) {
+		j->rc = rte_eth_dev_stop(id);
+	} else {
+		/* An absent server is expected (the peer's process may start
+		 * later): keep memif from logging each attempt. */
+		int type = rte_log_register("pmd.net.memif");
+		int level = type >= 0 ? rte_log_get_level(type) : -1;
+
+		if (type >= 0)
+			rte_log_set_level(type, RTE_LOG_CRIT);
+		j->rc = rte_eth_dev_start(id);
+		if (type >= 0 && level >= 0)
+			rte_log_set_level(type, level);
+		if (j->rc == 0)
+			rte_eth_promiscuous_enable(id);
+	}
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
 }
 
-/* Control core: start a port whose peer was not there yet. */
+static int on_intr_thread(struct srnic_port *port, int stop)
+{
+	struct intr_job j = {.port = port, .stop = stop};
+
+	if (rte_eal_alarm_set(1, intr_job_run, &j) != 0)
+		intr_job_run(&j);	/* no alarm: nothing else runs either */
+	while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE))
+		usleep(100);
+	return j.rc;
+}
+
+/* Control core: start a port whose peer was not there yet.  A refused
+ * start (no server listening) is retried every RETRY_MS. */
 void srnic_port_retry_start(struct srnic_engine *eng, unsigned i)
 {
 	struct srnic_port *p = &eng->port[i];
+	uint64_t now = srnic_ms();
 
-	if (!p->started && start_quietly(p->port_id) == 0) {
-		rte_eth_promiscuous_enable(p->port_id);
+	if (p->started || now < p->next_try)
+		return;
+	if (on_intr_thread(p, 0) == 0) {
 		p->started = 1;
+		p->started_at = now;
+	} else {
+		p->next_try = now + SRNIC_PORT_RETRY_MS;
 	}
+}
+
+/* Control core: stop and start again a port whose link stays down (a memif
+ * client does not reconnect by itself).  The caller made sure the datapath
+ * no longer touches it. */
+void srnic_port_restart(struct srnic_engine *eng, unsigned i)
+{
+	struct srnic_port *p = &eng->port[i];
+
+	on_intr_thread(p, 1);
+	p->started = 0;
+	p->next_try = 0;
+	srnic_port_retry_start(eng, i);
 }
 
 uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,

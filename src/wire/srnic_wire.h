@@ -39,6 +39,7 @@ enum srnic_opcode {
 	SRNIC_OP_ACK = 5,	/* cumulative ACK, or a NAK with a syndrome */
 	SRNIC_OP_HELLO = 6,	/* control: node identity and liveness per port */
 	SRNIC_OP_BYE = 7,	/* control: the sender is leaving this link */
+	SRNIC_OP_BYE_ACK = 8,	/* control: the receiver of a BYE let go of it */
 	SRNIC_OP_MAX
 };
 

@@ -158,7 +158,7 @@ static const char *op_name(uint8_t op)
 {
 	static const char *const n[] = {
 		"0", "SEND", "WRITE", "READ_REQ", "READ_RESP", "ACK", "HELLO",
-		"BYE",
+		"BYE", "BYE_ACK",
 	};
 
 	return op < SRNIC_OP_MAX ? n[op] : "?";
@@ -218,12 +218,14 @@ static void test_byte_map(void)
 	CHECK(srnic_wire_hlen(SRNIC_OP_ACK) == 54, "ACK header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_HELLO) == 78, "HELLO header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_BYE) == 78, "BYE header length");
+	CHECK(srnic_wire_hlen(SRNIC_OP_BYE_ACK) == 78, "BYE_ACK header length");
 	CHECK(SRNIC_MAX_HLEN == 78, "SRNIC_MAX_HLEN %d", SRNIC_MAX_HLEN);
 	/* Opcode numbers are on the wire too. */
 	CHECK(SRNIC_OP_SEND == 1 && SRNIC_OP_WRITE == 2 &&
 		      SRNIC_OP_READ_REQ == 3 && SRNIC_OP_READ_RESP == 4 &&
 		      SRNIC_OP_ACK == 5 && SRNIC_OP_HELLO == 6 &&
-		      SRNIC_OP_BYE == 7 && SRNIC_OP_MAX == 8,
+		      SRNIC_OP_BYE == 7 && SRNIC_OP_BYE_ACK == 8 &&
+		      SRNIC_OP_MAX == 9,
 	      "opcode numbering changed");
 
 	full_pkt(&p, SRNIC_OP_SEND);

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Leaving a link without hurting the peer.
+ *
+ * DPDK 22.11's memif unmaps a link's shared memory from its interrupt thread
+ * as soon as the other side disconnects, while the datapath may be inside a
+ * receive or transmit burst on that memory: the survivor faults.  So a node
+ * that stops its ports first says BYE on every link and waits, a bounded
+ * time, for each peer's BYE_ACK.  A peer sends BYE_ACK only after it has
+ * stopped using the link (and it sends it from the datapath thread itself,
+ * the one that would otherwise touch the link), so the disconnect that
+ * follows finds nobody on the other side.
+ *
+ * Both halves run on the datapath thread: the leaving one at shutdown, the
+ * answering one from the receive path.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_ethdev.h>
+
+#include "engine_internal.h"
+
+#define LEAVE_WAIT_MS 300
+
+static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+static struct rte_mbuf *leave_pkt(struct srnic_engine *eng, uint8_t op,
+				  unsigned p)
+{
+	struct srnic_pkt pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.opcode = op;
+	pkt.src_inc = eng->inc;
+	pkt.ipv4 = eng->cfg.ipv4;
+	pkt.port = p;
+	memcpy(pkt.node_mac, eng->cfg.mac, 6);
+	memcpy(pkt.node_name, eng->cfg.node, sizeof(pkt.node_name));
+	return srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
+}
+
+/* The peer on port p is leaving: let go of the link, then tell it so. */
+void srnic_leave_answer(struct srnic_engine *eng, unsigned p)
+{
+	struct srnic_port *port = &eng->port[p];
+	struct rte_mbuf *m;
+
+	port->bye_gen = __atomic_load_n(&port->link_gen, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&port->polling, 0, __ATOMIC_RELEASE);
+	/* What was queued for the link will not go; the requester's timers
+	 * resend it elsewhere. */
+	rte_pktmbuf_free_bulk(port->tx, port->ntx);
+	port->ntx = 0;
+	m = leave_pkt(eng, SRNIC_OP_BYE_ACK, p);
+	if (m && rte_eth_tx_burst(port->port_id, 0, &m, 1) != 1)
+		rte_pktmbuf_free(m);
+}
+
+/* Shutdown: BYE on every live link, then wait for the answers. */
+void srnic_leave_links(struct srnic_engine *eng)
+{
+	uint8_t waiting[SRNIC_MAX_PORTS] = {0};
+	unsigned p, left = 0, ms;
+
+	srnic_ports_flush(eng);
+	for (p = 0; p < eng->nports; p++) {
+		struct rte_mbuf *m;
+
+		if (!eng->port[p].polling)
+			continue;
+		m = leave_pkt(eng, SRNIC_OP_BYE, p);
+		if (m && rte_eth_tx_burst(eng->port[p].port_id, 0, &m, 1) == 1) {
+			waiting[p] = 1;
+			left++;
+		} else if (m) {
+			rte_pktmbuf_free(m);
+		}
+	}
+	for (ms = 0; left && ms < LEAVE_WAIT_MS; ms++) {
+		for (p = 0; p < eng->nports; p++) {
+			struct rte_mbuf *pkts[SRNIC_BURST];
+			uint16_t n, i;
+
+			if (!waiting[p])
+				continue;
+			n = rte_eth_rx_burst(eng->port[p].port_id, 0, pkts,
+					     SRNIC_BURST);
+			for (i = 0; i < n; i++) {
+				struct srnic_pkt pkt;
+
+				if (waiting[p] &&
+				    srnic_wire_decode(
+					    rte_pktmbuf_mtod(pkts[i], uint8_t *),
+					    rte_pktmbuf_data_len(pkts[i]),
+					    &pkt) == SRNIC_WIRE_OK &&
+				    (pkt.opcode == SRNIC_OP_BYE_ACK ||
+				     pkt.opcode == SRNIC_OP_BYE)) {
+					/* An answer, or the peer leaving at
+					 * the same time: either way it no
+					 * longer uses the link. */
+					waiting[p] = 0;
+					left--;
+				}
+				rte_pktmbuf_free(pkts[i]);
+			}
+		}
+		if (left)
+			usleep(1000);
+	}
+	for (p = 0; p < eng->nports; p++)
+		__atomic_store_n(&eng->port[p].polling, 0, __ATOMIC_RELEASE);
+}
