@@ -55,19 +55,26 @@ static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 }
 
 
-static void send_hello(struct srnic_engine *eng, unsigned p)
+/* A control frame (HELLO, BYE, BYE_ACK) announcing this node on port p. */
+struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
+				     unsigned p)
 {
 	struct srnic_pkt pkt;
-	struct rte_mbuf *m;
 
 	memset(&pkt, 0, sizeof(pkt));
-	pkt.opcode = SRNIC_OP_HELLO;
+	pkt.opcode = op;
 	pkt.src_inc = eng->inc;
 	pkt.ipv4 = eng->cfg.ipv4;
 	pkt.port = p;
 	memcpy(pkt.node_mac, eng->cfg.mac, 6);
 	memcpy(pkt.node_name, eng->cfg.node, sizeof(pkt.node_name));
-	m = srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
+	return srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
+}
+
+static void send_hello(struct srnic_engine *eng, unsigned p)
+{
+	struct rte_mbuf *m = srnic_control_frame(eng, SRNIC_OP_HELLO, p);
+
 	if (m && rte_ring_mp_enqueue(eng->ctrl_tx, m) != 0)
 		rte_pktmbuf_free(m);
 }

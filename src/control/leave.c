@@ -23,23 +23,6 @@
 
 #define LEAVE_WAIT_MS 300
 
-static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-
-static struct rte_mbuf *leave_pkt(struct srnic_engine *eng, uint8_t op,
-				  unsigned p)
-{
-	struct srnic_pkt pkt;
-
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.opcode = op;
-	pkt.src_inc = eng->inc;
-	pkt.ipv4 = eng->cfg.ipv4;
-	pkt.port = p;
-	memcpy(pkt.node_mac, eng->cfg.mac, 6);
-	memcpy(pkt.node_name, eng->cfg.node, sizeof(pkt.node_name));
-	return srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
-}
-
 /* The peer on port p is leaving: let go of the link, then tell it so. */
 void srnic_leave_answer(struct srnic_engine *eng, unsigned p)
 {
@@ -52,7 +35,7 @@ void srnic_leave_answer(struct srnic_engine *eng, unsigned p)
 	 * resend it elsewhere. */
 	rte_pktmbuf_free_bulk(port->tx, port->ntx);
 	port->ntx = 0;
-	m = leave_pkt(eng, SRNIC_OP_BYE_ACK, p);
+	m = srnic_control_frame(eng, SRNIC_OP_BYE_ACK, p);
 	if (m && rte_eth_tx_burst(port->port_id, 0, &m, 1) != 1)
 		rte_pktmbuf_free(m);
 }
@@ -69,7 +52,7 @@ void srnic_leave_links(struct srnic_engine *eng)
 
 		if (!eng->port[p].polling)
 			continue;
-		m = leave_pkt(eng, SRNIC_OP_BYE, p);
+		m = srnic_control_frame(eng, SRNIC_OP_BYE, p);
 		if (m && rte_eth_tx_burst(eng->port[p].port_id, 0, &m, 1) == 1) {
 			waiting[p] = 1;
 			left++;

@@ -216,6 +216,8 @@ void srnic_leave_answer(struct srnic_engine *eng, unsigned p);
 void srnic_leave_links(struct srnic_engine *eng);
 
 /* control.c */
+struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
+				     unsigned p);
 int srnic_control_start(struct srnic_engine *eng);
 void srnic_control_stop(struct srnic_engine *eng);
 struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
