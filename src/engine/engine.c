@@ -565,7 +565,7 @@ static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 	snprintf(mem, sizeof(mem), "-m%u", cfg->mem_mb);
 	argv[argc++] = mem;
 	for (i = 0; i < cfg->nports; i++) {
-		snprintf(vdev[i], sizeof(vdev[i]), "%s", cfg->port[i]);
+		srnic_port_vdev_arg(cfg, i, vdev[i], sizeof(vdev[i]));
 		argv[argc++] = "--vdev";
 		argv[argc++] = vdev[i];
 	}

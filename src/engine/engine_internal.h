@@ -60,6 +60,7 @@ struct srnic_port {
 	uint8_t started;	/* rte_eth_dev_start succeeded */
 	uint64_t down_since;	/* control core: ms the link went down */
 	uint64_t started_at;	/* ms of the last successful start */
+	uint32_t start_gen;	/* link_gen at that start */
 	uint64_t next_try;	/* ms: retry a refused start after this */
 	uint8_t reconnects;	/* a client port: restart it to reconnect */
 	uint16_t ntx;
@@ -161,6 +162,8 @@ struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn);
 
 /* port.c: port I/O */
 void srnic_ports_prepare(const struct srnic_config *cfg);
+void srnic_port_vdev_arg(const struct srnic_config *cfg, unsigned i,
+			 char *out, size_t size);
 void srnic_port_retry_start(struct srnic_engine *eng, unsigned i);
 void srnic_port_restart(struct srnic_engine *eng, unsigned i);
 #define SRNIC_PORT_RETRY_MS 250		/* a refused memif client start */

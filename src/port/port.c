@@ -5,7 +5,9 @@
  * that a port cannot take yet stays in its buffer (back-pressure), so the
  * wire never sees a drop the engine caused itself.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,6 +23,7 @@
 #define RX_DESC 1024
 
 static int on_intr_thread(struct srnic_port *port, int stop);
+static void server_name(struct srnic_engine *eng, unsigned i, bool real);
 #define TX_DESC 1024
 
 /* The ethdev name is the vdev argument string up to its first comma. */
@@ -76,8 +79,10 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		 * control core keeps trying (srnic_port_retry_start). */
 		p->reconnects = strncmp(eng->cfg.port[i], "net_memif", 9) == 0 &&
 				strstr(eng->cfg.port[i], "role=client") != NULL;
+		p->start_gen = p->link_gen;
 		rc = on_intr_thread(p, 0);
 		if (rc == 0) {
+			server_name(eng, i, true);
 			p->started = 1;
 			p->started_at = srnic_ms();
 		} else if (p->reconnects) {
@@ -94,42 +99,144 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	return 0;
 }
 
+/* ---- memif server sockets ----
+ *
+ * DPDK 22.11's memif server creates its listening socket when EAL probes the
+ * device, long before the port is configured and started; a client that
+ * connects in that window (a peer retrying every 250 ms) makes the server's
+ * interrupt thread panic.  So a server listens under a private name while
+ * it starts, and the socket takes its real name (rename is atomic) only
+ * once the port runs; it gives the name back when the port stops.
+ */
+
+/* PATH of "socket=PATH" in a memif server's vdev arguments, or 0. */
+static size_t server_socket(const char *arg, const char **path)
+{
+	const char *s;
+
+	if (strncmp(arg, "net_memif", 9) || !strstr(arg, "role=server"))
+		return 0;
+	s = strstr(arg, "socket=");
+	if (!s)
+		return 0;
+	*path = s + 7;
+	return strcspn(*path, ",");
+}
+
+static void starting_name(const char *path, size_t n, char *out, size_t size)
+{
+	snprintf(out, size, "%.*s.%d", (int)n, path, (int)getpid());
+}
+
+/* Is somebody listening on a Unix socket of that path (in this network
+ * namespace)?  Read from /proc/net/unix: a probing connect would itself
+ * upset a memif server mid-start. */
+static bool unix_listener(const char *path)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/net/unix", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *name = strrchr(line, ' ');
+		unsigned flags = 0;
+
+		if (!name || sscanf(line, "%*s %*s %*s %x", &flags) != 1)
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		found = (flags & 0x10000) /* __SO_ACCEPTCON: listening */ &&
+			!strcmp(name + 1, path);
+	}
+	fclose(f);
+	return found;
+}
+
+/* The vdev arguments EAL gets for port i: a server's socket renamed. */
+void srnic_port_vdev_arg(const struct srnic_config *cfg, unsigned i,
+			 char *out, size_t size)
+{
+	const char *arg = cfg->port[i], *path;
+	char tmp[128];
+	size_t n = server_socket(arg, &path);
+
+	if (!n || n >= sizeof(tmp) - 16) {
+		snprintf(out, size, "%s", arg);
+		return;
+	}
+	starting_name(path, n, tmp, sizeof(tmp));
+	snprintf(out, size, "%.*s%s%s", (int)(path - arg), arg, tmp,
+		 path + n);
+}
+
+/* Private names (PATH.<pid>) that servers which ended left behind. */
+static void remove_stale_starting(const char *name)
+{
+	char dir[128], full[300];
+	const char *base, *slash = strrchr(name, '/');
+	size_t blen;
+	struct dirent *d;
+	DIR *dp;
+
+	if (!slash)
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - name), name);
+	base = slash + 1;
+	blen = strlen(base);
+	dp = opendir(dir[0] ? dir : "/");
+	if (!dp)
+		return;
+	while ((d = readdir(dp)) != NULL) {
+		if (strncmp(d->d_name, base, blen) || d->d_name[blen] != '.' ||
+		    strspn(d->d_name + blen + 1, "0123456789") !=
+			    strlen(d->d_name + blen + 1))
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", dir, d->d_name);
+		if (!unix_listener(full))
+			unlink(full);
+	}
+	closedir(dp);
+}
+
 /*
- * A memif server leaves its socket file behind when its process dies, and the
- * next server on that path then fails with EADDRINUSE.  A socket nobody
- * listens on is stale: remove it.  One somebody listens on is left alone
- * (DPDK will report the clash).
+ * Before EAL starts: a socket file nobody listens on is left over from a
+ * server that died (memif does not remove it): remove it, or this node's
+ * server could not take the name.
  */
 void srnic_ports_prepare(const struct srnic_config *cfg)
 {
 	unsigned i;
 
 	for (i = 0; i < cfg->nports; i++) {
-		const char *a = cfg->port[i], *s;
-		struct sockaddr_un sun;
-		size_t n;
-		int fd;
+		const char *path;
+		char name[128];
+		size_t n = server_socket(cfg->port[i], &path);
 
-		if (strncmp(a, "net_memif", 9) || !strstr(a, "role=server"))
+		if (!n || n >= sizeof(name))
 			continue;
-		s = strstr(a, "socket=");
-		if (!s)
-			continue;
-		s += 7;
-		n = strcspn(s, ",");
-		if (n == 0 || n >= sizeof(sun.sun_path))
-			continue;
-		memset(&sun, 0, sizeof(sun));
-		sun.sun_family = AF_UNIX;
-		memcpy(sun.sun_path, s, n);
-		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			continue;
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) &&
-		    errno == ECONNREFUSED)
-			unlink(sun.sun_path);
-		close(fd);
+		snprintf(name, sizeof(name), "%.*s", (int)n, path);
+		if (!unix_listener(name))
+			unlink(name);
+		remove_stale_starting(name);
 	}
+}
+
+/* Give a started server's socket its real name, or take it back. */
+static void server_name(struct srnic_engine *eng, unsigned i, bool real)
+{
+	const char *path;
+	char name[128], tmp[128];
+	size_t n = server_socket(eng->cfg.port[i], &path);
+
+	if (!n || n >= sizeof(name) - 16)
+		return;
+	snprintf(name, sizeof(name), "%.*s", (int)n, path);
+	starting_name(path, n, tmp, sizeof(tmp));
+	if (real)
+		rename(tmp, name);
+	else
+		rename(name, tmp);
 }
 
 int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen)
@@ -166,6 +273,9 @@ static void await_handshake(struct srnic_port *p)
 {
 	struct rte_eth_link link;
 
+	/* The link came up since this start: the handshake is over. */
+	if (__atomic_load_n(&p->link_gen, __ATOMIC_ACQUIRE) != p->start_gen)
+		return;
 	while (srnic_ms() - p->started_at < SRNIC_HANDSHAKE_MS) {
 		memset(&link, 0, sizeof(link));
 		rte_eth_link_get_nowait(p->port_id, &link);
@@ -190,8 +300,10 @@ void srnic_ports_stop(struct srnic_engine *eng)
 		p->ntx = 0;
 		if (p->started && p->reconnects)
 			await_handshake(p);
-		if (p->started)
+		if (p->started) {
+			server_name(eng, i, false);
 			on_intr_thread(p, 1);
+		}
 		p->started = 0;
 		p->polling = 0;
 		p->link_up = 0;
@@ -257,7 +369,9 @@ void srnic_port_retry_start(struct srnic_engine *eng, unsigned i)
 
 	if (p->started || now < p->next_try)
 		return;
+	p->start_gen = __atomic_load_n(&p->link_gen, __ATOMIC_ACQUIRE);
 	if (on_intr_thread(p, 0) == 0) {
+		server_name(eng, i, true);
 		p->started = 1;
 		p->started_at = now;
 	} else {
