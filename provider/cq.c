@@ -136,8 +136,10 @@ int srnic_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct srnic_cq_v *scq = to_scq(ibcq);
 	struct srnic_context *ctx = to_sctx(ibcq->context);
+	int rc = srnic_engine_destroy_cq(ctx->eng, scq->cq);
 
-	srnic_engine_destroy_cq(ctx->eng, scq->cq);
+	if (rc)
+		return -rc;
 	free(scq);
 	return 0;
 }

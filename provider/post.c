@@ -149,7 +149,10 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	if (prod != qp->rq_prod) {
 		__atomic_store_n(&qp->rq_prod, prod, __ATOMIC_RELEASE);
 		/* In the error state receives complete as flushed, which
-		 * the engine does. */
+		 * the engine does.  The fence pairs with the one in
+		 * srnic_qp_to_error: either it sees our receives, or we see
+		 * its state. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (srnic_qp_state(qp) == SRNIC_QPS_ERR)
 			srnic_engine_doorbell(sqp->ctx->eng, qp);
 	}

@@ -156,17 +156,37 @@ int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		mod.rq_psn = attr->rq_psn;
 		memcpy(mod.peer_gid, attr->ah_attr.grh.dgid.raw, 16);
 		mod.path_shift = mtu_shift(attr->path_mtu);
-		mod.min_rnr_timer = attr->min_rnr_timer;
 		mod.max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	}
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS &&
 	    cur == IBV_QPS_RTR) {
 		mod.mask |= SRNIC_MOD_RTS;
 		mod.sq_psn = attr->sq_psn;
-		mod.timeout = attr->timeout;
-		mod.retry_cnt = attr->retry_cnt;
-		mod.rnr_retry = attr->rnr_retry;
 		mod.max_rd_atomic = attr->max_rd_atomic;
+	}
+	if (mask & IBV_QP_ACCESS_FLAGS) {
+		mod.mask |= SRNIC_MOD_ACCESS;
+		if (attr->qp_access_flags & IBV_ACCESS_REMOTE_WRITE)
+			mod.access |= SRNIC_ACCESS_REMOTE_WRITE;
+		if (attr->qp_access_flags & IBV_ACCESS_REMOTE_READ)
+			mod.access |= SRNIC_ACCESS_REMOTE_READ;
+		if (attr->qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)
+			mod.access |= SRNIC_ACCESS_REMOTE_ATOMIC;
+	}
+	/* Timer attributes may change in RTS and SQD too: the engine gets
+	 * whatever the QP holds after this call. */
+	if (mask & (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		    IBV_QP_MIN_RNR_TIMER)) {
+		mod.mask |= SRNIC_MOD_TIMERS;
+		mod.timeout = mask & IBV_QP_TIMEOUT ? attr->timeout
+						    : sqp->attr.timeout;
+		mod.retry_cnt = mask & IBV_QP_RETRY_CNT ? attr->retry_cnt
+							: sqp->attr.retry_cnt;
+		mod.rnr_retry = mask & IBV_QP_RNR_RETRY ? attr->rnr_retry
+							: sqp->attr.rnr_retry;
+		mod.min_rnr_timer = mask & IBV_QP_MIN_RNR_TIMER
+					    ? attr->min_rnr_timer
+					    : sqp->attr.min_rnr_timer;
 	}
 	rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, &mod);
 	if (rc)

@@ -50,6 +50,17 @@ static void finish(struct srnic_qp *qp, uint32_t idx, uint8_t status)
 	srnic_track_fini(&run->rd);
 	run->state = SWQE_DONE;
 	run->status = status;
+	/* Nothing posted after a failed WQE may reach the peer: the QP is
+	 * about to enter the error state, and those WQEs will be flushed. */
+	if (status != SRNIC_WC_SUCCESS)
+		qp->sq_stopped = 1;
+}
+
+/* A WQE the requester could not carry on with (its memory went away):
+ * it completes in error when its turn comes. */
+void srnic_completer_fail(struct srnic_qp *qp, uint32_t idx, uint8_t status)
+{
+	finish(qp, idx, status);
 }
 
 static uint64_t rnr_delay_tsc(const struct srnic_engine *eng, uint8_t code)
@@ -110,14 +121,23 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 			}
 			qp->rnr_until = srnic_now() +
 					rnr_delay_tsc(eng, pkt->rnr_timer);
-			if (run->state == SWQE_SENDING) {
-				/* Stop sending the rest: it would be
-				 * dropped as well. */
-				run->state = SWQE_WAITING;
-				if (qp->cur_busy && qp->sq_cur == idx)
-					qp->cur_busy = 0;
+			/* Later messages were refused as well, or will be
+			 * answered as duplicates: send them all again after
+			 * the delay, without charging their retry counts. */
+			for (i = idx; i != qp->sq_next; i++) {
+				struct srnic_swqe_run *r =
+					&qp->run[i & qp->sq_mask];
+
+				if (r->state == SWQE_DONE)
+					continue;
+				if (r->state == SWQE_SENDING) {
+					r->state = SWQE_WAITING;
+					if (qp->cur_busy && qp->sq_cur == i)
+						qp->cur_busy = 0;
+				}
+				r->deadline = qp->rnr_until + qp->at.timeout_tsc;
+				queue_resend(eng, qp, i);
 			}
-			queue_resend(eng, qp, idx);
 			break;
 		case SRNIC_NAK_ACCESS:
 			finish(qp, idx, SRNIC_WC_REM_ACCESS_ERR);
@@ -190,7 +210,7 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 		struct srnic_swqe_run *run = &qp->run[i & qp->sq_mask];
 
 		if (run->state != SWQE_WAITING || run->resend_queued ||
-		    now < run->deadline)
+		    now < run->deadline || now < qp->rnr_until)
 			continue;
 		if (++run->retries > qp->at.retry_cnt) {
 			finish(qp, i, SRNIC_WC_RETRY_EXC_ERR);
@@ -253,6 +273,10 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 	}
 	if (qp->sq_comp == qp->sq_next)
 		srnic_qp_timer_off(eng, qp);
+	/* Completions open the window: WQEs posted beyond it wait for this,
+	 * not for another doorbell. */
+	if (n && qp->sq_next != __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE))
+		srnic_qp_activate(eng, qp);
 	return n;
 }
 

@@ -29,12 +29,18 @@ void srnic_leave_answer(struct srnic_engine *eng, unsigned p)
 	struct srnic_port *port = &eng->port[p];
 	struct rte_mbuf *m;
 
-	port->bye_gen = __atomic_load_n(&port->link_gen, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&port->polling, 0, __ATOMIC_RELEASE);
-	/* What was queued for the link will not go; the requester's timers
-	 * resend it elsewhere. */
-	rte_pktmbuf_free_bulk(port->tx, port->ntx);
-	port->ntx = 0;
+	/* Only a shared-memory link vanishes under its peer: on the others
+	 * (af_packet) the answer is all that is needed, and the link stays
+	 * in use for whoever comes next on it. */
+	if (port->shared_memory) {
+		port->bye_gen = __atomic_load_n(&port->link_gen,
+						__ATOMIC_ACQUIRE);
+		__atomic_store_n(&port->polling, 0, __ATOMIC_RELEASE);
+		/* What was queued for the link will not go; the requester's
+		 * timers resend it elsewhere. */
+		rte_pktmbuf_free_bulk(port->tx, port->ntx);
+		port->ntx = 0;
+	}
 	m = srnic_control_frame(eng, SRNIC_OP_BYE_ACK, p);
 	if (m && rte_eth_tx_burst(port->port_id, 0, &m, 1) != 1)
 		rte_pktmbuf_free(m);

@@ -66,7 +66,7 @@ static void idle_nap(struct srnic_engine *eng, uint64_t us)
 	if (rte_ring_count(eng->doorbell) == 0 &&
 	    rte_ring_count(eng->calls) == 0 && !eng->stop)
 		futex_wait(&eng->wake, 0, us);
-	__atomic_store_n(&eng->sleeping, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&eng->sleeping, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&eng->wake, 0, __ATOMIC_RELAXED);
 }
 
@@ -102,11 +102,11 @@ void srnic_engine_quiesce(struct srnic_engine *eng)
 		return;
 	wake_datapath(eng);
 	/* Two new iterations: the one under way when we were called has
-	 * ended.  A napping datapath is between iterations already. */
-	for (i = 0; i < 10000; i++) {
-		if (__atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE) - start >= 2 ||
-		    __atomic_load_n(&eng->sleeping, __ATOMIC_ACQUIRE))
+	 * ended.  (A nap ends at once on the wake above.) */
+	for (i = 0; i < 100000; i++) {
+		if (__atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE) - start >= 2)
 			return;
+		wake_datapath(eng);
 		usleep(10);
 	}
 }
@@ -224,6 +224,7 @@ struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn)
 void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	__atomic_store_n(&qp->state, SRNIC_QPS_ERR, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* see srnic_post_recv */
 	srnic_responder_reset(qp);
 	srnic_completer_flush(eng, qp);
 	if (qp->flush_pending)
@@ -748,7 +749,8 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 void srnic_engine_put(struct srnic_engine *eng)
 {
 	pthread_mutex_lock(&engine_lock);
-	if (--eng->refcnt > 0) {
+	if (--eng->refcnt > 0 || !eng->dp_started) {
+		/* Others still use it, or it was shut down at exit. */
 		pthread_mutex_unlock(&engine_lock);
 		return;
 	}
@@ -778,7 +780,6 @@ __attribute__((destructor)) static void engine_at_exit(void)
 		wake_datapath(eng);
 		pthread_join(eng->dp_thread, NULL);
 		eng->dp_started = 0;
-		eng->refcnt = 0;
 	}
 	pthread_mutex_unlock(&engine_lock);
 }

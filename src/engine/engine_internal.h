@@ -63,6 +63,7 @@ struct srnic_port {
 	uint32_t start_gen;	/* link_gen at that start */
 	uint64_t next_try;	/* ms: retry a refused start after this */
 	uint8_t reconnects;	/* a client port: restart it to reconnect */
+	uint8_t shared_memory;	/* memif: the peer's leaving unmaps the link */
 	uint16_t ntx;
 	struct rte_mbuf *tx[SRNIC_TXBUF];
 	struct srnic_port_stats st;
@@ -213,6 +214,7 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 unsigned srnic_completer_complete(struct srnic_engine *eng,
 				  struct srnic_qp *qp);
 void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_completer_fail(struct srnic_qp *qp, uint32_t idx, uint8_t status);
 
 /* leave.c: leaving links so that the peer survives it */
 void srnic_leave_answer(struct srnic_engine *eng, unsigned p);

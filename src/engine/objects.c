@@ -68,6 +68,8 @@ struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,
 int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq)
 {
 	(void)eng;
+	if (__atomic_load_n(&cq->users, __ATOMIC_ACQUIRE))
+		return -EBUSY;	/* as verbs says: destroy its QPs first */
 	pthread_spin_destroy(&cq->lock);
 	srnic_free(cq->ring);
 	srnic_free(cq);
@@ -144,6 +146,8 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 		return NULL;
 	}
 	qp->qpn = qpn;
+	__atomic_fetch_add(&qp->send_cq->users, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&qp->recv_cq->users, 1, __ATOMIC_RELAXED);
 	/* In RESET nothing reaches it; publishing is enough. */
 	__atomic_store_n(&eng->qp_tab[qpn], qp, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&eng->obj_lock);
@@ -169,6 +173,8 @@ int srnic_engine_destroy_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 	struct srnic_call c = {.fn = call_destroy_qp, .arg = qp};
 
 	srnic_engine_call(eng, &c);
+	__atomic_fetch_sub(&qp->send_cq->users, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&qp->recv_cq->users, 1, __ATOMIC_RELEASE);
 	qp_free(qp);
 	return c.result;
 }
@@ -200,6 +206,8 @@ static void qp_reset(struct srnic_qp *qp)
 	qp->rnr_until = 0;
 	qp->flush_pending = 0;
 	qp->cq_wait = 0;
+	qp->sq_stopped = 0;
+	qp->db_armed = 0;
 	qp->ack_syndrome = SRNIC_ACK_OK;	/* owed to the old peer only */
 	qp->peer = NULL;
 }
@@ -213,7 +221,6 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		qp->at.dest_qpn = mod->dest_qpn;
 		qp->at.rq_psn = mod->rq_psn;
 		qp->at.path_shift = mod->path_shift;
-		qp->at.min_rnr_timer = mod->min_rnr_timer;
 		qp->at.max_dest_rd_atomic = mod->max_dest_rd_atomic;
 		qp->exp_msn = mod->rq_psn;
 		qp->acked_msn = mod->rq_psn;
@@ -225,11 +232,16 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 	if (mod->mask & SRNIC_MOD_RTS) {
 		qp->at.sq_psn = mod->sq_psn;
 		qp->next_msn = mod->sq_psn;
+		qp->at.max_rd_atomic = mod->max_rd_atomic;
+	}
+	if (mod->mask & SRNIC_MOD_TIMERS) {
 		qp->at.timeout_tsc = timeout_tsc(eng, mod->timeout);
 		qp->at.retry_cnt = mod->retry_cnt;
 		qp->at.rnr_retry = mod->rnr_retry;
-		qp->at.max_rd_atomic = mod->max_rd_atomic;
+		qp->at.min_rnr_timer = mod->min_rnr_timer;
 	}
+	if (mod->mask & SRNIC_MOD_ACCESS)
+		qp->access = mod->access;
 	if (mod->mask & SRNIC_MOD_STATE) {
 		switch (mod->state) {
 		case SRNIC_QPS_RESET:

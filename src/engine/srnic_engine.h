@@ -58,7 +58,9 @@ int srnic_engine_destroy_qp(struct srnic_engine *eng, struct srnic_qp *qp);
 /* What modify_qp hands over once the provider has validated it. */
 #define SRNIC_MOD_STATE 0x01
 #define SRNIC_MOD_RTR 0x02	/* dest_qpn, rq_psn, peer, path_shift... */
-#define SRNIC_MOD_RTS 0x04	/* sq_psn, timeout, retry counts */
+#define SRNIC_MOD_RTS 0x04	/* sq_psn, max_rd_atomic (and the timers) */
+#define SRNIC_MOD_ACCESS 0x08	/* access: remote rights the QP grants */
+#define SRNIC_MOD_TIMERS 0x10	/* timeout, retry_cnt, rnr_retry, min_rnr_timer */
 
 struct srnic_qp_mod {
 	uint32_t mask;
@@ -69,6 +71,7 @@ struct srnic_qp_mod {
 	uint8_t timeout;	/* verbs code: 4.096 us << timeout */
 	uint8_t retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	uint32_t access;	/* SRNIC_ACCESS_REMOTE_* */
 };
 
 /* Returns 0 or a negative errno (EHOSTUNREACH: the GID did not resolve). */

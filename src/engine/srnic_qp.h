@@ -137,6 +137,7 @@ struct srnic_qp {
 	struct srnic_cq *recv_cq;
 	struct srnic_swqe_run *run;	/* one per SQ slot */
 	uint32_t state;			/* read by post calls; engine writes */
+	uint32_t access;		/* remote rights the QP grants */
 
 	/* datapath only */
 	struct srnic_qp_attr_rt at __attribute__((aligned(SRNIC_CACHE_LINE)));
@@ -146,6 +147,7 @@ struct srnic_qp {
 	uint32_t sq_next;	/* next WQE to start */
 	uint32_t sq_cur;	/* WQE being packetized when cur_busy */
 	uint8_t cur_busy;
+	uint8_t sq_stopped;	/* a WQE failed: start nothing more */
 	uint32_t next_msn;
 	uint32_t next_ssn;
 	uint32_t next_txid;

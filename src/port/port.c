@@ -77,7 +77,8 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	if (rc == 0) {
 		/* A memif client cannot start before its server exists; the
 		 * control core keeps trying (srnic_port_retry_start). */
-		p->reconnects = strncmp(eng->cfg.port[i], "net_memif", 9) == 0 &&
+		p->shared_memory = strncmp(eng->cfg.port[i], "net_memif", 9) == 0;
+		p->reconnects = p->shared_memory &&
 				strstr(eng->cfg.port[i], "role=client") != NULL;
 		p->start_gen = p->link_gen;
 		rc = on_intr_thread(p, 0);

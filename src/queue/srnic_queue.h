@@ -115,6 +115,7 @@ struct srnic_cq {
 	/* read-mostly */
 	uint32_t mask __attribute__((aligned(SRNIC_CACHE_LINE)));
 	uint32_t handle;
+	uint32_t users;		/* QPs that complete into it */
 	struct srnic_cqe *ring;
 };
 

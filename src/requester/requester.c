@@ -72,15 +72,18 @@ static int check_sges(struct srnic_engine *eng, struct srnic_qp *qp,
 	return 0;
 }
 
-/* Gather len bytes of the message at offset off from the WQE's SGEs. */
-static void gather(const struct srnic_swqe *w, uint32_t off, uint8_t *dst,
-		   uint32_t len)
+/* Gather len bytes of the message at offset off from the WQE's SGEs,
+ * checking each piece: a region deregistered (and perhaps unmapped) since
+ * the message started must not be read.  Returns -1 when one is gone. */
+static int gather(const struct srnic_mem_table *mem, uint32_t pd,
+		  const struct srnic_swqe *w, uint32_t off, uint8_t *dst,
+		  uint32_t len)
 {
 	unsigned i;
 
 	if (w->flags & SRNIC_WR_INLINE) {
 		memcpy(dst, w->inline_data + off, len);
-		return;
+		return 0;
 	}
 	for (i = 0; i < w->num_sge && len; i++) {
 		uint32_t sl = w->sge[i].length, n;
@@ -90,12 +93,16 @@ static void gather(const struct srnic_swqe *w, uint32_t off, uint8_t *dst,
 			continue;
 		}
 		n = sl - off < len ? sl - off : len;
+		if (srnic_mem_check(mem, w->sge[i].lkey, pd,
+				    w->sge[i].addr + off, n, 0))
+			return -1;
 		memcpy(dst, (const uint8_t *)(uintptr_t)w->sge[i].addr + off,
 		       n);
 		dst += n;
 		len -= n;
 		off = 0;
 	}
+	return 0;
 }
 
 static uint8_t stride_shift(const struct srnic_engine *eng,
@@ -117,6 +124,11 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 
 	if (srnic_now() < qp->rnr_until)
 		return false;
+	if (qp->resend_head != qp->resend_tail && qp->sq_stopped) {
+		/* After a failure nothing goes out any more. */
+		qp->resend_head = qp->resend_tail;
+		return false;
+	}
 	if (qp->resend_head != qp->resend_tail) {
 		idx = qp->resend[qp->resend_head++ % SRNIC_WINDOW];
 		run = &qp->run[idx & qp->sq_mask];
@@ -129,8 +141,12 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		if (qp->sq[idx & qp->sq_mask].opcode == SRNIC_WR_READ &&
 		    srnic_track_init(&run->rd,
 				     qp->sq[idx & qp->sq_mask].length,
-				     stride_shift(eng, qp)))
+				     stride_shift(eng, qp))) {
+			/* No memory now: the timer tries again. */
+			run->state = SWQE_WAITING;
+			run->deadline = srnic_now() + qp->at.timeout_tsc;
 			return false;
+		}
 		qp->sq_cur = idx;
 		qp->cur_busy = 1;
 		eng->st.retransmits++;
@@ -138,7 +154,8 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 
 	prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
-	if (qp->sq_next == prod || qp->sq_next - qp->sq_comp >= SRNIC_WINDOW)
+	/* SQD: what is in flight completes, nothing new starts. */
+	if (qp->state != SRNIC_QPS_RTS || qp->sq_stopped || qp->sq_next == prod || qp->sq_next - qp->sq_comp >= SRNIC_WINDOW)
 		return false;
 	w = &qp->sq[qp->sq_next & qp->sq_mask];
 	run = &qp->run[qp->sq_next & qp->sq_mask];
@@ -158,6 +175,7 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		 * state and the responder must not wait for it. */
 		run->state = SWQE_DONE;
 		run->status = SRNIC_WC_LOC_PROT_ERR;
+		qp->sq_stopped = 1;
 		return true;
 	}
 	run->msn = qp->next_msn++;
@@ -244,8 +262,13 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 				    &payload);
 		if (!m)
 			break;
-		if (pkt.pkt_len)
-			gather(w, run->sent, payload, pkt.pkt_len);
+		if (pkt.pkt_len && gather(&eng->mem, qp->pd, w, run->sent,
+					  payload, pkt.pkt_len)) {
+			rte_pktmbuf_free(m);
+			srnic_completer_fail(qp, qp->sq_cur,
+					     SRNIC_WC_LOC_PROT_ERR);
+			break;
+		}
 		srnic_port_tx(eng, port, m);
 		n++;
 		run->sent += pkt.pkt_len;
@@ -264,7 +287,8 @@ unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	unsigned n = 0;
 
-	if (qp->state != SRNIC_QPS_RTS || !qp->peer)
+	if ((qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD) ||
+	    !qp->peer)
 		return 0;
 	while (n < budget) {
 		if (!qp->cur_busy && !next_message(eng, qp))

@@ -23,6 +23,13 @@ static inline int32_t seq_diff(uint32_t a, uint32_t b)
 static void nak(struct srnic_engine *eng, struct srnic_qp *qp,
 		uint8_t syndrome, uint32_t msn, uint32_t txid)
 {
+	/* One NAK travels with each ACK: the oldest one matters (the
+	 * requester resends everything from there on). */
+	if (qp->ack_syndrome != SRNIC_ACK_OK &&
+	    seq_diff(msn, qp->ack_nak_msn) > 0) {
+		srnic_qp_want_ack(eng, qp);
+		return;
+	}
 	qp->ack_syndrome = syndrome;
 	qp->ack_nak_msn = msn;
 	qp->ack_nak_txid = txid;
@@ -97,10 +104,21 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		s->va = pkt->va;
 		s->trk.shift = pkt->stride_shift;
 		s->state = RMSG_READ;
-		if (srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
-				    pkt->msg_len, SRNIC_ACCESS_REMOTE_READ))
+		if (!(qp->access & SRNIC_ACCESS_REMOTE_READ) ||
+		    (pkt->msg_len &&
+		     srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
+				     pkt->msg_len, SRNIC_ACCESS_REMOTE_READ)))
 			fail(eng, qp, s, SRNIC_NAK_ACCESS,
 			     SRNIC_WC_REM_ACCESS_ERR);
+		else if ((1u << pkt->stride_shift) > eng->payload_max)
+			/* Packets larger than this node's ports carry. */
+			fail(eng, qp, s, SRNIC_NAK_INVALID,
+			     SRNIC_WC_REM_INV_REQ_ERR);
+		return true;
+	}
+	if (pkt->opcode == SRNIC_OP_WRITE &&
+	    !(qp->access & SRNIC_ACCESS_REMOTE_WRITE)) {
+		fail(eng, qp, s, SRNIC_NAK_ACCESS, SRNIC_WC_REM_ACCESS_ERR);
 		return true;
 	}
 
@@ -207,15 +225,37 @@ static bool emit_recv_cqe(struct srnic_qp *qp, struct srnic_rmsg *s)
 	return true;
 }
 
-/* Complete, in MSN order, every message whose turn has come. */
+/* A packet could not be written: a WRITE's key, bounds or rights, or the
+ * receive WQE's memory (deregistered meanwhile). */
+static void fail_placement(struct srnic_engine *eng, struct srnic_qp *qp,
+			   struct srnic_rmsg *s)
+{
+	bool write = s->opcode == SRNIC_OP_WRITE;
+
+	fail(eng, qp, s, write ? SRNIC_NAK_ACCESS : SRNIC_NAK_OPERATIONAL,
+	     write ? SRNIC_WC_REM_ACCESS_ERR : SRNIC_WC_LOC_PROT_ERR);
+}
+
+/* Complete, in MSN order, every message whose turn has come.  A message
+ * all of whose packets are in still holds back its last-byte packet until
+ * it is next in line: that one is placed here. */
 static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	for (;;) {
 		struct srnic_rmsg *s = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
 
-		if (s->msn != qp->exp_msn || s->state == RMSG_FREE ||
-		    s->state == RMSG_RECEIVING)
+		if (s->msn != qp->exp_msn || s->state == RMSG_FREE)
 			return;
+		if (s->state == RMSG_RECEIVING) {
+			if (!srnic_track_complete(&s->trk))
+				return;
+			if (s->held && !place_held(eng, qp, s)) {
+				fail_placement(eng, qp, s);
+				continue;	/* the FAILED case below */
+			}
+			srnic_track_fini(&s->trk);
+			s->state = RMSG_PLACED;
+		}
 		if (s->state == RMSG_FAILED) {
 			/* A receive that could not land completes in error
 			 * and takes the QP down; a bad key only NAKs. */
@@ -274,8 +314,11 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		}
 	}
 	if (qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC ||
-	    srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
-			    pkt->msg_len, SRNIC_ACCESS_REMOTE_READ)) {
+	    !(qp->access & SRNIC_ACCESS_REMOTE_READ) ||
+	    (1u << pkt->stride_shift) > eng->payload_max ||
+	    (pkt->msg_len &&
+	     srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
+			     pkt->msg_len, SRNIC_ACCESS_REMOTE_READ))) {
 		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
@@ -318,6 +361,13 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (!slot_start(eng, qp, s, pkt))
 			return false;
 	} else if (s->txid != pkt->txid) {
+		if (s->state == RMSG_READ && seq_diff(pkt->txid, s->txid) > 0) {
+			/* A READ still waiting for its turn: answer the
+			 * newest attempt, which is the one the requester
+			 * listens to. */
+			s->txid = pkt->txid;
+			return false;
+		}
 		if (seq_diff(pkt->txid, s->txid) < 0 ||
 		    s->state != RMSG_RECEIVING) {
 			/* An older attempt, or the message is in already. */
@@ -352,11 +402,13 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		return false;
 	}
 
-	/* The packet with the last byte lands last, so a program polling
-	 * that byte sees the whole message.  It is checked now all the same:
+	/* The packet with a message's last byte lands after every other
+	 * byte of the message and of every earlier message, so a program
+	 * polling that byte (a flag written after the data, as ib_write_lat
+	 * does) sees everything before it.  It is checked now all the same:
 	 * a bad key is NAKed when it arrives, not when the rest does. */
 	if ((pkt->flags & SRNIC_F_LAST) &&
-	    s->trk.ndone + 1 < s->trk.npkts) {
+	    (s->trk.ndone + 1 < s->trk.npkts || pkt->msn != qp->exp_msn)) {
 		if (pkt->opcode == SRNIC_OP_WRITE &&
 		    srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
 				    pkt->pkt_len, SRNIC_ACCESS_REMOTE_WRITE)) {
@@ -366,30 +418,17 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		}
 		srnic_track_mark(&s->trk, idx);
 		s->held = m;
+		if (srnic_track_complete(&s->trk))
+			advance(eng, qp);
 		return true;
 	}
 	if (!place(eng, qp, s, pkt)) {
-		fail(eng, qp, s,
-		     pkt->opcode == SRNIC_OP_WRITE ? SRNIC_NAK_ACCESS
-						   : SRNIC_NAK_OPERATIONAL,
-		     pkt->opcode == SRNIC_OP_WRITE ? SRNIC_WC_REM_ACCESS_ERR
-						   : SRNIC_WC_LOC_PROT_ERR);
+		fail_placement(eng, qp, s);
 		return false;
 	}
 	srnic_track_mark(&s->trk, idx);
-	if (!srnic_track_complete(&s->trk))
-		return false;
-	if (s->held && !place_held(eng, qp, s)) {
-		fail(eng, qp, s,
-		     s->opcode == SRNIC_OP_WRITE ? SRNIC_NAK_ACCESS
-						 : SRNIC_NAK_OPERATIONAL,
-		     s->opcode == SRNIC_OP_WRITE ? SRNIC_WC_REM_ACCESS_ERR
-						 : SRNIC_WC_LOC_PROT_ERR);
-		return false;
-	}
-	srnic_track_fini(&s->trk);
-	s->state = RMSG_PLACED;
-	advance(eng, qp);
+	if (srnic_track_complete(&s->trk))
+		advance(eng, qp);
 	return false;
 }
 
@@ -435,7 +474,8 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (j->sent + pkt.pkt_len == j->len)
 			pkt.flags |= SRNIC_F_LAST;
 		/* The region may have gone since the request was checked. */
-		if (srnic_mem_check(&eng->mem, j->rkey, qp->pd, j->va + j->sent,
+		if (pkt.pkt_len &&
+		    srnic_mem_check(&eng->mem, j->rkey, qp->pd, j->va + j->sent,
 				    pkt.pkt_len, SRNIC_ACCESS_REMOTE_READ)) {
 			nak(eng, qp, SRNIC_NAK_ACCESS, j->msn, j->txid);
 			qp->rd_head++;

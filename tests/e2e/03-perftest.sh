@@ -28,6 +28,7 @@ bw write-bw-default ib_write_bw
 bw write-bw-s-n ib_write_bw -s 1048576 -n 200
 bw write-bw-D ib_write_bw -s 65536 -D 2
 bw write-bw-q ib_write_bw -s 4096 -n 2000 -q 4
+bw write-bw-t256 ib_write_bw -s 8192 -n 3000 -t 256
 bw read-bw-default ib_read_bw
 bw read-bw-s-n ib_read_bw -s 1048576 -n 100
 bw send-bw-default ib_send_bw

@@ -71,6 +71,7 @@ static struct srnic_qp *qp_new(uint32_t pd)
 
 	qp->peer = &peer;
 	qp->peer_inc = PEER_INC;
+	qp->access = SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_REMOTE_READ;
 	qp->at.dest_qpn = PEER_QPN;
 	qp->at.path_shift = STRIDE_SHIFT;
 	qp->at.timeout_tsc = eng->tsc_hz;
@@ -512,6 +513,71 @@ static void test_read_response(void)
 	free(data);
 }
 
+/* A later message's data never lands before an earlier message's: the
+ * classic "data, then flag" pair of WRITEs, with the flag arriving first. */
+static void test_cross_message_order(void)
+{
+	enum { LEN = 3 * STRIDE };
+	uint8_t *data = calloc(1, LEN), *msg = malloc(LEN);
+	uint64_t flag = 0, one = 1;
+	struct srnic_qp *qp = qp_new(7);
+	uint32_t kd, kf, i;
+
+	for (i = 0; i < LEN; i++)
+		msg[i] = (uint8_t)(i + 1);
+	kd = srnic_mem_register(&eng->mem, (uintptr_t)data, LEN,
+				SRNIC_ACCESS_LOCAL_WRITE |
+					SRNIC_ACCESS_REMOTE_WRITE, 7);
+	kf = srnic_mem_register(&eng->mem, (uintptr_t)&flag, sizeof(flag),
+				SRNIC_ACCESS_LOCAL_WRITE |
+					SRNIC_ACCESS_REMOTE_WRITE, 7);
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, kd, (uintptr_t)data, msg,
+		LEN, 0);
+	CHECK(deliver(qp, SRNIC_OP_WRITE, 0, 101, 1, 0, kf, (uintptr_t)&flag,
+		      (const uint8_t *)&one, sizeof(one), 0),
+	      "the flag is held while the data is incomplete");
+	CHECK(flag == 0, "flag written before the data");
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, kd, (uintptr_t)data, msg,
+		LEN, 2);
+	CHECK(flag == 0 && data[LEN - 1] == 0, "written too early");
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, kd, (uintptr_t)data, msg,
+		LEN, 1);
+	CHECK(memcmp(data, msg, LEN) == 0, "data");
+	CHECK(flag == 1, "flag after the data");
+	CHECK(qp->exp_msn == 102, "both messages done (exp_msn %u)",
+	      qp->exp_msn);
+	drain_wire(NULL, 0);
+	srnic_engine_destroy_qp(eng, qp);
+	free(data);
+	free(msg);
+}
+
+/* A QP that grants no remote write refuses WRITEs even with a good key. */
+static void test_qp_access(void)
+{
+	uint8_t *dst = calloc(1, STRIDE), *msg = malloc(STRIDE);
+	struct srnic_qp *qp = qp_new(8);
+	struct srnic_pkt out[4];
+	uint32_t key;
+	unsigned n;
+
+	memset(msg, 0x42, STRIDE);
+	qp->access = SRNIC_ACCESS_REMOTE_READ;
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, STRIDE,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 8);
+	drain_wire(out, 4);
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, (uintptr_t)dst, msg,
+		STRIDE, 0);
+	n = drain_wire(out, 4);
+	CHECK(n == 1 && out[0].syndrome == SRNIC_NAK_ACCESS,
+	      "WRITE to a QP without remote write is NAKed");
+	CHECK(dst[0] == 0, "and writes nothing");
+	srnic_engine_destroy_qp(eng, qp);
+	free(dst);
+	free(msg);
+}
+
 int main(void)
 {
 	engine_up();
@@ -520,5 +586,7 @@ int main(void)
 	test_send_ssn();
 	test_access();
 	test_read_response();
+	test_cross_message_order();
+	test_qp_access();
 	return check_summary("test_placement");
 }
