@@ -193,6 +193,10 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	srnic_track_mark(&run->rd, pi);
+	/* A large READ's answer takes longer than one timeout, and READs
+	 * are answered one after the other: the READ timers run from the
+	 * last sign of progress of any of them, not from the request. */
+	qp->rd_progress = srnic_now();
 	if (srnic_track_complete(&run->rd)) {
 		finish(qp, idx, SRNIC_WC_SUCCESS);
 		srnic_completer_complete(eng, qp);
@@ -211,6 +215,9 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 
 		if (run->state != SWQE_WAITING || run->resend_queued ||
 		    now < run->deadline || now < qp->rnr_until)
+			continue;
+		if (qp->sq[i & qp->sq_mask].opcode == SRNIC_WR_READ &&
+		    now < qp->rd_progress + qp->at.timeout_tsc)
 			continue;
 		if (++run->retries > qp->at.retry_cnt) {
 			finish(qp, i, SRNIC_WC_RETRY_EXC_ERR);

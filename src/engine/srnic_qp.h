@@ -152,6 +152,7 @@ struct srnic_qp {
 	uint32_t next_ssn;
 	uint32_t next_txid;
 	uint32_t rd_inflight;	/* READs outstanding (max_rd_atomic) */
+	uint64_t rd_progress;	/* TSC of the last READ response packet */
 	uint32_t resend[SRNIC_WINDOW];	/* SQ indices to send again */
 	uint32_t resend_head, resend_tail;
 	uint32_t rr_port;	/* striping cursor */
