@@ -8,7 +8,9 @@
  *   client:  srnic_integrity [-p PORT] [-g GIDX] [-N] [-r ROUNDS] HOST
  *
  * -N uses the ibv_wr_* API; -R opens, uses and closes the device once
- * before the run (a device must work again after its last close).
+ * before the run (a device must work again after its last close); -L
+ * (on both sides) moves one message of verbs' largest size, 2 GiB, each
+ * way instead.
  *
  * The two sides agree over TCP on what to do next; the data itself only
  * crosses the RDMA device.  A WRITE's completion at the client means the
@@ -31,7 +33,11 @@
 #include <infiniband/verbs.h>
 
 #define MAX_MSG (8u << 20)
-#define BUF_SIZE (MAX_MSG + 4096)
+#define HUGE_MSG (1u << 31)	/* verbs' largest message: -L */
+
+/* Bytes of the largest message of this run, and of the buffers. */
+static uint32_t max_msg = MAX_MSG;
+#define BUF_SIZE ((size_t)max_msg + 4096)
 
 struct peer_info {
 	uint32_t qpn;
@@ -432,19 +438,21 @@ static int client(struct ctx *c, int rounds)
 		4096, 4097, 8191, 65535, 65536, 65537, 1000003, 4194304,
 		MAX_MSG - 1, MAX_MSG,
 	};
-	const unsigned n = sizeof(sizes) / sizeof(sizes[0]);
+	static const uint32_t huge[] = {HUGE_MSG};
+	const uint32_t *list = max_msg == HUGE_MSG ? huge : sizes;
+	const unsigned n = max_msg == HUGE_MSG ? 1 : sizeof(sizes) / sizeof(sizes[0]);
 	unsigned i, checks = 0, bad = 0;
 	int round;
 
 	for (round = 0; round < rounds; round++) {
 		for (i = 0; i < n; i++) {
-			uint32_t len = sizes[i];
+			uint32_t len = list[i];
 			uint32_t seed = (uint32_t)lrand48();
 			uint32_t roff = (i * 4099u) % 4096;	/* unaligned */
 			int nsge = 1 + (i % 4);
 			int64_t at;
 
-			if (roff + len > BUF_SIZE)
+			if (roff + (size_t)len > BUF_SIZE)
 				roff = 0;
 			/* WRITE: ours -> theirs, checked there. */
 			fill(c->buf, len, seed);
@@ -489,8 +497,9 @@ static int client(struct ctx *c, int rounds)
 		}
 	}
 	ask(c, 'Q', 0, 0, 0);
-	printf("srnic_integrity: %u checks, %u bad (WRITE, READ, SEND; 1 B to %u B%s)\n",
-	       checks, bad, MAX_MSG, c->qpx ? ", ibv_wr_* API" : "");
+	printf("srnic_integrity: %u checks, %u bad (WRITE, READ, SEND; %s%u B%s)\n",
+	       checks, bad, n == 1 ? "" : "1 B to ", max_msg,
+	       c->qpx ? ", ibv_wr_* API" : "");
 	return bad ? 1 : 0;
 }
 
@@ -510,15 +519,16 @@ int main(int argc, char **argv)
 	const char *port = "18600";
 	int new_api = 0, rounds = 1, reopen = 0, opt, rc;
 
-	while ((opt = getopt(argc, argv, "p:g:Nr:R")) != -1) {
+	while ((opt = getopt(argc, argv, "p:g:Nr:RL")) != -1) {
 		switch (opt) {
 		case 'p': port = optarg; break;
 		case 'g': c.gidx = atoi(optarg); break;
 		case 'N': new_api = 1; break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'R': reopen = 1; break;
+		case 'L': max_msg = HUGE_MSG; break;
 		default:
-			fprintf(stderr, "usage: %s [-p port] [-g gid index] [-N] [-R] [-r rounds] [host]\n",
+			fprintf(stderr, "usage: %s [-p port] [-g gid index] [-N] [-R] [-L] [-r rounds] [host]\n",
 				argv[0]);
 			return 2;
 		}
