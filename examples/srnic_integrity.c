@@ -223,7 +223,9 @@ static void setup(struct ctx *c, int new_api)
 	if (new_api) {
 		qa.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		qa.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				    IBV_QP_EX_WITH_SEND_WITH_IMM |
 				    IBV_QP_EX_WITH_RDMA_WRITE |
+				    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 				    IBV_QP_EX_WITH_RDMA_READ;
 	}
 	c->qp = ibv_create_qp_ex(c->dev, &qa);
@@ -319,10 +321,11 @@ static struct ibv_wc wait_one(struct ctx *c)
 	return wc;
 }
 
-/* Post one WRITE, READ or SEND of len bytes at loc in our buffer, cut into
- * nsge pieces so that scatter-gather is exercised too. */
+/* Post one WRITE, READ or SEND (with immediate data or not) of len bytes
+ * at loc in our buffer, cut into nsge pieces so that scatter-gather is
+ * exercised too. */
 static void post(struct ctx *c, enum ibv_wr_opcode op, uint32_t loc,
-		 uint32_t len, uint32_t roff, int nsge)
+		 uint32_t len, uint32_t roff, int nsge, uint32_t imm)
 {
 	struct ibv_sge sge[4];
 	uint32_t piece = len / nsge, off = 0;
@@ -343,9 +346,15 @@ static void post(struct ctx *c, enum ibv_wr_opcode op, uint32_t loc,
 		if (op == IBV_WR_RDMA_WRITE)
 			ibv_wr_rdma_write(c->qpx, c->remote.rkey,
 					  c->remote.addr + roff);
+		else if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
+			ibv_wr_rdma_write_imm(c->qpx, c->remote.rkey,
+					      c->remote.addr + roff,
+					      htonl(imm));
 		else if (op == IBV_WR_RDMA_READ)
 			ibv_wr_rdma_read(c->qpx, c->remote.rkey,
 					 c->remote.addr + roff);
+		else if (op == IBV_WR_SEND_WITH_IMM)
+			ibv_wr_send_imm(c->qpx, htonl(imm));
 		else
 			ibv_wr_send(c->qpx);
 		ibv_wr_set_sge_list(c->qpx, nsge, sge);
@@ -361,6 +370,7 @@ static void post(struct ctx *c, enum ibv_wr_opcode op, uint32_t loc,
 		wr.send_flags = IBV_SEND_SIGNALED;
 		wr.wr.rdma.remote_addr = c->remote.addr + roff;
 		wr.wr.rdma.rkey = c->remote.rkey;
+		wr.imm_data = htonl(imm);
 		if (ibv_post_send(c->qp, &wr, &bad))
 			die("ibv_post_send failed");
 	}
@@ -395,8 +405,10 @@ static int serve(struct ctx *c)
 			fill(c->buf + m.off, m.len, m.seed);
 			r.op = 'k';
 			break;
-		case 'S': {	/* post a receive, say ready, then check */
+		case 'S':	/* SEND, or (T) SEND with immediate data */
+		case 'T': {	/* post a receive, say ready, then check */
 			struct ibv_wc wc;
+			int imm = m.op == 'T';
 
 			memset(c->buf, 0, m.len + 1);
 			post_recv(c, m.len + 1);	/* one spare byte */
@@ -404,8 +416,25 @@ static int serve(struct ctx *c)
 			send_all(c->sock, &r, sizeof(r));
 			wc = wait_one(c);
 			r.op = wc.opcode == IBV_WC_RECV && wc.byte_len == m.len &&
+					       !!(wc.wc_flags & IBV_WC_WITH_IMM) == imm &&
+					       (!imm || wc.imm_data == htonl(m.seed)) &&
 					       verify(c->buf, m.len, m.seed) < 0 &&
 					       c->buf[m.len] == 0
+				       ? 'k'
+				       : 'x';
+			break;
+		}
+		case 'I': {	/* WRITE with immediate: takes a receive too */
+			struct ibv_wc wc;
+
+			post_recv(c, 0);
+			r.op = 'k';
+			send_all(c->sock, &r, sizeof(r));
+			wc = wait_one(c);
+			r.op = wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+					       (wc.wc_flags & IBV_WC_WITH_IMM) &&
+					       wc.imm_data == htonl(m.seed) &&
+					       verify(c->buf + m.off, m.len, m.seed) < 0
 				       ? 'k'
 				       : 'x';
 			break;
@@ -454,21 +483,39 @@ static int client(struct ctx *c, int rounds)
 
 			if (roff + (size_t)len > BUF_SIZE)
 				roff = 0;
-			/* WRITE: ours -> theirs, checked there. */
+			/* WRITE: ours -> theirs, checked there.  Every other
+			 * size goes as WRITE with immediate, which the server
+			 * sees complete with the immediate data. */
 			fill(c->buf, len, seed);
-			post(c, IBV_WR_RDMA_WRITE, 0, len, roff, nsge);
-			wait_one(c);
-			checks++;
-			if (!ask(c, 'W', len, seed, roff)) {
-				bad++;
-				fprintf(stderr, "WRITE %u bytes: data differs at the server\n",
-					len);
+			if (i % 2) {
+				struct cmd m;
+
+				ask(c, 'I', len, seed, roff);	/* receive up */
+				post(c, IBV_WR_RDMA_WRITE_WITH_IMM, 0, len,
+				     roff, nsge, seed);
+				wait_one(c);
+				recv_all(c->sock, &m, sizeof(m));
+				checks++;
+				if (m.op != 'k') {
+					bad++;
+					fprintf(stderr, "WRITE with immediate %u bytes: wrong at the server\n",
+						len);
+				}
+			} else {
+				post(c, IBV_WR_RDMA_WRITE, 0, len, roff, nsge, 0);
+				wait_one(c);
+				checks++;
+				if (!ask(c, 'W', len, seed, roff)) {
+					bad++;
+					fprintf(stderr, "WRITE %u bytes: data differs at the server\n",
+						len);
+				}
 			}
 			/* READ: theirs -> ours, checked here. */
 			seed = (uint32_t)lrand48();
 			ask(c, 'R', len, seed, roff);
 			memset(c->buf, 0, len);
-			post(c, IBV_WR_RDMA_READ, 0, len, roff, nsge);
+			post(c, IBV_WR_RDMA_READ, 0, len, roff, nsge, 0);
 			wait_one(c);
 			checks++;
 			at = verify(c->buf, len, seed);
@@ -480,8 +527,11 @@ static int client(struct ctx *c, int rounds)
 			/* SEND: ours -> their receive buffer, checked there. */
 			seed = (uint32_t)lrand48();
 			fill(c->buf, len, seed);
-			ask(c, 'S', len, seed, 0);	/* they post a receive */
-			post(c, IBV_WR_SEND, 0, len, 0, nsge);
+			/* they post a receive; every other size goes with
+			 * immediate data */
+			ask(c, i % 2 ? 'T' : 'S', len, seed, 0);
+			post(c, i % 2 ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, 0,
+			     len, 0, nsge, seed);
 			wait_one(c);
 			checks++;
 			{
