@@ -544,14 +544,21 @@ struct start_args {
 static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 {
 	char *argv[MAX_EAL_ARGS];
-	char mem[32], extra[sizeof(cfg->eal_extra)];
+	char mem[32], lcore[32], extra[sizeof(cfg->eal_extra)];
 	char vdev[SRNIC_MAX_PORTS][sizeof(cfg->port[0])];
 	int argc = 0, rc;
 	unsigned i;
 	char *tok, *save;
 	cpu_set_t cpus;
 
+	/* One lcore, this thread: the engine starts its other thread (the
+	 * control core) itself, and an idle EAL worker per CPU is waste. */
+	sched_getaffinity(0, sizeof(cpus), &cpus);
+	for (i = 0; i < CPU_SETSIZE && !CPU_ISSET(i, &cpus); i++)
+		;
+	snprintf(lcore, sizeof(lcore), "-l%u", i < CPU_SETSIZE ? i : 0);
 	argv[argc++] = "srnic";
+	argv[argc++] = lcore;
 	argv[argc++] = "--no-pci";
 	argv[argc++] = "--no-telemetry";
 	argv[argc++] = "--log-level=*:error";
@@ -578,7 +585,6 @@ static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 
 	/* rte_eal_init pins this thread to one CPU; the datapath should
 	 * float over the CPUs the program was given, as the rest of it does. */
-	sched_getaffinity(0, sizeof(cpus), &cpus);
 	srnic_ports_prepare(cfg);
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
