@@ -269,9 +269,14 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 			c->status = run->status;
 			c->opcode = wc_op[w->opcode];
 			c->byte_len = w->opcode == SRNIC_WR_READ ? w->length : 0;
+			/* The slot is free before the completion shows: a
+			 * program that posts again on seeing it must find
+			 * room. */
+			sq_release(qp);
 			srnic_cq_publish(qp->send_cq);
+		} else {
+			sq_release(qp);
 		}
-		sq_release(qp);
 		n++;
 		if (error) {
 			srnic_qp_to_error(eng, qp);
@@ -311,8 +316,8 @@ void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 		c->qp_num = qp->qpn;
 		c->status = SRNIC_WC_WR_FLUSH_ERR;
 		c->opcode = wc_op[qp->sq[idx & qp->sq_mask].opcode];
-		srnic_cq_publish(qp->send_cq);
 		sq_release(qp);
+		srnic_cq_publish(qp->send_cq);
 	}
 	qp->sq_next = qp->sq_comp;
 	srnic_responder_flush(eng, qp);

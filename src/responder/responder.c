@@ -221,6 +221,8 @@ static bool emit_recv_cqe(struct srnic_qp *qp, struct srnic_rmsg *s)
 		c->flags |= SRNIC_WC_F_IMM;
 		c->imm = s->imm;
 	}
+	/* The receive slot is free before the completion shows. */
+	srnic_rq_consumed(qp);
 	srnic_cq_publish(cq);
 	return true;
 }
@@ -262,7 +264,6 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			if (s->status == SRNIC_WC_LOC_LEN_ERR ||
 			    s->status == SRNIC_WC_LOC_PROT_ERR) {
 				if (emit_recv_cqe(qp, s)) {
-					srnic_rq_consumed(qp);
 					srnic_qp_to_error(eng, qp);
 				} else {
 					srnic_qp_cq_full(eng, qp);
@@ -289,7 +290,6 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 				srnic_qp_cq_full(eng, qp);
 				return;
 			}
-			srnic_rq_consumed(qp);
 		}
 		slot_clear(s);
 		qp->exp_msn++;
@@ -547,8 +547,8 @@ void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 		c->qp_num = qp->qpn;
 		c->status = SRNIC_WC_WR_FLUSH_ERR;
 		c->opcode = SRNIC_WC_RECV;
-		srnic_cq_publish(cq);
 		srnic_rq_consumed(qp);
+		srnic_cq_publish(cq);
 	}
 	(void)eng;
 }
