@@ -669,6 +669,17 @@ static void *datapath_thread(void *arg)
 	return NULL;
 }
 
+/* Stop the control core, then the datapath, which leaves its links and
+ * stops the ports on its way out.  Called with engine_lock held. */
+static void engine_stop(struct srnic_engine *eng)
+{
+	srnic_control_stop(eng);
+	eng->stop = 1;
+	wake_datapath(eng);
+	pthread_join(eng->dp_thread, NULL);
+	eng->dp_started = 0;
+}
+
 struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 				      char *err, unsigned errlen)
 {
@@ -738,10 +749,7 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 	}
 	eng->dp_started = 1;
 	if (srnic_control_start(eng)) {
-		eng->stop = 1;
-		wake_datapath(eng);
-		pthread_join(eng->dp_thread, NULL);
-		eng->dp_started = 0;
+		engine_stop(eng);
 		pthread_mutex_unlock(&engine_lock);
 		snprintf(err, errlen, "srnic: cannot start the control core");
 		errno = EAGAIN;
@@ -755,16 +763,9 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 void srnic_engine_put(struct srnic_engine *eng)
 {
 	pthread_mutex_lock(&engine_lock);
-	if (--eng->refcnt > 0 || !eng->dp_started) {
-		/* Others still use it, or it was shut down at exit. */
-		pthread_mutex_unlock(&engine_lock);
-		return;
-	}
-	srnic_control_stop(eng);
-	eng->stop = 1;
-	wake_datapath(eng);
-	pthread_join(eng->dp_thread, NULL);
-	eng->dp_started = 0;
+	/* Others may still use it, or it was shut down at exit. */
+	if (--eng->refcnt == 0 && eng->dp_started)
+		engine_stop(eng);
 	pthread_mutex_unlock(&engine_lock);
 }
 
@@ -780,13 +781,8 @@ __attribute__((destructor)) static void engine_at_exit(void)
 
 	if (!eng || pthread_mutex_trylock(&engine_lock))
 		return;
-	if (eng->refcnt > 0 && eng->dp_started) {
-		srnic_control_stop(eng);
-		eng->stop = 1;
-		wake_datapath(eng);
-		pthread_join(eng->dp_thread, NULL);
-		eng->dp_started = 0;
-	}
+	if (eng->refcnt > 0 && eng->dp_started)
+		engine_stop(eng);
 	pthread_mutex_unlock(&engine_lock);
 }
 
