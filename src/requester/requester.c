@@ -138,15 +138,8 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		run->txid = qp->next_txid++;
 		run->sent = 0;
 		run->state = SWQE_SENDING;
-		if (qp->sq[idx & qp->sq_mask].opcode == SRNIC_WR_READ &&
-		    srnic_track_init(&run->rd,
-				     qp->sq[idx & qp->sq_mask].length,
-				     stride_shift(eng, qp))) {
-			/* No memory now: the timer tries again. */
-			run->state = SWQE_WAITING;
-			run->deadline = srnic_now() + qp->at.timeout_tsc;
-			return false;
-		}
+		/* A READ keeps what already landed: the answer to the new
+		 * request fills in only what is missing. */
 		qp->sq_cur = idx;
 		qp->cur_busy = 1;
 		eng->st.retransmits++;

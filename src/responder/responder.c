@@ -83,7 +83,7 @@ static void fail(struct srnic_engine *eng, struct srnic_qp *qp,
 }
 
 /*
- * First packet of a message (or of a newer attempt): take the slot, find the
+ * First packet of a message: take the slot, find the
  * receive WQE, check what can be checked once for the whole message.
  * Returns false when the packet must be dropped (RNR).
  */
@@ -378,8 +378,11 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 				nak(eng, qp, s->nak, s->msn, pkt->txid);
 			return false;
 		}
-		if (!slot_start(eng, qp, s, pkt))
-			return false;
+		/* A newer attempt of a message still coming in: what landed
+		 * stays (the same bytes, at the same places), so a message
+		 * resent under loss completes as soon as its missing packets
+		 * do.  Packets of the older attempt are dropped from now on. */
+		s->txid = pkt->txid;
 	} else if (s->state != RMSG_RECEIVING) {
 		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
 		if (s->state == RMSG_FAILED)

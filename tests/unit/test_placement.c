@@ -239,14 +239,15 @@ static void test_write_out_of_order(void)
 	free(msg);
 }
 
-/* Transaction ids: a newer attempt restarts a message, packets of the older
- * attempt are then dropped, duplicates inside one attempt are dropped, and
- * the message completes exactly once. */
+/* Transaction ids: a newer attempt of a message keeps what landed and
+ * drops the older attempt's packets from then on; duplicates inside one
+ * attempt are dropped; the message completes exactly once. */
 static void test_txid(void)
 {
 	enum { LEN = 6 * STRIDE };
 	uint8_t *dst = calloc(1, LEN), *msg = malloc(LEN), *junk = malloc(LEN);
 	struct srnic_qp *qp = qp_new(2);
+	const uint16_t fl = SRNIC_F_RECV_CQE | SRNIC_F_IMM;
 	struct srnic_cqe c[4];
 	struct srnic_rwqe *r;
 	uint32_t key, i;
@@ -264,38 +265,40 @@ static void test_txid(void)
 	r->num_sge = 0;
 	qp->rq_prod = 1;
 
-	/* Attempt 7 gets two packets in (one of them twice). */
-	deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100, 7, 0,
-		key, (uintptr_t)dst, msg, LEN, 0);
-	deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100, 7, 0,
-		key, (uintptr_t)dst, msg, LEN, 2);
+	/* Attempt 7 gets packets 0 and 2 in (2 twice: the copy is junk). */
+	deliver(qp, SRNIC_OP_WRITE, fl, 100, 7, 0, key, (uintptr_t)dst, msg,
+		LEN, 0);
+	deliver(qp, SRNIC_OP_WRITE, fl, 100, 7, 0, key, (uintptr_t)dst, msg,
+		LEN, 2);
 	{
 		uint64_t before = drops(SRNIC_DROP_DUPLICATE);
 
-		deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100,
-			7, 0, key, (uintptr_t)dst, junk, LEN, 2);
+		deliver(qp, SRNIC_OP_WRITE, fl, 100, 7, 0, key,
+			(uintptr_t)dst, junk, LEN, 2);
 		CHECK(drops(SRNIC_DROP_DUPLICATE) == before + 1,
 		      "duplicate in one attempt not dropped");
 		CHECK(memcmp(dst + 2 * STRIDE, msg + 2 * STRIDE, STRIDE) == 0,
 		      "duplicate overwrote placed data");
 	}
-	/* Attempt 8 (the retry) starts over and brings every packet. */
-	for (i = 0; i < 5; i++)
-		deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100,
-			8, 0, key, (uintptr_t)dst, msg, LEN, 5 - i);
-	/* A straggler of attempt 7 arrives with other bytes: dropped. */
+	/* Attempt 8 (the retry) brings 5, 4, 3: packet 1 is still missing. */
+	for (i = 5; i >= 3; i--)
+		deliver(qp, SRNIC_OP_WRITE, fl, 100, 8, 0, key,
+			(uintptr_t)dst, msg, LEN, i);
+	CHECK(qp->exp_msn == 100, "complete with packet 1 missing");
+	/* A straggler of attempt 7 arrives (with other bytes): dropped. */
 	{
 		uint64_t before = drops(SRNIC_DROP_STALE_TXID);
 
-		deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100,
-			7, 0, key, (uintptr_t)dst, junk, LEN, 0);
+		deliver(qp, SRNIC_OP_WRITE, fl, 100, 7, 0, key,
+			(uintptr_t)dst, junk, LEN, 1);
 		CHECK(drops(SRNIC_DROP_STALE_TXID) == before + 1,
 		      "stale txid not dropped");
+		CHECK(dst[STRIDE] == 0, "a stale packet was placed");
 	}
-	CHECK(qp->exp_msn == 100, "completed without packet 0 of attempt 8");
 	CHECK(srnic_cq_poll(cq, c, 4) == 0, "completion before the data");
-	deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100, 8, 0,
-		key, (uintptr_t)dst, msg, LEN, 0);
+	/* Attempt 8's packet 1 completes it: what attempt 7 landed stays. */
+	deliver(qp, SRNIC_OP_WRITE, fl, 100, 8, 0, key, (uintptr_t)dst, msg,
+		LEN, 1);
 	CHECK(memcmp(dst, msg, LEN) == 0, "data after the retry");
 	got = srnic_cq_poll(cq, c, 4);
 	CHECK(got == 1 && c[0].wr_id == 4242 &&
@@ -304,8 +307,8 @@ static void test_txid(void)
 	      "exactly one receive completion (got %d)", got);
 	/* The whole message again, newer txid: at most once. */
 	for (i = 0; i < 6; i++)
-		deliver(qp, SRNIC_OP_WRITE, SRNIC_F_RECV_CQE | SRNIC_F_IMM, 100,
-			9, 0, key, (uintptr_t)dst, junk, LEN, i);
+		deliver(qp, SRNIC_OP_WRITE, fl, 100, 9, 0, key,
+			(uintptr_t)dst, junk, LEN, i);
 	CHECK(srnic_cq_poll(cq, c, 4) == 0, "a message completed twice");
 	CHECK(memcmp(dst, msg, LEN) == 0, "a finished message was rewritten");
 	drain_wire(NULL, 0);
