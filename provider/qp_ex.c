@@ -42,8 +42,10 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 	pthread_spin_unlock(&ex_to_sqp(qpx)->qp->sq_lock);
 }
 
-/* Start a new WQE; later setters fill it in. */
-static struct srnic_swqe *new_wqe(struct ibv_qp_ex *qpx, uint8_t op)
+/* Start a new WQE; the SGE or inline setter that follows fills in its
+ * data. */
+static void new_wqe(struct ibv_qp_ex *qpx, uint8_t op, uint32_t rkey,
+		    uint64_t remote_addr, __be32 imm)
 {
 	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
 	struct srnic_qp *qp = sqp->qp;
@@ -51,15 +53,18 @@ static struct srnic_swqe *new_wqe(struct ibv_qp_ex *qpx, uint8_t op)
 
 	sqp->wr_cur = NULL;
 	if (sqp->wr_err)
-		return NULL;
+		return;
 	if (!srnic_sq_room(qp, sqp->wr_prod)) {
 		sqp->wr_err = ENOMEM;
-		return NULL;
+		return;
 	}
 	w = &qp->sq[sqp->wr_prod++ & qp->sq_mask];
 	memset(w, 0, offsetof(struct srnic_swqe, sge));
 	w->wr_id = qpx->wr_id;
 	w->opcode = op;
+	w->rkey = rkey;
+	w->remote_addr = remote_addr;
+	w->imm = imm;
 	if (qpx->wr_flags & IBV_SEND_SIGNALED)
 		w->flags |= SRNIC_WR_SIGNALED;
 	if (qpx->wr_flags & IBV_SEND_SOLICITED)
@@ -67,54 +72,34 @@ static struct srnic_swqe *new_wqe(struct ibv_qp_ex *qpx, uint8_t op)
 	if (qpx->wr_flags & IBV_SEND_FENCE)
 		w->flags |= SRNIC_WR_FENCE;
 	sqp->wr_cur = w;
-	return w;
 }
 
 static void wr_send(struct ibv_qp_ex *qpx)
 {
-	new_wqe(qpx, SRNIC_WR_SEND);
+	new_wqe(qpx, SRNIC_WR_SEND, 0, 0, 0);
 }
 
 static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
 {
-	struct srnic_swqe *w = new_wqe(qpx, SRNIC_WR_SEND_IMM);
-
-	if (w)
-		w->imm = imm;
+	new_wqe(qpx, SRNIC_WR_SEND_IMM, 0, 0, imm);
 }
 
 static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 			  uint64_t remote_addr)
 {
-	struct srnic_swqe *w = new_wqe(qpx, SRNIC_WR_WRITE);
-
-	if (w) {
-		w->rkey = rkey;
-		w->remote_addr = remote_addr;
-	}
+	new_wqe(qpx, SRNIC_WR_WRITE, rkey, remote_addr, 0);
 }
 
 static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 			      uint64_t remote_addr, __be32 imm)
 {
-	struct srnic_swqe *w = new_wqe(qpx, SRNIC_WR_WRITE_IMM);
-
-	if (w) {
-		w->rkey = rkey;
-		w->remote_addr = remote_addr;
-		w->imm = imm;
-	}
+	new_wqe(qpx, SRNIC_WR_WRITE_IMM, rkey, remote_addr, imm);
 }
 
 static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 			 uint64_t remote_addr)
 {
-	struct srnic_swqe *w = new_wqe(qpx, SRNIC_WR_READ);
-
-	if (w) {
-		w->rkey = rkey;
-		w->remote_addr = remote_addr;
-	}
+	new_wqe(qpx, SRNIC_WR_READ, rkey, remote_addr, 0);
 }
 
 static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,

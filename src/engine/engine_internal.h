@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include <rte_cycles.h>
@@ -228,6 +229,21 @@ void srnic_control_stop(struct srnic_engine *eng);
 struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
 					 const uint8_t gid[16],
 					 unsigned wait_ms);
+
+/* The base header of a packet of qp's connection. */
+static inline void srnic_qp_pkt_init(struct srnic_pkt *pkt,
+				     const struct srnic_engine *eng,
+				     const struct srnic_qp *qp, uint8_t opcode,
+				     uint32_t msn)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->opcode = opcode;
+	pkt->dst_qpn = qp->at.dest_qpn;
+	pkt->src_qpn = qp->qpn;
+	pkt->src_inc = eng->inc;
+	pkt->dst_inc = qp->peer_inc;
+	pkt->msn = msn;
+}
 
 /* Copy len bytes of a (possibly chained) mbuf starting at off into dst. */
 void srnic_mbuf_copy_out(const struct rte_mbuf *m, uint32_t off, void *dst,

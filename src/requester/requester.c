@@ -202,16 +202,10 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_pkt pkt;
 	unsigned n = 0;
 
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.opcode = op_wire[w->opcode];
+	srnic_qp_pkt_init(&pkt, eng, qp, op_wire[w->opcode], run->msn);
 	pkt.flags = op_flags[w->opcode];
 	if (w->flags & SRNIC_WR_SOLICITED)
 		pkt.flags |= SRNIC_F_SOLICITED;
-	pkt.dst_qpn = qp->at.dest_qpn;
-	pkt.src_qpn = qp->qpn;
-	pkt.src_inc = eng->inc;
-	pkt.dst_inc = qp->peer_inc;
-	pkt.msn = run->msn;
 	pkt.txid = run->txid;
 	pkt.ssn = run->ssn;
 	pkt.rkey = w->rkey;

@@ -462,13 +462,7 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 				qp->rd_head = qp->rd_tail;
 			break;
 		}
-		memset(&pkt, 0, sizeof(pkt));
-		pkt.opcode = SRNIC_OP_READ_RESP;
-		pkt.dst_qpn = qp->at.dest_qpn;
-		pkt.src_qpn = qp->qpn;
-		pkt.src_inc = eng->inc;
-		pkt.dst_inc = qp->peer_inc;
-		pkt.msn = j->msn;
+		srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_READ_RESP, j->msn);
 		pkt.txid = j->txid;
 		pkt.msg_off = j->sent;
 		pkt.msg_len = j->len;
@@ -512,13 +506,7 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	port = srnic_qp_pick_port(eng, qp);
 	if (port < 0)
 		return;
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.opcode = SRNIC_OP_ACK;
-	pkt.dst_qpn = qp->at.dest_qpn;
-	pkt.src_qpn = qp->qpn;
-	pkt.src_inc = eng->inc;
-	pkt.dst_inc = qp->peer_inc;
-	pkt.msn = qp->exp_msn;
+	srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_ACK, qp->exp_msn);
 	pkt.syndrome = qp->ack_syndrome;
 	pkt.nak_msn = qp->ack_nak_msn;
 	pkt.nak_txid = qp->ack_nak_txid;
