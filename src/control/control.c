@@ -26,6 +26,7 @@
 #define TICK_MS 10
 #define HELLO_MS 100
 #define PEER_DEAD_MS 1000
+#define STATS_MS 500
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
@@ -199,7 +200,7 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 static void *control_thread(void *arg)
 {
 	struct srnic_engine *eng = arg;
-	uint64_t last_hello = 0;
+	uint64_t last_hello = 0, last_stats = 0;
 
 	pthread_setname_np(pthread_self(), "srnic-ctrl");
 	while (!__atomic_load_n(&eng->ctrl_stop, __ATOMIC_ACQUIRE)) {
@@ -215,8 +216,13 @@ static void *control_thread(void *arg)
 				if (eng->port[p].polling)
 					send_hello(eng, p);
 		}
+		if (now - last_stats >= STATS_MS) {
+			last_stats = now;
+			srnic_stats_write(eng);
+		}
 		usleep(TICK_MS * 1000);
 	}
+	srnic_stats_write(eng);	/* the last word */
 	return NULL;
 }
 

@@ -217,6 +217,9 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_completer_fail(struct srnic_qp *qp, uint32_t idx, uint8_t status);
 
+/* stats.c */
+void srnic_stats_write(struct srnic_engine *eng);
+
 /* leave.c: leaving links so that the peer survives it */
 void srnic_leave_answer(struct srnic_engine *eng, unsigned p);
 void srnic_leave_links(struct srnic_engine *eng);

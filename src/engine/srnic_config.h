@@ -26,6 +26,8 @@ struct srnic_config {
 	char eal_extra[256];		/* more EAL arguments, space separated */
 	unsigned idle_sleep_us;		/* longest idle nap of the datapath */
 	unsigned resolve_ms;		/* how long RTR waits for a GID */
+	char stats_file[256];		/* where the control core writes
+					 * counters (empty: nowhere) */
 };
 
 /*

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node's counters, written by the control core twice a second to the
+ * configuration's stats_file (what "./srnic stats NODE" shows).  The file is
+ * replaced whole (write, then rename), so a reader never sees half of it.
+ * Counters belong to the datapath; reading them here without a lock is fine
+ * for statistics: each is one aligned 64-bit word.
+ */
+#include <stdio.h>
+
+#include "engine_internal.h"
+
+static const char *const drop_name[SRNIC_DROP_MAX] = {
+	[SRNIC_DROP_MALFORMED] = "malformed",
+	[SRNIC_DROP_NOT_OURS] = "not_ours",
+	[SRNIC_DROP_STALE_INC] = "stale_incarnation",
+	[SRNIC_DROP_NO_QP] = "no_qp",
+	[SRNIC_DROP_QP_STATE] = "qp_state",
+	[SRNIC_DROP_STALE_TXID] = "stale_txid",
+	[SRNIC_DROP_DUPLICATE] = "duplicate",
+	[SRNIC_DROP_OUT_OF_WINDOW] = "out_of_window",
+	[SRNIC_DROP_BAD_KEY] = "bad_key_bounds_rights",
+	[SRNIC_DROP_RNR] = "receiver_not_ready",
+	[SRNIC_DROP_NO_MBUF] = "no_buffer",
+};
+
+static uint64_t rd(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_RELAXED);
+}
+
+void srnic_stats_write(struct srnic_engine *eng)
+{
+	char tmp[sizeof(eng->cfg.stats_file) + 8];
+	unsigned p, i;
+	FILE *f;
+
+	if (!eng->cfg.stats_file[0])
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", eng->cfg.stats_file);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "node %s incarnation %08x\n", eng->cfg.node, eng->inc);
+	for (p = 0; p < eng->nports; p++) {
+		const struct srnic_port *port = &eng->port[p];
+
+		fprintf(f, "port %u link %s rx_packets %lu rx_bytes %lu "
+			"tx_packets %lu tx_bytes %lu\n", p,
+			port->link_up ? "up" : "down",
+			(unsigned long)rd(&port->st.rx_pkts),
+			(unsigned long)rd(&port->st.rx_bytes),
+			(unsigned long)rd(&port->st.tx_pkts),
+			(unsigned long)rd(&port->st.tx_bytes));
+	}
+	fprintf(f, "retransmits %lu\n", (unsigned long)rd(&eng->st.retransmits));
+	fprintf(f, "acks_sent %lu\n", (unsigned long)rd(&eng->st.acks_sent));
+	fprintf(f, "rnr_naks_sent %lu\n",
+		(unsigned long)rd(&eng->st.rnr_naks_sent));
+	for (i = 0; i < SRNIC_DROP_MAX; i++)
+		fprintf(f, "drop %s %lu\n", drop_name[i],
+			(unsigned long)rd(&eng->st.drops[i]));
+	pthread_mutex_lock(&eng->peer_lock);
+	for (i = 0; i < eng->npeers; i++) {
+		const struct srnic_peer *peer = &eng->peer[i];
+
+		fprintf(f, "peer %s %u.%u.%u.%u incarnation %08x ports up",
+			peer->name, peer->ipv4 >> 24, (peer->ipv4 >> 16) & 255,
+			(peer->ipv4 >> 8) & 255, peer->ipv4 & 255, peer->inc);
+		for (p = 0; p < eng->nports; p++)
+			if (peer->up[p])
+				fprintf(f, " %u", p);
+		fputc('\n', f);
+	}
+	pthread_mutex_unlock(&eng->peer_lock);
+	if (fclose(f) == 0)
+		rename(tmp, eng->cfg.stats_file);
+	else
+		remove(tmp);
+}
