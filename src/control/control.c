@@ -24,8 +24,8 @@
 #include "engine_internal.h"
 
 #define TICK_MS 10
-#define HELLO_MS 100
-#define PEER_DEAD_MS 1000
+#define HELLO_MS 50
+#define PEER_DEAD_MS 300
 #define STATS_MS 500
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
