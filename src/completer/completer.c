@@ -107,6 +107,9 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 			finish(qp, i, SRNIC_WC_SUCCESS);
 	}
 
+	if ((pkt->flags & SRNIC_F_SACK) && find_msn(qp, pkt->sack_msn, &idx))
+		srnic_requester_resend_missing(eng, qp, idx, pkt->sack_first,
+					       pkt->sack_bits);
 	if (pkt->syndrome != SRNIC_ACK_OK && find_msn(qp, pkt->nak_msn, &idx)) {
 		struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
 

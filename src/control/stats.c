@@ -54,6 +54,9 @@ void srnic_stats_write(struct srnic_engine *eng)
 			(unsigned long)rd(&port->st.tx_bytes));
 	}
 	fprintf(f, "retransmits %lu\n", (unsigned long)rd(&eng->st.retransmits));
+	fprintf(f, "sacks_sent %lu\n", (unsigned long)rd(&eng->st.sacks_sent));
+	fprintf(f, "sack_resent_packets %lu\n",
+		(unsigned long)rd(&eng->st.sack_resent));
 	fprintf(f, "acks_sent %lu\n", (unsigned long)rd(&eng->st.acks_sent));
 	fprintf(f, "rnr_naks_sent %lu\n",
 		(unsigned long)rd(&eng->st.rnr_naks_sent));

@@ -93,7 +93,9 @@ struct srnic_call {
 
 struct srnic_stats {
 	uint64_t drops[SRNIC_DROP_MAX];
-	uint64_t retransmits;
+	uint64_t retransmits;	/* messages sent again (timeout, RNR) */
+	uint64_t sack_resent;	/* packets sent again on a SACK */
+	uint64_t sacks_sent;
 	uint64_t rnr_naks_sent;
 	uint64_t acks_sent;
 };
@@ -193,6 +195,9 @@ bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
 /* requester.c */
 unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 			     unsigned budget);
+void srnic_requester_resend_missing(struct srnic_engine *eng,
+				    struct srnic_qp *qp, uint32_t idx,
+				    uint32_t first, uint64_t bits);
 
 /* responder.c */
 bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,

@@ -209,6 +209,7 @@ static void qp_reset(struct srnic_qp *qp)
 	qp->sq_stopped = 0;
 	qp->db_armed = 0;
 	qp->ack_syndrome = SRNIC_ACK_OK;	/* owed to the old peer only */
+	qp->sack_due = 0;
 	qp->peer = NULL;
 }
 

@@ -85,6 +85,7 @@ struct srnic_rmsg {
 	uint8_t nak;		/* RMSG_FAILED: syndrome sent */
 	struct srnic_track trk;
 	struct rte_mbuf *held;	/* the last byte's packet, placed last */
+	uint64_t sack_tsc;	/* when we last said what it lacks */
 };
 
 /* A READ the responder is answering. */
@@ -166,6 +167,9 @@ struct srnic_qp {
 	uint8_t ack_syndrome;	/* a NAK to send with the next ACK */
 	uint8_t ack_rnr;
 	uint32_t ack_nak_msn, ack_nak_txid;
+	uint8_t sack_due;	/* a SACK to send with the next ACK */
+	uint32_t sack_msn, sack_first;
+	uint64_t sack_bits;
 	struct srnic_rmsg *rmsg;	/* SRNIC_WINDOW slots */
 	struct srnic_read_job rd_jobs[SRNIC_MAX_RD_ATOMIC];
 	uint32_t rd_head, rd_tail;

@@ -192,31 +192,76 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	return true;
 }
 
+/* The header every packet of this WQE's current attempt shares. */
+static void data_pkt_init(struct srnic_pkt *pkt, struct srnic_engine *eng,
+			  struct srnic_qp *qp, const struct srnic_swqe *w,
+			  const struct srnic_swqe_run *run)
+{
+	srnic_qp_pkt_init(pkt, eng, qp, op_wire[w->opcode], run->msn);
+	pkt->flags = op_flags[w->opcode];
+	if (w->flags & SRNIC_WR_SOLICITED)
+		pkt->flags |= SRNIC_F_SOLICITED;
+	pkt->txid = run->txid;
+	pkt->ssn = run->ssn;
+	pkt->rkey = w->rkey;
+	pkt->imm = w->imm;
+	pkt->msg_len = w->length;
+	pkt->stride_shift = stride_shift(eng, qp);
+}
+
+/*
+ * Build and queue the packet of w that starts at off, on port.  Returns 1
+ * when it went out, 0 when no buffer was free, -1 when the WQE's memory
+ * failed its check (the WQE is failed).
+ */
+static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
+			 uint32_t idx, struct srnic_pkt *pkt, uint32_t off,
+			 int port)
+{
+	const struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
+	uint32_t stride = 1u << pkt->stride_shift;
+	struct rte_mbuf *m;
+	uint8_t *payload;
+
+	pkt->flags &= ~SRNIC_F_LAST;
+	if (pkt->opcode == SRNIC_OP_READ_REQ) {
+		pkt->pkt_len = 0;
+		pkt->msg_off = 0;
+		pkt->va = w->remote_addr;
+	} else {
+		pkt->msg_off = off;
+		pkt->va = w->remote_addr + off;
+		pkt->pkt_len = w->length - off < stride ? w->length - off
+							: stride;
+	}
+	if (pkt->opcode == SRNIC_OP_READ_REQ ||
+	    pkt->msg_off + pkt->pkt_len == w->length)
+		pkt->flags |= SRNIC_F_LAST;
+	m = srnic_pkt_alloc(eng, pkt, qp->peer->mac[port], port, &payload);
+	if (!m)
+		return 0;
+	if (pkt->pkt_len &&
+	    gather(&eng->mem, qp->pd, w, off, payload, pkt->pkt_len)) {
+		rte_pktmbuf_free(m);
+		srnic_completer_fail(qp, idx, SRNIC_WC_LOC_PROT_ERR);
+		return -1;
+	}
+	srnic_port_tx(eng, port, m);
+	return 1;
+}
+
 /* Emit up to budget packets of the current message. */
 static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 			     unsigned budget)
 {
-	struct srnic_swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
 	struct srnic_swqe_run *run = &qp->run[qp->sq_cur & qp->sq_mask];
-	uint8_t shift = stride_shift(eng, qp);
+	struct srnic_swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
 	struct srnic_pkt pkt;
 	unsigned n = 0;
 
-	srnic_qp_pkt_init(&pkt, eng, qp, op_wire[w->opcode], run->msn);
-	pkt.flags = op_flags[w->opcode];
-	if (w->flags & SRNIC_WR_SOLICITED)
-		pkt.flags |= SRNIC_F_SOLICITED;
-	pkt.txid = run->txid;
-	pkt.ssn = run->ssn;
-	pkt.rkey = w->rkey;
-	pkt.imm = w->imm;
-	pkt.msg_len = w->length;
-	pkt.stride_shift = shift;
-
+	data_pkt_init(&pkt, eng, qp, w, run);
 	while (n < budget) {
-		struct rte_mbuf *m;
-		uint8_t *payload;
-		int port = srnic_qp_pick_port(eng, qp);
+		int port = srnic_qp_pick_port(eng, qp), rc;
 
 		if (port < 0) {
 			/* No way to the peer at all (not merely full ports):
@@ -230,33 +275,9 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 			}
 			break;
 		}
-		pkt.msg_off = run->sent;
-		pkt.va = w->remote_addr + run->sent;
-		if (pkt.opcode == SRNIC_OP_READ_REQ) {
-			pkt.pkt_len = 0;
-			pkt.msg_off = 0;
-			pkt.va = w->remote_addr;
-		} else {
-			uint32_t left = w->length - run->sent;
-
-			pkt.pkt_len = left < (1u << shift) ? left
-							   : (1u << shift);
-		}
-		if (pkt.opcode == SRNIC_OP_READ_REQ ||
-		    run->sent + pkt.pkt_len == w->length)
-			pkt.flags |= SRNIC_F_LAST;
-		m = srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port], port,
-				    &payload);
-		if (!m)
+		rc = data_pkt_send(eng, qp, qp->sq_cur, &pkt, run->sent, port);
+		if (rc <= 0)
 			break;
-		if (pkt.pkt_len && gather(&eng->mem, qp->pd, w, run->sent,
-					  payload, pkt.pkt_len)) {
-			rte_pktmbuf_free(m);
-			srnic_completer_fail(qp, qp->sq_cur,
-					     SRNIC_WC_LOC_PROT_ERR);
-			break;
-		}
-		srnic_port_tx(eng, port, m);
 		n++;
 		run->sent += pkt.pkt_len;
 		if (pkt.flags & SRNIC_F_LAST) {
@@ -267,6 +288,44 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 		}
 	}
 	return n;
+}
+
+/*
+ * The responder says which packets of message msn it lacks (a SACK): send
+ * those again at once, under the attempt's own txid, instead of waiting for
+ * the timer to resend the whole message.  Only packets this attempt has
+ * sent already are concerned.
+ */
+void srnic_requester_resend_missing(struct srnic_engine *eng,
+				    struct srnic_qp *qp, uint32_t idx,
+				    uint32_t first, uint64_t bits)
+{
+	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+	struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
+	struct srnic_pkt pkt;
+	uint32_t npkts, k;
+
+	if (w->opcode == SRNIC_WR_READ || run->state == SWQE_DONE)
+		return;
+	data_pkt_init(&pkt, eng, qp, w, run);
+	npkts = srnic_track_npkts(w->length, pkt.stride_shift);
+	for (k = 0; k <= 64; k++) {
+		uint32_t i = first + k;
+		uint64_t off = (uint64_t)i << pkt.stride_shift;
+		int port;
+
+		if (k && !(bits & (1ull << (k - 1))))
+			continue;
+		if (i >= npkts || (off >= run->sent && w->length))
+			break;
+		port = srnic_qp_pick_port(eng, qp);
+		if (port < 0 || data_pkt_send(eng, qp, idx, &pkt, off, port) <= 0)
+			break;
+		eng->st.sack_resent++;
+	}
+	/* The responder is alive and receiving: give the message a new
+	 * timeout from now. */
+	run->deadline = srnic_now() + qp->at.timeout_tsc;
 }
 
 unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,

@@ -20,6 +20,8 @@ static inline int32_t seq_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
+static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp);
+
 static void nak(struct srnic_engine *eng, struct srnic_qp *qp,
 		uint8_t syndrome, uint32_t msn, uint32_t txid)
 {
@@ -249,8 +251,20 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 		if (s->msn != qp->exp_msn || s->state == RMSG_FREE)
 			return;
 		if (s->state == RMSG_RECEIVING) {
-			if (!srnic_track_complete(&s->trk))
+			if (!srnic_track_complete(&s->trk)) {
+				/* Stuck behind a gap while the next message
+				 * is in already: no later arrival may come
+				 * to point at the gap, so point at it now. */
+				struct srnic_rmsg *n =
+					&qp->rmsg[(qp->exp_msn + 1) % SRNIC_WINDOW];
+
+				if (n->msn == qp->exp_msn + 1 &&
+				    (n->state == RMSG_PLACED ||
+				     (n->state == RMSG_RECEIVING &&
+				      srnic_track_complete(&n->trk))))
+					maybe_sack(eng, qp);
 				return;
+			}
 			if (s->held && !place_held(eng, qp, s)) {
 				fail_placement(eng, qp, s);
 				continue;	/* the FAILED case below */
@@ -331,6 +345,16 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	j->shift = pkt->stride_shift;
 	j->sent = 0;
 	srnic_qp_activate(eng, qp);
+}
+
+/* Every packet of message s is in. */
+static void message_in(struct srnic_engine *eng, struct srnic_qp *qp,
+		       struct srnic_rmsg *s)
+{
+	if (s->msn == qp->exp_msn)
+		advance(eng, qp);
+	else
+		maybe_sack(eng, qp);
 }
 
 /* Returns true when it kept m (a held last packet). */
@@ -422,7 +446,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_track_mark(&s->trk, idx);
 		s->held = m;
 		if (srnic_track_complete(&s->trk))
-			advance(eng, qp);
+			message_in(eng, qp, s);
 		return true;
 	}
 	if (!place(eng, qp, s, pkt)) {
@@ -431,8 +455,45 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	srnic_track_mark(&s->trk, idx);
 	if (srnic_track_complete(&s->trk))
-		advance(eng, qp);
+		message_in(eng, qp, s);
 	return false;
+}
+
+/*
+ * A later message has all its packets while the oldest one still lacks
+ * some, which were sent before them: those are most likely lost.  Say which
+ * (a SACK with the next ACK) so the requester sends them again now rather
+ * than resending the whole message when its timer fires.  At most one SACK
+ * a message every SACK_GAP_US: packets merely late on the other port cost
+ * a few duplicates, never a storm.
+ */
+#define SACK_GAP_US 500
+
+static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	struct srnic_rmsg *s = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
+	uint64_t now = srnic_now(), bits = 0;
+	uint32_t first, k;
+
+	if (s->msn != qp->exp_msn || s->state != RMSG_RECEIVING ||
+	    srnic_track_complete(&s->trk) ||
+	    now - s->sack_tsc < eng->tsc_hz / 1000000 * SACK_GAP_US)
+		return;
+	for (first = 0; first < s->trk.npkts; first++)
+		if (!srnic_track_test(&s->trk, first))
+			break;
+	if (first == s->trk.npkts)
+		return;
+	for (k = 1; k <= 64 && first + k < s->trk.npkts; k++)
+		if (!srnic_track_test(&s->trk, first + k))
+			bits |= 1ull << (k - 1);
+	s->sack_tsc = now;
+	qp->sack_due = 1;
+	qp->sack_msn = s->msn;
+	qp->sack_first = first;
+	qp->sack_bits = bits;
+	eng->st.sacks_sent++;
+	srnic_qp_want_ack(eng, qp);
 }
 
 /* Called when CQ room or a read slot may have appeared. */
@@ -511,11 +572,30 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	pkt.nak_msn = qp->ack_nak_msn;
 	pkt.nak_txid = qp->ack_nak_txid;
 	pkt.rnr_timer = qp->at.min_rnr_timer;
+	if (qp->sack_due) {
+		pkt.flags |= SRNIC_F_SACK;
+		pkt.sack_msn = qp->sack_msn;
+		pkt.sack_first = qp->sack_first;
+		pkt.sack_bits = qp->sack_bits;
+	}
 	m = srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port], port, NULL);
 	if (!m)
 		return;
 	srnic_port_tx(eng, port, m);
+	/* A plain ACK goes out twice (on two ports where there are two): a
+	 * lost ACK would leave a requester whose window is full waiting a
+	 * whole timeout, while a second copy costs 70 bytes.  NAKs and SACKs
+	 * go once: they make the requester act. */
+	if (!qp->sack_due && qp->ack_syndrome == SRNIC_ACK_OK) {
+		port = srnic_qp_pick_port(eng, qp);
+		m = port < 0 ? NULL
+			     : srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port],
+					       port, NULL);
+		if (m)
+			srnic_port_tx(eng, port, m);
+	}
 	qp->ack_syndrome = SRNIC_ACK_OK;
+	qp->sack_due = 0;
 	qp->acked_msn = qp->exp_msn;
 	eng->st.acks_sent++;
 }

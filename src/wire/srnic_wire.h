@@ -26,7 +26,7 @@
 #define SRNIC_ETH_HLEN 14
 #define SRNIC_BASE_HLEN 24
 #define SRNIC_DATA_XLEN 40
-#define SRNIC_ACK_XLEN 16
+#define SRNIC_ACK_XLEN 32
 #define SRNIC_HELLO_XLEN 40
 /* Largest header any packet carries: what a payload budget must leave. */
 #define SRNIC_MAX_HLEN (SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + SRNIC_DATA_XLEN)
@@ -48,6 +48,7 @@ enum srnic_opcode {
 #define SRNIC_F_RECV_CQE 0x0002	 /* consumes a receive WQE at the responder */
 #define SRNIC_F_SOLICITED 0x0004 /* solicited event requested */
 #define SRNIC_F_LAST 0x0008	 /* carries the message's last byte */
+#define SRNIC_F_SACK 0x0010	 /* ACK: sack_* say what sack_msn lacks */
 
 /* ACK syndromes. */
 enum srnic_syndrome {
@@ -84,6 +85,11 @@ struct srnic_pkt {
 	uint8_t rnr_timer;  /* RNR NAK: the responder's min_rnr_timer code */
 	uint32_t nak_msn;   /* NAK: the message it is about */
 	uint32_t nak_txid;
+	/* SACK: message sack_msn lacks packet sack_first and each packet
+	 * sack_first + 1 + i whose bit i is set in sack_bits */
+	uint32_t sack_msn;
+	uint32_t sack_first;
+	uint64_t sack_bits;
 	/* HELLO / BYE */
 	uint32_t ipv4;	    /* node address, host order */
 	uint8_t port;	    /* sender's port index */

@@ -56,6 +56,9 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(rnr_timer);
 	WIRE_FIELD(nak_msn);
 	WIRE_FIELD(nak_txid);
+	WIRE_FIELD(sack_msn);
+	WIRE_FIELD(sack_first);
+	WIRE_FIELD(sack_bits);
 	WIRE_FIELD(ipv4);
 	WIRE_FIELD(port);
 	WIRE_FIELD(node_mac);
@@ -151,6 +154,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		return "accepted a frame shorter than its header";
 	if (srnic_op_has_data_ext(op)) {
 		if (p->syndrome || p->rnr_timer || p->nak_msn || p->nak_txid ||
+		    p->sack_msn || p->sack_first || p->sack_bits ||
 		    p->ipv4 || p->port ||
 		    !wire_zero(p->node_mac, sizeof(p->node_mac)) ||
 		    !wire_zero(p->node_name, sizeof(p->node_name)) ||
@@ -198,7 +202,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		if (memcmp(p->eth_src, buf + 6, 6) != 0)
 			return "eth_src is not the frame's source MAC";
 		if (p->txid || p->rkey || p->va || p->msg_len || p->syndrome ||
-		    p->payload)
+		    p->sack_bits || p->payload)
 			return "non-control field set on HELLO/BYE";
 	}
 	return NULL;

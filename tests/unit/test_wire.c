@@ -74,6 +74,9 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->rnr_timer = 17;
 	p->nak_msn = 0x31415926;
 	p->nak_txid = 0x27182818;
+	p->sack_msn = 0x16180339;
+	p->sack_first = 0x00abcdef;
+	p->sack_bits = 0x8000000000000401ull;
 	p->ipv4 = 0x0a000001;
 	p->port = 3;
 	for (i = 0; i < 6; i++)
@@ -144,6 +147,9 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		want->rnr_timer = p->rnr_timer;
 		want->nak_msn = p->nak_msn;
 		want->nak_txid = p->nak_txid;
+		want->sack_msn = p->sack_msn;
+		want->sack_first = p->sack_first;
+		want->sack_bits = p->sack_bits;
 	} else {
 		want->ipv4 = p->ipv4;
 		want->port = p->port;
@@ -215,7 +221,7 @@ static void test_byte_map(void)
 	CHECK(SRNIC_WIRE_VERSION == 1, "version %d", SRNIC_WIRE_VERSION);
 	CHECK(srnic_wire_hlen(SRNIC_OP_SEND) == 78, "data header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_READ_REQ) == 78, "data header length");
-	CHECK(srnic_wire_hlen(SRNIC_OP_ACK) == 54, "ACK header length");
+	CHECK(srnic_wire_hlen(SRNIC_OP_ACK) == 70, "ACK header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_HELLO) == 78, "HELLO header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_BYE) == 78, "BYE header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_BYE_ACK) == 78, "BYE_ACK header length");
@@ -266,8 +272,11 @@ static void test_byte_map(void)
 	CHECK(!f[40] && !f[41], "ACK reserved bytes");
 	CHECK(srnic_get32(f + 42) == 0x31415926, "nak_msn");
 	CHECK(srnic_get32(f + 46) == 0x27182818, "nak_txid");
-	CHECK(srnic_get32(f + 50) == 0, "ACK trailing reserved");
-	CHECK(len == 60, "ACK frame padded to %u", len);
+	CHECK(srnic_get32(f + 50) == 0x16180339, "sack_msn");
+	CHECK(srnic_get32(f + 54) == 0x00abcdef, "sack_first");
+	CHECK(srnic_get32(f + 58) == 0, "ACK reserved");
+	CHECK(srnic_get64(f + 62) == 0x8000000000000401ull, "sack_bits");
+	CHECK(len == 70, "ACK frame of %u bytes", len);
 	free(f);
 
 	full_pkt(&p, SRNIC_OP_HELLO);
@@ -621,7 +630,7 @@ static void test_sanitized(void)
 		      "rnr_timer %u keeps more than 5 bits", got.rnr_timer);
 	/* Reserved bytes are ignored, so they can be used later. */
 	f[40] = f[41] = 0xff;
-	memset(f + 50, 0xff, 4);
+	memset(f + 58, 0xff, 4);
 	CHECK(dec(f, len, &got) == SRNIC_WIRE_OK, "ACK reserved bytes set");
 	free(f);
 }
