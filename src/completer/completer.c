@@ -213,6 +213,17 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD)
 		return;
+	/* The oldest unfinished message probes for a SACK now and then. */
+	for (i = qp->sq_comp; i != qp->sq_next; i++) {
+		struct srnic_swqe_run *run = &qp->run[i & qp->sq_mask];
+
+		if (run->state == SWQE_DONE)
+			continue;
+		if (run->state == SWQE_WAITING && !run->resend_queued &&
+		    now >= run->probe_at && now >= qp->rnr_until)
+			srnic_requester_probe(eng, qp, i);
+		break;
+	}
 	for (i = qp->sq_comp; i != qp->sq_next; i++) {
 		struct srnic_swqe_run *run = &qp->run[i & qp->sq_mask];
 

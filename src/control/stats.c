@@ -57,6 +57,7 @@ void srnic_stats_write(struct srnic_engine *eng)
 	fprintf(f, "sacks_sent %lu\n", (unsigned long)rd(&eng->st.sacks_sent));
 	fprintf(f, "sack_resent_packets %lu\n",
 		(unsigned long)rd(&eng->st.sack_resent));
+	fprintf(f, "probes %lu\n", (unsigned long)rd(&eng->st.probes));
 	fprintf(f, "acks_sent %lu\n", (unsigned long)rd(&eng->st.acks_sent));
 	fprintf(f, "rnr_naks_sent %lu\n",
 		(unsigned long)rd(&eng->st.rnr_naks_sent));

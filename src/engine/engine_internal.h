@@ -96,6 +96,7 @@ struct srnic_stats {
 	uint64_t retransmits;	/* messages sent again (timeout, RNR) */
 	uint64_t sack_resent;	/* packets sent again on a SACK */
 	uint64_t sacks_sent;
+	uint64_t probes;	/* last packets sent again to ask for a SACK */
 	uint64_t rnr_naks_sent;
 	uint64_t acks_sent;
 };
@@ -171,7 +172,7 @@ void srnic_port_vdev_arg(const struct srnic_config *cfg, unsigned i,
 void srnic_port_retry_start(struct srnic_engine *eng, unsigned i);
 void srnic_port_restart(struct srnic_engine *eng, unsigned i);
 #define SRNIC_PORT_RETRY_MS 250		/* a refused memif client start */
-#define SRNIC_HANDSHAKE_MS 5000		/* what a memif handshake may take, loaded */
+#define SRNIC_HANDSHAKE_MS 2000		/* what a memif handshake may take */
 int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen);
 void srnic_ports_stop(struct srnic_engine *eng);
 uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
@@ -198,6 +199,15 @@ unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_requester_resend_missing(struct srnic_engine *eng,
 				    struct srnic_qp *qp, uint32_t idx,
 				    uint32_t first, uint64_t bits);
+void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
+			   uint32_t idx);
+
+/* How long the oldest message waits before it probes: a sixteenth of the
+ * QP's timeout, so a lost SACK or resend costs that, not a timeout. */
+static inline uint64_t srnic_probe_tsc(const struct srnic_qp *qp)
+{
+	return qp->at.timeout_tsc / 16;
+}
 
 /* responder.c */
 bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,

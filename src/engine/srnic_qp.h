@@ -53,6 +53,7 @@ struct srnic_swqe_run {
 	uint32_t ssn;
 	uint32_t sent;		/* bytes sent in this attempt */
 	uint64_t deadline;	/* TSC: resend if not finished by then */
+	uint64_t probe_at;	/* TSC: the oldest message probes then */
 	uint8_t state;
 	uint8_t status;		/* enum srnic_wc_status once DONE */
 	uint8_t retries;	/* timeouts so far */

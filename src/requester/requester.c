@@ -281,13 +281,43 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 		n++;
 		run->sent += pkt.pkt_len;
 		if (pkt.flags & SRNIC_F_LAST) {
+			uint64_t now = srnic_now();
+
 			run->state = SWQE_WAITING;
-			run->deadline = srnic_now() + qp->at.timeout_tsc;
+			run->deadline = now + qp->at.timeout_tsc;
+			run->probe_at = now + srnic_probe_tsc(qp);
 			qp->cur_busy = 0;
 			break;
 		}
 	}
 	return n;
+}
+
+/*
+ * The oldest message has waited a probe interval: send its last packet
+ * again (one packet, same attempt).  If the responder lacks anything of the
+ * message it answers with a SACK; if it has it all, with the ACK again.
+ * Either way recovery takes a probe interval, not a whole timeout.
+ */
+void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
+			   uint32_t idx)
+{
+	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+	struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
+	struct srnic_pkt pkt;
+	uint32_t npkts;
+	int port;
+
+	if (w->opcode == SRNIC_WR_READ || run->state != SWQE_WAITING)
+		return;
+	data_pkt_init(&pkt, eng, qp, w, run);
+	npkts = srnic_track_npkts(w->length, pkt.stride_shift);
+	port = srnic_qp_pick_port(eng, qp);
+	if (port >= 0 &&
+	    data_pkt_send(eng, qp, idx, &pkt,
+			  (npkts - 1) << pkt.stride_shift, port) > 0)
+		eng->st.probes++;
+	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
 }
 
 /*
@@ -324,8 +354,9 @@ void srnic_requester_resend_missing(struct srnic_engine *eng,
 		eng->st.sack_resent++;
 	}
 	/* The responder is alive and receiving: give the message a new
-	 * timeout from now. */
+	 * timeout from now, and a new probe interval. */
 	run->deadline = srnic_now() + qp->at.timeout_tsc;
+	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
 }
 
 unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,

@@ -426,6 +426,10 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	idx = pkt->msg_off >> s->trk.shift;
 	if (idx >= s->trk.npkts || srnic_track_test(&s->trk, idx)) {
 		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		/* A requester probing a message we still lack packets of
+		 * (it resends its last packet): tell it which. */
+		if (pkt->msn == qp->exp_msn)
+			maybe_sack(eng, qp);
 		return false;
 	}
 

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Loss benchmark (issue 3): ib_write_bw 64 KiB from a to b on an afpacket
+# testbed (1024-byte packets, two ports), without loss and with LOSS on
+# every rail both ways, alternated ROUNDS times; prints each round, the
+# medians and the share of the loss-free goodput kept.
+#   tests/bench/loss.sh [ROUNDS] [LOSS] [SECONDS]
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+ROUNDS=${1:-3}
+LOSS=${2:-1%}
+SECS=${3:-5}
+SRNIC=$ROOT/srnic
+export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
+
+"$SRNIC" setup
+trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+"$SRNIC" testbed down >/dev/null 2>&1 || true
+"$SRNIC" testbed up --wire afpacket >/dev/null
+
+faults() {	# setting...
+	local n p
+	for n in a b; do
+		for p in 0 1; do
+			"$SRNIC" testbed fault $n $p "$@"
+		done
+	done
+}
+
+bw() {
+	local pid
+	"$SRNIC" exec b -- ib_write_bw -s 65536 -D "$SECS" > /dev/null 2>&1 &
+	pid=$!
+	sleep 0.5
+	"$SRNIC" exec a -- ib_write_bw -s 65536 -D "$SECS" --report_gbits b |
+		awk '$1 == 65536 && NF >= 5 {print $4}'
+	wait $pid
+}
+
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+clean=() lossy=()
+for ((r = 1; r <= ROUNDS; r++)); do
+	faults clear; c=$(bw)
+	faults loss="$LOSS"; l=$(bw)
+	clean+=("$c"); lossy+=("$l")
+	printf 'round %d: no loss %s Gb/s   %s loss %s Gb/s\n' "$r" "$c" "$LOSS" "$l"
+done
+mc=$(printf '%s\n' "${clean[@]}" | median)
+ml=$(printf '%s\n' "${lossy[@]}" | median)
+printf 'median: no loss %s Gb/s   %s loss %s Gb/s   kept %.0f%%\n' "$mc" "$LOSS" "$ml" \
+	"$(awk -v a="$ml" -v b="$mc" 'BEGIN {print 100 * a / b}')"
