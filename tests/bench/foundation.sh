@@ -11,6 +11,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ROUNDS=${1:-3}
 SECS=${2:-5}
 SRNIC=$ROOT/srnic
+. "$ROOT/tests/bench/lib.sh"
 RUN=${SRNIC_RUN:-/run/srnic}
 W=$RUN/bench
 FRAME=$((4096 + 78))	# payload + Ethernet + srnic data headers
@@ -52,29 +53,13 @@ testpmd_gbps() {
 			printf "%.2f\n", (v[n - 1] + v[n]) / 1e9}'
 }
 
-srnic_pair() {	# tool args...; prints the client's output
-	local pid
-	"$SRNIC" exec b -- "$@" > "$W/srv.log" 2>&1 &
-	pid=$!
-	sleep 0.5
-	"$SRNIC" exec a -- "$@" b
-	wait $pid
-}
-
-write_bw() {
-	srnic_pair ib_write_bw -s 65536 -D "$SECS" --report_gbits |
-		awk '$1 == 65536 && NF >= 5 {print $4}'
-}
-
 write_lat() {
 	srnic_pair ib_write_lat -s 2 -n 5000 | awk '$1 == 2 && NF >= 7 {print $5}'
 }
 
-median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-
 : > "$W/tp"; : > "$W/bw"; : > "$W/lat"
 for ((r = 1; r <= ROUNDS; r++)); do
-	tp=$(testpmd_gbps); bw=$(write_bw); lat=$(write_lat)
+	tp=$(testpmd_gbps); bw=$(write_bw "$SECS"); lat=$(write_lat)
 	echo "$tp" >> "$W/tp"; echo "$bw" >> "$W/bw"; echo "$lat" >> "$W/lat"
 	printf 'round %d: testpmd %s Gb/s   ib_write_bw 64KiB %s Gb/s   ib_write_lat 2B %s us\n' \
 		"$r" "$tp" "$bw" "$lat"

@@ -10,6 +10,7 @@ ROUNDS=${1:-3}
 LOSS=${2:-1%}
 SECS=${3:-5}
 SRNIC=$ROOT/srnic
+. "$ROOT/tests/bench/lib.sh"
 export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
 
 "$SRNIC" setup
@@ -26,22 +27,11 @@ faults() {	# setting...
 	done
 }
 
-bw() {
-	local pid
-	"$SRNIC" exec b -- ib_write_bw -s 65536 -D "$SECS" > /dev/null 2>&1 &
-	pid=$!
-	sleep 0.5
-	"$SRNIC" exec a -- ib_write_bw -s 65536 -D "$SECS" --report_gbits b |
-		awk '$1 == 65536 && NF >= 5 {print $4}'
-	wait $pid
-}
-
-median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 clean=() lossy=()
 for ((r = 1; r <= ROUNDS; r++)); do
-	faults clear; c=$(bw)
-	faults loss="$LOSS"; l=$(bw)
+	faults clear; c=$(write_bw "$SECS")
+	faults loss="$LOSS"; l=$(write_bw "$SECS")
 	clean+=("$c"); lossy+=("$l")
 	printf 'round %d: no loss %s Gb/s   %s loss %s Gb/s\n' "$r" "$c" "$LOSS" "$l"
 done

@@ -10,31 +10,23 @@ ROUNDS=${1:-3}
 RATE=${2:-500mbit}
 SECS=${3:-5}
 SRNIC=$ROOT/srnic
+. "$ROOT/tests/bench/lib.sh"
 export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
-W=$SRNIC_RUN/striping
 
 "$SRNIC" setup
-trap '"$SRNIC" testbed down >/dev/null 2>&1; rm -rf "$W"' EXIT
+trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 
 bw() {	# ports
-	local p pid
+	local p
 	"$SRNIC" testbed down >/dev/null 2>&1 || true
 	"$SRNIC" testbed up --wire afpacket --ports "$1" >/dev/null
-	mkdir -p "$W"
 	for n in a b; do
 		for ((p = 0; p < $1; p++)); do
 			"$SRNIC" testbed fault $n $p rate="$RATE"
 		done
 	done
-	"$SRNIC" exec b -- ib_write_bw -s 65536 -D "$SECS" > "$W/srv.log" 2>&1 &
-	pid=$!
-	sleep 0.5
-	"$SRNIC" exec a -- ib_write_bw -s 65536 -D "$SECS" --report_gbits b |
-		awk '$1 == 65536 && NF >= 5 {print $4}'
-	wait $pid
+	write_bw "$SECS"
 }
-
-median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 one=() two=()
 for ((r = 1; r <= ROUNDS; r++)); do
