@@ -145,7 +145,6 @@ struct srnic_engine {
 	pthread_t dp_thread;
 	pthread_t ctrl_thread;
 	int dp_started, ctrl_started;
-	uint64_t ctrl_period_us;
 
 	struct srnic_stats st;
 };

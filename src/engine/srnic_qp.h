@@ -163,10 +163,8 @@ struct srnic_qp {
 	uint32_t rq_comp;	/* next receive WQE to complete */
 	uint32_t exp_msn;	/* responder: all messages below are done */
 	uint32_t exp_ssn;	/* receive sequence of rq_comp */
-	uint32_t acked_msn;	/* last cumulative ACK sent */
 	uint8_t ack_due;
 	uint8_t ack_syndrome;	/* a NAK to send with the next ACK */
-	uint8_t ack_rnr;
 	uint32_t ack_nak_msn, ack_nak_txid;
 	uint8_t sack_due;	/* a SACK to send with the next ACK */
 	uint32_t sack_msn, sack_first;

@@ -114,7 +114,6 @@ struct srnic_cq {
 	pthread_spinlock_t lock;
 	/* read-mostly */
 	uint32_t mask __attribute__((aligned(SRNIC_CACHE_LINE)));
-	uint32_t handle;
 	uint32_t users;		/* QPs that complete into it */
 	struct srnic_cqe *ring;
 };

@@ -600,7 +600,6 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	qp->ack_syndrome = SRNIC_ACK_OK;
 	qp->sack_due = 0;
-	qp->acked_msn = qp->exp_msn;
 	eng->st.acks_sent++;
 }
 
