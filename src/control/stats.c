@@ -46,12 +46,13 @@ void srnic_stats_write(struct srnic_engine *eng)
 		const struct srnic_port *port = &eng->port[p];
 
 		fprintf(f, "port %u link %s rx_packets %lu rx_bytes %lu "
-			"tx_packets %lu tx_bytes %lu\n", p,
+			"tx_packets %lu tx_bytes %lu delayed %lu\n", p,
 			port->link_up ? "up" : "down",
 			(unsigned long)rd(&port->st.rx_pkts),
 			(unsigned long)rd(&port->st.rx_bytes),
 			(unsigned long)rd(&port->st.tx_pkts),
-			(unsigned long)rd(&port->st.tx_bytes));
+			(unsigned long)rd(&port->st.tx_bytes),
+			(unsigned long)rd(&port->st.delayed));
 	}
 	fprintf(f, "retransmits %lu\n", (unsigned long)rd(&eng->st.retransmits));
 	fprintf(f, "sacks_sent %lu\n", (unsigned long)rd(&eng->st.sacks_sent));

@@ -63,7 +63,8 @@ static int copy_str(char *dst, size_t size, const char *src)
 /* One "key = value" line; returns a reason on error, NULL when fine. */
 static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "port", "mem_mb", "hugepages", "eal",
-			      "idle_sleep_us", "resolve_ms", "stats_file"};
+			      "idle_sleep_us", "resolve_ms", "stats_file",
+			      "fault_file"};
 
 static bool is_known(const char *key)
 {
@@ -140,6 +141,10 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 	if (!strcmp(key, "stats_file"))
 		return copy_str(cfg->stats_file, sizeof(cfg->stats_file), val)
 			       ? "stats_file: path too long"
+			       : NULL;
+	if (!strcmp(key, "fault_file"))
+		return copy_str(cfg->fault_file, sizeof(cfg->fault_file), val)
+			       ? "fault_file: path too long"
 			       : NULL;
 	return NULL;	/* the caller names the unknown key */
 }

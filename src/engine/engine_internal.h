@@ -45,6 +45,20 @@ enum srnic_drop {
 
 struct srnic_port_stats {
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t delayed;	/* frames the fault injector held back */
+};
+
+/* A port's receive-side fault injector (src/port/fault.c): a FIFO of frames
+ * held back.  The control core writes hold and delay_tsc; the rest is the
+ * datapath's. */
+#define SRNIC_FAULT_HOLD 1024	/* a power of two */
+struct srnic_fault {
+	uint64_t hold;		/* hold a frame when 32 random bits < hold */
+	uint64_t delay_tsc;
+	uint64_t rng;		/* xorshift64 state */
+	uint32_t head, tail;
+	struct rte_mbuf *m[SRNIC_FAULT_HOLD];
+	uint64_t due[SRNIC_FAULT_HOLD];	/* TSC at which m[i] goes on */
 };
 
 struct srnic_port {
@@ -68,6 +82,7 @@ struct srnic_port {
 	uint16_t ntx;
 	struct rte_mbuf *tx[SRNIC_TXBUF];
 	struct srnic_port_stats st;
+	struct srnic_fault fault;
 };
 
 /* A remote node as the control core knows it. */
@@ -179,6 +194,12 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
+
+/* fault.c: delay and reorder received frames (the testbed's faults) */
+uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
+			struct rte_mbuf **pkts, uint16_t got, uint16_t n);
+void srnic_fault_drop(struct srnic_port *port);
+void srnic_fault_poll(struct srnic_engine *eng);
 
 /* Packet builders shared by requester, responder and completer. */
 struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,

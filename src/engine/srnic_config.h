@@ -28,6 +28,8 @@ struct srnic_config {
 	unsigned resolve_ms;		/* how long RTR waits for a GID */
 	char stats_file[256];		/* where the control core writes
 					 * counters (empty: nowhere) */
+	char fault_file[256];		/* delay and reordering to inject
+					 * (src/port/fault.c; empty: none) */
 };
 
 /*

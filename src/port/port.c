@@ -299,6 +299,7 @@ void srnic_ports_stop(struct srnic_engine *eng)
 
 		rte_pktmbuf_free_bulk(p->tx, p->ntx);
 		p->ntx = 0;
+		srnic_fault_drop(p);
 		if (p->started && p->reconnects)
 			await_handshake(p);
 		if (p->started) {
@@ -388,6 +389,7 @@ void srnic_port_restart(struct srnic_engine *eng, unsigned i)
 	struct srnic_port *p = &eng->port[i];
 
 	on_intr_thread(p, 1);
+	srnic_fault_drop(p);	/* frames of the link's last life */
 	p->started = 0;
 	p->next_try = 0;
 	srnic_port_retry_start(eng, i);
@@ -405,6 +407,11 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 		port->st.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
 	}
 	port->st.rx_pkts += got;
+	/* The testbed's delay and reordering (fault.c): one branch when the
+	 * port has no fault and holds nothing. */
+	if (unlikely(__atomic_load_n(&port->fault.hold, __ATOMIC_RELAXED) |
+		     (port->fault.tail - port->fault.head)))
+		return srnic_fault_rx(eng, p, pkts, got, n);
 	return got;
 }
 

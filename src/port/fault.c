@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Receive-side fault injection: delay and reordering for the testbed, whose
+ * kernel has no netem.  Each port may hold back a share of the frames it
+ * receives for a fixed time and hand them to the datapath after the frames
+ * that arrived meanwhile.
+ *
+ * The setting comes from the configuration's fault_file, which
+ * "./srnic testbed fault" writes, one line per faulty port:
+ *
+ *     port 0 reorder=25% delay=1ms
+ *
+ * reorder=P% holds each received frame with probability P (default 100%
+ * when only a delay is given); delay=T holds it that long (us, ms or s;
+ * default 1 ms when only reorder is given).  A port the file does not name,
+ * or a missing file, has no fault.  The control core looks at the file
+ * every FILE_CHECK_MS and publishes what it read with atomic stores.
+ *
+ * On the datapath, a port without a fault and nothing held costs one
+ * branch per receive burst (srnic_port_rx).  Held frames wait in a FIFO of
+ * SRNIC_FAULT_HOLD; the delay is the same for every frame, so release times
+ * are in order and only the head is checked.  A frame that finds the FIFO
+ * full goes on at once: the injector never drops.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine_internal.h"
+
+#define FILE_CHECK_MS 100
+#define DEFAULT_DELAY_US 1000
+#define MAX_DELAY_US 1000000
+#define HOLD_ALL (1ull << 32)
+
+static inline uint64_t xorshift64(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+/*
+ * Datapath: pkts[0..got) were just received on port p (room for n).  Holds
+ * some of them back and appends the held frames whose time has come, after
+ * the new ones.  Returns how many frames pkts now has.
+ */
+uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
+			struct rte_mbuf **pkts, uint16_t got, uint16_t n)
+{
+	struct srnic_port *port = &eng->port[p];
+	struct srnic_fault *f = &port->fault;
+	uint64_t hold = __atomic_load_n(&f->hold, __ATOMIC_RELAXED);
+	uint64_t now = srnic_now();
+	uint16_t i, kept = 0;
+
+	if (hold && got) {
+		uint64_t due = now + __atomic_load_n(&f->delay_tsc,
+						     __ATOMIC_RELAXED);
+
+		if (!f->rng)
+			f->rng = ((uint64_t)eng->inc << 8 | (p + 1)) *
+				 0x9e3779b97f4a7c15ull | 1;
+		for (i = 0; i < got; i++) {
+			if ((xorshift64(&f->rng) >> 32) < hold &&
+			    f->tail - f->head < SRNIC_FAULT_HOLD) {
+				uint32_t k = f->tail++ & (SRNIC_FAULT_HOLD - 1);
+
+				f->m[k] = pkts[i];
+				f->due[k] = due;
+				port->st.delayed++;
+			} else {
+				pkts[kept++] = pkts[i];
+			}
+		}
+	} else {
+		kept = got;
+	}
+	while (kept < n && f->head != f->tail &&
+	       f->due[f->head & (SRNIC_FAULT_HOLD - 1)] <= now)
+		pkts[kept++] = f->m[f->head++ & (SRNIC_FAULT_HOLD - 1)];
+	return kept;
+}
+
+/* Free what the port holds (it stops, or restarts: a new life of the
+ * link).  The caller owns the port's datapath side. */
+void srnic_fault_drop(struct srnic_port *port)
+{
+	struct srnic_fault *f = &port->fault;
+
+	while (f->head != f->tail)
+		rte_pktmbuf_free(f->m[f->head++ & (SRNIC_FAULT_HOLD - 1)]);
+}
+
+/* ---- the fault file (control core) ---- */
+
+struct port_fault {
+	uint64_t hold;
+	uint64_t delay_us;
+};
+
+/* "25%", "0.5%" or "25" -> the hold threshold (of 2^32); -1 if bad. */
+static int parse_share(const char *s, uint64_t *hold)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || (*end && strcmp(end, "%")) || !(v >= 0) ||
+	    v > 100)
+		return -1;
+	*hold = (uint64_t)(v / 100 * (double)HOLD_ALL + 0.5);
+	return 0;
+}
+
+/* "500us", "2ms", "1.5ms", "0.1s" -> microseconds; -1 if bad. */
+static int parse_delay(const char *s, uint64_t *us)
+{
+	char *end;
+	double v, scale;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !(v >= 0))
+		return -1;
+	if (!strcmp(end, "us"))
+		scale = 1;
+	else if (!strcmp(end, "ms"))
+		scale = 1000;
+	else if (!strcmp(end, "s"))
+		scale = 1000000;
+	else
+		return -1;
+	v *= scale;
+	if (v > MAX_DELAY_US)
+		return -1;
+	*us = (uint64_t)(v + 0.5);
+	return 0;
+}
+
+/* One "port N reorder=P% delay=T" line into pf[N]; a line that does not
+ * parse is ignored whole. */
+static void parse_line(char *line, struct port_fault *pf)
+{
+	struct port_fault v = {0};
+	int have_hold = 0, have_delay = 0;
+	char *tok, *save;
+	unsigned p;
+
+	tok = strtok_r(line, " \t\n", &save);
+	if (!tok || strcmp(tok, "port"))
+		return;
+	tok = strtok_r(NULL, " \t\n", &save);
+	if (!tok || sscanf(tok, "%u", &p) != 1 || p >= SRNIC_MAX_PORTS)
+		return;
+	while ((tok = strtok_r(NULL, " \t\n", &save)) != NULL) {
+		if (!strncmp(tok, "reorder=", 8) && !parse_share(tok + 8, &v.hold))
+			have_hold = 1;
+		else if (!strncmp(tok, "delay=", 6) &&
+			 !parse_delay(tok + 6, &v.delay_us))
+			have_delay = 1;
+		else
+			return;
+	}
+	if (!have_hold && have_delay)
+		v.hold = HOLD_ALL;
+	if (have_hold && !have_delay)
+		v.delay_us = DEFAULT_DELAY_US;
+	if (!v.delay_us)
+		v.hold = 0;
+	pf[p] = v;
+}
+
+static void publish(struct srnic_engine *eng, const struct port_fault *pf)
+{
+	unsigned p;
+
+	for (p = 0; p < SRNIC_MAX_PORTS; p++) {
+		struct srnic_fault *f = &eng->port[p].fault;
+
+		__atomic_store_n(&f->delay_tsc,
+				 pf[p].delay_us * eng->tsc_hz / 1000000,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&f->hold, pf[p].hold, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * Control core, every tick: at most every FILE_CHECK_MS, stat the fault
+ * file and read it again when it changed (or went away).  One engine per
+ * process, so what was seen last can live here.
+ */
+void srnic_fault_poll(struct srnic_engine *eng)
+{
+	static const struct srnic_engine *seen_eng;
+	static uint64_t next_ms;
+	static struct stat seen;	/* st_ino 0: no file */
+	struct port_fault pf[SRNIC_MAX_PORTS];
+	uint64_t now = srnic_ms();
+	struct stat st;
+	char line[256];
+	FILE *f;
+
+	if (!eng->cfg.fault_file[0] || (eng == seen_eng && now < next_ms))
+		return;
+	next_ms = now + FILE_CHECK_MS;
+	if (stat(eng->cfg.fault_file, &st))
+		memset(&st, 0, sizeof(st));
+	if (eng == seen_eng && st.st_ino == seen.st_ino &&
+	    st.st_size == seen.st_size &&
+	    st.st_mtim.tv_sec == seen.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == seen.st_mtim.tv_nsec)
+		return;
+	seen_eng = eng;
+	seen = st;
+	memset(pf, 0, sizeof(pf));
+	f = st.st_ino ? fopen(eng->cfg.fault_file, "r") : NULL;
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			parse_line(line, pf);
+		fclose(f);
+	}
+	publish(eng, pf);
+}
