@@ -56,20 +56,29 @@ static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 }
 
 
-/* A control frame (HELLO, BYE, BYE_ACK) announcing this node on port p. */
-struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
-				     unsigned p)
+struct rte_mbuf *srnic_control_frame_to(struct srnic_engine *eng, uint8_t op,
+					unsigned p, const uint8_t dst_mac[6],
+					uint32_t dst_inc, uint16_t flags)
 {
 	struct srnic_pkt pkt;
 
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.opcode = op;
+	pkt.flags = flags;
 	pkt.src_inc = eng->inc;
+	pkt.dst_inc = dst_inc;
 	pkt.ipv4 = eng->cfg.ipv4;
 	pkt.port = p;
 	memcpy(pkt.node_mac, eng->cfg.mac, 6);
 	memcpy(pkt.node_name, eng->cfg.node, sizeof(pkt.node_name));
-	return srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
+	return srnic_pkt_alloc(eng, &pkt, dst_mac, p, NULL);
+}
+
+/* A control frame (HELLO, BYE, BYE_ACK) announcing this node on port p. */
+struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
+				     unsigned p)
+{
+	return srnic_control_frame_to(eng, op, p, bcast, 0, 0);
 }
 
 static void send_hello(struct srnic_engine *eng, unsigned p)
@@ -80,11 +89,12 @@ static void send_hello(struct srnic_engine *eng, unsigned p)
 		rte_pktmbuf_free(m);
 }
 
-static struct srnic_peer *peer_find(struct srnic_engine *eng, uint32_t ipv4)
+/* Any thread: peers are only ever added, each before npeers counts it. */
+struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4)
 {
-	unsigned i;
+	unsigned i, n = __atomic_load_n(&eng->npeers, __ATOMIC_ACQUIRE);
 
-	for (i = 0; i < eng->npeers; i++)
+	for (i = 0; i < n; i++)
 		if (eng->peer[i].ipv4 == ipv4)
 			return &eng->peer[i];
 	return NULL;
@@ -98,7 +108,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	if (p >= eng->nports || pkt->ipv4 == eng->cfg.ipv4)
 		return;
 	pthread_mutex_lock(&eng->peer_lock);
-	peer = peer_find(eng, pkt->ipv4);
+	peer = srnic_peer_find(eng, pkt->ipv4);
 	if (!peer && eng->npeers < SRNIC_MAX_PEERS) {
 		peer = &eng->peer[eng->npeers];
 		peer->ipv4 = pkt->ipv4;
@@ -117,6 +127,8 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 				ctl_log(eng, "peer %s up on port %u "
 				     "(incarnation %08x)", peer->name, p,
 				     pkt->src_inc);
+			if (peer->inc != pkt->src_inc)
+				srnic_integrate_new_incarnation(peer);
 			/* The MAC first, then "up": the datapath reads them
 			 * in the other order. */
 			memcpy(peer->mac[p], pkt->eth_src, 6);
@@ -138,8 +150,13 @@ static void drain_rx(struct srnic_engine *eng, uint64_t now)
 
 		if (srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
 				      rte_pktmbuf_data_len(m),
-				      &pkt) == SRNIC_WIRE_OK)
-			learn(eng, &pkt, m->port, now);
+				      &pkt) == SRNIC_WIRE_OK) {
+			if (pkt.opcode == SRNIC_OP_BOOT_ACK ||
+			    pkt.opcode == SRNIC_OP_RDMA_READY)
+				srnic_integrate_rx(eng, &pkt, m->port);
+			else
+				learn(eng, &pkt, m->port, now);
+		}
 		rte_pktmbuf_free(m);
 	}
 }
@@ -209,6 +226,7 @@ static void *control_thread(void *arg)
 
 		drain_rx(eng, now);
 		watch_links(eng, now);
+		srnic_fault_poll(eng);
 		if (now - last_hello >= HELLO_MS ||
 		    __atomic_exchange_n(&eng->hello_now, 0, __ATOMIC_ACQ_REL)) {
 			last_hello = now;
@@ -216,6 +234,7 @@ static void *control_thread(void *arg)
 				if (eng->port[p].polling)
 					send_hello(eng, p);
 		}
+		srnic_integrate_tick(eng, now);
 		if (now - last_stats >= STATS_MS) {
 			last_stats = now;
 			srnic_stats_write(eng);
@@ -269,7 +288,7 @@ static struct srnic_peer *peer_by_gid(struct srnic_engine *eng,
 		uint32_t ip;
 
 		memcpy(&ip, gid + 12, 4);
-		return peer_find(eng, ntohl(ip));
+		return srnic_peer_find(eng, ntohl(ip));
 	}
 	if (gid[0] == 0xfe && gid[1] == 0x80 && gid[11] == 0xff &&
 	    gid[12] == 0xfe) {
@@ -306,10 +325,13 @@ struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
 		pthread_mutex_lock(&eng->peer_lock);
 		peer = peer_by_gid(eng, gid);
 		pthread_mutex_unlock(&eng->peer_lock);
-		if (peer && peer_reachable(eng, peer))
+		/* Reachable is enough to connect; integrated too spares
+		 * the first RDMA a drop and a resend. */
+		if (peer && peer_reachable(eng, peer) &&
+		    srnic_peer_integrated(peer))
 			return peer;
 		if (srnic_ms() >= deadline)
-			return NULL;
+			return peer && peer_reachable(eng, peer) ? peer : NULL;
 		usleep(2000);
 	}
 }

@@ -22,6 +22,7 @@ static const char *const drop_name[SRNIC_DROP_MAX] = {
 	[SRNIC_DROP_BAD_KEY] = "bad_key_bounds_rights",
 	[SRNIC_DROP_RNR] = "receiver_not_ready",
 	[SRNIC_DROP_NO_MBUF] = "no_buffer",
+	[SRNIC_DROP_NOT_INTEGRATED] = "not_integrated",
 };
 
 static uint64_t rd(const uint64_t *v)
@@ -65,6 +66,13 @@ void srnic_stats_write(struct srnic_engine *eng)
 	for (i = 0; i < SRNIC_DROP_MAX; i++)
 		fprintf(f, "drop %s %lu\n", drop_name[i],
 			(unsigned long)rd(&eng->st.drops[i]));
+	fprintf(f, "integration booting_sent %lu boot_acks %lu boot_naks %lu "
+		"boot_answers %lu qps_cleared %lu\n",
+		(unsigned long)rd(&eng->st.booting_sent),
+		(unsigned long)rd(&eng->st.boot_acks),
+		(unsigned long)rd(&eng->st.boot_naks),
+		(unsigned long)rd(&eng->st.boot_answers),
+		(unsigned long)rd(&eng->st.qps_cleared));
 	pthread_mutex_lock(&eng->peer_lock);
 	for (i = 0; i < eng->npeers; i++) {
 		const struct srnic_peer *peer = &eng->peer[i];
@@ -75,7 +83,10 @@ void srnic_stats_write(struct srnic_engine *eng)
 		for (p = 0; p < eng->nports; p++)
 			if (peer->up[p])
 				fprintf(f, " %u", p);
-		fputc('\n', f);
+		/* RDMA in: it forgot our old selves; out: it lets us in. */
+		fprintf(f, "\nintegration %s rdma_in %s rdma_out %s\n",
+			peer->name, peer->ok_inc == peer->inc ? "yes" : "no",
+			peer->ready_inc == peer->inc ? "yes" : "no");
 	}
 	pthread_mutex_unlock(&eng->peer_lock);
 	if (fclose(f) == 0)

@@ -392,14 +392,22 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 						       : SRNIC_DROP_MALFORMED]++;
 		return false;
 	}
-	if (pkt.opcode == SRNIC_OP_HELLO || pkt.opcode == SRNIC_OP_BYE ||
-	    pkt.opcode == SRNIC_OP_BYE_ACK) {
+	if (pkt.opcode >= SRNIC_OP_HELLO) {	/* control frames */
 		/* The peer is about to vanish from this link: let go of it
 		 * now, on the thread that polls it, and say so. */
 		if (pkt.opcode == SRNIC_OP_BYE && m->port < eng->nports)
 			srnic_leave_answer(eng, m->port);
 		if (pkt.opcode == SRNIC_OP_BYE_ACK)
 			return false;	/* late: we are not leaving */
+		/* Forgetting a peer's old incarnation must happen here, in
+		 * order with the data of this port. */
+		if (pkt.opcode == SRNIC_OP_BOOTING && m->port < eng->nports) {
+			if (pkt.dst_inc != eng->inc) {
+				eng->st.drops[SRNIC_DROP_STALE_INC]++;
+				return false;
+			}
+			srnic_integrate_booting(eng, &pkt, m->port);
+		}
 		if (rte_ring_sp_enqueue(eng->ctrl_rx, m) == 0)
 			return true;
 		return false;

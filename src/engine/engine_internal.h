@@ -40,6 +40,7 @@ enum srnic_drop {
 	SRNIC_DROP_BAD_KEY,	/* key, bounds or rights: NAKed */
 	SRNIC_DROP_RNR,
 	SRNIC_DROP_NO_MBUF,
+	SRNIC_DROP_NOT_INTEGRATED, /* RDMA from a peer before its BOOT_ACK */
 	SRNIC_DROP_MAX
 };
 
@@ -94,6 +95,16 @@ struct srnic_peer {
 	uint8_t mac[SRNIC_MAX_PORTS][6]; /* its port on our port i's wire */
 	uint8_t up[SRNIC_MAX_PORTS];	 /* heard from recently on port i */
 	uint64_t last_seen[SRNIC_MAX_PORTS];
+	/* Integration (integrate.c).  The datapath reads ok_inc and
+	 * ready_inc; the control core writes everything. */
+	uint32_t ok_inc;	/* this incarnation of the peer confirmed it
+				 * forgot our older ones: its RDMA is let in */
+	uint32_t ready_inc;	/* this incarnation of the peer lets our
+				 * RDMA in */
+	uint8_t acked_ports;	/* BOOT_ACKs so far from incarnation inc */
+	uint64_t booting_at;	/* ms we last sent it BOOTING */
+	uint64_t ready_at;	/* ms we last sent it RDMA_READY */
+	uint32_t ready_sent;	/* RDMA_READYs sent to this incarnation */
 };
 
 /* An operation the datapath core runs for another thread. */
@@ -114,6 +125,12 @@ struct srnic_stats {
 	uint64_t probes;	/* last packets sent again to ask for a SACK */
 	uint64_t rnr_naks_sent;
 	uint64_t acks_sent;
+	/* integration */
+	uint64_t booting_sent;
+	uint64_t boot_acks;	/* BOOT_ACKs received: the peer forgot us */
+	uint64_t boot_naks;	/* BOOT_ACKs received: it had nothing */
+	uint64_t boot_answers;	/* BOOT_ACKs we sent */
+	uint64_t qps_cleared;	/* QPs failed: their peer restarted */
 };
 
 struct srnic_engine {
@@ -262,6 +279,27 @@ void srnic_leave_links(struct srnic_engine *eng);
 /* control.c */
 struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
 				     unsigned p);
+/* A control frame for one peer's incarnation dst_inc, on port p. */
+struct rte_mbuf *srnic_control_frame_to(struct srnic_engine *eng, uint8_t op,
+					unsigned p, const uint8_t dst_mac[6],
+					uint32_t dst_inc, uint16_t flags);
+struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4);
+
+/* integrate.c: the BOOTING / BOOT_ACK / RDMA_READY exchange */
+void srnic_integrate_booting(struct srnic_engine *eng,
+			     const struct srnic_pkt *pkt, unsigned p);
+void srnic_integrate_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+			unsigned p);
+void srnic_integrate_new_incarnation(struct srnic_peer *peer);
+void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now);
+/* Both directions done with the peer's current incarnation. */
+bool srnic_peer_integrated(const struct srnic_peer *peer);
+/* Whether RDMA from qp's peer may land here. */
+static inline bool srnic_qp_peer_rdma_ok(const struct srnic_qp *qp)
+{
+	return __atomic_load_n(&qp->peer->ok_inc, __ATOMIC_ACQUIRE) ==
+	       qp->peer_inc;
+}
 int srnic_control_start(struct srnic_engine *eng);
 void srnic_control_stop(struct srnic_engine *eng);
 struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,

@@ -365,6 +365,12 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	int32_t d = seq_diff(pkt->msn, qp->exp_msn);
 	uint32_t idx;
 
+	/* RDMA only from a peer that confirmed it forgot our older
+	 * incarnations (integrate.c); SEND needs no such wait. */
+	if (pkt->opcode != SRNIC_OP_SEND && !srnic_qp_peer_rdma_ok(qp)) {
+		eng->st.drops[SRNIC_DROP_NOT_INTEGRATED]++;
+		return false;
+	}
 	if (d < 0) {
 		if (pkt->opcode == SRNIC_OP_READ_REQ && d >= -SRNIC_WINDOW) {
 			reread(eng, qp, pkt);

@@ -40,6 +40,12 @@ enum srnic_opcode {
 	SRNIC_OP_HELLO = 6,	/* control: node identity and liveness per port */
 	SRNIC_OP_BYE = 7,	/* control: the sender is leaving this link */
 	SRNIC_OP_BYE_ACK = 8,	/* control: the receiver of a BYE let go of it */
+	/* Integration of a (re)started node, unicast on every port: */
+	SRNIC_OP_BOOTING = 9,	/* "forget my older incarnations" */
+	SRNIC_OP_BOOT_ACK = 10, /* "done, and nothing of mine toward them is
+				 * still on this link" (SRNIC_F_NAK: I had
+				 * nothing to forget) */
+	SRNIC_OP_RDMA_READY = 11, /* "I accept RDMA from you now" */
 	SRNIC_OP_MAX
 };
 
@@ -49,6 +55,7 @@ enum srnic_opcode {
 #define SRNIC_F_SOLICITED 0x0004 /* solicited event requested */
 #define SRNIC_F_LAST 0x0008	 /* carries the message's last byte */
 #define SRNIC_F_SACK 0x0010	 /* ACK: sack_* say what sack_msn lacks */
+#define SRNIC_F_NAK 0x0020	 /* BOOT_ACK: the sender held no state */
 
 /* ACK syndromes. */
 enum srnic_syndrome {
@@ -90,12 +97,12 @@ struct srnic_pkt {
 	uint32_t sack_msn;
 	uint32_t sack_first;
 	uint64_t sack_bits;
-	/* HELLO / BYE */
+	/* control frames (HELLO, BYE, BYE_ACK, BOOTING, BOOT_ACK, RDMA_READY) */
 	uint32_t ipv4;	    /* node address, host order */
 	uint8_t port;	    /* sender's port index */
 	uint8_t node_mac[6];
 	char node_name[16];
-	uint8_t eth_src[6]; /* HELLO / BYE: the sending port's MAC */
+	uint8_t eth_src[6]; /* control frames: the sending port's MAC */
 	const uint8_t *payload;
 };
 

@@ -56,6 +56,7 @@ static void engine_up(void)
 	eng->port[0].link_up = 1;
 	peer.up[0] = 1;
 	peer.inc = PEER_INC;
+	peer.ok_inc = PEER_INC;		/* integrated: its RDMA is let in */
 	memcpy(peer.mac[0], peer_mac, 6);
 	cq = srnic_engine_create_cq(eng, 64);
 }
@@ -440,6 +441,24 @@ static void test_access(void)
 	free(msg);
 }
 
+/* Post a signaled READ of len bytes into local (key) as send WQE 0. */
+static void post_read(struct srnic_qp *qp, uint64_t wr_id, uint8_t *local,
+		      uint32_t len, uint32_t key)
+{
+	struct srnic_swqe *w = &qp->sq[0];
+
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr_id;
+	w->opcode = SRNIC_WR_READ;
+	w->flags = SRNIC_WR_SIGNALED;
+	w->length = len;
+	w->num_sge = 1;
+	w->sge[0] = (struct srnic_sge){(uintptr_t)local, len, key};
+	w->remote_addr = 0x1000;
+	w->rkey = 5;
+	qp->sq_prod = 1;
+}
+
 /* The requester side: a READ's response packets in any order fill the
  * local buffer, duplicates and stale ids are dropped, and the send
  * completion comes only after the last byte. */
@@ -448,7 +467,6 @@ static void test_read_response(void)
 	enum { LEN = 9 * STRIDE + 1 };
 	uint8_t *local = calloc(1, LEN), *data = malloc(LEN);
 	struct srnic_qp *qp = qp_new(6);
-	struct srnic_swqe *w = &qp->sq[0];
 	struct srnic_cqe c[2];
 	uint32_t key, order[10], i;
 
@@ -456,16 +474,7 @@ static void test_read_response(void)
 		data[i] = (uint8_t)(i * 13);
 	key = srnic_mem_register(&eng->mem, (uintptr_t)local, LEN,
 				 SRNIC_ACCESS_LOCAL_WRITE, 6);
-	memset(w, 0, sizeof(*w));
-	w->wr_id = 77;
-	w->opcode = SRNIC_WR_READ;
-	w->flags = SRNIC_WR_SIGNALED;
-	w->length = LEN;
-	w->num_sge = 1;
-	w->sge[0] = (struct srnic_sge){(uintptr_t)local, LEN, key};
-	w->remote_addr = 0x1000;
-	w->rkey = 5;
-	qp->sq_prod = 1;
+	post_read(qp, 77, local, LEN, key);
 	srnic_requester_run(eng, qp, 8);	/* sends the READ request */
 	CHECK(qp->sq_next == 1 && qp->run[0].state == SWQE_WAITING,
 	      "READ request sent");
@@ -624,6 +633,67 @@ static void test_sack(void)
 	free(msg);
 }
 
+
+/* Integration: RDMA from a peer that has not confirmed it forgot our older
+ * incarnations is dropped; a BOOTING from a restarted peer fails the QPs
+ * bound to its old incarnation and is answered on its port, with
+ * SRNIC_F_NAK once nothing is left to forget. */
+static void test_integration(void)
+{
+	enum { LEN = 2 * STRIDE };
+	uint8_t *dst = calloc(1, LEN), *msg = malloc(LEN);
+	struct srnic_qp *qp = qp_new(10);
+	struct srnic_pkt boot = {0}, out[4];
+	struct srnic_cqe c[2];
+	uint32_t key;
+	unsigned n;
+
+	memset(msg, 0x5a, LEN);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 10);
+	peer.ok_inc = 0;
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, (uintptr_t)dst, msg,
+		LEN, 0);
+	CHECK(drops(SRNIC_DROP_NOT_INTEGRATED) == 1 && dst[0] == 0,
+	      "RDMA WRITE let in before the peer's BOOT_ACK");
+	peer.ok_inc = PEER_INC;
+
+	/* The peer as the control core knows it, with a READ in flight. */
+	eng->peer[0] = peer;
+	eng->peer[0].ipv4 = 0x0a370009;
+	eng->npeers = 1;
+	qp->peer = &eng->peer[0];
+	post_read(qp, 91, dst, LEN, key);
+	srnic_requester_run(eng, qp, 8);
+	drain_wire(out, 4);
+
+	boot.opcode = SRNIC_OP_BOOTING;
+	boot.src_inc = PEER_INC + 2;
+	boot.dst_inc = eng->inc;
+	boot.ipv4 = 0x0a370009;
+	memcpy(boot.eth_src, peer_mac, 6);
+	srnic_integrate_booting(eng, &boot, 0);
+	CHECK(qp->state == SRNIC_QPS_ERR, "QP of the old incarnation not failed");
+	CHECK(srnic_cq_poll(cq, c, 2) == 1 && c[0].wr_id == 91 &&
+		      c[0].status == SRNIC_WC_RETRY_EXC_ERR,
+	      "the READ in flight did not end with a retry error");
+	n = drain_wire(out, 4);
+	CHECK(n == 1 && out[0].opcode == SRNIC_OP_BOOT_ACK &&
+		      out[0].dst_inc == PEER_INC + 2 &&
+		      out[0].src_inc == eng->inc && !(out[0].flags & SRNIC_F_NAK),
+	      "BOOT_ACK for the new incarnation (got %u frames)", n);
+	srnic_integrate_booting(eng, &boot, 0);
+	n = drain_wire(out, 4);
+	CHECK(n == 1 && out[0].opcode == SRNIC_OP_BOOT_ACK &&
+		      (out[0].flags & SRNIC_F_NAK),
+	      "nothing left to forget: BOOT_ACK with SRNIC_F_NAK");
+	eng->npeers = 0;
+	srnic_engine_destroy_qp(eng, qp);
+	free(dst);
+	free(msg);
+}
+
 int main(void)
 {
 	engine_up();
@@ -635,5 +705,6 @@ int main(void)
 	test_cross_message_order();
 	test_qp_access();
 	test_sack();
+	test_integration();
 	return check_summary("test_placement");
 }

@@ -164,7 +164,7 @@ static const char *op_name(uint8_t op)
 {
 	static const char *const n[] = {
 		"0", "SEND", "WRITE", "READ_REQ", "READ_RESP", "ACK", "HELLO",
-		"BYE", "BYE_ACK",
+		"BYE", "BYE_ACK", "BOOTING", "BOOT_ACK", "RDMA_READY",
 	};
 
 	return op < SRNIC_OP_MAX ? n[op] : "?";
@@ -231,7 +231,8 @@ static void test_byte_map(void)
 		      SRNIC_OP_READ_REQ == 3 && SRNIC_OP_READ_RESP == 4 &&
 		      SRNIC_OP_ACK == 5 && SRNIC_OP_HELLO == 6 &&
 		      SRNIC_OP_BYE == 7 && SRNIC_OP_BYE_ACK == 8 &&
-		      SRNIC_OP_MAX == 9,
+		      SRNIC_OP_BOOTING == 9 && SRNIC_OP_BOOT_ACK == 10 &&
+		      SRNIC_OP_RDMA_READY == 11 && SRNIC_OP_MAX == 12,
 	      "opcode numbering changed");
 
 	full_pkt(&p, SRNIC_OP_SEND);

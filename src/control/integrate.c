@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Integration of a (re)started node: BOOTING, BOOT_ACK, RDMA_READY.
+ *
+ * Every process that opens the device is a new incarnation of its node,
+ * with new random key tags.  Packets that name an older incarnation are
+ * already dropped on sight (engine.c); this exchange is what makes a
+ * restart safe even so, and quick to notice:
+ *
+ *  1. Whenever a node meets an incarnation of a peer it has not integrated
+ *     with (a new peer, or one that restarted), it sends that incarnation
+ *     BOOTING on every port that reaches it, again every BOOTING_RETRY_MS
+ *     until each port has answered.
+ *  2. The peer's datapath takes every QP still bound to an older incarnation
+ *     of the sender to the error state (the oldest unfinished WQE completes
+ *     with a retry error, the rest are flushed), so nothing new is built for
+ *     the dead process; then it answers BOOT_ACK on the port the BOOTING
+ *     came in on.  The answer queues behind whatever that port still had
+ *     to send, and a link delivers in order, so once it arrives nothing the
+ *     peer addressed to the old incarnation is left on that link.  A peer
+ *     that held nothing for the sender sets SRNIC_F_NAK: "nothing to
+ *     forget"; it counts as an answer all the same.
+ *  3. With an answer from every port that reaches the peer (a port that
+ *     goes down is accounted for: nothing arrives over it), the node lets
+ *     the peer's RDMA WRITE and READ in, and tells it so with RDMA_READY,
+ *     repeated with the HELLOs for a while in case one is lost.
+ *
+ * SEND and RECV never wait for this: a SEND consumes a receive WQE the new
+ * process posted itself.  RDMA that arrives early is dropped and counted
+ * (drop not_integrated); the requester's recovery sends it again.  modify_qp
+ * to RTR waits, within resolve_ms, until the exchange is done both ways, so
+ * programs that connect and write at once do not meet those drops.
+ *
+ * The exchange is per peer, not per node: a peer that never answers keeps
+ * only its own RDMA out, not everyone's.
+ */
+#include <string.h>
+
+#include "engine_internal.h"
+
+#define BOOTING_RETRY_MS 100
+#define READY_BURST 20		/* RDMA_READYs, one each HELLO ... */
+#define READY_EVERY_MS 500	/* ... then one this often */
+
+static uint8_t reachable_ports(const struct srnic_engine *eng,
+			       const struct srnic_peer *peer)
+{
+	uint8_t mask = 0;
+	unsigned p;
+
+	for (p = 0; p < eng->nports; p++)
+		if (__atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&eng->port[p].polling, __ATOMIC_ACQUIRE))
+			mask |= 1u << p;
+	return mask;
+}
+
+bool srnic_peer_integrated(const struct srnic_peer *peer)
+{
+	uint32_t inc = __atomic_load_n(&peer->inc, __ATOMIC_ACQUIRE);
+
+	return __atomic_load_n(&peer->ok_inc, __ATOMIC_ACQUIRE) == inc &&
+	       __atomic_load_n(&peer->ready_inc, __ATOMIC_ACQUIRE) == inc;
+}
+
+/* Control core, peer_lock held: the peer has a new incarnation. */
+void srnic_integrate_new_incarnation(struct srnic_peer *peer)
+{
+	peer->acked_ports = 0;
+	peer->booting_at = 0;	/* BOOTING at the next tick */
+	peer->ready_sent = 0;
+}
+
+static void send_to(struct srnic_engine *eng, const struct srnic_peer *peer,
+		    uint8_t op, unsigned p)
+{
+	struct rte_mbuf *m = srnic_control_frame_to(eng, op, p, peer->mac[p],
+						    peer->inc, 0);
+
+	if (m && rte_ring_mp_enqueue(eng->ctrl_tx, m) != 0)
+		rte_pktmbuf_free(m);
+}
+
+/*
+ * Datapath: a peer announces a new incarnation pkt->src_inc.  Fail what is
+ * bound to its older ones, then answer on the port it came in on.
+ */
+void srnic_integrate_booting(struct srnic_engine *eng,
+			     const struct srnic_pkt *pkt, unsigned p)
+{
+	struct srnic_peer *peer = srnic_peer_find(eng, pkt->ipv4);
+	struct rte_mbuf *m;
+	unsigned cleared = 0, q;
+
+	for (q = 0; peer && q < SRNIC_MAX_QP; q++) {
+		struct srnic_qp *qp = srnic_qp_lookup(eng, q);
+
+		if (!qp || qp->peer != peer || qp->peer_inc == pkt->src_inc ||
+		    qp->state < SRNIC_QPS_RTR || qp->state == SRNIC_QPS_ERR)
+			continue;
+		/* The process this QP talked to is gone: what it was sending
+		 * ends as it would have after the retries, without waiting
+		 * for them. */
+		if (qp->sq_comp != qp->sq_next)
+			srnic_completer_fail(qp, qp->sq_comp,
+					     SRNIC_WC_RETRY_EXC_ERR);
+		srnic_completer_complete(eng, qp);
+		if (qp->state != SRNIC_QPS_ERR)
+			srnic_qp_to_error(eng, qp);
+		srnic_qp_activate(eng, qp);
+		cleared++;
+	}
+	eng->st.qps_cleared += cleared;
+
+	/* Behind everything this port has queued: that is the point. */
+	m = srnic_control_frame_to(eng, SRNIC_OP_BOOT_ACK, p, pkt->eth_src,
+				   pkt->src_inc, cleared ? 0 : SRNIC_F_NAK);
+	if (m) {
+		srnic_port_tx(eng, p, m);
+		eng->st.boot_answers++;
+	}
+}
+
+/* Control core: BOOT_ACK and RDMA_READY from a peer. */
+void srnic_integrate_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+			unsigned p)
+{
+	struct srnic_peer *peer;
+
+	if (pkt->dst_inc != eng->inc || p >= eng->nports)
+		return;		/* meant for an earlier process of ours */
+	pthread_mutex_lock(&eng->peer_lock);
+	peer = srnic_peer_find(eng, pkt->ipv4);
+	if (peer && pkt->src_inc == peer->inc) {
+		if (pkt->opcode == SRNIC_OP_BOOT_ACK) {
+			peer->acked_ports |= 1u << p;
+			if (pkt->flags & SRNIC_F_NAK)
+				eng->st.boot_naks++;
+			else
+				eng->st.boot_acks++;
+		} else if (pkt->opcode == SRNIC_OP_RDMA_READY) {
+			__atomic_store_n(&peer->ready_inc, pkt->src_inc,
+					 __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&eng->peer_lock);
+}
+
+/* Control core, every tick: drive the exchange with each peer. */
+void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
+{
+	unsigned i, p;
+
+	pthread_mutex_lock(&eng->peer_lock);
+	for (i = 0; i < eng->npeers; i++) {
+		struct srnic_peer *peer = &eng->peer[i];
+		uint8_t reach = reachable_ports(eng, peer);
+
+		if (!reach)
+			continue;	/* down: asked again when it is back */
+		if (peer->ok_inc != peer->inc) {
+			if ((reach & ~peer->acked_ports) == 0) {
+				__atomic_store_n(&peer->ok_inc, peer->inc,
+						 __ATOMIC_RELEASE);
+				peer->ready_at = 0;
+			} else if (now - peer->booting_at >=
+					   BOOTING_RETRY_MS ||
+				   !peer->booting_at) {
+				peer->booting_at = now;
+				for (p = 0; p < eng->nports; p++)
+					if (reach & ~peer->acked_ports &
+					    (1u << p)) {
+						send_to(eng, peer,
+							SRNIC_OP_BOOTING, p);
+						eng->st.booting_sent++;
+					}
+			}
+		}
+		if (peer->ok_inc == peer->inc &&
+		    now - peer->ready_at >= (peer->ready_sent < READY_BURST
+						     ? 50 : READY_EVERY_MS)) {
+			peer->ready_at = now;
+			peer->ready_sent++;
+			for (p = 0; p < eng->nports; p++)
+				if (reach & (1u << p))
+					send_to(eng, peer, SRNIC_OP_RDMA_READY,
+						p);
+		}
+	}
+	pthread_mutex_unlock(&eng->peer_lock);
+}
