@@ -1,13 +1,17 @@
 # Faults on the wire (an afpacket testbed of its own, shaped with ./srnic
 # testbed fault): data must arrive whole and exactly once.
-#  1. 1% loss and 1% duplication on every rail, both directions: the
+#  1. 1% loss and 1% duplication on every rail, both directions, and on
+#     every port of both nodes 25% of the received frames held back for
+#     1 ms (reordering with delay, injected by the engine): the
 #     data-integrity example checks every byte of WRITE, READ and SEND from
 #     1 B to 8 MiB, and ibv_rc_pingpong -c checks what it receives.
 #  2. A link that goes down for two seconds in the middle of a transfer and
 #     comes back: no error, no bad byte, and the port is in use again.
+# The testbed is the caller's SRNIC_NS and SRNIC_RUN with "-f" appended, so
+# that it never meets the caller's own testbed or another run's.
+export SRNIC_NS=${SRNIC_NS:-srnic}-f SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-f
 . "$(dirname "$0")/../lib.sh"
 
-export SRNIC_NS=srfault SRNIC_RUN=/run/srnic-fault
 trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
 "$SRNIC" testbed up --wire afpacket >/dev/null || fail "afpacket testbed"
@@ -15,15 +19,24 @@ prog=$BUILD/examples/srnic_integrity
 
 for n in a b; do
 	for p in 0 1; do
-		"$SRNIC" testbed fault $n $p loss=1% duplicate=1% || fail "fault $n $p"
+		"$SRNIC" testbed fault $n $p loss=1% duplicate=1% reorder=25% delay=1ms ||
+			fail "fault $n $p"
 	done
 done
-pair faults-integrity 180 "$prog" || fail "integrity under loss and duplication"
-grep -q ", 0 bad" "$LOGDIR/faults-integrity.a" || fail "bad data under loss and duplication"
+pair faults-integrity 180 "$prog" || fail "integrity under loss, duplication and reordering"
+grep -q ", 0 bad" "$LOGDIR/faults-integrity.a" || fail "bad data under loss, duplication and reordering"
+# Every port of both nodes held frames back (else this proved nothing).
+for n in a b; do
+	delayed=$("$SRNIC" stats $n | awk '/^port / {
+		for (i = 3; i < NF; i++) if ($i == "delayed") printf "%s ", $(i + 1) }')
+	echo "frames delayed by node $n, per port: ${delayed:-?}"
+	[ "$(echo $delayed | wc -w)" = 2 ] && ! echo " $delayed" | grep -q ' 0 ' ||
+		fail "node $n: a port delayed no frame"
+done
 pair faults-pingpong 180 ibv_rc_pingpong -g 1 -c -s 65536 -n 100 -m 1024 ||
-	fail "ibv_rc_pingpong under loss and duplication"
+	fail "ibv_rc_pingpong under loss, duplication and reordering"
 # The filters did their work (else this proved nothing).
-dropped=$(ip netns exec srfault-sw tc -s qdisc show dev r0-b |
+dropped=$(ip netns exec "$SRNIC_NS-sw" tc -s qdisc show dev r0-b |
 	awk '/clsact/ {f = 1} f && /dropped/ {gsub(",", ""); print $7; exit}')
 echo "frames dropped on one rail toward b: ${dropped:-?}"
 [ "${dropped:-0}" -gt 0 ] || fail "no frame was dropped"
