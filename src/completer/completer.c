@@ -91,6 +91,8 @@ static void queue_resend(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 			 const struct srnic_pkt *pkt)
 {
+	struct srnic_swqe_run *timed = NULL;
+	bool moved = false;
 	uint32_t i, idx;
 
 	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD)
@@ -103,9 +105,20 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 			continue;
 		if (seq_diff(run->msn, pkt->msn) >= 0)
 			break;
-		if (qp->sq[i & qp->sq_mask].opcode != SRNIC_WR_READ)
+		if (qp->sq[i & qp->sq_mask].opcode != SRNIC_WR_READ) {
+			if (run->state == SWQE_WAITING)
+				timed = run->once ? run : NULL;
 			finish(qp, i, SRNIC_WC_SUCCESS);
+			moved = true;
+		}
 	}
+	/* The newest message this ACK covers, if it was sent once: its
+	 * last packet's round trip is a clean sample. */
+	if (timed)
+		srnic_rto_sample(qp, srnic_now() - timed->sent_tsc,
+				 eng->tsc_hz);
+	if (moved)
+		srnic_rto_progress(qp);
 
 	if ((pkt->flags & SRNIC_F_SACK) && find_msn(qp, pkt->sack_msn, &idx))
 		srnic_requester_resend_missing(eng, qp, idx, pkt->sack_first,

@@ -21,6 +21,7 @@
 #include "srnic_engine.h"
 #include "srnic_mem.h"
 #include "srnic_qp.h"
+#include "srnic_rto.h"
 #include "srnic_wire.h"
 
 #define SRNIC_MAX_PEERS 64
@@ -238,13 +239,6 @@ void srnic_requester_resend_missing(struct srnic_engine *eng,
 				    uint32_t first, uint64_t bits);
 void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 			   uint32_t idx);
-
-/* How long the oldest message waits before it probes: a sixteenth of the
- * QP's timeout, so a lost SACK or resend costs that, not a timeout. */
-static inline uint64_t srnic_probe_tsc(const struct srnic_qp *qp)
-{
-	return qp->at.timeout_tsc / 16;
-}
 
 /* responder.c */
 bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,

@@ -204,6 +204,8 @@ static void qp_reset(struct srnic_qp *qp)
 	qp->next_ssn = qp->exp_ssn = 0;
 	qp->rd_inflight = 0;
 	qp->rnr_until = 0;
+	qp->srtt = qp->rttvar = qp->rto = 0;
+	qp->rto_backoff = 0;
 	qp->flush_pending = 0;
 	qp->cq_wait = 0;
 	qp->sq_stopped = 0;

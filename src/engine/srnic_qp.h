@@ -54,11 +54,13 @@ struct srnic_swqe_run {
 	uint32_t sent;		/* bytes sent in this attempt */
 	uint64_t deadline;	/* TSC: resend if not finished by then */
 	uint64_t probe_at;	/* TSC: the oldest message probes then */
+	uint64_t sent_tsc;	/* TSC its last packet went out */
 	uint8_t state;
 	uint8_t status;		/* enum srnic_wc_status once DONE */
 	uint8_t retries;	/* timeouts so far */
 	uint8_t rnr_retries;
 	uint8_t resend_queued;
+	uint8_t once;		/* sent exactly once: may time a round trip */
 	struct srnic_track rd;	/* READ: response packets landed */
 };
 
@@ -158,6 +160,8 @@ struct srnic_qp {
 	uint32_t resend[SRNIC_WINDOW];	/* SQ indices to send again */
 	uint32_t resend_head, resend_tail;
 	uint32_t rr_port;	/* striping cursor */
+	uint64_t srtt, rttvar, rto;	/* TSC; see srnic_rto.h */
+	uint8_t rto_backoff;
 	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
 
 	uint32_t rq_comp;	/* next receive WQE to complete */

@@ -137,6 +137,7 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 			return next_message(eng, qp);
 		run->txid = qp->next_txid++;
 		run->sent = 0;
+		run->once = 0;
 		run->state = SWQE_SENDING;
 		/* A READ keeps what already landed: the answer to the new
 		 * request fills in only what is missing. */
@@ -173,6 +174,7 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	run->msn = qp->next_msn++;
 	run->txid = qp->next_txid++;
+	run->once = 1;
 	if (op_flags[w->opcode] & SRNIC_F_RECV_CQE)
 		run->ssn = qp->next_ssn++;
 	run->state = SWQE_SENDING;
@@ -284,6 +286,7 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 			uint64_t now = srnic_now();
 
 			run->state = SWQE_WAITING;
+			run->sent_tsc = now;
 			run->deadline = now + qp->at.timeout_tsc;
 			run->probe_at = now + srnic_probe_tsc(qp);
 			qp->cur_busy = 0;
@@ -317,6 +320,9 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 	    data_pkt_send(eng, qp, idx, &pkt,
 			  (npkts - 1) << pkt.stride_shift, port) > 0)
 		eng->st.probes++;
+	run->once = 0;
+	/* Until something moves, each probe waits twice as long. */
+	srnic_rto_backoff(qp);
 	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
 }
 
@@ -355,6 +361,8 @@ void srnic_requester_resend_missing(struct srnic_engine *eng,
 	}
 	/* The responder is alive and receiving: give the message a new
 	 * timeout from now, and a new probe interval. */
+	run->once = 0;
+	srnic_rto_progress(qp);
 	run->deadline = srnic_now() + qp->at.timeout_tsc;
 	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
 }
