@@ -119,6 +119,8 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 				 eng->tsc_hz);
 	if (moved)
 		srnic_rto_progress(qp);
+	if (srnic_fc_grant(qp, pkt->credit))
+		srnic_qp_activate(eng, qp);
 
 	if ((pkt->flags & SRNIC_F_SACK) && find_msn(qp, pkt->sack_msn, &idx))
 		srnic_requester_resend_missing(eng, qp, idx, pkt->sack_first,
@@ -226,6 +228,13 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD)
 		return;
+	/* Out of credit for a probe interval: the updates were lost, or the
+	 * responder has gone quiet.  Lend a little and go on (srnic_flow.h). */
+	if (qp->fc_blocked && now - qp->fc_blocked_at >= srnic_probe_tsc(qp)) {
+		srnic_fc_grant(qp, qp->fc_sent + SRNIC_FC_UPDATE);
+		eng->st.fc_lent++;
+		srnic_qp_activate(eng, qp);
+	}
 	/* The oldest unfinished message probes for a SACK now and then. */
 	for (i = qp->sq_comp; i != qp->sq_next; i++) {
 		struct srnic_swqe_run *run = &qp->run[i & qp->sq_mask];

@@ -60,6 +60,9 @@ void srnic_stats_write(struct srnic_engine *eng)
 	fprintf(f, "sack_resent_packets %lu\n",
 		(unsigned long)rd(&eng->st.sack_resent));
 	fprintf(f, "probes %lu\n", (unsigned long)rd(&eng->st.probes));
+	fprintf(f, "credit_waits %lu credit_loans %lu\n",
+		(unsigned long)rd(&eng->st.fc_blocked),
+		(unsigned long)rd(&eng->st.fc_lent));
 	fprintf(f, "acks_sent %lu\n", (unsigned long)rd(&eng->st.acks_sent));
 	fprintf(f, "rnr_naks_sent %lu\n",
 		(unsigned long)rd(&eng->st.rnr_naks_sent));

@@ -243,10 +243,13 @@ static bool qp_busy(const struct srnic_qp *qp)
 	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_RTR &&
 	    qp->state != SRNIC_QPS_SQD)
 		return false;
-	return qp->cur_busy || qp->resend_head != qp->resend_tail ||
+	/* Out of credit, new data waits for an ACK, which activates the
+	 * QP again (or for the timer's loan). */
+	return (qp->cur_busy && !qp->fc_blocked) ||
+	       qp->resend_head != qp->resend_tail ||
 	       qp->rd_head != qp->rd_tail || qp->cq_wait ||
 	       (qp->state == SRNIC_QPS_RTS && qp->sq_next != prod &&
-		qp->sq_next - qp->sq_comp < SRNIC_WINDOW);
+		qp->sq_next - qp->sq_comp < SRNIC_WINDOW && !qp->fc_blocked);
 }
 
 static unsigned run_qp(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -347,6 +350,11 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 {
 	struct srnic_qp *qp, *next;
 
+	/* Short of packet buffers (held packets, full transmit queues):
+	 * grant peers less until they drain. */
+	eng->fc_grant = rte_mempool_avail_count(eng->pool) < POOL_SIZE / 8
+				? SRNIC_FC_WINDOW / 8
+				: SRNIC_FC_WINDOW;
 	for (qp = eng->timer_head; qp; qp = next) {
 		next = qp->timer_next;
 		srnic_completer_timeouts(eng, qp, now);
@@ -638,6 +646,7 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	eng->payload_max = eng->cfg.mtu;
+	eng->fc_grant = SRNIC_FC_WINDOW;
 	return srnic_ports_start(eng, err, errlen);
 }
 

@@ -20,6 +20,7 @@
 #include "srnic_config.h"
 #include "srnic_engine.h"
 #include "srnic_mem.h"
+#include "srnic_flow.h"
 #include "srnic_qp.h"
 #include "srnic_rto.h"
 #include "srnic_wire.h"
@@ -132,6 +133,9 @@ struct srnic_stats {
 	uint64_t boot_naks;	/* BOOT_ACKs received: it had nothing */
 	uint64_t boot_answers;	/* BOOT_ACKs we sent */
 	uint64_t qps_cleared;	/* QPs failed: their peer restarted */
+	/* flow control */
+	uint64_t fc_blocked;	/* a QP ran out of credit */
+	uint64_t fc_lent;	/* ... and lent itself some after a wait */
 };
 
 struct srnic_engine {
@@ -143,6 +147,7 @@ struct srnic_engine {
 	unsigned nports;
 	struct srnic_port port[SRNIC_MAX_PORTS];
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
+	uint32_t fc_grant;	/* credit each ACK grants (srnic_flow.h) */
 
 	/* QPs by number; numbers below 16 are never used */
 	struct srnic_qp *qp_tab[SRNIC_MAX_QP];

@@ -226,6 +226,7 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		qp->at.path_shift = mod->path_shift;
 		qp->at.max_dest_rd_atomic = mod->max_dest_rd_atomic;
 		qp->exp_msn = mod->rq_psn;
+		srnic_fc_reset(qp);
 		qp->peer = c->arg3;
 		qp->peer_inc = qp->peer ? __atomic_load_n(&qp->peer->inc,
 							   __ATOMIC_ACQUIRE)

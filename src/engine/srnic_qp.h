@@ -61,6 +61,7 @@ struct srnic_swqe_run {
 	uint8_t rnr_retries;
 	uint8_t resend_queued;
 	uint8_t once;		/* sent exactly once: may time a round trip */
+	uint32_t fc_high;	/* bytes already counted against credits */
 	struct srnic_track rd;	/* READ: response packets landed */
 };
 
@@ -162,11 +163,17 @@ struct srnic_qp {
 	uint32_t rr_port;	/* striping cursor */
 	uint64_t srtt, rttvar, rto;	/* TSC; see srnic_rto.h */
 	uint8_t rto_backoff;
+	uint8_t fc_blocked;	/* out of credits (srnic_flow.h) */
+	uint32_t fc_sent;	/* new data packets sent, running count */
+	uint32_t fc_credit;	/* the responder lets us send below this */
+	uint64_t fc_blocked_at;	/* TSC the credits ran out */
 	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
 
 	uint32_t rq_comp;	/* next receive WQE to complete */
 	uint32_t exp_msn;	/* responder: all messages below are done */
 	uint32_t exp_ssn;	/* receive sequence of rq_comp */
+	uint32_t fc_landed;	/* data packets landed, running count */
+	uint32_t fc_acked;	/* fc_landed when the last ACK went out */
 	uint8_t ack_due;
 	uint8_t ack_syndrome;	/* a NAK to send with the next ACK */
 	uint32_t ack_nak_msn, ack_nak_txid;

@@ -263,8 +263,20 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	data_pkt_init(&pkt, eng, qp, w, run);
 	while (n < budget) {
-		int port = srnic_qp_pick_port(eng, qp), rc;
+		bool fresh = run->sent >= run->fc_high &&
+			     pkt.opcode != SRNIC_OP_READ_REQ;
+		int port, rc;
 
+		/* New data waits for credit; a resend never does. */
+		if (fresh && !srnic_fc_open(qp)) {
+			if (!qp->fc_blocked) {
+				qp->fc_blocked = 1;
+				qp->fc_blocked_at = srnic_now();
+				eng->st.fc_blocked++;
+			}
+			break;
+		}
+		port = srnic_qp_pick_port(eng, qp);
 		if (port < 0) {
 			/* No way to the peer at all (not merely full ports):
 			 * count the attempt as lost, so that the timer retries
@@ -281,6 +293,11 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (rc <= 0)
 			break;
 		n++;
+		if (fresh) {
+			qp->fc_sent++;
+			/* An empty message's one packet counts once too. */
+			run->fc_high = run->sent + pkt.pkt_len + !pkt.pkt_len;
+		}
 		run->sent += pkt.pkt_len;
 		if (pkt.flags & SRNIC_F_LAST) {
 			uint64_t now = srnic_now();

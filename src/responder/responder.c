@@ -357,6 +357,13 @@ static void message_in(struct srnic_engine *eng, struct srnic_qp *qp,
 		maybe_sack(eng, qp);
 }
 
+/* A new packet of qp is in: credit to give back now and then. */
+static inline void landed(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (srnic_fc_landed(qp))
+		srnic_qp_want_ack(eng, qp);
+}
+
 /* Returns true when it kept m (a held last packet). */
 bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 			const struct srnic_pkt *pkt, struct rte_mbuf *m)
@@ -454,6 +461,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 			return false;
 		}
 		srnic_track_mark(&s->trk, idx);
+		landed(eng, qp);
 		s->held = m;
 		if (srnic_track_complete(&s->trk))
 			message_in(eng, qp, s);
@@ -464,6 +472,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		return false;
 	}
 	srnic_track_mark(&s->trk, idx);
+	landed(eng, qp);
 	if (srnic_track_complete(&s->trk))
 		message_in(eng, qp, s);
 	return false;
@@ -582,6 +591,7 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	pkt.nak_msn = qp->ack_nak_msn;
 	pkt.nak_txid = qp->ack_nak_txid;
 	pkt.rnr_timer = qp->at.min_rnr_timer;
+	pkt.credit = srnic_fc_credit(qp, eng->fc_grant);
 	if (qp->sack_due) {
 		pkt.flags |= SRNIC_F_SACK;
 		pkt.sack_msn = qp->sack_msn;

@@ -97,6 +97,9 @@ struct srnic_pkt {
 	uint32_t sack_msn;
 	uint32_t sack_first;
 	uint64_t sack_bits;
+	/* Flow control: the requester may send new data packets of the QP
+	 * while its running count of them is below this (credits). */
+	uint32_t credit;
 	/* control frames (HELLO, BYE, BYE_ACK, BOOTING, BOOT_ACK, RDMA_READY) */
 	uint32_t ipv4;	    /* node address, host order */
 	uint8_t port;	    /* sender's port index */

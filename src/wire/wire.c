@@ -9,7 +9,7 @@
  *  data ext  +0 txid, +4 ssn, +8 rkey, +12 imm, +16 va (8), +24 msg_off,
  *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 reserved
  *  ack ext   +0 syndrome, +1 rnr_timer, +2 reserved, +4 nak_msn,
- *            +8 nak_txid, +12 sack_msn, +16 sack_first, +20 reserved,
+ *            +8 nak_txid, +12 sack_msn, +16 sack_first, +20 credit,
  *            +24 sack_bits (8)
  *  hello ext +0 ipv4, +4 port, +5 reserved, +6 node mac, +12 reserved,
  *            +16 node name (16), +32 reserved
@@ -56,7 +56,7 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 		srnic_put32(x + 8, pkt->nak_txid);
 		srnic_put32(x + 12, pkt->sack_msn);
 		srnic_put32(x + 16, pkt->sack_first);
-		srnic_put32(x + 20, 0);
+		srnic_put32(x + 20, pkt->credit);
 		srnic_put64(x + 24, pkt->sack_bits);
 	} else {
 		memset(x, 0, SRNIC_HELLO_XLEN);
@@ -155,6 +155,7 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 		pkt->nak_txid = srnic_get32(x + 8);
 		pkt->sack_msn = srnic_get32(x + 12);
 		pkt->sack_first = srnic_get32(x + 16);
+		pkt->credit = srnic_get32(x + 20);
 		pkt->sack_bits = srnic_get64(x + 24);
 		if (pkt->syndrome > SRNIC_NAK_OPERATIONAL)
 			return SRNIC_WIRE_BAD_OPCODE;

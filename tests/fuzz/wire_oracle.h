@@ -59,6 +59,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(sack_msn);
 	WIRE_FIELD(sack_first);
 	WIRE_FIELD(sack_bits);
+	WIRE_FIELD(credit);
 	WIRE_FIELD(ipv4);
 	WIRE_FIELD(port);
 	WIRE_FIELD(node_mac);
@@ -103,7 +104,7 @@ static inline bool wire_byte_meaningful(uint8_t op, unsigned off)
 	if (srnic_op_has_data_ext(op))
 		return off < 37;
 	if (op == SRNIC_OP_ACK)
-		return off < 2 || (off >= 4 && off < 12);
+		return off < 2 || off >= 4;
 	/* HELLO, BYE: the name's last byte is forced to NUL on decode */
 	return off < 5 || (off >= 6 && off < 12) || (off >= 16 && off < 31);
 }
@@ -155,7 +156,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 	if (srnic_op_has_data_ext(op)) {
 		if (p->syndrome || p->rnr_timer || p->nak_msn || p->nak_txid ||
 		    p->sack_msn || p->sack_first || p->sack_bits ||
-		    p->ipv4 || p->port ||
+		    p->credit || p->ipv4 || p->port ||
 		    !wire_zero(p->node_mac, sizeof(p->node_mac)) ||
 		    !wire_zero(p->node_name, sizeof(p->node_name)) ||
 		    !wire_zero(p->eth_src, sizeof(p->eth_src)))
@@ -202,7 +203,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		if (memcmp(p->eth_src, buf + 6, 6) != 0)
 			return "eth_src is not the frame's source MAC";
 		if (p->txid || p->rkey || p->va || p->msg_len || p->syndrome ||
-		    p->sack_bits || p->payload)
+		    p->sack_bits || p->credit || p->payload)
 			return "non-control field set on HELLO/BYE";
 	}
 	return NULL;

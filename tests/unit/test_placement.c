@@ -43,6 +43,7 @@ static void engine_up(void)
 	eng->cfg.nports = 1;
 	eng->cfg.mtu = 4096;
 	eng->payload_max = 4096;
+	eng->fc_grant = SRNIC_FC_WINDOW;
 	eng->inc = 0xabcdef1;
 	eng->tsc_hz = rte_get_tsc_hz();
 	srnic_mem_init(&eng->mem, 42);
@@ -694,6 +695,108 @@ static void test_integration(void)
 	free(msg);
 }
 
+/* Data frames the engine has queued, counted and thrown away. */
+static unsigned count_data_frames(void)
+{
+	struct rte_mbuf *ms[32];
+	unsigned got = 0;
+	uint16_t n, i;
+
+	srnic_ports_flush(eng);
+	while ((n = rte_eth_rx_burst(eng->port[0].port_id, 0, ms, 32)) > 0) {
+		for (i = 0; i < n; i++) {
+			struct srnic_pkt pkt;
+
+			if (srnic_wire_decode(rte_pktmbuf_mtod(ms[i], uint8_t *),
+					      rte_pktmbuf_data_len(ms[i]),
+					      &pkt) == SRNIC_WIRE_OK &&
+			    pkt.opcode == SRNIC_OP_WRITE)
+				got++;
+			rte_pktmbuf_free(ms[i]);
+		}
+		srnic_ports_flush(eng);
+	}
+	return got;
+}
+
+/* Send until the requester stops; returns the data packets it sent. */
+static unsigned run_requester(struct srnic_qp *qp)
+{
+	unsigned total = 0, n;
+
+	do {
+		n = srnic_requester_run(eng, qp, 32);
+		total += count_data_frames();
+	} while (n);
+	return total;
+}
+
+/* Flow control: new data stops at the credit the responder granted and
+ * goes on when an ACK grants more; with no ACK at all, a probe interval
+ * later the requester lends itself a quarter window.  The responder grants
+ * credit as packets land, before the message is complete. */
+static void test_credits(void)
+{
+	enum { NPKTS = SRNIC_FC_WINDOW * 2 };
+	uint32_t len = NPKTS * STRIDE;
+	uint8_t *src = calloc(1, len), *dst = calloc(1, len);
+	struct srnic_qp *qp = qp_new(11);
+	struct srnic_swqe *w = &qp->sq[0];
+	struct srnic_pkt ack, out[4];
+	uint32_t key, i;
+	unsigned n;
+
+	key = srnic_mem_register(&eng->mem, (uintptr_t)src, len,
+				 SRNIC_ACCESS_LOCAL_WRITE, 11);
+	srnic_fc_reset(qp);
+	memset(w, 0, sizeof(*w));
+	w->opcode = SRNIC_WR_WRITE;
+	w->length = len;
+	w->num_sge = 1;
+	w->sge[0] = (struct srnic_sge){(uintptr_t)src, len, key};
+	qp->sq_prod = 1;
+	n = run_requester(qp);
+	CHECK(n == SRNIC_FC_WINDOW && qp->fc_blocked,
+	      "sent %u packets on a credit of %u", n, SRNIC_FC_WINDOW);
+
+	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_ACK, qp->run[0].msn);
+	ack.credit = SRNIC_FC_WINDOW + 50;
+	srnic_completer_ack(eng, qp, &ack);
+	CHECK(!qp->fc_blocked, "an ACK with more credit did not unblock");
+	n = run_requester(qp);
+	CHECK(n == 50, "sent %u packets on 50 more credits", n);
+	ack.credit = SRNIC_FC_WINDOW + 10;	/* older, overtaken */
+	srnic_completer_ack(eng, qp, &ack);
+	CHECK(run_requester(qp) == 0, "an older grant counted");
+
+	srnic_completer_timeouts(eng, qp,
+				 qp->fc_blocked_at + srnic_probe_tsc(qp));
+	n = run_requester(qp);
+	CHECK(n == SRNIC_FC_UPDATE,
+	      "lent %u packets after a silent probe interval", n);
+	srnic_engine_destroy_qp(eng, qp);
+
+	/* The responder's side: an update after SRNIC_FC_UPDATE packets of
+	 * a message that is far from complete. */
+	qp = qp_new(11);
+	srnic_fc_reset(qp);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, len,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 11);
+	drain_wire(out, 4);
+	for (i = 0; i < SRNIC_FC_UPDATE; i++)
+		deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, (uintptr_t)dst,
+			src, len, i);
+	n = drain_wire(out, 4);
+	CHECK(n >= 1 && out[0].opcode == SRNIC_OP_ACK && out[0].msn == 100 &&
+		      out[0].credit == SRNIC_FC_UPDATE + SRNIC_FC_WINDOW,
+	      "credit update after %u landed packets (got %u frames, credit "
+	      "%u)", SRNIC_FC_UPDATE, n, n ? out[0].credit : 0);
+	srnic_engine_destroy_qp(eng, qp);
+	free(src);
+	free(dst);
+}
+
 int main(void)
 {
 	engine_up();
@@ -706,5 +809,6 @@ int main(void)
 	test_qp_access();
 	test_sack();
 	test_integration();
+	test_credits();
 	return check_summary("test_placement");
 }

@@ -77,6 +77,7 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->sack_msn = 0x16180339;
 	p->sack_first = 0x00abcdef;
 	p->sack_bits = 0x8000000000000401ull;
+	p->credit = 0x0badcafe;
 	p->ipv4 = 0x0a000001;
 	p->port = 3;
 	for (i = 0; i < 6; i++)
@@ -150,6 +151,7 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		want->sack_msn = p->sack_msn;
 		want->sack_first = p->sack_first;
 		want->sack_bits = p->sack_bits;
+		want->credit = p->credit;
 	} else {
 		want->ipv4 = p->ipv4;
 		want->port = p->port;
@@ -275,7 +277,7 @@ static void test_byte_map(void)
 	CHECK(srnic_get32(f + 46) == 0x27182818, "nak_txid");
 	CHECK(srnic_get32(f + 50) == 0x16180339, "sack_msn");
 	CHECK(srnic_get32(f + 54) == 0x00abcdef, "sack_first");
-	CHECK(srnic_get32(f + 58) == 0, "ACK reserved");
+	CHECK(srnic_get32(f + 58) == 0x0badcafe, "credit");
 	CHECK(srnic_get64(f + 62) == 0x8000000000000401ull, "sack_bits");
 	CHECK(len == 70, "ACK frame of %u bytes", len);
 	free(f);

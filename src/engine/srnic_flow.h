@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Flow control: credits granted by the responder, per QP, in packets.
+ *
+ * Why credits and not a sender-side window: the responder is the one that
+ * knows how much it can take (receive rings, packet buffers), and packets
+ * land in any order, so "how far the cumulative ACK got" says little about
+ * what is still sitting in the receiver's queues.  Both ends count the same
+ * thing: new data packets of the QP (a packet counts once, however often it
+ * is sent; resends of lost packets never count again).  The requester
+ * counts them as it sends (fc_sent), the responder as they land
+ * (fc_landed).  Every ACK carries credit = fc_landed + grant, and the
+ * requester sends new packets only while fc_sent is below the last credit
+ * it heard.  A packet lost on the way stays "in flight" until its resend
+ * lands, which is what a window should do under loss.
+ *
+ * Recovery (SACK resends, probes, whole-message resends) never waits for
+ * credit: it is what brings the next credit.  Should credit stop coming
+ * altogether, the requester lends itself a quarter window after one probe
+ * interval, so a lost ACK cannot stall it for good; the verbs timeout still
+ * ends a QP whose peer is gone.
+ */
+#ifndef SRNIC_FLOW_H
+#define SRNIC_FLOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "srnic_qp.h"
+
+/* Packets a QP may have landing at once.  Each port's receive ring holds
+ * 1024 (memif, our af_packet setup 4096), so a few QPs at full window fit
+ * without a ring overflowing. */
+#define SRNIC_FC_WINDOW 1024u
+/* The responder sends a credit update (a plain ACK) after this many
+ * landed packets even if no message completed: a large message keeps its
+ * requester supplied. */
+#define SRNIC_FC_UPDATE (SRNIC_FC_WINDOW / 4)
+
+/* Requester: may one more new packet go out? */
+static inline bool srnic_fc_open(const struct srnic_qp *qp)
+{
+	return (int32_t)(qp->fc_sent - qp->fc_credit) < 0;
+}
+
+/* Requester: an ACK granted credit up to c (ACKs may arrive out of
+ * order: only a newer grant counts).  Returns whether that unblocked us. */
+static inline bool srnic_fc_grant(struct srnic_qp *qp, uint32_t c)
+{
+	if ((int32_t)(c - qp->fc_credit) > 0)
+		qp->fc_credit = c;
+	if (qp->fc_blocked && srnic_fc_open(qp)) {
+		qp->fc_blocked = 0;
+		return true;
+	}
+	return false;
+}
+
+/* Requester, connecting: the window before any ACK. */
+static inline void srnic_fc_reset(struct srnic_qp *qp)
+{
+	qp->fc_sent = 0;
+	qp->fc_credit = SRNIC_FC_WINDOW;
+	qp->fc_blocked = 0;
+	qp->fc_landed = 0;
+	qp->fc_acked = 0;
+}
+
+/* Responder: a new packet landed.  Returns whether a credit update is
+ * due. */
+static inline bool srnic_fc_landed(struct srnic_qp *qp)
+{
+	return ++qp->fc_landed - qp->fc_acked >= SRNIC_FC_UPDATE;
+}
+
+/* Responder: the credit the next ACK carries. */
+static inline uint32_t srnic_fc_credit(struct srnic_qp *qp, uint32_t grant)
+{
+	qp->fc_acked = qp->fc_landed;
+	return qp->fc_landed + grant;
+}
+
+#endif
