@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,11 +176,19 @@ struct hdr {
 	uint32_t magic, round, seq, nwrites, len, flags;
 };
 
-static void die(const char *fmt, const char *arg)
+/* Say what failed (and errno's word on it, if any) and stop. */
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
 {
+	int e = errno;
+	va_list ap;
+
 	printf("%s: ", prog);
-	printf(fmt, arg);
-	printf("%s%s\n", errno ? ": " : "", errno ? strerror(errno) : "");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("%s%s\n", e ? ": " : "", e ? strerror(e) : "");
 	fflush(stdout);
 	_exit(1);
 }
@@ -197,10 +206,10 @@ static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 	struct ibv_qp *qp = vu_create_rc_qp(pd, cq, sq, rq, 1, NULL);
 
 	if (!qp)
-		die("ibv_create_qp%s", "");
+		die("ibv_create_qp");
 	errno = vu_to_init(qp, access);
 	if (errno)
-		die("INIT%s", "");
+		die("INIT");
 	return qp;
 }
 
@@ -209,10 +218,10 @@ static void connect_qp(struct ibv_qp *qp, const struct vu_dest *peer,
 {
 	errno = vu_to_rtr(qp, peer, IBV_MTU_1024);
 	if (errno)
-		die("RTR%s", "");
+		die("RTR");
 	errno = vu_to_rts(qp, psn, timeout, retry);
 	if (errno)
-		die("RTS%s", "");
+		die("RTS");
 }
 
 static void local_dest(struct ibv_context *ctx, struct ibv_qp *qp,
@@ -222,7 +231,7 @@ static void local_dest(struct ibv_context *ctx, struct ibv_qp *qp,
 	d->qpn = qp->qp_num;
 	d->psn = psn;
 	if (ibv_query_gid(ctx, VU_PORT, VU_GID_INDEX, &d->gid))
-		die("ibv_query_gid%s", "");
+		die("ibv_query_gid");
 }
 
 /* ================= target ================= */
@@ -249,7 +258,7 @@ static uint8_t *map_at(uint64_t hint, size_t len)
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
-		die("mmap%s", "");
+		die("mmap");
 	return p;
 }
 
@@ -293,7 +302,7 @@ static void post_recv(struct target *t, uint32_t slot)
 			   *bad;
 
 	if (ibv_post_recv(t->qp, &wr, &bad))
-		die("ibv_post_recv%s", "");
+		die("ibv_post_recv");
 }
 
 static void bad_data(const struct target *t, const char *what, uint64_t base,
@@ -364,7 +373,7 @@ static void negative_check(struct target *t)
 
 	memcpy(t->wbuf, t->wcopy, WBUF_SIZE);
 	if (vu_sync(t->fd, TCP_MS))	/* armed: WRITE now */
-		die("negative check: lost the blaster%s", "");
+		die("negative check: lost the blaster");
 	start = vu_now_ms();
 	while (vu_now_ms() - start < 10000) {
 		scans++;
@@ -386,7 +395,7 @@ static void negative_check(struct target *t)
 	       (long long)bad, (unsigned long long)(vu_now_ms() - start),
 	       scans);
 	if (vu_sync(t->fd, TCP_MS))	/* its completion came */
-		die("negative check: lost the blaster%s", "");
+		die("negative check: lost the blaster");
 	if (check(t->wbuf, 0, 0, PROBE_OFF, 0, &got, &want) >= 0 ||
 	    check(t->wbuf, 0, PROBE_OFF, PROBE_LEN, round_key(t->round), &got,
 		  &want) >= 0 ||
@@ -425,14 +434,14 @@ static int run_target(unsigned round, unsigned quiet_ms, const char *pidfile,
 	 * device up (the engine starts with the PD). */
 	t.fd = vu_tcp_connect(NULL, port, TCP_MS);
 	if (t.fd < 0)
-		die("no blaster came%s", "");
+		die("no blaster came");
 	ctx = vu_open_first();
 	if (!ctx)
 		_exit(1);
 	pd = ibv_alloc_pd(ctx);
 	t.cq = pd ? ibv_create_cq(ctx, RQ_DEPTH * 2, NULL, NULL, 0) : NULL;
 	if (!t.cq)
-		die("PD or CQ%s", "");
+		die("PD or CQ");
 	t.qp = make_qp(pd, t.cq, 4, RQ_DEPTH, access);
 	/* Same sizes, same order as every earlier process: same addresses
 	 * and key indices; only the keys' random tags differ. */
@@ -441,7 +450,7 @@ static int run_target(unsigned round, unsigned quiet_ms, const char *pidfile,
 	t.wcopy = malloc(WBUF_SIZE);
 	t.rcopy = malloc(RBUF_SIZE);
 	if (!t.wcopy || !t.rcopy)
-		die("out of memory%s", "");
+		die("out of memory");
 	fill(t.wcopy, 0, WBUF_SIZE, 0);
 	fill(t.rcopy, RBUF_BASE, RBUF_SIZE, 0);
 	memcpy(t.wbuf, t.wcopy, WBUF_SIZE);
@@ -449,7 +458,7 @@ static int run_target(unsigned round, unsigned quiet_ms, const char *pidfile,
 	t.wmr = ibv_reg_mr(pd, t.wbuf, WBUF_SIZE, access);
 	t.rmr = ibv_reg_mr(pd, t.rbuf, RBUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
 	if (!t.wmr || !t.rmr)
-		die("ibv_reg_mr%s", "");
+		die("ibv_reg_mr");
 	for (i = 0; i < RQ_DEPTH; i++)
 		post_recv(&t, i);
 	q0 = vu_now_ms();
@@ -477,10 +486,10 @@ static int run_target(unsigned round, unsigned quiet_ms, const char *pidfile,
 	mine.rkey = t.wmr->rkey;
 	mine.addr = (uintptr_t)t.wbuf;
 	if (vu_exchange(t.fd, &mine, &peer, 1, TCP_MS))
-		die("exchange with the blaster failed%s", "");
+		die("exchange with the blaster failed");
 	connect_qp(t.qp, &peer, psn, 14, 7);
 	if (vu_sync(t.fd, TCP_MS))
-		die("sync with the blaster failed%s", "");
+		die("sync with the blaster failed");
 
 	last_print = last_wc = vu_now_ms();
 	for (;;) {
@@ -489,10 +498,10 @@ static int run_target(unsigned round, unsigned quiet_ms, const char *pidfile,
 		uint32_t flags;
 
 		if (n < 0)
-			die("ibv_poll_cq%s", "");
+			die("ibv_poll_cq");
 		if (n == 0) {
 			if (vu_now_ms() - last_wc > 30000)
-				die("no traffic for 30 s%s", "");
+				die("no traffic for 30 s");
 			continue;
 		}
 		last_wc = vu_now_ms();
@@ -767,18 +776,18 @@ static void last_round(struct round *rd, const struct vu_dest *peer)
 
 	drain(rd);
 	if (!post_one(rd, peer->addr, peer->rkey, F_FINAL))
-		die("posting the FINAL SEND%s", "");
+		die("posting the FINAL SEND");
 	drain(rd);
 	if (vu_sync(rd->fd, TCP_MS))	/* the target watches now */
-		die("the last target did not arm its watch%s", "");
+		die("the last target did not arm its watch");
 	wr.wr.rdma.remote_addr = peer->addr + PROBE_OFF;
 	wr.wr.rdma.rkey = peer->rkey;
 	if (ibv_post_send(rd->qp, &wr, &bad))
-		die("posting the watched WRITE%s", "");
+		die("posting the watched WRITE");
 	rd->posted++;
 	drain(rd);
 	if (vu_sync(rd->fd, TCP_MS) || vu_wait_eof(rd->fd, TCP_MS))
-		die("the last target did not finish%s", "");
+		die("the last target did not finish");
 	printf("blaster round=%u final posted=%llu ok=%llu\n", rd->r,
 	       (unsigned long long)rd->posted, (unsigned long long)rd->ok);
 }
@@ -794,7 +803,7 @@ static int run_blaster(const char *host, int port, unsigned kills,
 		return 1;
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
-		die("ibv_alloc_pd%s", "");
+		die("ibv_alloc_pd");
 	B.timeout_ms = (uint64_t)(4.096e-3 * (double)(1ull << B.timeout));
 	printf("blaster kills=%u timeout=%u (%llu ms) retry_cnt=%u\n", kills,
 	       B.timeout, (unsigned long long)B.timeout_ms, B.retry);
@@ -807,18 +816,18 @@ static int run_blaster(const char *host, int port, unsigned kills,
 
 		if (!rd || !(rd->src = aligned_alloc(4096, WBUF_SIZE +
 							    DEPTH * SLOT)))
-			die("out of memory%s", "");
+			die("out of memory");
 		rd->r = r;
 		/* The target meets us first, then starts its engine. */
 		rd->fd = vu_tcp_connect(host, port, TCP_MS);
 		if (rd->fd < 0)
-			die("no target for the next round%s", "");
+			die("no target for the next round");
 		fill(rd->src, 0, WBUF_SIZE, round_key(r));
 		rd->mr = ibv_reg_mr(pd, rd->src, WBUF_SIZE + DEPTH * SLOT,
 				    IBV_ACCESS_LOCAL_WRITE);
 		rd->cq = ibv_create_cq(ctx, DEPTH * 2, NULL, NULL, 0);
 		if (!rd->mr || !rd->cq)
-			die("MR or CQ%s", "");
+			die("MR or CQ");
 		rd->qp = make_qp(pd, rd->cq, DEPTH, 1, 0);
 		/* Its quiet period: keep the old QPs reaped meanwhile. */
 		t0 = vu_now_ms();
@@ -830,14 +839,14 @@ static int run_blaster(const char *host, int port, unsigned kills,
 				break;
 			if (vu_now_ms() - t0 > TCP_MS)
 				die("the target never came out of its quiet "
-				    "period%s", "");
+				    "period");
 		}
 		local_dest(ctx, rd->qp, psn, &mine);
 		if (vu_exchange(rd->fd, &mine, &peer, 1, TCP_MS))
-			die("exchange with the target failed%s", "");
+			die("exchange with the target failed");
 		connect_qp(rd->qp, &peer, psn, B.timeout, B.retry);
 		if (vu_sync(rd->fd, TCP_MS))
-			die("sync with the target failed%s", "");
+			die("sync with the target failed");
 		printf("blaster round=%u connected qpn=%u -> %u addr=0x%llx "
 		       "rkey=0x%08x\n", r, rd->qp->qp_num, peer.qpn,
 		       (unsigned long long)peer.addr, peer.rkey);
@@ -865,8 +874,7 @@ static int run_blaster(const char *host, int port, unsigned kills,
 				}
 			}
 			if (vu_now_ms() - t0 > TCP_MS)
-				die("a round went on for a minute: no kill%s",
-				    "");
+				die("a round went on for a minute: no kill");
 			if (!busy)
 				nap_us(50);
 		}
