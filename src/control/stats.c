@@ -60,6 +60,8 @@ void srnic_stats_write(struct srnic_engine *eng)
 	fprintf(f, "sack_resent_packets %lu\n",
 		(unsigned long)rd(&eng->st.sack_resent));
 	fprintf(f, "probes %lu\n", (unsigned long)rd(&eng->st.probes));
+	fprintf(f, "read_rerequests %lu\n",
+		(unsigned long)rd(&eng->st.read_rerequests));
 	fprintf(f, "credit_waits %lu credit_loans %lu\n",
 		(unsigned long)rd(&eng->st.fc_blocked),
 		(unsigned long)rd(&eng->st.fc_lent));

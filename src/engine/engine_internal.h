@@ -125,6 +125,7 @@ struct srnic_stats {
 	uint64_t sack_resent;	/* packets sent again on a SACK */
 	uint64_t sacks_sent;
 	uint64_t probes;	/* last packets sent again to ask for a SACK */
+	uint64_t read_rerequests; /* READ ranges asked for again */
 	uint64_t rnr_naks_sent;
 	uint64_t acks_sent;
 	/* integration */
@@ -244,6 +245,8 @@ void srnic_requester_resend_missing(struct srnic_engine *eng,
 				    uint32_t first, uint64_t bits);
 void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 			   uint32_t idx);
+void srnic_requester_reread(struct srnic_engine *eng, struct srnic_qp *qp,
+			    uint32_t idx);
 
 /* responder.c */
 bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,

@@ -97,9 +97,10 @@ struct srnic_read_job {
 	uint32_t msn;
 	uint32_t txid;
 	uint32_t rkey;
-	uint32_t len;
-	uint64_t va;
-	uint32_t sent;
+	uint32_t len;		/* of the whole READ */
+	uint64_t va;		/* of the READ's first byte */
+	uint32_t sent;		/* offset of the next byte to send */
+	uint32_t end;		/* the job ends before this offset */
 	uint8_t shift;		/* the requester's packet size */
 };
 

@@ -72,6 +72,30 @@ static inline bool srnic_track_test(const struct srnic_track *t, uint32_t idx)
 	return *w & (1ull << (idx % 64));
 }
 
+/* The first packet at or after from that has landed (landed true) or not
+ * (false); npkts when there is none.  A word at a time: a READ of 2 GiB
+ * has two million packets. */
+static inline uint32_t srnic_track_next(const struct srnic_track *t,
+					uint32_t from, bool landed)
+{
+	const uint64_t *words = t->bits ? t->bits : &t->inline_bits;
+	uint32_t i = from;
+
+	while (i < t->npkts) {
+		uint64_t w = words[i / 64];
+
+		if (!landed)
+			w = ~w;
+		w &= ~0ull << (i % 64);
+		if (w) {
+			i = (i & ~63u) + (uint32_t)__builtin_ctzll(w);
+			return i < t->npkts ? i : t->npkts;
+		}
+		i = (i & ~63u) + 64;
+	}
+	return t->npkts;
+}
+
 static inline bool srnic_track_complete(const struct srnic_track *t)
 {
 	return t->npkts && t->ndone == t->npkts;

@@ -138,12 +138,20 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		run->txid = qp->next_txid++;
 		run->sent = 0;
 		run->once = 0;
+		eng->st.retransmits++;
+		if (qp->sq[idx & qp->sq_mask].opcode == SRNIC_WR_READ) {
+			/* A READ keeps what already landed and asks, under
+			 * the new id, only for what is missing. */
+			uint64_t now = srnic_now();
+
+			srnic_requester_reread(eng, qp, idx);
+			run->deadline = now + qp->at.timeout_tsc;
+			run->probe_at = now + srnic_probe_tsc(qp);
+			return next_message(eng, qp);
+		}
 		run->state = SWQE_SENDING;
-		/* A READ keeps what already landed: the answer to the new
-		 * request fills in only what is missing. */
 		qp->sq_cur = idx;
 		qp->cur_busy = 1;
-		eng->st.retransmits++;
 		return true;
 	}
 
@@ -227,8 +235,10 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	pkt->flags &= ~SRNIC_F_LAST;
 	if (pkt->opcode == SRNIC_OP_READ_REQ) {
+		/* The whole READ, and from off the part wanted (read_len,
+		 * which the caller set) */
 		pkt->pkt_len = 0;
-		pkt->msg_off = 0;
+		pkt->msg_off = off;
 		pkt->va = w->remote_addr;
 	} else {
 		pkt->msg_off = off;
@@ -328,8 +338,21 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint32_t npkts;
 	int port;
 
-	if (w->opcode == SRNIC_WR_READ || run->state != SWQE_WAITING)
+	if (run->state != SWQE_WAITING)
 		return;
+	if (w->opcode == SRNIC_WR_READ) {
+		/* Answers to it (or to the READs before it) still coming:
+		 * nothing to chase yet. */
+		if (srnic_now() - qp->rd_progress < srnic_probe_tsc(qp)) {
+			run->probe_at = qp->rd_progress + srnic_probe_tsc(qp);
+			return;
+		}
+		srnic_requester_reread(eng, qp, idx);
+		run->once = 0;
+		srnic_rto_backoff(qp);
+		run->probe_at = srnic_now() + srnic_probe_tsc(qp);
+		return;
+	}
 	data_pkt_init(&pkt, eng, qp, w, run);
 	npkts = srnic_track_npkts(w->length, pkt.stride_shift);
 	port = srnic_qp_pick_port(eng, qp);
@@ -341,6 +364,46 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 	/* Until something moves, each probe waits twice as long. */
 	srnic_rto_backoff(qp);
 	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
+}
+
+/* How many ranges one READ asks again for at most; what lies beyond the
+ * last is asked for with it, to the READ's end. */
+#define REREAD_RANGES 4
+
+/*
+ * A READ whose answer stopped short: ask, under the attempt's txid, for
+ * only the packets that have not landed, a request per missing range.
+ */
+void srnic_requester_reread(struct srnic_engine *eng, struct srnic_qp *qp,
+			    uint32_t idx)
+{
+	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+	struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
+	const struct srnic_track *t = &run->rd;
+	struct srnic_pkt pkt;
+	uint32_t from = 0;
+	unsigned k;
+
+	data_pkt_init(&pkt, eng, qp, w, run);
+	pkt.stride_shift = t->shift;	/* as the bitmap was cut */
+	for (k = 0; k < REREAD_RANGES; k++) {
+		uint32_t a = srnic_track_next(t, from, false), b;
+		int port;
+
+		if (a >= t->npkts)
+			break;
+		b = srnic_track_next(t, a, true);
+		if (k == REREAD_RANGES - 1 || b >= t->npkts)
+			pkt.read_len = 0;	/* to the end */
+		else
+			pkt.read_len = (b << t->shift) - (a << t->shift);
+		port = srnic_qp_pick_port(eng, qp);
+		if (port < 0 ||
+		    data_pkt_send(eng, qp, idx, &pkt, a << t->shift, port) <= 0)
+			break;
+		eng->st.read_rerequests++;
+		from = b;
+	}
 }
 
 /*

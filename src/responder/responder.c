@@ -298,6 +298,7 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			j->len = s->msg_len;
 			j->shift = s->trk.shift;
 			j->sent = 0;
+			j->end = s->msg_len;
 			srnic_qp_activate(eng, qp);
 		} else if (s->flags & SRNIC_F_RECV_CQE) {
 			if (!emit_recv_cqe(qp, s)) {
@@ -315,24 +316,40 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		   const struct srnic_pkt *pkt)
 {
+	uint32_t end = pkt->read_len ? pkt->msg_off + pkt->read_len
+				     : pkt->msg_len;
 	struct srnic_read_job *j;
 	uint32_t i;
 
 	for (i = qp->rd_head; i != qp->rd_tail; i++) {
 		j = &qp->rd_jobs[i % SRNIC_MAX_RD_ATOMIC];
-		if (j->msn == pkt->msn) {
-			/* Still answering it: start over under the new id. */
+		if (j->msn != pkt->msn)
+			continue;
+		if (j->txid == pkt->txid && j->sent <= pkt->msg_off &&
+		    end <= j->end) {
+			/* A copy of a request being answered: it will be. */
+			eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+			return;
+		}
+		if (j->txid != pkt->txid) {
+			/* Still answering an older attempt: answer this one
+			 * instead (its other ranges get jobs of their own). */
 			j->txid = pkt->txid;
-			j->sent = 0;
+			j->sent = pkt->msg_off;
+			j->end = end;
 			return;
 		}
 	}
+	/* Asked again for what was answered already (all of it, or the
+	 * part the requester lacks): the range is checked as the first
+	 * request was, READ is idempotent. */
 	if (qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC ||
 	    !(qp->access & SRNIC_ACCESS_REMOTE_READ) ||
 	    (1u << pkt->stride_shift) > eng->payload_max ||
-	    (pkt->msg_len &&
-	     srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
-			     pkt->msg_len, SRNIC_ACCESS_REMOTE_READ))) {
+	    (end > pkt->msg_off &&
+	     srnic_mem_check(&eng->mem, pkt->rkey, qp->pd,
+			     pkt->va + pkt->msg_off, end - pkt->msg_off,
+			     SRNIC_ACCESS_REMOTE_READ))) {
 		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
@@ -343,7 +360,8 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	j->va = pkt->va;
 	j->len = pkt->msg_len;
 	j->shift = pkt->stride_shift;
-	j->sent = 0;
+	j->sent = pkt->msg_off;
+	j->end = end;
 	srnic_qp_activate(eng, qp);
 }
 
@@ -532,7 +550,7 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		struct srnic_pkt pkt;
 		struct rte_mbuf *m;
 		uint8_t *payload;
-		uint32_t left = j->len - j->sent;
+		uint32_t left = j->end - j->sent;
 		int port = srnic_qp_pick_port(eng, qp);
 
 		if (port < 0) {
@@ -549,7 +567,7 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		pkt.stride_shift = j->shift;
 		pkt.pkt_len = left < (1u << j->shift) ? left : (1u << j->shift);
 		if (j->sent + pkt.pkt_len == j->len)
-			pkt.flags |= SRNIC_F_LAST;
+			pkt.flags |= SRNIC_F_LAST;	/* the READ's last byte */
 		/* The region may have gone since the request was checked. */
 		if (pkt.pkt_len &&
 		    srnic_mem_check(&eng->mem, j->rkey, qp->pd, j->va + j->sent,
@@ -567,7 +585,7 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_port_tx(eng, port, m);
 		n++;
 		j->sent += pkt.pkt_len;
-		if (pkt.flags & SRNIC_F_LAST)
+		if (j->sent == j->end)
 			qp->rd_head++;
 	}
 	if (qp->rd_head == qp->rd_tail)

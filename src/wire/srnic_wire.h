@@ -80,8 +80,12 @@ struct srnic_pkt {
 	uint32_t ssn;	   /* receive sequence (SEND, WRITE with immediate) */
 	uint32_t rkey;
 	uint32_t imm;	   /* immediate data, kept in network order */
-	uint64_t va;	   /* PVO: address of this packet's first byte */
-	uint32_t msg_off;  /* offset of this packet's first byte in the message */
+	uint32_t read_len; /* READ_REQ (in imm's place): bytes wanted from
+			    * msg_off, 0 for all up to the end */
+	uint64_t va;	   /* PVO: address of this packet's first byte;
+			    * READ_REQ: of the READ's first byte */
+	uint32_t msg_off;  /* offset of this packet's first byte in the message;
+			    * READ_REQ: of the first byte wanted */
 	uint32_t pkt_len;  /* payload bytes in this packet */
 	uint32_t msg_len;  /* bytes in the whole message */
 	uint8_t stride_shift; /* log2 of the sender's packet size for this

@@ -6,7 +6,8 @@
  *  Ethernet   0 dst mac, 6 src mac, 12 EtherType
  *  base      +0 version, +1 opcode, +2 flags, +4 dst_qpn, +8 src_qpn,
  *            +12 src_inc, +16 dst_inc, +20 msn
- *  data ext  +0 txid, +4 ssn, +8 rkey, +12 imm, +16 va (8), +24 msg_off,
+ *  data ext  +0 txid, +4 ssn, +8 rkey, +12 imm (READ_REQ: read_len),
+ *            +16 va (8), +24 msg_off,
  *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 reserved
  *  ack ext   +0 syndrome, +1 rnr_timer, +2 reserved, +4 nak_msn,
  *            +8 nak_txid, +12 sack_msn, +16 sack_first, +20 credit,
@@ -41,7 +42,10 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 		srnic_put32(x + 0, pkt->txid);
 		srnic_put32(x + 4, pkt->ssn);
 		srnic_put32(x + 8, pkt->rkey);
-		memcpy(x + 12, &pkt->imm, 4); /* already in network order */
+		if (pkt->opcode == SRNIC_OP_READ_REQ)
+			srnic_put32(x + 12, pkt->read_len);
+		else
+			memcpy(x + 12, &pkt->imm, 4); /* network order already */
 		srnic_put64(x + 16, pkt->va);
 		srnic_put32(x + 24, pkt->msg_off);
 		srnic_put32(x + 28, pkt->pkt_len);
@@ -103,7 +107,10 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 		pkt->txid = srnic_get32(x + 0);
 		pkt->ssn = srnic_get32(x + 4);
 		pkt->rkey = srnic_get32(x + 8);
-		memcpy(&pkt->imm, x + 12, 4);
+		if (pkt->opcode == SRNIC_OP_READ_REQ)
+			pkt->read_len = srnic_get32(x + 12);
+		else
+			memcpy(&pkt->imm, x + 12, 4);
 		pkt->va = srnic_get64(x + 16);
 		pkt->msg_off = srnic_get32(x + 24);
 		pkt->pkt_len = srnic_get32(x + 28);
@@ -119,9 +126,20 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 		    pkt->stride_shift > SRNIC_MAX_STRIDE_SHIFT)
 			return SRNIC_WIRE_BAD_LENGTH;
 		if (pkt->opcode == SRNIC_OP_READ_REQ) {
-			/* A request carries no payload; msg_len is what it
-			 * asks for. */
-			if (pkt->pkt_len != 0 || pkt->msg_off != 0)
+			/* A request carries no payload.  It names the whole
+			 * READ (va, msg_len) and the part of it wanted:
+			 * read_len bytes (0: the rest) from msg_off, which is
+			 * a packet boundary inside the READ. */
+			if (pkt->pkt_len != 0)
+				return SRNIC_WIRE_BAD_LENGTH;
+			if (pkt->msg_off & ((1u << pkt->stride_shift) - 1))
+				return SRNIC_WIRE_BAD_LENGTH;
+			if (pkt->msg_len ? pkt->msg_off >= pkt->msg_len
+					 : pkt->msg_off != 0)
+				return SRNIC_WIRE_BAD_LENGTH;
+			if (pkt->read_len > pkt->msg_len - pkt->msg_off)
+				return SRNIC_WIRE_BAD_LENGTH;
+			if (pkt->va + pkt->msg_len < pkt->va)
 				return SRNIC_WIRE_BAD_LENGTH;
 		} else {
 			/* Padding may follow the payload (short frames), but

@@ -143,16 +143,24 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 			p->msg_len = 1 + rnd_below(SRNIC_MAX_MSG_LEN);
 			break;
 		}
-		if (p->opcode == SRNIC_OP_READ_REQ) {
-			/* The request names the whole remote range. */
-			if (p->va + p->msg_len < p->va)
-				p->va >>= 1;
-			return;
-		}
 		npkts = p->msg_len ? (uint32_t)(((uint64_t)p->msg_len +
 						 stride - 1) >>
 						p->stride_shift)
 				   : 1;
+		if (p->opcode == SRNIC_OP_READ_REQ) {
+			/* The request names the whole remote range, and the
+			 * part of it wanted: from a packet boundary, all of
+			 * the rest (read_len 0) or some of it. */
+			p->imm = 0;
+			if (p->va + p->msg_len < p->va)
+				p->va >>= 1;
+			if (rnd_below(2)) {
+				p->msg_off = rnd_below(npkts) << p->stride_shift;
+				p->read_len = rnd_below(p->msg_len -
+							p->msg_off + 1);
+			}
+			return;
+		}
 		/* The last packet is the odd one: pick it often. */
 		i = rnd_below(3) ? rnd_below(npkts) : npkts - 1;
 		p->msg_off = i << p->stride_shift;

@@ -47,6 +47,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(ssn);
 	WIRE_FIELD(rkey);
 	WIRE_FIELD(imm);
+	WIRE_FIELD(read_len);
 	WIRE_FIELD(va);
 	WIRE_FIELD(msg_off);
 	WIRE_FIELD(pkt_len);
@@ -163,10 +164,27 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 			return "non-data field set on a data packet";
 		if (p->msg_len > SRNIC_MAX_MSG_LEN)
 			return "accepted msg_len beyond 2 GiB";
+		if (op != SRNIC_OP_READ_REQ && p->read_len)
+			return "read_len set on a packet other than READ_REQ";
+	} else if (p->read_len || p->imm) {
+		return "data field set on an ACK or control frame";
 	}
 	if (op == SRNIC_OP_READ_REQ) {
-		if (p->pkt_len || p->msg_off)
-			return "READ request with payload or offset";
+		if (p->pkt_len)
+			return "READ request with payload";
+		if (p->imm)
+			return "READ request with immediate data";
+		if (p->stride_shift < SRNIC_MIN_STRIDE_SHIFT ||
+		    p->stride_shift > SRNIC_MAX_STRIDE_SHIFT)
+			return "stride_shift out of range";
+		if (p->msg_off % (1u << p->stride_shift))
+			return "READ request offset not on a stride boundary";
+		if (p->msg_len ? p->msg_off >= p->msg_len : p->msg_off != 0)
+			return "READ request offset outside the READ";
+		if (p->read_len > p->msg_len - p->msg_off)
+			return "READ request range runs past the READ";
+		if (p->va + p->msg_len < p->va)
+			return "READ request va + msg_len wraps";
 	} else if (srnic_op_carries_payload(op)) {
 		if (p->payload != buf + hlen)
 			return "payload does not follow the header";

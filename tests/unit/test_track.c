@@ -190,10 +190,46 @@ static void test_edges(void)
 	CHECK(!t.bits, "fini");
 }
 
+/* srnic_track_next() against a bit-by-bit scan, on inline and allocated
+ * bitmaps, with holes at word edges and at the end. */
+static void test_next(void)
+{
+	static const uint32_t sizes[] = {1, 63, 64, 65, 130, 1000};
+	unsigned k, i, f;
+
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t n = sizes[k];
+		struct srnic_track t = {0};
+
+		CHECK(srnic_track_init(&t, n << 8, 8) == 0, "init %u", n);
+		for (i = 0; i < n; i++)
+			if (i % 7 == 0 || i % 64 == 63 || i == n - 2)
+				srnic_track_mark(&t, i);
+		for (f = 0; f <= n; f++) {
+			uint32_t want_l = n, want_m = n;
+
+			for (i = n; i-- > f;) {
+				if (srnic_track_test(&t, i))
+					want_l = i;
+				else
+					want_m = i;
+			}
+			CHECK(srnic_track_next(&t, f, true) == want_l,
+			      "%u packets: next landed from %u is %u, not %u",
+			      n, f, want_l, srnic_track_next(&t, f, true));
+			CHECK(srnic_track_next(&t, f, false) == want_m,
+			      "%u packets: next missing from %u is %u, not %u",
+			      n, f, want_m, srnic_track_next(&t, f, false));
+		}
+		srnic_track_fini(&t);
+	}
+}
+
 int main(void)
 {
 	test_npkts();
 	test_landing();
 	test_edges();
+	test_next();
 	return check_summary("test_track");
 }

@@ -98,9 +98,12 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 		p->msg_off = 0;
 		p->pkt_len = 4096;
 		break;
-	case SRNIC_OP_READ_REQ:
+	case SRNIC_OP_READ_REQ:	/* a range inside the READ */
 		p->stride_shift = 12;
 		p->msg_len = 1u << 20;
+		p->msg_off = 3 << 12;
+		p->read_len = 2 << 12;
+		p->imm = 0;	/* its place carries read_len */
 		break;
 	case SRNIC_OP_READ_RESP: /* middle packet */
 		p->stride_shift = 8;
@@ -135,6 +138,7 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		want->ssn = p->ssn;
 		want->rkey = p->rkey;
 		want->imm = p->imm;
+		want->read_len = p->read_len;
 		want->va = p->va;
 		want->msg_off = p->msg_off;
 		want->pkt_len = p->pkt_len;
@@ -391,6 +395,7 @@ static void test_version_opcode(void)
 }
 
 /* Field offsets of the data extension, from the map. */
+#define O_READ_LEN 50	/* imm of other data packets */
 #define O_VA 54
 #define O_MSG_OFF 62
 #define O_PKT_LEN 66
@@ -527,16 +532,31 @@ static void test_lengths(void)
 	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "16 KiB packet, stride 8 KiB");
 	free(f);
 
-	/* READ request: no payload, no offset; msg_len up to 2 GiB. */
+	/* READ request: no payload; a range on packet boundaries inside the
+	 * READ; msg_len up to 2 GiB. */
 	f = frame_of(SRNIC_OP_READ_REQ, &len);
 	EXPECT(f, len, SRNIC_WIRE_OK, "READ request");
+	srnic_put32(f + O_MSG_OFF, 4096);
+	srnic_put32(f + O_MSG_LEN, 8192);
+	srnic_put32(f + O_READ_LEN, 4096);
+	EXPECT(f, len, SRNIC_WIRE_OK, "READ request for the second packet");
+	srnic_put32(f + O_READ_LEN, 4097);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "READ range past the READ");
+	srnic_put32(f + O_READ_LEN, 0);
+	srnic_put32(f + O_MSG_OFF, 8192);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "READ range starting at its end");
+	srnic_put32(f + O_MSG_OFF, 100);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "READ range off a packet boundary");
 	srnic_put32(f + O_PKT_LEN, 1);
 	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "READ request, pkt_len 1");
 	EXPECT(f, len + 1, SRNIC_WIRE_BAD_LENGTH,
 	       "READ request, pkt_len 1 with a byte to match");
 	srnic_put32(f + O_PKT_LEN, 0);
+	srnic_put32(f + O_MSG_OFF, 0);
+	srnic_put32(f + O_MSG_LEN, 0);
+	EXPECT(f, len, SRNIC_WIRE_OK, "READ of 0 bytes");
 	srnic_put32(f + O_MSG_OFF, 4096);
-	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "READ request, msg_off 4096");
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "READ of 0 bytes from 4096");
 	srnic_put32(f + O_MSG_OFF, 0);
 	srnic_put32(f + O_MSG_LEN, SRNIC_MAX_MSG_LEN);
 	EXPECT(f, len, SRNIC_WIRE_OK, "READ of 2 GiB");
