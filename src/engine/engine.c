@@ -647,6 +647,9 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 	}
 	eng->payload_max = eng->cfg.mtu;
 	eng->fc_grant = SRNIC_FC_WINDOW;
+	/* Faults the testbed set apply from the first frame on, not from
+	 * the control core's first tick. */
+	srnic_fault_poll(eng);
 	return srnic_ports_start(eng, err, errlen);
 }
 
@@ -666,10 +669,10 @@ static void *datapath_thread(void *arg)
 		snprintf(sa->err, sizeof(sa->err), "%s", eal_error);
 		rc = -ENODEV;
 	} else {
+		eng->tsc_hz = rte_get_tsc_hz();
+		eng->tick_tsc = eng->tsc_hz / 1000000 * TICK_US;
 		rc = engine_resources(eng, sa->err, sizeof(sa->err));
 	}
-	eng->tsc_hz = rte_get_tsc_hz();
-	eng->tick_tsc = eng->tsc_hz / 1000000 * TICK_US;
 
 	pthread_mutex_lock(&sa->lock);
 	sa->rc = rc;
