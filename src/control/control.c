@@ -24,7 +24,9 @@
 #include "engine_internal.h"
 
 #define TICK_MS 10
-#define HELLO_MS 50
+/* Often enough that a port's HELLO loss measures the port within a few
+ * hundred milliseconds; 100 tiny frames a second a port cost nothing. */
+#define HELLO_MS 10
 #define PEER_DEAD_MS 300
 #define STATS_MS 500
 
@@ -56,21 +58,28 @@ static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 }
 
 
+/* What every control frame says: who sends it, on which port. */
+static void control_pkt(const struct srnic_engine *eng, uint8_t op,
+			unsigned p, struct srnic_pkt *pkt)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->opcode = op;
+	pkt->src_inc = eng->inc;
+	pkt->ipv4 = eng->cfg.ipv4;
+	pkt->port = p;
+	memcpy(pkt->node_mac, eng->cfg.mac, 6);
+	memcpy(pkt->node_name, eng->cfg.node, sizeof(pkt->node_name));
+}
+
 struct rte_mbuf *srnic_control_frame_to(struct srnic_engine *eng, uint8_t op,
 					unsigned p, const uint8_t dst_mac[6],
 					uint32_t dst_inc, uint16_t flags)
 {
 	struct srnic_pkt pkt;
 
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.opcode = op;
+	control_pkt(eng, op, p, &pkt);
 	pkt.flags = flags;
-	pkt.src_inc = eng->inc;
 	pkt.dst_inc = dst_inc;
-	pkt.ipv4 = eng->cfg.ipv4;
-	pkt.port = p;
-	memcpy(pkt.node_mac, eng->cfg.mac, 6);
-	memcpy(pkt.node_name, eng->cfg.node, sizeof(pkt.node_name));
 	return srnic_pkt_alloc(eng, &pkt, dst_mac, p, NULL);
 }
 
@@ -83,7 +92,13 @@ struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
 
 static void send_hello(struct srnic_engine *eng, unsigned p)
 {
-	struct rte_mbuf *m = srnic_control_frame(eng, SRNIC_OP_HELLO, p);
+	struct srnic_pkt pkt;
+	struct rte_mbuf *m;
+
+	/* Numbered per port, so that peers can tell how many they miss. */
+	control_pkt(eng, SRNIC_OP_HELLO, p, &pkt);
+	pkt.msn = eng->port[p].hello_seq++;
+	m = srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
 
 	if (m && rte_ring_mp_enqueue(eng->ctrl_tx, m) != 0)
 		rte_pktmbuf_free(m);
@@ -98,6 +113,66 @@ struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4)
 		if (eng->peer[i].ipv4 == ipv4)
 			return &eng->peer[i];
 	return NULL;
+}
+
+/* HELLO loss, a moving average over HELLO slots (1/16 each), per mille:
+ * a port that loses this much more than the peer's best port leaves the
+ * rotation, and comes back below the second mark.  At 50% loss that takes
+ * about ten slots. */
+#define LOSS_SHIFT 4
+#define LOSSY_ENTER_PM 250
+#define LOSSY_LEAVE_PM 100
+
+static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
+		       unsigned p, uint32_t seq, bool fresh)
+{
+	uint32_t gap = seq - peer->hello_seq[p], best = 1000, k;
+	unsigned q;
+
+	if (fresh) {
+		peer->hello_loss[p] = 0;
+	} else if (gap < 64) {
+		/* gap HELLOs lost, then this one: one slot each */
+		for (k = 0; k <= gap; k++)
+			peer->hello_loss[p] =
+				peer->hello_loss[p] -
+				(peer->hello_loss[p] >> LOSS_SHIFT) +
+				(k < gap ? 1000 >> LOSS_SHIFT : 0);
+	} else if (gap < 0x80000000u) {
+		peer->hello_loss[p] = 1000;	/* a long silence */
+	} else {
+		/* Late (overtaken), not lost after all: take back about
+		 * what its absence cost.  A duplicate does the same, rarely. */
+		if (seq - peer->hello_seq[p] > (uint32_t)-64)
+			peer->hello_loss[p] -=
+				peer->hello_loss[p] < (1000 >> LOSS_SHIFT)
+					? peer->hello_loss[p]
+					: 1000 >> LOSS_SHIFT;
+		return;
+	}
+	peer->hello_seq[p] = seq + 1;
+	for (q = 0; q < eng->nports; q++)
+		if (peer->up[q] && peer->hello_loss[q] < best)
+			best = peer->hello_loss[q];
+	if (fresh)
+		best = 0;
+	for (q = 0; q < eng->nports; q++) {
+		uint8_t lossy = peer->lossy[q];
+
+		if (!lossy && peer->hello_loss[q] > best + LOSSY_ENTER_PM)
+			lossy = 1;
+		else if (lossy && peer->hello_loss[q] < best + LOSSY_LEAVE_PM)
+			lossy = 0;
+		if (lossy != peer->lossy[q]) {
+			ctl_log(eng, "peer %s port %u %s (loses %u per mille "
+				"of its HELLOs, best port %u)", peer->name, q,
+				lossy ? "lossy: out of the rotation"
+				      : "back in the rotation",
+				peer->hello_loss[q], best);
+			__atomic_store_n(&peer->lossy[q], lossy,
+					 __ATOMIC_RELEASE);
+		}
+	}
 }
 
 static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
@@ -127,6 +202,10 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 				ctl_log(eng, "peer %s up on port %u "
 				     "(incarnation %08x)", peer->name, p,
 				     pkt->src_inc);
+			if (pkt->opcode == SRNIC_OP_HELLO)
+				hello_loss(eng, peer, p, pkt->msn,
+					   !peer->up[p] ||
+						   peer->inc != pkt->src_inc);
 			if (peer->inc != pkt->src_inc)
 				srnic_integrate_new_incarnation(peer);
 			/* The MAC first, then "up": the datapath reads them

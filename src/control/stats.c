@@ -47,13 +47,14 @@ void srnic_stats_write(struct srnic_engine *eng)
 		const struct srnic_port *port = &eng->port[p];
 
 		fprintf(f, "port %u link %s rx_packets %lu rx_bytes %lu "
-			"tx_packets %lu tx_bytes %lu delayed %lu\n", p,
+			"tx_packets %lu tx_bytes %lu delayed %lu weight %u\n", p,
 			port->link_up ? "up" : "down",
 			(unsigned long)rd(&port->st.rx_pkts),
 			(unsigned long)rd(&port->st.rx_bytes),
 			(unsigned long)rd(&port->st.tx_pkts),
 			(unsigned long)rd(&port->st.tx_bytes),
-			(unsigned long)rd(&port->st.delayed));
+			(unsigned long)rd(&port->st.delayed),
+			eng->cfg.weight[p]);
 	}
 	fprintf(f, "retransmits %lu\n", (unsigned long)rd(&eng->st.retransmits));
 	fprintf(f, "sacks_sent %lu\n", (unsigned long)rd(&eng->st.sacks_sent));
@@ -92,6 +93,16 @@ void srnic_stats_write(struct srnic_engine *eng)
 		fprintf(f, "\nintegration %s rdma_in %s rdma_out %s\n",
 			peer->name, peer->ok_inc == peer->inc ? "yes" : "no",
 			peer->ready_inc == peer->inc ? "yes" : "no");
+		/* HELLOs lost per mille on each port, and the ports striping
+		 * avoids for it. */
+		fprintf(f, "striping %s hello_loss", peer->name);
+		for (p = 0; p < eng->nports; p++)
+			fprintf(f, " %u", peer->hello_loss[p]);
+		fprintf(f, " lossy");
+		for (p = 0; p < eng->nports; p++)
+			if (peer->lossy[p])
+				fprintf(f, " %u", p);
+		fputc('\n', f);
 	}
 	pthread_mutex_unlock(&eng->peer_lock);
 	if (fclose(f) == 0)

@@ -64,7 +64,7 @@ static int copy_str(char *dst, size_t size, const char *src)
 static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "port", "mem_mb", "hugepages", "eal",
 			      "idle_sleep_us", "resolve_ms", "stats_file",
-			      "fault_file"};
+			      "fault_file", "weight"};
 
 static bool is_known(const char *key)
 {
@@ -110,7 +110,17 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 		if (copy_str(cfg->port[cfg->nports], sizeof(cfg->port[0]),
 			     val) || !*val)
 			return "port: empty or too long";
-		cfg->nports++;
+		cfg->weight[cfg->nports++] = 1;
+		return NULL;
+	}
+	if (!strcmp(key, "weight")) {
+		unsigned w;
+
+		if (!cfg->nports)
+			return "weight: goes after the port line it is for";
+		if (parse_uint(val, 1, SRNIC_MAX_WEIGHT, &w))
+			return "weight: 1 to 16";
+		cfg->weight[cfg->nports - 1] = w;
 		return NULL;
 	}
 	if (!strcmp(key, "mem_mb"))

@@ -617,6 +617,7 @@ static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 {
 	unsigned room = RTE_PKTMBUF_HEADROOM + SRNIC_MAX_HLEN + eng->cfg.mtu;
+	int rc;
 
 	/* Some ports want a full standard frame per mbuf whatever our MTU
 	 * (af_packet checks its frame size against the room). */
@@ -650,7 +651,10 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 	/* Faults the testbed set apply from the first frame on, not from
 	 * the control core's first tick. */
 	srnic_fault_poll(eng);
-	return srnic_ports_start(eng, err, errlen);
+	rc = srnic_ports_start(eng, err, errlen);
+	if (rc == 0)
+		srnic_stripe_plan(eng);
+	return rc;
 }
 
 static void *datapath_thread(void *arg)

@@ -81,6 +81,7 @@ struct srnic_port {
 	uint32_t start_gen;	/* link_gen at that start */
 	uint64_t next_try;	/* ms: retry a refused start after this */
 	uint8_t reconnects;	/* a client port: restart it to reconnect */
+	uint32_t hello_seq;	/* control core: number of the next HELLO */
 	uint8_t shared_memory;	/* memif: the peer's leaving unmaps the link */
 	uint16_t ntx;
 	struct rte_mbuf *tx[SRNIC_TXBUF];
@@ -97,6 +98,12 @@ struct srnic_peer {
 	uint8_t mac[SRNIC_MAX_PORTS][6]; /* its port on our port i's wire */
 	uint8_t up[SRNIC_MAX_PORTS];	 /* heard from recently on port i */
 	uint64_t last_seen[SRNIC_MAX_PORTS];
+	/* How many of its HELLOs port i loses (per mille, a moving
+	 * average); striping avoids a port that loses far more than the
+	 * peer's best one (lossy). */
+	uint32_t hello_seq[SRNIC_MAX_PORTS];	/* the next one expected */
+	uint16_t hello_loss[SRNIC_MAX_PORTS];
+	uint8_t lossy[SRNIC_MAX_PORTS];
 	/* Integration (integrate.c).  The datapath reads ok_inc and
 	 * ready_inc; the control core writes everything. */
 	uint32_t ok_inc;	/* this incarnation of the peer confirmed it
@@ -148,6 +155,10 @@ struct srnic_engine {
 	unsigned nports;
 	struct srnic_port port[SRNIC_MAX_PORTS];
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
+	/* Striping: one round of the rotation, ports repeated by weight and
+	 * interleaved (srnic_stripe_plan). */
+	uint8_t stripe[SRNIC_MAX_PORTS * SRNIC_MAX_WEIGHT];
+	uint32_t stripe_len;
 	uint32_t fc_grant;	/* credit each ACK grants (srnic_flow.h) */
 
 	/* QPs by number; numbers below 16 are never used */
@@ -230,9 +241,12 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 				 const struct srnic_pkt *pkt,
 				 const uint8_t dst_mac[6], unsigned p,
 				 uint8_t **payload);
-/* Pick the port for qp's next packet (round-robin over live paths); -1
- * when none can take one now. */
+/* Pick the port for qp's next packet (weighted round-robin over live
+ * paths, lossy ones only when nothing else is left); -1 when none can take
+ * one now. */
 int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp);
+/* Lay out the rotation from the configured weights. */
+void srnic_stripe_plan(struct srnic_engine *eng);
 /* Whether any port reaches qp's peer at all. */
 bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
 			     const struct srnic_qp *qp);

@@ -11,6 +11,7 @@
 
 #define SRNIC_MAX_PORTS 8
 #define SRNIC_NAME_MAX 16
+#define SRNIC_MAX_WEIGHT 16
 
 struct srnic_config {
 	char path[256];
@@ -21,6 +22,7 @@ struct srnic_config {
 	unsigned mtu;			/* largest packet payload, power of 2 */
 	unsigned nports;
 	char port[SRNIC_MAX_PORTS][256]; /* DPDK vdev arguments, one a port */
+	uint8_t weight[SRNIC_MAX_PORTS]; /* striping weight, 1 to 16 */
 	unsigned mem_mb;		/* EAL memory */
 	int hugepages;			/* 0: run EAL with --no-huge */
 	char eal_extra[256];		/* more EAL arguments, space separated */

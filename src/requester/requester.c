@@ -39,18 +39,54 @@ bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
 	return false;
 }
 
+/*
+ * Smooth weighted round-robin: each step every port earns its weight and
+ * the richest one pays the total and goes next.  Weights 2 and 1 give
+ * 0 1 0, not 0 0 1: a port's packets are spread over the round.
+ */
+void srnic_stripe_plan(struct srnic_engine *eng)
+{
+	int credit[SRNIC_MAX_PORTS] = {0}, total = 0;
+	unsigned p, k, best;
+
+	for (p = 0; p < eng->nports; p++)
+		total += eng->cfg.weight[p] ? eng->cfg.weight[p] : 1;
+	for (k = 0; k < (unsigned)total; k++) {
+		best = 0;
+		for (p = 0; p < eng->nports; p++) {
+			credit[p] += eng->cfg.weight[p] ? eng->cfg.weight[p] : 1;
+			if (credit[p] > credit[best])
+				best = p;
+		}
+		credit[best] -= total;
+		eng->stripe[k] = best;
+	}
+	eng->stripe_len = total;
+}
+
+static inline bool port_usable(const struct srnic_engine *eng,
+			       const struct srnic_peer *peer, unsigned p)
+{
+	return __atomic_load_n(&peer->up[p], __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&eng->port[p].polling, __ATOMIC_RELAXED) &&
+	       !srnic_port_backlogged(eng, p);
+}
+
 int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	const struct srnic_peer *peer = qp->peer;
 	unsigned i, p;
 
-	for (i = 0; i < eng->nports; i++) {
-		p = qp->rr_port++ % eng->nports;
-		if (__atomic_load_n(&peer->up[p], __ATOMIC_RELAXED) &&
-		    __atomic_load_n(&eng->port[p].polling, __ATOMIC_RELAXED) &&
-		    !srnic_port_backlogged(eng, p))
+	for (i = 0; i < eng->stripe_len; i++) {
+		p = eng->stripe[qp->rr_port++ % eng->stripe_len];
+		if (port_usable(eng, peer, p) &&
+		    !__atomic_load_n(&peer->lossy[p], __ATOMIC_RELAXED))
 			return p;
 	}
+	/* Only lossy ports left: a lossy path beats none. */
+	for (p = 0; p < eng->nports; p++)
+		if (port_usable(eng, peer, p))
+			return p;
 	return -1;
 }
 

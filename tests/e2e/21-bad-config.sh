@@ -72,5 +72,15 @@ expect bad-port-args "$WORK/bad-args.conf" \
 	"^srnic: .*$WORK/bad-args.conf" "Couldn't allocate PD" \
 	-- ibv_rc_pingpong -g 1
 
+# 4. Striping weights: out of range, and before any port line.
+{ cat "$CONF"; echo "weight = 17"; } > "$WORK/weight-big.conf"
+line=$(wc -l < "$WORK/weight-big.conf")
+expect weight-out-of-range "$WORK/weight-big.conf" \
+	"^srnic: $WORK/weight-big.conf:$line: weight: 1 to 16" -- ibv_devinfo
+{ echo "weight = 2"; cat "$CONF"; } > "$WORK/weight-first.conf"
+expect weight-before-port "$WORK/weight-first.conf" \
+	"^srnic: $WORK/weight-first.conf:1: weight: goes after the port" \
+	-- ibv_devinfo
+
 [ $errors = 0 ] || fail "$errors bad-configuration checks failed"
 echo "all bad-configuration checks passed"

@@ -55,6 +55,7 @@ static void engine_up(void)
 	}
 	eng->port[0].polling = 1;
 	eng->port[0].link_up = 1;
+	srnic_stripe_plan(eng);
 	peer.up[0] = 1;
 	peer.inc = PEER_INC;
 	peer.ok_inc = PEER_INC;		/* integrated: its RDMA is let in */
@@ -874,6 +875,30 @@ static void test_read_ranges(void)
 	free(data);
 }
 
+/* Striping weights: each port appears as often as its weight in a round,
+ * spread out rather than bunched. */
+static void test_stripe_plan(void)
+{
+	static const uint8_t w[3] = {3, 1, 2};
+	unsigned nports = eng->nports, n[3] = {0}, i, bunched = 0;
+
+	eng->nports = 3;
+	memcpy(eng->cfg.weight, w, 3);
+	srnic_stripe_plan(eng);
+	CHECK(eng->stripe_len == 6, "a round of %u, not 6", eng->stripe_len);
+	for (i = 0; i < eng->stripe_len && i < 6; i++) {
+		n[eng->stripe[i]]++;
+		bunched += i && eng->stripe[i] == eng->stripe[i - 1];
+	}
+	CHECK(n[0] == 3 && n[1] == 1 && n[2] == 2,
+	      "ports appear %u, %u and %u times for weights 3, 1, 2", n[0],
+	      n[1], n[2]);
+	CHECK(bunched == 0, "%u packets follow one on the same port", bunched);
+	eng->nports = nports;
+	eng->cfg.weight[0] = 1;
+	srnic_stripe_plan(eng);
+}
+
 int main(void)
 {
 	engine_up();
@@ -888,5 +913,6 @@ int main(void)
 	test_integration();
 	test_credits();
 	test_read_ranges();
+	test_stripe_plan();
 	return check_summary("test_placement");
 }
