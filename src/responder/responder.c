@@ -331,6 +331,9 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 			eng->st.drops[SRNIC_DROP_DUPLICATE]++;
 			return;
 		}
+		if (j->txid == pkt->txid && pkt->msg_off < j->sent &&
+		    end > j->sent && end <= j->end)
+			end = j->sent;	/* the rest is on its way already */
 		if (j->txid != pkt->txid) {
 			/* Still answering an older attempt: answer this one
 			 * instead (its other ranges get jobs of their own). */
