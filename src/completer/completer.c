@@ -91,7 +91,6 @@ static void queue_resend(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 			 const struct srnic_pkt *pkt)
 {
-	struct srnic_swqe_run *timed = NULL;
 	bool moved = false;
 	uint32_t i, idx;
 
@@ -106,17 +105,23 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (seq_diff(run->msn, pkt->msn) >= 0)
 			break;
 		if (qp->sq[i & qp->sq_mask].opcode != SRNIC_WR_READ) {
-			if (run->state == SWQE_WAITING)
-				timed = run->once ? run : NULL;
 			finish(qp, i, SRNIC_WC_SUCCESS);
 			moved = true;
 		}
 	}
-	/* The newest message this ACK covers, if it was sent once: its
-	 * last packet's round trip is a clean sample. */
-	if (timed)
-		srnic_rto_sample(qp, srnic_now() - timed->sent_tsc,
+	/* The responder echoes the send time of the packet it took in just
+	 * before: a round trip of the path, queues included, but not the
+	 * time messages waited for earlier ones to be repaired (which a
+	 * cumulative ACK would add). */
+	if (pkt->ts_echo) {
+		srnic_rto_sample(qp,
+				 (uint64_t)(uint16_t)(srnic_ts16(eng) -
+						      pkt->ts_echo) *
+					 eng->tsc_per_us,
 				 eng->tsc_hz);
+		eng->st.srtt_us = qp->srtt / eng->tsc_per_us;
+		eng->st.rto_us = qp->rto / eng->tsc_per_us;
+	}
 	if (moved)
 		srnic_rto_progress(qp);
 	if (srnic_fc_grant(qp, pkt->credit))
@@ -235,31 +240,39 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 		eng->st.fc_lent++;
 		srnic_qp_activate(eng, qp);
 	}
-	/* The oldest unfinished message probes for a SACK now and then. */
-	for (i = qp->sq_comp; i != qp->sq_next; i++) {
+	/*
+	 * The oldest unfinished message carries the QP's timers: it probes,
+	 * and it alone times out.  Later messages lacking packets are the
+	 * responder's to point out (SACKs) once they are the oldest; timing
+	 * them out meanwhile would resend whole messages that mostly landed,
+	 * behind a queue that is only slow.  A message that becomes the
+	 * oldest gets a whole timeout from then.
+	 */
+	for (i = qp->sq_comp; i != qp->sq_next; i++)
+		if (qp->run[i & qp->sq_mask].state != SWQE_DONE)
+			break;
+	if (i != qp->sq_next) {
 		struct srnic_swqe_run *run = &qp->run[i & qp->sq_mask];
 
-		if (run->state == SWQE_DONE)
-			continue;
-		if (run->state == SWQE_WAITING && !run->resend_queued &&
-		    now >= run->probe_at && now >= qp->rnr_until)
-			srnic_requester_probe(eng, qp, i);
-		break;
-	}
-	for (i = qp->sq_comp; i != qp->sq_next; i++) {
-		struct srnic_swqe_run *run = &qp->run[i & qp->sq_mask];
-
-		if (run->state != SWQE_WAITING || run->resend_queued ||
-		    now < run->deadline || now < qp->rnr_until)
-			continue;
-		if (qp->sq[i & qp->sq_mask].opcode == SRNIC_WR_READ &&
-		    now < qp->rd_progress + qp->at.timeout_tsc)
-			continue;
-		if (++run->retries > qp->at.retry_cnt) {
-			finish(qp, i, SRNIC_WC_RETRY_EXC_ERR);
-			continue;
+		if (!qp->timer_set || qp->timer_idx != i) {
+			qp->timer_set = 1;
+			qp->timer_idx = i;
+			if (run->deadline < now + qp->at.timeout_tsc)
+				run->deadline = now + qp->at.timeout_tsc;
 		}
-		queue_resend(eng, qp, i);
+		if (run->state == SWQE_WAITING && !run->resend_queued &&
+		    now >= qp->rnr_until) {
+			if (now >= run->deadline &&
+			    (qp->sq[i & qp->sq_mask].opcode != SRNIC_WR_READ ||
+			     now >= qp->rd_progress + qp->at.timeout_tsc)) {
+				if (++run->retries > qp->at.retry_cnt)
+					finish(qp, i, SRNIC_WC_RETRY_EXC_ERR);
+				else
+					queue_resend(eng, qp, i);
+			} else if (now >= run->probe_at) {
+				srnic_requester_probe(eng, qp, i);
+			}
+		}
 	}
 	srnic_completer_complete(eng, qp);
 }

@@ -674,7 +674,9 @@ static void *datapath_thread(void *arg)
 		rc = -ENODEV;
 	} else {
 		eng->tsc_hz = rte_get_tsc_hz();
-		eng->tick_tsc = eng->tsc_hz / 1000000 * TICK_US;
+		eng->tsc_per_us = eng->tsc_hz / 1000000 ? eng->tsc_hz / 1000000
+							 : 1;
+		eng->tick_tsc = eng->tsc_per_us * TICK_US;
 		rc = engine_resources(eng, sa->err, sizeof(sa->err));
 	}
 

@@ -133,6 +133,7 @@ struct srnic_stats {
 	uint64_t sacks_sent;
 	uint64_t probes;	/* last packets sent again to ask for a SACK */
 	uint64_t read_rerequests; /* READ ranges asked for again */
+	uint64_t srtt_us, rto_us;	/* of the QP that sampled last */
 	uint64_t rnr_naks_sent;
 	uint64_t acks_sent;
 	/* integration */
@@ -150,6 +151,7 @@ struct srnic_engine {
 	struct srnic_config cfg;
 	uint32_t inc;
 	uint64_t tsc_hz;
+	uint64_t tsc_per_us;
 	struct srnic_mem_table mem;
 	struct rte_mempool *pool;
 	unsigned nports;
@@ -344,6 +346,15 @@ void srnic_mbuf_copy_out(const struct rte_mbuf *m, uint32_t off, void *dst,
 static inline uint64_t srnic_now(void)
 {
 	return rte_get_tsc_cycles();
+}
+
+/* The 16-bit microsecond clock packets carry (ts, ts_echo): wraps every
+ * 65 ms, plenty for a round trip; never 0, which means "none". */
+static inline uint16_t srnic_ts16(const struct srnic_engine *eng)
+{
+	uint16_t t = (uint16_t)(srnic_now() / eng->tsc_per_us);
+
+	return t ? t : 1;
 }
 
 /* Milliseconds of a monotonic clock: control-plane timekeeping. */

@@ -205,6 +205,7 @@ static void qp_reset(struct srnic_qp *qp)
 	qp->rd_inflight = 0;
 	qp->rnr_until = 0;
 	qp->srtt = qp->rttvar = qp->rto = 0;
+	qp->timer_set = 0;
 	qp->rto_backoff = 0;
 	qp->flush_pending = 0;
 	qp->cq_wait = 0;

@@ -54,13 +54,11 @@ struct srnic_swqe_run {
 	uint32_t sent;		/* bytes sent in this attempt */
 	uint64_t deadline;	/* TSC: resend if not finished by then */
 	uint64_t probe_at;	/* TSC: the oldest message probes then */
-	uint64_t sent_tsc;	/* TSC its last packet went out */
 	uint8_t state;
 	uint8_t status;		/* enum srnic_wc_status once DONE */
 	uint8_t retries;	/* timeouts so far */
 	uint8_t rnr_retries;
 	uint8_t resend_queued;
-	uint8_t once;		/* sent exactly once: may time a round trip */
 	uint32_t fc_high;	/* bytes already counted against credits */
 	struct srnic_track rd;	/* READ: response packets landed */
 };
@@ -162,6 +160,8 @@ struct srnic_qp {
 	uint32_t resend[SRNIC_WINDOW];	/* SQ indices to send again */
 	uint32_t resend_head, resend_tail;
 	uint32_t rr_port;	/* striping cursor */
+	uint32_t timer_idx;	/* the oldest unfinished WQE the timers saw */
+	uint8_t timer_set;
 	uint64_t srtt, rttvar, rto;	/* TSC; see srnic_rto.h */
 	uint8_t rto_backoff;
 	uint8_t fc_blocked;	/* out of credits (srnic_flow.h) */
@@ -175,6 +175,7 @@ struct srnic_qp {
 	uint32_t exp_ssn;	/* receive sequence of rq_comp */
 	uint32_t fc_landed;	/* data packets landed, running count */
 	uint32_t fc_acked;	/* fc_landed when the last ACK went out */
+	uint16_t ts_recent;	/* ts of the newest data packet, to echo */
 	uint8_t ack_due;
 	uint8_t ack_syndrome;	/* a NAK to send with the next ACK */
 	uint32_t ack_nak_msn, ack_nak_txid;

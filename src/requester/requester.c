@@ -173,7 +173,6 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 			return next_message(eng, qp);
 		run->txid = qp->next_txid++;
 		run->sent = 0;
-		run->once = 0;
 		eng->st.retransmits++;
 		if (qp->sq[idx & qp->sq_mask].opcode == SRNIC_WR_READ) {
 			/* A READ keeps what already landed and asks, under
@@ -218,7 +217,6 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	run->msn = qp->next_msn++;
 	run->txid = qp->next_txid++;
-	run->once = 1;
 	if (op_flags[w->opcode] & SRNIC_F_RECV_CQE)
 		run->ssn = qp->next_ssn++;
 	run->state = SWQE_SENDING;
@@ -253,6 +251,7 @@ static void data_pkt_init(struct srnic_pkt *pkt, struct srnic_engine *eng,
 	pkt->imm = w->imm;
 	pkt->msg_len = w->length;
 	pkt->stride_shift = stride_shift(eng, qp);
+	pkt->ts = srnic_ts16(eng);
 }
 
 /*
@@ -349,7 +348,6 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 			uint64_t now = srnic_now();
 
 			run->state = SWQE_WAITING;
-			run->sent_tsc = now;
 			run->deadline = now + qp->at.timeout_tsc;
 			run->probe_at = now + srnic_probe_tsc(qp);
 			qp->cur_busy = 0;
@@ -384,7 +382,6 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 			return;
 		}
 		srnic_requester_reread(eng, qp, idx);
-		run->once = 0;
 		srnic_rto_backoff(qp);
 		run->probe_at = srnic_now() + srnic_probe_tsc(qp);
 		return;
@@ -396,7 +393,6 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 	    data_pkt_send(eng, qp, idx, &pkt,
 			  (npkts - 1) << pkt.stride_shift, port) > 0)
 		eng->st.probes++;
-	run->once = 0;
 	/* Until something moves, each probe waits twice as long. */
 	srnic_rto_backoff(qp);
 	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
@@ -477,7 +473,6 @@ void srnic_requester_resend_missing(struct srnic_engine *eng,
 	}
 	/* The responder is alive and receiving: give the message a new
 	 * timeout from now, and a new probe interval. */
-	run->once = 0;
 	srnic_rto_progress(qp);
 	run->deadline = srnic_now() + qp->at.timeout_tsc;
 	run->probe_at = srnic_now() + srnic_probe_tsc(qp);

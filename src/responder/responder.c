@@ -20,7 +20,8 @@ static inline int32_t seq_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
-static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp);
+static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
+		       uint32_t below);
 
 static void nak(struct srnic_engine *eng, struct srnic_qp *qp,
 		uint8_t syndrome, uint32_t msn, uint32_t txid)
@@ -262,7 +263,7 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 				    (n->state == RMSG_PLACED ||
 				     (n->state == RMSG_RECEIVING &&
 				      srnic_track_complete(&n->trk))))
-					maybe_sack(eng, qp);
+					maybe_sack(eng, qp, qp->exp_msn + 1);
 				return;
 			}
 			if (s->held && !place_held(eng, qp, s)) {
@@ -375,7 +376,7 @@ static void message_in(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (s->msn == qp->exp_msn)
 		advance(eng, qp);
 	else
-		maybe_sack(eng, qp);
+		maybe_sack(eng, qp, s->msn);
 }
 
 /* A new packet of qp is in: credit to give back now and then. */
@@ -393,6 +394,8 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	int32_t d = seq_diff(pkt->msn, qp->exp_msn);
 	uint32_t idx;
 
+	if (pkt->ts)
+		qp->ts_recent = pkt->ts;	/* echoed by the next ACK */
 	/* RDMA only from a peer that confirmed it forgot our older
 	 * incarnations (integrate.c); SEND needs no such wait. */
 	if (pkt->opcode != SRNIC_OP_SEND && !srnic_qp_peer_rdma_ok(qp)) {
@@ -463,7 +466,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		/* A requester probing a message we still lack packets of
 		 * (it resends its last packet): tell it which. */
 		if (pkt->msn == qp->exp_msn)
-			maybe_sack(eng, qp);
+			maybe_sack(eng, qp, qp->exp_msn + 1);
 		return false;
 	}
 
@@ -500,24 +503,34 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 }
 
 /*
- * A later message has all its packets while the oldest one still lacks
- * some, which were sent before them: those are most likely lost.  Say which
- * (a SACK with the next ACK) so the requester sends them again now rather
- * than resending the whole message when its timer fires.  At most one SACK
- * a message every SACK_GAP_US: packets merely late on the other port cost
- * a few duplicates, never a storm.
+ * A later message has all its packets while earlier ones still lack some,
+ * which were sent before it: those are most likely lost.  Say which (a SACK
+ * with the next ACK) for the oldest such message below `below`, so the
+ * requester sends them again now: holes in several messages are pointed at
+ * one after the other, as later messages come in, not each in its turn at
+ * the head of the window.  At most one SACK a message every SACK_GAP_US:
+ * packets merely late on the other port cost a few duplicates, never a
+ * storm.
  */
 #define SACK_GAP_US 500
 
-static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp)
+static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
+		       uint32_t below)
 {
-	struct srnic_rmsg *s = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
-	uint64_t now = srnic_now(), bits = 0;
-	uint32_t first, k;
+	uint64_t now = srnic_now(), bits = 0,
+		 gap = eng->tsc_hz / 1000000 * SACK_GAP_US;
+	struct srnic_rmsg *s = NULL;
+	uint32_t first, k, m;
 
-	if (s->msn != qp->exp_msn || s->state != RMSG_RECEIVING ||
-	    srnic_track_complete(&s->trk) ||
-	    now - s->sack_tsc < eng->tsc_hz / 1000000 * SACK_GAP_US)
+	for (m = qp->exp_msn; seq_diff(m, below) < 0 &&
+			      seq_diff(m, qp->exp_msn) < SRNIC_WINDOW; m++) {
+		s = &qp->rmsg[m % SRNIC_WINDOW];
+		if (s->msn == m && s->state == RMSG_RECEIVING &&
+		    !srnic_track_complete(&s->trk) && now - s->sack_tsc >= gap)
+			break;
+		s = NULL;
+	}
+	if (!s)
 		return;
 	for (first = 0; first < s->trk.npkts; first++)
 		if (!srnic_track_test(&s->trk, first))
@@ -613,6 +626,8 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	pkt.nak_txid = qp->ack_nak_txid;
 	pkt.rnr_timer = qp->at.min_rnr_timer;
 	pkt.credit = srnic_fc_credit(qp, eng->fc_grant);
+	pkt.ts_echo = qp->ts_recent;
+	qp->ts_recent = 0;	/* a sample is taken once */
 	if (qp->sack_due) {
 		pkt.flags |= SRNIC_F_SACK;
 		pkt.sack_msn = qp->sack_msn;

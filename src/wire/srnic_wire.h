@@ -91,9 +91,13 @@ struct srnic_pkt {
 	uint8_t stride_shift; /* log2 of the sender's packet size for this
 			       * message: every packet but the last carries
 			       * exactly that many bytes */
+	uint16_t ts;	   /* the sender's clock in µs (16 bits, never 0) when
+			    * it sent this packet; 0: none */
 	/* ACK */
 	uint8_t syndrome;
 	uint8_t rnr_timer;  /* RNR NAK: the responder's min_rnr_timer code */
+	uint16_t ts_echo;   /* ts of the newest data packet the responder took
+			     * in just before this ACK (a round-trip sample) */
 	uint32_t nak_msn;   /* NAK: the message it is about */
 	uint32_t nak_txid;
 	/* SACK: message sack_msn lacks packet sack_first and each packet

@@ -8,8 +8,9 @@
  *            +12 src_inc, +16 dst_inc, +20 msn
  *  data ext  +0 txid, +4 ssn, +8 rkey, +12 imm (READ_REQ: read_len),
  *            +16 va (8), +24 msg_off,
- *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 reserved
- *  ack ext   +0 syndrome, +1 rnr_timer, +2 reserved, +4 nak_msn,
+ *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 reserved,
+ *            +38 ts
+ *  ack ext   +0 syndrome, +1 rnr_timer, +2 ts_echo, +4 nak_msn,
  *            +8 nak_txid, +12 sack_msn, +16 sack_first, +20 credit,
  *            +24 sack_bits (8)
  *  hello ext +0 ipv4, +4 port, +5 reserved, +6 node mac, +12 reserved,
@@ -51,11 +52,12 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 		srnic_put32(x + 28, pkt->pkt_len);
 		srnic_put32(x + 32, pkt->msg_len);
 		x[36] = pkt->stride_shift;
-		x[37] = x[38] = x[39] = 0;
+		x[37] = 0;
+		srnic_put16(x + 38, pkt->ts);
 	} else if (pkt->opcode == SRNIC_OP_ACK) {
 		x[0] = pkt->syndrome;
 		x[1] = pkt->rnr_timer;
-		srnic_put16(x + 2, 0);
+		srnic_put16(x + 2, pkt->ts_echo);
 		srnic_put32(x + 4, pkt->nak_msn);
 		srnic_put32(x + 8, pkt->nak_txid);
 		srnic_put32(x + 12, pkt->sack_msn);
@@ -116,6 +118,7 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 		pkt->pkt_len = srnic_get32(x + 28);
 		pkt->msg_len = srnic_get32(x + 32);
 		pkt->stride_shift = x[36];
+		pkt->ts = srnic_get16(x + 38);
 		pkt->payload = buf + hlen;
 
 		if (pkt->msg_len > SRNIC_MAX_MSG_LEN)
@@ -169,6 +172,7 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 	} else if (pkt->opcode == SRNIC_OP_ACK) {
 		pkt->syndrome = x[0];
 		pkt->rnr_timer = x[1] & 31;
+		pkt->ts_echo = srnic_get16(x + 2);
 		pkt->nak_msn = srnic_get32(x + 4);
 		pkt->nak_txid = srnic_get32(x + 8);
 		pkt->sack_msn = srnic_get32(x + 12);

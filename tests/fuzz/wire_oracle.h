@@ -53,6 +53,8 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(pkt_len);
 	WIRE_FIELD(msg_len);
 	WIRE_FIELD(stride_shift);
+	WIRE_FIELD(ts);
+	WIRE_FIELD(ts_echo);
 	WIRE_FIELD(syndrome);
 	WIRE_FIELD(rnr_timer);
 	WIRE_FIELD(nak_msn);
@@ -103,9 +105,9 @@ static inline bool wire_byte_meaningful(uint8_t op, unsigned off)
 		return true;	/* Ethernet and base header */
 	off -= 38;
 	if (srnic_op_has_data_ext(op))
-		return off < 37;
+		return off != 37;
 	if (op == SRNIC_OP_ACK)
-		return off < 2 || off >= 4;
+		return true;
 	/* HELLO, BYE: the name's last byte is forced to NUL on decode */
 	return off < 5 || (off >= 6 && off < 12) || (off >= 16 && off < 31);
 }
@@ -157,7 +159,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 	if (srnic_op_has_data_ext(op)) {
 		if (p->syndrome || p->rnr_timer || p->nak_msn || p->nak_txid ||
 		    p->sack_msn || p->sack_first || p->sack_bits ||
-		    p->credit || p->ipv4 || p->port ||
+		    p->credit || p->ts_echo || p->ipv4 || p->port ||
 		    !wire_zero(p->node_mac, sizeof(p->node_mac)) ||
 		    !wire_zero(p->node_name, sizeof(p->node_name)) ||
 		    !wire_zero(p->eth_src, sizeof(p->eth_src)))
@@ -166,7 +168,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 			return "accepted msg_len beyond 2 GiB";
 		if (op != SRNIC_OP_READ_REQ && p->read_len)
 			return "read_len set on a packet other than READ_REQ";
-	} else if (p->read_len || p->imm) {
+	} else if (p->read_len || p->imm || p->ts) {
 		return "data field set on an ACK or control frame";
 	}
 	if (op == SRNIC_OP_READ_REQ) {
@@ -221,7 +223,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		if (memcmp(p->eth_src, buf + 6, 6) != 0)
 			return "eth_src is not the frame's source MAC";
 		if (p->txid || p->rkey || p->va || p->msg_len || p->syndrome ||
-		    p->sack_bits || p->credit || p->payload)
+		    p->sack_bits || p->credit || p->ts_echo || p->payload)
 			return "non-control field set on HELLO/BYE";
 	}
 	return NULL;

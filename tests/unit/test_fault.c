@@ -37,6 +37,7 @@ static void engine_up(void)
 	eng->cfg.nports = 1;
 	eng->inc = 0xabcdef1;
 	eng->tsc_hz = rte_get_tsc_hz();
+	eng->tsc_per_us = eng->tsc_hz / 1000000;
 	snprintf(fault_path, sizeof(fault_path), "/tmp/srnic-test-fault.%d",
 		 (int)getpid());
 	snprintf(eng->cfg.fault_file, sizeof(eng->cfg.fault_file), "%s",

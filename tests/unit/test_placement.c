@@ -46,6 +46,7 @@ static void engine_up(void)
 	eng->fc_grant = SRNIC_FC_WINDOW;
 	eng->inc = 0xabcdef1;
 	eng->tsc_hz = rte_get_tsc_hz();
+	eng->tsc_per_us = eng->tsc_hz / 1000000;
 	srnic_mem_init(&eng->mem, 42);
 	eng->pool = rte_pktmbuf_pool_create("t", 4095, 0, 0, 8192, 0);
 	eng->doorbell = rte_ring_create("db", 64, 0, RING_F_SC_DEQ);
