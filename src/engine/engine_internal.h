@@ -39,7 +39,10 @@ enum srnic_drop {
 	SRNIC_DROP_STALE_TXID,	/* an older attempt of a message */
 	SRNIC_DROP_DUPLICATE,	/* already landed, or message already done */
 	SRNIC_DROP_OUT_OF_WINDOW,
-	SRNIC_DROP_BAD_KEY,	/* key, bounds or rights: NAKed */
+	/* access checks, NAKed */
+	SRNIC_DROP_BAD_KEY,	/* no such key, or another PD's */
+	SRNIC_DROP_OUT_OF_BOUNDS,
+	SRNIC_DROP_NO_RIGHTS,	/* the region or QP does not allow it */
 	SRNIC_DROP_RNR,
 	SRNIC_DROP_NO_MBUF,
 	SRNIC_DROP_NOT_INTEGRATED, /* RDMA from a peer before its BOOT_ACK */

@@ -70,6 +70,14 @@ static struct srnic_rwqe *recv_wqe(struct srnic_qp *qp, uint32_t ssn)
 	return &qp->rq[(qp->rq_comp + (ssn - qp->exp_ssn)) & qp->rq_mask];
 }
 
+/* The drop counter an access check's verdict goes to. */
+static void count_access(struct srnic_engine *eng, enum srnic_mem_check r)
+{
+	eng->st.drops[r == SRNIC_MEM_OUT_OF_BOUNDS ? SRNIC_DROP_OUT_OF_BOUNDS
+		      : r == SRNIC_MEM_NO_RIGHTS   ? SRNIC_DROP_NO_RIGHTS
+						   : SRNIC_DROP_BAD_KEY]++;
+}
+
 static void fail(struct srnic_engine *eng, struct srnic_qp *qp,
 		 struct srnic_rmsg *s, uint8_t syndrome, uint8_t status)
 {
@@ -81,7 +89,6 @@ static void fail(struct srnic_engine *eng, struct srnic_qp *qp,
 	s->state = RMSG_FAILED;
 	s->nak = syndrome;
 	s->status = status;
-	eng->st.drops[SRNIC_DROP_BAD_KEY] += syndrome == SRNIC_NAK_ACCESS;
 	nak(eng, qp, syndrome, s->msn, s->txid);
 }
 
@@ -93,6 +100,8 @@ static void fail(struct srnic_engine *eng, struct srnic_qp *qp,
 static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		       struct srnic_rmsg *s, const struct srnic_pkt *pkt)
 {
+	enum srnic_mem_check r;
+
 	slot_clear(s);
 	s->msn = pkt->msn;
 	s->txid = pkt->txid;
@@ -107,13 +116,18 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		s->va = pkt->va;
 		s->trk.shift = pkt->stride_shift;
 		s->state = RMSG_READ;
-		if (!(qp->access & SRNIC_ACCESS_REMOTE_READ) ||
-		    (pkt->msg_len &&
-		     srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
-				     pkt->msg_len, SRNIC_ACCESS_REMOTE_READ)))
+		r = !(qp->access & SRNIC_ACCESS_REMOTE_READ)
+			    ? SRNIC_MEM_NO_RIGHTS
+		    : pkt->msg_len
+			    ? srnic_mem_check(&eng->mem, pkt->rkey, qp->pd,
+					      pkt->va, pkt->msg_len,
+					      SRNIC_ACCESS_REMOTE_READ)
+			    : SRNIC_MEM_OK;
+		if (r != SRNIC_MEM_OK) {
+			count_access(eng, r);
 			fail(eng, qp, s, SRNIC_NAK_ACCESS,
 			     SRNIC_WC_REM_ACCESS_ERR);
-		else if ((1u << pkt->stride_shift) > eng->payload_max)
+		} else if ((1u << pkt->stride_shift) > eng->payload_max)
 			/* Packets larger than this node's ports carry. */
 			fail(eng, qp, s, SRNIC_NAK_INVALID,
 			     SRNIC_WC_REM_INV_REQ_ERR);
@@ -121,6 +135,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	if (pkt->opcode == SRNIC_OP_WRITE &&
 	    !(qp->access & SRNIC_ACCESS_REMOTE_WRITE)) {
+		count_access(eng, SRNIC_MEM_NO_RIGHTS);
 		fail(eng, qp, s, SRNIC_NAK_ACCESS, SRNIC_WC_REM_ACCESS_ERR);
 		return true;
 	}
@@ -165,16 +180,22 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 	return true;
 }
 
-/* Write one packet's payload where it belongs. */
+/* Write one packet's payload where it belongs; false (counted) when an
+ * access check refuses it. */
 static bool place(struct srnic_engine *eng, struct srnic_qp *qp,
 		  struct srnic_rmsg *s, const struct srnic_pkt *pkt)
 {
+	enum srnic_mem_check r;
+
 	if (!pkt->pkt_len)
 		return true;
 	if (pkt->opcode == SRNIC_OP_WRITE) {
-		if (srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
-				    pkt->pkt_len, SRNIC_ACCESS_REMOTE_WRITE))
+		r = srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
+				    pkt->pkt_len, SRNIC_ACCESS_REMOTE_WRITE);
+		if (r != SRNIC_MEM_OK) {
+			count_access(eng, r);
 			return false;
+		}
 		memcpy((void *)(uintptr_t)pkt->va, pkt->payload, pkt->pkt_len);
 		return true;
 	}
@@ -477,9 +498,15 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * a bad key is NAKed when it arrives, not when the rest does. */
 	if ((pkt->flags & SRNIC_F_LAST) &&
 	    (s->trk.ndone + 1 < s->trk.npkts || pkt->msn != qp->exp_msn)) {
-		if (pkt->opcode == SRNIC_OP_WRITE &&
-		    srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
-				    pkt->pkt_len, SRNIC_ACCESS_REMOTE_WRITE)) {
+		enum srnic_mem_check r =
+			pkt->opcode != SRNIC_OP_WRITE
+				? SRNIC_MEM_OK
+				: srnic_mem_check(&eng->mem, pkt->rkey, qp->pd,
+						  pkt->va, pkt->pkt_len,
+						  SRNIC_ACCESS_REMOTE_WRITE);
+
+		if (r != SRNIC_MEM_OK) {
+			count_access(eng, r);
 			fail(eng, qp, s, SRNIC_NAK_ACCESS,
 			     SRNIC_WC_REM_ACCESS_ERR);
 			return false;
@@ -558,6 +585,7 @@ void srnic_responder_progress(struct srnic_engine *eng, struct srnic_qp *qp)
 unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 			       unsigned budget)
 {
+	enum srnic_mem_check r;
 	unsigned n = 0;
 
 	while (n < budget && qp->rd_head != qp->rd_tail) {
@@ -585,9 +613,12 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (j->sent + pkt.pkt_len == j->len)
 			pkt.flags |= SRNIC_F_LAST;	/* the READ's last byte */
 		/* The region may have gone since the request was checked. */
-		if (pkt.pkt_len &&
-		    srnic_mem_check(&eng->mem, j->rkey, qp->pd, j->va + j->sent,
-				    pkt.pkt_len, SRNIC_ACCESS_REMOTE_READ)) {
+		r = pkt.pkt_len ? srnic_mem_check(&eng->mem, j->rkey, qp->pd,
+						  j->va + j->sent, pkt.pkt_len,
+						  SRNIC_ACCESS_REMOTE_READ)
+				: SRNIC_MEM_OK;
+		if (r != SRNIC_MEM_OK) {
+			count_access(eng, r);
 			nak(eng, qp, SRNIC_NAK_ACCESS, j->msn, j->txid);
 			qp->rd_head++;
 			continue;

@@ -6,7 +6,8 @@
 #     data-integrity example checks every byte of WRITE, READ and SEND from
 #     1 B to 8 MiB, and ibv_rc_pingpong -c checks what it receives.
 #  2. A link that goes down for two seconds in the middle of a transfer and
-#     comes back: no error, no bad byte, and the port is in use again.
+#     comes back: no error, no bad byte, and the port is in use again;
+#     then the same for ibv_rc_pingpong -c.
 # The testbed is the caller's SRNIC_NS and SRNIC_RUN with "-f" appended, so
 # that it never meets the caller's own testbed or another run's.
 export SRNIC_NS=${SRNIC_NS:-srnic}-f SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-f
@@ -54,4 +55,10 @@ wait $flap
 grep -q ", 0 bad" "$LOGDIR/flap-integrity.a" || fail "bad data across a link flap"
 sleep 1
 "$SRNIC" stats a | grep -E '^peer b .* ports up 0 1$' || fail "port 0 did not come back"
+
+( sleep 1.5; "$SRNIC" testbed fault b 1 down; sleep 2; "$SRNIC" testbed fault b 1 up ) &
+flap=$!
+pair flap-pingpong 180 ibv_rc_pingpong -g 1 -c -s 65536 -n 6000 -m 1024 ||
+	fail "ibv_rc_pingpong while a link goes down and up"
+wait $flap
 exit 0

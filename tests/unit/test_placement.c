@@ -401,6 +401,7 @@ static void test_access(void)
 		const char *what;
 		uint32_t key;
 		uint64_t va;
+		enum srnic_drop counted;
 	} cases[4];
 
 	memset(msg, 0x77, LEN);
@@ -415,16 +416,22 @@ static void test_access(void)
 	cases[0].what = "beyond the region";
 	cases[0].key = key;
 	cases[0].va = (uintptr_t)dst + STRIDE + 1;	/* one byte past the end */
+	cases[0].counted = SRNIC_DROP_OUT_OF_BOUNDS;
 	cases[1].what = "wrong key";
 	cases[1].key = key ^ 0x10000;
 	cases[1].va = (uintptr_t)dst;
+	cases[1].counted = SRNIC_DROP_BAD_KEY;
 	cases[2].what = "no remote write right";
 	cases[2].key = ro;
 	cases[2].va = (uintptr_t)dst;
+	cases[2].counted = SRNIC_DROP_NO_RIGHTS;
 	cases[3].what = "key of another PD";
 	cases[3].key = other;
 	cases[3].va = (uintptr_t)dst;
+	cases[3].counted = SRNIC_DROP_BAD_KEY;
 	for (i = 0; i < 4; i++) {
+		uint64_t before = drops(cases[i].counted);
+
 		qp->exp_msn = 100 + i;
 		/* Odd cases send the held last packet, even ones the first. */
 		deliver(qp, SRNIC_OP_WRITE, 0, 100 + i, 1, 0, cases[i].key,
@@ -433,6 +440,8 @@ static void test_access(void)
 		CHECK(n == 1 && out[0].syndrome == SRNIC_NAK_ACCESS &&
 			      out[0].nak_msn == 100 + i,
 		      "%s: access NAK", cases[i].what);
+		CHECK(drops(cases[i].counted) == before + 1,
+		      "%s: not counted under its reason", cases[i].what);
 	}
 	for (i = 0; i < 2 * LEN; i++)
 		if (dst[i]) {
