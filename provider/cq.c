@@ -35,6 +35,8 @@ static const enum ibv_wc_opcode wc_opcode[] = {
 	[SRNIC_WC_RDMA_READ] = IBV_WC_RDMA_READ,
 	[SRNIC_WC_RECV] = IBV_WC_RECV,
 	[SRNIC_WC_RECV_RDMA_WITH_IMM] = IBV_WC_RECV_RDMA_WITH_IMM,
+	[SRNIC_WC_COMP_SWAP] = IBV_WC_COMP_SWAP,
+	[SRNIC_WC_FETCH_ADD] = IBV_WC_FETCH_ADD,
 };
 
 static struct srnic_cq_v *cq_new(struct ibv_context *context, int cqe)

@@ -195,7 +195,10 @@ int srnic_query_device_ex(struct ibv_context *context,
 	d->max_qp_rd_atom = SRNIC_MAX_RD_ATOMIC;
 	d->max_qp_init_rd_atom = SRNIC_MAX_RD_ATOMIC;
 	d->max_res_rd_atom = SRNIC_MAX_RD_ATOMIC * (SRNIC_MAX_QP - 16);
-	d->atomic_cap = IBV_ATOMIC_NONE;	/* not yet: issue 4 */
+	/* Atomics run as locked instructions of the responder's CPU on the
+	 * application's memory: atomic against each other, and against the
+	 * CPUs' own atomic instructions on the same bytes. */
+	d->atomic_cap = IBV_ATOMIC_GLOB;
 	d->max_pkeys = 1;
 	d->local_ca_ack_delay = 15;
 	d->phys_port_cnt = 1;

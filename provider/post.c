@@ -16,8 +16,8 @@ static const int8_t wr_opcode[] = {
 	[IBV_WR_SEND] = SRNIC_WR_SEND,
 	[IBV_WR_SEND_WITH_IMM] = SRNIC_WR_SEND_IMM,
 	[IBV_WR_RDMA_READ] = SRNIC_WR_READ,
-	[IBV_WR_ATOMIC_CMP_AND_SWP] = -1,
-	[IBV_WR_ATOMIC_FETCH_AND_ADD] = -1,
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = SRNIC_WR_ATOMIC_CAS,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = SRNIC_WR_ATOMIC_FAA,
 };
 
 static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
@@ -53,11 +53,23 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 			 : 0;
 	w->remote_addr = wr->wr.rdma.remote_addr;
 	w->rkey = wr->wr.rdma.rkey;
+	if (srnic_wr_is_atomic(op)) {
+		/* 8 aligned remote bytes; the old value lands in one SGE of
+		 * 8 bytes. */
+		if (wr->num_sge != 1 || total != 8 ||
+		    (wr->wr.atomic.remote_addr & 7) ||
+		    (wr->send_flags & IBV_SEND_INLINE))
+			return EINVAL;
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	}
 
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint32_t off = 0;
 
-		if (op == SRNIC_WR_READ || total > sqp->qp->max_inline)
+		if (srnic_wr_reads(op) || total > sqp->qp->max_inline)
 			return EINVAL;
 		w->flags |= SRNIC_WR_INLINE;
 		for (i = 0; i < wr->num_sge; i++) {

@@ -9,7 +9,8 @@
 #define SUPPORTED_SEND_OPS                                                  \
 	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |                \
 	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |    \
-	 IBV_QP_EX_WITH_RDMA_READ)
+	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |      \
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
 static int check_caps(struct ibv_qp_cap *cap)
 {

@@ -29,8 +29,15 @@ static void wr_start(struct ibv_qp_ex *qpx)
 static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
+	struct srnic_qp *qp = sqp->qp;
 	int rc = sqp->wr_err;
+	uint32_t i;
 
+	/* An atomic whose 8-byte SGE never came is not a work request. */
+	for (i = qp->sq_prod; !rc && i != sqp->wr_prod; i++)
+		if (srnic_wr_is_atomic(qp->sq[i & qp->sq_mask].opcode) &&
+		    qp->sq[i & qp->sq_mask].length != 8)
+			rc = EINVAL;
 	if (!rc)
 		srnic_sq_publish(sqp, sqp->wr_prod);
 	pthread_spin_unlock(&sqp->qp->sq_lock);
@@ -102,6 +109,38 @@ static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 	new_wqe(qpx, SRNIC_WR_READ, rkey, remote_addr, 0);
 }
 
+/* Atomics work on 8 aligned remote bytes, and the old value lands in one
+ * SGE of 8 bytes (checked when it is set). */
+static void new_atomic(struct ibv_qp_ex *qpx, uint8_t op, uint32_t rkey,
+		       uint64_t remote_addr, uint64_t compare_add,
+		       uint64_t swap)
+{
+	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
+
+	new_wqe(qpx, op, rkey, remote_addr, 0);
+	if (!sqp->wr_cur)
+		return;
+	if (remote_addr & 7) {
+		sqp->wr_err = EINVAL;
+		return;
+	}
+	sqp->wr_cur->compare_add = compare_add;
+	sqp->wr_cur->swap = swap;
+}
+
+static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+			      uint64_t remote_addr, uint64_t compare,
+			      uint64_t swap)
+{
+	new_atomic(qpx, SRNIC_WR_ATOMIC_CAS, rkey, remote_addr, compare, swap);
+}
+
+static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+				uint64_t remote_addr, uint64_t add)
+{
+	new_atomic(qpx, SRNIC_WR_ATOMIC_FAA, rkey, remote_addr, add, 0);
+}
+
 static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
 			    const struct ibv_sge *sg)
 {
@@ -122,7 +161,8 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
 		w->sge[i].lkey = sg[i].lkey;
 		total += sg[i].length;
 	}
-	if (total > SRNIC_MAX_MSG_BYTES) {
+	if (total > SRNIC_MAX_MSG_BYTES ||
+	    (srnic_wr_is_atomic(w->opcode) && (n != 1 || total != 8))) {
 		sqp->wr_err = EINVAL;
 		return;
 	}
@@ -149,7 +189,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n,
 		return;
 	for (i = 0; i < n; i++)
 		total += buf[i].length;
-	if (w->opcode == SRNIC_WR_READ || total > sqp->qp->max_inline) {
+	if (srnic_wr_reads(w->opcode) || total > sqp->qp->max_inline) {
 		sqp->wr_err = EINVAL;
 		return;
 	}
@@ -188,6 +228,10 @@ void srnic_qp_ex_init(struct srnic_qp_v *sqp, uint64_t send_ops)
 		qpx->wr_rdma_write_imm = wr_rdma_write_imm;
 	if (send_ops & IBV_QP_EX_WITH_RDMA_READ)
 		qpx->wr_rdma_read = wr_rdma_read;
+	if (send_ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
+		qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
+	if (send_ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
 	qpx->wr_set_sge = wr_set_sge;
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;

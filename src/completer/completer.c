@@ -44,7 +44,7 @@ static void finish(struct srnic_qp *qp, uint32_t idx, uint8_t status)
 
 	if (qp->cur_busy && qp->sq_cur == idx)
 		qp->cur_busy = 0;
-	if (qp->sq[idx & qp->sq_mask].opcode == SRNIC_WR_READ &&
+	if (srnic_wr_reads(qp->sq[idx & qp->sq_mask].opcode) &&
 	    run->state != SWQE_DONE && qp->rd_inflight)
 		qp->rd_inflight--;
 	srnic_track_fini(&run->rd);
@@ -104,7 +104,7 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 			continue;
 		if (seq_diff(run->msn, pkt->msn) >= 0)
 			break;
-		if (qp->sq[i & qp->sq_mask].opcode != SRNIC_WR_READ) {
+		if (!srnic_wr_reads(qp->sq[i & qp->sq_mask].opcode)) {
 			finish(qp, i, SRNIC_WC_SUCCESS);
 			moved = true;
 		}
@@ -194,7 +194,7 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	run = &qp->run[idx & qp->sq_mask];
 	w = &qp->sq[idx & qp->sq_mask];
-	if (w->opcode != SRNIC_WR_READ || run->state == SWQE_DONE ||
+	if (!srnic_wr_reads(w->opcode) || run->state == SWQE_DONE ||
 	    run->txid != pkt->txid) {
 		eng->st.drops[SRNIC_DROP_STALE_TXID]++;
 		return;
@@ -218,8 +218,11 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	srnic_track_mark(&run->rd, pi);
 	/* A large READ's answer takes longer than one timeout, and READs
 	 * are answered one after the other: the READ timers run from the
-	 * last sign of progress of any of them, not from the request. */
+	 * last sign of progress of any of them, not from the request.  It
+	 * is progress for the probes' back-off too (a READ-only QP hears no
+	 * ACK that would end it). */
 	qp->rd_progress = srnic_now();
+	srnic_rto_progress(qp);
 	if (srnic_track_complete(&run->rd)) {
 		finish(qp, idx, SRNIC_WC_SUCCESS);
 		srnic_completer_complete(eng, qp);
@@ -263,7 +266,7 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (run->state == SWQE_WAITING && !run->resend_queued &&
 		    now >= qp->rnr_until) {
 			if (now >= run->deadline &&
-			    (qp->sq[i & qp->sq_mask].opcode != SRNIC_WR_READ ||
+			    (!srnic_wr_reads(qp->sq[i & qp->sq_mask].opcode) ||
 			     now >= qp->rd_progress + qp->at.timeout_tsc)) {
 				if (++run->retries > qp->at.retry_cnt)
 					finish(qp, i, SRNIC_WC_RETRY_EXC_ERR);
@@ -283,6 +286,8 @@ static const uint8_t wc_op[] = {
 	[SRNIC_WR_WRITE] = SRNIC_WC_RDMA_WRITE,
 	[SRNIC_WR_WRITE_IMM] = SRNIC_WC_RDMA_WRITE,
 	[SRNIC_WR_READ] = SRNIC_WC_RDMA_READ,
+	[SRNIC_WR_ATOMIC_CAS] = SRNIC_WC_COMP_SWAP,
+	[SRNIC_WR_ATOMIC_FAA] = SRNIC_WC_FETCH_ADD,
 };
 
 static void sq_release(struct srnic_qp *qp)
@@ -317,7 +322,7 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 			c->qp_num = qp->qpn;
 			c->status = run->status;
 			c->opcode = wc_op[w->opcode];
-			c->byte_len = w->opcode == SRNIC_WR_READ ? w->length : 0;
+			c->byte_len = srnic_wr_reads(w->opcode) ? w->length : 0;
 			/* The slot is free before the completion shows: a
 			 * program that posts again on seeing it must find
 			 * room. */

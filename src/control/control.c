@@ -124,11 +124,15 @@ struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4)
 #define LOSSY_LEAVE_PM 100
 
 static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
-		       unsigned p, uint32_t seq, bool fresh)
+		       unsigned p, const struct srnic_pkt *pkt)
 {
-	uint32_t gap = seq - peer->hello_seq[p], best = 1000, k;
+	uint32_t seq = pkt->msn, gap = seq - peer->hello_seq[p], best = 1000, k;
+	/* A port counts afresh when it comes up, and when the peer's
+	 * incarnation is new to it: a new process numbers from 0 again. */
+	bool fresh = !peer->up[p] || peer->hello_inc[p] != pkt->src_inc;
 	unsigned q;
 
+	peer->hello_inc[p] = pkt->src_inc;
 	if (fresh) {
 		peer->hello_loss[p] = 0;
 	} else if (gap < 64) {
@@ -151,11 +155,12 @@ static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
 		return;
 	}
 	peer->hello_seq[p] = seq + 1;
+	/* The best port: among those with a history (a port just come up
+	 * has none, and would make every other look bad). */
 	for (q = 0; q < eng->nports; q++)
-		if (peer->up[q] && peer->hello_loss[q] < best)
+		if (peer->up[q] && !(q == p && fresh) &&
+		    peer->hello_loss[q] < best)
 			best = peer->hello_loss[q];
-	if (fresh)
-		best = 0;
 	for (q = 0; q < eng->nports; q++) {
 		uint8_t lossy = peer->lossy[q];
 
@@ -180,8 +185,9 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 {
 	struct srnic_peer *peer;
 
-	if (p >= eng->nports || pkt->ipv4 == eng->cfg.ipv4)
-		return;
+	if (p >= eng->nports || pkt->ipv4 == eng->cfg.ipv4 || !pkt->ipv4 ||
+	    !pkt->src_inc)
+		return;		/* ourselves, or nobody */
 	pthread_mutex_lock(&eng->peer_lock);
 	peer = srnic_peer_find(eng, pkt->ipv4);
 	if (!peer && eng->npeers < SRNIC_MAX_PEERS) {
@@ -203,9 +209,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 				     "(incarnation %08x)", peer->name, p,
 				     pkt->src_inc);
 			if (pkt->opcode == SRNIC_OP_HELLO)
-				hello_loss(eng, peer, p, pkt->msn,
-					   !peer->up[p] ||
-						   peer->inc != pkt->src_inc);
+				hello_loss(eng, peer, p, pkt);
 			if (peer->inc != pkt->src_inc)
 				srnic_integrate_new_incarnation(peer);
 			/* The MAC first, then "up": the datapath reads them
@@ -329,10 +333,13 @@ int srnic_control_start(struct srnic_engine *eng)
 	unsigned i, p;
 
 	/* Whatever was known before a restart of the engine must be heard
-	 * again. */
-	for (i = 0; i < eng->npeers; i++)
+	 * again, and our new incarnation integrated with every peer. */
+	for (i = 0; i < eng->npeers; i++) {
 		for (p = 0; p < SRNIC_MAX_PORTS; p++)
 			eng->peer[i].up[p] = 0;
+		eng->peer[i].ok_inc = eng->peer[i].ready_inc = 0;
+		srnic_integrate_new_incarnation(&eng->peer[i]);
+	}
 	eng->ctrl_stop = 0;
 	eng->hello_now = 1;
 	if (pthread_create(&eng->ctrl_thread, NULL, control_thread, eng))

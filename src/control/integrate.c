@@ -39,6 +39,10 @@
 #include "engine_internal.h"
 
 #define BOOTING_RETRY_MS 100
+/* A port still silent after this many rounds carries nothing from the
+ * peer to us (a one-way link): it is accounted for, as a down one is, so
+ * that it does not keep the peer's RDMA out for ever. */
+#define BOOTING_ROUNDS 10
 #define READY_BURST 20		/* RDMA_READYs, one each HELLO ... */
 #define READY_EVERY_MS 500	/* ... then one this often */
 
@@ -67,6 +71,7 @@ bool srnic_peer_integrated(const struct srnic_peer *peer)
 void srnic_integrate_new_incarnation(struct srnic_peer *peer)
 {
 	peer->acked_ports = 0;
+	peer->booting_rounds = 0;
 	peer->booting_at = 0;	/* BOOTING at the next tick */
 	peer->ready_sent = 0;
 }
@@ -91,6 +96,7 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 	struct srnic_peer *peer = srnic_peer_find(eng, pkt->ipv4);
 	struct rte_mbuf *m;
 	unsigned cleared = 0, q;
+	uint32_t w;
 
 	for (q = 0; peer && q < SRNIC_MAX_QP; q++) {
 		struct srnic_qp *qp = srnic_qp_lookup(eng, q);
@@ -101,9 +107,14 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 		/* The process this QP talked to is gone: what it was sending
 		 * ends as it would have after the retries, without waiting
 		 * for them. */
-		if (qp->sq_comp != qp->sq_next)
-			srnic_completer_fail(qp, qp->sq_comp,
-					     SRNIC_WC_RETRY_EXC_ERR);
+		for (w = qp->sq_comp; w != qp->sq_next; w++)
+			if (qp->run[w & qp->sq_mask].state != SWQE_DONE) {
+				/* the oldest not finished: one done and
+				 * waiting for CQ room keeps its status */
+				srnic_completer_fail(qp, w,
+						     SRNIC_WC_RETRY_EXC_ERR);
+				break;
+			}
 		srnic_completer_complete(eng, qp);
 		if (qp->state != SRNIC_QPS_ERR)
 			srnic_qp_to_error(eng, qp);
@@ -159,7 +170,9 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 		if (!reach)
 			continue;	/* down: asked again when it is back */
 		if (peer->ok_inc != peer->inc) {
-			if ((reach & ~peer->acked_ports) == 0) {
+			if ((reach & ~peer->acked_ports) == 0 ||
+			    (peer->acked_ports &&
+			     peer->booting_rounds >= BOOTING_ROUNDS)) {
 				__atomic_store_n(&peer->ok_inc, peer->inc,
 						 __ATOMIC_RELEASE);
 				peer->ready_at = 0;
@@ -167,6 +180,8 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 					   BOOTING_RETRY_MS ||
 				   !peer->booting_at) {
 				peer->booting_at = now;
+				if (peer->booting_rounds < 255)
+					peer->booting_rounds++;
 				for (p = 0; p < eng->nports; p++)
 					if (reach & ~peer->acked_ports &
 					    (1u << p)) {

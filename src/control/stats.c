@@ -66,6 +66,7 @@ void srnic_stats_write(struct srnic_engine *eng)
 	fprintf(f, "srtt_us %lu rto_us %lu\n",
 		(unsigned long)rd(&eng->st.srtt_us),
 		(unsigned long)rd(&eng->st.rto_us));
+	fprintf(f, "atomics %lu\n", (unsigned long)rd(&eng->st.atomics));
 	fprintf(f, "read_rerequests %lu\n",
 		(unsigned long)rd(&eng->st.read_rerequests));
 	fprintf(f, "credit_waits %lu credit_loans %lu\n",

@@ -400,7 +400,7 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 						       : SRNIC_DROP_MALFORMED]++;
 		return false;
 	}
-	if (pkt.opcode >= SRNIC_OP_HELLO) {	/* control frames */
+	if (srnic_op_is_control(pkt.opcode)) {
 		/* The peer is about to vanish from this link: let go of it
 		 * now, on the thread that polls it, and say so. */
 		if (pkt.opcode == SRNIC_OP_BYE && m->port < eng->nports)
@@ -738,18 +738,19 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 			errno = ENOMEM;
 			return NULL;
 		}
-		/* A fresh incarnation each process: never 0, which no
-		 * packet may claim.  Drawn apart from the key seed: peers
-		 * see the incarnation, and must learn nothing of the keys. */
-		if (getrandom(&eng->inc, sizeof(eng->inc), 0) !=
-		    sizeof(eng->inc))
-			eng->inc = (uint32_t)(seed * 0x9e3779b97f4a7c15ull >> 32);
-		eng->inc |= 1;
 		eng->qpn_next = 16;
 		pthread_mutex_init(&eng->obj_lock, NULL);
 		pthread_mutex_init(&eng->peer_lock, NULL);
 		the_engine = eng;
 	}
+
+	/* A fresh incarnation at every start, a restart in the same process
+	 * too (peers then forget what they held for the last one): never 0,
+	 * which no packet may claim.  Drawn apart from the key seed: peers
+	 * see the incarnation, and must learn nothing of the keys. */
+	if (getrandom(&eng->inc, sizeof(eng->inc), 0) != sizeof(eng->inc))
+		eng->inc = (uint32_t)(srnic_now() * 0x9e3779b97f4a7c15ull >> 32);
+	eng->inc |= 1;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.eng = eng;

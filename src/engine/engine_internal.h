@@ -105,6 +105,7 @@ struct srnic_peer {
 	 * average); striping avoids a port that loses far more than the
 	 * peer's best one (lossy). */
 	uint32_t hello_seq[SRNIC_MAX_PORTS];	/* the next one expected */
+	uint32_t hello_inc[SRNIC_MAX_PORTS];	/* ... from this incarnation */
 	uint16_t hello_loss[SRNIC_MAX_PORTS];
 	uint8_t lossy[SRNIC_MAX_PORTS];
 	/* Integration (integrate.c).  The datapath reads ok_inc and
@@ -114,6 +115,7 @@ struct srnic_peer {
 	uint32_t ready_inc;	/* this incarnation of the peer lets our
 				 * RDMA in */
 	uint8_t acked_ports;	/* BOOT_ACKs so far from incarnation inc */
+	uint8_t booting_rounds;	/* BOOTINGs sent to it so far */
 	uint64_t booting_at;	/* ms we last sent it BOOTING */
 	uint64_t ready_at;	/* ms we last sent it RDMA_READY */
 	uint32_t ready_sent;	/* RDMA_READYs sent to this incarnation */
@@ -136,6 +138,7 @@ struct srnic_stats {
 	uint64_t sacks_sent;
 	uint64_t probes;	/* last packets sent again to ask for a SACK */
 	uint64_t read_rerequests; /* READ ranges asked for again */
+	uint64_t atomics;	/* atomic operations run (responder) */
 	uint64_t srtt_us, rto_us;	/* of the QP that sampled last */
 	uint64_t rnr_naks_sent;
 	uint64_t acks_sent;

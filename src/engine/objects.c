@@ -206,6 +206,7 @@ static void qp_reset(struct srnic_qp *qp)
 	qp->rnr_until = 0;
 	qp->srtt = qp->rttvar = qp->rto = 0;
 	qp->timer_set = 0;
+	qp->ts_recent = 0;
 	qp->rto_backoff = 0;
 	qp->flush_pending = 0;
 	qp->cq_wait = 0;

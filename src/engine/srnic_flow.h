@@ -69,10 +69,14 @@ static inline void srnic_fc_reset(struct srnic_qp *qp)
 }
 
 /* Responder: a new packet landed.  Returns whether a credit update is
- * due. */
-static inline bool srnic_fc_landed(struct srnic_qp *qp)
+ * due: after a quarter window, or half the grant when the grant is small
+ * (a requester holding only that much would otherwise wait for a loan). */
+static inline bool srnic_fc_landed(struct srnic_qp *qp, uint32_t grant)
 {
-	return ++qp->fc_landed - qp->fc_acked >= SRNIC_FC_UPDATE;
+	uint32_t every = grant / 2 < SRNIC_FC_UPDATE ? grant / 2
+						     : SRNIC_FC_UPDATE;
+
+	return ++qp->fc_landed - qp->fc_acked >= (every ? every : 1);
 }
 
 /* Responder: the credit the next ACK carries. */

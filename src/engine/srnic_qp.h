@@ -60,6 +60,8 @@ struct srnic_swqe_run {
 	uint8_t rnr_retries;
 	uint8_t resend_queued;
 	uint32_t fc_high;	/* bytes already counted against credits */
+	uint32_t sack_first;	/* the last SACK's first missing packet */
+	uint32_t sack_missing;	/* ... and how many it named; 0: none yet */
 	struct srnic_track rd;	/* READ: response packets landed */
 };
 
@@ -78,8 +80,9 @@ struct srnic_rmsg {
 	uint32_t ssn;
 	uint32_t msg_len;
 	uint32_t imm;
-	uint32_t rkey;		/* READ */
-	uint64_t va;		/* READ */
+	uint32_t rkey;		/* READ, atomics */
+	uint64_t va;		/* READ, atomics */
+	uint64_t operand[2];	/* atomics: compare (or add), swap */
 	uint16_t flags;		/* wire flags of the message */
 	uint8_t state;
 	uint8_t opcode;
@@ -100,6 +103,16 @@ struct srnic_read_job {
 	uint32_t sent;		/* offset of the next byte to send */
 	uint32_t end;		/* the job ends before this offset */
 	uint8_t shift;		/* the requester's packet size */
+	uint8_t atomic;		/* the answer is value, not memory */
+	uint64_t value;		/* atomics: the 8 bytes as they were */
+};
+
+/* What an atomic found, kept to answer a copy of its request without
+ * running it twice (at most once); the last SRNIC_MAX_RD_ATOMIC. */
+struct srnic_atomic_done {
+	uint32_t msn;
+	uint8_t valid;
+	uint64_t value;
 };
 
 struct srnic_qp_attr_rt {
@@ -185,6 +198,8 @@ struct srnic_qp {
 	struct srnic_rmsg *rmsg;	/* SRNIC_WINDOW slots */
 	struct srnic_read_job rd_jobs[SRNIC_MAX_RD_ATOMIC];
 	uint32_t rd_head, rd_tail;
+	struct srnic_atomic_done atomic_done[SRNIC_MAX_RD_ATOMIC];
+	uint32_t atomic_next;
 
 	/* engine lists: active (has work), ack (ACK to send), timer */
 	struct srnic_qp *active_next;

@@ -51,6 +51,16 @@ static inline uint64_t xorshift64(uint64_t *s)
  * some of them back and appends the held frames whose time has come, after
  * the new ones.  Returns how many frames pkts now has.
  */
+/* BYE and BYE_ACK are never held: a peer leaving a memif link waits only
+ * so long for its answer before it unmaps the link under us. */
+static inline bool leaving(const struct rte_mbuf *m)
+{
+	uint8_t op = srnic_wire_peek_opcode(rte_pktmbuf_mtod(m, const uint8_t *),
+					    rte_pktmbuf_data_len(m));
+
+	return op == SRNIC_OP_BYE || op == SRNIC_OP_BYE_ACK;
+}
+
 uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
 			struct rte_mbuf **pkts, uint16_t got, uint16_t n)
 {
@@ -69,7 +79,8 @@ uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
 				 0x9e3779b97f4a7c15ull | 1;
 		for (i = 0; i < got; i++) {
 			if ((xorshift64(&f->rng) >> 32) < hold &&
-			    f->tail - f->head < SRNIC_FAULT_HOLD) {
+			    f->tail - f->head < SRNIC_FAULT_HOLD &&
+			    !leaving(pkts[i])) {
 				uint32_t k = f->tail++ & (SRNIC_FAULT_HOLD - 1);
 
 				f->m[k] = pkts[i];

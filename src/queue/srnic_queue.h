@@ -29,7 +29,20 @@ enum srnic_wr_opcode {
 	SRNIC_WR_WRITE,
 	SRNIC_WR_WRITE_IMM,
 	SRNIC_WR_READ,
+	SRNIC_WR_ATOMIC_CAS,	/* compare-and-swap on 8 remote bytes */
+	SRNIC_WR_ATOMIC_FAA,	/* fetch-and-add on 8 remote bytes */
 };
+
+static inline bool srnic_wr_is_atomic(uint8_t op)
+{
+	return op == SRNIC_WR_ATOMIC_CAS || op == SRNIC_WR_ATOMIC_FAA;
+}
+
+/* What reads remote memory and so waits for its answer: READ, atomics. */
+static inline bool srnic_wr_reads(uint8_t op)
+{
+	return op == SRNIC_WR_READ || srnic_wr_is_atomic(op);
+}
 
 #define SRNIC_WR_SIGNALED 0x1
 #define SRNIC_WR_SOLICITED 0x2
@@ -53,6 +66,8 @@ struct srnic_swqe {
 	uint8_t flags;
 	uint8_t num_sge;
 	uint8_t reserved;
+	uint64_t compare_add;	/* atomics: compare (CAS) or add (FAA) */
+	uint64_t swap;		/* CAS: the new value */
 	union {
 		struct srnic_sge sge[SRNIC_MAX_SGE];
 		uint8_t inline_data[SRNIC_MAX_INLINE];
@@ -88,6 +103,8 @@ enum srnic_wc_opcode {
 	SRNIC_WC_RDMA_READ,
 	SRNIC_WC_RECV,
 	SRNIC_WC_RECV_RDMA_WITH_IMM,
+	SRNIC_WC_COMP_SWAP,
+	SRNIC_WC_FETCH_ADD,
 };
 
 #define SRNIC_WC_F_IMM 0x1

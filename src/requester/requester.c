@@ -17,6 +17,8 @@ static const uint16_t op_flags[] = {
 	[SRNIC_WR_WRITE] = 0,
 	[SRNIC_WR_WRITE_IMM] = SRNIC_F_RECV_CQE | SRNIC_F_IMM,
 	[SRNIC_WR_READ] = 0,
+	[SRNIC_WR_ATOMIC_CAS] = SRNIC_F_CAS,
+	[SRNIC_WR_ATOMIC_FAA] = 0,
 };
 
 static const uint8_t op_wire[] = {
@@ -25,6 +27,8 @@ static const uint8_t op_wire[] = {
 	[SRNIC_WR_WRITE] = SRNIC_OP_WRITE,
 	[SRNIC_WR_WRITE_IMM] = SRNIC_OP_WRITE,
 	[SRNIC_WR_READ] = SRNIC_OP_READ_REQ,
+	[SRNIC_WR_ATOMIC_CAS] = SRNIC_OP_ATOMIC_REQ,
+	[SRNIC_WR_ATOMIC_FAA] = SRNIC_OP_ATOMIC_REQ,
 };
 
 bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
@@ -94,7 +98,7 @@ int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
 static int check_sges(struct srnic_engine *eng, struct srnic_qp *qp,
 		      const struct srnic_swqe *w)
 {
-	uint32_t need = w->opcode == SRNIC_WR_READ ? SRNIC_ACCESS_LOCAL_WRITE
+	uint32_t need = srnic_wr_reads(w->opcode) ? SRNIC_ACCESS_LOCAL_WRITE
 						   : 0;
 	unsigned i;
 
@@ -174,7 +178,7 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		run->txid = qp->next_txid++;
 		run->sent = 0;
 		eng->st.retransmits++;
-		if (qp->sq[idx & qp->sq_mask].opcode == SRNIC_WR_READ) {
+		if (srnic_wr_reads(qp->sq[idx & qp->sq_mask].opcode)) {
 			/* A READ keeps what already landed and asks, under
 			 * the new id, only for what is missing. */
 			uint64_t now = srnic_now();
@@ -196,7 +200,7 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		return false;
 	w = &qp->sq[qp->sq_next & qp->sq_mask];
 	run = &qp->run[qp->sq_next & qp->sq_mask];
-	if (w->opcode == SRNIC_WR_READ &&
+	if (srnic_wr_reads(w->opcode) &&
 	    qp->rd_inflight >= (qp->at.max_rd_atomic ? qp->at.max_rd_atomic
 						     : 1))
 		return false;
@@ -221,7 +225,7 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		run->ssn = qp->next_ssn++;
 	run->state = SWQE_SENDING;
 	qp->cur_busy = 1;
-	if (w->opcode == SRNIC_WR_READ) {
+	if (srnic_wr_reads(w->opcode)) {
 		if (srnic_track_init(&run->rd, w->length,
 				     stride_shift(eng, qp))) {
 			/* Out of memory for the bitmap: an error the
@@ -269,6 +273,22 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint8_t *payload;
 
 	pkt->flags &= ~SRNIC_F_LAST;
+	if (pkt->opcode == SRNIC_OP_ATOMIC_REQ) {
+		/* The operands are the payload; the SGE is where the old
+		 * value goes. */
+		pkt->pkt_len = SRNIC_ATOMIC_PAYLOAD;
+		pkt->msg_off = 0;
+		pkt->va = w->remote_addr;
+		pkt->flags |= SRNIC_F_LAST;
+		m = srnic_pkt_alloc(eng, pkt, qp->peer->mac[port], port,
+				    &payload);
+		if (!m)
+			return 0;
+		srnic_put64(payload, w->compare_add);
+		srnic_put64(payload + 8, w->swap);
+		srnic_port_tx(eng, port, m);
+		return 1;
+	}
 	if (pkt->opcode == SRNIC_OP_READ_REQ) {
 		/* The whole READ, and from off the part wanted (read_len,
 		 * which the caller set) */
@@ -309,7 +329,8 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 	data_pkt_init(&pkt, eng, qp, w, run);
 	while (n < budget) {
 		bool fresh = run->sent >= run->fc_high &&
-			     pkt.opcode != SRNIC_OP_READ_REQ;
+			     pkt.opcode != SRNIC_OP_READ_REQ &&
+			     pkt.opcode != SRNIC_OP_ATOMIC_REQ;
 		int port, rc;
 
 		/* New data waits for credit; a resend never does. */
@@ -374,7 +395,7 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (run->state != SWQE_WAITING)
 		return;
-	if (w->opcode == SRNIC_WR_READ) {
+	if (srnic_wr_reads(w->opcode)) {
 		/* Answers to it (or to the READs before it) still coming:
 		 * nothing to chase yet. */
 		if (srnic_now() - qp->rd_progress < srnic_probe_tsc(qp)) {
@@ -418,6 +439,15 @@ void srnic_requester_reread(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	data_pkt_init(&pkt, eng, qp, w, run);
 	pkt.stride_shift = t->shift;	/* as the bitmap was cut */
+	if (pkt.opcode == SRNIC_OP_ATOMIC_REQ) {
+		/* Asked again as it was: the responder answers a copy from
+		 * what it saved, it never runs an atomic twice. */
+		int port = srnic_qp_pick_port(eng, qp);
+
+		if (port >= 0 && data_pkt_send(eng, qp, idx, &pkt, 0, port) > 0)
+			eng->st.read_rerequests++;
+		return;
+	}
 	for (k = 0; k < REREAD_RANGES; k++) {
 		uint32_t a = srnic_track_next(t, from, false), b;
 		int port;
@@ -453,7 +483,7 @@ void srnic_requester_resend_missing(struct srnic_engine *eng,
 	struct srnic_pkt pkt;
 	uint32_t npkts, k;
 
-	if (w->opcode == SRNIC_WR_READ || run->state == SWQE_DONE)
+	if (srnic_wr_reads(w->opcode) || run->state == SWQE_DONE)
 		return;
 	data_pkt_init(&pkt, eng, qp, w, run);
 	npkts = srnic_track_npkts(w->length, pkt.stride_shift);
@@ -471,10 +501,18 @@ void srnic_requester_resend_missing(struct srnic_engine *eng,
 			break;
 		eng->st.sack_resent++;
 	}
-	/* The responder is alive and receiving: give the message a new
-	 * timeout from now, and a new probe interval. */
-	srnic_rto_progress(qp);
-	run->deadline = srnic_now() + qp->at.timeout_tsc;
+	/* A SACK that shows the message moving on (its first hole later,
+	 * or fewer holes) gives it a new timeout and ends the back-off; one
+	 * that names the same holes again does not, or a path that never
+	 * carries what is resent would keep the message alive for ever. */
+	k = 1 + (uint32_t)__builtin_popcountll(bits);
+	if (!run->sack_missing || first > run->sack_first ||
+	    (first == run->sack_first && k < run->sack_missing)) {
+		run->sack_first = first;
+		run->sack_missing = k;
+		srnic_rto_progress(qp);
+		run->deadline = srnic_now() + qp->at.timeout_tsc;
+	}
 	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
 }
 

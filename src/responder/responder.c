@@ -56,6 +56,7 @@ void srnic_responder_reset(struct srnic_qp *qp)
 	for (i = 0; i < SRNIC_WINDOW; i++)
 		slot_clear(&qp->rmsg[i]);
 	qp->rd_head = qp->rd_tail = 0;
+	memset(qp->atomic_done, 0, sizeof(qp->atomic_done));
 }
 
 /* The application reads rq_comp to know which receive slots are free. */
@@ -111,6 +112,27 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 	s->flags = pkt->flags;
 	s->opcode = pkt->opcode;
 
+	if (pkt->opcode == SRNIC_OP_ATOMIC_REQ) {
+		/* Runs in its turn, like a READ; checked now as well, so a
+		 * bad key is NAKed at once. */
+		s->rkey = pkt->rkey;
+		s->va = pkt->va;
+		s->trk.shift = pkt->stride_shift;
+		s->operand[0] = srnic_get64(pkt->payload);
+		s->operand[1] = srnic_get64(pkt->payload + 8);
+		s->state = RMSG_READ;
+		r = !(qp->access & SRNIC_ACCESS_REMOTE_ATOMIC)
+			    ? SRNIC_MEM_NO_RIGHTS
+			    : srnic_mem_check(&eng->mem, pkt->rkey, qp->pd,
+					      pkt->va, SRNIC_ATOMIC_LEN,
+					      SRNIC_ACCESS_REMOTE_ATOMIC);
+		if (r != SRNIC_MEM_OK) {
+			count_access(eng, r);
+			fail(eng, qp, s, SRNIC_NAK_ACCESS,
+			     SRNIC_WC_REM_ACCESS_ERR);
+		}
+		return true;
+	}
 	if (pkt->opcode == SRNIC_OP_READ_REQ) {
 		s->rkey = pkt->rkey;
 		s->va = pkt->va;
@@ -262,6 +284,43 @@ static void fail_placement(struct srnic_engine *eng, struct srnic_qp *qp,
 	     write ? SRNIC_WC_REM_ACCESS_ERR : SRNIC_WC_LOC_PROT_ERR);
 }
 
+/*
+ * Run atomic s on the application's memory, checked again (the region may
+ * have gone since the request came): a locked instruction of the CPU, so
+ * it is atomic against every other atomic of this node and the CPUs' own.
+ * Leaves the old value in s->operand[0] and keeps it for copies of the
+ * request.  False when the check fails (s is failed and NAKed).
+ */
+static bool run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
+		       struct srnic_rmsg *s)
+{
+	enum srnic_mem_check r = srnic_mem_check(&eng->mem, s->rkey, qp->pd,
+						 s->va, SRNIC_ATOMIC_LEN,
+						 SRNIC_ACCESS_REMOTE_ATOMIC);
+	uint64_t *p = (uint64_t *)(uintptr_t)s->va, old;
+	struct srnic_atomic_done *d;
+
+	if (r != SRNIC_MEM_OK) {
+		count_access(eng, r);
+		fail(eng, qp, s, SRNIC_NAK_ACCESS, SRNIC_WC_REM_ACCESS_ERR);
+		return false;
+	}
+	if (s->flags & SRNIC_F_CAS) {
+		old = s->operand[0];
+		__atomic_compare_exchange_n(p, &old, s->operand[1], false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		old = __atomic_fetch_add(p, s->operand[0], __ATOMIC_SEQ_CST);
+	}
+	s->operand[0] = old;
+	d = &qp->atomic_done[qp->atomic_next++ % SRNIC_MAX_RD_ATOMIC];
+	d->msn = s->msn;
+	d->value = old;
+	d->valid = 1;
+	eng->st.atomics++;
+	return true;
+}
+
 /* Complete, in MSN order, every message whose turn has come.  A message
  * all of whose packets are in still holds back its last-byte packet until
  * it is next in line: that one is placed here. */
@@ -312,6 +371,11 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 
 			if (qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC)
 				return;
+			/* An atomic runs here, once: every message before
+			 * it is done, and its answer has a job to go in. */
+			if (s->opcode == SRNIC_OP_ATOMIC_REQ &&
+			    !run_atomic(eng, qp, s))
+				continue;	/* failed: the case below */
 			j = &qp->rd_jobs[qp->rd_tail++ % SRNIC_MAX_RD_ATOMIC];
 			j->msn = s->msn;
 			j->txid = s->txid;
@@ -321,6 +385,8 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			j->shift = s->trk.shift;
 			j->sent = 0;
 			j->end = s->msg_len;
+			j->atomic = s->opcode == SRNIC_OP_ATOMIC_REQ;
+			j->value = j->atomic ? s->operand[0] : 0;
 			srnic_qp_activate(eng, qp);
 		} else if (s->flags & SRNIC_F_RECV_CQE) {
 			if (!emit_recv_cqe(qp, s)) {
@@ -334,6 +400,45 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 }
 
+/*
+ * A copy of an atomic request that ran already (its answer was lost, or is
+ * late): answer with what it found then, never run it again.  One too old
+ * to be remembered cannot be outstanding any more (the requester has at
+ * most SRNIC_MAX_RD_ATOMIC); it is dropped.
+ */
+static void reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
+			    const struct srnic_pkt *pkt)
+{
+	const struct srnic_atomic_done *d = NULL;
+	struct srnic_read_job *j;
+	uint32_t i;
+
+	for (i = 0; i < SRNIC_MAX_RD_ATOMIC; i++)
+		if (qp->atomic_done[i].valid &&
+		    qp->atomic_done[i].msn == pkt->msn)
+			d = &qp->atomic_done[i];
+	for (i = qp->rd_head; d && i != qp->rd_tail; i++) {
+		j = &qp->rd_jobs[i % SRNIC_MAX_RD_ATOMIC];
+		if (j->msn == pkt->msn) {
+			j->txid = pkt->txid;	/* still going out */
+			return;
+		}
+	}
+	if (!d || qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC) {
+		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		return;
+	}
+	j = &qp->rd_jobs[qp->rd_tail++ % SRNIC_MAX_RD_ATOMIC];
+	memset(j, 0, sizeof(*j));
+	j->msn = pkt->msn;
+	j->txid = pkt->txid;
+	j->len = j->end = SRNIC_ATOMIC_LEN;
+	j->shift = pkt->stride_shift;
+	j->atomic = 1;
+	j->value = d->value;
+	srnic_qp_activate(eng, qp);
+}
+
 /* Answer a READ again: the request is idempotent, the response is not kept. */
 static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		   const struct srnic_pkt *pkt)
@@ -341,6 +446,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint32_t end = pkt->read_len ? pkt->msg_off + pkt->read_len
 				     : pkt->msg_len;
 	struct srnic_read_job *j;
+	enum srnic_mem_check r;
 	uint32_t i;
 
 	for (i = qp->rd_head; i != qp->rd_tail; i++) {
@@ -356,9 +462,20 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (j->txid == pkt->txid && pkt->msg_off < j->sent &&
 		    end > j->sent && end <= j->end)
 			end = j->sent;	/* the rest is on its way already */
+		if (seq_diff(pkt->txid, j->txid) < 0) {
+			/* A late request of an older attempt: the requester
+			 * no longer listens to its answer. */
+			eng->st.drops[SRNIC_DROP_STALE_TXID]++;
+			return;
+		}
 		if (j->txid != pkt->txid) {
 			/* Still answering an older attempt: answer this one
 			 * instead (its other ranges get jobs of their own). */
+			if (pkt->va != j->va || pkt->rkey != j->rkey ||
+			    pkt->msg_len != j->len) {
+				eng->st.drops[SRNIC_DROP_MALFORMED]++;
+				return;
+			}
 			j->txid = pkt->txid;
 			j->sent = pkt->msg_off;
 			j->end = end;
@@ -367,15 +484,22 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	/* Asked again for what was answered already (all of it, or the
 	 * part the requester lacks): the range is checked as the first
-	 * request was, READ is idempotent. */
+	 * request was, READ is idempotent.  A region gone since is NAKed,
+	 * as the first request would have been. */
 	if (qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC ||
-	    !(qp->access & SRNIC_ACCESS_REMOTE_READ) ||
-	    (1u << pkt->stride_shift) > eng->payload_max ||
-	    (end > pkt->msg_off &&
-	     srnic_mem_check(&eng->mem, pkt->rkey, qp->pd,
-			     pkt->va + pkt->msg_off, end - pkt->msg_off,
-			     SRNIC_ACCESS_REMOTE_READ))) {
+	    (1u << pkt->stride_shift) > eng->payload_max) {
 		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		return;
+	}
+	r = !(qp->access & SRNIC_ACCESS_REMOTE_READ) ? SRNIC_MEM_NO_RIGHTS
+	    : end > pkt->msg_off
+		    ? srnic_mem_check(&eng->mem, pkt->rkey, qp->pd,
+				      pkt->va + pkt->msg_off, end - pkt->msg_off,
+				      SRNIC_ACCESS_REMOTE_READ)
+		    : SRNIC_MEM_OK;
+	if (r != SRNIC_MEM_OK) {
+		count_access(eng, r);
+		nak(eng, qp, SRNIC_NAK_ACCESS, pkt->msn, pkt->txid);
 		return;
 	}
 	j = &qp->rd_jobs[qp->rd_tail++ % SRNIC_MAX_RD_ATOMIC];
@@ -403,7 +527,7 @@ static void message_in(struct srnic_engine *eng, struct srnic_qp *qp,
 /* A new packet of qp is in: credit to give back now and then. */
 static inline void landed(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	if (srnic_fc_landed(qp))
+	if (srnic_fc_landed(qp, eng->fc_grant))
 		srnic_qp_want_ack(eng, qp);
 }
 
@@ -426,6 +550,10 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (d < 0) {
 		if (pkt->opcode == SRNIC_OP_READ_REQ && d >= -SRNIC_WINDOW) {
 			reread(eng, qp, pkt);
+			return false;
+		}
+		if (pkt->opcode == SRNIC_OP_ATOMIC_REQ) {
+			reanswer_atomic(eng, qp, pkt);
 			return false;
 		}
 		/* Done already: say so again, the ACK may have been lost. */
@@ -549,6 +677,10 @@ static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_rmsg *s = NULL;
 	uint32_t first, k, m;
 
+	/* One SACK waits to go out: it goes first (and this call's scan
+	 * would be spent for nothing). */
+	if (qp->sack_due)
+		return;
 	for (m = qp->exp_msn; seq_diff(m, below) < 0 &&
 			      seq_diff(m, qp->exp_msn) < SRNIC_WINDOW; m++) {
 		s = &qp->rmsg[m % SRNIC_WINDOW];
@@ -559,9 +691,7 @@ static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	if (!s)
 		return;
-	for (first = 0; first < s->trk.npkts; first++)
-		if (!srnic_track_test(&s->trk, first))
-			break;
+	first = srnic_track_next(&s->trk, 0, false);
 	if (first == s->trk.npkts)
 		return;
 	for (k = 1; k <= 64 && first + k < s->trk.npkts; k++)
@@ -612,11 +742,13 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		pkt.pkt_len = left < (1u << j->shift) ? left : (1u << j->shift);
 		if (j->sent + pkt.pkt_len == j->len)
 			pkt.flags |= SRNIC_F_LAST;	/* the READ's last byte */
-		/* The region may have gone since the request was checked. */
-		r = pkt.pkt_len ? srnic_mem_check(&eng->mem, j->rkey, qp->pd,
-						  j->va + j->sent, pkt.pkt_len,
-						  SRNIC_ACCESS_REMOTE_READ)
-				: SRNIC_MEM_OK;
+		/* The region may have gone since the request was checked
+		 * (an atomic's answer is the value it found, kept). */
+		r = pkt.pkt_len && !j->atomic
+			    ? srnic_mem_check(&eng->mem, j->rkey, qp->pd,
+					      j->va + j->sent, pkt.pkt_len,
+					      SRNIC_ACCESS_REMOTE_READ)
+			    : SRNIC_MEM_OK;
 		if (r != SRNIC_MEM_OK) {
 			count_access(eng, r);
 			nak(eng, qp, SRNIC_NAK_ACCESS, j->msn, j->txid);
@@ -627,8 +759,12 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 				    &payload);
 		if (!m)
 			break;
-		memcpy(payload, (const void *)(uintptr_t)(j->va + j->sent),
-		       pkt.pkt_len);
+		if (j->atomic)	/* the 8 bytes as they were, as they lay */
+			memcpy(payload, &j->value, SRNIC_ATOMIC_LEN);
+		else
+			memcpy(payload,
+			       (const void *)(uintptr_t)(j->va + j->sent),
+			       pkt.pkt_len);
 		srnic_port_tx(eng, port, m);
 		n++;
 		j->sent += pkt.pkt_len;

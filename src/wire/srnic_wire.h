@@ -46,6 +46,10 @@ enum srnic_opcode {
 				 * still on this link" (SRNIC_F_NAK: I had
 				 * nothing to forget) */
 	SRNIC_OP_RDMA_READY = 11, /* "I accept RDMA from you now" */
+	/* data again: fetch-and-add, or compare-and-swap (SRNIC_F_CAS), on
+	 * the 8 bytes at (rkey, va); the payload is the two operands, and the
+	 * answer a READ_RESP of the 8 bytes as they were */
+	SRNIC_OP_ATOMIC_REQ = 12,
 	SRNIC_OP_MAX
 };
 
@@ -56,6 +60,12 @@ enum srnic_opcode {
 #define SRNIC_F_LAST 0x0008	 /* carries the message's last byte */
 #define SRNIC_F_SACK 0x0010	 /* ACK: sack_* say what sack_msn lacks */
 #define SRNIC_F_NAK 0x0020	 /* BOOT_ACK: the sender held no state */
+#define SRNIC_F_CAS 0x0040	 /* ATOMIC_REQ: compare-and-swap, not add */
+
+/* An ATOMIC_REQ's payload: compare (or add) then swap, 8 bytes each, in
+ * network order; it works on 8 aligned bytes. */
+#define SRNIC_ATOMIC_PAYLOAD 16
+#define SRNIC_ATOMIC_LEN 8
 
 /* ACK syndromes. */
 enum srnic_syndrome {
@@ -156,13 +166,30 @@ static inline uint64_t srnic_get64(const uint8_t *p)
 static inline bool srnic_op_has_data_ext(uint8_t op)
 {
 	return op == SRNIC_OP_SEND || op == SRNIC_OP_WRITE ||
-	       op == SRNIC_OP_READ_REQ || op == SRNIC_OP_READ_RESP;
+	       op == SRNIC_OP_READ_REQ || op == SRNIC_OP_READ_RESP ||
+	       op == SRNIC_OP_ATOMIC_REQ;
+}
+
+/* The opcode of a frame of ours without decoding it (0: not ours, or too
+ * short to say). */
+static inline uint8_t srnic_wire_peek_opcode(const uint8_t *buf, uint32_t len)
+{
+	if (len < SRNIC_ETH_HLEN + SRNIC_BASE_HLEN ||
+	    (uint16_t)(buf[12] << 8 | buf[13]) != SRNIC_ETHERTYPE)
+		return 0;
+	return buf[SRNIC_ETH_HLEN + 1];
+}
+
+/* Control frames: node to node, no QP. */
+static inline bool srnic_op_is_control(uint8_t op)
+{
+	return op >= SRNIC_OP_HELLO && op <= SRNIC_OP_RDMA_READY;
 }
 
 static inline bool srnic_op_carries_payload(uint8_t op)
 {
 	return op == SRNIC_OP_SEND || op == SRNIC_OP_WRITE ||
-	       op == SRNIC_OP_READ_RESP;
+	       op == SRNIC_OP_READ_RESP || op == SRNIC_OP_ATOMIC_REQ;
 }
 
 /* Header bytes (Ethernet included) a packet of this opcode needs. */

@@ -128,7 +128,17 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 		if (pkt->stride_shift < SRNIC_MIN_STRIDE_SHIFT ||
 		    pkt->stride_shift > SRNIC_MAX_STRIDE_SHIFT)
 			return SRNIC_WIRE_BAD_LENGTH;
-		if (pkt->opcode == SRNIC_OP_READ_REQ) {
+		if (pkt->opcode == SRNIC_OP_ATOMIC_REQ) {
+			/* Two operands, on 8 aligned bytes. */
+			if (pkt->pkt_len != SRNIC_ATOMIC_PAYLOAD ||
+			    pkt->pkt_len > len - hlen)
+				return pkt->pkt_len > len - hlen
+					       ? SRNIC_WIRE_SHORT
+					       : SRNIC_WIRE_BAD_LENGTH;
+			if (pkt->msg_len != SRNIC_ATOMIC_LEN ||
+			    pkt->msg_off != 0 || (pkt->va & 7))
+				return SRNIC_WIRE_BAD_LENGTH;
+		} else if (pkt->opcode == SRNIC_OP_READ_REQ) {
 			/* A request carries no payload.  It names the whole
 			 * READ (va, msg_len) and the part of it wanted:
 			 * read_len bytes (0: the rest) from msg_off, which is

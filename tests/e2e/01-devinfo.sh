@@ -21,7 +21,7 @@ expect 'max_qp_rd_atom:[[:space:]]+[1-9]'
 expect 'max_sge:[[:space:]]+[1-9]'
 expect 'max_mr:[[:space:]]+[1-9]'
 expect 'max_qp:[[:space:]]+[1-9]'
-expect 'atomic_cap:[[:space:]]+ATOMIC_NONE'
+expect 'atomic_cap:[[:space:]]+ATOMIC_GLOB'
 
 # Node b is a different node: its own GUID and address.
 vb=$(on b -- ibv_devinfo -v) || fail "ibv_devinfo -v on b failed"

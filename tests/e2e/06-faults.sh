@@ -4,7 +4,8 @@
 #     every port of both nodes 25% of the received frames held back for
 #     1 ms (reordering with delay, injected by the engine): the
 #     data-integrity example checks every byte of WRITE, READ and SEND from
-#     1 B to 8 MiB, and ibv_rc_pingpong -c checks what it receives.
+#     1 B to 8 MiB, ibv_rc_pingpong -c checks what it receives, and the
+#     atomics test checks that every atomic ran exactly once.
 #  2. A link that goes down for two seconds in the middle of a transfer and
 #     comes back: no error, no bad byte, and the port is in use again;
 #     then the same for ibv_rc_pingpong -c.
@@ -36,6 +37,12 @@ for n in a b; do
 done
 pair faults-pingpong 180 ibv_rc_pingpong -g 1 -c -s 65536 -n 100 -m 1024 ||
 	fail "ibv_rc_pingpong under loss, duplication and reordering"
+# Atomics must run exactly once although requests and answers get lost,
+# duplicated and reordered: the responder answers copies from what it kept.
+pair faults-atomics 180 "$BUILD/tests/e2e/atomics" -n 2000 ||
+	fail "atomics under loss, duplication and reordering"
+grep -q "^atomics server: .*, 0 bad$" "$LOGDIR/faults-atomics.b" ||
+	fail "atomics under loss, duplication and reordering: bad counters"
 # The filters did their work (else this proved nothing).
 dropped=$(ip netns exec "$SRNIC_NS-sw" tc -s qdisc show dev r0-b |
 	awk '/clsact/ {f = 1} f && /dropped/ {gsub(",", ""); print $7; exit}')

@@ -147,6 +147,16 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 						 stride - 1) >>
 						p->stride_shift)
 				   : 1;
+		if (p->opcode == SRNIC_OP_ATOMIC_REQ) {
+			/* Two operands on 8 aligned bytes. */
+			p->msg_len = SRNIC_ATOMIC_LEN;
+			p->pkt_len = SRNIC_ATOMIC_PAYLOAD;
+			p->va &= ~7ull;
+			for (i = 0; i < p->pkt_len; i++)
+				pay[i] = (uint8_t)rnd();
+			p->payload = pay;
+			return;
+		}
 		if (p->opcode == SRNIC_OP_READ_REQ) {
 			/* The request names the whole remote range, and the
 			 * part of it wanted: from a packet boundary, all of

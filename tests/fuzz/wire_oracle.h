@@ -171,7 +171,20 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 	} else if (p->read_len || p->imm || p->ts) {
 		return "data field set on an ACK or control frame";
 	}
-	if (op == SRNIC_OP_READ_REQ) {
+	if (op == SRNIC_OP_ATOMIC_REQ) {
+		if (p->payload != buf + hlen)
+			return "atomic operands do not follow the header";
+		if (p->pkt_len != SRNIC_ATOMIC_PAYLOAD ||
+		    p->pkt_len > len - hlen)
+			return "atomic request without its two operands";
+		if (p->msg_len != SRNIC_ATOMIC_LEN || p->msg_off)
+			return "atomic request on other than 8 bytes";
+		if (p->va & 7)
+			return "atomic request on unaligned bytes";
+		if (p->stride_shift < SRNIC_MIN_STRIDE_SHIFT ||
+		    p->stride_shift > SRNIC_MAX_STRIDE_SHIFT)
+			return "stride_shift out of range";
+	} else if (op == SRNIC_OP_READ_REQ) {
 		if (p->pkt_len)
 			return "READ request with payload";
 		if (p->imm)

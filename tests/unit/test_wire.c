@@ -107,6 +107,13 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 		p->read_len = 2 << 12;
 		p->imm = 0;	/* its place carries read_len */
 		break;
+	case SRNIC_OP_ATOMIC_REQ: /* compare-and-swap on 8 aligned bytes */
+		p->flags |= SRNIC_F_CAS;
+		p->stride_shift = 12;
+		p->msg_len = 8;
+		p->pkt_len = 16;
+		p->va &= ~7ull;
+		break;
 	case SRNIC_OP_READ_RESP: /* middle packet */
 		p->stride_shift = 8;
 		p->msg_len = 256 * 10;
@@ -175,6 +182,7 @@ static const char *op_name(uint8_t op)
 	static const char *const n[] = {
 		"0", "SEND", "WRITE", "READ_REQ", "READ_RESP", "ACK", "HELLO",
 		"BYE", "BYE_ACK", "BOOTING", "BOOT_ACK", "RDMA_READY",
+		"ATOMIC_REQ",
 	};
 
 	return op < SRNIC_OP_MAX ? n[op] : "?";
@@ -242,7 +250,8 @@ static void test_byte_map(void)
 		      SRNIC_OP_ACK == 5 && SRNIC_OP_HELLO == 6 &&
 		      SRNIC_OP_BYE == 7 && SRNIC_OP_BYE_ACK == 8 &&
 		      SRNIC_OP_BOOTING == 9 && SRNIC_OP_BOOT_ACK == 10 &&
-		      SRNIC_OP_RDMA_READY == 11 && SRNIC_OP_MAX == 12,
+		      SRNIC_OP_RDMA_READY == 11 && SRNIC_OP_ATOMIC_REQ == 12 &&
+		      SRNIC_OP_MAX == 13,
 	      "opcode numbering changed");
 
 	full_pkt(&p, SRNIC_OP_SEND);
@@ -597,20 +606,24 @@ static void test_padding(void)
 	uint8_t op, *f;
 
 	for (op = SRNIC_OP_SEND; op < SRNIC_OP_MAX; op++) {
+		/* (an atomic request's payload has one size only) */
+		bool shrink = srnic_op_carries_payload(op) &&
+			      op != SRNIC_OP_ATOMIC_REQ;
+
 		full_pkt(&p, op);
 		hlen = srnic_wire_hlen(op);
 		/* Short payloads: the frame is padded to 60 bytes. */
-		if (srnic_op_carries_payload(op)) {
+		if (shrink) {
 			p.msg_off = 0;
 			p.pkt_len = p.msg_len = 1;
 		}
 		f = wire_build(&p, dmac, smac, &len);
-		n = hlen + (srnic_op_carries_payload(op) ? 1 : 0);
+		n = hlen + (srnic_op_carries_payload(op) ? p.pkt_len : 0);
 		CHECK(len == (n < 60 ? 60 : n), "%s: %u bytes", op_name(op),
 		      len);
 		if (CHECK(dec(f, len, &got) == SRNIC_WIRE_OK,
 			  "%s padded to %u refused", op_name(op), len) &&
-		    srnic_op_carries_payload(op)) {
+		    shrink) {
 			CHECK(got.pkt_len == 1 && got.payload == f + hlen &&
 				      got.payload[0] == payload[0],
 			      "%s: padded payload", op_name(op));
