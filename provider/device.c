@@ -58,11 +58,11 @@ static void srnic_free_context(struct ibv_context *ibctx)
 {
 	struct srnic_context *ctx = to_sctx(ibctx);
 
+	/* No event for this context after this; verbs_uninit_context
+	 * closes async_fd (the pipe's read end). */
+	srnic_events_close(ctx);
 	if (ctx->eng)
 		srnic_engine_put(ctx->eng);
-	/* verbs_uninit_context closes async_fd (the pipe's read end). */
-	if (ctx->async_pipe[1] >= 0)
-		close(ctx->async_pipe[1]);
 	verbs_uninit_context(&ctx->vctx);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
@@ -92,9 +92,9 @@ static struct verbs_context *srnic_alloc_context(struct ibv_device *ibdev,
 		fprintf(stderr, "%s\n", err);
 		goto fail;
 	}
-	/* Async events (none yet) arrive on a pipe of ours: there is no
-	 * kernel to ask for one. */
-	if (pipe2(ctx->async_pipe, O_CLOEXEC)) {
+	/* Async events arrive on a pipe of ours: there is no kernel to ask
+	 * for one (events.c). */
+	if (srnic_events_open(ctx)) {
 		rc = -errno;
 		goto fail;
 	}
@@ -104,8 +104,7 @@ static struct verbs_context *srnic_alloc_context(struct ibv_device *ibdev,
 	return &ctx->vctx;
 
 fail:
-	if (ctx->async_pipe[1] >= 0)
-		close(ctx->async_pipe[1]);
+	srnic_events_close(ctx);
 	verbs_uninit_context(&ctx->vctx);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);

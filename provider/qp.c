@@ -69,6 +69,7 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 		return NULL;
 	}
 	sqp->ctx = ctx;
+	sqp->qp->handle = sqp;	/* async events name it */
 	/* Report what the queues really hold: at least what was asked. */
 	attr->cap.max_send_wr = sqp->qp->sq_mask + 1;
 	attr->cap.max_recv_wr = sqp->qp->rq_mask + 1;

@@ -30,6 +30,7 @@ struct srnic_context {
 	pthread_mutex_t lock;
 	int async_pipe[2];
 	uint32_t next_pd;
+	struct srnic_context *next;	/* events.c: contexts with a pipe */
 };
 
 struct srnic_pd {
@@ -80,6 +81,10 @@ static inline struct srnic_qp_v *to_sqp(struct ibv_qp *qp)
 {
 	return (struct srnic_qp_v *)qp;
 }
+
+/* events.c: the context's async event pipe; -1 with errno on failure. */
+int srnic_events_open(struct srnic_context *ctx);
+void srnic_events_close(struct srnic_context *ctx);
 
 /* The engine, started on first need; NULL with errno set on failure. */
 struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx);

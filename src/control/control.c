@@ -258,7 +258,8 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 		memset(&link, 0, sizeof(link));
 		if (port->started)
 			rte_eth_link_get_nowait(port->port_id, &link);
-		up = link.link_status == RTE_ETH_LINK_UP;
+		up = link.link_status == RTE_ETH_LINK_UP &&
+		     srnic_port_carrier(port);
 		if (up != port->link_up) {
 			ctl_log(eng, "port %u link %s", p, up ? "up" : "down");
 			port->down_since = now;
@@ -282,6 +283,16 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 			port->down_since = now;
 		}
 		__atomic_store_n(&port->link_up, up, __ATOMIC_RELEASE);
+	}
+	/* The device's one verbs port is active while any of ours is up. */
+	{
+		int8_t active = srnic_engine_ports_up(eng) > 0;
+
+		if (eng->dev_active >= 0 && active != eng->dev_active)
+			srnic_event(active ? SRNIC_EV_PORT_ACTIVE
+					   : SRNIC_EV_PORT_DOWN, NULL);
+		if (active || eng->dev_active >= 0)
+			eng->dev_active = active;
 	}
 	pthread_mutex_lock(&eng->peer_lock);
 	for (i = 0; i < eng->npeers; i++)
@@ -342,6 +353,7 @@ int srnic_control_start(struct srnic_engine *eng)
 	}
 	eng->ctrl_stop = 0;
 	eng->hello_now = 1;
+	eng->dev_active = -1;
 	if (pthread_create(&eng->ctrl_thread, NULL, control_thread, eng))
 		return -EAGAIN;
 	eng->ctrl_started = 1;

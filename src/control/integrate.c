@@ -119,6 +119,7 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 		if (qp->state != SRNIC_QPS_ERR)
 			srnic_qp_to_error(eng, qp);
 		srnic_qp_activate(eng, qp);
+		srnic_event(SRNIC_EV_QP_FATAL, qp->handle);
 		cleared++;
 	}
 	eng->st.qps_cleared += cleared;

@@ -86,6 +86,7 @@ struct srnic_port {
 	uint8_t reconnects;	/* a client port: restart it to reconnect */
 	uint32_t hello_seq;	/* control core: number of the next HELLO */
 	uint8_t shared_memory;	/* memif: the peer's leaving unmaps the link */
+	char iface[16];		/* af_packet: its kernel interface */
 	uint16_t ntx;
 	struct rte_mbuf *tx[SRNIC_TXBUF];
 	struct srnic_port_stats st;
@@ -199,6 +200,8 @@ struct srnic_engine {
 	volatile int stop;
 	uint32_t ctrl_stop;
 	uint32_t hello_now;	/* ask the control core for HELLOs now */
+	int8_t dev_active;	/* control core: any port up (-1: not yet
+				 * known, the first state is no event) */
 	int refcnt;
 	pthread_t dp_thread;
 	pthread_t ctrl_thread;
@@ -209,6 +212,8 @@ struct srnic_engine {
 
 /* engine.c */
 void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c);
+/* Report an asynchronous event (srnic_engine_on_event). */
+void srnic_event(enum srnic_event ev, void *handle);
 /* Return once the datapath has finished the loop iteration it was in
  * (so it sees flags set before the call). */
 void srnic_engine_quiesce(struct srnic_engine *eng);
@@ -237,6 +242,7 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
+int srnic_port_carrier(const struct srnic_port *port);
 
 /* fault.c: delay and reorder received frames (the testbed's faults) */
 uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,

@@ -81,4 +81,19 @@ int srnic_engine_modify_qp(struct srnic_engine *eng, struct srnic_qp *qp,
 /* Tell the datapath that qp has new work (called after posting). */
 void srnic_engine_doorbell(struct srnic_engine *eng, struct srnic_qp *qp);
 
+/*
+ * Asynchronous events, as verbs has them: the engine calls fn from one of
+ * its threads (so fn must be quick and must not call back into the
+ * engine).  Port events concern the device as a whole: active once any
+ * port carries traffic, down when none does.  handle is the QP's handle
+ * for QP events (srnic_qp.handle, set by whoever created it).
+ */
+enum srnic_event {
+	SRNIC_EV_PORT_ACTIVE,
+	SRNIC_EV_PORT_DOWN,
+	SRNIC_EV_QP_FATAL,	/* the engine took the QP to the error state */
+};
+typedef void (*srnic_event_fn)(enum srnic_event ev, void *handle);
+void srnic_engine_on_event(srnic_event_fn fn);
+
 #endif

@@ -155,6 +155,7 @@ struct srnic_qp {
 	struct srnic_swqe_run *run;	/* one per SQ slot */
 	uint32_t state;			/* read by post calls; engine writes */
 	uint32_t access;		/* remote rights the QP grants */
+	void *handle;			/* its creator's, for async events */
 
 	/* datapath only */
 	struct srnic_qp_attr_rt at __attribute__((aligned(SRNIC_CACHE_LINE)));

@@ -26,6 +26,46 @@ static int on_intr_thread(struct srnic_port *port, int stop);
 static void server_name(struct srnic_engine *eng, unsigned i, bool real);
 #define TX_DESC 1024
 
+/* An af_packet port rides a kernel interface ("iface=NAME"): its name,
+ * or "" for other ports. */
+static void kernel_iface(const char *arg, char *out, size_t size)
+{
+	const char *s = strstr(arg, "iface=");
+	size_t n;
+
+	out[0] = '\0';
+	if (strncmp(arg, "net_af_packet", 13) || !s)
+		return;
+	s += 6;
+	n = strcspn(s, ",");
+	if (n && n < size) {
+		memcpy(out, s, n);
+		out[n] = '\0';
+	}
+}
+
+/*
+ * Whether the port's cable is in: DPDK's af_packet says "up" whatever the
+ * kernel interface's carrier, so ask the kernel (control core only; a
+ * port on no kernel interface answers 1).
+ */
+int srnic_port_carrier(const struct srnic_port *port)
+{
+	char path[64], c = '1';
+	FILE *f;
+
+	if (!port->iface[0])
+		return 1;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/carrier", port->iface);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;	/* cannot tell: trust DPDK */
+	if (fread(&c, 1, 1, f) != 1)
+		c = '0';	/* an interface that is down reads EINVAL */
+	fclose(f);
+	return c == '1';
+}
+
 /* The ethdev name is the vdev argument string up to its first comma. */
 static int port_name(const char *arg, char *name, size_t size)
 {
@@ -80,6 +120,7 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		p->shared_memory = strncmp(eng->cfg.port[i], "net_memif", 9) == 0;
 		p->reconnects = p->shared_memory &&
 				strstr(eng->cfg.port[i], "role=client") != NULL;
+		kernel_iface(eng->cfg.port[i], p->iface, sizeof(p->iface));
 		p->start_gen = p->link_gen;
 		rc = on_intr_thread(p, 0);
 		if (rc == 0) {
