@@ -21,17 +21,22 @@ static const struct verbs_context_ops srnic_ops = {
 	.create_cq_ex = srnic_create_cq_ex,
 	.create_qp = srnic_create_qp,
 	.create_qp_ex = srnic_create_qp_ex,
+	.create_srq = srnic_create_srq,
 	.dealloc_pd = srnic_dealloc_pd,
 	.dereg_mr = srnic_dereg_mr,
 	.destroy_cq = srnic_destroy_cq,
 	.destroy_qp = srnic_destroy_qp,
+	.destroy_srq = srnic_destroy_srq,
 	.modify_qp = srnic_modify_qp,
+	.modify_srq = srnic_modify_srq,
 	.poll_cq = srnic_poll_cq,
 	.post_recv = srnic_post_recv,
 	.post_send = srnic_post_send,
+	.post_srq_recv = srnic_post_srq_recv,
 	.query_device_ex = srnic_query_device_ex,
 	.query_port = srnic_query_port,
 	.query_qp = srnic_query_qp,
+	.query_srq = srnic_query_srq,
 	.reg_mr = srnic_reg_mr,
 	.req_notify_cq = srnic_req_notify_cq,
 };
@@ -198,6 +203,9 @@ int srnic_query_device_ex(struct ibv_context *context,
 	 * application's memory: atomic against each other, and against the
 	 * CPUs' own atomic instructions on the same bytes. */
 	d->atomic_cap = IBV_ATOMIC_GLOB;
+	d->max_srq = SRNIC_MAX_QP;
+	d->max_srq_wr = SRNIC_MAX_QP_WR;
+	d->max_srq_sge = SRNIC_MAX_SGE;
 	d->max_pkeys = 1;
 	d->local_ca_ack_delay = 15;
 	d->phys_port_cnt = 1;

@@ -44,6 +44,14 @@ static void on_event(enum srnic_event ev, void *handle)
 				  IBV_EVENT_QP_FATAL);
 		return;
 	}
+	if (ev == SRNIC_EV_SRQ_LIMIT) {
+		struct srnic_srq_v *ssrq = handle;
+
+		if (ssrq)
+			put_event(ssrq->ctx, (uintptr_t)&ssrq->ibv_srq,
+				  IBV_EVENT_SRQ_LIMIT_REACHED);
+		return;
+	}
 	pthread_mutex_lock(&contexts_lock);
 	for (ctx = contexts; ctx; ctx = ctx->next)
 		if (ctx->eng)

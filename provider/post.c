@@ -90,6 +90,22 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
+void srnic_rwqe_fill(struct srnic_rwqe *r, const struct ibv_recv_wr *wr)
+{
+	uint64_t total = 0;
+	int i;
+
+	r->wr_id = wr->wr_id;
+	r->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		r->sge[i].addr = wr->sg_list[i].addr;
+		r->sge[i].length = wr->sg_list[i].length;
+		r->sge[i].lkey = wr->sg_list[i].lkey;
+		total += wr->sg_list[i].length;
+	}
+	r->length = total > UINT32_MAX ? UINT32_MAX : total;
+}
+
 int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad)
 {
@@ -129,12 +145,10 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	pthread_spin_lock(&qp->rq_lock);
 	if (state == SRNIC_QPS_RESET)
 		rc = EINVAL;
+	if (qp->srq)
+		rc = EINVAL;	/* its receives come from the SRQ */
 	prod = qp->rq_prod;
 	for (; wr && !rc; wr = wr->next) {
-		struct srnic_rwqe *r = &qp->rq[prod & qp->rq_mask];
-		uint64_t total = 0;
-		int i;
-
 		if (prod - __atomic_load_n(&qp->rq_comp, __ATOMIC_ACQUIRE) >
 		    qp->rq_mask) {
 			rc = ENOMEM;
@@ -145,15 +159,7 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			rc = EINVAL;
 			break;
 		}
-		r->wr_id = wr->wr_id;
-		r->num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			r->sge[i].addr = wr->sg_list[i].addr;
-			r->sge[i].length = wr->sg_list[i].length;
-			r->sge[i].lkey = wr->sg_list[i].lkey;
-			total += wr->sg_list[i].length;
-		}
-		r->length = total > UINT32_MAX ? UINT32_MAX : total;
+		srnic_rwqe_fill(&qp->rq[prod & qp->rq_mask], wr);
 		prod++;
 	}
 	if (rc && bad)

@@ -36,9 +36,13 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 		errno = EOPNOTSUPP;	/* UC and UD come with issue 4 */
 		return NULL;
 	}
-	if (!pd || !attr->send_cq || !attr->recv_cq || attr->srq) {
-		errno = attr->srq ? EOPNOTSUPP : EINVAL;
+	if (!pd || !attr->send_cq || !attr->recv_cq) {
+		errno = EINVAL;
 		return NULL;
+	}
+	if (attr->srq) {	/* verbs ignores the receive sizes then */
+		attr->cap.max_recv_wr = 0;
+		attr->cap.max_recv_sge = 0;
 	}
 	rc = check_caps(&attr->cap);
 	if (rc) {
@@ -63,6 +67,7 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 	init.max_inline = attr->cap.max_inline_data;
 	init.send_cq = to_scq(attr->send_cq)->cq;
 	init.recv_cq = to_scq(attr->recv_cq)->cq;
+	init.srq = attr->srq ? to_ssrq(attr->srq)->srq : NULL;
 	sqp->qp = srnic_engine_create_qp(ctx->eng, &init);
 	if (!sqp->qp) {
 		free(sqp);
@@ -72,7 +77,7 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 	sqp->qp->handle = sqp;	/* async events name it */
 	/* Report what the queues really hold: at least what was asked. */
 	attr->cap.max_send_wr = sqp->qp->sq_mask + 1;
-	attr->cap.max_recv_wr = sqp->qp->rq_mask + 1;
+	attr->cap.max_recv_wr = attr->srq ? 0 : sqp->qp->rq_mask + 1;
 	sqp->cap = attr->cap;
 
 	ibqp = &sqp->vqp.qp;
@@ -80,7 +85,7 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 	ibqp->pd = pd;
 	ibqp->send_cq = attr->send_cq;
 	ibqp->recv_cq = attr->recv_cq;
-	ibqp->srq = NULL;
+	ibqp->srq = attr->srq;
 	ibqp->qp_num = sqp->qp->qpn;
 	ibqp->qp_type = attr->qp_type;
 	ibqp->state = IBV_QPS_RESET;

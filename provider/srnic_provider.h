@@ -60,6 +60,18 @@ struct srnic_qp_v {
 	struct srnic_swqe *wr_cur;
 };
 
+struct srnic_srq_v {
+	struct ibv_srq ibv_srq;
+	struct srnic_srq *srq;
+	struct srnic_context *ctx;
+	uint32_t max_wr, max_sge;
+};
+
+static inline struct srnic_srq_v *to_ssrq(struct ibv_srq *srq)
+{
+	return (struct srnic_srq_v *)srq;
+}
+
 static inline struct srnic_context *to_sctx(struct ibv_context *c)
 {
 	return (struct srnic_context *)((char *)c -
@@ -131,6 +143,19 @@ int srnic_qp_check_modify(const struct srnic_context *ctx,
 /* post.c */
 int srnic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad);
+/* A receive WQE from a verbs work request (its checks already made). */
+void srnic_rwqe_fill(struct srnic_rwqe *r, const struct ibv_recv_wr *wr);
+
+/* srq.c */
+struct ibv_srq *srnic_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr);
+int srnic_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		     int mask);
+int srnic_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int srnic_destroy_srq(struct ibv_srq *srq);
+int srnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad);
+
 int srnic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad);
 

@@ -76,6 +76,45 @@ int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq)
 	return 0;
 }
 
+/* ---- shared receive queues ---- */
+
+struct srnic_srq *srnic_engine_create_srq(struct srnic_engine *eng,
+					  unsigned depth, unsigned max_sge)
+{
+	struct srnic_srq *srq;
+	uint32_t n = pow2_at_least(depth ? depth : 1);
+
+	(void)eng;
+	srq = srnic_zalloc_aligned(sizeof(*srq), SRNIC_CACHE_LINE);
+	if (!srq)
+		return NULL;
+	srq->rq = srnic_zalloc((size_t)n * sizeof(*srq->rq));
+	if (!srq->rq) {
+		srnic_free(srq);
+		return NULL;
+	}
+	srq->mask = n - 1;
+	srq->max_sge = max_sge;
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	return srq;
+}
+
+int srnic_engine_destroy_srq(struct srnic_engine *eng, struct srnic_srq *srq)
+{
+	(void)eng;
+	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE))
+		return -EBUSY;	/* as verbs says: destroy its QPs first */
+	pthread_spin_destroy(&srq->lock);
+	srnic_free(srq->rq);
+	srnic_free(srq);
+	return 0;
+}
+
+void srnic_engine_arm_srq(struct srnic_srq *srq, uint32_t limit)
+{
+	__atomic_store_n(&srq->limit, limit, __ATOMIC_RELEASE);
+}
+
 /* ---- queue pairs ---- */
 
 static void qp_free(struct srnic_qp *qp)
@@ -100,8 +139,12 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	struct srnic_qp *qp;
 	uint32_t sq_n = pow2_at_least(init->max_send_wr ? init->max_send_wr
 							: 1);
-	uint32_t rq_n = pow2_at_least(init->max_recv_wr ? init->max_recv_wr
-							: 1);
+	/* With an SRQ the datapath moves WQEs in for the messages in the
+	 * window: never more than that. */
+	uint32_t rq_n = init->srq ? SRNIC_WINDOW
+				  : pow2_at_least(init->max_recv_wr
+							  ? init->max_recv_wr
+							  : 1);
 	uint32_t i, qpn;
 
 	qp = srnic_zalloc_aligned(sizeof(*qp), SRNIC_CACHE_LINE);
@@ -130,6 +173,7 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	qp->max_inline = init->max_inline;
 	qp->send_cq = init->send_cq;
 	qp->recv_cq = init->recv_cq;
+	qp->srq = init->srq;
 	qp->state = SRNIC_QPS_RESET;
 
 	pthread_mutex_lock(&eng->obj_lock);
@@ -148,6 +192,8 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	qp->qpn = qpn;
 	__atomic_fetch_add(&qp->send_cq->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&qp->recv_cq->users, 1, __ATOMIC_RELAXED);
+	if (qp->srq)
+		__atomic_fetch_add(&qp->srq->users, 1, __ATOMIC_RELAXED);
 	/* In RESET nothing reaches it; publishing is enough. */
 	__atomic_store_n(&eng->qp_tab[qpn], qp, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&eng->obj_lock);
@@ -175,6 +221,8 @@ int srnic_engine_destroy_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 	srnic_engine_call(eng, &c);
 	__atomic_fetch_sub(&qp->send_cq->users, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&qp->recv_cq->users, 1, __ATOMIC_RELEASE);
+	if (qp->srq)
+		__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELEASE);
 	qp_free(qp);
 	return c.result;
 }

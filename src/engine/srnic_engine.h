@@ -42,6 +42,13 @@ struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,
 					unsigned depth);
 int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq);
 
+struct srnic_srq *srnic_engine_create_srq(struct srnic_engine *eng,
+					  unsigned depth, unsigned max_sge);
+int srnic_engine_destroy_srq(struct srnic_engine *eng, struct srnic_srq *srq);
+/* Arm the SRQ-limit event: SRNIC_EV_SRQ_LIMIT once fewer than limit WQEs
+ * are left (0 disarms). */
+void srnic_engine_arm_srq(struct srnic_srq *srq, uint32_t limit);
+
 struct srnic_qp_init {
 	uint8_t type;
 	uint8_t sq_sig_all;
@@ -49,6 +56,7 @@ struct srnic_qp_init {
 	uint32_t max_send_wr, max_recv_wr;
 	uint32_t max_send_sge, max_recv_sge, max_inline;
 	struct srnic_cq *send_cq, *recv_cq;
+	struct srnic_srq *srq;	/* receives come from here, not an RQ */
 };
 
 struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
@@ -92,6 +100,7 @@ enum srnic_event {
 	SRNIC_EV_PORT_ACTIVE,
 	SRNIC_EV_PORT_DOWN,
 	SRNIC_EV_QP_FATAL,	/* the engine took the QP to the error state */
+	SRNIC_EV_SRQ_LIMIT,	/* handle: the SRQ's */
 };
 typedef void (*srnic_event_fn)(enum srnic_event ev, void *handle);
 void srnic_engine_on_event(srnic_event_fn fn);

@@ -149,7 +149,8 @@ struct srnic_qp {
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
 	struct srnic_swqe *sq;
-	struct srnic_rwqe *rq;
+	struct srnic_rwqe *rq;	/* with an SRQ: filled by the datapath */
+	struct srnic_srq *srq;
 	struct srnic_cq *send_cq;
 	struct srnic_cq *recv_cq;
 	struct srnic_swqe_run *run;	/* one per SQ slot */

@@ -82,6 +82,25 @@ struct srnic_rwqe {
 	struct srnic_sge sge[SRNIC_MAX_SGE];
 };
 
+/*
+ * A shared receive queue: the application produces (under the lock, as
+ * several threads may post), the datapath consumes.  The datapath never
+ * places into it directly: it moves WQEs, in order, into the receive ring
+ * of the QP whose next message needs one, so each QP still takes its
+ * receives in its own message order.
+ */
+struct srnic_srq {
+	pthread_spinlock_t lock;
+	uint32_t prod;		/* application */
+	uint32_t mask;
+	uint32_t max_sge;
+	uint32_t limit;		/* armed: an event once fewer are left */
+	uint32_t users;		/* QPs on it */
+	void *handle;		/* its creator's, for async events */
+	struct srnic_rwqe *rq;
+	uint32_t cons __attribute__((aligned(SRNIC_CACHE_LINE))); /* datapath */
+};
+
 /* Completion status and opcodes; the provider maps them to verbs'. */
 enum srnic_wc_status {
 	SRNIC_WC_SUCCESS,

@@ -66,6 +66,35 @@ static void srnic_rq_consumed(struct srnic_qp *qp)
 	qp->exp_ssn++;
 }
 
+/*
+ * A QP on an SRQ: move WQEs from the SRQ into the QP's own receive ring
+ * until the one for receive sequence ssn is there (or the SRQ is empty).
+ * Taking them in SSN order, whatever order messages start in, keeps the
+ * QP's receives in its message order.  Arms off the SRQ-limit event when
+ * fewer than the limit are left.
+ */
+static void srq_pull(struct srnic_qp *qp, uint32_t ssn)
+{
+	struct srnic_srq *srq = qp->srq;
+	uint32_t need = ssn - qp->exp_ssn + 1, limit;
+	uint32_t prod = __atomic_load_n(&srq->prod, __ATOMIC_ACQUIRE);
+
+	while (qp->rq_prod - qp->rq_comp < need && srq->cons != prod &&
+	       qp->rq_prod - qp->rq_comp <= qp->rq_mask) {
+		qp->rq[qp->rq_prod & qp->rq_mask] =
+			srq->rq[srq->cons & srq->mask];
+		__atomic_store_n(&qp->rq_prod, qp->rq_prod + 1,
+				 __ATOMIC_RELEASE);
+		/* The slot is the application's again. */
+		__atomic_store_n(&srq->cons, srq->cons + 1, __ATOMIC_RELEASE);
+	}
+	limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
+	if (limit && prod - srq->cons < limit) {
+		__atomic_store_n(&srq->limit, 0, __ATOMIC_RELEASE);
+		srnic_event(SRNIC_EV_SRQ_LIMIT, srq->handle);
+	}
+}
+
 static struct srnic_rwqe *recv_wqe(struct srnic_qp *qp, uint32_t ssn)
 {
 	return &qp->rq[(qp->rq_comp + (ssn - qp->exp_ssn)) & qp->rq_mask];
@@ -163,12 +192,14 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 
 	if (pkt->flags & SRNIC_F_RECV_CQE) {
-		uint32_t posted = __atomic_load_n(&qp->rq_prod,
-						  __ATOMIC_ACQUIRE) -
-				  qp->rq_comp;
+		uint32_t posted;
 		struct srnic_rwqe *r;
 		int64_t room;
 
+		if (qp->srq && (uint32_t)(pkt->ssn - qp->exp_ssn) < SRNIC_WINDOW)
+			srq_pull(qp, pkt->ssn);
+		posted = __atomic_load_n(&qp->rq_prod, __ATOMIC_ACQUIRE) -
+			 qp->rq_comp;
 		if ((uint32_t)(pkt->ssn - qp->exp_ssn) >= posted) {
 			/* No receive WQE for it yet: receiver not ready. */
 			s->state = RMSG_FREE;

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared receive queues: creation, limits, posting.  Posting writes the
+ * SRQ's ring under its lock; the engine moves WQEs from there to the QPs
+ * that need them (src/responder), so a post never rings a doorbell: a
+ * SEND that found the SRQ empty was refused with an RNR NAK and comes
+ * again.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srnic_provider.h"
+
+struct ibv_srq *srnic_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct srnic_context *ctx = to_sctx(pd->context);
+	struct srnic_srq_v *ssrq;
+
+	if (!attr->attr.max_wr || attr->attr.max_wr > SRNIC_MAX_QP_WR ||
+	    !attr->attr.max_sge || attr->attr.max_sge > SRNIC_MAX_SGE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!srnic_ctx_engine(ctx))
+		return NULL;
+	ssrq = calloc(1, sizeof(*ssrq));
+	if (!ssrq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ssrq->srq = srnic_engine_create_srq(ctx->eng, attr->attr.max_wr,
+					    attr->attr.max_sge);
+	if (!ssrq->srq) {
+		free(ssrq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ssrq->srq->handle = ssrq;
+	ssrq->ctx = ctx;
+	/* What it really holds; the limit is not armed at creation. */
+	attr->attr.max_wr = ssrq->srq->mask + 1;
+	ssrq->max_wr = attr->attr.max_wr;
+	ssrq->max_sge = attr->attr.max_sge;
+	return &ssrq->ibv_srq;
+}
+
+int srnic_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		     int mask)
+{
+	struct srnic_srq_v *ssrq = to_ssrq(ibsrq);
+
+	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
+		return EINVAL;
+	if (mask & IBV_SRQ_MAX_WR)
+		return EINVAL;	/* no resizing */
+	if ((mask & IBV_SRQ_LIMIT) && attr->srq_limit > ssrq->max_wr)
+		return EINVAL;
+	if (mask & IBV_SRQ_LIMIT)
+		srnic_engine_arm_srq(ssrq->srq, attr->srq_limit);
+	return 0;
+}
+
+int srnic_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct srnic_srq_v *ssrq = to_ssrq(ibsrq);
+
+	attr->max_wr = ssrq->max_wr;
+	attr->max_sge = ssrq->max_sge;
+	attr->srq_limit = __atomic_load_n(&ssrq->srq->limit, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+int srnic_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct srnic_srq_v *ssrq = to_ssrq(ibsrq);
+	int rc = srnic_engine_destroy_srq(ssrq->ctx->eng, ssrq->srq);
+
+	if (rc)
+		return -rc;
+	free(ssrq);
+	return 0;
+}
+
+int srnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad)
+{
+	struct srnic_srq *srq = to_ssrq(ibsrq)->srq;
+	uint32_t prod;
+	int rc = 0;
+
+	pthread_spin_lock(&srq->lock);
+	prod = srq->prod;
+	for (; wr; wr = wr->next) {
+		if (prod - __atomic_load_n(&srq->cons, __ATOMIC_ACQUIRE) >
+		    srq->mask) {
+			rc = ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
+			rc = EINVAL;
+			break;
+		}
+		srnic_rwqe_fill(&srq->rq[prod & srq->mask], wr);
+		prod++;
+	}
+	if (rc && bad)
+		*bad = wr;
+	__atomic_store_n(&srq->prod, prod, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&srq->lock);
+	return rc;
+}
