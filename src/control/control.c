@@ -198,6 +198,10 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		__atomic_store_n(&eng->npeers, eng->npeers + 1,
 				 __ATOMIC_RELEASE);
 	}
+	/* A late frame of a process the peer has had since: it must not
+	 * bring that incarnation back. */
+	if (peer && srnic_peer_retired(peer, pkt->src_inc))
+		peer = NULL;
 	if (peer) {
 		if (pkt->opcode == SRNIC_OP_BYE) {
 			ctl_log(eng, "peer %s said goodbye on port %u", peer->name,
@@ -210,8 +214,13 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 				     pkt->src_inc);
 			if (pkt->opcode == SRNIC_OP_HELLO)
 				hello_loss(eng, peer, p, pkt);
-			if (peer->inc != pkt->src_inc)
+			if (peer->inc != pkt->src_inc) {
+				if (peer->inc)
+					peer->retired[peer->nretired++ %
+						      SRNIC_RETIRED] =
+						peer->inc;
 				srnic_integrate_new_incarnation(peer);
+			}
 			/* The MAC first, then "up": the datapath reads them
 			 * in the other order. */
 			memcpy(peer->mac[p], pkt->eth_src, 6);

@@ -98,6 +98,12 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 	unsigned cleared = 0, q;
 	uint32_t w;
 
+	/* A BOOTING of a process the peer has had since (late, or held up
+	 * on the way) must not fail what is bound to its current one. */
+	if (peer && srnic_peer_retired(peer, pkt->src_inc)) {
+		eng->st.drops[SRNIC_DROP_STALE_INC]++;
+		return;
+	}
 	for (q = 0; peer && q < SRNIC_MAX_QP; q++) {
 		struct srnic_qp *qp = srnic_qp_lookup(eng, q);
 

@@ -117,6 +117,11 @@ struct srnic_peer {
 				 * RDMA in */
 	uint8_t acked_ports;	/* BOOT_ACKs so far from incarnation inc */
 	uint8_t booting_rounds;	/* BOOTINGs sent to it so far */
+	/* Its incarnations before inc, the latest few: frames that name one
+	 * are late and ignored (control core writes, datapath reads). */
+#define SRNIC_RETIRED 4
+	uint32_t retired[SRNIC_RETIRED];
+	uint32_t nretired;
 	uint64_t booting_at;	/* ms we last sent it BOOTING */
 	uint64_t ready_at;	/* ms we last sent it RDMA_READY */
 	uint32_t ready_sent;	/* RDMA_READYs sent to this incarnation */
@@ -314,6 +319,18 @@ struct rte_mbuf *srnic_control_frame_to(struct srnic_engine *eng, uint8_t op,
 					unsigned p, const uint8_t dst_mac[6],
 					uint32_t dst_inc, uint16_t flags);
 struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4);
+
+/* Whether inc is one of the peer's earlier incarnations. */
+static inline bool srnic_peer_retired(const struct srnic_peer *peer,
+				      uint32_t inc)
+{
+	unsigned i;
+
+	for (i = 0; i < SRNIC_RETIRED; i++)
+		if (__atomic_load_n(&peer->retired[i], __ATOMIC_RELAXED) == inc)
+			return true;
+	return false;
+}
 
 /* integrate.c: the BOOTING / BOOT_ACK / RDMA_READY exchange */
 void srnic_integrate_booting(struct srnic_engine *eng,

@@ -700,6 +700,18 @@ static void test_integration(void)
 	CHECK(n == 1 && out[0].opcode == SRNIC_OP_BOOT_ACK &&
 		      (out[0].flags & SRNIC_F_NAK),
 	      "nothing left to forget: BOOT_ACK with SRNIC_F_NAK");
+	srnic_engine_destroy_qp(eng, qp);
+
+	/* A late BOOTING of the incarnation the peer has had before: the
+	 * QP bound to its current one is left alone, and nothing answers. */
+	qp = qp_new(10);
+	qp->peer = &eng->peer[0];
+	qp->peer_inc = PEER_INC + 2;
+	eng->peer[0].retired[0] = PEER_INC;
+	boot.src_inc = PEER_INC;
+	srnic_integrate_booting(eng, &boot, 0);
+	CHECK(qp->state == SRNIC_QPS_RTS && drain_wire(out, 4) == 0,
+	      "a BOOTING of a retired incarnation failed a QP or was answered");
 	eng->npeers = 0;
 	srnic_engine_destroy_qp(eng, qp);
 	free(dst);
