@@ -134,6 +134,24 @@ int srnic_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return EOPNOTSUPP;	/* needs a completion channel */
 }
 
+int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct srnic_cq_v *scq = to_scq(ibcq);
+	struct srnic_context *ctx = to_sctx(ibcq->context);
+	int rc;
+
+	if (cqe < 1 || cqe > SRNIC_MAX_CQE)
+		return EINVAL;
+	/* Pollers wait while the engine moves the ring. */
+	pthread_spin_lock(&scq->cq->lock);
+	rc = srnic_engine_resize_cq(ctx->eng, scq->cq, cqe);
+	pthread_spin_unlock(&scq->cq->lock);
+	if (rc)
+		return -rc;
+	ibcq->cqe = scq->cq->mask + 1;
+	return 0;
+}
+
 int srnic_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct srnic_cq_v *scq = to_scq(ibcq);

@@ -39,6 +39,7 @@ static const struct verbs_context_ops srnic_ops = {
 	.query_srq = srnic_query_srq,
 	.reg_mr = srnic_reg_mr,
 	.req_notify_cq = srnic_req_notify_cq,
+	.resize_cq = srnic_resize_cq,
 };
 
 struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx)

@@ -123,6 +123,7 @@ struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
 				     struct ibv_cq_init_attr_ex *attr);
 int srnic_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int srnic_destroy_cq(struct ibv_cq *cq);
+int srnic_resize_cq(struct ibv_cq *cq, int cqe);
 int srnic_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
 /* qp.c */

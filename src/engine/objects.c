@@ -65,6 +65,44 @@ struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,
 	return cq;
 }
 
+/* On the datapath, the only producer: move what is unpolled to the new
+ * ring, at the same free-running indices. */
+static void call_resize_cq(struct srnic_engine *eng, struct srnic_call *c)
+{
+	struct srnic_cq *cq = c->arg;
+	struct srnic_cqe *ring = c->arg3, *old = cq->ring;
+	uint32_t mask = (uint32_t)(uintptr_t)c->arg2, i;
+	uint32_t cons = __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE);
+
+	(void)eng;
+	if (cq->prod - cons > mask + 1) {
+		c->result = -EINVAL;	/* more unpolled than it would hold */
+		return;
+	}
+	for (i = cons; i != cq->prod; i++)
+		ring[i & mask] = old[i & cq->mask];
+	cq->ring = ring;
+	cq->mask = mask;
+	c->arg3 = old;
+	c->result = 0;
+}
+
+int srnic_engine_resize_cq(struct srnic_engine *eng, struct srnic_cq *cq,
+			   unsigned depth)
+{
+	uint32_t n = pow2_at_least(depth ? depth : 1);
+	struct srnic_cqe *ring = srnic_zalloc((size_t)n * sizeof(*ring));
+	struct srnic_call c = {.fn = call_resize_cq, .arg = cq,
+			       .arg2 = (const void *)(uintptr_t)(n - 1),
+			       .arg3 = ring};
+
+	if (!ring)
+		return -ENOMEM;
+	srnic_engine_call(eng, &c);
+	srnic_free(c.arg3);	/* the ring not in use */
+	return c.result;
+}
+
 int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq)
 {
 	(void)eng;

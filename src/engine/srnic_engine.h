@@ -41,6 +41,10 @@ int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key);
 struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,
 					unsigned depth);
 int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq);
+/* A new depth (at least what is unpolled: else -EINVAL); the caller keeps
+ * the CQ's pollers out meanwhile (its lock). */
+int srnic_engine_resize_cq(struct srnic_engine *eng, struct srnic_cq *cq,
+			   unsigned depth);
 
 struct srnic_srq *srnic_engine_create_srq(struct srnic_engine *eng,
 					  unsigned depth, unsigned max_sge);

@@ -635,6 +635,14 @@ static void probe_checks(struct node *n)
 	report(rc == ENOMEM && bad == &wrs[sq], detail,
 	       "post_send of %u WRs on a QP with max_send_wr %u returns ENOMEM "
 	       "and bad_wr is the first that did not fit", sq + 1, sq);
+	/* Grow the CQ while those complete: nothing lost, the order kept. */
+	rc = ibv_resize_cq(n->cq[QP_PROBE], 0);
+	report(rc == EINVAL, err_name(rc), "ibv_resize_cq to 0 entries fails "
+	       "with EINVAL");
+	usleep(2000);
+	rc = ibv_resize_cq(n->cq[QP_PROBE], 4 * n->cq[QP_PROBE]->cqe);
+	report(rc == 0, err_name(rc), "ibv_resize_cq to 4x with completions "
+	       "pending succeeds");
 	while (got == 1 && done < sq) {
 		got = vu_poll(n->cq[QP_PROBE], &wc, POLL_MS);
 		if (got == 1 && wc.status == IBV_WC_SUCCESS &&
