@@ -9,6 +9,8 @@
  * that leaves events unread loses the newest, it never stalls the engine.
  */
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,17 +21,16 @@
 static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct srnic_context *contexts;	/* with a pipe */
 
-static void put_event(struct srnic_context *ctx, uint64_t element,
+/* Returns whether the event was written (a full pipe loses it). */
+static bool put_event(struct srnic_context *ctx, uint64_t element,
 		      enum ibv_event_type type)
 {
 	struct ib_uverbs_async_event_desc d;
-	ssize_t n;
 
 	memset(&d, 0, sizeof(d));
 	d.element = element;
 	d.event_type = type;
-	n = write(ctx->async_pipe[1], &d, sizeof(d));
-	(void)n;	/* full: the event is lost, as said above */
+	return write(ctx->async_pipe[1], &d, sizeof(d)) == sizeof(d);
 }
 
 static void on_event(enum srnic_event ev, void *handle)
@@ -39,17 +40,27 @@ static void on_event(enum srnic_event ev, void *handle)
 	if (ev == SRNIC_EV_QP_FATAL) {
 		struct srnic_qp_v *sqp = handle;
 
-		if (sqp)
-			put_event(sqp->ctx, (uintptr_t)&sqp->vqp.qp,
-				  IBV_EVENT_QP_FATAL);
+		/* Counted under the QP's mutex: destroy_qp waits for the
+		 * acknowledgements of what was written. */
+		if (sqp) {
+			pthread_mutex_lock(&sqp->vqp.qp.mutex);
+			sqp->events_reported +=
+				put_event(sqp->ctx, (uintptr_t)&sqp->vqp.qp,
+					  IBV_EVENT_QP_FATAL);
+			pthread_mutex_unlock(&sqp->vqp.qp.mutex);
+		}
 		return;
 	}
 	if (ev == SRNIC_EV_SRQ_LIMIT) {
 		struct srnic_srq_v *ssrq = handle;
 
-		if (ssrq)
-			put_event(ssrq->ctx, (uintptr_t)&ssrq->ibv_srq,
-				  IBV_EVENT_SRQ_LIMIT_REACHED);
+		if (ssrq) {
+			pthread_mutex_lock(&ssrq->ibv_srq.mutex);
+			ssrq->events_reported +=
+				put_event(ssrq->ctx, (uintptr_t)&ssrq->ibv_srq,
+					  IBV_EVENT_SRQ_LIMIT_REACHED);
+			pthread_mutex_unlock(&ssrq->ibv_srq.mutex);
+		}
 		return;
 	}
 	pthread_mutex_lock(&contexts_lock);
@@ -77,8 +88,24 @@ int srnic_events_open(struct srnic_context *ctx)
 	return 0;
 }
 
+void srnic_keep_until_close(struct srnic_context *ctx, void *obj)
+{
+	void **kept;
+
+	pthread_mutex_lock(&ctx->lock);
+	kept = realloc(ctx->kept, (ctx->nkept + 1) * sizeof(*kept));
+	if (kept) {
+		kept[ctx->nkept++] = obj;
+		ctx->kept = kept;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	/* Out of memory: leaked, which is still better than freed. */
+}
+
 void srnic_events_close(struct srnic_context *ctx)
 {
+	unsigned i;
+
 	struct srnic_context **pp;
 
 	pthread_mutex_lock(&contexts_lock);
@@ -91,4 +118,9 @@ void srnic_events_close(struct srnic_context *ctx)
 	if (ctx->async_pipe[1] >= 0)
 		close(ctx->async_pipe[1]);
 	ctx->async_pipe[1] = -1;
+	for (i = 0; i < ctx->nkept; i++)
+		free(ctx->kept[i]);
+	free(ctx->kept);
+	ctx->kept = NULL;
+	ctx->nkept = 0;
 }

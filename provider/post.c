@@ -142,11 +142,16 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t state = srnic_qp_state(qp), prod;
 	int rc = 0;
 
+	if (qp->srq) {
+		/* Its receives come from the SRQ, and its ring is the
+		 * engine's: not a field of it may be touched here. */
+		if (bad)
+			*bad = wr;
+		return EINVAL;
+	}
 	pthread_spin_lock(&qp->rq_lock);
 	if (state == SRNIC_QPS_RESET)
 		rc = EINVAL;
-	if (qp->srq)
-		rc = EINVAL;	/* its receives come from the SRQ */
 	prod = qp->rq_prod;
 	for (; wr && !rc; wr = wr->next) {
 		if (prod - __atomic_load_n(&qp->rq_comp, __ATOMIC_ACQUIRE) >

@@ -247,6 +247,7 @@ int srnic_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 	init->qp_context = ibqp->qp_context;
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
 	init->cap = sqp->cap;
 	init->qp_type = ibqp->qp_type;
 	init->sq_sig_all = sqp->qp->sq_sig_all;
@@ -261,6 +262,17 @@ int srnic_destroy_qp(struct ibv_qp *ibqp)
 	rc = srnic_engine_destroy_qp(sqp->ctx->eng, sqp->qp);
 	if (rc)
 		return -rc;
+	/* No event can come any more.  One reported and not acknowledged
+	 * still names this QP: keep its memory (and mutex) until the
+	 * context closes, rather than wait for a program that may never
+	 * read its events. */
+	pthread_mutex_lock(&ibqp->mutex);
+	if (ibqp->events_completed != sqp->events_reported) {
+		pthread_mutex_unlock(&ibqp->mutex);
+		srnic_keep_until_close(sqp->ctx, sqp);
+		return 0;
+	}
+	pthread_mutex_unlock(&ibqp->mutex);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
 	free(sqp);

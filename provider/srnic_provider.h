@@ -31,6 +31,8 @@ struct srnic_context {
 	int async_pipe[2];
 	uint32_t next_pd;
 	struct srnic_context *next;	/* events.c: contexts with a pipe */
+	void **kept;			/* destroyed objects events still name */
+	unsigned nkept;
 };
 
 struct srnic_pd {
@@ -55,6 +57,7 @@ struct srnic_qp_v {
 	struct ibv_qp_attr attr;	/* what modify_qp was given */
 	int attr_mask;
 	/* ibv_wr_* batch state */
+	uint32_t events_reported;	/* under vqp.qp.mutex */
 	uint32_t wr_prod;
 	int wr_err;
 	struct srnic_swqe *wr_cur;
@@ -65,6 +68,7 @@ struct srnic_srq_v {
 	struct srnic_srq *srq;
 	struct srnic_context *ctx;
 	uint32_t max_wr, max_sge;
+	uint32_t events_reported;	/* under ibv_srq.mutex */
 };
 
 static inline struct srnic_srq_v *to_ssrq(struct ibv_srq *srq)
@@ -97,6 +101,9 @@ static inline struct srnic_qp_v *to_sqp(struct ibv_qp *qp)
 /* events.c: the context's async event pipe; -1 with errno on failure. */
 int srnic_events_open(struct srnic_context *ctx);
 void srnic_events_close(struct srnic_context *ctx);
+/* A destroyed QP or SRQ that an unacknowledged event still names: freed
+ * with the context (or at once if that cannot be arranged). */
+void srnic_keep_until_close(struct srnic_context *ctx, void *obj);
 
 /* The engine, started on first need; NULL with errno set on failure. */
 struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx);

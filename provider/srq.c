@@ -79,6 +79,14 @@ int srnic_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (rc)
 		return -rc;
+	/* As for a QP: an unacknowledged event still names it. */
+	pthread_mutex_lock(&ibsrq->mutex);
+	if (ibsrq->events_completed != ssrq->events_reported) {
+		pthread_mutex_unlock(&ibsrq->mutex);
+		srnic_keep_until_close(ssrq->ctx, ssrq);
+		return 0;
+	}
+	pthread_mutex_unlock(&ibsrq->mutex);
 	free(ssrq);
 	return 0;
 }

@@ -300,8 +300,7 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 		if (eng->dev_active >= 0 && active != eng->dev_active)
 			srnic_event(active ? SRNIC_EV_PORT_ACTIVE
 					   : SRNIC_EV_PORT_DOWN, NULL);
-		if (active || eng->dev_active >= 0)
-			eng->dev_active = active;
+		eng->dev_active = active;
 	}
 	pthread_mutex_lock(&eng->peer_lock);
 	for (i = 0; i < eng->npeers; i++)

@@ -206,7 +206,7 @@ struct srnic_engine {
 	uint32_t ctrl_stop;
 	uint32_t hello_now;	/* ask the control core for HELLOs now */
 	int8_t dev_active;	/* control core: any port up (-1: not yet
-				 * known, the first state is no event) */
+				 * looked at; the first look is no event) */
 	int refcnt;
 	pthread_t dp_thread;
 	pthread_t ctrl_thread;

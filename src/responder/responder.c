@@ -89,10 +89,12 @@ static void srq_pull(struct srnic_qp *qp, uint32_t ssn)
 		__atomic_store_n(&srq->cons, srq->cons + 1, __ATOMIC_RELEASE);
 	}
 	limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
-	if (limit && prod - srq->cons < limit) {
-		__atomic_store_n(&srq->limit, 0, __ATOMIC_RELEASE);
+	/* Disarmed by whoever wins: a modify_srq arming it again meanwhile
+	 * keeps its new limit. */
+	if (limit && prod - srq->cons < limit &&
+	    __atomic_compare_exchange_n(&srq->limit, &limit, 0, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		srnic_event(SRNIC_EV_SRQ_LIMIT, srq->handle);
-	}
 }
 
 static struct srnic_rwqe *recv_wqe(struct srnic_qp *qp, uint32_t ssn)
@@ -325,9 +327,12 @@ static void fail_placement(struct srnic_engine *eng, struct srnic_qp *qp,
 static bool run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		       struct srnic_rmsg *s)
 {
-	enum srnic_mem_check r = srnic_mem_check(&eng->mem, s->rkey, qp->pd,
-						 s->va, SRNIC_ATOMIC_LEN,
-						 SRNIC_ACCESS_REMOTE_ATOMIC);
+	enum srnic_mem_check r =
+		!(qp->access & SRNIC_ACCESS_REMOTE_ATOMIC)
+			? SRNIC_MEM_NO_RIGHTS
+			: srnic_mem_check(&eng->mem, s->rkey, qp->pd, s->va,
+					  SRNIC_ATOMIC_LEN,
+					  SRNIC_ACCESS_REMOTE_ATOMIC);
 	uint64_t *p = (uint64_t *)(uintptr_t)s->va, old;
 	struct srnic_atomic_done *d;
 
@@ -451,7 +456,10 @@ static void reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 	for (i = qp->rd_head; d && i != qp->rd_tail; i++) {
 		j = &qp->rd_jobs[i % SRNIC_MAX_RD_ATOMIC];
 		if (j->msn == pkt->msn) {
-			j->txid = pkt->txid;	/* still going out */
+			if (seq_diff(pkt->txid, j->txid) > 0)
+				j->txid = pkt->txid;	/* still going out */
+			else if (pkt->txid != j->txid)
+				eng->st.drops[SRNIC_DROP_STALE_TXID]++;
 			return;
 		}
 	}
