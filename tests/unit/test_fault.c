@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "engine_internal.h"
+#include "ring_engine.h"
 
 static struct srnic_engine *eng;
 static char fault_path[64];
@@ -23,32 +24,12 @@ static uint32_t next_seq;
 
 static void engine_up(void)
 {
-	char *argv[] = {"test", "--no-pci", "--no-huge", "--no-shconf",
-			"--no-telemetry", "-m", "256", "--vdev=net_ring0",
-			"--log-level=*:error"};
-	char err[256];
-
-	if (rte_eal_init(sizeof(argv) / sizeof(argv[0]), argv) < 0) {
-		fprintf(stderr, "EAL init failed\n");
-		exit(2);
-	}
-	eng = srnic_zalloc_aligned(sizeof(*eng), 64);
-	snprintf(eng->cfg.port[0], sizeof(eng->cfg.port[0]), "net_ring0");
-	eng->cfg.nports = 1;
-	eng->inc = 0xabcdef1;
-	eng->tsc_hz = rte_get_tsc_hz();
-	eng->tsc_per_us = eng->tsc_hz / 1000000;
+	eng = ring_engine_new();
 	snprintf(fault_path, sizeof(fault_path), "/tmp/srnic-test-fault.%d",
 		 (int)getpid());
 	snprintf(eng->cfg.fault_file, sizeof(eng->cfg.fault_file), "%s",
 		 fault_path);
-	eng->pool = rte_pktmbuf_pool_create("t", 4095, 0, 0, 2048, 0);
-	if (!eng->pool || srnic_ports_start(eng, err, sizeof(err))) {
-		fprintf(stderr, "engine: %s\n", err);
-		exit(2);
-	}
-	eng->port[0].polling = 1;
-	eng->port[0].link_up = 1;
+	ring_engine_start(eng, 2048);
 }
 
 /* Write the fault file and let the control core's poll see it (it looks

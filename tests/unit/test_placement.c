@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "engine_internal.h"
+#include "ring_engine.h"
 
 #define STRIDE_SHIFT 10
 #define STRIDE (1u << STRIDE_SHIFT)
@@ -29,34 +30,10 @@ static const uint8_t peer_mac[6] = {2, 0, 0, 0, 0, 9};
 
 static void engine_up(void)
 {
-	char *argv[] = {"test", "--no-pci", "--no-huge", "--no-shconf",
-			"--no-telemetry", "-m", "256", "--vdev=net_ring0",
-			"--log-level=*:error"};
-	char err[256];
-
-	if (rte_eal_init(sizeof(argv) / sizeof(argv[0]), argv) < 0) {
-		fprintf(stderr, "EAL init failed\n");
-		exit(2);
-	}
-	eng = srnic_zalloc_aligned(sizeof(*eng), 64);
-	snprintf(eng->cfg.port[0], sizeof(eng->cfg.port[0]), "net_ring0");
-	eng->cfg.nports = 1;
-	eng->cfg.mtu = 4096;
-	eng->payload_max = 4096;
-	eng->fc_grant = SRNIC_FC_WINDOW;
-	eng->inc = 0xabcdef1;
-	eng->tsc_hz = rte_get_tsc_hz();
-	eng->tsc_per_us = eng->tsc_hz / 1000000;
+	eng = ring_engine_new();
 	srnic_mem_init(&eng->mem, 42);
-	eng->pool = rte_pktmbuf_pool_create("t", 4095, 0, 0, 8192, 0);
 	eng->doorbell = rte_ring_create("db", 64, 0, RING_F_SC_DEQ);
-	if (!eng->pool || srnic_ports_start(eng, err, sizeof(err))) {
-		fprintf(stderr, "engine: %s\n", err);
-		exit(2);
-	}
-	eng->port[0].polling = 1;
-	eng->port[0].link_up = 1;
-	srnic_stripe_plan(eng);
+	ring_engine_start(eng, 8192);
 	peer.up[0] = 1;
 	peer.inc = PEER_INC;
 	peer.ok_inc = PEER_INC;		/* integrated: its RDMA is let in */
