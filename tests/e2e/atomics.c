@@ -17,6 +17,8 @@
  * 4. An atomic on a region registered without remote atomic rights
  *    completes with IBV_WC_REM_ACCESS_ERR; an unaligned one is refused at
  *    post time.
+ * 5. A QP destroyed with atomics in flight, and then its CQ: both succeed
+ *    at once (nothing waits for the peer, nothing crashes).
  * The server checks the counters in its own memory at the end as well.
  * Under loss and duplication (tests/e2e/06-faults.sh) this is the test of
  * the responder's at-most-once rule for atomics.
@@ -38,7 +40,7 @@
 #define POLL_MS 15000
 #define TCP_MS 30000
 
-enum { C_FAA, C_CHAIN, C_CONTEND, NCOUNTERS };
+enum { C_FAA, C_CHAIN, C_CONTEND, NCOUNTERS, C_SCRATCH = NCOUNTERS };
 
 static int port = 18516;
 static unsigned n_faa = 20000;
@@ -350,6 +352,33 @@ static void phase_errors(struct side *s)
 		       "-> EINVAL\n");
 }
 
+/* Phase 5: destroy a QP, then its CQ, with work in flight. */
+static void phase_destroy(struct side *s)
+{
+	uint64_t t0 = vu_now_ms();
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < DEPTH; i++)
+		if (post_atomic(s, 0, i, IBV_WR_ATOMIC_FETCH_AND_ADD,
+				remote_counter(s, C_SCRATCH), 1, 0, &s->res[i]))
+			die("posting the atomics to leave in flight");
+	rc = ibv_destroy_qp(s->qp[0]);
+	if (rc)
+		BAD("destroy_qp with %u atomics in flight: %s", DEPTH,
+		    strerror(rc));
+	rc = ibv_destroy_cq(s->cq[0]);
+	if (rc)
+		BAD("destroy_cq after its QP, completions pending: %s",
+		    strerror(rc));
+	if (vu_now_ms() - t0 > 2000)
+		BAD("destroying took %llu ms",
+		    (unsigned long long)(vu_now_ms() - t0));
+	else if (!rc)
+		printf("phase 5: QP and CQ destroyed with %u atomics in "
+		       "flight\n", DEPTH);
+}
+
 static void server(struct side *s)
 {
 	uint64_t want[NCOUNTERS] = {[C_FAA] = 2ull * n_faa,
@@ -401,6 +430,8 @@ static void client(struct side *s, const char *host)
 		phase_contend(s);
 	if (!bad)
 		phase_errors(s);
+	if (!bad)
+		phase_destroy(s);
 	if (vu_sync(s->fd, TCP_MS))
 		BAD("the server went away");
 	printf("atomics: %u fetch-and-adds, %u + %u compare-and-swaps, "
