@@ -261,8 +261,6 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 	for (p = 0; p < eng->nports; p++) {
 		struct srnic_port *port = &eng->port[p];
 		struct rte_eth_link link;
-		uint64_t patience;
-		bool came_up;
 		uint8_t up;
 
 		srnic_port_retry_start(eng, p);
@@ -282,19 +280,14 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 		}
 		/* A memif client does not reconnect by itself once its server
 		 * went away (a peer process that ended or restarted): restart
-		 * a port that stays down, once the datapath has let go.  One
-		 * that has not been up since it started is most likely in a
-		 * slow handshake (two busy processes on two cores): cutting
-		 * that short makes DPDK 22.11's memif server panic, so such a
-		 * port gets much longer. */
-		came_up = __atomic_load_n(&port->link_gen, __ATOMIC_ACQUIRE) !=
-			  port->start_gen;
-		patience = came_up ? SRNIC_HANDSHAKE_MS : SRNIC_CONNECT_MS;
-		/* (started_at may be later than now: srnic_port_retry_start
-		 * above reads the clock again, so no subtraction of it.) */
+		 * a port that stays down, once the datapath has let go, and
+		 * not before a handshake had its time: cutting one short
+		 * makes DPDK 22.11's memif server panic.  (started_at may be
+		 * later than now: srnic_port_retry_start above reads the
+		 * clock again, so no subtraction of it.) */
 		if (!up && port->started && port->reconnects &&
-		    port->down_since + patience <= now &&
-		    port->started_at + patience <= now) {
+		    port->down_since + SRNIC_HANDSHAKE_MS <= now &&
+		    port->started_at + SRNIC_HANDSHAKE_MS <= now) {
 			/* link_up is 0: once the datapath finished the loop
 			 * it is in, it no longer touches the port. */
 			__atomic_store_n(&port->link_up, 0, __ATOMIC_RELEASE);

@@ -240,7 +240,6 @@ void srnic_port_retry_start(struct srnic_engine *eng, unsigned i);
 void srnic_port_restart(struct srnic_engine *eng, unsigned i);
 #define SRNIC_PORT_RETRY_MS 250		/* a refused memif client start */
 #define SRNIC_HANDSHAKE_MS 2000		/* what a memif handshake may take */
-#define SRNIC_CONNECT_MS 10000		/* ... with two busy processes */
 int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen);
 void srnic_ports_stop(struct srnic_engine *eng);
 uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
