@@ -273,48 +273,50 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint8_t *payload;
 
 	pkt->flags &= ~SRNIC_F_LAST;
+	pkt->msg_off = off;
+	pkt->va = w->remote_addr + off;
 	if (pkt->opcode == SRNIC_OP_ATOMIC_REQ) {
-		/* The operands are the payload; the SGE is where the old
-		 * value goes. */
+		/* One packet (off 0): the operands are the payload, the
+		 * SGE is where the old value goes. */
 		pkt->pkt_len = SRNIC_ATOMIC_PAYLOAD;
-		pkt->msg_off = 0;
-		pkt->va = w->remote_addr;
 		pkt->flags |= SRNIC_F_LAST;
-		m = srnic_pkt_alloc(eng, pkt, qp->peer->mac[port], port,
-				    &payload);
-		if (!m)
-			return 0;
-		srnic_put64(payload, w->compare_add);
-		srnic_put64(payload + 8, w->swap);
-		srnic_port_tx(eng, port, m);
-		return 1;
-	}
-	if (pkt->opcode == SRNIC_OP_READ_REQ) {
+	} else if (pkt->opcode == SRNIC_OP_READ_REQ) {
 		/* The whole READ, and from off the part wanted (read_len,
 		 * which the caller set) */
 		pkt->pkt_len = 0;
-		pkt->msg_off = off;
 		pkt->va = w->remote_addr;
+		pkt->flags |= SRNIC_F_LAST;
 	} else {
-		pkt->msg_off = off;
-		pkt->va = w->remote_addr + off;
 		pkt->pkt_len = w->length - off < stride ? w->length - off
 							: stride;
+		if (off + pkt->pkt_len == w->length)
+			pkt->flags |= SRNIC_F_LAST;
 	}
-	if (pkt->opcode == SRNIC_OP_READ_REQ ||
-	    pkt->msg_off + pkt->pkt_len == w->length)
-		pkt->flags |= SRNIC_F_LAST;
 	m = srnic_pkt_alloc(eng, pkt, qp->peer->mac[port], port, &payload);
 	if (!m)
 		return 0;
-	if (pkt->pkt_len &&
-	    gather(&eng->mem, qp->pd, w, off, payload, pkt->pkt_len)) {
+	if (pkt->opcode == SRNIC_OP_ATOMIC_REQ) {
+		srnic_put64(payload, w->compare_add);
+		srnic_put64(payload + 8, w->swap);
+	} else if (pkt->pkt_len &&
+		   gather(&eng->mem, qp->pd, w, off, payload, pkt->pkt_len)) {
 		rte_pktmbuf_free(m);
 		srnic_completer_fail(qp, idx, SRNIC_WC_LOC_PROT_ERR);
 		return -1;
 	}
 	srnic_port_tx(eng, port, m);
 	return 1;
+}
+
+/* Send one packet of WQE idx again (or its request), on the next port:
+ * what probes, SACK resends and READ ranges do.  As data_pkt_send, and 0
+ * when no port can take it. */
+static int resend_at(struct srnic_engine *eng, struct srnic_qp *qp,
+		     uint32_t idx, struct srnic_pkt *pkt, uint32_t off)
+{
+	int port = srnic_qp_pick_port(eng, qp);
+
+	return port < 0 ? 0 : data_pkt_send(eng, qp, idx, pkt, off, port);
 }
 
 /* Emit up to budget packets of the current message. */
@@ -328,9 +330,9 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	data_pkt_init(&pkt, eng, qp, w, run);
 	while (n < budget) {
+		/* (a READ's or an atomic's request carries no data) */
 		bool fresh = run->sent >= run->fc_high &&
-			     pkt.opcode != SRNIC_OP_READ_REQ &&
-			     pkt.opcode != SRNIC_OP_ATOMIC_REQ;
+			     !srnic_wr_reads(w->opcode);
 		int port, rc;
 
 		/* New data waits for credit; a resend never does. */
@@ -391,7 +393,6 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
 	struct srnic_pkt pkt;
 	uint32_t npkts;
-	int port;
 
 	if (run->state != SWQE_WAITING)
 		return;
@@ -409,10 +410,7 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	data_pkt_init(&pkt, eng, qp, w, run);
 	npkts = srnic_track_npkts(w->length, pkt.stride_shift);
-	port = srnic_qp_pick_port(eng, qp);
-	if (port >= 0 &&
-	    data_pkt_send(eng, qp, idx, &pkt,
-			  (npkts - 1) << pkt.stride_shift, port) > 0)
+	if (resend_at(eng, qp, idx, &pkt, (npkts - 1) << pkt.stride_shift) > 0)
 		eng->st.probes++;
 	/* Until something moves, each probe waits twice as long. */
 	srnic_rto_backoff(qp);
@@ -442,15 +440,12 @@ void srnic_requester_reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (pkt.opcode == SRNIC_OP_ATOMIC_REQ) {
 		/* Asked again as it was: the responder answers a copy from
 		 * what it saved, it never runs an atomic twice. */
-		int port = srnic_qp_pick_port(eng, qp);
-
-		if (port >= 0 && data_pkt_send(eng, qp, idx, &pkt, 0, port) > 0)
+		if (resend_at(eng, qp, idx, &pkt, 0) > 0)
 			eng->st.read_rerequests++;
 		return;
 	}
 	for (k = 0; k < REREAD_RANGES; k++) {
 		uint32_t a = srnic_track_next(t, from, false), b;
-		int port;
 
 		if (a >= t->npkts)
 			break;
@@ -459,9 +454,7 @@ void srnic_requester_reread(struct srnic_engine *eng, struct srnic_qp *qp,
 			pkt.read_len = 0;	/* to the end */
 		else
 			pkt.read_len = (b << t->shift) - (a << t->shift);
-		port = srnic_qp_pick_port(eng, qp);
-		if (port < 0 ||
-		    data_pkt_send(eng, qp, idx, &pkt, a << t->shift, port) <= 0)
+		if (resend_at(eng, qp, idx, &pkt, a << t->shift) <= 0)
 			break;
 		eng->st.read_rerequests++;
 		from = b;
@@ -490,14 +483,12 @@ void srnic_requester_resend_missing(struct srnic_engine *eng,
 	for (k = 0; k <= 64; k++) {
 		uint32_t i = first + k;
 		uint64_t off = (uint64_t)i << pkt.stride_shift;
-		int port;
 
 		if (k && !(bits & (1ull << (k - 1))))
 			continue;
 		if (i >= npkts || (off >= run->sent && w->length))
 			break;
-		port = srnic_qp_pick_port(eng, qp);
-		if (port < 0 || data_pkt_send(eng, qp, idx, &pkt, off, port) <= 0)
+		if (resend_at(eng, qp, idx, &pkt, off) <= 0)
 			break;
 		eng->st.sack_resent++;
 	}
