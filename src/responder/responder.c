@@ -102,6 +102,19 @@ static struct srnic_rwqe *recv_wqe(struct srnic_qp *qp, uint32_t ssn)
 	return &qp->rq[(qp->rq_comp + (ssn - qp->exp_ssn)) & qp->rq_mask];
 }
 
+/* May the peer do this (right) to len bytes at (rkey, va)?  The QP must
+ * grant the right and the region allow it; nothing to touch is fine. */
+static enum srnic_mem_check remote_check(const struct srnic_engine *eng,
+					 const struct srnic_qp *qp,
+					 uint32_t rkey, uint64_t va,
+					 uint64_t len, uint32_t right)
+{
+	if (!(qp->access & right))
+		return SRNIC_MEM_NO_RIGHTS;
+	return len ? srnic_mem_check(&eng->mem, rkey, qp->pd, va, len, right)
+		   : SRNIC_MEM_OK;
+}
+
 /* The drop counter an access check's verdict goes to. */
 static void count_access(struct srnic_engine *eng, enum srnic_mem_check r)
 {
@@ -152,11 +165,8 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		s->operand[0] = srnic_get64(pkt->payload);
 		s->operand[1] = srnic_get64(pkt->payload + 8);
 		s->state = RMSG_READ;
-		r = !(qp->access & SRNIC_ACCESS_REMOTE_ATOMIC)
-			    ? SRNIC_MEM_NO_RIGHTS
-			    : srnic_mem_check(&eng->mem, pkt->rkey, qp->pd,
-					      pkt->va, SRNIC_ATOMIC_LEN,
-					      SRNIC_ACCESS_REMOTE_ATOMIC);
+		r = remote_check(eng, qp, pkt->rkey, pkt->va, SRNIC_ATOMIC_LEN,
+				 SRNIC_ACCESS_REMOTE_ATOMIC);
 		if (r != SRNIC_MEM_OK) {
 			count_access(eng, r);
 			fail(eng, qp, s, SRNIC_NAK_ACCESS,
@@ -169,13 +179,8 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		s->va = pkt->va;
 		s->trk.shift = pkt->stride_shift;
 		s->state = RMSG_READ;
-		r = !(qp->access & SRNIC_ACCESS_REMOTE_READ)
-			    ? SRNIC_MEM_NO_RIGHTS
-		    : pkt->msg_len
-			    ? srnic_mem_check(&eng->mem, pkt->rkey, qp->pd,
-					      pkt->va, pkt->msg_len,
-					      SRNIC_ACCESS_REMOTE_READ)
-			    : SRNIC_MEM_OK;
+		r = remote_check(eng, qp, pkt->rkey, pkt->va, pkt->msg_len,
+				 SRNIC_ACCESS_REMOTE_READ);
 		if (r != SRNIC_MEM_OK) {
 			count_access(eng, r);
 			fail(eng, qp, s, SRNIC_NAK_ACCESS,
@@ -327,12 +332,9 @@ static void fail_placement(struct srnic_engine *eng, struct srnic_qp *qp,
 static bool run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		       struct srnic_rmsg *s)
 {
-	enum srnic_mem_check r =
-		!(qp->access & SRNIC_ACCESS_REMOTE_ATOMIC)
-			? SRNIC_MEM_NO_RIGHTS
-			: srnic_mem_check(&eng->mem, s->rkey, qp->pd, s->va,
-					  SRNIC_ATOMIC_LEN,
-					  SRNIC_ACCESS_REMOTE_ATOMIC);
+	enum srnic_mem_check r = remote_check(eng, qp, s->rkey, s->va,
+					      SRNIC_ATOMIC_LEN,
+					      SRNIC_ACCESS_REMOTE_ATOMIC);
 	uint64_t *p = (uint64_t *)(uintptr_t)s->va, old;
 	struct srnic_atomic_done *d;
 
@@ -530,12 +532,8 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
-	r = !(qp->access & SRNIC_ACCESS_REMOTE_READ) ? SRNIC_MEM_NO_RIGHTS
-	    : end > pkt->msg_off
-		    ? srnic_mem_check(&eng->mem, pkt->rkey, qp->pd,
-				      pkt->va + pkt->msg_off, end - pkt->msg_off,
-				      SRNIC_ACCESS_REMOTE_READ)
-		    : SRNIC_MEM_OK;
+	r = remote_check(eng, qp, pkt->rkey, pkt->va + pkt->msg_off,
+			 end - pkt->msg_off, SRNIC_ACCESS_REMOTE_READ);
 	if (r != SRNIC_MEM_OK) {
 		count_access(eng, r);
 		nak(eng, qp, SRNIC_NAK_ACCESS, pkt->msn, pkt->txid);
