@@ -96,6 +96,8 @@ static void to_wc(const struct srnic_cqe *c, struct ibv_wc *wc)
 		wc->wc_flags |= IBV_WC_WITH_IMM;
 		wc->imm_data = c->imm;
 	}
+	if (c->flags & SRNIC_WC_F_GRH)
+		wc->wc_flags |= IBV_WC_GRH;
 }
 
 int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
@@ -238,8 +240,10 @@ static uint32_t ex_read_src_qp(struct ibv_cq_ex *ibcq)
 
 static unsigned int ex_read_wc_flags(struct ibv_cq_ex *ibcq)
 {
-	return ex_to_scq(ibcq)->cur.flags & SRNIC_WC_F_IMM ? IBV_WC_WITH_IMM
-							    : 0;
+	uint8_t f = ex_to_scq(ibcq)->cur.flags;
+
+	return (f & SRNIC_WC_F_IMM ? IBV_WC_WITH_IMM : 0) |
+	       (f & SRNIC_WC_F_GRH ? IBV_WC_GRH : 0);
 }
 
 #define SUPPORTED_WC_FLAGS                                                  \

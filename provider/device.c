@@ -17,6 +17,8 @@
 
 static const struct verbs_context_ops srnic_ops = {
 	.alloc_pd = srnic_alloc_pd,
+	.attach_mcast = srnic_attach_mcast,
+	.create_ah = srnic_create_ah,
 	.create_cq = srnic_create_cq,
 	.create_cq_ex = srnic_create_cq_ex,
 	.create_qp = srnic_create_qp,
@@ -24,9 +26,11 @@ static const struct verbs_context_ops srnic_ops = {
 	.create_srq = srnic_create_srq,
 	.dealloc_pd = srnic_dealloc_pd,
 	.dereg_mr = srnic_dereg_mr,
+	.destroy_ah = srnic_destroy_ah,
 	.destroy_cq = srnic_destroy_cq,
 	.destroy_qp = srnic_destroy_qp,
 	.destroy_srq = srnic_destroy_srq,
+	.detach_mcast = srnic_detach_mcast,
 	.modify_qp = srnic_modify_qp,
 	.modify_srq = srnic_modify_srq,
 	.poll_cq = srnic_poll_cq,
@@ -208,6 +212,11 @@ int srnic_query_device_ex(struct ibv_context *context,
 	d->max_srq_wr = SRNIC_MAX_QP_WR;
 	d->max_srq_sge = SRNIC_MAX_SGE;
 	d->max_pkeys = 1;
+	d->max_ah = INT32_MAX;	/* a few bytes of the program's memory each */
+	d->max_mcast_grp = SRNIC_MAX_MCAST_GROUPS;
+	d->max_mcast_qp_attach = SRNIC_MAX_MCAST_QPS;
+	d->max_total_mcast_qp_attach =
+		SRNIC_MAX_MCAST_GROUPS * SRNIC_MAX_MCAST_QPS;
 	d->local_ca_ack_delay = 15;
 	d->phys_port_cnt = 1;
 	a.max_dm_size = 0;

@@ -31,6 +31,8 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 
 	if (op < 0 || (op == SRNIC_WR_WRITE && wr->opcode != IBV_WR_RDMA_WRITE))
 		return EINVAL;
+	if (!srnic_post_op_ok(sqp, op))
+		return EINVAL;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > sqp->qp->max_send_sge)
 		return EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
@@ -53,6 +55,14 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 			 : 0;
 	w->remote_addr = wr->wr.rdma.remote_addr;
 	w->rkey = wr->wr.rdma.rkey;
+	if (sqp->vqp.qp.qp_type == IBV_QPT_UD) {
+		w->remote_addr = 0;
+		w->rkey = 0;
+		if (!wr->wr.ud.ah || total > sqp->ud_max)
+			return EINVAL;
+		srnic_ud_dest(w, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
+			      wr->wr.ud.remote_qkey);
+	}
 	if (srnic_wr_is_atomic(op)) {
 		/* 8 aligned remote bytes; the old value lands in one SGE of
 		 * 8 bytes. */

@@ -6,11 +6,23 @@
 
 #include "srnic_provider.h"
 
-#define SUPPORTED_SEND_OPS                                                  \
-	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |                \
-	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |    \
-	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |      \
+/* What each QP type can send: UC has no READ or atomics (nothing comes
+ * back), UD only SENDs. */
+#define UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define UC_SEND_OPS                                                         \
+	(UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE |                           \
+	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+#define RC_SEND_OPS                                                         \
+	(UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ |                            \
+	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                                 \
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+
+static uint64_t send_ops_of(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_RC ? RC_SEND_OPS
+	       : type == IBV_QPT_UC ? UC_SEND_OPS
+				    : UD_SEND_OPS;
+}
 
 static int check_caps(struct ibv_qp_cap *cap)
 {
@@ -32,8 +44,9 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 	struct ibv_qp *ibqp;
 	int rc;
 
-	if (attr->qp_type != IBV_QPT_RC) {
-		errno = EOPNOTSUPP;	/* UC and UD come with issue 4 */
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if (!pd || !attr->send_cq || !attr->recv_cq) {
@@ -57,7 +70,9 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 		return NULL;
 	}
 	memset(&init, 0, sizeof(init));
-	init.type = SRNIC_QPT_RC;
+	init.type = attr->qp_type == IBV_QPT_RC	  ? SRNIC_QPT_RC
+		    : attr->qp_type == IBV_QPT_UC ? SRNIC_QPT_UC
+						  : SRNIC_QPT_UD;
 	init.sq_sig_all = !!attr->sq_sig_all;
 	init.pd = to_spd(pd)->handle;
 	init.max_send_wr = attr->cap.max_send_wr;
@@ -74,6 +89,7 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 		return NULL;
 	}
 	sqp->ctx = ctx;
+	sqp->ud_max = 128u << srnic_active_mtu(ctx);
 	sqp->qp->handle = sqp;	/* async events name it */
 	/* Report what the queues really hold: at least what was asked. */
 	attr->cap.max_send_wr = sqp->qp->sq_mask + 1;
@@ -126,7 +142,7 @@ struct ibv_qp *srnic_create_qp_ex(struct ibv_context *context,
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	    (attr->send_ops_flags & ~(uint64_t)SUPPORTED_SEND_OPS)) {
+	    (attr->send_ops_flags & ~send_ops_of(attr->qp_type))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -148,7 +164,7 @@ int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	struct srnic_qp_mod mod;
 	int rc;
 
-	rc = srnic_qp_check_modify(sqp->ctx, cur, attr, mask);
+	rc = srnic_qp_check_modify(sqp->ctx, ibqp->qp_type, cur, attr, mask);
 	if (rc)
 		return rc;
 	memset(&mod, 0, sizeof(mod));
@@ -157,7 +173,7 @@ int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		mod.state = attr->qp_state;
 	}
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR &&
-	    cur == IBV_QPS_INIT) {
+	    cur == IBV_QPS_INIT && ibqp->qp_type != IBV_QPT_UD) {
 		mod.mask |= SRNIC_MOD_RTR;
 		mod.dest_qpn = attr->dest_qp_num;
 		mod.rq_psn = attr->rq_psn;
@@ -170,6 +186,10 @@ int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		mod.mask |= SRNIC_MOD_RTS;
 		mod.sq_psn = attr->sq_psn;
 		mod.max_rd_atomic = attr->max_rd_atomic;
+	}
+	if (mask & IBV_QP_QKEY) {
+		mod.mask |= SRNIC_MOD_QKEY;
+		mod.qkey = attr->qkey;
 	}
 	if (mask & IBV_QP_ACCESS_FLAGS) {
 		mod.mask |= SRNIC_MOD_ACCESS;
@@ -213,6 +233,7 @@ int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 			k->field = attr->field;                              \
 	} while (0)
 		KEEP(IBV_QP_PKEY_INDEX, pkey_index);
+		KEEP(IBV_QP_QKEY, qkey);
 		KEEP(IBV_QP_PORT, port_num);
 		KEEP(IBV_QP_ACCESS_FLAGS, qp_access_flags);
 		KEEP(IBV_QP_AV, ah_attr);

@@ -33,11 +33,17 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	int rc = sqp->wr_err;
 	uint32_t i;
 
-	/* An atomic whose 8-byte SGE never came is not a work request. */
-	for (i = qp->sq_prod; !rc && i != sqp->wr_prod; i++)
-		if (srnic_wr_is_atomic(qp->sq[i & qp->sq_mask].opcode) &&
-		    qp->sq[i & qp->sq_mask].length != 8)
+	/* An atomic whose 8-byte SGE never came is not a work request, nor
+	 * is a datagram without its address, or longer than the path MTU. */
+	for (i = qp->sq_prod; !rc && i != sqp->wr_prod; i++) {
+		const struct srnic_swqe *w = &qp->sq[i & qp->sq_mask];
+
+		if (srnic_wr_is_atomic(w->opcode) && w->length != 8)
 			rc = EINVAL;
+		if (sqp->vqp.qp.qp_type == IBV_QPT_UD &&
+		    (!w->ud.ipv4 || w->length > sqp->ud_max))
+			rc = EINVAL;
+	}
 	if (!rc)
 		srnic_sq_publish(sqp, sqp->wr_prod);
 	pthread_spin_unlock(&sqp->qp->sq_lock);
@@ -61,12 +67,16 @@ static void new_wqe(struct ibv_qp_ex *qpx, uint8_t op, uint32_t rkey,
 	sqp->wr_cur = NULL;
 	if (sqp->wr_err)
 		return;
+	if (!srnic_post_op_ok(sqp, op)) {
+		sqp->wr_err = EINVAL;
+		return;
+	}
 	if (!srnic_sq_room(qp, sqp->wr_prod)) {
 		sqp->wr_err = ENOMEM;
 		return;
 	}
 	w = &qp->sq[sqp->wr_prod++ & qp->sq_mask];
-	memset(w, 0, offsetof(struct srnic_swqe, sge));
+	memset(w, 0, offsetof(struct srnic_swqe, sge));	/* ud too */
 	w->wr_id = qpx->wr_id;
 	w->opcode = op;
 	w->rkey = rkey;
@@ -139,6 +149,20 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 				uint64_t remote_addr, uint64_t add)
 {
 	new_atomic(qpx, SRNIC_WR_ATOMIC_FAA, rkey, remote_addr, add, 0);
+}
+
+static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+			   uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
+
+	if (!sqp->wr_cur)
+		return;
+	if (!ah) {
+		sqp->wr_err = EINVAL;
+		return;
+	}
+	srnic_ud_dest(sqp->wr_cur, ah, remote_qpn, remote_qkey);
 }
 
 static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
@@ -232,6 +256,8 @@ void srnic_qp_ex_init(struct srnic_qp_v *sqp, uint64_t send_ops)
 		qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	if (send_ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	if (sqp->vqp.qp.qp_type == IBV_QPT_UD)
+		qpx->wr_set_ud_addr = wr_set_ud_addr;
 	qpx->wr_set_sge = wr_set_sge;
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;

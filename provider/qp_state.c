@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The verbs QP state machine for connected QPs: which transitions exist,
+ * The verbs QP state machine for RC, UC and UD QPs: which transitions exist,
  * which attributes each one requires and which it allows, and the range of
  * every value.  Anything else is EINVAL, as a hardware provider's kernel
  * driver would answer.
@@ -25,7 +25,7 @@ struct transition {
 	(IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |     \
 	 IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE)
 
-/* [from][to], RC (UC needs less, but srnic has RC only for now). */
+/* [from][to], one table a QP type. */
 static const struct transition rc_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_INIT] = {1, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
@@ -58,9 +58,73 @@ static const struct transition rc_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	},
 };
 
+/* UC: no READ or atomics, no ACKs, so no responder resources, RNR timer
+ * or retries. */
+#define UC_RTS_OPT                                                          \
+	(IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH |          \
+	 IBV_QP_PATH_MIG_STATE)
+static const struct transition uc_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET] = {
+		[IBV_QPS_INIT] = {1, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				  IBV_QP_ACCESS_FLAGS, 0},
+	},
+	[IBV_QPS_INIT] = {
+		[IBV_QPS_INIT] = {1, 0, IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS},
+		[IBV_QPS_RTR] = {1, IBV_QP_AV | IBV_QP_PATH_MTU |
+				 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
+				 IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+				 IBV_QP_PKEY_INDEX},
+	},
+	[IBV_QPS_RTR] = {
+		[IBV_QPS_RTS] = {1, IBV_QP_SQ_PSN, UC_RTS_OPT},
+	},
+	[IBV_QPS_RTS] = {
+		[IBV_QPS_RTS] = {1, 0, UC_RTS_OPT},
+		[IBV_QPS_SQD] = {1, 0, IBV_QP_EN_SQD_ASYNC_NOTIFY},
+	},
+	[IBV_QPS_SQD] = {
+		[IBV_QPS_RTS] = {1, 0, UC_RTS_OPT},
+		[IBV_QPS_SQD] = {1, 0, IBV_QP_ACCESS_FLAGS},
+	},
+	[IBV_QPS_SQE] = {
+		[IBV_QPS_RTS] = {1, 0, IBV_QP_CUR_STATE |
+				 IBV_QP_ACCESS_FLAGS},
+	},
+};
+
+/* UD: no peer, so no path; a Q_Key instead of access rights. */
+static const struct transition ud_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET] = {
+		[IBV_QPS_INIT] = {1, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				  IBV_QP_QKEY, 0},
+	},
+	[IBV_QPS_INIT] = {
+		[IBV_QPS_INIT] = {1, 0, IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_QKEY},
+		[IBV_QPS_RTR] = {1, 0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+	},
+	[IBV_QPS_RTR] = {
+		[IBV_QPS_RTS] = {1, IBV_QP_SQ_PSN,
+				 IBV_QP_CUR_STATE | IBV_QP_QKEY},
+	},
+	[IBV_QPS_RTS] = {
+		[IBV_QPS_RTS] = {1, 0, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+		[IBV_QPS_SQD] = {1, 0, IBV_QP_EN_SQD_ASYNC_NOTIFY},
+	},
+	[IBV_QPS_SQD] = {
+		[IBV_QPS_RTS] = {1, 0, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+		[IBV_QPS_SQD] = {1, 0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+	},
+	[IBV_QPS_SQE] = {
+		[IBV_QPS_RTS] = {1, 0, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+	},
+};
+
 static int check_values(const struct srnic_context *ctx,
 			const struct ibv_qp_attr *a, int mask)
 {
+	/* (any Q_Key: the high bit only matters in a send work request) */
 	if ((mask & IBV_QP_PORT) && a->port_num != 1)
 		return EINVAL;
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
@@ -106,8 +170,8 @@ static int check_values(const struct srnic_context *ctx,
 }
 
 int srnic_qp_check_modify(const struct srnic_context *ctx,
-			  enum ibv_qp_state cur, const struct ibv_qp_attr *attr,
-			  int mask)
+			  enum ibv_qp_type type, enum ibv_qp_state cur,
+			  const struct ibv_qp_attr *attr, int mask)
 {
 	enum ibv_qp_state next = mask & IBV_QP_STATE ? attr->qp_state : cur;
 	const struct transition *t;
@@ -127,7 +191,9 @@ int srnic_qp_check_modify(const struct srnic_context *ctx,
 		/* Changing attributes in place is the X -> X transition. */
 		next = cur;
 	}
-	t = &rc_table[cur][next];
+	t = type == IBV_QPT_RC	 ? &rc_table[cur][next]
+	    : type == IBV_QPT_UC ? &uc_table[cur][next]
+				 : &ud_table[cur][next];
 	if (!t->valid)
 		return EINVAL;
 	if ((mask & t->required) != t->required ||

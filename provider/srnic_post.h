@@ -19,6 +19,28 @@ static inline int srnic_sq_state_ok(const struct srnic_qp *qp)
 		       : EINVAL;
 }
 
+/* What a QP of this type may send: UC no READ or atomics, UD only SEND. */
+static inline bool srnic_post_op_ok(const struct srnic_qp_v *sqp, uint8_t op)
+{
+	switch (sqp->vqp.qp.qp_type) {
+	case IBV_QPT_UD:
+		return op == SRNIC_WR_SEND || op == SRNIC_WR_SEND_IMM;
+	case IBV_QPT_UC:
+		return !srnic_wr_reads(op);
+	default:
+		return true;
+	}
+}
+
+/* A UD WQE's destination, from its address handle. */
+static inline void srnic_ud_dest(struct srnic_swqe *w, struct ibv_ah *ah,
+				 uint32_t qpn, uint32_t qkey)
+{
+	w->ud = to_sah(ah)->addr;
+	w->ud.qpn = qpn & 0xFFFFFF;
+	w->ud.qkey = qkey;
+}
+
 static inline bool srnic_sq_room(const struct srnic_qp *qp, uint32_t prod)
 {
 	return prod - __atomic_load_n(&qp->sq_comp, __ATOMIC_ACQUIRE) <=

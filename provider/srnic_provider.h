@@ -61,6 +61,7 @@ struct srnic_qp_v {
 	uint32_t wr_prod;
 	int wr_err;
 	struct srnic_swqe *wr_cur;
+	uint32_t ud_max;		/* UD: largest datagram (path MTU) */
 };
 
 struct srnic_srq_v {
@@ -70,6 +71,17 @@ struct srnic_srq_v {
 	uint32_t max_wr, max_sge;
 	uint32_t events_reported;	/* under ibv_srq.mutex */
 };
+
+struct srnic_ah_v {
+	struct ibv_ah ibv_ah;
+	struct ibv_ah_attr attr;
+	struct srnic_ud_addr addr;	/* what the GID resolved to */
+};
+
+static inline struct srnic_ah_v *to_sah(struct ibv_ah *ah)
+{
+	return (struct srnic_ah_v *)ah;
+}
 
 static inline struct srnic_srq_v *to_ssrq(struct ibv_srq *srq)
 {
@@ -145,8 +157,8 @@ int srnic_destroy_qp(struct ibv_qp *qp);
 
 /* qp_state.c: the verbs QP state machine */
 int srnic_qp_check_modify(const struct srnic_context *ctx,
-			  enum ibv_qp_state cur, const struct ibv_qp_attr *attr,
-			  int mask);
+			  enum ibv_qp_type type, enum ibv_qp_state cur,
+			  const struct ibv_qp_attr *attr, int mask);
 
 /* post.c */
 int srnic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
@@ -166,6 +178,14 @@ int srnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 
 int srnic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad);
+
+/* ah.c */
+struct ibv_ah *srnic_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int srnic_destroy_ah(struct ibv_ah *ah);
+int srnic_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		       uint16_t lid);
+int srnic_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		       uint16_t lid);
 
 /* qp_ex.c */
 void srnic_qp_ex_init(struct srnic_qp_v *sqp, uint64_t send_ops);

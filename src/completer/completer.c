@@ -177,6 +177,13 @@ complete:
 	srnic_completer_complete(eng, qp);
 }
 
+void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
+			    const struct srnic_pkt *pkt)
+{
+	if (srnic_fc_grant(qp, pkt->credit))
+		srnic_qp_activate(eng, qp);
+}
+
 void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 			       const struct srnic_pkt *pkt,
 			       const struct rte_mbuf *m)
@@ -337,7 +344,8 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 			break;
 		}
 	}
-	if (qp->sq_comp == qp->sq_next)
+	/* (a UC QP's responder may still need the timer) */
+	if (qp->sq_comp == qp->sq_next && !qp->uc_stuck_at)
 		srnic_qp_timer_off(eng, qp);
 	/* Completions open the window: WQEs posted beyond it wait for this,
 	 * not for another doorbell. */

@@ -343,6 +343,7 @@ static void *control_thread(void *arg)
 					send_hello(eng, p);
 		}
 		srnic_integrate_tick(eng, now);
+		srnic_mcast_program_ports(eng);
 		if (now - last_stats >= STATS_MS) {
 			last_stats = now;
 			srnic_stats_write(eng);

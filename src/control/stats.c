@@ -25,6 +25,10 @@ static const char *const drop_name[SRNIC_DROP_MAX] = {
 	[SRNIC_DROP_RNR] = "receiver_not_ready",
 	[SRNIC_DROP_NO_MBUF] = "no_buffer",
 	[SRNIC_DROP_NOT_INTEGRATED] = "not_integrated",
+	[SRNIC_DROP_BAD_QKEY] = "bad_qkey",
+	[SRNIC_DROP_CQ_FULL] = "cq_full",
+	[SRNIC_DROP_NO_GROUP] = "no_group",
+	[SRNIC_DROP_UC_GIVEN_UP] = "uc_given_up",
 };
 
 static uint64_t rd(const uint64_t *v)

@@ -374,6 +374,8 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 				: SRNIC_FC_WINDOW;
 	for (qp = eng->timer_head; qp; qp = next) {
 		next = qp->timer_next;
+		if (qp->uc_stuck_at)
+			srnic_responder_uc_timer(eng, qp, now);
 		srnic_completer_timeouts(eng, qp, now);
 	}
 }
@@ -437,12 +439,30 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 			return true;
 		return false;
 	}
+	if (pkt.opcode == SRNIC_OP_UD_SEND && pkt.dst_qpn == SRNIC_QPN_MCAST) {
+		srnic_mcast_deliver(eng, &pkt);	/* to no incarnation */
+		return false;
+	}
 	if (pkt.dst_inc != eng->inc) {
 		eng->st.drops[SRNIC_DROP_STALE_INC]++;
 		return false;
 	}
 	qp = srnic_qp_lookup(eng, pkt.dst_qpn);
-	if (!qp || qp->type != SRNIC_QPT_RC || pkt.src_qpn != qp->at.dest_qpn) {
+	if (pkt.opcode == SRNIC_OP_UD_SEND) {
+		/* A datagram: from anyone who knows the Q_Key. */
+		if (!qp || qp->type != SRNIC_QPT_UD) {
+			eng->st.drops[SRNIC_DROP_NO_QP]++;
+			return false;
+		}
+		srnic_responder_datagram(eng, qp, &pkt);
+		return false;
+	}
+	/* Connected: only from the QP it is connected to, and UC only takes
+	 * SEND and WRITE (and ACKs, which bring credit). */
+	if (!qp || qp->type == SRNIC_QPT_UD ||
+	    pkt.src_qpn != qp->at.dest_qpn ||
+	    (qp->type == SRNIC_QPT_UC && pkt.opcode != SRNIC_OP_SEND &&
+	     pkt.opcode != SRNIC_OP_WRITE && pkt.opcode != SRNIC_OP_ACK)) {
 		eng->st.drops[SRNIC_DROP_NO_QP]++;
 		return false;
 	}
@@ -452,7 +472,10 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 	}
 	switch (pkt.opcode) {
 	case SRNIC_OP_ACK:
-		srnic_completer_ack(eng, qp, &pkt);
+		if (srnic_qp_reliable(qp))
+			srnic_completer_ack(eng, qp, &pkt);
+		else
+			srnic_completer_credit(eng, qp, &pkt);
 		return false;
 	case SRNIC_OP_READ_RESP:
 		srnic_completer_read_resp(eng, qp, &pkt, m);

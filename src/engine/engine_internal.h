@@ -46,6 +46,10 @@ enum srnic_drop {
 	SRNIC_DROP_RNR,
 	SRNIC_DROP_NO_MBUF,
 	SRNIC_DROP_NOT_INTEGRATED, /* RDMA from a peer before its BOOT_ACK */
+	SRNIC_DROP_BAD_QKEY,	/* a datagram with another Q_Key */
+	SRNIC_DROP_CQ_FULL,	/* a datagram whose CQ had no room */
+	SRNIC_DROP_NO_GROUP,	/* multicast to a group nobody here joined */
+	SRNIC_DROP_UC_GIVEN_UP,	/* UC messages given up: packets lost */
 	SRNIC_DROP_MAX
 };
 
@@ -127,6 +131,14 @@ struct srnic_peer {
 	uint32_t ready_sent;	/* RDMA_READYs sent to this incarnation */
 };
 
+/* A multicast group some local UD QPs joined (control/mcast.c).  Changed
+ * by engine calls, so the datapath reads it without a lock. */
+struct srnic_mcast_group {
+	uint32_t ipv4;		/* the group; 0: a free entry */
+	uint32_t nqp;
+	uint32_t qpn[SRNIC_MAX_MCAST_QPS];
+};
+
 /* An operation the datapath core runs for another thread. */
 struct srnic_call {
 	void (*fn)(struct srnic_engine *eng, struct srnic_call *c);
@@ -192,6 +204,12 @@ struct srnic_engine {
 	struct srnic_qp *timer_head;
 	uint64_t next_tick;
 	uint64_t tick_tsc;
+
+	/* multicast groups joined here; mcast_gen counts changes, so the
+	 * control core knows to program the ports' filters again */
+	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
+	uint32_t mcast_gen;
+	uint32_t mcast_programmed;	/* control core: gen last programmed */
 
 	/* peers: control core writes, everyone reads */
 	struct srnic_peer peer[SRNIC_MAX_PEERS];
@@ -290,6 +308,12 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_responder_reset(struct srnic_qp *qp);
 void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp);
+/* UC: give up the oldest message if it has been stuck long enough */
+void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
+			      uint64_t now);
+/* datagram.c: a datagram for UD QP qp */
+void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
+			      const struct srnic_pkt *pkt);
 
 /* completer.c */
 void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
@@ -303,6 +327,9 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 				  struct srnic_qp *qp);
 void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_completer_fail(struct srnic_qp *qp, uint32_t idx, uint8_t status);
+/* UC: an ACK brings credit, and nothing else */
+void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
+			    const struct srnic_pkt *pkt);
 
 /* stats.c */
 void srnic_stats_write(struct srnic_engine *eng);
@@ -310,6 +337,12 @@ void srnic_stats_write(struct srnic_engine *eng);
 /* leave.c: leaving links so that the peer survives it */
 void srnic_leave_answer(struct srnic_engine *eng, unsigned p);
 void srnic_leave_links(struct srnic_engine *eng);
+
+/* mcast.c: multicast groups */
+void srnic_mcast_deliver(struct srnic_engine *eng,
+			 const struct srnic_pkt *pkt);
+void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn);
+void srnic_mcast_program_ports(struct srnic_engine *eng);
 
 /* control.c */
 struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,

@@ -246,6 +246,7 @@ static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)
 	 * ring; take them all now so none outlives the QP. */
 	srnic_doorbells_drain_all(eng);
 	qp->destroyed = 1;
+	srnic_mcast_forget_qp(eng, qp->qpn);
 	srnic_qp_lists_remove(eng, qp);
 	srnic_responder_reset(qp);
 	__atomic_store_n(&eng->qp_tab[qp->qpn], NULL, __ATOMIC_RELEASE);
@@ -324,6 +325,10 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		qp->at.sq_psn = mod->sq_psn;
 		qp->next_msn = mod->sq_psn;
 		qp->at.max_rd_atomic = mod->max_rd_atomic;
+		/* UC has no timeout attribute, but its credit loan waits a
+		 * sixteenth of one (srnic_probe_tsc): about 4 ms. */
+		if (!qp->at.timeout_tsc)
+			qp->at.timeout_tsc = timeout_tsc(eng, 14);
 	}
 	if (mod->mask & SRNIC_MOD_TIMERS) {
 		qp->at.timeout_tsc = timeout_tsc(eng, mod->timeout);
@@ -333,6 +338,8 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 	}
 	if (mod->mask & SRNIC_MOD_ACCESS)
 		qp->access = mod->access;
+	if (mod->mask & SRNIC_MOD_QKEY)
+		qp->at.qkey = mod->qkey;
 	if (mod->mask & SRNIC_MOD_STATE) {
 		switch (mod->state) {
 		case SRNIC_QPS_RESET:

@@ -73,6 +73,7 @@ int srnic_engine_destroy_qp(struct srnic_engine *eng, struct srnic_qp *qp);
 #define SRNIC_MOD_RTS 0x04	/* sq_psn, max_rd_atomic (and the timers) */
 #define SRNIC_MOD_ACCESS 0x08	/* access: remote rights the QP grants */
 #define SRNIC_MOD_TIMERS 0x10	/* timeout, retry_cnt, rnr_retry, min_rnr_timer */
+#define SRNIC_MOD_QKEY 0x20	/* UD: qkey */
 
 struct srnic_qp_mod {
 	uint32_t mask;
@@ -84,11 +85,34 @@ struct srnic_qp_mod {
 	uint8_t retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
 	uint32_t access;	/* SRNIC_ACCESS_REMOTE_* */
+	uint32_t qkey;
 };
 
 /* Returns 0 or a negative errno (EHOSTUNREACH: the GID did not resolve). */
 int srnic_engine_modify_qp(struct srnic_engine *eng, struct srnic_qp *qp,
 			   const struct srnic_qp_mod *mod);
+
+/*
+ * What an address handle for gid resolves to (its qpn and qkey are the
+ * work request's business): a peer node, waiting up to the configured
+ * resolve_ms for it to be heard of, or an IPv4 multicast group
+ * (::ffff:224.0.0.0/100).  Returns 0 or a negative errno: EHOSTUNREACH
+ * when no node has that GID, EINVAL for a GID srnic cannot send to.
+ */
+int srnic_engine_resolve_ud(struct srnic_engine *eng, const uint8_t gid[16],
+			    struct srnic_ud_addr *out);
+
+#define SRNIC_MAX_MCAST_GROUPS 64	/* groups a node joins */
+#define SRNIC_MAX_MCAST_QPS 32		/* local QPs in one group */
+
+/* Multicast: let a UD QP take the datagrams sent to the group of gid (an
+ * IPv4 multicast GID, as above), or stop.  0 or a negative errno
+ * (EINVAL: not a multicast GID or not a UD QP; ENOMEM: too many groups or
+ * members; ENOENT: detach of a QP that is not attached). */
+int srnic_engine_attach_mcast(struct srnic_engine *eng, struct srnic_qp *qp,
+			      const uint8_t gid[16]);
+int srnic_engine_detach_mcast(struct srnic_engine *eng, struct srnic_qp *qp,
+			      const uint8_t gid[16]);
 
 /* Tell the datapath that qp has new work (called after posting). */
 void srnic_engine_doorbell(struct srnic_engine *eng, struct srnic_qp *qp);

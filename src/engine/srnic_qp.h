@@ -14,6 +14,7 @@
 #ifndef SRNIC_QP_H
 #define SRNIC_QP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <pthread.h>
 
@@ -120,6 +121,7 @@ struct srnic_qp_attr_rt {
 	uint32_t sq_psn;
 	uint32_t rq_psn;
 	uint32_t peer_ipv4;
+	uint32_t qkey;		/* UD: datagrams must carry this Q_Key */
 	uint64_t timeout_tsc;	/* 0: none set */
 	uint64_t rnr_tsc;	/* our min_rnr_timer, sent in RNR NAKs */
 	uint8_t retry_cnt;
@@ -195,6 +197,9 @@ struct srnic_qp {
 	uint8_t ack_syndrome;	/* a NAK to send with the next ACK */
 	uint32_t ack_nak_msn, ack_nak_txid;
 	uint8_t sack_due;	/* a SACK to send with the next ACK */
+	uint32_t uc_stuck_msn;	/* UC: the oldest message lacks packets while
+				 * a later one is in, since uc_stuck_at */
+	uint64_t uc_stuck_at;	/* TSC; 0: not stuck */
 	uint32_t sack_msn, sack_first;
 	uint64_t sack_bits;
 	struct srnic_rmsg *rmsg;	/* SRNIC_WINDOW slots */
@@ -212,6 +217,13 @@ struct srnic_qp {
 	uint8_t cq_wait;	/* a completion waits for CQ room */
 	uint8_t destroyed;
 };
+
+/* RC: acknowledged, resent, flow-controlled.  UC and UD send and forget:
+ * a send WQE completes once its packets are on their way. */
+static inline bool srnic_qp_reliable(const struct srnic_qp *qp)
+{
+	return qp->type == SRNIC_QPT_RC;
+}
 
 static inline uint32_t srnic_qp_state(const struct srnic_qp *qp)
 {

@@ -55,6 +55,17 @@ struct srnic_sge {
 	uint32_t lkey;
 };
 
+/* UD: where a datagram goes.  Copied from the address handle into each
+ * WQE at post time, since the handle may be destroyed while it waits. */
+struct srnic_ud_addr {
+	uint32_t qpn;
+	uint32_t qkey;	/* high bit set: the sending QP's own Q_Key */
+	uint32_t ipv4;	/* the destination node's, or its multicast group's */
+	uint16_t peer;	/* the node's index among the engine's peers */
+	uint8_t mcast;
+	uint8_t reserved;
+};
+
 /* A send work request as posted; the engine keeps its progress elsewhere. */
 struct srnic_swqe {
 	uint64_t wr_id;
@@ -68,6 +79,7 @@ struct srnic_swqe {
 	uint8_t reserved;
 	uint64_t compare_add;	/* atomics: compare (CAS) or add (FAA) */
 	uint64_t swap;		/* CAS: the new value */
+	struct srnic_ud_addr ud;	/* UD QPs */
 	union {
 		struct srnic_sge sge[SRNIC_MAX_SGE];
 		uint8_t inline_data[SRNIC_MAX_INLINE];
@@ -127,6 +139,10 @@ enum srnic_wc_opcode {
 };
 
 #define SRNIC_WC_F_IMM 0x1
+#define SRNIC_WC_F_GRH 0x2	/* UD: a GRH heads the receive buffer */
+
+/* What a UD receive buffer holds before the payload, as verbs has it. */
+#define SRNIC_GRH_LEN 40
 
 struct srnic_cqe {
 	uint64_t wr_id;

@@ -68,23 +68,25 @@ void srnic_stripe_plan(struct srnic_engine *eng)
 	eng->stripe_len = total;
 }
 
+/* peer NULL: a multicast group, which every live port reaches. */
 static inline bool port_usable(const struct srnic_engine *eng,
 			       const struct srnic_peer *peer, unsigned p)
 {
-	return __atomic_load_n(&peer->up[p], __ATOMIC_RELAXED) &&
+	return (!peer || __atomic_load_n(&peer->up[p], __ATOMIC_RELAXED)) &&
 	       __atomic_load_n(&eng->port[p].polling, __ATOMIC_RELAXED) &&
 	       !srnic_port_backlogged(eng, p);
 }
 
-int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
+static int pick_port(struct srnic_engine *eng, const struct srnic_peer *peer,
+		     uint32_t *rr)
 {
-	const struct srnic_peer *peer = qp->peer;
 	unsigned i, p;
 
 	for (i = 0; i < eng->stripe_len; i++) {
-		p = eng->stripe[qp->rr_port++ % eng->stripe_len];
+		p = eng->stripe[(*rr)++ % eng->stripe_len];
 		if (port_usable(eng, peer, p) &&
-		    !__atomic_load_n(&peer->lossy[p], __ATOMIC_RELAXED))
+		    (!peer || !__atomic_load_n(&peer->lossy[p],
+					       __ATOMIC_RELAXED)))
 			return p;
 	}
 	/* Only lossy ports left: a lossy path beats none. */
@@ -92,6 +94,11 @@ int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
 		if (port_usable(eng, peer, p))
 			return p;
 	return -1;
+}
+
+int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	return pick_port(eng, qp->peer, &qp->rr_port);
 }
 
 /* Check every local SGE once, when the message starts. */
@@ -209,7 +216,8 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 
 	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
 	qp->sq_cur = qp->sq_next++;
-	srnic_qp_timer_on(eng, qp);
+	if (srnic_qp_reliable(qp))
+		srnic_qp_timer_on(eng, qp);
 	if (check_sges(eng, qp, w)) {
 		/* Nothing goes out for a WQE we cannot read from, and it takes
 		 * no message number: the QP is about to enter the error
@@ -221,8 +229,12 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	run->msn = qp->next_msn++;
 	run->txid = qp->next_txid++;
+	/* A message that takes no receive WQE carries the next one's number
+	 * all the same: a UC responder that gives messages up learns from
+	 * any message how many receive WQEs the ones before it took. */
+	run->ssn = qp->next_ssn;
 	if (op_flags[w->opcode] & SRNIC_F_RECV_CQE)
-		run->ssn = qp->next_ssn++;
+		qp->next_ssn++;
 	run->state = SWQE_SENDING;
 	qp->cur_busy = 1;
 	if (srnic_wr_reads(w->opcode)) {
@@ -341,6 +353,9 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 				qp->fc_blocked = 1;
 				qp->fc_blocked_at = srnic_now();
 				eng->st.fc_blocked++;
+				/* (the loan after a silent wait is a timer's;
+				 * RC has its timers on already) */
+				srnic_qp_timer_on(eng, qp);
 			}
 			break;
 		}
@@ -350,7 +365,10 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 			 * count the attempt as lost, so that the timer retries
 			 * it and retry_cnt ends it, rather than spinning. */
 			if (!srnic_qp_peer_reachable(eng, qp)) {
-				run->state = SWQE_WAITING;
+				/* (UC: lost, as on a wire that is down) */
+				run->state = srnic_qp_reliable(qp)
+						     ? SWQE_WAITING
+						     : SWQE_DONE;
 				run->deadline = srnic_now() +
 						qp->at.timeout_tsc;
 				qp->cur_busy = 0;
@@ -370,7 +388,8 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (pkt.flags & SRNIC_F_LAST) {
 			uint64_t now = srnic_now();
 
-			run->state = SWQE_WAITING;
+			run->state = srnic_qp_reliable(qp) ? SWQE_WAITING
+							   : SWQE_DONE;
 			run->deadline = now + qp->at.timeout_tsc;
 			run->probe_at = now + srnic_probe_tsc(qp);
 			qp->cur_busy = 0;
@@ -507,13 +526,84 @@ void srnic_requester_resend_missing(struct srnic_engine *eng,
 	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
 }
 
+/*
+ * UD: the current WQE is one datagram, to the node (or multicast group) it
+ * names, in one packet on the next port that reaches it.  It completes as
+ * soon as it is queued, as a UD send does on hardware; one to a node no
+ * port reaches is lost the same way.  Returns packets sent (0 or 1).
+ */
+static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	struct srnic_swqe_run *run = &qp->run[qp->sq_cur & qp->sq_mask];
+	struct srnic_swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
+	const struct srnic_peer *peer =
+		w->ud.mcast ? NULL : &eng->peer[w->ud.peer];
+	uint8_t mac[6];
+	struct srnic_pkt pkt;
+	struct rte_mbuf *m;
+	uint8_t *payload;
+	int port;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.opcode = SRNIC_OP_UD_SEND;
+	pkt.flags = (op_flags[w->opcode] & SRNIC_F_IMM) | SRNIC_F_RECV_CQE |
+		    SRNIC_F_LAST;
+	if (w->flags & SRNIC_WR_SOLICITED)
+		pkt.flags |= SRNIC_F_SOLICITED;
+	pkt.src_qpn = qp->qpn;
+	pkt.src_inc = eng->inc;
+	pkt.imm = w->imm;
+	pkt.qkey = (int32_t)w->ud.qkey < 0 ? qp->at.qkey : w->ud.qkey;
+	pkt.src_ipv4 = eng->cfg.ipv4;
+	pkt.dst_ipv4 = w->ud.ipv4;
+	pkt.msg_len = pkt.pkt_len = w->length;
+	pkt.stride_shift = SRNIC_MAX_STRIDE_SHIFT;
+	if (peer) {
+		pkt.dst_qpn = w->ud.qpn;
+		pkt.dst_inc = __atomic_load_n(&peer->inc, __ATOMIC_ACQUIRE);
+	} else {
+		pkt.dst_qpn = SRNIC_QPN_MCAST;
+		srnic_mcast_mac(w->ud.ipv4, mac);
+	}
+	port = pick_port(eng, peer, &qp->rr_port);
+	if (port < 0) {
+		bool reachable = false;
+		unsigned p;
+
+		for (p = 0; p < eng->nports; p++)
+			reachable |= (!peer || __atomic_load_n(&peer->up[p],
+							       __ATOMIC_RELAXED)) &&
+				     __atomic_load_n(&eng->port[p].polling,
+						     __ATOMIC_RELAXED);
+		if (!reachable)
+			goto done;
+		return 0;	/* ports full: try again */
+	}
+	m = srnic_pkt_alloc(eng, &pkt, peer ? peer->mac[port] : mac, port,
+			    &payload);
+	if (!m)
+		return 0;
+	if (pkt.pkt_len &&
+	    gather(&eng->mem, qp->pd, w, 0, payload, pkt.pkt_len)) {
+		rte_pktmbuf_free(m);
+		srnic_completer_fail(qp, qp->sq_cur, SRNIC_WC_LOC_PROT_ERR);
+		qp->cur_busy = 0;
+		return 0;
+	}
+	srnic_port_tx(eng, port, m);
+done:
+	run->state = SWQE_DONE;
+	qp->cur_busy = 0;
+	return 1;
+}
+
 unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 			     unsigned budget)
 {
 	unsigned n = 0;
 
 	if ((qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD) ||
-	    !qp->peer)
+	    (!qp->peer && qp->type != SRNIC_QPT_UD))
 		return 0;
 	while (n < budget) {
 		if (!qp->cur_busy && !next_message(eng, qp))
@@ -521,7 +611,9 @@ unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (!qp->cur_busy)
 			break;	/* a WQE failed its checks: let the completer act */
 		{
-			unsigned k = send_packets(eng, qp, budget - n);
+			unsigned k = qp->type == SRNIC_QPT_UD
+					     ? send_datagram(eng, qp)
+					     : send_packets(eng, qp, budget - n);
 
 			n += k;
 			if (k == 0)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "srnic_recv.h"
 #include "srnic_sge.h"
 
 static inline int32_t seq_diff(uint32_t a, uint32_t b)
@@ -23,9 +24,14 @@ static inline int32_t seq_diff(uint32_t a, uint32_t b)
 static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 		       uint32_t below);
 
+static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp);
+static void uc_watch(struct srnic_engine *eng, struct srnic_qp *qp);
+
 static void nak(struct srnic_engine *eng, struct srnic_qp *qp,
 		uint8_t syndrome, uint32_t msn, uint32_t txid)
 {
+	if (!srnic_qp_reliable(qp))
+		return;	/* UC: nobody would act on it */
 	/* One NAK travels with each ACK: the oldest one matters (the
 	 * requester resends everything from there on). */
 	if (qp->ack_syndrome != SRNIC_ACK_OK &&
@@ -55,15 +61,9 @@ void srnic_responder_reset(struct srnic_qp *qp)
 
 	for (i = 0; i < SRNIC_WINDOW; i++)
 		slot_clear(&qp->rmsg[i]);
+	qp->uc_stuck_at = 0;
 	qp->rd_head = qp->rd_tail = 0;
 	memset(qp->atomic_done, 0, sizeof(qp->atomic_done));
-}
-
-/* The application reads rq_comp to know which receive slots are free. */
-static void srnic_rq_consumed(struct srnic_qp *qp)
-{
-	__atomic_store_n(&qp->rq_comp, qp->rq_comp + 1, __ATOMIC_RELEASE);
-	qp->exp_ssn++;
 }
 
 /*
@@ -73,7 +73,7 @@ static void srnic_rq_consumed(struct srnic_qp *qp)
  * QP's receives in its message order.  Arms off the SRQ-limit event when
  * fewer than the limit are left.
  */
-static void srq_pull(struct srnic_qp *qp, uint32_t ssn)
+void srnic_srq_pull(struct srnic_qp *qp, uint32_t ssn)
 {
 	struct srnic_srq *srq = qp->srq;
 	uint32_t need = ssn - qp->exp_ssn + 1, limit;
@@ -95,11 +95,6 @@ static void srq_pull(struct srnic_qp *qp, uint32_t ssn)
 	    __atomic_compare_exchange_n(&srq->limit, &limit, 0, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		srnic_event(SRNIC_EV_SRQ_LIMIT, srq->handle);
-}
-
-static struct srnic_rwqe *recv_wqe(struct srnic_qp *qp, uint32_t ssn)
-{
-	return &qp->rq[(qp->rq_comp + (ssn - qp->exp_ssn)) & qp->rq_mask];
 }
 
 /* May the peer do this (right) to len bytes at (rkey, va)?  The QP must
@@ -204,9 +199,8 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		int64_t room;
 
 		if (qp->srq && (uint32_t)(pkt->ssn - qp->exp_ssn) < SRNIC_WINDOW)
-			srq_pull(qp, pkt->ssn);
-		posted = __atomic_load_n(&qp->rq_prod, __ATOMIC_ACQUIRE) -
-			 qp->rq_comp;
+			srnic_srq_pull(qp, pkt->ssn);
+		posted = srnic_rq_posted(qp);
 		if ((uint32_t)(pkt->ssn - qp->exp_ssn) >= posted) {
 			/* No receive WQE for it yet: receiver not ready. */
 			s->state = RMSG_FREE;
@@ -215,7 +209,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 			nak(eng, qp, SRNIC_NAK_RNR, pkt->msn, pkt->txid);
 			return false;
 		}
-		r = recv_wqe(qp, pkt->ssn);
+		r = srnic_recv_wqe(qp, pkt->ssn);
 		if (pkt->opcode == SRNIC_OP_SEND) {
 			room = srnic_sge_check_all(&eng->mem, qp->pd, r->sge,
 						   r->num_sge,
@@ -260,7 +254,7 @@ static bool place(struct srnic_engine *eng, struct srnic_qp *qp,
 		return true;
 	}
 	{
-		struct srnic_rwqe *r = recv_wqe(qp, s->ssn);
+		struct srnic_rwqe *r = srnic_recv_wqe(qp, s->ssn);
 
 		return srnic_sge_scatter(&eng->mem, qp->pd, r->sge, r->num_sge,
 					 pkt->msg_off, pkt->payload,
@@ -287,7 +281,7 @@ static bool place_held(struct srnic_engine *eng, struct srnic_qp *qp,
 static bool emit_recv_cqe(struct srnic_qp *qp, struct srnic_rmsg *s)
 {
 	struct srnic_cq *cq = qp->recv_cq;
-	struct srnic_rwqe *r = recv_wqe(qp, s->ssn);
+	struct srnic_rwqe *r = srnic_recv_wqe(qp, s->ssn);
 	struct srnic_cqe *c;
 
 	if (!srnic_cq_room(cq))
@@ -393,7 +387,8 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 		}
 		if (s->state == RMSG_FAILED) {
 			/* A receive that could not land completes in error
-			 * and takes the QP down; a bad key only NAKs. */
+			 * and takes the QP down; a bad key only NAKs (UC:
+			 * the message is dropped, and the QP goes on). */
 			if (s->status == SRNIC_WC_LOC_LEN_ERR ||
 			    s->status == SRNIC_WC_LOC_PROT_ERR) {
 				if (emit_recv_cqe(qp, s)) {
@@ -401,6 +396,8 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 				} else {
 					srnic_qp_cq_full(eng, qp);
 				}
+			} else if (!srnic_qp_reliable(qp)) {
+				uc_give_up(eng, qp);
 			}
 			return;
 		}
@@ -557,8 +554,10 @@ static void message_in(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	if (s->msn == qp->exp_msn)
 		advance(eng, qp);
-	else
+	else if (srnic_qp_reliable(qp))
 		maybe_sack(eng, qp, s->msn);
+	else
+		uc_watch(eng, qp);
 }
 
 /* A new packet of qp is in: credit to give back now and then. */
@@ -741,6 +740,121 @@ static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 	qp->sack_bits = bits;
 	eng->st.sacks_sent++;
 	srnic_qp_want_ack(eng, qp);
+}
+
+/*
+ * UC: nothing is resent, so a message that lost packets (or found no
+ * receive WQE, or a bad key) never completes, and the messages behind it
+ * must not wait for it for ever.  Once a later message is complete, the
+ * oldest gets UC_GIVE_UP_US more to finish (longer than packets of one
+ * message fall behind another's across ports); then it is given up.
+ */
+#define UC_GIVE_UP_US 2000
+
+static bool slot_started(const struct srnic_qp *qp, uint32_t msn)
+{
+	const struct srnic_rmsg *s = &qp->rmsg[msn % SRNIC_WINDOW];
+
+	return s->msn == msn && s->state != RMSG_FREE;
+}
+
+/* Is the oldest message stuck behind a later one that is complete? */
+static bool uc_stuck(const struct srnic_qp *qp)
+{
+	const struct srnic_rmsg *h = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
+	uint32_t m;
+
+	if (slot_started(qp, qp->exp_msn) &&
+	    (h->state != RMSG_RECEIVING || srnic_track_complete(&h->trk)))
+		return false;	/* in, and waiting for CQ room */
+	for (m = qp->exp_msn + 1; seq_diff(m, qp->exp_msn) < SRNIC_WINDOW;
+	     m++) {
+		const struct srnic_rmsg *s = &qp->rmsg[m % SRNIC_WINDOW];
+
+		if (slot_started(qp, m) &&
+		    (s->state == RMSG_PLACED ||
+		     (s->state == RMSG_RECEIVING &&
+		      srnic_track_complete(&s->trk))))
+			return true;
+	}
+	return false;
+}
+
+static void uc_watch(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (qp->uc_stuck_at && qp->uc_stuck_msn == qp->exp_msn)
+		return;
+	qp->uc_stuck_at = srnic_now();
+	qp->uc_stuck_msn = qp->exp_msn;
+	srnic_qp_timer_on(eng, qp);
+}
+
+/*
+ * Give the oldest message up, with every message the loss leaves
+ * unplaceable, and go on from the next one that can land.  A message
+ * carries the receive sequence number of the next receive WQE even when it
+ * takes none, so the first message that began after the given-up ones says
+ * how many receive WQEs those took.  None: later messages landed in the
+ * receive WQEs they would have had, and are kept.  Some: those WQEs stay
+ * for the messages after, so everything begun so far is given up too (as
+ * a UC responder drops what follows a gap until a new message starts).
+ */
+static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	const struct srnic_rmsg *h = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
+	uint32_t to, ssn, m, last = qp->exp_msn;
+
+	if (slot_started(qp, qp->exp_msn)) {
+		to = qp->exp_msn + 1;
+		ssn = h->ssn + !!(h->flags & SRNIC_F_RECV_CQE);
+	} else {
+		for (to = qp->exp_msn + 1;
+		     seq_diff(to, qp->exp_msn) < SRNIC_WINDOW &&
+		     !slot_started(qp, to);
+		     to++)
+			;
+		if (seq_diff(to, qp->exp_msn) >= SRNIC_WINDOW)
+			return;	/* nothing to go on from yet */
+		ssn = qp->rmsg[to % SRNIC_WINDOW].ssn;
+	}
+	if (ssn != qp->exp_ssn) {
+		for (m = to; seq_diff(m, qp->exp_msn) < SRNIC_WINDOW; m++)
+			if (slot_started(qp, m))
+				last = m;
+		if (seq_diff(last, to) >= 0) {
+			h = &qp->rmsg[last % SRNIC_WINDOW];
+			to = last + 1;
+			ssn = h->ssn + !!(h->flags & SRNIC_F_RECV_CQE);
+		}
+	}
+	for (m = qp->exp_msn; m != to; m++) {
+		struct srnic_rmsg *s = &qp->rmsg[m % SRNIC_WINDOW];
+
+		if (slot_started(qp, m)) {
+			eng->st.drops[SRNIC_DROP_UC_GIVEN_UP]++;
+			slot_clear(s);
+		}
+	}
+	qp->exp_msn = to;
+	qp->exp_ssn = ssn;
+	qp->uc_stuck_at = 0;
+	srnic_qp_want_ack(eng, qp);	/* (credit) */
+	advance(eng, qp);
+}
+
+void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
+			      uint64_t now)
+{
+	if (qp->uc_stuck_msn == qp->exp_msn &&
+	    now - qp->uc_stuck_at < eng->tsc_per_us * UC_GIVE_UP_US)
+		return;
+	if (qp->uc_stuck_msn == qp->exp_msn)
+		uc_give_up(eng, qp);
+	qp->uc_stuck_at = 0;
+	if (uc_stuck(qp))
+		uc_watch(eng, qp);
+	else if (qp->sq_comp == qp->sq_next && !qp->fc_blocked)
+		srnic_qp_timer_off(eng, qp);	/* nothing left to time */
 }
 
 /* Called when CQ room or a read slot may have appeared. */

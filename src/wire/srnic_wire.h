@@ -50,6 +50,12 @@ enum srnic_opcode {
 	 * the 8 bytes at (rkey, va); the payload is the two operands, and the
 	 * answer a READ_RESP of the 8 bytes as they were */
 	SRNIC_OP_ATOMIC_REQ = 12,
+	/* a datagram (UD QPs): one packet, the whole message, into the
+	 * receiver's next receive WQE behind a 40-byte GRH; no ACK.  The
+	 * data extension's rkey slot carries the Q_Key, its va slot the
+	 * sender's and the destination's IPv4 addresses (a group's for
+	 * multicast, with dst_qpn SRNIC_QPN_MCAST). */
+	SRNIC_OP_UD_SEND = 13,
 	SRNIC_OP_MAX
 };
 
@@ -66,6 +72,22 @@ enum srnic_opcode {
  * network order; it works on 8 aligned bytes. */
 #define SRNIC_ATOMIC_PAYLOAD 16
 #define SRNIC_ATOMIC_LEN 8
+
+/* dst_qpn of a datagram to a multicast group: every QP attached to the
+ * group named by dst_ipv4 takes it. */
+#define SRNIC_QPN_MCAST 0xFFFFFFu
+
+/* The Ethernet address of IPv4 multicast group `group` (host order):
+ * 01:00:5e and the group's low 23 bits (RFC 1112). */
+static inline void srnic_mcast_mac(uint32_t group, uint8_t mac[6])
+{
+	mac[0] = 0x01;
+	mac[1] = 0x00;
+	mac[2] = 0x5e;
+	mac[3] = (group >> 16) & 0x7f;
+	mac[4] = group >> 8;
+	mac[5] = group;
+}
 
 /* ACK syndromes. */
 enum srnic_syndrome {
@@ -103,6 +125,10 @@ struct srnic_pkt {
 			       * exactly that many bytes */
 	uint16_t ts;	   /* the sender's clock in µs (16 bits, never 0) when
 			    * it sent this packet; 0: none */
+	/* UD_SEND (rkey and va are zero then) */
+	uint32_t qkey;
+	uint32_t src_ipv4;  /* the sending node, host order */
+	uint32_t dst_ipv4;  /* the receiving node, or the multicast group */
 	/* ACK */
 	uint8_t syndrome;
 	uint8_t rnr_timer;  /* RNR NAK: the responder's min_rnr_timer code */
@@ -167,7 +193,7 @@ static inline bool srnic_op_has_data_ext(uint8_t op)
 {
 	return op == SRNIC_OP_SEND || op == SRNIC_OP_WRITE ||
 	       op == SRNIC_OP_READ_REQ || op == SRNIC_OP_READ_RESP ||
-	       op == SRNIC_OP_ATOMIC_REQ;
+	       op == SRNIC_OP_ATOMIC_REQ || op == SRNIC_OP_UD_SEND;
 }
 
 /* The opcode of a frame of ours without decoding it (0: not ours, or too
@@ -189,7 +215,8 @@ static inline bool srnic_op_is_control(uint8_t op)
 static inline bool srnic_op_carries_payload(uint8_t op)
 {
 	return op == SRNIC_OP_SEND || op == SRNIC_OP_WRITE ||
-	       op == SRNIC_OP_READ_RESP || op == SRNIC_OP_ATOMIC_REQ;
+	       op == SRNIC_OP_READ_RESP || op == SRNIC_OP_ATOMIC_REQ ||
+	       op == SRNIC_OP_UD_SEND;
 }
 
 /* Header bytes (Ethernet included) a packet of this opcode needs. */

@@ -10,6 +10,7 @@
  *            +16 va (8), +24 msg_off,
  *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 reserved,
  *            +38 ts
+ *            (UD_SEND: +8 qkey, +16 src ipv4, +20 dst ipv4)
  *  ack ext   +0 syndrome, +1 rnr_timer, +2 ts_echo, +4 nak_msn,
  *            +8 nak_txid, +12 sack_msn, +16 sack_first, +20 credit,
  *            +24 sack_bits (8)
@@ -42,12 +43,18 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 	if (srnic_op_has_data_ext(pkt->opcode)) {
 		srnic_put32(x + 0, pkt->txid);
 		srnic_put32(x + 4, pkt->ssn);
-		srnic_put32(x + 8, pkt->rkey);
+		if (pkt->opcode == SRNIC_OP_UD_SEND) {
+			srnic_put32(x + 8, pkt->qkey);
+			srnic_put32(x + 16, pkt->src_ipv4);
+			srnic_put32(x + 20, pkt->dst_ipv4);
+		} else {
+			srnic_put32(x + 8, pkt->rkey);
+			srnic_put64(x + 16, pkt->va);
+		}
 		if (pkt->opcode == SRNIC_OP_READ_REQ)
 			srnic_put32(x + 12, pkt->read_len);
 		else
 			memcpy(x + 12, &pkt->imm, 4); /* network order already */
-		srnic_put64(x + 16, pkt->va);
 		srnic_put32(x + 24, pkt->msg_off);
 		srnic_put32(x + 28, pkt->pkt_len);
 		srnic_put32(x + 32, pkt->msg_len);
@@ -108,12 +115,18 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 	if (srnic_op_has_data_ext(pkt->opcode)) {
 		pkt->txid = srnic_get32(x + 0);
 		pkt->ssn = srnic_get32(x + 4);
-		pkt->rkey = srnic_get32(x + 8);
+		if (pkt->opcode == SRNIC_OP_UD_SEND) {
+			pkt->qkey = srnic_get32(x + 8);
+			pkt->src_ipv4 = srnic_get32(x + 16);
+			pkt->dst_ipv4 = srnic_get32(x + 20);
+		} else {
+			pkt->rkey = srnic_get32(x + 8);
+			pkt->va = srnic_get64(x + 16);
+		}
 		if (pkt->opcode == SRNIC_OP_READ_REQ)
 			pkt->read_len = srnic_get32(x + 12);
 		else
 			memcpy(&pkt->imm, x + 12, 4);
-		pkt->va = srnic_get64(x + 16);
 		pkt->msg_off = srnic_get32(x + 24);
 		pkt->pkt_len = srnic_get32(x + 28);
 		pkt->msg_len = srnic_get32(x + 32);
@@ -177,6 +190,10 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 							 (1u << pkt->stride_shift)
 						 ? pkt->msg_len - pkt->msg_off
 						 : (1u << pkt->stride_shift)))
+				return SRNIC_WIRE_BAD_LENGTH;
+			/* A datagram is one packet: the whole message. */
+			if (pkt->opcode == SRNIC_OP_UD_SEND &&
+			    (pkt->msg_off != 0 || pkt->pkt_len != pkt->msg_len))
 				return SRNIC_WIRE_BAD_LENGTH;
 		}
 	} else if (pkt->opcode == SRNIC_OP_ACK) {

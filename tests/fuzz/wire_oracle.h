@@ -54,6 +54,9 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(msg_len);
 	WIRE_FIELD(stride_shift);
 	WIRE_FIELD(ts);
+	WIRE_FIELD(qkey);
+	WIRE_FIELD(src_ipv4);
+	WIRE_FIELD(dst_ipv4);
 	WIRE_FIELD(ts_echo);
 	WIRE_FIELD(syndrome);
 	WIRE_FIELD(rnr_timer);
@@ -168,7 +171,15 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 			return "accepted msg_len beyond 2 GiB";
 		if (op != SRNIC_OP_READ_REQ && p->read_len)
 			return "read_len set on a packet other than READ_REQ";
-	} else if (p->read_len || p->imm || p->ts) {
+		if (op == SRNIC_OP_UD_SEND ? p->rkey || p->va
+					   : p->qkey || p->src_ipv4 ||
+						     p->dst_ipv4)
+			return "datagram and connected fields mixed";
+		if (op == SRNIC_OP_UD_SEND &&
+		    (p->msg_off || p->pkt_len != p->msg_len))
+			return "datagram of more than one packet";
+	} else if (p->read_len || p->imm || p->ts || p->qkey || p->src_ipv4 ||
+		   p->dst_ipv4) {
 		return "data field set on an ACK or control frame";
 	}
 	if (op == SRNIC_OP_ATOMIC_REQ) {

@@ -80,6 +80,9 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->credit = 0x0badcafe;
 	p->ts = 0x1234;
 	p->ts_echo = 0x4321;
+	p->qkey = 0x11111111;
+	p->src_ipv4 = 0x0a000002;
+	p->dst_ipv4 = 0xe0000101;
 	p->ipv4 = 0x0a000001;
 	p->port = 3;
 	for (i = 0; i < 6; i++)
@@ -114,6 +117,12 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 		p->pkt_len = 16;
 		p->va &= ~7ull;
 		break;
+	case SRNIC_OP_UD_SEND:	/* a datagram: one packet, the message */
+		p->stride_shift = 14;
+		p->msg_len = 1000;
+		p->pkt_len = 1000;
+		p->msg_off = 0;
+		break;
 	case SRNIC_OP_READ_RESP: /* middle packet */
 		p->stride_shift = 8;
 		p->msg_len = 256 * 10;
@@ -145,10 +154,16 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 	if (srnic_op_has_data_ext(p->opcode)) {
 		want->txid = p->txid;
 		want->ssn = p->ssn;
-		want->rkey = p->rkey;
+		if (p->opcode == SRNIC_OP_UD_SEND) {
+			want->qkey = p->qkey;
+			want->src_ipv4 = p->src_ipv4;
+			want->dst_ipv4 = p->dst_ipv4;
+		} else {
+			want->rkey = p->rkey;
+			want->va = p->va;
+		}
 		want->imm = p->imm;
 		want->read_len = p->read_len;
-		want->va = p->va;
 		want->msg_off = p->msg_off;
 		want->pkt_len = p->pkt_len;
 		want->msg_len = p->msg_len;
@@ -182,7 +197,7 @@ static const char *op_name(uint8_t op)
 	static const char *const n[] = {
 		"0", "SEND", "WRITE", "READ_REQ", "READ_RESP", "ACK", "HELLO",
 		"BYE", "BYE_ACK", "BOOTING", "BOOT_ACK", "RDMA_READY",
-		"ATOMIC_REQ",
+		"ATOMIC_REQ", "UD_SEND",
 	};
 
 	return op < SRNIC_OP_MAX ? n[op] : "?";
@@ -251,7 +266,7 @@ static void test_byte_map(void)
 		      SRNIC_OP_BYE == 7 && SRNIC_OP_BYE_ACK == 8 &&
 		      SRNIC_OP_BOOTING == 9 && SRNIC_OP_BOOT_ACK == 10 &&
 		      SRNIC_OP_RDMA_READY == 11 && SRNIC_OP_ATOMIC_REQ == 12 &&
-		      SRNIC_OP_MAX == 13,
+		      SRNIC_OP_UD_SEND == 13 && SRNIC_OP_MAX == 14,
 	      "opcode numbering changed");
 
 	full_pkt(&p, SRNIC_OP_SEND);
@@ -672,6 +687,25 @@ static void test_sanitized(void)
 	free(f);
 }
 
+/* A datagram: Q_Key in the rkey slot, the two addresses in the va slot,
+ * and one packet that is the whole message. */
+static void test_datagram(void)
+{
+	uint32_t len;
+	uint8_t *f = frame_of(SRNIC_OP_UD_SEND, &len);
+
+	CHECK(srnic_get32(f + 46) == 0x11111111, "qkey not at data+8");
+	CHECK(srnic_get32(f + 54) == 0x0a000002, "src ipv4 not at data+16");
+	CHECK(srnic_get32(f + 58) == 0xe0000101, "dst ipv4 not at data+20");
+	EXPECT(f, len, SRNIC_WIRE_OK, "datagram of 1000 bytes");
+	srnic_put32(f + 62, 512);	/* msg_off */
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "datagram at offset 512");
+	srnic_put32(f + 62, 0);
+	srnic_put32(f + 70, 2000);	/* msg_len */
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "datagram of two packets");
+	free(f);
+}
+
 int main(void)
 {
 	unsigned i;
@@ -686,5 +720,6 @@ int main(void)
 	test_lengths();
 	test_padding();
 	test_sanitized();
+	test_datagram();
 	return check_summary("test_wire");
 }

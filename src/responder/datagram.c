@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Responder for UD QPs: each datagram is a whole message in one packet, so
+ * it lands at once in the QP's next receive WQE, behind the 40-byte GRH
+ * verbs puts at the head of every UD receive buffer, and completes there.
+ * Nothing is acknowledged: a datagram with no receive WQE waiting, or no
+ * room in the CQ, is dropped and counted, as a NIC drops it.
+ */
+#include <string.h>
+
+#include "engine_internal.h"
+#include "srnic_recv.h"
+#include "srnic_sge.h"
+
+/*
+ * The GRH a RoCE v2 NIC leaves for an IPv4 datagram: 20 unused bytes, then
+ * the packet's IPv4 header.  That is what ibv_init_ah_from_wc() reads to
+ * answer the sender, so it is a real header with a valid checksum.
+ */
+static void grh_ipv4(uint8_t grh[SRNIC_GRH_LEN], const struct srnic_pkt *pkt)
+{
+	/* what RoCE v2 would carry: UDP 8, BTH 12, DETH 8, ICRC 4 */
+	uint32_t total = 20 + 8 + 12 + 8 + pkt->pkt_len + 4, sum = 0;
+	uint8_t *ip = grh + 20;
+	unsigned i;
+
+	memset(grh, 0, SRNIC_GRH_LEN);
+	ip[0] = 0x45;	/* version 4, 5 words */
+	srnic_put16(ip + 2, (uint16_t)total);
+	ip[6] = 0x40;	/* don't fragment */
+	ip[8] = 64;	/* TTL */
+	ip[9] = 17;	/* UDP */
+	srnic_put32(ip + 12, pkt->src_ipv4);
+	srnic_put32(ip + 16, pkt->dst_ipv4);
+	for (i = 0; i < 20; i += 2)
+		sum += srnic_get16(ip + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	srnic_put16(ip + 10, (uint16_t)~sum);
+}
+
+/* Complete the oldest receive WQE; the caller checked the CQ's room. */
+static void complete_recv(struct srnic_qp *qp, const struct srnic_pkt *pkt,
+			  uint8_t status)
+{
+	struct srnic_cq *cq = qp->recv_cq;
+	struct srnic_cqe *c = srnic_cq_slot(cq);
+
+	memset(c, 0, sizeof(*c));
+	c->wr_id = qp->rq[qp->rq_comp & qp->rq_mask].wr_id;
+	c->qp_num = qp->qpn;
+	c->src_qp = pkt->src_qpn;
+	c->status = status;
+	c->opcode = SRNIC_WC_RECV;
+	c->byte_len = SRNIC_GRH_LEN + pkt->pkt_len;
+	c->flags = SRNIC_WC_F_GRH;
+	if (pkt->flags & SRNIC_F_IMM) {
+		c->flags |= SRNIC_WC_F_IMM;
+		c->imm = pkt->imm;
+	}
+	srnic_rq_consumed(qp);
+	srnic_cq_publish(cq);
+}
+
+void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
+			      const struct srnic_pkt *pkt)
+{
+	uint8_t grh[SRNIC_GRH_LEN];
+	struct srnic_rwqe *r;
+	int64_t room;
+
+	if (qp->state != SRNIC_QPS_RTR && qp->state != SRNIC_QPS_RTS &&
+	    qp->state != SRNIC_QPS_SQD) {
+		eng->st.drops[SRNIC_DROP_QP_STATE]++;
+		return;
+	}
+	if (pkt->qkey != qp->at.qkey) {
+		eng->st.drops[SRNIC_DROP_BAD_QKEY]++;
+		return;
+	}
+	if (qp->srq)
+		srnic_srq_pull(qp, qp->exp_ssn);
+	if (!srnic_rq_posted(qp)) {
+		eng->st.drops[SRNIC_DROP_RNR]++;
+		return;
+	}
+	if (!srnic_cq_room(qp->recv_cq)) {
+		eng->st.drops[SRNIC_DROP_CQ_FULL]++;
+		return;
+	}
+	r = srnic_recv_wqe(qp, qp->exp_ssn);
+	room = srnic_sge_check_all(&eng->mem, qp->pd, r->sge, r->num_sge,
+				   SRNIC_ACCESS_LOCAL_WRITE);
+	if (room < 0 || room < SRNIC_GRH_LEN + (int64_t)pkt->pkt_len) {
+		/* The receive WQE itself is wrong: it completes in error and,
+		 * as every error completion does, takes the QP down. */
+		complete_recv(qp, pkt, room < 0 ? SRNIC_WC_LOC_PROT_ERR
+						: SRNIC_WC_LOC_LEN_ERR);
+		srnic_qp_to_error(eng, qp);
+		return;
+	}
+	grh_ipv4(grh, pkt);
+	if (srnic_sge_scatter(&eng->mem, qp->pd, r->sge, r->num_sge, 0, grh,
+			      SRNIC_GRH_LEN) ||
+	    srnic_sge_scatter(&eng->mem, qp->pd, r->sge, r->num_sge,
+			      SRNIC_GRH_LEN, pkt->payload, pkt->pkt_len)) {
+		complete_recv(qp, pkt, SRNIC_WC_LOC_PROT_ERR);
+		srnic_qp_to_error(eng, qp);
+		return;
+	}
+	complete_recv(qp, pkt, SRNIC_WC_SUCCESS);
+}
