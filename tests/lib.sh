@@ -41,3 +41,25 @@ pair() {
 		return 1
 	fi
 }
+
+# Unmodified perftest between a and b (server b, client a):
+bw() {	# name tool args...: bandwidth result must be > MIN_GBPS (0.01)
+	local name=$1 gbps min=${MIN_GBPS:-0.01}
+	shift
+	pair "$name" 90 "$@" --report_gbits || fail "$name"
+	# columns: bytes iterations peak average msgrate
+	gbps=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print $4}' "$LOGDIR/$name.a" | tail -1)
+	[ -n "$gbps" ] || fail "$name: no result line"
+	echo "$name: $gbps Gb/s"
+	awk -v g="$gbps" -v m="$min" 'BEGIN {exit !(g > m)}' || fail "$name: implausible bandwidth $gbps"
+}
+
+lat() {	# name tool args...: typical latency between 0.1 us and 100 ms
+	local name=$1 us
+	shift
+	pair "$name" 90 "$@" || fail "$name"
+	us=$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 {print $5}' "$LOGDIR/$name.a" | tail -1)
+	[ -n "$us" ] || fail "$name: no result line"
+	echo "$name: typical $us us"
+	awk -v u="$us" 'BEGIN {exit !(u > 0.1 && u < 100000)}' || fail "$name: implausible latency $us"
+}

@@ -177,10 +177,12 @@ complete:
 	srnic_completer_complete(eng, qp);
 }
 
+/* UC: the ACK says which messages the responder resolved (its msn), and
+ * nothing else counts (srnic_flow.h). */
 void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
 			    const struct srnic_pkt *pkt)
 {
-	if (srnic_fc_grant(qp, pkt->credit))
+	if (srnic_fc_uc_acked(qp, pkt->msn))
 		srnic_qp_activate(eng, qp);
 }
 
@@ -246,7 +248,11 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 	/* Out of credit for a probe interval: the updates were lost, or the
 	 * responder has gone quiet.  Lend a little and go on (srnic_flow.h). */
 	if (qp->fc_blocked && now - qp->fc_blocked_at >= srnic_probe_tsc(qp)) {
-		srnic_fc_grant(qp, qp->fc_sent + SRNIC_FC_UPDATE);
+		if (srnic_qp_reliable(qp))
+			srnic_fc_grant(qp, qp->fc_sent + SRNIC_FC_UPDATE);
+		else
+			srnic_fc_uc_acked(qp, qp->uc_acked + SRNIC_WINDOW / 4);
+		qp->fc_blocked = 0;
 		eng->st.fc_lent++;
 		srnic_qp_activate(eng, qp);
 	}

@@ -9,53 +9,68 @@
  * here joined is dropped and counted whatever the port's filter let in:
  * af_packet and memif ports take every frame.
  *
- * Groups are named by IPv4-mapped GIDs (::ffff:224.0.0.0/100), which is
- * how RoCE v2 names IPv4 multicast; the wire carries the group address.
+ * Groups are named by IPv4 multicast GIDs (::ffff:224.0.0.0/100 as RoCE
+ * v2 maps IPv4 addresses, or ff0e::ffff:224.0.0.0/100 as rdma-core encodes
+ * IPv4 groups) or by IPv6 multicast GIDs (ff00::/8).  The wire carries a 32-bit id of the group: its
+ * IPv4 address, or the IPv6 GID's last 32 bits, which is also all its
+ * Ethernet address keeps (33:33 and those bits).
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_ethdev.h>
 
 #include "engine_internal.h"
 
-static struct srnic_mcast_group *group_find(struct srnic_engine *eng,
-					    uint32_t ipv4)
+/* A group as it is named on the wire: its IPv4 address, or the low 32 bits
+ * of an IPv6 multicast GID (what its Ethernet address keeps of it too). */
+static struct srnic_mcast_group *group_by_gid(struct srnic_engine *eng,
+					      const uint8_t gid[16])
 {
 	unsigned i;
 
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++)
-		if (eng->mcast[i].ipv4 == ipv4)
+		if (eng->mcast[i].nqp && !memcmp(eng->mcast[i].gid, gid, 16))
 			return &eng->mcast[i];
 	return NULL;
 }
 
-/* The IPv4 group an IPv4-mapped multicast GID names, or 0. */
-static uint32_t gid_group(const uint8_t gid[16])
+/* What kind of multicast GID gid is (SRNIC_MCAST_IPV4, _IPV6 or 0: none),
+ * and its wire id. */
+static uint8_t gid_group(const uint8_t gid[16], uint32_t *id)
 {
 	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0,
 					     0, 0, 0, 0, 0xff, 0xff};
-	uint32_t ip;
+	/* ff0e::ffff:a.b.c.d: how rdma-core and perftest encode an IPv4
+	 * group in an IPv6 multicast GID */
+	static const uint8_t v4encoded[12] = {0xff, 0x0e, 0, 0, 0, 0,
+					      0, 0, 0, 0, 0xff, 0xff};
 
-	if (memcmp(gid, v4mapped, 12))
-		return 0;
-	ip = srnic_get32(gid + 12);
-	return (ip >> 28) == 0xe ? ip : 0;
+	*id = srnic_get32(gid + 12);
+	if (!memcmp(gid, v4mapped, 12) || !memcmp(gid, v4encoded, 12))
+		return (*id >> 28) == 0xe ? SRNIC_MCAST_IPV4 : 0;
+	return gid[0] == 0xff ? SRNIC_MCAST_IPV6 : 0;
 }
 
 static void call_attach(struct srnic_engine *eng, struct srnic_call *c)
 {
 	struct srnic_qp *qp = c->arg;
-	uint32_t ipv4 = *(const uint32_t *)c->arg2, i;
-	struct srnic_mcast_group *g = group_find(eng, ipv4);
+	const uint8_t *gid = c->arg2;
+	struct srnic_mcast_group *g = group_by_gid(eng, gid);
+	uint32_t i;
 
 	if (!g) {
-		g = group_find(eng, 0);
-		if (!g) {
+		for (i = 0; i < SRNIC_MAX_MCAST_GROUPS && eng->mcast[i].nqp;
+		     i++)
+			;
+		if (i == SRNIC_MAX_MCAST_GROUPS) {
 			c->result = -ENOMEM;
 			return;
 		}
-		g->nqp = 0;
+		g = &eng->mcast[i];
+		memcpy(g->gid, gid, 16);
+		g->kind = gid_group(gid, &g->id);
 	}
 	for (i = 0; i < g->nqp; i++)
 		if (g->qpn[i] == qp->qpn) {
@@ -67,7 +82,6 @@ static void call_attach(struct srnic_engine *eng, struct srnic_call *c)
 		return;
 	}
 	g->qpn[g->nqp++] = qp->qpn;
-	g->ipv4 = ipv4;
 	__atomic_fetch_add(&eng->mcast_gen, 1, __ATOMIC_RELEASE);
 	c->result = 0;
 }
@@ -76,16 +90,14 @@ static void group_remove(struct srnic_engine *eng,
 			 struct srnic_mcast_group *g, uint32_t i)
 {
 	g->qpn[i] = g->qpn[--g->nqp];
-	if (!g->nqp)
-		g->ipv4 = 0;
 	__atomic_fetch_add(&eng->mcast_gen, 1, __ATOMIC_RELEASE);
 }
 
 static void call_detach(struct srnic_engine *eng, struct srnic_call *c)
 {
 	struct srnic_qp *qp = c->arg;
-	uint32_t ipv4 = *(const uint32_t *)c->arg2, i;
-	struct srnic_mcast_group *g = group_find(eng, ipv4);
+	struct srnic_mcast_group *g = group_by_gid(eng, c->arg2);
+	uint32_t i;
 
 	c->result = -ENOENT;
 	for (i = 0; g && i < g->nqp; i++)
@@ -100,10 +112,10 @@ static int mcast_call(struct srnic_engine *eng, struct srnic_qp *qp,
 		      const uint8_t gid[16],
 		      void (*fn)(struct srnic_engine *, struct srnic_call *))
 {
-	uint32_t ipv4 = gid_group(gid);
-	struct srnic_call c = {.fn = fn, .arg = qp, .arg2 = &ipv4};
+	struct srnic_call c = {.fn = fn, .arg = qp, .arg2 = gid};
+	uint32_t id;
 
-	if (!ipv4 || qp->type != SRNIC_QPT_UD)
+	if (!gid_group(gid, &id) || qp->type != SRNIC_QPT_UD)
 		return -EINVAL;
 	srnic_engine_call(eng, &c);
 	return c.result;
@@ -140,11 +152,15 @@ int srnic_engine_resolve_ud(struct srnic_engine *eng, const uint8_t gid[16],
 	struct srnic_peer *peer;
 
 	memset(out, 0, sizeof(*out));
-	if (gid[0] == 0xff)
-		return -EINVAL;	/* IPv6 multicast: not carried */
-	out->ipv4 = gid_group(gid);
-	if (out->ipv4) {
-		out->mcast = 1;
+	out->mcast = gid_group(gid, &out->ipv4);
+	if (out->mcast) {
+		/* A group is any node's: resolving it is having a link to
+		 * send on.  A program that starts the engine and sends at
+		 * once would otherwise send into links still coming up. */
+		uint64_t deadline = srnic_ms() + eng->cfg.resolve_ms;
+
+		while (!srnic_engine_ports_up(eng) && srnic_ms() < deadline)
+			usleep(2000);
 		return 0;
 	}
 	peer = srnic_control_resolve(eng, gid, eng->cfg.resolve_ms);
@@ -155,23 +171,31 @@ int srnic_engine_resolve_ud(struct srnic_engine *eng, const uint8_t gid[16],
 	return 0;
 }
 
-/* Datapath: a datagram to a group goes to every QP here that joined it. */
+/* Datapath: a datagram to a group goes to every QP here that joined it
+ * (every group of that wire id). */
 void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt)
 {
-	struct srnic_mcast_group *g =
-		pkt->dst_ipv4 ? group_find(eng, pkt->dst_ipv4) : NULL;
-	uint32_t i;
+	bool found = false;
+	uint32_t i, k;
 
-	if (!g) {
+	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
+		const struct srnic_mcast_group *g = &eng->mcast[i];
+
+		if (!g->nqp || g->id != pkt->dst_ipv4)
+			continue;
+		found = true;
+		for (k = 0; k < g->nqp; k++) {
+			struct srnic_qp *qp = srnic_qp_lookup(eng, g->qpn[k]);
+
+			if (qp)
+				srnic_responder_datagram(
+					eng, qp, pkt,
+					g->kind == SRNIC_MCAST_IPV6 ? g->gid
+								    : NULL);
+		}
+	}
+	if (!found)
 		eng->st.drops[SRNIC_DROP_NO_GROUP]++;
-		return;
-	}
-	for (i = 0; i < g->nqp; i++) {
-		struct srnic_qp *qp = srnic_qp_lookup(eng, g->qpn[i]);
-
-		if (qp)
-			srnic_responder_datagram(eng, qp, pkt);
-	}
 }
 
 /*
@@ -189,11 +213,11 @@ void srnic_mcast_program_ports(struct srnic_engine *eng)
 		return;
 	eng->mcast_programmed = gen;
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
-		uint32_t ipv4 = __atomic_load_n(&eng->mcast[i].ipv4,
-						__ATOMIC_RELAXED);
+		const struct srnic_mcast_group *g = &eng->mcast[i];
 
-		if (ipv4)
-			srnic_mcast_mac(ipv4, macs[n++].addr_bytes);
+		if (__atomic_load_n(&g->nqp, __ATOMIC_RELAXED))
+			srnic_mcast_mac(g->id, g->kind == SRNIC_MCAST_IPV6,
+					macs[n++].addr_bytes);
 	}
 	for (p = 0; p < eng->nports; p++)
 		if (eng->port[p].started)

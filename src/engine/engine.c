@@ -454,7 +454,7 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 			eng->st.drops[SRNIC_DROP_NO_QP]++;
 			return false;
 		}
-		srnic_responder_datagram(eng, qp, &pkt);
+		srnic_responder_datagram(eng, qp, &pkt, NULL);
 		return false;
 	}
 	/* Connected: only from the QP it is connected to, and UC only takes

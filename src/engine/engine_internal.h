@@ -134,8 +134,10 @@ struct srnic_peer {
 /* A multicast group some local UD QPs joined (control/mcast.c).  Changed
  * by engine calls, so the datapath reads it without a lock. */
 struct srnic_mcast_group {
-	uint32_t ipv4;		/* the group; 0: a free entry */
-	uint32_t nqp;
+	uint8_t gid[16];
+	uint32_t id;		/* on the wire (dst_ipv4) */
+	uint8_t kind;		/* SRNIC_MCAST_IPV4 or _IPV6 */
+	uint32_t nqp;		/* 0: a free entry */
 	uint32_t qpn[SRNIC_MAX_MCAST_QPS];
 };
 
@@ -313,7 +315,8 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now);
 /* datagram.c: a datagram for UD QP qp */
 void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
-			      const struct srnic_pkt *pkt);
+			      const struct srnic_pkt *pkt,
+			      const uint8_t *group_gid);
 
 /* completer.c */
 void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,

@@ -289,6 +289,7 @@ static void qp_reset(struct srnic_qp *qp)
 	qp->cur_busy = 0;
 	qp->resend_head = qp->resend_tail = 0;
 	qp->next_ssn = qp->exp_ssn = 0;
+	qp->uc_skew = 0;
 	qp->rd_inflight = 0;
 	qp->rnr_until = 0;
 	qp->srtt = qp->rttvar = qp->rto = 0;
@@ -324,6 +325,7 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 	if (mod->mask & SRNIC_MOD_RTS) {
 		qp->at.sq_psn = mod->sq_psn;
 		qp->next_msn = mod->sq_psn;
+		qp->uc_acked = mod->sq_psn;
 		qp->at.max_rd_atomic = mod->max_rd_atomic;
 		/* UC has no timeout attribute, but its credit loan waits a
 		 * sixteenth of one (srnic_probe_tsc): about 4 ms. */

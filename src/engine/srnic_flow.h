@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "srnic_qp.h"
 
@@ -61,6 +62,8 @@ static inline bool srnic_fc_grant(struct srnic_qp *qp, uint32_t c)
 /* Requester, connecting: the window before any ACK. */
 static inline void srnic_fc_reset(struct srnic_qp *qp)
 {
+	qp->uc_inflight = 0;
+	memset(qp->uc_pkts, 0, sizeof(qp->uc_pkts));
 	qp->fc_sent = 0;
 	qp->fc_credit = SRNIC_FC_WINDOW;
 	qp->fc_blocked = 0;
@@ -84,6 +87,51 @@ static inline uint32_t srnic_fc_credit(struct srnic_qp *qp, uint32_t grant)
 {
 	qp->fc_acked = qp->fc_landed;
 	return qp->fc_landed + grant;
+}
+
+/*
+ * UC: nothing is resent, so credit, which counts packets that landed,
+ * would shrink by every packet lost.  A UC requester counts instead the
+ * packets of the messages its responder has not resolved yet (delivered,
+ * or given up as lost: every ACK's msn says up to where), at most
+ * SRNIC_FC_WINDOW of them, in at most SRNIC_WINDOW messages.
+ */
+static inline bool srnic_fc_uc_open(const struct srnic_qp *qp)
+{
+	return qp->uc_inflight < SRNIC_FC_WINDOW;
+}
+
+/* May the UC requester begin message msn? */
+static inline bool srnic_fc_uc_msg_open(const struct srnic_qp *qp,
+					uint32_t msn)
+{
+	return msn - qp->uc_acked < SRNIC_WINDOW;
+}
+
+static inline void srnic_fc_uc_sent(struct srnic_qp *qp, uint32_t msn)
+{
+	qp->uc_inflight++;
+	qp->uc_pkts[msn % SRNIC_WINDOW]++;
+}
+
+/* The responder resolved every message below msn.  Returns whether that
+ * unblocked the requester. */
+static inline bool srnic_fc_uc_acked(struct srnic_qp *qp, uint32_t msn)
+{
+	if ((int32_t)(msn - qp->next_msn) > 0)
+		msn = qp->next_msn;	/* (a loan ran ahead of the ACKs) */
+	while ((int32_t)(msn - qp->uc_acked) > 0) {
+		uint32_t *n = &qp->uc_pkts[qp->uc_acked++ % SRNIC_WINDOW];
+
+		qp->uc_inflight -= *n < qp->uc_inflight ? *n : qp->uc_inflight;
+		*n = 0;
+	}
+	if (qp->fc_blocked && srnic_fc_uc_open(qp) &&
+	    srnic_fc_uc_msg_open(qp, qp->next_msn)) {
+		qp->fc_blocked = 0;
+		return true;
+	}
+	return false;
 }
 
 #endif

@@ -185,6 +185,9 @@ struct srnic_qp {
 	uint32_t fc_sent;	/* new data packets sent, running count */
 	uint32_t fc_credit;	/* the responder lets us send below this */
 	uint64_t fc_blocked_at;	/* TSC the credits ran out */
+	uint32_t uc_acked;	/* UC: the responder resolved messages below */
+	uint32_t uc_inflight;	/* UC: packets of messages not resolved */
+	uint32_t uc_pkts[SRNIC_WINDOW];	/* UC: packets sent, by msn */
 	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
 
 	uint32_t rq_comp;	/* next receive WQE to complete */
@@ -200,6 +203,7 @@ struct srnic_qp {
 	uint32_t uc_stuck_msn;	/* UC: the oldest message lacks packets while
 				 * a later one is in, since uc_stuck_at */
 	uint64_t uc_stuck_at;	/* TSC; 0: not stuck */
+	uint32_t uc_skew;	/* UC: receive numbers given-up messages took */
 	uint32_t sack_msn, sack_first;
 	uint64_t sack_bits;
 	struct srnic_rmsg *rmsg;	/* SRNIC_WINDOW slots */

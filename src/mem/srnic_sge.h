@@ -7,6 +7,7 @@
 #ifndef SRNIC_SGE_H
 #define SRNIC_SGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -32,18 +33,20 @@ static inline int64_t srnic_sge_check_all(const struct srnic_mem_table *t,
 	return total;
 }
 
-/* Write len bytes at message offset off; 0, or -1 on a failed check or when
- * the SGEs end first. */
-static inline int srnic_sge_scatter(const struct srnic_mem_table *t,
-				    uint32_t pd, const struct srnic_sge *sge,
-				    unsigned n, uint32_t off, const void *src,
-				    uint32_t len)
+/* Copy len bytes at message offset off into the SGEs (into) or out of
+ * them, checking each piece as it goes (writing needs LOCAL_WRITE, reading
+ * any live region of the PD); 0, or -1 on a failed check or when the SGEs
+ * end first. */
+static inline int srnic_sge_copy(const struct srnic_mem_table *t, uint32_t pd,
+				 const struct srnic_sge *sge, unsigned n,
+				 uint32_t off, uint8_t *buf, uint32_t len,
+				 bool into)
 {
-	const uint8_t *s = src;
 	unsigned i;
 
 	for (i = 0; i < n && len; i++) {
 		uint32_t sl = sge[i].length, k;
+		uint8_t *mem;
 
 		if (off >= sl) {
 			off -= sl;
@@ -51,14 +54,32 @@ static inline int srnic_sge_scatter(const struct srnic_mem_table *t,
 		}
 		k = sl - off < len ? sl - off : len;
 		if (srnic_mem_check(t, sge[i].lkey, pd, sge[i].addr + off, k,
-				    SRNIC_ACCESS_LOCAL_WRITE))
+				    into ? SRNIC_ACCESS_LOCAL_WRITE : 0))
 			return -1;
-		memcpy((uint8_t *)(uintptr_t)(sge[i].addr + off), s, k);
-		s += k;
+		mem = (uint8_t *)(uintptr_t)(sge[i].addr + off);
+		memcpy(into ? mem : buf, into ? buf : mem, k);
+		buf += k;
 		len -= k;
 		off = 0;
 	}
 	return len ? -1 : 0;
+}
+
+static inline int srnic_sge_scatter(const struct srnic_mem_table *t,
+				    uint32_t pd, const struct srnic_sge *sge,
+				    unsigned n, uint32_t off, const void *src,
+				    uint32_t len)
+{
+	return srnic_sge_copy(t, pd, sge, n, off, (uint8_t *)(uintptr_t)src,
+			      len, true);
+}
+
+static inline int srnic_sge_gather(const struct srnic_mem_table *t,
+				   uint32_t pd, const struct srnic_sge *sge,
+				   unsigned n, uint32_t off, void *dst,
+				   uint32_t len)
+{
+	return srnic_sge_copy(t, pd, sge, n, off, dst, len, false);
 }
 
 #endif

@@ -60,11 +60,15 @@ struct srnic_sge {
 struct srnic_ud_addr {
 	uint32_t qpn;
 	uint32_t qkey;	/* high bit set: the sending QP's own Q_Key */
-	uint32_t ipv4;	/* the destination node's, or its multicast group's */
+	uint32_t ipv4;	/* the destination node's, or its multicast group's
+			 * id (srnic_mcast_mac) */
 	uint16_t peer;	/* the node's index among the engine's peers */
-	uint8_t mcast;
+	uint8_t mcast;	/* SRNIC_MCAST_IPV4 or _IPV6 for a group, else 0 */
 	uint8_t reserved;
 };
+
+#define SRNIC_MCAST_IPV4 1
+#define SRNIC_MCAST_IPV6 2
 
 /* A send work request as posted; the engine keeps its progress elsewhere. */
 struct srnic_swqe {

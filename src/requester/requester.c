@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "srnic_sge.h"
 
 static const uint16_t op_flags[] = {
 	[SRNIC_WR_SEND] = SRNIC_F_RECV_CQE,
@@ -126,30 +127,11 @@ static int gather(const struct srnic_mem_table *mem, uint32_t pd,
 		  const struct srnic_swqe *w, uint32_t off, uint8_t *dst,
 		  uint32_t len)
 {
-	unsigned i;
-
 	if (w->flags & SRNIC_WR_INLINE) {
 		memcpy(dst, w->inline_data + off, len);
 		return 0;
 	}
-	for (i = 0; i < w->num_sge && len; i++) {
-		uint32_t sl = w->sge[i].length, n;
-
-		if (off >= sl) {
-			off -= sl;
-			continue;
-		}
-		n = sl - off < len ? sl - off : len;
-		if (srnic_mem_check(mem, w->sge[i].lkey, pd,
-				    w->sge[i].addr + off, n, 0))
-			return -1;
-		memcpy(dst, (const uint8_t *)(uintptr_t)w->sge[i].addr + off,
-		       n);
-		dst += n;
-		len -= n;
-		off = 0;
-	}
-	return 0;
+	return srnic_sge_gather(mem, pd, w->sge, w->num_sge, off, dst, len);
 }
 
 static uint8_t stride_shift(const struct srnic_engine *eng,
@@ -160,6 +142,18 @@ static uint8_t stride_shift(const struct srnic_engine *eng,
 	while ((1u << s) > eng->payload_max)
 		s--;
 	return s;
+}
+
+/* Out of credit: wait for an ACK, or for the loan a timer gives after a
+ * silent probe interval (RC has its timers on already, UC not). */
+static void fc_block(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (qp->fc_blocked)
+		return;
+	qp->fc_blocked = 1;
+	qp->fc_blocked_at = srnic_now();
+	eng->st.fc_blocked++;
+	srnic_qp_timer_on(eng, qp);
 }
 
 /* Pick the WQE to packetize next: a resend first, then a new message. */
@@ -207,6 +201,11 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		return false;
 	w = &qp->sq[qp->sq_next & qp->sq_mask];
 	run = &qp->run[qp->sq_next & qp->sq_mask];
+	if (qp->type == SRNIC_QPT_UC &&
+	    !srnic_fc_uc_msg_open(qp, qp->next_msn)) {
+		fc_block(eng, qp);
+		return false;
+	}
 	if (srnic_wr_reads(w->opcode) &&
 	    qp->rd_inflight >= (qp->at.max_rd_atomic ? qp->at.max_rd_atomic
 						     : 1))
@@ -348,15 +347,9 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 		int port, rc;
 
 		/* New data waits for credit; a resend never does. */
-		if (fresh && !srnic_fc_open(qp)) {
-			if (!qp->fc_blocked) {
-				qp->fc_blocked = 1;
-				qp->fc_blocked_at = srnic_now();
-				eng->st.fc_blocked++;
-				/* (the loan after a silent wait is a timer's;
-				 * RC has its timers on already) */
-				srnic_qp_timer_on(eng, qp);
-			}
+		if (fresh && !(srnic_qp_reliable(qp) ? srnic_fc_open(qp)
+						     : srnic_fc_uc_open(qp))) {
+			fc_block(eng, qp);
 			break;
 		}
 		port = srnic_qp_pick_port(eng, qp);
@@ -379,6 +372,8 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (rc <= 0)
 			break;
 		n++;
+		if (fresh && !srnic_qp_reliable(qp))
+			srnic_fc_uc_sent(qp, run->msn);
 		if (fresh) {
 			qp->fc_sent++;
 			/* An empty message's one packet counts once too. */
@@ -528,7 +523,7 @@ void srnic_requester_resend_missing(struct srnic_engine *eng,
 
 /*
  * UD: the current WQE is one datagram, to the node (or multicast group) it
- * names, in one packet on the next port that reaches it.  It completes as
+ * names, in one packet on its flow's port.  It completes as
  * soon as it is queued, as a UD send does on hardware; one to a node no
  * port reaches is lost the same way.  Returns packets sent (0 or 1).
  */
@@ -542,6 +537,7 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	struct srnic_pkt pkt;
 	struct rte_mbuf *m;
 	uint8_t *payload;
+	uint32_t rr;
 	int port;
 
 	memset(&pkt, 0, sizeof(pkt));
@@ -563,9 +559,15 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 		pkt.dst_inc = __atomic_load_n(&peer->inc, __ATOMIC_ACQUIRE);
 	} else {
 		pkt.dst_qpn = SRNIC_QPN_MCAST;
-		srnic_mcast_mac(w->ud.ipv4, mac);
+		srnic_mcast_mac(w->ud.ipv4, w->ud.mcast == SRNIC_MCAST_IPV6,
+				mac);
 	}
-	port = pick_port(eng, peer, &qp->rr_port);
+	/* One flow (this QP to that QP) keeps to one port, so its datagrams
+	 * arrive in the order they were sent, as on a NIC with one path a
+	 * flow; flows spread over the ports, as ECMP spreads them. */
+	rr = (qp->qpn * 0x9e3779b1u ^ w->ud.qpn * 0x85ebca6bu ^ w->ud.ipv4) >>
+	     16;
+	port = pick_port(eng, peer, &rr);
 	if (port < 0) {
 		bool reachable = false;
 		unsigned p;

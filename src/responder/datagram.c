@@ -39,6 +39,23 @@ static void grh_ipv4(uint8_t grh[SRNIC_GRH_LEN], const struct srnic_pkt *pkt)
 	srnic_put16(ip + 10, (uint16_t)~sum);
 }
 
+/*
+ * The GRH of a datagram to an IPv6 multicast group: as RoCE v2 carries it,
+ * an IPv6 header, from the sender's IPv4-mapped GID to the group's.
+ */
+static void grh_ipv6(uint8_t grh[SRNIC_GRH_LEN], const struct srnic_pkt *pkt,
+		     const uint8_t group[16])
+{
+	memset(grh, 0, SRNIC_GRH_LEN);
+	grh[0] = 0x60;	/* version 6 */
+	srnic_put16(grh + 4, (uint16_t)(8 + 12 + 8 + pkt->pkt_len + 4));
+	grh[6] = 17;	/* next header: UDP */
+	grh[7] = 64;	/* hop limit */
+	grh[18] = grh[19] = 0xff;
+	srnic_put32(grh + 20, pkt->src_ipv4);
+	memcpy(grh + 24, group, 16);
+}
+
 /* Complete the oldest receive WQE; the caller checked the CQ's room. */
 static void complete_recv(struct srnic_qp *qp, const struct srnic_pkt *pkt,
 			  uint8_t status)
@@ -62,8 +79,10 @@ static void complete_recv(struct srnic_qp *qp, const struct srnic_pkt *pkt,
 	srnic_cq_publish(cq);
 }
 
+/* group_gid: the IPv6 multicast group it was sent to, else NULL. */
 void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
-			      const struct srnic_pkt *pkt)
+			      const struct srnic_pkt *pkt,
+			      const uint8_t *group_gid)
 {
 	uint8_t grh[SRNIC_GRH_LEN];
 	struct srnic_rwqe *r;
@@ -99,7 +118,10 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_qp_to_error(eng, qp);
 		return;
 	}
-	grh_ipv4(grh, pkt);
+	if (group_gid)
+		grh_ipv6(grh, pkt, group_gid);
+	else
+		grh_ipv4(grh, pkt);
 	if (srnic_sge_scatter(&eng->mem, qp->pd, r->sge, r->num_sge, 0, grh,
 			      SRNIC_GRH_LEN) ||
 	    srnic_sge_scatter(&eng->mem, qp->pd, r->sge, r->num_sge,

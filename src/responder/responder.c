@@ -145,7 +145,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 	slot_clear(s);
 	s->msn = pkt->msn;
 	s->txid = pkt->txid;
-	s->ssn = pkt->ssn;
+	s->ssn = pkt->ssn - qp->uc_skew;	/* (RC: skew 0) */
 	s->msg_len = pkt->msg_len;
 	s->imm = pkt->imm;
 	s->flags = pkt->flags;
@@ -198,10 +198,10 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		struct srnic_rwqe *r;
 		int64_t room;
 
-		if (qp->srq && (uint32_t)(pkt->ssn - qp->exp_ssn) < SRNIC_WINDOW)
-			srnic_srq_pull(qp, pkt->ssn);
+		if (qp->srq && (uint32_t)(s->ssn - qp->exp_ssn) < SRNIC_WINDOW)
+			srnic_srq_pull(qp, s->ssn);
 		posted = srnic_rq_posted(qp);
-		if ((uint32_t)(pkt->ssn - qp->exp_ssn) >= posted) {
+		if ((uint32_t)(s->ssn - qp->exp_ssn) >= posted) {
 			/* No receive WQE for it yet: receiver not ready. */
 			s->state = RMSG_FREE;
 			eng->st.drops[SRNIC_DROP_RNR]++;
@@ -209,7 +209,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 			nak(eng, qp, SRNIC_NAK_RNR, pkt->msn, pkt->txid);
 			return false;
 		}
-		r = srnic_recv_wqe(qp, pkt->ssn);
+		r = srnic_recv_wqe(qp, s->ssn);
 		if (pkt->opcode == SRNIC_OP_SEND) {
 			room = srnic_sge_check_all(&eng->mem, qp->pd, r->sge,
 						   r->num_sge,
@@ -790,23 +790,58 @@ static void uc_watch(struct srnic_engine *eng, struct srnic_qp *qp)
 }
 
 /*
- * Give the oldest message up, with every message the loss leaves
- * unplaceable, and go on from the next one that can land.  A message
- * carries the receive sequence number of the next receive WQE even when it
- * takes none, so the first message that began after the given-up ones says
- * how many receive WQEs those took.  None: later messages landed in the
- * receive WQEs they would have had, and are kept.  Some: those WQEs stay
- * for the messages after, so everything begun so far is given up too (as
- * a UC responder drops what follows a gap until a new message starts).
+ * Move what landed of message s from the receive WQE it had to the one d
+ * before it (which a given-up message left free), checked as any placement
+ * is.  False when the new WQE is too small or fails its check.
+ */
+static bool uc_move_down(struct srnic_engine *eng, struct srnic_qp *qp,
+			 struct srnic_rmsg *s, uint32_t d)
+{
+	const struct srnic_rwqe *from = srnic_recv_wqe(qp, s->ssn);
+	const struct srnic_rwqe *to = srnic_recv_wqe(qp, s->ssn - d);
+	int64_t room = srnic_sge_check_all(&eng->mem, qp->pd, to->sge,
+					   to->num_sge,
+					   SRNIC_ACCESS_LOCAL_WRITE);
+	uint8_t chunk[2048];
+	uint32_t off, n;
+
+	if (room < s->msg_len)
+		return false;
+	/* (what has not landed yet is copied too, harmlessly: its packets
+	 * land at the new place once s->ssn is moved) */
+	for (off = 0; off < s->msg_len; off += n) {
+		n = s->msg_len - off < sizeof(chunk) ? s->msg_len - off
+						      : sizeof(chunk);
+		if (srnic_sge_gather(&eng->mem, qp->pd, from->sge,
+				     from->num_sge, off, chunk, n) ||
+		    srnic_sge_scatter(&eng->mem, qp->pd, to->sge, to->num_sge,
+				      off, chunk, n))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Give up the oldest messages, up to the first one that has begun to
+ * arrive (the oldest itself, if it had), and go on from there.
+ *
+ * Messages after them were mapped to receive WQEs counting the given-up
+ * ones, which took d receive sequence numbers (a message carries the number
+ * of the next receive WQE even when it takes none, so the first later one
+ * tells).  Those d WQEs stay for the messages after, as a UC responder
+ * reuses the WQE of a message it dropped: every later message that begun
+ * moves its data d WQEs down, and later packets' numbers are taken d lower
+ * (uc_skew).  Receives so complete in order, in the WQEs they were posted
+ * in, and a loss costs one message, not the window behind it.
  */
 static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	const struct srnic_rmsg *h = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
-	uint32_t to, ssn, m, last = qp->exp_msn;
+	uint32_t to, d, m;
 
 	if (slot_started(qp, qp->exp_msn)) {
 		to = qp->exp_msn + 1;
-		ssn = h->ssn + !!(h->flags & SRNIC_F_RECV_CQE);
+		d = h->ssn + !!(h->flags & SRNIC_F_RECV_CQE) - qp->exp_ssn;
 	} else {
 		for (to = qp->exp_msn + 1;
 		     seq_diff(to, qp->exp_msn) < SRNIC_WINDOW &&
@@ -815,28 +850,30 @@ static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
 			;
 		if (seq_diff(to, qp->exp_msn) >= SRNIC_WINDOW)
 			return;	/* nothing to go on from yet */
-		ssn = qp->rmsg[to % SRNIC_WINDOW].ssn;
+		d = qp->rmsg[to % SRNIC_WINDOW].ssn - qp->exp_ssn;
 	}
-	if (ssn != qp->exp_ssn) {
-		for (m = to; seq_diff(m, qp->exp_msn) < SRNIC_WINDOW; m++)
-			if (slot_started(qp, m))
-				last = m;
-		if (seq_diff(last, to) >= 0) {
-			h = &qp->rmsg[last % SRNIC_WINDOW];
-			to = last + 1;
-			ssn = h->ssn + !!(h->flags & SRNIC_F_RECV_CQE);
-		}
-	}
-	for (m = qp->exp_msn; m != to; m++) {
-		struct srnic_rmsg *s = &qp->rmsg[m % SRNIC_WINDOW];
-
+	for (m = qp->exp_msn; m != to; m++)
 		if (slot_started(qp, m)) {
 			eng->st.drops[SRNIC_DROP_UC_GIVEN_UP]++;
-			slot_clear(s);
+			slot_clear(&qp->rmsg[m % SRNIC_WINDOW]);
 		}
+	if (d) {
+		for (m = to; seq_diff(m, qp->exp_msn) < SRNIC_WINDOW; m++) {
+			struct srnic_rmsg *s = &qp->rmsg[m % SRNIC_WINDOW];
+
+			if (!slot_started(qp, m))
+				continue;
+			if ((s->flags & SRNIC_F_RECV_CQE) &&
+			    s->opcode == SRNIC_OP_SEND &&
+			    s->state != RMSG_FAILED &&
+			    !uc_move_down(eng, qp, s, d))
+				fail(eng, qp, s, SRNIC_NAK_INVALID,
+				     SRNIC_WC_LOC_LEN_ERR);
+			s->ssn -= d;
+		}
+		qp->uc_skew += d;
 	}
 	qp->exp_msn = to;
-	qp->exp_ssn = ssn;
 	qp->uc_stuck_at = 0;
 	srnic_qp_want_ack(eng, qp);	/* (credit) */
 	advance(eng, qp);

@@ -77,16 +77,23 @@ enum srnic_opcode {
  * group named by dst_ipv4 takes it. */
 #define SRNIC_QPN_MCAST 0xFFFFFFu
 
-/* The Ethernet address of IPv4 multicast group `group` (host order):
- * 01:00:5e and the group's low 23 bits (RFC 1112). */
-static inline void srnic_mcast_mac(uint32_t group, uint8_t mac[6])
+/* The Ethernet address of multicast group `id` (host order): for IPv4
+ * 01:00:5e and the group's low 23 bits (RFC 1112), for IPv6 33:33 and its
+ * low 32 bits (RFC 2464). */
+static inline void srnic_mcast_mac(uint32_t id, bool ipv6, uint8_t mac[6])
 {
-	mac[0] = 0x01;
-	mac[1] = 0x00;
-	mac[2] = 0x5e;
-	mac[3] = (group >> 16) & 0x7f;
-	mac[4] = group >> 8;
-	mac[5] = group;
+	if (ipv6) {
+		mac[0] = mac[1] = 0x33;
+		mac[2] = id >> 24;
+		mac[3] = id >> 16;
+	} else {
+		mac[0] = 0x01;
+		mac[1] = 0x00;
+		mac[2] = 0x5e;
+		mac[3] = (id >> 16) & 0x7f;
+	}
+	mac[4] = id >> 8;
+	mac[5] = id;
 }
 
 /* ACK syndromes. */
@@ -128,7 +135,9 @@ struct srnic_pkt {
 	/* UD_SEND (rkey and va are zero then) */
 	uint32_t qkey;
 	uint32_t src_ipv4;  /* the sending node, host order */
-	uint32_t dst_ipv4;  /* the receiving node, or the multicast group */
+	uint32_t dst_ipv4;  /* the receiving node, or the multicast group's id
+			     * (its IPv4 address, or an IPv6 group GID's low
+			     * 32 bits) */
 	/* ACK */
 	uint8_t syndrome;
 	uint8_t rnr_timer;  /* RNR NAK: the responder's min_rnr_timer code */

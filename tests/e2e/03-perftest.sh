@@ -3,27 +3,6 @@
 # result line.
 . "$(dirname "$0")/../lib.sh"
 
-bw() {	# name tool args...: bandwidth result must be > MIN_GBPS (0.01)
-	local name=$1 gbps min=${MIN_GBPS:-0.01}
-	shift
-	pair "$name" 90 "$@" --report_gbits || fail "$name"
-	# columns: bytes iterations peak average msgrate
-	gbps=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print $4}' "$LOGDIR/$name.a" | tail -1)
-	[ -n "$gbps" ] || fail "$name: no result line"
-	echo "$name: $gbps Gb/s"
-	awk -v g="$gbps" -v m="$min" 'BEGIN {exit !(g > m)}' || fail "$name: implausible bandwidth $gbps"
-}
-
-lat() {	# name tool args...: typical latency between 0.1 us and 100 ms
-	local name=$1 us
-	shift
-	pair "$name" 90 "$@" || fail "$name"
-	us=$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 {print $5}' "$LOGDIR/$name.a" | tail -1)
-	[ -n "$us" ] || fail "$name: no result line"
-	echo "$name: typical $us us"
-	awk -v u="$us" 'BEGIN {exit !(u > 0.1 && u < 100000)}' || fail "$name: implausible latency $us"
-}
-
 bw write-bw-default ib_write_bw
 bw write-bw-s-n ib_write_bw -s 1048576 -n 200
 bw write-bw-D ib_write_bw -s 65536 -D 2

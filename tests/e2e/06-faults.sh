@@ -4,8 +4,9 @@
 #     every port of both nodes 25% of the received frames held back for
 #     1 ms (reordering with delay, injected by the engine): the
 #     data-integrity example checks every byte of WRITE, READ and SEND from
-#     1 B to 8 MiB, ibv_rc_pingpong -c checks what it receives, and the
-#     atomics test checks that every atomic ran exactly once.
+#     1 B to 8 MiB, ibv_rc_pingpong -c checks what it receives, the
+#     atomics test checks that every atomic ran exactly once, and
+#     uc_check that UC messages arrive intact, in order, and keep coming.
 #  2. A link that goes down for two seconds in the middle of a transfer and
 #     comes back: no error, no bad byte, and the port is in use again;
 #     then the same for ibv_rc_pingpong -c.
@@ -43,6 +44,11 @@ pair faults-atomics 180 "$BUILD/tests/e2e/atomics" -n 2000 ||
 	fail "atomics under loss, duplication and reordering"
 grep -q "^atomics server: .*, 0 bad$" "$LOGDIR/faults-atomics.b" ||
 	fail "atomics under loss, duplication and reordering: bad counters"
+# UC resends nothing: what arrives must be intact and in order, and a lost
+# message must not hold up the ones behind it.
+pair faults-uc 120 "$BUILD/tests/e2e/uc_check" -l ||
+	fail "UC under loss, duplication and reordering"
+grep "^uc server:" "$LOGDIR/faults-uc.b"
 # The filters did their work (else this proved nothing).
 dropped=$(ip netns exec "$SRNIC_NS-sw" tc -s qdisc show dev r0-b |
 	awk '/clsact/ {f = 1} f && /dropped/ {gsub(",", ""); print $7; exit}')

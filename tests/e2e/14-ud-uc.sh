@@ -1,0 +1,64 @@
+# UD and UC between a and b: ibverbs-utils with their data checked (-c) at
+# several sizes, our own checks of what those do not look at (ud_check: GRH,
+# Q_Key, answering through ibv_create_ah_from_wc, multicast attach and
+# detach; uc_check: 400 messages of three sizes, every byte checked), and
+# unmodified perftest over UD and UC: bandwidth and latency, all sizes,
+# several QPs, SRQ, inline, both post APIs, and multicast send (perftest's
+# -g) with an IPv4 group GID and with an IPv6 one.
+. "$(dirname "$0")/../lib.sh"
+
+pair ud_check 60 "$BUILD/tests/e2e/ud_check" || fail "ud_check"
+grep -q "^# .* checks, 0 failed" "$LOGDIR/ud_check.b" || fail "ud_check: no summary"
+pair uc_check 60 "$BUILD/tests/e2e/uc_check" || fail "uc_check"
+grep "^uc server:" "$LOGDIR/uc_check.b"
+
+# Under the sanitizers (tests/run's second pass) only our own programs run:
+# a sanitizer runtime must come first in the process, which unmodified
+# ibverbs-utils and perftest do not give it.
+case $BUILD in *san*) exit 0 ;; esac
+
+pp() {	# name tool args...
+	local name=$1
+	shift
+	pair "$name" 60 "$@" -g 1 -c || fail "$name"
+	grep -q "iters in" "$LOGDIR/$name.a" || fail "$name: no result line"
+	grep -q "iters in" "$LOGDIR/$name.b" || fail "$name: no result line on b"
+}
+
+all_sizes() {	# name rows: a -a run printed a result line for every size
+	local n
+	n=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5' "$LOGDIR/$1.a" | wc -l)
+	[ "$n" = "$2" ] || fail "$1: $n result lines, want $2"
+}
+
+pp ud-pp-1B ibv_ud_pingpong -s 1 -n 200
+pp ud-pp-1K ibv_ud_pingpong -s 1024 -n 500 -r 100
+pp ud-pp-mtu ibv_ud_pingpong -s 4096 -n 200
+pp uc-pp-1B ibv_uc_pingpong -s 1 -n 200
+pp uc-pp-4K ibv_uc_pingpong -s 4096 -n 500 -m 1024
+pp uc-pp-64K ibv_uc_pingpong -s 65536 -n 200 -m 4096
+pp uc-pp-3M ibv_uc_pingpong -s 3145728 -n 20 -m 4096
+
+bw ud-send-bw ib_send_bw -c UD -n 5000
+bw ud-send-bw-all ib_send_bw -c UD -a -n 200
+all_sizes ud-send-bw-all 12	# 2 B to the 4 KiB MTU
+bw ud-send-bw-q ib_send_bw -c UD -q 4 -n 1000
+bw ud-send-bw-srq ib_send_bw -c UD --use-srq -n 1000
+bw ud-send-bw-old ib_send_bw -c UD --use_old_post_send -s 1024 -n 2000
+lat ud-send-lat ib_send_lat -c UD
+lat ud-send-lat-inline ib_send_lat -c UD -s 32 -I 64
+bw ud-mcast-v4 ib_send_bw -c UD -g -n 1000 \
+	-M 255:14:0:0:0:0:0:0:0:0:255:255:239:1:2:3
+bw ud-mcast-v6 ib_send_bw -c UD -g -x 0 -n 1000
+
+bw uc-write-bw ib_write_bw -c UC -n 2000
+bw uc-write-bw-all ib_write_bw -c UC -a -n 100
+all_sizes uc-write-bw-all 23	# 2 B to 8 MiB
+bw uc-write-bw-q ib_write_bw -c UC -q 4 -s 16384 -n 1000
+bw uc-send-bw ib_send_bw -c UC -s 65536 -n 1000
+bw uc-send-bw-old ib_send_bw -c UC --use_old_post_send -s 8192 -n 1000
+bw uc-send-bw-srq ib_send_bw -c UC --use-srq -n 1000
+lat uc-write-lat ib_write_lat -c UC
+lat uc-write-lat-inline ib_write_lat -c UC -s 64 -I 128
+lat uc-send-lat ib_send_lat -c UC -s 8192 -n 300
+exit 0
