@@ -37,6 +37,7 @@ static const enum ibv_wc_opcode wc_opcode[] = {
 	[SRNIC_WC_RECV_RDMA_WITH_IMM] = IBV_WC_RECV_RDMA_WITH_IMM,
 	[SRNIC_WC_COMP_SWAP] = IBV_WC_COMP_SWAP,
 	[SRNIC_WC_FETCH_ADD] = IBV_WC_FETCH_ADD,
+	[SRNIC_WC_LOCAL_INV] = IBV_WC_LOCAL_INV,
 };
 
 static struct srnic_cq_v *cq_new(struct ibv_context *context, int cqe)
@@ -98,6 +99,10 @@ static void to_wc(const struct srnic_cqe *c, struct ibv_wc *wc)
 	}
 	if (c->flags & SRNIC_WC_F_GRH)
 		wc->wc_flags |= IBV_WC_GRH;
+	if (c->flags & SRNIC_WC_F_INV) {
+		wc->wc_flags |= IBV_WC_WITH_INV;
+		wc->invalidated_rkey = c->imm;
+	}
 }
 
 int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
@@ -243,7 +248,8 @@ static unsigned int ex_read_wc_flags(struct ibv_cq_ex *ibcq)
 	uint8_t f = ex_to_scq(ibcq)->cur.flags;
 
 	return (f & SRNIC_WC_F_IMM ? IBV_WC_WITH_IMM : 0) |
-	       (f & SRNIC_WC_F_GRH ? IBV_WC_GRH : 0);
+	       (f & SRNIC_WC_F_GRH ? IBV_WC_GRH : 0) |
+	       (f & SRNIC_WC_F_INV ? IBV_WC_WITH_INV : 0);
 }
 
 #define SUPPORTED_WC_FLAGS                                                  \

@@ -194,7 +194,10 @@ int srnic_query_device_ex(struct ibv_context *context,
 	d->hw_ver = 1;
 	d->max_qp = SRNIC_MAX_QP - 16;
 	d->max_qp_wr = SRNIC_MAX_QP_WR;
-	d->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
+	/* MEM_MGT_EXTENSIONS: send with invalidate and local invalidate
+	 * (of any region's key; there are no memory windows). */
+	d->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
+			      IBV_DEVICE_MEM_MGT_EXTENSIONS;
 	d->max_sge = SRNIC_MAX_SGE;
 	d->max_sge_rd = SRNIC_MAX_SGE;
 	d->max_cq = SRNIC_MAX_QP;

@@ -18,6 +18,8 @@ static const int8_t wr_opcode[] = {
 	[IBV_WR_RDMA_READ] = SRNIC_WR_READ,
 	[IBV_WR_ATOMIC_CMP_AND_SWP] = SRNIC_WR_ATOMIC_CAS,
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = SRNIC_WR_ATOMIC_FAA,
+	[IBV_WR_LOCAL_INV] = SRNIC_WR_LOCAL_INV,
+	[IBV_WR_SEND_WITH_INV] = SRNIC_WR_SEND_INV,
 };
 
 static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
@@ -29,7 +31,8 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 	uint64_t total = 0;
 	int i;
 
-	if (op < 0 || (op == SRNIC_WR_WRITE && wr->opcode != IBV_WR_RDMA_WRITE))
+	/* (the table's holes are 0, SRNIC_WR_SEND: only IBV_WR_SEND is) */
+	if (op < 0 || (op == SRNIC_WR_SEND && wr->opcode != IBV_WR_SEND))
 		return EINVAL;
 	if (!srnic_post_op_ok(sqp, op))
 		return EINVAL;
@@ -55,6 +58,11 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 			 : 0;
 	w->remote_addr = wr->wr.rdma.remote_addr;
 	w->rkey = wr->wr.rdma.rkey;
+	if (op == SRNIC_WR_SEND_INV || op == SRNIC_WR_LOCAL_INV)
+		w->rkey = wr->invalidate_rkey;
+	if (op == SRNIC_WR_LOCAL_INV && (total || (wr->send_flags &
+						     IBV_SEND_INLINE)))
+		return EINVAL;	/* it moves no data */
 	if (sqp->vqp.qp.qp_type == IBV_QPT_UD) {
 		w->remote_addr = 0;
 		w->rkey = 0;

@@ -11,7 +11,8 @@
 #define UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define UC_SEND_OPS                                                         \
 	(UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE |                           \
-	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |  \
+	 IBV_QP_EX_WITH_LOCAL_INV)
 #define RC_SEND_OPS                                                         \
 	(UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ |                            \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                                 \
@@ -167,6 +168,12 @@ int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	rc = srnic_qp_check_modify(sqp->ctx, ibqp->qp_type, cur, attr, mask);
 	if (rc)
 		return rc;
+	/* A connection keeps to its node: an AV after RTR (SQD may give
+	 * one) can only say the same again. */
+	if ((mask & IBV_QP_AV) && cur != IBV_QPS_INIT &&
+	    memcmp(attr->ah_attr.grh.dgid.raw, sqp->attr.ah_attr.grh.dgid.raw,
+		   16))
+		return EINVAL;
 	memset(&mod, 0, sizeof(mod));
 	if (mask & IBV_QP_STATE) {
 		mod.mask |= SRNIC_MOD_STATE;

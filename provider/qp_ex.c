@@ -101,6 +101,16 @@ static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
 	new_wqe(qpx, SRNIC_WR_SEND_IMM, 0, 0, imm);
 }
 
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	new_wqe(qpx, SRNIC_WR_SEND_INV, invalidate_rkey, 0, 0);
+}
+
+static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	new_wqe(qpx, SRNIC_WR_LOCAL_INV, invalidate_rkey, 0, 0);
+}
+
 static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 			  uint64_t remote_addr)
 {
@@ -246,6 +256,10 @@ void srnic_qp_ex_init(struct srnic_qp_v *sqp, uint64_t send_ops)
 		qpx->wr_send = wr_send;
 	if (send_ops & IBV_QP_EX_WITH_SEND_WITH_IMM)
 		qpx->wr_send_imm = wr_send_imm;
+	if (send_ops & IBV_QP_EX_WITH_SEND_WITH_INV)
+		qpx->wr_send_inv = wr_send_inv;
+	if (send_ops & IBV_QP_EX_WITH_LOCAL_INV)
+		qpx->wr_local_inv = wr_local_inv;
 	if (send_ops & IBV_QP_EX_WITH_RDMA_WRITE)
 		qpx->wr_rdma_write = wr_rdma_write;
 	if (send_ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)

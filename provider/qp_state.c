@@ -50,7 +50,8 @@ static const struct transition rc_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 				 IBV_QP_MIN_RNR_TIMER | IBV_QP_TIMEOUT |
 				 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				 IBV_QP_MAX_QP_RD_ATOMIC |
-				 IBV_QP_MAX_DEST_RD_ATOMIC},
+				 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_AV},
 	},
 	[IBV_QPS_SQE] = {
 		[IBV_QPS_RTS] = {1, 0, IBV_QP_CUR_STATE |
@@ -85,7 +86,8 @@ static const struct transition uc_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	},
 	[IBV_QPS_SQD] = {
 		[IBV_QPS_RTS] = {1, 0, UC_RTS_OPT},
-		[IBV_QPS_SQD] = {1, 0, IBV_QP_ACCESS_FLAGS},
+		[IBV_QPS_SQD] = {1, 0, IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX |
+				 IBV_QP_AV},
 	},
 	[IBV_QPS_SQE] = {
 		[IBV_QPS_RTS] = {1, 0, IBV_QP_CUR_STATE |
@@ -183,7 +185,7 @@ int srnic_qp_check_modify(const struct srnic_context *ctx,
 	/* Any state may go to RESET or ERR, with nothing else. */
 	if ((mask & IBV_QP_STATE) &&
 	    (next == IBV_QPS_RESET || next == IBV_QPS_ERR)) {
-		if (mask & ~(IBV_QP_STATE | IBV_QP_CUR_STATE))
+		if (mask & ~IBV_QP_STATE)
 			return EINVAL;
 		return 0;
 	}
@@ -196,9 +198,9 @@ int srnic_qp_check_modify(const struct srnic_context *ctx,
 				 : &ud_table[cur][next];
 	if (!t->valid)
 		return EINVAL;
+	/* (IBV_QP_CUR_STATE only where a table allows it: into RTS) */
 	if ((mask & t->required) != t->required ||
-	    (mask & ~(t->required | t->optional | IBV_QP_STATE |
-		      IBV_QP_CUR_STATE)))
+	    (mask & ~(t->required | t->optional | IBV_QP_STATE)))
 		return EINVAL;
 	return check_values(ctx, attr, mask);
 }

@@ -25,6 +25,7 @@ static inline bool srnic_post_op_ok(const struct srnic_qp_v *sqp, uint8_t op)
 	switch (sqp->vqp.qp.qp_type) {
 	case IBV_QPT_UD:
 		return op == SRNIC_WR_SEND || op == SRNIC_WR_SEND_IMM;
+	/* (UC: SEND with invalidate and local invalidate are fine) */
 	case IBV_QPT_UC:
 		return !srnic_wr_reads(op);
 	default:

@@ -42,6 +42,20 @@ pair() {
 	fi
 }
 
+# checked LOG: a program that prints "ok - ..."/"not ok - ..." lines
+# passed every check, and got to its summary line ("# N checks, 0 failed"):
+# one that died early prints no "not ok" either.
+checked() {
+	local log=$1
+	if grep -q "^not ok" "$log"; then
+		echo "--- failed checks in ${log##*/}:" >&2
+		grep "^not ok" "$log" >&2
+		return 1
+	fi
+	grep -q "^# .*checks, 0 failed" "$log" ||
+		{ echo "--- ${log##*/} has no summary line" >&2; tail -5 "$log" >&2; return 1; }
+}
+
 # Unmodified perftest between a and b (server b, client a):
 bw() {	# name tool args...: bandwidth result must be > MIN_GBPS (0.01)
 	local name=$1 gbps min=${MIN_GBPS:-0.01}

@@ -301,6 +301,8 @@ static const uint8_t wc_op[] = {
 	[SRNIC_WR_READ] = SRNIC_WC_RDMA_READ,
 	[SRNIC_WR_ATOMIC_CAS] = SRNIC_WC_COMP_SWAP,
 	[SRNIC_WR_ATOMIC_FAA] = SRNIC_WC_FETCH_ADD,
+	[SRNIC_WR_SEND_INV] = SRNIC_WC_SEND,
+	[SRNIC_WR_LOCAL_INV] = SRNIC_WC_LOCAL_INV,
 };
 
 static void sq_release(struct srnic_qp *qp)
@@ -346,7 +348,13 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 		}
 		n++;
 		if (error) {
-			srnic_qp_to_error(eng, qp);
+			/* RC: the QP is done for.  UC and UD: only the send
+			 * queue stops (SQE); receives go on, and a move back
+			 * to RTS resumes sending. */
+			if (srnic_qp_reliable(qp))
+				srnic_qp_to_error(eng, qp);
+			else
+				srnic_qp_to_sqe(eng, qp);
 			break;
 		}
 	}
@@ -360,8 +368,9 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 	return n;
 }
 
-/* Error state: every outstanding WQE completes with a flush error. */
-void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp)
+/* Error states: every outstanding send WQE completes with a flush error
+ * (flush_pending while the CQ has no room for them all). */
+void srnic_completer_flush_sq(struct srnic_qp *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
 
@@ -388,6 +397,12 @@ void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 		srnic_cq_publish(qp->send_cq);
 	}
 	qp->sq_next = qp->sq_comp;
+}
+
+/* Error state: the receive queue too. */
+void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	srnic_completer_flush_sq(qp);
 	srnic_responder_flush(eng, qp);
 	srnic_qp_timer_off(eng, qp);
 }

@@ -248,6 +248,16 @@ void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
 		srnic_qp_activate(eng, qp);
 }
 
+/* Send queue error (UC, UD): what is posted, and what will be until the
+ * QP goes back to RTS, completes flushed; receiving goes on. */
+void srnic_qp_to_sqe(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	__atomic_store_n(&qp->state, SRNIC_QPS_SQE, __ATOMIC_RELEASE);
+	srnic_completer_flush_sq(qp);
+	if (qp->flush_pending)
+		srnic_qp_activate(eng, qp);
+}
+
 /* Does qp still have something for the datapath to do? */
 static bool qp_busy(const struct srnic_qp *qp)
 {
@@ -257,6 +267,8 @@ static bool qp_busy(const struct srnic_qp *qp)
 		return qp->flush_pending || qp->sq_comp != prod ||
 		       qp->rq_comp != __atomic_load_n(&qp->rq_prod,
 						      __ATOMIC_ACQUIRE);
+	if (qp->state == SRNIC_QPS_SQE)
+		return qp->flush_pending || qp->cq_wait || qp->sq_comp != prod;
 	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_RTR &&
 	    qp->state != SRNIC_QPS_SQD)
 		return false;
@@ -278,6 +290,11 @@ static unsigned run_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 		return 1;
 	}
 	qp->cq_wait = 0;
+	if (qp->state == SRNIC_QPS_SQE) {
+		srnic_completer_flush_sq(qp);
+		srnic_responder_progress(eng, qp);
+		return 1;
+	}
 	n += srnic_responder_reads(eng, qp, SRNIC_BURST);
 	n += srnic_requester_run(eng, qp, SRNIC_BURST);
 	srnic_completer_complete(eng, qp);
@@ -482,7 +499,7 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 		return false;
 	default:
 		if (qp->state != SRNIC_QPS_RTR && qp->state != SRNIC_QPS_RTS &&
-		    qp->state != SRNIC_QPS_SQD) {
+		    qp->state != SRNIC_QPS_SQD && qp->state != SRNIC_QPS_SQE) {
 			eng->st.drops[SRNIC_DROP_QP_STATE]++;
 			return false;
 		}

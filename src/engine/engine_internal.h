@@ -248,6 +248,7 @@ void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_to_sqe(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_doorbells_drain_all(struct srnic_engine *eng);
 struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn);
@@ -329,6 +330,7 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 unsigned srnic_completer_complete(struct srnic_engine *eng,
 				  struct srnic_qp *qp);
 void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_completer_flush_sq(struct srnic_qp *qp);
 void srnic_completer_fail(struct srnic_qp *qp, uint32_t idx, uint8_t status);
 /* UC: an ACK brings credit, and nothing else */
 void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,

@@ -351,6 +351,11 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		case SRNIC_QPS_ERR:
 			srnic_qp_to_error(eng, qp);
 			break;
+		case SRNIC_QPS_RTS:
+			/* (from SQE: sending resumes with the next WQE
+			 * posted; everything before was flushed) */
+			qp->sq_stopped = 0;
+			break;
 		default:
 			break;
 		}

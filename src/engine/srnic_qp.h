@@ -116,6 +116,14 @@ struct srnic_atomic_done {
 	uint64_t value;
 };
 
+/* A SEND with invalidate that has begun and not completed: messages after
+ * it must already find its key gone (SRNIC_INV_PENDING of them at once). */
+#define SRNIC_INV_PENDING 4
+struct srnic_inv_pending {
+	uint32_t msn;
+	uint32_t rkey;
+};
+
 struct srnic_qp_attr_rt {
 	uint32_t dest_qpn;
 	uint32_t sq_psn;
@@ -204,6 +212,8 @@ struct srnic_qp {
 				 * a later one is in, since uc_stuck_at */
 	uint64_t uc_stuck_at;	/* TSC; 0: not stuck */
 	uint32_t uc_skew;	/* UC: receive numbers given-up messages took */
+	uint8_t ninv;
+	struct srnic_inv_pending inv[SRNIC_INV_PENDING];
 	uint32_t sack_msn, sack_first;
 	uint64_t sack_bits;
 	struct srnic_rmsg *rmsg;	/* SRNIC_WINDOW slots */

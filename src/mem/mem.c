@@ -89,6 +89,14 @@ int srnic_mem_invalidate(struct srnic_mem_table *t, uint32_t key)
 	return 0;
 }
 
+int srnic_mem_revoke(struct srnic_mem_table *t, uint32_t key, uint32_t pd)
+{
+	if (!srnic_mem_owned(t, key, pd))
+		return -EINVAL;
+	t->mr[key & (SRNIC_MAX_MR - 1)].pd = SRNIC_PD_REVOKED;
+	return 0;
+}
+
 void srnic_mem_release(struct srnic_mem_table *t, uint32_t key)
 {
 	uint32_t idx = key & (SRNIC_MAX_MR - 1);

@@ -18,6 +18,9 @@
 #include <pthread.h>
 
 #define SRNIC_MR_INDEX_BITS 16
+/* The PD of a revoked region: no PD has it, so every check of the key
+ * fails (as SRNIC_MEM_BAD_PD) at no cost to the checks themselves. */
+#define SRNIC_PD_REVOKED UINT32_MAX
 #define SRNIC_MAX_MR (1u << SRNIC_MR_INDEX_BITS)
 
 /* Access rights, same meaning as verbs'. */
@@ -62,8 +65,27 @@ uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
 /* Datapath side of deregistration: after it returns no packet uses key. */
 int srnic_mem_invalidate(struct srnic_mem_table *t, uint32_t key);
 
+/*
+ * Datapath: invalidate a key without deregistering its region (send with
+ * invalidate, local invalidate): every check fails from now on, and
+ * deregistration still works.  0, or -EINVAL when key names no live region
+ * of pd.
+ */
+int srnic_mem_revoke(struct srnic_mem_table *t, uint32_t key, uint32_t pd);
+
 /* Control side: puts an invalidated entry back on the free list. */
 void srnic_mem_release(struct srnic_mem_table *t, uint32_t key);
+
+/* Whether key names a live region of pd: what may be invalidated. */
+static inline bool srnic_mem_owned(const struct srnic_mem_table *t,
+				   uint32_t key, uint32_t pd)
+{
+	const struct srnic_mr *mr = &t->mr[key & (SRNIC_MAX_MR - 1)];
+
+	return key != 0 && pd != SRNIC_PD_REVOKED &&
+	       __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) == key &&
+	       mr->pd == pd;
+}
 
 /*
  * The one check every placement and every local gather goes through: the key

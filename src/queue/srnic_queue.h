@@ -31,6 +31,8 @@ enum srnic_wr_opcode {
 	SRNIC_WR_READ,
 	SRNIC_WR_ATOMIC_CAS,	/* compare-and-swap on 8 remote bytes */
 	SRNIC_WR_ATOMIC_FAA,	/* fetch-and-add on 8 remote bytes */
+	SRNIC_WR_SEND_INV,	/* SEND that invalidates the peer's key rkey */
+	SRNIC_WR_LOCAL_INV,	/* invalidate our own key rkey, in order */
 };
 
 static inline bool srnic_wr_is_atomic(uint8_t op)
@@ -74,7 +76,8 @@ struct srnic_ud_addr {
 struct srnic_swqe {
 	uint64_t wr_id;
 	uint64_t remote_addr;
-	uint32_t rkey;
+	uint32_t rkey;		/* the remote key; SEND_INV, LOCAL_INV: the
+				 * key to invalidate */
 	uint32_t imm;		/* network order, as verbs hands it over */
 	uint32_t length;	/* sum of the SGE lengths */
 	uint8_t opcode;
@@ -140,10 +143,12 @@ enum srnic_wc_opcode {
 	SRNIC_WC_RECV_RDMA_WITH_IMM,
 	SRNIC_WC_COMP_SWAP,
 	SRNIC_WC_FETCH_ADD,
+	SRNIC_WC_LOCAL_INV,
 };
 
 #define SRNIC_WC_F_IMM 0x1
 #define SRNIC_WC_F_GRH 0x2	/* UD: a GRH heads the receive buffer */
+#define SRNIC_WC_F_INV 0x4	/* the SEND invalidated key imm (host order) */
 
 /* What a UD receive buffer holds before the payload, as verbs has it. */
 #define SRNIC_GRH_LEN 40

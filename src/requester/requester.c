@@ -20,6 +20,7 @@ static const uint16_t op_flags[] = {
 	[SRNIC_WR_READ] = 0,
 	[SRNIC_WR_ATOMIC_CAS] = SRNIC_F_CAS,
 	[SRNIC_WR_ATOMIC_FAA] = 0,
+	[SRNIC_WR_SEND_INV] = SRNIC_F_RECV_CQE | SRNIC_F_INV,
 };
 
 static const uint8_t op_wire[] = {
@@ -30,6 +31,7 @@ static const uint8_t op_wire[] = {
 	[SRNIC_WR_READ] = SRNIC_OP_READ_REQ,
 	[SRNIC_WR_ATOMIC_CAS] = SRNIC_OP_ATOMIC_REQ,
 	[SRNIC_WR_ATOMIC_FAA] = SRNIC_OP_ATOMIC_REQ,
+	[SRNIC_WR_SEND_INV] = SRNIC_OP_SEND,
 };
 
 bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
@@ -156,6 +158,31 @@ static void fc_block(struct srnic_engine *eng, struct srnic_qp *qp)
 	srnic_qp_timer_on(eng, qp);
 }
 
+/*
+ * Local invalidate: no packet, no message number.  It waits until every
+ * WQE before it is done (one of them may still read or resend from the
+ * key), then revokes the key; it completes in its turn.  Returns true when
+ * it ran.
+ */
+static bool local_invalidate(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	struct srnic_swqe_run *run = &qp->run[qp->sq_next & qp->sq_mask];
+	const struct srnic_swqe *w = &qp->sq[qp->sq_next & qp->sq_mask];
+	uint32_t i;
+
+	for (i = qp->sq_comp; i != qp->sq_next; i++)
+		if (qp->run[i & qp->sq_mask].state != SWQE_DONE)
+			return false;
+	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
+	qp->sq_cur = qp->sq_next++;
+	run->state = SWQE_DONE;
+	if (srnic_mem_revoke(&eng->mem, w->rkey, qp->pd)) {
+		run->status = SRNIC_WC_LOC_PROT_ERR;
+		qp->sq_stopped = 1;
+	}
+	return true;
+}
+
 /* Pick the WQE to packetize next: a resend first, then a new message. */
 static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 {
@@ -212,6 +239,9 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		return false;
 	if ((w->flags & SRNIC_WR_FENCE) && qp->rd_inflight)
 		return false;
+
+	if (w->opcode == SRNIC_WR_LOCAL_INV)
+		return local_invalidate(eng, qp);
 
 	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
 	qp->sq_cur = qp->sq_next++;

@@ -89,7 +89,7 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 	int64_t room;
 
 	if (qp->state != SRNIC_QPS_RTR && qp->state != SRNIC_QPS_RTS &&
-	    qp->state != SRNIC_QPS_SQD) {
+	    qp->state != SRNIC_QPS_SQD && qp->state != SRNIC_QPS_SQE) {
 		eng->st.drops[SRNIC_DROP_QP_STATE]++;
 		return;
 	}

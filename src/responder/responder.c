@@ -62,6 +62,7 @@ void srnic_responder_reset(struct srnic_qp *qp)
 	for (i = 0; i < SRNIC_WINDOW; i++)
 		slot_clear(&qp->rmsg[i]);
 	qp->uc_stuck_at = 0;
+	qp->ninv = 0;
 	qp->rd_head = qp->rd_tail = 0;
 	memset(qp->atomic_done, 0, sizeof(qp->atomic_done));
 }
@@ -110,6 +111,45 @@ static enum srnic_mem_check remote_check(const struct srnic_engine *eng,
 		   : SRNIC_MEM_OK;
 }
 
+/*
+ * Invalidation in message order: a SEND with invalidate revokes its key
+ * when it completes, but a later WRITE may land before that (packets land
+ * as they come).  Until then the key counts as gone already for any
+ * message after it.
+ */
+static void inv_forget(struct srnic_qp *qp, uint32_t msn)
+{
+	unsigned i;
+
+	for (i = 0; i < qp->ninv; i++)
+		if (qp->inv[i].msn == msn) {
+			qp->inv[i] = qp->inv[--qp->ninv];
+			return;
+		}
+}
+
+static bool inv_revoked_for(const struct srnic_qp *qp, uint32_t msn,
+			    uint32_t rkey)
+{
+	unsigned i;
+
+	for (i = 0; i < qp->ninv; i++)
+		if (qp->inv[i].rkey == rkey && seq_diff(msn, qp->inv[i].msn) > 0)
+			return true;
+	return false;
+}
+
+/* May this WRITE packet land? */
+static enum srnic_mem_check write_check(const struct srnic_engine *eng,
+					const struct srnic_qp *qp,
+					const struct srnic_pkt *pkt)
+{
+	if (qp->ninv && inv_revoked_for(qp, pkt->msn, pkt->rkey))
+		return SRNIC_MEM_BAD_KEY;
+	return srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
+			       pkt->pkt_len, SRNIC_ACCESS_REMOTE_WRITE);
+}
+
 /* The drop counter an access check's verdict goes to. */
 static void count_access(struct srnic_engine *eng, enum srnic_mem_check r)
 {
@@ -129,6 +169,8 @@ static void fail(struct srnic_engine *eng, struct srnic_qp *qp,
 	s->state = RMSG_FAILED;
 	s->nak = syndrome;
 	s->status = status;
+	if (s->flags & SRNIC_F_INV)
+		inv_forget(qp, s->msn);	/* it will invalidate nothing */
 	nak(eng, qp, syndrome, s->msn, s->txid);
 }
 
@@ -186,6 +228,25 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 			     SRNIC_WC_REM_INV_REQ_ERR);
 		return true;
 	}
+	if (pkt->flags & SRNIC_F_INV) {
+		/* Send with invalidate: the key must be one of this QP's PD,
+		 * else the request is invalid; it is revoked on completion. */
+		s->rkey = pkt->rkey;
+		if (pkt->opcode != SRNIC_OP_SEND ||
+		    !srnic_mem_owned(&eng->mem, pkt->rkey, qp->pd)) {
+			eng->st.drops[SRNIC_DROP_BAD_KEY]++;
+			fail(eng, qp, s, SRNIC_NAK_INVALID,
+			     SRNIC_WC_REM_INV_REQ_ERR);
+			return true;
+		}
+		if (qp->ninv == SRNIC_INV_PENDING) {
+			/* Too many at once: not ready, ask again later. */
+			s->state = RMSG_FREE;
+			eng->st.drops[SRNIC_DROP_RNR]++;
+			nak(eng, qp, SRNIC_NAK_RNR, pkt->msn, pkt->txid);
+			return false;
+		}
+	}
 	if (pkt->opcode == SRNIC_OP_WRITE &&
 	    !(qp->access & SRNIC_ACCESS_REMOTE_WRITE)) {
 		count_access(eng, SRNIC_MEM_NO_RIGHTS);
@@ -230,6 +291,10 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		s->state = RMSG_FREE;
 		return false;	/* no memory: the requester will retry */
 	}
+	if (pkt->flags & SRNIC_F_INV) {
+		qp->inv[qp->ninv].msn = pkt->msn;
+		qp->inv[qp->ninv++].rkey = pkt->rkey;
+	}
 	s->state = RMSG_RECEIVING;
 	return true;
 }
@@ -244,8 +309,7 @@ static bool place(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (!pkt->pkt_len)
 		return true;
 	if (pkt->opcode == SRNIC_OP_WRITE) {
-		r = srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
-				    pkt->pkt_len, SRNIC_ACCESS_REMOTE_WRITE);
+		r = write_check(eng, qp, pkt);
 		if (r != SRNIC_MEM_OK) {
 			count_access(eng, r);
 			return false;
@@ -278,7 +342,8 @@ static bool place_held(struct srnic_engine *eng, struct srnic_qp *qp,
 	return ok;
 }
 
-static bool emit_recv_cqe(struct srnic_qp *qp, struct srnic_rmsg *s)
+static bool emit_recv_cqe(struct srnic_engine *eng, struct srnic_qp *qp,
+			  struct srnic_rmsg *s)
 {
 	struct srnic_cq *cq = qp->recv_cq;
 	struct srnic_rwqe *r = srnic_recv_wqe(qp, s->ssn);
@@ -299,6 +364,15 @@ static bool emit_recv_cqe(struct srnic_qp *qp, struct srnic_rmsg *s)
 		c->flags |= SRNIC_WC_F_IMM;
 		c->imm = s->imm;
 	}
+	if ((s->flags & SRNIC_F_INV) && c->status == SRNIC_WC_SUCCESS) {
+		/* (checked when the message began; a region deregistered
+		 * since has nothing left to invalidate) */
+		srnic_mem_revoke(&eng->mem, s->rkey, qp->pd);
+		c->flags |= SRNIC_WC_F_INV;
+		c->imm = s->rkey;
+	}
+	if (s->flags & SRNIC_F_INV)
+		inv_forget(qp, s->msn);
 	/* The receive slot is free before the completion shows. */
 	srnic_rq_consumed(qp);
 	srnic_cq_publish(cq);
@@ -391,7 +465,7 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			 * the message is dropped, and the QP goes on). */
 			if (s->status == SRNIC_WC_LOC_LEN_ERR ||
 			    s->status == SRNIC_WC_LOC_PROT_ERR) {
-				if (emit_recv_cqe(qp, s)) {
+				if (emit_recv_cqe(eng, qp, s)) {
 					srnic_qp_to_error(eng, qp);
 				} else {
 					srnic_qp_cq_full(eng, qp);
@@ -424,7 +498,7 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			j->value = j->atomic ? s->operand[0] : 0;
 			srnic_qp_activate(eng, qp);
 		} else if (s->flags & SRNIC_F_RECV_CQE) {
-			if (!emit_recv_cqe(qp, s)) {
+			if (!emit_recv_cqe(eng, qp, s)) {
 				srnic_qp_cq_full(eng, qp);
 				return;
 			}
@@ -662,12 +736,9 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * a bad key is NAKed when it arrives, not when the rest does. */
 	if ((pkt->flags & SRNIC_F_LAST) &&
 	    (s->trk.ndone + 1 < s->trk.npkts || pkt->msn != qp->exp_msn)) {
-		enum srnic_mem_check r =
-			pkt->opcode != SRNIC_OP_WRITE
-				? SRNIC_MEM_OK
-				: srnic_mem_check(&eng->mem, pkt->rkey, qp->pd,
-						  pkt->va, pkt->pkt_len,
-						  SRNIC_ACCESS_REMOTE_WRITE);
+		enum srnic_mem_check r = pkt->opcode != SRNIC_OP_WRITE
+						 ? SRNIC_MEM_OK
+						 : write_check(eng, qp, pkt);
 
 		if (r != SRNIC_MEM_OK) {
 			count_access(eng, r);
@@ -856,6 +927,7 @@ static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
 		if (slot_started(qp, m)) {
 			eng->st.drops[SRNIC_DROP_UC_GIVEN_UP]++;
 			slot_clear(&qp->rmsg[m % SRNIC_WINDOW]);
+			inv_forget(qp, m);	/* (nothing invalidated) */
 		}
 	if (d) {
 		for (m = to; seq_diff(m, qp->exp_msn) < SRNIC_WINDOW; m++) {

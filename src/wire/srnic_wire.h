@@ -67,6 +67,8 @@ enum srnic_opcode {
 #define SRNIC_F_SACK 0x0010	 /* ACK: sack_* say what sack_msn lacks */
 #define SRNIC_F_NAK 0x0020	 /* BOOT_ACK: the sender held no state */
 #define SRNIC_F_CAS 0x0040	 /* ATOMIC_REQ: compare-and-swap, not add */
+#define SRNIC_F_INV 0x0080	 /* SEND: invalidate the receiver's key rkey
+				  * when the message completes */
 
 /* An ATOMIC_REQ's payload: compare (or add) then swap, 8 bytes each, in
  * network order; it works on 8 aligned bytes. */

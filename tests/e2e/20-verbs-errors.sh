@@ -12,19 +12,6 @@ WORK=$LOGDIR/20-verbs-errors.d
 rm -rf "$WORK"; mkdir -p "$WORK"
 rc=0
 
-# Every check passed, and there were checks: a program that died early
-# prints no "not ok" either.
-checked() {	# log
-	local log=$1
-	if grep -q "^not ok" "$log"; then
-		echo "--- failed checks in ${log##*/}:" >&2
-		grep "^not ok" "$log" >&2
-		return 1
-	fi
-	grep -q "^# .*checks, 0 failed" "$log" ||
-		{ echo "--- ${log##*/} has no summary line" >&2; tail -5 "$log" >&2; return 1; }
-}
-
 # 1. Client and server.
 pair verbs_errors 90 "$PROG" -p 18592 || rc=1
 checked "$LOGDIR/verbs_errors.a" || rc=1

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -411,4 +412,22 @@ const char *vu_gid_str(const union ibv_gid *gid, char *buf, unsigned len)
 	if (!inet_ntop(AF_INET6, gid->raw, buf, len))
 		snprintf(buf, len, "?");
 	return buf;
+}
+
+unsigned vu_checks, vu_failed;
+
+void vu_check(int ok, const char *detail, const char *fmt, ...)
+{
+	va_list ap;
+
+	vu_checks++;
+	vu_failed += !ok;
+	printf("%s - ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (!ok && detail && *detail)
+		printf(" (%s)", detail);
+	printf("\n");
+	fflush(stdout);
 }

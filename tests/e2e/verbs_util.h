@@ -79,6 +79,14 @@ int vu_sync(int fd, unsigned timeout_ms);
 /* Wait until the peer closes the connection (its process is gone). */
 int vu_wait_eof(int fd, unsigned timeout_ms);
 
+/*
+ * Checks, one line each: "ok - what" or "not ok - what (detail)", and the
+ * counts the summary line ("# N checks, M failed") needs.
+ */
+void vu_check(int ok, const char *detail, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+extern unsigned vu_checks, vu_failed;
+
 /* "::ffff:a.b.c.d" style text of a GID, for messages. */
 const char *vu_gid_str(const union ibv_gid *gid, char *buf, unsigned len);
 
