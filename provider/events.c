@@ -37,7 +37,7 @@ static void on_event(enum srnic_event ev, void *handle)
 {
 	struct srnic_context *ctx;
 
-	if (ev == SRNIC_EV_QP_FATAL) {
+	if (ev == SRNIC_EV_QP_FATAL || ev == SRNIC_EV_QP_LAST_WQE) {
 		struct srnic_qp_v *sqp = handle;
 
 		/* Counted under the QP's mutex: destroy_qp waits for the
@@ -46,7 +46,9 @@ static void on_event(enum srnic_event ev, void *handle)
 			pthread_mutex_lock(&sqp->vqp.qp.mutex);
 			sqp->events_reported +=
 				put_event(sqp->ctx, (uintptr_t)&sqp->vqp.qp,
-					  IBV_EVENT_QP_FATAL);
+					  ev == SRNIC_EV_QP_FATAL
+						  ? IBV_EVENT_QP_FATAL
+						  : IBV_EVENT_QP_LAST_WQE_REACHED);
 			pthread_mutex_unlock(&sqp->vqp.qp.mutex);
 		}
 		return;

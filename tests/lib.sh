@@ -77,3 +77,9 @@ lat() {	# name tool args...: typical latency between 0.1 us and 100 ms
 	echo "$name: typical $us us"
 	awk -v u="$us" 'BEGIN {exit !(u > 0.1 && u < 100000)}' || fail "$name: implausible latency $us"
 }
+
+all_sizes() {	# name rows: a -a run printed a result line for every size
+	local n
+	n=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5' "$LOGDIR/$1.a" | wc -l)
+	[ "$n" = "$2" ] || fail "$1: $n result lines, want $2"
+}

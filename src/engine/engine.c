@@ -240,12 +240,18 @@ struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn)
 
 void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
 {
+	bool was_err = qp->state == SRNIC_QPS_ERR;
+
 	__atomic_store_n(&qp->state, SRNIC_QPS_ERR, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* see srnic_post_recv */
 	srnic_responder_reset(qp);
 	srnic_completer_flush(eng, qp);
 	if (qp->flush_pending)
 		srnic_qp_activate(eng, qp);
+	/* It takes nothing more from its SRQ (verbs' LAST_WQE_REACHED: the
+	 * program may now destroy it without losing a receive). */
+	if (qp->srq && !was_err)
+		srnic_event(SRNIC_EV_QP_LAST_WQE, qp->handle);
 }
 
 /* Send queue error (UC, UD): what is posted, and what will be until the

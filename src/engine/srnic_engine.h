@@ -129,6 +129,7 @@ enum srnic_event {
 	SRNIC_EV_PORT_DOWN,
 	SRNIC_EV_QP_FATAL,	/* the engine took the QP to the error state */
 	SRNIC_EV_SRQ_LIMIT,	/* handle: the SRQ's */
+	SRNIC_EV_QP_LAST_WQE,	/* a QP on an SRQ entered the error state */
 };
 typedef void (*srnic_event_fn)(enum srnic_event ev, void *handle);
 void srnic_engine_on_event(srnic_event_fn fn);

@@ -744,6 +744,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 			count_access(eng, r);
 			fail(eng, qp, s, SRNIC_NAK_ACCESS,
 			     SRNIC_WC_REM_ACCESS_ERR);
+			advance(eng, qp);	/* (UC gives it up there) */
 			return false;
 		}
 		srnic_track_mark(&s->trk, idx);
@@ -755,6 +756,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	if (!place(eng, qp, s, pkt)) {
 		fail_placement(eng, qp, s);
+		advance(eng, qp);	/* (UC gives it up there) */
 		return false;
 	}
 	srnic_track_mark(&s->trk, idx);

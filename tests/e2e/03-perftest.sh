@@ -1,6 +1,7 @@
-# Unmodified perftest between a and b: bandwidth and latency tests with
-# default flags and with the common options, each checked for a plausible
-# result line.
+# Unmodified perftest between a and b over RC: bandwidth and latency tests
+# with default flags and with the common options (all sizes, several QPs,
+# inline, the legacy post API), each checked for a plausible result line.
+# UD and UC: e2e/14.
 . "$(dirname "$0")/../lib.sh"
 
 bw write-bw-default ib_write_bw
@@ -12,11 +13,23 @@ bw read-bw-default ib_read_bw
 bw read-bw-s-n ib_read_bw -s 1048576 -n 100
 bw send-bw-default ib_send_bw
 bw send-bw-s-n ib_send_bw -s 300000 -n 200
+bw write-bw-all ib_write_bw -a -n 100
+all_sizes write-bw-all 23	# 2 B to 8 MiB
+bw read-bw-all ib_read_bw -a -n 100
+all_sizes read-bw-all 23
+bw send-bw-all ib_send_bw -a -n 100
+all_sizes send-bw-all 23
+bw write-bw-old ib_write_bw --use_old_post_send -s 65536 -n 1000
+bw read-bw-q ib_read_bw -q 4 -s 16384 -n 500
+bw send-bw-q ib_send_bw -q 4 -s 8192 -n 1000
 lat write-lat ib_write_lat
 lat write-lat-s ib_write_lat -s 65536 -n 200
 lat read-lat ib_read_lat
 lat send-lat ib_send_lat
 lat send-lat-s ib_send_lat -s 8192 -n 300
+lat write-lat-inline ib_write_lat -s 64 -I 128
+lat send-lat-inline ib_send_lat -s 64 -I 128
+lat read-lat-old ib_read_lat --use_old_post_send -s 4096
 # 8 bytes an operation: a bandwidth in Mb/s, not Gb/s
 MIN_GBPS=0.0005 bw atomic-bw-faa ib_atomic_bw -A FETCH_AND_ADD -n 5000
 MIN_GBPS=0.0005 bw atomic-bw-cas ib_atomic_bw -A CMP_AND_SWAP -n 5000 --use_old_post_send

@@ -25,11 +25,6 @@ pp() {	# name tool args...
 	grep -q "iters in" "$LOGDIR/$name.b" || fail "$name: no result line on b"
 }
 
-all_sizes() {	# name rows: a -a run printed a result line for every size
-	local n
-	n=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5' "$LOGDIR/$1.a" | wc -l)
-	[ "$n" = "$2" ] || fail "$1: $n result lines, want $2"
-}
 
 pp ud-pp-1B ibv_ud_pingpong -s 1 -n 200
 pp ud-pp-1K ibv_ud_pingpong -s 1024 -n 500 -r 100

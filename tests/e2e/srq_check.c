@@ -9,6 +9,8 @@
  * The server checks every SEND's bytes and that its completion names the
  * QP it came on; that IBV_EVENT_SRQ_LIMIT_REACHED arrives once fewer than
  * 16 receives are left (and ibv_query_srq then says the limit is off);
+ * that a QP of the SRQ moved to the error state reports
+ * IBV_EVENT_QP_LAST_WQE_REACHED, once, and the other QP nothing;
  * that ibv_post_recv on a QP of the SRQ, a limit above max_wr and
  * destroying the SRQ while QPs use it fail as verbs says.
  */
@@ -46,6 +48,38 @@ static void die(const char *what)
 static uint8_t pattern(unsigned qp, unsigned i, unsigned k)
 {
 	return (uint8_t)(qp * 131 + i * 7 + k);
+}
+
+/*
+ * Move qp[0] to ERR: it must say, once, that it takes nothing more from
+ * the SRQ (LAST_WQE_REACHED), and qp[1], still working, nothing.  Returns
+ * how many such events came for qp[0].
+ */
+static unsigned last_wqe_events(struct ibv_context *ctx, struct ibv_qp **qp)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+	unsigned n = 0, i;
+
+	if (ibv_modify_qp(qp[0], &a, IBV_QP_STATE))
+		die("modify_qp to ERR");
+	for (i = 0; i < 5; i++) {	/* (half a second of quiet after) */
+		struct pollfd p = {.fd = ctx->async_fd, .events = POLLIN};
+		struct ibv_async_event ev;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		if (ibv_get_async_event(ctx, &ev))
+			break;
+		if (ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
+			if (ev.element.qp == qp[0])
+				n++;
+			else
+				BAD("LAST_WQE_REACHED for a QP still working");
+		}
+		ibv_ack_async_event(&ev);
+		i = 0;
+	}
+	return n;
 }
 
 int main(int argc, char **argv)
@@ -142,7 +176,7 @@ int main(int argc, char **argv)
 		struct ibv_srq_attr sa = {.srq_limit = SRQ_WR + 1};
 		struct ibv_recv_wr rw, *badrw;
 		struct ibv_sge sge;
-		unsigned got[NQP] = {0}, n, limit_seen = 0;
+		unsigned got[NQP] = {0}, n, limit_seen = 0, last_wqe;
 
 		if (ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT) != EINVAL)
 			BAD("a limit above max_wr was taken");
@@ -210,9 +244,14 @@ int main(int argc, char **argv)
 			BAD("ibv_query_srq after the event: limit %u, max_wr %u",
 			    sa.srq_limit, sa.max_wr);
 		vu_sync(fd, TCP_MS);
+		last_wqe = last_wqe_events(ctx, qp);
+		if (last_wqe != 1)
+			BAD("%u IBV_EVENT_QP_LAST_WQE_REACHED for the QP moved "
+			    "to ERR, want 1", last_wqe);
 		printf("srq_check: %u SENDs through one SRQ on %d QPs, limit "
-		       "event %s, %u bad\n", got[0] + got[1], NQP,
-		       limit_seen ? "yes" : "no", bad);
+		       "event %s, last-WQE events %u, %u bad\n",
+		       got[0] + got[1], NQP, limit_seen ? "yes" : "no",
+		       last_wqe, bad);
 		for (q = 0; q < NQP; q++)
 			ibv_destroy_qp(qp[q]);
 		if (ibv_destroy_srq(srq))

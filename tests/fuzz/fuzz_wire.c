@@ -157,6 +157,20 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 			p->payload = pay;
 			return;
 		}
+		if (p->opcode == SRNIC_OP_UD_SEND) {
+			/* A datagram: one packet, the whole message, and the
+			 * Q_Key and addresses in the rkey and va slots. */
+			p->rkey = 0;
+			p->va = 0;
+			p->qkey = (uint32_t)rnd();
+			p->src_ipv4 = (uint32_t)rnd();
+			p->dst_ipv4 = (uint32_t)rnd();
+			p->msg_len = p->pkt_len = rnd_below(stride + 1);
+			for (i = 0; i < p->pkt_len; i++)
+				pay[i] = (uint8_t)rnd();
+			p->payload = pay;
+			return;
+		}
 		if (p->opcode == SRNIC_OP_READ_REQ) {
 			/* The request names the whole remote range, and the
 			 * part of it wanted: from a packet boundary, all of

@@ -898,6 +898,205 @@ static void test_stripe_plan(void)
 	srnic_stripe_plan(eng);
 }
 
+/* n receive WQEs of len bytes each on qp, wr_id 20 + i, in buf (pd). */
+static void post_recvs(struct srnic_qp *qp, uint8_t *buf, uint32_t len,
+		       unsigned n, uint32_t pd)
+{
+	uint32_t key = srnic_mem_register(&eng->mem, (uintptr_t)buf, len * n,
+					  SRNIC_ACCESS_LOCAL_WRITE, pd);
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		struct srnic_rwqe *r = &qp->rq[(qp->rq_prod + i) & qp->rq_mask];
+
+		*r = (struct srnic_rwqe){.wr_id = 20 + i, .num_sge = 1,
+					 .length = len};
+		r->sge[0] = (struct srnic_sge){(uintptr_t)buf + i * len, len,
+					       key};
+	}
+	qp->rq_prod += n;
+}
+
+/*
+ * UC: a SEND that lost a packet is given up once a later message is
+ * complete and the give-up time has passed; the SENDs behind it move down
+ * into the receive WQEs it and they would have had, so receives complete
+ * in order, intact, in the WQEs they were posted in.  A plain WRITE takes
+ * no receive WQE and does not shift them.  A WRITE with a bad key is
+ * given up at once.
+ */
+static void test_uc_give_up(void)
+{
+	enum { LEN = 2 * STRIDE + 9 };
+	uint8_t *rbuf = calloc(4, LEN), *wbuf = calloc(1, LEN);
+	uint8_t *m[4];
+	struct srnic_qp *qp = qp_new(5);
+	struct srnic_cqe c[8];
+	uint32_t wkey, i, k;
+	uint64_t given = drops(SRNIC_DROP_UC_GIVEN_UP);
+	int got;
+
+	qp->type = SRNIC_QPT_UC;
+	for (i = 0; i < 4; i++) {
+		m[i] = malloc(LEN);
+		for (k = 0; k < LEN; k++)
+			m[i][k] = (uint8_t)(i * 50 + k);
+	}
+	post_recvs(qp, rbuf, LEN, 4, 5);
+	wkey = srnic_mem_register(&eng->mem, (uintptr_t)wbuf, LEN,
+				  SRNIC_ACCESS_LOCAL_WRITE |
+					  SRNIC_ACCESS_REMOTE_WRITE, 5);
+	/* 100: SEND (ssn 0) lacking packet 0; 101: WRITE (next ssn 1);
+	 * 102: SEND (ssn 1), whole, packets backwards; 103: SEND (ssn 2),
+	 * only its first packet so far. */
+	deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 100, 1, 0, 0, 0, m[0],
+		LEN, 1);
+	deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 100, 1, 0, 0, 0, m[0],
+		LEN, 2);
+	for (i = 0; i < 3; i++)
+		deliver(qp, SRNIC_OP_WRITE, 0, 101, 1, 1, wkey,
+			(uintptr_t)wbuf, m[1], LEN, i);
+	for (i = 0; i < 3; i++)
+		deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 102, 1, 1, 0, 0,
+			m[2], LEN, 2 - i);
+	deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 103, 1, 2, 0, 0, m[3],
+		LEN, 0);
+	CHECK(srnic_cq_poll(cq, c, 8) == 0 && qp->exp_msn == 100,
+	      "UC waits for a message lacking a packet");
+	CHECK(qp->uc_stuck_at != 0, "UC watches the stuck message");
+	srnic_responder_uc_timer(eng, qp, qp->uc_stuck_at + 1);
+	CHECK(qp->exp_msn == 100, "UC gave up before its time");
+	srnic_responder_uc_timer(eng, qp,
+				 qp->uc_stuck_at + eng->tsc_hz / 100);
+	CHECK(drops(SRNIC_DROP_UC_GIVEN_UP) == given + 1,
+	      "UC gave one message up");
+	CHECK(memcmp(wbuf, m[1], LEN) == 0, "UC WRITE behind it landed");
+	got = srnic_cq_poll(cq, c, 8);
+	CHECK(got == 1 && c[0].wr_id == 20 && c[0].byte_len == LEN &&
+		      c[0].status == SRNIC_WC_SUCCESS &&
+		      memcmp(rbuf, m[2], LEN) == 0,
+	      "UC the SEND behind it completes in the first receive WQE "
+	      "(got %d, wr_id %lu)", got, got ? (unsigned long)c[0].wr_id : 0);
+	/* The rest of 103, numbered as the requester did: lands in the
+	 * second WQE. */
+	for (i = 1; i < 3; i++)
+		deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 103, 1, 2, 0, 0,
+			m[3], LEN, i);
+	got = srnic_cq_poll(cq, c, 8);
+	CHECK(got == 1 && c[0].wr_id == 21 && memcmp(rbuf + LEN, m[3], LEN) == 0,
+	      "UC a SEND begun before the give-up moved down one WQE");
+	/* 104: a later SEND (ssn 3) lands in the third WQE. */
+	for (i = 0; i < 3; i++)
+		deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 104, 1, 3, 0, 0,
+			m[0], LEN, i);
+	got = srnic_cq_poll(cq, c, 8);
+	CHECK(got == 1 && c[0].wr_id == 22 &&
+		      memcmp(rbuf + 2 * LEN, m[0], LEN) == 0,
+	      "UC a SEND after the give-up takes the next WQE");
+	/* 105: a WRITE with a bad key is given up at once, and no NAK
+	 * goes out (UC answers nothing but credit). */
+	deliver(qp, SRNIC_OP_WRITE, 0, 105, 1, 4, wkey ^ 0x10000,
+		(uintptr_t)wbuf, m[1], LEN, 0);
+	CHECK(qp->exp_msn == 106, "UC bad key given up at once (exp %u)",
+	      qp->exp_msn);
+	{
+		struct srnic_pkt out[8];
+		unsigned n = drain_wire(out, 8);
+
+		for (i = 0; i < n; i++)
+			CHECK(out[i].syndrome == SRNIC_ACK_OK &&
+				      !(out[i].flags & SRNIC_F_SACK),
+			      "UC sent a NAK or SACK");
+	}
+	CHECK(qp->state == SRNIC_QPS_RTS, "UC QP still in RTS");
+	srnic_engine_destroy_qp(eng, qp);
+	for (i = 0; i < 4; i++)
+		free(m[i]);
+	free(rbuf);
+	free(wbuf);
+}
+
+/* A datagram for UD QP qp from QP 99 of node 10.0.0.9, with qkey. */
+static void datagram(struct srnic_qp *qp, uint32_t qkey, const uint8_t *msg,
+		     uint32_t len)
+{
+	struct srnic_pkt pkt = {0};
+
+	pkt.opcode = SRNIC_OP_UD_SEND;
+	pkt.flags = SRNIC_F_RECV_CQE | SRNIC_F_LAST;
+	pkt.dst_qpn = qp->qpn;
+	pkt.src_qpn = 99;
+	pkt.qkey = qkey;
+	pkt.src_ipv4 = 0x0a000009;
+	pkt.dst_ipv4 = 0x0a000001;
+	pkt.msg_len = pkt.pkt_len = len;
+	pkt.stride_shift = SRNIC_MAX_STRIDE_SHIFT;
+	pkt.payload = msg;
+	srnic_responder_datagram(eng, qp, &pkt, NULL);
+}
+
+/*
+ * UD: a datagram lands behind a 40-byte GRH ending in its IPv4 header;
+ * one with another Q_Key, or with no receive WQE posted, is dropped and
+ * counted; one longer than its receive buffer completes it in error;
+ * multicast to a group nobody joined is dropped and counted.
+ */
+static void test_ud(void)
+{
+	enum { LEN = 300 };
+	uint8_t *rbuf = calloc(3, SRNIC_GRH_LEN + LEN), msg[LEN + 1];
+	struct srnic_qp *qp = qp_new(6);
+	struct srnic_pkt pkt = {0};
+	struct srnic_cqe c[4];
+	uint64_t qkeys = drops(SRNIC_DROP_BAD_QKEY);
+	uint64_t rnr = drops(SRNIC_DROP_RNR);
+	uint64_t nogroup = drops(SRNIC_DROP_NO_GROUP);
+	const uint8_t *ip = rbuf + 20;
+	uint32_t i;
+	int got;
+
+	qp->type = SRNIC_QPT_UD;
+	qp->peer = NULL;
+	qp->at.qkey = 0x1234;
+	for (i = 0; i <= LEN; i++)
+		msg[i] = (uint8_t)(i ^ 0x5a);
+	post_recvs(qp, rbuf, SRNIC_GRH_LEN + LEN, 2, 6);
+	datagram(qp, 0x4321, msg, LEN);
+	CHECK(drops(SRNIC_DROP_BAD_QKEY) == qkeys + 1 &&
+		      srnic_cq_poll(cq, c, 4) == 0,
+	      "UD another Q_Key is dropped");
+	datagram(qp, 0x1234, msg, LEN);
+	got = srnic_cq_poll(cq, c, 4);
+	CHECK(got == 1 && c[0].wr_id == 20 && c[0].src_qp == 99 &&
+		      c[0].byte_len == SRNIC_GRH_LEN + LEN &&
+		      (c[0].flags & SRNIC_WC_F_GRH) &&
+		      c[0].status == SRNIC_WC_SUCCESS,
+	      "UD datagram completes with a GRH");
+	CHECK(memcmp(rbuf + SRNIC_GRH_LEN, msg, LEN) == 0,
+	      "UD payload after the GRH");
+	CHECK(ip[0] == 0x45 && ip[9] == 17 && srnic_get32(ip + 12) == 0x0a000009 &&
+		      srnic_get32(ip + 16) == 0x0a000001,
+	      "UD GRH ends in the IPv4 header");
+	/* One byte longer than the buffer: the WQE completes in error. */
+	datagram(qp, 0x1234, msg, LEN + 1);
+	got = srnic_cq_poll(cq, c, 4);
+	CHECK(got >= 1 && c[0].wr_id == 21 &&
+		      c[0].status == SRNIC_WC_LOC_LEN_ERR,
+	      "UD datagram longer than its buffer: LOC_LEN_ERR");
+	CHECK(qp->state == SRNIC_QPS_ERR, "UD QP in ERR after it");
+	qp->state = SRNIC_QPS_RTS;
+	datagram(qp, 0x1234, msg, LEN);
+	CHECK(drops(SRNIC_DROP_RNR) == rnr + 1, "UD no receive WQE: dropped");
+	pkt.opcode = SRNIC_OP_UD_SEND;
+	pkt.dst_qpn = SRNIC_QPN_MCAST;
+	pkt.dst_ipv4 = 0xe0010203;
+	srnic_mcast_deliver(eng, &pkt);
+	CHECK(drops(SRNIC_DROP_NO_GROUP) == nogroup + 1,
+	      "UD multicast to no group here: dropped");
+	srnic_engine_destroy_qp(eng, qp);
+	free(rbuf);
+}
+
 int main(void)
 {
 	engine_up();
@@ -913,5 +1112,7 @@ int main(void)
 	test_credits();
 	test_read_ranges();
 	test_stripe_plan();
+	test_uc_give_up();
+	test_ud();
 	return check_summary("test_placement");
 }
