@@ -50,6 +50,7 @@ static void finish(struct srnic_qp *qp, uint32_t idx, uint8_t status)
 	srnic_track_fini(&run->rd);
 	run->state = SWQE_DONE;
 	run->status = status;
+	qp->done_count++;
 	/* Nothing posted after a failed WQE may reach the peer: the QP is
 	 * about to enter the error state, and those WQEs will be flushed. */
 	if (status != SRNIC_WC_SUCCESS)
@@ -358,9 +359,15 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 			break;
 		}
 	}
-	/* (a UC QP's responder may still need the timer) */
-	if (qp->sq_comp == qp->sq_next && !qp->uc_stuck_at)
+	/* (a UC QP's responder may still need the timer, and a requester
+	 * out of credit its loan) */
+	if (qp->sq_comp == qp->sq_next && !qp->uc_stuck_at && !qp->fc_blocked)
 		srnic_qp_timer_off(eng, qp);
+	if (qp->sq_wait && qp->done_count != qp->wait_done) {
+		/* What the next WQE waited for may be done: look again. */
+		qp->sq_wait = 0;
+		srnic_qp_activate(eng, qp);
+	}
 	/* Completions open the window: WQEs posted beyond it wait for this,
 	 * not for another doorbell. */
 	if (n && qp->sq_next != __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE))

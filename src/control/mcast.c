@@ -81,7 +81,8 @@ static void call_attach(struct srnic_engine *eng, struct srnic_call *c)
 		c->result = -ENOMEM;
 		return;
 	}
-	g->qpn[g->nqp++] = qp->qpn;
+	g->qpn[g->nqp] = qp->qpn;
+	__atomic_store_n(&g->nqp, g->nqp + 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&eng->mcast_gen, 1, __ATOMIC_RELEASE);
 	c->result = 0;
 }
@@ -89,7 +90,8 @@ static void call_attach(struct srnic_engine *eng, struct srnic_call *c)
 static void group_remove(struct srnic_engine *eng,
 			 struct srnic_mcast_group *g, uint32_t i)
 {
-	g->qpn[i] = g->qpn[--g->nqp];
+	g->qpn[i] = g->qpn[g->nqp - 1];
+	__atomic_store_n(&g->nqp, g->nqp - 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&eng->mcast_gen, 1, __ATOMIC_RELEASE);
 }
 
@@ -112,11 +114,19 @@ static int mcast_call(struct srnic_engine *eng, struct srnic_qp *qp,
 		      const uint8_t gid[16],
 		      void (*fn)(struct srnic_engine *, struct srnic_call *))
 {
-	struct srnic_call c = {.fn = fn, .arg = qp, .arg2 = gid};
+	uint8_t key[16];
+	struct srnic_call c = {.fn = fn, .arg = qp, .arg2 = key};
 	uint32_t id;
+	uint8_t kind = gid_group(gid, &id);
 
-	if (!gid_group(gid, &id) || qp->type != SRNIC_QPT_UD)
+	if (!kind || qp->type != SRNIC_QPT_UD)
 		return -EINVAL;
+	/* An IPv4 group has two GIDs (::ffff:, ff0e::ffff:): one group. */
+	memcpy(key, gid, 16);
+	if (kind == SRNIC_MCAST_IPV4) {
+		memset(key, 0, 10);
+		key[10] = key[11] = 0xff;
+	}
 	srnic_engine_call(eng, &c);
 	return c.result;
 }
@@ -211,14 +221,18 @@ void srnic_mcast_program_ports(struct srnic_engine *eng)
 
 	if (gen == eng->mcast_programmed)
 		return;
-	eng->mcast_programmed = gen;
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
 		const struct srnic_mcast_group *g = &eng->mcast[i];
 
-		if (__atomic_load_n(&g->nqp, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&g->nqp, __ATOMIC_ACQUIRE))
 			srnic_mcast_mac(g->id, g->kind == SRNIC_MCAST_IPV6,
 					macs[n++].addr_bytes);
 	}
+	/* The datapath changes the table as it likes: a list read while it
+	 * did is read again next tick. */
+	if (__atomic_load_n(&eng->mcast_gen, __ATOMIC_ACQUIRE) != gen)
+		return;
+	eng->mcast_programmed = gen;
 	for (p = 0; p < eng->nports; p++)
 		if (eng->port[p].started)
 			rte_eth_dev_set_mc_addr_list(eng->port[p].port_id,

@@ -284,7 +284,8 @@ static bool qp_busy(const struct srnic_qp *qp)
 	       qp->resend_head != qp->resend_tail ||
 	       qp->rd_head != qp->rd_tail || qp->cq_wait ||
 	       (qp->state == SRNIC_QPS_RTS && qp->sq_next != prod &&
-		qp->sq_next - qp->sq_comp < SRNIC_WINDOW && !qp->fc_blocked);
+		qp->sq_next - qp->sq_comp < SRNIC_WINDOW && !qp->fc_blocked &&
+		!qp->sq_wait);
 }
 
 static unsigned run_qp(struct srnic_engine *eng, struct srnic_qp *qp)

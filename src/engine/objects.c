@@ -299,6 +299,8 @@ static void qp_reset(struct srnic_qp *qp)
 	qp->flush_pending = 0;
 	qp->cq_wait = 0;
 	qp->sq_stopped = 0;
+	qp->sq_wait = 0;
+	qp->inv_fence = 0;
 	qp->db_armed = 0;
 	qp->ack_syndrome = SRNIC_ACK_OK;	/* owed to the old peer only */
 	qp->sack_due = 0;
@@ -309,6 +311,18 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 {
 	struct srnic_qp *qp = c->arg;
 	const struct srnic_qp_mod *mod = c->arg2;
+
+	/* The provider checked the transition against the state it read;
+	 * the datapath may have moved the QP on since (to ERR, or to SQE
+	 * with flushed completions still waiting for CQ room).  Only RESET
+	 * and ERR leave ERR; RTS leaves SQE once all is flushed. */
+	if ((mod->mask & SRNIC_MOD_STATE) && mod->state != SRNIC_QPS_RESET &&
+	    mod->state != SRNIC_QPS_ERR &&
+	    (qp->state == SRNIC_QPS_ERR ||
+	     (qp->state == SRNIC_QPS_SQE && qp->flush_pending))) {
+		c->result = qp->state == SRNIC_QPS_ERR ? -EINVAL : -EAGAIN;
+		return;
+	}
 
 	if (mod->mask & SRNIC_MOD_RTR) {
 		qp->at.dest_qpn = mod->dest_qpn;
@@ -354,7 +368,8 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		case SRNIC_QPS_RTS:
 			/* (from SQE: sending resumes with the next WQE
 			 * posted; everything before was flushed) */
-			qp->sq_stopped = 0;
+			if (qp->state == SRNIC_QPS_SQE)
+				qp->sq_stopped = 0;
 			break;
 		default:
 			break;

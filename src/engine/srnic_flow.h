@@ -105,7 +105,11 @@ static inline bool srnic_fc_uc_open(const struct srnic_qp *qp)
 static inline bool srnic_fc_uc_msg_open(const struct srnic_qp *qp,
 					uint32_t msn)
 {
-	return msn - qp->uc_acked < SRNIC_WINDOW;
+	/* (and nothing starts after a SEND with invalidate until it is
+	 * resolved: what comes after must find the key gone) */
+	return msn - qp->uc_acked < SRNIC_WINDOW &&
+	       (!qp->inv_fence ||
+		(int32_t)(qp->uc_acked - qp->inv_fence_msn) > 0);
 }
 
 static inline void srnic_fc_uc_sent(struct srnic_qp *qp, uint32_t msn)

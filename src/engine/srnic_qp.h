@@ -177,6 +177,14 @@ struct srnic_qp {
 	uint32_t sq_cur;	/* WQE being packetized when cur_busy */
 	uint8_t cur_busy;
 	uint8_t sq_stopped;	/* a WQE failed: start nothing more */
+	uint8_t sq_wait;	/* the next WQE waits for earlier ones to
+				 * finish (fence, READ limit, invalidation):
+				 * idle until one does (done_count moves) */
+	uint8_t inv_fence;	/* a SEND with invalidate is unresolved */
+	uint32_t inv_fence_idx;	/* ... its WQE (RC) */
+	uint32_t inv_fence_msn;	/* ... its message (UC) */
+	uint32_t done_count;	/* WQEs finished, running count */
+	uint32_t wait_done;	/* done_count when sq_wait was set */
 	uint32_t next_msn;
 	uint32_t next_ssn;
 	uint32_t next_txid;
@@ -211,6 +219,7 @@ struct srnic_qp {
 	uint32_t uc_stuck_msn;	/* UC: the oldest message lacks packets while
 				 * a later one is in, since uc_stuck_at */
 	uint64_t uc_stuck_at;	/* TSC; 0: not stuck */
+	uint32_t uc_stuck_landed; /* its packets in then (progress) */
 	uint32_t uc_skew;	/* UC: receive numbers given-up messages took */
 	uint8_t ninv;
 	struct srnic_inv_pending inv[SRNIC_INV_PENDING];

@@ -87,6 +87,13 @@ static inline bool srnic_mem_owned(const struct srnic_mem_table *t,
 	       mr->pd == pd;
 }
 
+/* The rights of the region key names (the caller checked it is live). */
+static inline uint32_t srnic_mem_access(const struct srnic_mem_table *t,
+					uint32_t key)
+{
+	return t->mr[key & (SRNIC_MAX_MR - 1)].access;
+}
+
 /*
  * The one check every placement and every local gather goes through: the key
  * names a live region of this PD, [addr, addr + len) lies inside it and the

@@ -158,6 +158,28 @@ static void fc_block(struct srnic_engine *eng, struct srnic_qp *qp)
 	srnic_qp_timer_on(eng, qp);
 }
 
+/* The next WQE must wait for earlier ones to finish: the QP idles (no
+ * spinning) until the completer sees one finish. */
+static bool sq_wait(struct srnic_qp *qp)
+{
+	qp->sq_wait = 1;
+	qp->wait_done = qp->done_count;
+	return false;
+}
+
+/* A SEND with invalidate is unresolved (RC: not acknowledged).  Nothing
+ * after it starts before: the responder places packets as they come, and
+ * a later WRITE's must not land in the region it takes away.  (UC waits in
+ * srnic_fc_uc_msg_open, for the responder's word.) */
+static bool inv_fenced(const struct srnic_qp *qp)
+{
+	uint32_t i = qp->inv_fence_idx;
+
+	return qp->inv_fence && srnic_qp_reliable(qp) &&
+	       (int32_t)(i - qp->sq_comp) >= 0 &&
+	       qp->run[i & qp->sq_mask].state != SWQE_DONE;
+}
+
 /*
  * Local invalidate: no packet, no message number.  It waits until every
  * WQE before it is done (one of them may still read or resend from the
@@ -172,7 +194,7 @@ static bool local_invalidate(struct srnic_engine *eng, struct srnic_qp *qp)
 
 	for (i = qp->sq_comp; i != qp->sq_next; i++)
 		if (qp->run[i & qp->sq_mask].state != SWQE_DONE)
-			return false;
+			return sq_wait(qp);
 	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
 	qp->sq_cur = qp->sq_next++;
 	run->state = SWQE_DONE;
@@ -236,9 +258,11 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (srnic_wr_reads(w->opcode) &&
 	    qp->rd_inflight >= (qp->at.max_rd_atomic ? qp->at.max_rd_atomic
 						     : 1))
-		return false;
+		return sq_wait(qp);
 	if ((w->flags & SRNIC_WR_FENCE) && qp->rd_inflight)
-		return false;
+		return sq_wait(qp);
+	if (inv_fenced(qp))
+		return sq_wait(qp);
 
 	if (w->opcode == SRNIC_WR_LOCAL_INV)
 		return local_invalidate(eng, qp);
@@ -264,6 +288,11 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	run->ssn = qp->next_ssn;
 	if (op_flags[w->opcode] & SRNIC_F_RECV_CQE)
 		qp->next_ssn++;
+	if (w->opcode == SRNIC_WR_SEND_INV) {
+		qp->inv_fence = 1;
+		qp->inv_fence_idx = qp->sq_cur;
+		qp->inv_fence_msn = run->msn;
+	}
 	run->state = SWQE_SENDING;
 	qp->cur_busy = 1;
 	if (srnic_wr_reads(w->opcode)) {

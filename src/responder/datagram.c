@@ -110,12 +110,18 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 	r = srnic_recv_wqe(qp, qp->exp_ssn);
 	room = srnic_sge_check_all(&eng->mem, qp->pd, r->sge, r->num_sge,
 				   SRNIC_ACCESS_LOCAL_WRITE);
-	if (room < 0 || room < SRNIC_GRH_LEN + (int64_t)pkt->pkt_len) {
-		/* The receive WQE itself is wrong: it completes in error and,
-		 * as every error completion does, takes the QP down. */
-		complete_recv(qp, pkt, room < 0 ? SRNIC_WC_LOC_PROT_ERR
-						: SRNIC_WC_LOC_LEN_ERR);
+	if (room < 0) {
+		/* The receive WQE itself is wrong (its region went): it
+		 * completes in error and takes the QP down. */
+		complete_recv(qp, pkt, SRNIC_WC_LOC_PROT_ERR);
 		srnic_qp_to_error(eng, qp);
+		return;
+	}
+	if (room < SRNIC_GRH_LEN + (int64_t)pkt->pkt_len) {
+		/* Too long for it: the WQE says so, but the QP goes on.
+		 * Anyone who knows the Q_Key may send a datagram, and a
+		 * long one must not take a UD service down. */
+		complete_recv(qp, pkt, SRNIC_WC_LOC_LEN_ERR);
 		return;
 	}
 	if (group_gid)

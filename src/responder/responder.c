@@ -26,6 +26,8 @@ static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 
 static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp);
 static void uc_watch(struct srnic_engine *eng, struct srnic_qp *qp);
+static bool uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
+		    const struct srnic_pkt *pkt);
 
 static void nak(struct srnic_engine *eng, struct srnic_qp *qp,
 		uint8_t syndrome, uint32_t msn, uint32_t txid)
@@ -229,11 +231,15 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		return true;
 	}
 	if (pkt->flags & SRNIC_F_INV) {
-		/* Send with invalidate: the key must be one of this QP's PD,
-		 * else the request is invalid; it is revoked on completion. */
+		/* Send with invalidate: the key must be a remote key of this
+		 * QP's PD, else the request is invalid (a peer may not take a
+		 * local-only key away); it is revoked on completion. */
 		s->rkey = pkt->rkey;
 		if (pkt->opcode != SRNIC_OP_SEND ||
-		    !srnic_mem_owned(&eng->mem, pkt->rkey, qp->pd)) {
+		    !srnic_mem_owned(&eng->mem, pkt->rkey, qp->pd) ||
+		    !(srnic_mem_access(&eng->mem, pkt->rkey) &
+		      (SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_REMOTE_READ |
+		       SRNIC_ACCESS_REMOTE_ATOMIC))) {
 			eng->st.drops[SRNIC_DROP_BAD_KEY]++;
 			fail(eng, qp, s, SRNIC_NAK_INVALID,
 			     SRNIC_WC_REM_INV_REQ_ERR);
@@ -262,6 +268,15 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (qp->srq && (uint32_t)(s->ssn - qp->exp_ssn) < SRNIC_WINDOW)
 			srnic_srq_pull(qp, s->ssn);
 		posted = srnic_rq_posted(qp);
+		if ((uint32_t)(s->ssn - qp->exp_ssn) >= posted &&
+		    !srnic_qp_reliable(qp)) {
+			/* UC: no receive WQE, the message is lost (given up
+			 * in its turn: it has a slot, which says how many
+			 * receive WQEs it would have taken). */
+			eng->st.drops[SRNIC_DROP_RNR]++;
+			fail(eng, qp, s, SRNIC_NAK_RNR, SRNIC_WC_GENERAL_ERR);
+			return true;
+		}
 		if ((uint32_t)(s->ssn - qp->exp_ssn) >= posted) {
 			/* No receive WQE for it yet: receiver not ready. */
 			s->state = RMSG_FREE;
@@ -296,6 +311,8 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		qp->inv[qp->ninv++].rkey = pkt->rkey;
 	}
 	s->state = RMSG_RECEIVING;
+	if (!srnic_qp_reliable(qp) && pkt->msn != qp->exp_msn)
+		uc_watch(eng, qp);	/* the oldest may be lost */
 	return true;
 }
 
@@ -671,6 +688,9 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_qp_want_ack(eng, qp);
 		return false;
 	}
+	if (d >= SRNIC_WINDOW && !srnic_qp_reliable(qp) &&
+	    uc_jump(eng, qp, pkt))
+		d = 0;	/* (UC: it is the oldest now) */
 	if (d >= SRNIC_WINDOW) {
 		eng->st.drops[SRNIC_DROP_OUT_OF_WINDOW]++;
 		return false;
@@ -831,7 +851,8 @@ static bool slot_started(const struct srnic_qp *qp, uint32_t msn)
 	return s->msn == msn && s->state != RMSG_FREE;
 }
 
-/* Is the oldest message stuck behind a later one that is complete? */
+/* Is the oldest message stuck: not (all) in, while a later one has begun
+ * to arrive?  (One that is in and waits for CQ room is not stuck.) */
 static bool uc_stuck(const struct srnic_qp *qp)
 {
 	const struct srnic_rmsg *h = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
@@ -839,18 +860,20 @@ static bool uc_stuck(const struct srnic_qp *qp)
 
 	if (slot_started(qp, qp->exp_msn) &&
 	    (h->state != RMSG_RECEIVING || srnic_track_complete(&h->trk)))
-		return false;	/* in, and waiting for CQ room */
+		return false;
 	for (m = qp->exp_msn + 1; seq_diff(m, qp->exp_msn) < SRNIC_WINDOW;
-	     m++) {
-		const struct srnic_rmsg *s = &qp->rmsg[m % SRNIC_WINDOW];
-
-		if (slot_started(qp, m) &&
-		    (s->state == RMSG_PLACED ||
-		     (s->state == RMSG_RECEIVING &&
-		      srnic_track_complete(&s->trk))))
+	     m++)
+		if (slot_started(qp, m))
 			return true;
-	}
 	return false;
+}
+
+/* Packets of the oldest message so far (its progress). */
+static uint32_t uc_head_landed(const struct srnic_qp *qp)
+{
+	const struct srnic_rmsg *h = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
+
+	return slot_started(qp, qp->exp_msn) ? h->trk.ndone + 1 : 0;
 }
 
 static void uc_watch(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -859,6 +882,7 @@ static void uc_watch(struct srnic_engine *eng, struct srnic_qp *qp)
 		return;
 	qp->uc_stuck_at = srnic_now();
 	qp->uc_stuck_msn = qp->exp_msn;
+	qp->uc_stuck_landed = uc_head_landed(qp);
 	srnic_qp_timer_on(eng, qp);
 }
 
@@ -894,6 +918,26 @@ static bool uc_move_down(struct srnic_engine *eng, struct srnic_qp *qp,
 	return true;
 }
 
+/* Drop the state of every begun message in [exp_msn, to), and go on from
+ * to. */
+static void uc_drop_until(struct srnic_engine *eng, struct srnic_qp *qp,
+			  uint32_t to)
+{
+	uint32_t m;
+
+	for (m = qp->exp_msn; m != to; m++)
+		if (slot_started(qp, m)) {
+			eng->st.drops[SRNIC_DROP_UC_GIVEN_UP]++;
+			slot_clear(&qp->rmsg[m % SRNIC_WINDOW]);
+			inv_forget(qp, m);	/* (nothing invalidated) */
+		}
+	qp->exp_msn = to;
+}
+
+/* Bytes a give-up may move down (uc_move_down) before it gives up what
+ * begun after it instead: a loss must not stall the datapath. */
+#define UC_MOVE_BUDGET (1u << 20)
+
 /*
  * Give up the oldest messages, up to the first one that has begun to
  * arrive (the oldest itself, if it had), and go on from there.
@@ -905,12 +949,13 @@ static bool uc_move_down(struct srnic_engine *eng, struct srnic_qp *qp,
  * reuses the WQE of a message it dropped: every later message that begun
  * moves its data d WQEs down, and later packets' numbers are taken d lower
  * (uc_skew).  Receives so complete in order, in the WQEs they were posted
- * in, and a loss costs one message, not the window behind it.
+ * in, and a loss costs one message, not the window behind it.  (Unless
+ * more than UC_MOVE_BUDGET bytes would move: then what begun goes too.)
  */
 static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	const struct srnic_rmsg *h = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
-	uint32_t to, d, m;
+	uint32_t to, d, m, moving = 0, last;
 
 	if (slot_started(qp, qp->exp_msn)) {
 		to = qp->exp_msn + 1;
@@ -925,14 +970,39 @@ static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
 			return;	/* nothing to go on from yet */
 		d = qp->rmsg[to % SRNIC_WINDOW].ssn - qp->exp_ssn;
 	}
-	for (m = qp->exp_msn; m != to; m++)
-		if (slot_started(qp, m)) {
-			eng->st.drops[SRNIC_DROP_UC_GIVEN_UP]++;
-			slot_clear(&qp->rmsg[m % SRNIC_WINDOW]);
-			inv_forget(qp, m);	/* (nothing invalidated) */
-		}
-	if (d) {
-		for (m = to; seq_diff(m, qp->exp_msn) < SRNIC_WINDOW; m++) {
+	/* Each message takes at most one receive WQE: anything else is a
+	 * peer making numbers up, and everything begun goes. */
+	if (d > to - qp->exp_msn)
+		moving = UINT32_MAX;
+	last = to - 1;
+	for (m = to; d && seq_diff(m, qp->exp_msn) < SRNIC_WINDOW; m++) {
+		const struct srnic_rmsg *s = &qp->rmsg[m % SRNIC_WINDOW];
+
+		if (!slot_started(qp, m))
+			continue;
+		last = m;
+		if ((s->flags & SRNIC_F_RECV_CQE) && s->opcode == SRNIC_OP_SEND &&
+		    moving != UINT32_MAX)
+			moving = moving + s->msg_len > UC_MOVE_BUDGET
+					 ? UINT32_MAX
+					 : moving + s->msg_len;
+	}
+	if (moving == UINT32_MAX) {
+		/* Give up everything begun; go on after the last of it, as
+		 * many receive WQEs on as it says (if it is believable). */
+		h = &qp->rmsg[last % SRNIC_WINDOW];
+		d = slot_started(qp, last)
+			    ? h->ssn + !!(h->flags & SRNIC_F_RECV_CQE) -
+				      qp->exp_ssn
+			    : 0;
+		if (d > last + 1 - qp->exp_msn)
+			d = 0;
+		uc_drop_until(eng, qp, last + 1);
+		qp->uc_skew += d;
+	} else {
+		uc_drop_until(eng, qp, to);
+		for (m = to; d && seq_diff(m, qp->exp_msn) < SRNIC_WINDOW;
+		     m++) {
 			struct srnic_rmsg *s = &qp->rmsg[m % SRNIC_WINDOW];
 
 			if (!slot_started(qp, m))
@@ -947,24 +1017,61 @@ static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
 		}
 		qp->uc_skew += d;
 	}
-	qp->exp_msn = to;
 	qp->uc_stuck_at = 0;
 	srnic_qp_want_ack(eng, qp);	/* (credit) */
 	advance(eng, qp);
+	if (uc_stuck(qp))
+		uc_watch(eng, qp);
+}
+
+/*
+ * A packet of a message a window or more ahead: the messages before its
+ * window will not come any more (their sender has gone on, lending itself
+ * credit), so everything begun goes and the packet's message is the
+ * oldest.  Its receive number says how many receive WQEs those took.
+ * False when the number is impossible (more than a WQE a message).
+ */
+static bool uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
+		    const struct srnic_pkt *pkt)
+{
+	uint32_t d = pkt->ssn - qp->uc_skew - qp->exp_ssn;
+
+	if (d > pkt->msn - qp->exp_msn)
+		return false;
+	for (; qp->exp_msn != pkt->msn; qp->exp_msn++) {
+		struct srnic_rmsg *s = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
+
+		if (slot_started(qp, qp->exp_msn)) {
+			eng->st.drops[SRNIC_DROP_UC_GIVEN_UP]++;
+			slot_clear(s);
+			inv_forget(qp, qp->exp_msn);
+		}
+	}
+	qp->uc_skew += d;
+	qp->uc_stuck_at = 0;
+	srnic_qp_want_ack(eng, qp);
+	return true;
 }
 
 void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now)
 {
-	if (qp->uc_stuck_msn == qp->exp_msn &&
-	    now - qp->uc_stuck_at < eng->tsc_per_us * UC_GIVE_UP_US)
+	bool same = qp->uc_stuck_msn == qp->exp_msn;
+
+	if (same && qp->uc_stuck_landed != uc_head_landed(qp)) {
+		/* It is still coming in: another while from now. */
+		qp->uc_stuck_landed = uc_head_landed(qp);
+		qp->uc_stuck_at = now;
 		return;
-	if (qp->uc_stuck_msn == qp->exp_msn)
-		uc_give_up(eng, qp);
+	}
+	if (same && now - qp->uc_stuck_at < eng->tsc_per_us * UC_GIVE_UP_US)
+		return;
 	qp->uc_stuck_at = 0;
-	if (uc_stuck(qp))
+	if (same && uc_stuck(qp))
+		uc_give_up(eng, qp);	/* (watches again if need be) */
+	else if (uc_stuck(qp))
 		uc_watch(eng, qp);
-	else if (qp->sq_comp == qp->sq_next && !qp->fc_blocked)
+	if (!qp->uc_stuck_at && qp->sq_comp == qp->sq_next && !qp->fc_blocked)
 		srnic_qp_timer_off(eng, qp);	/* nothing left to time */
 }
 

@@ -579,9 +579,16 @@ void cf_remote_server(struct cf_remote *r)
 			      "the right one arrives and");
 	if (r->ud_got)
 		ud_received(r, &r->ud_wc);
-	recv_done(r, P_UD_SHORT, &wc, IBV_WC_LOC_LEN_ERR, 0x63,
-		  "UD a receive of GRH + 99 bytes that a 100-byte datagram "
-		  "hit");
+	if (recv_done(r, P_UD_SHORT, &wc, IBV_WC_LOC_LEN_ERR, 0x63,
+		      "UD a receive of GRH + 99 bytes that a 100-byte "
+		      "datagram hit")) {
+		st = vu_qp_state(r->qp[P_UD_SHORT]);
+		/* srnic: a datagram anyone with the Q_Key may send must not
+		 * take the QP down (README, Limits) */
+		cf_report(st == IBV_QPS_RTS, cf_state(st),
+			  "UD the QP goes on after a datagram too long for "
+			  "its receive");
+	}
 	if (recv_done(r, P_RC_INV, &wc, IBV_WC_SUCCESS, 0x64,
 		      "RC the SEND with invalidate"))
 		cf_report((wc.wc_flags & IBV_WC_WITH_INV) &&
