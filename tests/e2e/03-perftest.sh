@@ -1,7 +1,9 @@
 # Unmodified perftest between a and b over RC: bandwidth and latency tests
 # with default flags and with the common options (all sizes, several QPs,
-# inline, the legacy post API), each checked for a plausible result line.
-# UD and UC: e2e/14.
+# inline), each checked for a plausible result line.  perftest posts with
+# the ibv_wr_* API only on devices it knows by vendor ID, so on srnic it
+# uses ibv_post_send (--use_old_post_send changes nothing); ibv_rc_pingpong
+# -N (e2e/02) and srnic_integrity (e2e/04) use ibv_wr_*.  UD and UC: e2e/14.
 . "$(dirname "$0")/../lib.sh"
 
 bw write-bw-default ib_write_bw

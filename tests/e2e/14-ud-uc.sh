@@ -3,14 +3,18 @@
 # Q_Key, answering through ibv_create_ah_from_wc, multicast attach and
 # detach; uc_check: 400 messages of three sizes, every byte checked), and
 # unmodified perftest over UD and UC: bandwidth and latency, all sizes,
-# several QPs, SRQ, inline, both post APIs, and multicast send (perftest's
-# -g) with an IPv4 group GID and with an IPv6 one.
+# several QPs, SRQ, inline, and multicast send (perftest's -g) with an IPv4
+# group GID and with an IPv6 one.  perftest posts with ibv_wr_* only on
+# devices it knows by vendor ID, so here it uses ibv_post_send; the ibv_wr_*
+# API is ud_check's second multicast run and uc_check -N.
 . "$(dirname "$0")/../lib.sh"
 
 pair ud_check 60 "$BUILD/tests/e2e/ud_check" || fail "ud_check"
 grep -q "^# .* checks, 0 failed" "$LOGDIR/ud_check.b" || fail "ud_check: no summary"
 pair uc_check 60 "$BUILD/tests/e2e/uc_check" || fail "uc_check"
 grep "^uc server:" "$LOGDIR/uc_check.b"
+pair uc_check_new 60 "$BUILD/tests/e2e/uc_check" -N || fail "uc_check -N"
+grep "^uc server:" "$LOGDIR/uc_check_new.b"
 
 # Under the sanitizers (tests/run's second pass) only our own programs run:
 # a sanitizer runtime must come first in the process, which unmodified

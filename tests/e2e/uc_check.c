@@ -3,9 +3,11 @@
  * uc_check: a stream of UC messages, every byte that arrives checked.
  *
  *   server:  uc_check [-p PORT] [-l]        receives and checks
- *   client:  uc_check [-p PORT] [-l] HOST   sends N messages, alternately
+ *   client:  uc_check [-p PORT] [-l] [-N] HOST
+ *                                           sends N messages, alternately
  *                                           RDMA WRITE with immediate into
  *                                           slot i and SEND with immediate
+ *                                           (-N: with the ibv_wr_* API)
  *
  * Message i is 100 B, 4 KiB or 16 KiB (path MTU 1 KiB: up to 16 packets)
  * of pattern(i), its immediate data is i.  The server checks that
@@ -29,6 +31,8 @@
 #define TCP_MS 60000
 #define QUIET_MS 1000
 
+static int new_api;	/* -N: post with ibv_wr_*, not ibv_post_send */
+
 static unsigned msg_len(unsigned i)
 {
 	static const unsigned len[] = {100, 4096, SLOT};
@@ -49,7 +53,7 @@ static void die(const char *what)
 
 static struct ibv_qp *uc_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 {
-	struct ibv_qp_init_attr ia;
+	struct ibv_qp_init_attr_ex ia;
 	struct ibv_qp_attr a;
 	struct ibv_qp *qp;
 
@@ -59,7 +63,11 @@ static struct ibv_qp *uc_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	ia.cap.max_send_wr = 64;
 	ia.cap.max_recv_wr = NMSG;
 	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-	qp = ibv_create_qp(pd, &ia);
+	ia.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	ia.pd = pd;
+	ia.send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_IMM |
+			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	qp = ibv_create_qp_ex(pd->context, &ia);
 	if (!qp)
 		die("ibv_create_qp UC");
 	memset(&a, 0, sizeof(a));
@@ -131,8 +139,24 @@ static void client(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr,
 			wr.wr.rdma.rkey = peer->rkey;
 			wr.wr.rdma.remote_addr = peer->addr + (uint64_t)i * SLOT;
 		}
-		if (ibv_post_send(qp, &wr, &badwr))
+		if (new_api) {
+			struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+
+			ibv_wr_start(qpx);
+			qpx->wr_id = i;
+			qpx->wr_flags = IBV_SEND_SIGNALED;
+			if (i % 2)
+				ibv_wr_send_imm(qpx, wr.imm_data);
+			else
+				ibv_wr_rdma_write_imm(qpx, wr.wr.rdma.rkey,
+						      wr.wr.rdma.remote_addr,
+						      wr.imm_data);
+			ibv_wr_set_sge(qpx, sge.lkey, sge.addr, sge.length);
+			if (ibv_wr_complete(qpx))
+				die("ibv_wr_complete UC");
+		} else if (ibv_post_send(qp, &wr, &badwr)) {
 			die("ibv_post_send UC");
+		}
 		inflight++;
 	}
 	while (inflight--)
@@ -201,11 +225,13 @@ int main(int argc, char **argv)
 	size_t len = (size_t)NMSG * SLOT;
 	uint8_t *buf;
 
-	while ((opt = getopt(argc, argv, "p:l")) != -1) {
+	while ((opt = getopt(argc, argv, "p:lN")) != -1) {
 		if (opt == 'p')
 			port = atoi(optarg);
 		else if (opt == 'l')
 			lossy = 1;
+		else if (opt == 'N')
+			new_api = 1;
 		else
 			return 2;
 	}

@@ -15,7 +15,8 @@
  * server answers through ibv_create_ah_from_wc, which reads that GRH.
  *
  * Multicast: 20 datagrams to the group reach both attached QPs, in order
- * and intact; after one QP detaches, 10 more reach only the other.
+ * and intact; after one QP detaches, 10 more (sent with the ibv_wr_* API,
+ * the others with ibv_post_send) reach only the other.
  * Attaching a non-multicast GID and detaching twice fail.
  */
 #include <arpa/inet.h>
@@ -86,7 +87,7 @@ static void udq_post_recv(struct udq *q, unsigned slot)
 
 static void udq_make(struct udq *q, uint32_t qkey)
 {
-	struct ibv_qp_init_attr ia;
+	struct ibv_qp_init_attr_ex ia;
 	struct ibv_qp_attr a;
 	unsigned i;
 
@@ -104,9 +105,12 @@ static void udq_make(struct udq *q, uint32_t qkey)
 	ia.qp_type = IBV_QPT_UD;
 	ia.cap.max_send_wr = ia.cap.max_recv_wr = NRECV;
 	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-	q->qp = ibv_create_qp(pd, &ia);
+	ia.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	ia.pd = pd;
+	ia.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	q->qp = ibv_create_qp_ex(ctx, &ia);
 	if (!q->qp)
-		die("ibv_create_qp UD");
+		die("ibv_create_qp_ex UD");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = VU_PORT;
@@ -130,7 +134,10 @@ static uint8_t pattern(unsigned msg, unsigned k)
 	return (uint8_t)(msg * 29 + k * 3 + 1);
 }
 
-/* Send len pattern(msg) bytes to (ah, qpn, qkey) from the send slot. */
+/* Send len pattern(msg) bytes to (ah, qpn, qkey) from the send slot,
+ * with ibv_post_send or (new_api) the ibv_wr_* calls. */
+static int new_api;
+
 static void udq_send(struct udq *q, struct ibv_ah *ah, uint32_t qpn,
 		     uint32_t qkey, unsigned msg, unsigned len, int imm)
 {
@@ -153,8 +160,23 @@ static void udq_send(struct udq *q, struct ibv_ah *ah, uint32_t qpn,
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = qpn;
 	wr.wr.ud.remote_qkey = qkey;
-	if (ibv_post_send(q->qp, &wr, &badwr))
+	if (new_api) {
+		struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(q->qp);
+
+		ibv_wr_start(qpx);
+		qpx->wr_id = wr.wr_id;
+		qpx->wr_flags = IBV_SEND_SIGNALED;
+		if (imm)
+			ibv_wr_send_imm(qpx, wr.imm_data);
+		else
+			ibv_wr_send(qpx);
+		ibv_wr_set_ud_addr(qpx, ah, qpn, qkey);
+		ibv_wr_set_sge(qpx, sge.lkey, sge.addr, sge.length);
+		if (ibv_wr_complete(qpx))
+			die("ibv_wr_complete UD");
+	} else if (ibv_post_send(q->qp, &wr, &badwr)) {
 		die("ibv_post_send UD");
+	}
 	if (vu_poll(q->cq, &wc, WAIT_MS) != 1 || wc.status != IBV_WC_SUCCESS ||
 	    wc.wr_id != wr.wr_id)
 		die("UD send completion");
@@ -372,8 +394,10 @@ static void client(int fd, const union ibv_gid *me)
 		udq_send(&q, mah, 0xffffff, MC_QKEY, 100 + i, 512 + i, 0);
 	if (vu_sync(fd, TCP_MS))
 		die("sync");
+	new_api = 1;
 	for (i = 0; i < MC_SECOND; i++)
 		udq_send(&q, mah, 0xffffff, MC_QKEY, 200 + i, 700, 0);
+	new_api = 0;
 	if (vu_sync(fd, TCP_MS) || vu_sync(fd, TCP_MS))
 		die("sync");
 	ibv_destroy_ah(mah);
