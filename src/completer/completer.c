@@ -51,6 +51,8 @@ static void finish(struct srnic_qp *qp, uint32_t idx, uint8_t status)
 	run->state = SWQE_DONE;
 	run->status = status;
 	qp->done_count++;
+	if (qp->inv_fence && idx == qp->inv_fence_idx)
+		qp->inv_fence = 0;	/* the invalidation is acknowledged */
 	/* Nothing posted after a failed WQE may reach the peer: the QP is
 	 * about to enter the error state, and those WQEs will be flushed. */
 	if (status != SRNIC_WC_SUCCESS)
@@ -252,7 +254,7 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (srnic_qp_reliable(qp))
 			srnic_fc_grant(qp, qp->fc_sent + SRNIC_FC_UPDATE);
 		else
-			srnic_fc_uc_acked(qp, qp->uc_acked + SRNIC_WINDOW / 4);
+			srnic_fc_uc_lend(qp);
 		qp->fc_blocked = 0;
 		eng->st.fc_lent++;
 		srnic_qp_activate(eng, qp);

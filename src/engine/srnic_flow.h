@@ -114,6 +114,9 @@ static inline bool srnic_fc_uc_msg_open(const struct srnic_qp *qp,
 
 static inline void srnic_fc_uc_sent(struct srnic_qp *qp, uint32_t msn)
 {
+	/* (a message a loan counted as resolved already counts no more) */
+	if ((int32_t)(msn - qp->uc_acked) < 0)
+		return;
 	qp->uc_inflight++;
 	qp->uc_pkts[msn % SRNIC_WINDOW]++;
 }
@@ -130,12 +133,27 @@ static inline bool srnic_fc_uc_acked(struct srnic_qp *qp, uint32_t msn)
 		qp->uc_inflight -= *n < qp->uc_inflight ? *n : qp->uc_inflight;
 		*n = 0;
 	}
+	if (qp->inv_fence && (int32_t)(qp->uc_acked - qp->inv_fence_msn) > 0)
+		qp->inv_fence = 0;	/* the invalidation is resolved */
 	if (qp->fc_blocked && srnic_fc_uc_open(qp) &&
 	    srnic_fc_uc_msg_open(qp, qp->next_msn)) {
 		qp->fc_blocked = 0;
 		return true;
 	}
 	return false;
+}
+
+/* UC, no word from the responder for a probe interval: lend what the
+ * requester is short of.  Packets: a quarter window of them, without
+ * calling any message resolved (one large message may be all there is);
+ * messages: the oldest quarter window of them. */
+static inline void srnic_fc_uc_lend(struct srnic_qp *qp)
+{
+	if (!srnic_fc_uc_open(qp)) {
+		qp->uc_inflight -= SRNIC_FC_WINDOW / 4;
+		return;
+	}
+	srnic_fc_uc_acked(qp, qp->uc_acked + SRNIC_WINDOW / 4);
 }
 
 #endif

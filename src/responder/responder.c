@@ -26,6 +26,7 @@ static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 
 static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp);
 static void uc_watch(struct srnic_engine *eng, struct srnic_qp *qp);
+static bool uc_stuck(const struct srnic_qp *qp);
 static bool uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
 		    const struct srnic_pkt *pkt);
 
@@ -447,15 +448,27 @@ static bool run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 /* Complete, in MSN order, every message whose turn has come.  A message
  * all of whose packets are in still holds back its last-byte packet until
  * it is next in line: that one is placed here. */
+/* UC: the oldest message cannot complete yet; watch it if nothing does
+ * (whatever left it stuck: a later message failing at its first packet, a
+ * watch dropped while the oldest waited for CQ room). */
+static void uc_head_waits(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (!srnic_qp_reliable(qp) && !qp->uc_stuck_at && uc_stuck(qp))
+		uc_watch(eng, qp);
+}
+
 static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	for (;;) {
 		struct srnic_rmsg *s = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
 
-		if (s->msn != qp->exp_msn || s->state == RMSG_FREE)
+		if (s->msn != qp->exp_msn || s->state == RMSG_FREE) {
+			uc_head_waits(eng, qp);
 			return;
+		}
 		if (s->state == RMSG_RECEIVING) {
 			if (!srnic_track_complete(&s->trk)) {
+				uc_head_waits(eng, qp);
 				/* Stuck behind a gap while the next message
 				 * is in already: no later arrival may come
 				 * to point at the gap, so point at it now. */
@@ -514,6 +527,14 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			j->atomic = s->opcode == SRNIC_OP_ATOMIC_REQ;
 			j->value = j->atomic ? s->operand[0] : 0;
 			srnic_qp_activate(eng, qp);
+		} else if ((s->flags & SRNIC_F_RECV_CQE) &&
+			   s->ssn != qp->exp_ssn) {
+			/* Its number names another receive WQE than the one
+			 * whose turn it is: the peer numbered wrong.  Nothing
+			 * completes from it (RC: NAKed; UC: given up). */
+			eng->st.drops[SRNIC_DROP_MALFORMED]++;
+			fail(eng, qp, s, SRNIC_NAK_INVALID, SRNIC_WC_GENERAL_ERR);
+			continue;
 		} else if (s->flags & SRNIC_F_RECV_CQE) {
 			if (!emit_recv_cqe(eng, qp, s)) {
 				srnic_qp_cq_full(eng, qp);
@@ -843,6 +864,8 @@ static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
  * message fall behind another's across ports); then it is given up.
  */
 #define UC_GIVE_UP_US 2000
+/* How far ahead a packet may be for uc_jump to follow it (messages). */
+#define UC_JUMP_MAX (64 * SRNIC_WINDOW)
 
 static bool slot_started(const struct srnic_qp *qp, uint32_t msn)
 {
@@ -1007,10 +1030,16 @@ static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
 
 			if (!slot_started(qp, m))
 				continue;
+			/* (a target before the oldest receive WQE: numbers
+			 * made up; it goes) */
 			if ((s->flags & SRNIC_F_RECV_CQE) &&
-			    s->opcode == SRNIC_OP_SEND &&
-			    s->state != RMSG_FAILED &&
-			    !uc_move_down(eng, qp, s, d))
+			    seq_diff(s->ssn - d, qp->exp_ssn) < 0)
+				fail(eng, qp, s, SRNIC_NAK_INVALID,
+				     SRNIC_WC_GENERAL_ERR);
+			else if ((s->flags & SRNIC_F_RECV_CQE) &&
+				 s->opcode == SRNIC_OP_SEND &&
+				 s->state != RMSG_FAILED &&
+				 !uc_move_down(eng, qp, s, d))
 				fail(eng, qp, s, SRNIC_NAK_INVALID,
 				     SRNIC_WC_LOC_LEN_ERR);
 			s->ssn -= d;
@@ -1034,19 +1063,20 @@ static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
 static bool uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
 		    const struct srnic_pkt *pkt)
 {
-	uint32_t d = pkt->ssn - qp->uc_skew - qp->exp_ssn;
+	uint32_t d = pkt->ssn - qp->uc_skew - qp->exp_ssn, m;
 
-	if (d > pkt->msn - qp->exp_msn)
+	/* (further than a sender lending itself credit gets in a while, or
+	 * numbers made up: a stray packet, dropped) */
+	if (pkt->msn - qp->exp_msn > UC_JUMP_MAX ||
+	    d > pkt->msn - qp->exp_msn)
 		return false;
-	for (; qp->exp_msn != pkt->msn; qp->exp_msn++) {
-		struct srnic_rmsg *s = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
-
-		if (slot_started(qp, qp->exp_msn)) {
+	for (m = qp->exp_msn; m != qp->exp_msn + SRNIC_WINDOW; m++)
+		if (slot_started(qp, m)) {
 			eng->st.drops[SRNIC_DROP_UC_GIVEN_UP]++;
-			slot_clear(s);
-			inv_forget(qp, qp->exp_msn);
+			slot_clear(&qp->rmsg[m % SRNIC_WINDOW]);
+			inv_forget(qp, m);
 		}
-	}
+	qp->exp_msn = pkt->msn;
 	qp->uc_skew += d;
 	qp->uc_stuck_at = 0;
 	srnic_qp_want_ack(eng, qp);

@@ -1009,6 +1009,22 @@ static void test_uc_give_up(void)
 			      "UC sent a NAK or SACK");
 	}
 	CHECK(qp->state == SRNIC_QPS_RTS, "UC QP still in RTS");
+	/* A packet far beyond any sender's reach is dropped; one a window
+	 * and a bit ahead, numbered consistently, makes its message the
+	 * oldest (the sender went on without the ones before). */
+	{
+		uint64_t oow = drops(SRNIC_DROP_OUT_OF_WINDOW);
+
+		deliver(qp, SRNIC_OP_WRITE, 0, 106 + 1000000, 1, 4, wkey,
+			(uintptr_t)wbuf, m[1], LEN, 0);
+		CHECK(drops(SRNIC_DROP_OUT_OF_WINDOW) == oow + 1 &&
+			      qp->exp_msn == 106,
+		      "UC a packet a million messages ahead is dropped");
+		deliver(qp, SRNIC_OP_WRITE, 0, 106 + 200, 1, 4, wkey,
+			(uintptr_t)wbuf, m[1], LEN, 0);
+		CHECK(qp->exp_msn == 306, "UC follows a sender 200 messages "
+		      "ahead (exp %u)", qp->exp_msn);
+	}
 	srnic_engine_destroy_qp(eng, qp);
 	for (i = 0; i < 4; i++)
 		free(m[i]);

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# The benchmark suite (issue 5): srnic against what a user could run
+# instead on this machine, in one run, rounds alternating between them.
+#
+#   ./srnic bench [--rounds N] [--secs S] [--quick] [--out DIR]
+#
+# For each wire (memif, afpacket) and port count (1, 2), on a two-node
+# testbed of its own:
+#   srnic     unmodified perftest: ib_write_bw, ib_read_bw, ib_send_bw
+#             (Gb/s) and ib_write_lat, ib_read_lat (typical µs), at each
+#             message size;
+#   ceiling   dpdk-testpmd txonly -> rxonly over the same kind of link and
+#             the same frame size as srnic's packets of that message size
+#             (memif: two testpmds on memif links of their own; afpacket:
+#             testpmd on the nodes' rail interfaces);
+# and once a round, over the nodes' kernel network (the best path those
+# have here, MTU raised to 65000 for them):
+#   tcp       iperf3, one stream (Gb/s);
+#   ucx       ucx_perftest over tcp: put bandwidth 64 KiB, put latency 2 B;
+#   libfabric tests/bench/fi_rma_bw, RMA writes of 64 KiB over its tcp
+#             provider.
+# Raw numbers go to DIR/raw.tsv (wire ports bench size round value unit),
+# and tests/bench/report.py writes DIR/results.md (medians, ratios) and
+# DIR/results.png.  DIR defaults to results/<date-time>.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SRNIC=$ROOT/srnic
+BUILD=${SRNIC_BUILD:-$ROOT/build}
+ROUNDS=3 SECS=3 QUICK=0
+OUT=$ROOT/results/$(date +%Y%m%d-%H%M%S)
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rounds) ROUNDS=$2; shift ;;
+	--secs) SECS=$2; shift ;;
+	--quick) QUICK=1 ;;
+	--out) OUT=$2; shift ;;
+	*) echo "usage: ./srnic bench [--rounds N] [--secs S] [--quick] [--out DIR]" >&2
+	   exit 2 ;;
+	esac
+	shift
+done
+if [ $QUICK = 1 ]; then
+	BW_SIZES="8 4096 65536 4194304" LAT_SIZES="2 4096"
+	WIRES="memif" PORTS="2"
+else
+	BW_SIZES="8 64 512 4096 65536 1048576 4194304" LAT_SIZES="2 8 512 4096 65536"
+	WIRES="memif afpacket" PORTS="1 2"
+fi
+export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
+. "$ROOT/tests/bench/lib.sh"
+W=$SRNIC_RUN-work
+RAW=$OUT/raw.tsv
+
+# ---- what the peers need -------------------------------------------------
+
+"$SRNIC" setup
+missing=()
+command -v iperf3 >/dev/null || missing+=(iperf3)
+command -v ucx_perftest >/dev/null || missing+=(ucx-utils)
+pkg-config --exists libfabric || missing+=(libfabric-dev)
+# (Debian's python, whatever python3 the PATH finds first)
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing+=(python3-matplotlib)
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "bench: installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+[ -x "$BUILD/tests/bench/fi_rma_bw" ] ||
+	{ meson setup --reconfigure "$BUILD" "$ROOT" >/dev/null && ninja -C "$BUILD" >/dev/null; }
+[ -x "$BUILD/tests/bench/fi_rma_bw" ] || { echo "bench: fi_rma_bw did not build" >&2; exit 1; }
+
+mkdir -p "$OUT" "$W"
+printf 'wire\tports\tbench\tsize\tround\tvalue\tunit\n' > "$RAW"
+trap '"$SRNIC" testbed down >/dev/null 2>&1; rm -rf "$W"' EXIT
+
+record() {	# wire ports bench size round value unit
+	[ -n "$6" ] || return 0	# a run that printed nothing is left out
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RAW"
+	printf '  %-9s %-2s %-14s %8s B  %s %s\n' "$1" "$2" "$3" "$4" "$6" "$7"
+}
+
+# ---- srnic ----------------------------------------------------------------
+
+pair_out() {	# TOOL ARGS...: server on b, client on a; the client's output
+	local pid
+	timeout 120 "$SRNIC" exec b -- "$@" >/dev/null 2>&1 &
+	pid=$!
+	sleep 0.5
+	timeout 120 "$SRNIC" exec a -- "$@" b 2>/dev/null || true
+	wait $pid 2>/dev/null || true
+}
+
+perf_bw() {	# tool size: Gb/s
+	pair_out "$1" -s "$2" -D "$SECS" --report_gbits |
+		awk -v s="$2" '$1 == s && NF >= 5 {print $4}'
+}
+
+perf_lat() {	# tool size: typical µs
+	pair_out "$1" -s "$2" -n 2000 |
+		awk -v s="$2" '$1 == s && NF >= 7 {print $5}'
+}
+
+# ---- the wire's ceiling ---------------------------------------------------
+
+frame_of() {	# message size: bytes of srnic's largest frame for it, with
+		# the payload size of the testbed's nodes
+	local mtu
+	mtu=$(sed -n 's/^mtu *= *\([0-9]*\).*/\1/p' "$SRNIC_RUN/testbed/a.conf")
+	mtu=${mtu:-4096}
+	echo $(($1 < mtu ? $1 + 78 : mtu + 78))
+}
+
+testpmd_gbps() {	# wire ports frame
+	local eal="--no-pci --in-memory -m 512 --log-level=*:error"
+	local app="--mbuf-size=8320 --total-num-mbufs=16384 --nb-cores=1 --stats-period 1"
+	local rxv="" txv="" p rxns="" txns=""
+	for ((p = 0; p < $2; p++)); do
+		if [ "$1" = memif ]; then
+			rxv+=" --vdev net_memif$p,role=server,id=$p,socket=$W/t$p.sock,socket-abstract=no,bsize=8192"
+			txv+=" --vdev net_memif$p,role=client,id=$p,socket=$W/t$p.sock,socket-abstract=no,bsize=8192"
+		else
+			# (as the testbed's nodes open their rails)
+			rxv+=" --vdev net_af_packet$p,iface=rail$p,qpairs=1,blocksz=16384,framesz=2048,framecnt=4096"
+			txv+=" --vdev net_af_packet$p,iface=rail$p,qpairs=1,blocksz=16384,framesz=2048,framecnt=4096"
+		fi
+	done
+	[ "$1" = afpacket ] && { rxns="ip netns exec $SRNIC_NS-b"; txns="ip netns exec $SRNIC_NS-a"; }
+	rm -f "$W"/t*.sock
+	# shellcheck disable=SC2086
+	timeout -s INT $((SECS + 3)) $rxns dpdk-testpmd $eal --lcores=0@0,1@1 $rxv -- \
+		$app --forward-mode=rxonly > "$W/rx.log" 2>&1 &
+	local rx=$!
+	sleep 1
+	# shellcheck disable=SC2086
+	timeout -s INT $((SECS + 1)) $txns dpdk-testpmd $eal --lcores=0@1,1@0 $txv -- \
+		$app --forward-mode=txonly --txpkts="$3" > "$W/tx.log" 2>&1 || true
+	wait $rx || true
+	# An "Rx-bps:" line per port and second: the ports' sum, second by
+	# second; the median of the full seconds (not the first or the last
+	# with traffic, which are partial), or the best of a short run's.
+	grep -o 'Rx-bps: *[0-9]*' "$W/rx.log" | awk -v np="$2" '
+		{s[int((NR - 1) / np)] += $2; n = int((NR - 1) / np) + 1}
+		END {k = 0; for (i = 0; i < n; i++) if (s[i] > 0) v[++k] = s[i];
+		     if (k < 3) {m = 0; for (i = 1; i <= k; i++) if (v[i] > m) m = v[i];
+				 if (k) printf "%.3f\n", m / 1e9; exit}
+		     lo = 2; hi = k - 1
+		     m = 0; for (i = lo; i <= hi; i++) w[++m] = v[i];
+		     if (!m) exit;
+		     for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
+			if (w[j] < w[i]) {t = w[i]; w[i] = w[j]; w[j] = t}
+		     printf "%.3f\n", w[int((m + 1) / 2)] / 1e9}'
+}
+
+# ---- the peers, over the kernel's network ---------------------------------
+
+peers() {	# round
+	local r=$1 v pid
+	"$SRNIC" exec b -- iperf3 -s -1 -p 18540 >/dev/null 2>&1 &
+	pid=$!; sleep 0.5
+	v=$(timeout 60 "$SRNIC" exec a -- iperf3 -c b -p 18540 -t "$SECS" -f g 2>/dev/null |
+		awk '/receiver/ {print $(NF - 2)}' || true)
+	wait $pid 2>/dev/null || true
+	record kernel - tcp-iperf3 stream "$r" "$v" Gb/s
+
+	"$SRNIC" exec b -- env UCX_TLS=tcp ucx_perftest -p 18541 >/dev/null 2>&1 &
+	pid=$!; sleep 0.5
+	v=$(timeout 60 "$SRNIC" exec a -- env UCX_TLS=tcp ucx_perftest -p 18541 \
+		-t ucp_put_bw -s 65536 -n 20000 b 2>/dev/null |
+		awk '/^Final:/ {printf "%.3f\n", $7 * 8 * 1048576 / 1e9}' || true)
+	wait $pid 2>/dev/null || true
+	record kernel - ucx-put-bw 65536 "$r" "$v" Gb/s
+
+	"$SRNIC" exec b -- env UCX_TLS=tcp ucx_perftest -p 18542 >/dev/null 2>&1 &
+	pid=$!; sleep 0.5
+	v=$(timeout 60 "$SRNIC" exec a -- env UCX_TLS=tcp ucx_perftest -p 18542 \
+		-t ucp_put_lat -s 2 -n 20000 b 2>/dev/null |
+		awk '/^Final:/ {print $3}' || true)
+	wait $pid 2>/dev/null || true
+	record kernel - ucx-put-lat 2 "$r" "$v" us
+
+	"$SRNIC" exec b -- "$BUILD/tests/bench/fi_rma_bw" -p 18543 >/dev/null 2>&1 &
+	pid=$!
+	v=$(timeout 60 "$SRNIC" exec a -- "$BUILD/tests/bench/fi_rma_bw" -p 18543 \
+		-s 65536 -D "$SECS" b 2>/dev/null |
+		awk '/^fi_rma_bw:/ {print $(NF - 1)}' || true)
+	wait $pid 2>/dev/null || true
+	record kernel - libfabric-write 65536 "$r" "$v" Gb/s
+}
+
+# The kernel's best path between the nodes: the largest MTU its veths take.
+kernel_mtu() {
+	local n
+	for n in a b; do
+		ip -n "$SRNIC_NS-sw" link set "ctl-$n" mtu 65000 2>/dev/null || true
+		ip -n "$SRNIC_NS-$n" link set ctl0 mtu 65000 2>/dev/null || true
+	done
+}
+
+# ---- the run ----------------------------------------------------------------
+
+echo "bench: results in $OUT"
+for wire in $WIRES; do
+	for ports in $PORTS; do
+		"$SRNIC" testbed down >/dev/null 2>&1 || true
+		"$SRNIC" testbed up --wire "$wire" --ports "$ports" >/dev/null
+		kernel_mtu
+		echo "bench: $wire wire, $ports port(s)"
+		for ((r = 1; r <= ROUNDS; r++)); do
+			for s in $BW_SIZES; do
+				record "$wire" "$ports" testpmd "$s" "$r" \
+					"$(testpmd_gbps "$wire" "$ports" "$(frame_of "$s")")" Gb/s
+				for t in ib_write_bw ib_read_bw ib_send_bw; do
+					record "$wire" "$ports" "$t" "$s" "$r" "$(perf_bw $t "$s")" Gb/s
+				done
+			done
+			for s in $LAT_SIZES; do
+				for t in ib_write_lat ib_read_lat; do
+					record "$wire" "$ports" "$t" "$s" "$r" "$(perf_lat $t "$s")" us
+				done
+			done
+			# the peers once a round, on the first testbed only
+			[ "$wire $ports" = "${WIRES%% *} ${PORTS%% *}" ] && peers "$r"
+		done
+	done
+done
+"$SRNIC" testbed down >/dev/null 2>&1 || true
+/usr/bin/python3 "$ROOT/tests/bench/report.py" "$OUT" \
+	"./srnic bench --rounds $ROUNDS --secs $SECS$([ $QUICK = 1 ] && echo ' --quick')"
+echo "bench: $OUT/results.md, $OUT/results.png"
