@@ -152,6 +152,15 @@ testpmd_gbps() {	# wire ports frame
 
 # ---- the peers, over the kernel's network ---------------------------------
 
+ucx_test() {	# port test size: ucx_perftest over tcp, the client's output
+	local pid
+	"$SRNIC" exec b -- env UCX_TLS=tcp ucx_perftest -p "$1" >/dev/null 2>&1 &
+	pid=$!; sleep 0.5
+	timeout 60 "$SRNIC" exec a -- env UCX_TLS=tcp ucx_perftest -p "$1" \
+		-t "$2" -s "$3" -n 20000 b 2>/dev/null || true
+	wait $pid 2>/dev/null || true
+}
+
 peers() {	# round
 	local r=$1 v pid
 	"$SRNIC" exec b -- iperf3 -s -1 -p 18540 >/dev/null 2>&1 &
@@ -161,20 +170,10 @@ peers() {	# round
 	wait $pid 2>/dev/null || true
 	record kernel - tcp-iperf3 stream "$r" "$v" Gb/s
 
-	"$SRNIC" exec b -- env UCX_TLS=tcp ucx_perftest -p 18541 >/dev/null 2>&1 &
-	pid=$!; sleep 0.5
-	v=$(timeout 60 "$SRNIC" exec a -- env UCX_TLS=tcp ucx_perftest -p 18541 \
-		-t ucp_put_bw -s 65536 -n 20000 b 2>/dev/null |
-		awk '/^Final:/ {printf "%.3f\n", $7 * 8 * 1048576 / 1e9}' || true)
-	wait $pid 2>/dev/null || true
+	v=$(ucx_test 18541 ucp_put_bw 65536 |
+		awk '/^Final:/ {printf "%.3f\n", $7 * 8 * 1048576 / 1e9}')
 	record kernel - ucx-put-bw 65536 "$r" "$v" Gb/s
-
-	"$SRNIC" exec b -- env UCX_TLS=tcp ucx_perftest -p 18542 >/dev/null 2>&1 &
-	pid=$!; sleep 0.5
-	v=$(timeout 60 "$SRNIC" exec a -- env UCX_TLS=tcp ucx_perftest -p 18542 \
-		-t ucp_put_lat -s 2 -n 20000 b 2>/dev/null |
-		awk '/^Final:/ {print $3}' || true)
-	wait $pid 2>/dev/null || true
+	v=$(ucx_test 18542 ucp_put_lat 2 | awk '/^Final:/ {print $3}')
 	record kernel - ucx-put-lat 2 "$r" "$v" us
 
 	"$SRNIC" exec b -- "$BUILD/tests/bench/fi_rma_bw" -p 18543 >/dev/null 2>&1 &

@@ -38,25 +38,30 @@ pp uc-pp-4K ibv_uc_pingpong -s 4096 -n 500 -m 1024
 pp uc-pp-64K ibv_uc_pingpong -s 65536 -n 200 -m 4096
 pp uc-pp-3M ibv_uc_pingpong -s 3145728 -n 20 -m 4096
 
-bw ud-send-bw ib_send_bw -c UD -n 5000
+# UD and UC resend nothing: a SEND that finds no receive WQE is lost, and
+# perftest's server then waits for ever for the iterations it counts.  Its
+# receiver reposts as it polls, which on two shared cores can fall behind
+# a sender whose sends complete at once; so every SEND run here posts a
+# receive for each iteration up front (-r >= -n), as one would on a NIC.
+bw ud-send-bw ib_send_bw -c UD -n 4000 -r 4096
 bw ud-send-bw-all ib_send_bw -c UD -a -n 200
 all_sizes ud-send-bw-all 12	# 2 B to the 4 KiB MTU
-bw ud-send-bw-q ib_send_bw -c UD -q 4 -n 1000
-bw ud-send-bw-srq ib_send_bw -c UD --use-srq -n 1000
-bw ud-send-bw-old ib_send_bw -c UD --use_old_post_send -s 1024 -n 2000
+bw ud-send-bw-q ib_send_bw -c UD -q 4 -n 1000 -r 1024
+bw ud-send-bw-srq ib_send_bw -c UD --use-srq -n 1000 -r 1024
+bw ud-send-bw-old ib_send_bw -c UD --use_old_post_send -s 1024 -n 2000 -r 2048
 lat ud-send-lat ib_send_lat -c UD
 lat ud-send-lat-inline ib_send_lat -c UD -s 32 -I 64
-bw ud-mcast-v4 ib_send_bw -c UD -g -n 1000 \
+bw ud-mcast-v4 ib_send_bw -c UD -g -n 1000 -r 1024 \
 	-M 255:14:0:0:0:0:0:0:0:0:255:255:239:1:2:3
-bw ud-mcast-v6 ib_send_bw -c UD -g -x 0 -n 1000
+bw ud-mcast-v6 ib_send_bw -c UD -g -x 0 -n 1000 -r 1024
 
 bw uc-write-bw ib_write_bw -c UC -n 2000
 bw uc-write-bw-all ib_write_bw -c UC -a -n 100
 all_sizes uc-write-bw-all 23	# 2 B to 8 MiB
 bw uc-write-bw-q ib_write_bw -c UC -q 4 -s 16384 -n 1000
-bw uc-send-bw ib_send_bw -c UC -s 65536 -n 1000
-bw uc-send-bw-old ib_send_bw -c UC --use_old_post_send -s 8192 -n 1000
-bw uc-send-bw-srq ib_send_bw -c UC --use-srq -n 1000
+bw uc-send-bw ib_send_bw -c UC -s 65536 -n 1000 -r 1024
+bw uc-send-bw-old ib_send_bw -c UC --use_old_post_send -s 8192 -n 1000 -r 1024
+bw uc-send-bw-srq ib_send_bw -c UC --use-srq -n 1000 -r 1024
 lat uc-write-lat ib_write_lat -c UC
 lat uc-write-lat-inline ib_write_lat -c UC -s 64 -I 128
 lat uc-send-lat ib_send_lat -c UC -s 8192 -n 300
