@@ -56,6 +56,20 @@ checked() {
 		{ echo "--- ${log##*/} has no summary line" >&2; tail -5 "$log" >&2; return 1; }
 }
 
+# pair_checked NAME TIMEOUT PROG ARGS...: PROG (one that prints check
+# lines) as server on b and client on a; both sides passed every check.
+# Prints each side's counts.
+pair_checked() {
+	local name=$1 rc=0 side
+	pair "$@" || rc=1
+	for side in a b; do
+		checked "$LOGDIR/$name.$side" || rc=1
+	done
+	echo "client (a): $(grep -c '^ok' "$LOGDIR/$name.a") ok, $(grep -c '^not ok' "$LOGDIR/$name.a") not ok"
+	echo "server (b): $(grep -c '^ok' "$LOGDIR/$name.b") ok, $(grep -c '^not ok' "$LOGDIR/$name.b") not ok"
+	return $rc
+}
+
 # Unmodified perftest between a and b (server b, client a):
 bw() {	# name tool args...: bandwidth result must be > MIN_GBPS (0.01)
 	local name=$1 gbps min=${MIN_GBPS:-0.01}

@@ -13,11 +13,7 @@ PROG=$BUILD/tests/e2e/conformance
 [ -x "$PROG" ] || fail "$PROG not built (ninja -C build)"
 rc=0
 
-pair conformance 60 "$PROG" -p 18601 || rc=1
-checked "$LOGDIR/conformance.a" || rc=1
-checked "$LOGDIR/conformance.b" || rc=1
-echo "client (a): $(grep -c '^ok' "$LOGDIR/conformance.a") ok, $(grep -c '^not ok' "$LOGDIR/conformance.a") not ok"
-echo "server (b): $(grep -c '^ok' "$LOGDIR/conformance.b") ok, $(grep -c '^not ok' "$LOGDIR/conformance.b") not ok"
+pair_checked conformance 60 "$PROG" -p 18601 || rc=1
 grep -h "^# [0-9]* checks" "$LOGDIR/conformance.a" "$LOGDIR/conformance.b"
 
 [ $rc = 0 ] || fail "conformance checks failed (logs in $LOGDIR/conformance.{a,b})"

@@ -56,48 +56,10 @@ void cf_die(const char *what)
 	_exit(1);
 }
 
-const char *cf_err(int e)
-{
-	static char other[32];
-
-	switch (e) {
-	case 0: return "0";
-	case EINVAL: return "EINVAL";
-	case ENOMEM: return "ENOMEM";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case EHOSTUNREACH: return "EHOSTUNREACH";
-	case ENOSYS: return "ENOSYS";
-	case EBUSY: return "EBUSY";
-	default:
-		snprintf(other, sizeof(other), "errno %d", e);
-		return other;
-	}
-}
-
-const char *cf_state(int s)
-{
-	static const char *names[] = {"RESET", "INIT", "RTR", "RTS",
-				      "SQD", "SQE", "ERR"};
-
-	return s >= 0 && s <= IBV_QPS_ERR ? names[s] : "?";
-}
-
 const char *cf_type(enum ibv_qp_type t)
 {
 	return t == IBV_QPT_RC ? "RC" : t == IBV_QPT_UC ? "UC"
 			       : t == IBV_QPT_UD ? "UD" : "?";
-}
-
-const char *cf_wc(const struct ibv_wc *wc, int got)
-{
-	static char s[96];
-
-	if (got < 0)
-		return "poll_cq failed";
-	if (got == 0)
-		return "no completion in time";
-	snprintf(s, sizeof(s), "got %s", ibv_wc_status_str(wc->status));
-	return s;
 }
 
 uint8_t *cf_alloc(size_t len)

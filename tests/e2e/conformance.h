@@ -48,11 +48,11 @@ void cf_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A failure that leaves nothing sensible to check: report and exit. */
 void cf_die(const char *what) __attribute__((noreturn));
 
-const char *cf_err(int e);
-const char *cf_state(int s);
+/* Names for messages (verbs_util.h) */
+#define cf_err vu_err_str
+#define cf_state vu_state_str
+#define cf_wc vu_wc_str
 const char *cf_type(enum ibv_qp_type t);
-/* "got <status>", "no completion in time" or "poll_cq failed". */
-const char *cf_wc(const struct ibv_wc *wc, int got);
 
 /* A zeroed page-aligned buffer of len bytes, or cf_die(). */
 uint8_t *cf_alloc(size_t len);

@@ -77,6 +77,9 @@ struct node {
 #define report vu_check
 #define n_checks vu_checks
 #define n_failed vu_failed
+#define state_name vu_state_str
+#define err_name vu_err_str
+#define wc_name vu_wc_str
 
 static void die(const char *what)
 {
@@ -85,26 +88,6 @@ static void die(const char *what)
 	       n_failed + 1);
 	fflush(stdout);
 	_exit(1);
-}
-
-static const char *state_name(int s)
-{
-	static const char *names[] = {"RESET", "INIT", "RTR", "RTS",
-				      "SQD", "SQE", "ERR"};
-
-	return s >= 0 && s <= IBV_QPS_ERR ? names[s] : "?";
-}
-
-static const char *err_name(int e)
-{
-	switch (e) {
-	case 0: return "0";
-	case EINVAL: return "EINVAL";
-	case ENOMEM: return "ENOMEM";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case EHOSTUNREACH: return "EHOSTUNREACH";
-	default: return strerror(e);
-	}
 }
 
 static uint8_t *region(void)
@@ -493,18 +476,6 @@ static void write_wr(struct node *n, unsigned i, struct ibv_send_wr *wr,
 	wr->send_flags = IBV_SEND_SIGNALED;
 	wr->wr.rdma.remote_addr = n->peer[i].addr;
 	wr->wr.rdma.rkey = n->peer[i].rkey;
-}
-
-static const char *wc_name(const struct ibv_wc *wc, int got)
-{
-	static char s[96];
-
-	if (got < 0)
-		return "poll_cq failed";
-	if (got == 0)
-		return "no completion in time";
-	snprintf(s, sizeof(s), "got %s", ibv_wc_status_str(wc->status));
-	return s;
 }
 
 /* Post wr on pair i, expect one completion with status want; then the QP

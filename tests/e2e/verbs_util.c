@@ -431,3 +431,41 @@ void vu_check(int ok, const char *detail, const char *fmt, ...)
 	printf("\n");
 	fflush(stdout);
 }
+
+const char *vu_state_str(int s)
+{
+	static const char *names[] = {"RESET", "INIT", "RTR", "RTS",
+				      "SQD", "SQE", "ERR"};
+
+	return s >= 0 && s <= IBV_QPS_ERR ? names[s] : "?";
+}
+
+const char *vu_err_str(int e)
+{
+	static char other[32];
+
+	switch (e) {
+	case 0: return "0";
+	case EINVAL: return "EINVAL";
+	case ENOMEM: return "ENOMEM";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case EHOSTUNREACH: return "EHOSTUNREACH";
+	case ENOSYS: return "ENOSYS";
+	case EBUSY: return "EBUSY";
+	default:
+		snprintf(other, sizeof(other), "errno %d", e);
+		return other;
+	}
+}
+
+const char *vu_wc_str(const struct ibv_wc *wc, int got)
+{
+	static char s[96];
+
+	if (got < 0)
+		return "poll_cq failed";
+	if (got == 0)
+		return "no completion in time";
+	snprintf(s, sizeof(s), "got %s", ibv_wc_status_str(wc->status));
+	return s;
+}

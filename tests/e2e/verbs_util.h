@@ -87,6 +87,13 @@ void vu_check(int ok, const char *detail, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 extern unsigned vu_checks, vu_failed;
 
+/* Names for messages: a QP state, an errno value (EINVAL...), and what a
+ * vu_poll() that returned got found ("got <status>", "no completion in
+ * time", "poll_cq failed").  The last two share a static buffer each. */
+const char *vu_state_str(int s);
+const char *vu_err_str(int e);
+const char *vu_wc_str(const struct ibv_wc *wc, int got);
+
 /* "::ffff:a.b.c.d" style text of a GID, for messages. */
 const char *vu_gid_str(const union ibv_gid *gid, char *buf, unsigned len);
 
