@@ -34,16 +34,24 @@ static const uint8_t op_wire[] = {
 	[SRNIC_WR_SEND_INV] = SRNIC_OP_SEND,
 };
 
-bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
-			     const struct srnic_qp *qp)
+/* Whether any port reaches peer at all (NULL: a multicast group, which
+ * any live port reaches). */
+static bool peer_reachable(const struct srnic_engine *eng,
+			   const struct srnic_peer *peer)
 {
 	unsigned p;
 
 	for (p = 0; p < eng->nports; p++)
-		if (__atomic_load_n(&qp->peer->up[p], __ATOMIC_RELAXED) &&
+		if ((!peer || __atomic_load_n(&peer->up[p], __ATOMIC_RELAXED)) &&
 		    __atomic_load_n(&eng->port[p].polling, __ATOMIC_RELAXED))
 			return true;
 	return false;
+}
+
+bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
+			     const struct srnic_qp *qp)
+{
+	return peer_reachable(eng, qp->peer);
 }
 
 /*
@@ -628,15 +636,7 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	     16;
 	port = pick_port(eng, peer, &rr);
 	if (port < 0) {
-		bool reachable = false;
-		unsigned p;
-
-		for (p = 0; p < eng->nports; p++)
-			reachable |= (!peer || __atomic_load_n(&peer->up[p],
-							       __ATOMIC_RELAXED)) &&
-				     __atomic_load_n(&eng->port[p].polling,
-						     __ATOMIC_RELAXED);
-		if (!reachable)
+		if (!peer_reachable(eng, peer))
 			goto done;
 		return 0;	/* ports full: try again */
 	}

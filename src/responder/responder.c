@@ -1063,19 +1063,14 @@ static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
 static bool uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
 		    const struct srnic_pkt *pkt)
 {
-	uint32_t d = pkt->ssn - qp->uc_skew - qp->exp_ssn, m;
+	uint32_t d = pkt->ssn - qp->uc_skew - qp->exp_ssn;
 
 	/* (further than a sender lending itself credit gets in a while, or
 	 * numbers made up: a stray packet, dropped) */
 	if (pkt->msn - qp->exp_msn > UC_JUMP_MAX ||
 	    d > pkt->msn - qp->exp_msn)
 		return false;
-	for (m = qp->exp_msn; m != qp->exp_msn + SRNIC_WINDOW; m++)
-		if (slot_started(qp, m)) {
-			eng->st.drops[SRNIC_DROP_UC_GIVEN_UP]++;
-			slot_clear(&qp->rmsg[m % SRNIC_WINDOW]);
-			inv_forget(qp, m);
-		}
+	uc_drop_until(eng, qp, qp->exp_msn + SRNIC_WINDOW);
 	qp->exp_msn = pkt->msn;
 	qp->uc_skew += d;
 	qp->uc_stuck_at = 0;
