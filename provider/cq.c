@@ -105,14 +105,11 @@ static void to_wc(const struct srnic_cqe *c, struct ibv_wc *wc)
 	}
 }
 
-int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+static int poll_some(struct srnic_cq *cq, int n, struct ibv_wc *wc)
 {
-	struct srnic_cq *cq = to_scq(ibcq)->cq;
 	struct srnic_cqe c[16];
 	int got = 0;
 
-	if (n < 0)
-		return -EINVAL;
 	pthread_spin_lock(&cq->lock);
 	while (got < n) {
 		int want = n - got < 16 ? n - got : 16;
@@ -124,16 +121,32 @@ int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		if (k < want)
 			break;
 	}
-	if (got)
-		cq->empty_polls = 0;
-	else if (++cq->empty_polls >= EMPTY_POLLS_BEFORE_YIELD) {
-		cq->empty_polls = 0;
-		pthread_spin_unlock(&cq->lock);
-		sched_yield();
-		return 0;
-	}
 	pthread_spin_unlock(&cq->lock);
 	return got;
+}
+
+int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct srnic_cq *cq = to_scq(ibcq)->cq;
+	int got;
+
+	if (n < 0)
+		return -EINVAL;
+	got = poll_some(cq, n, wc);
+	/* Nothing yet: move the datapath on from here (when nobody else is
+	 * at it), and look again. */
+	if (!got && srnic_engine_progress(to_sctx(ibcq->context)->eng))
+		got = poll_some(cq, n, wc);
+	if (got) {
+		__atomic_store_n(&cq->empty_polls, 0, __ATOMIC_RELAXED);
+		return got;
+	}
+	if (__atomic_add_fetch(&cq->empty_polls, 1, __ATOMIC_RELAXED) >=
+	    EMPTY_POLLS_BEFORE_YIELD) {
+		__atomic_store_n(&cq->empty_polls, 0, __ATOMIC_RELAXED);
+		sched_yield();
+	}
+	return 0;
 }
 
 int srnic_req_notify_cq(struct ibv_cq *cq, int solicited_only)
@@ -203,7 +216,14 @@ static int ex_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 	rc = ex_next(ibcq);
 	if (rc) {
 		pthread_spin_unlock(&scq->cq->lock);
-		sched_yield();
+		if (!srnic_engine_progress(to_sctx(ibcq->context)->eng)) {
+			sched_yield();
+			return rc;
+		}
+		pthread_spin_lock(&scq->cq->lock);
+		rc = ex_next(ibcq);
+		if (rc)
+			pthread_spin_unlock(&scq->cq->lock);
 	}
 	return rc;
 }

@@ -130,6 +130,7 @@ int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct srnic_qp_v *sqp = to_sqp(ibqp);
 	struct srnic_qp *qp = sqp->qp;
 	uint32_t prod;
+	bool kick;
 	int rc = 0;
 
 	pthread_spin_lock(&qp->sq_lock);
@@ -147,8 +148,10 @@ int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	if (rc && bad)
 		*bad = wr;
-	srnic_sq_publish(sqp, prod);
+	kick = srnic_sq_publish(sqp, prod);
 	pthread_spin_unlock(&qp->sq_lock);
+	if (kick)
+		srnic_engine_kick(sqp->ctx->eng);
 	return rc;
 }
 
@@ -158,6 +161,7 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct srnic_qp_v *sqp = to_sqp(ibqp);
 	struct srnic_qp *qp = sqp->qp;
 	uint32_t state = srnic_qp_state(qp), prod;
+	bool kick = false;
 	int rc = 0;
 
 	if (qp->srq) {
@@ -194,9 +198,13 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		 * srnic_qp_to_error: either it sees our receives, or we see
 		 * its state. */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (srnic_qp_state(qp) == SRNIC_QPS_ERR)
+		if (srnic_qp_state(qp) == SRNIC_QPS_ERR) {
 			srnic_engine_doorbell(sqp->ctx->eng, qp);
+			kick = true;
+		}
 	}
 	pthread_spin_unlock(&qp->rq_lock);
+	if (kick)
+		srnic_engine_kick(sqp->ctx->eng);
 	return rc;
 }

@@ -31,6 +31,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
 	struct srnic_qp *qp = sqp->qp;
 	int rc = sqp->wr_err;
+	bool kick;
 	uint32_t i;
 
 	/* An atomic whose 8-byte SGE never came is not a work request, nor
@@ -44,9 +45,10 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 		    (!w->ud.ipv4 || w->length > sqp->ud_max))
 			rc = EINVAL;
 	}
-	if (!rc)
-		srnic_sq_publish(sqp, sqp->wr_prod);
+	kick = !rc && srnic_sq_publish(sqp, sqp->wr_prod);
 	pthread_spin_unlock(&sqp->qp->sq_lock);
+	if (kick)
+		srnic_engine_kick(sqp->ctx->eng);
 	return rc;
 }
 

@@ -48,14 +48,17 @@ static inline bool srnic_sq_room(const struct srnic_qp *qp, uint32_t prod)
 	       qp->sq_mask;
 }
 
-static inline void srnic_sq_publish(struct srnic_qp_v *sqp, uint32_t prod)
+/* Hand the WQEs below prod to the engine (under the post lock); true when
+ * there were any: then srnic_engine_kick, once the lock is dropped. */
+static inline bool srnic_sq_publish(struct srnic_qp_v *sqp, uint32_t prod)
 {
 	struct srnic_qp *qp = sqp->qp;
 
 	if (prod == qp->sq_prod)
-		return;
+		return false;
 	__atomic_store_n(&qp->sq_prod, prod, __ATOMIC_RELEASE);
 	srnic_engine_doorbell(sqp->ctx->eng, qp);
+	return true;
 }
 
 #endif

@@ -63,8 +63,8 @@ static int copy_str(char *dst, size_t size, const char *src)
 /* One "key = value" line; returns a reason on error, NULL when fine. */
 static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "port", "mem_mb", "hugepages", "eal",
-			      "idle_sleep_us", "resolve_ms", "stats_file",
-			      "fault_file", "weight"};
+			      "idle_sleep_us", "ack_delay_us", "resolve_ms",
+			      "stats_file", "fault_file", "weight"};
 
 static bool is_known(const char *key)
 {
@@ -144,6 +144,10 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 		return parse_uint(val, 0, 100000, &cfg->idle_sleep_us)
 			       ? "idle_sleep_us: 0 to 100000"
 			       : NULL;
+	if (!strcmp(key, "ack_delay_us"))
+		return parse_uint(val, 0, 1000, &cfg->ack_delay_us)
+			       ? "ack_delay_us: 0 to 1000"
+			       : NULL;
 	if (!strcmp(key, "resolve_ms"))
 		return parse_uint(val, 1, 600000, &cfg->resolve_ms)
 			       ? "resolve_ms: 1 to 600000"
@@ -171,6 +175,7 @@ int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
 	cfg->mem_mb = 256;
 	cfg->hugepages = 1;
 	cfg->idle_sleep_us = 200;
+	cfg->ack_delay_us = 20;
 	cfg->resolve_ms = 5000;
 	if (!path || !*path)
 		path = DEFAULT_CONF;

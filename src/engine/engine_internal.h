@@ -26,6 +26,7 @@
 #include "srnic_wire.h"
 
 #define SRNIC_MAX_PEERS 64
+#define SRNIC_POOL_SIZE 16383	/* packet buffers of a node */
 #define SRNIC_BURST 32
 #define SRNIC_TXBUF 256
 
@@ -203,6 +204,9 @@ struct srnic_engine {
 	/* datapath lists */
 	struct srnic_qp *active_head, *active_tail;
 	struct srnic_qp *ack_head;
+	uint64_t ack_min_at;	/* TSC: no deferred ACK falls due before */
+	uint8_t ack_scan;	/* an ACK is due before ack_min_at */
+	uint64_t ack_delay_tsc;	/* how long a plain ACK may wait */
 	struct srnic_qp *timer_head;
 	uint64_t next_tick;
 	uint64_t tick_tsc;
@@ -221,7 +225,13 @@ struct srnic_engine {
 	/* life */
 	uint32_t sleeping;
 	uint32_t wake;
-	uint64_t dp_epoch;	/* datapath loop iterations */
+	/* Whoever holds the token runs the datapath: the engine's thread,
+	 * or an application thread in a post or poll call (datapath.c
+	 * says when).  Iterations count under it; app_iters counts those an
+	 * application thread ran. */
+	uint32_t dp_token __attribute__((aligned(SRNIC_CACHE_LINE)));
+	uint64_t dp_epoch;
+	uint64_t app_iters;
 	volatile int stop;
 	uint32_t ctrl_stop;
 	uint32_t hello_now;	/* ask the control core for HELLOs now */
@@ -236,14 +246,29 @@ struct srnic_engine {
 };
 
 /* engine.c */
-void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c);
 /* Report an asynchronous event (srnic_engine_on_event). */
 void srnic_event(enum srnic_event ev, void *handle);
+
+/* datapath.c */
+/* Run c under the datapath token and wait for it to finish. */
+void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c);
+/* The engine thread's loop, until eng->stop; it returns holding the token. */
+void srnic_datapath_loop(struct srnic_engine *eng);
+/* Wake the engine's thread if it naps. */
+void srnic_datapath_wake(struct srnic_engine *eng);
+/* The process exits from inside an iteration this thread runs (a signal
+ * handler that calls exit): that iteration never ends, let go of it. */
+void srnic_datapath_abandon(struct srnic_engine *eng);
 /* Return once the datapath has finished the loop iteration it was in
  * (so it sees flags set before the call). */
 void srnic_engine_quiesce(struct srnic_engine *eng);
 void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp);
+/* An ACK (NAK, SACK, credit) to send at the end of this iteration. */
 void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp);
+/* A plain ACK of a finished message: it may wait ack_delay_us for a packet
+ * of this QP's own to follow (one each way per round trip of a ping-pong,
+ * and fewer ACKs under a stream). */
+void srnic_qp_want_ack_lazy(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp);
@@ -290,6 +315,9 @@ void srnic_stripe_plan(struct srnic_engine *eng);
 /* Whether any port reaches qp's peer at all. */
 bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
 			     const struct srnic_qp *qp);
+
+/* dispatch.c: receive */
+unsigned srnic_rx_ports(struct srnic_engine *eng);
 
 /* requester.c */
 unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,

@@ -27,6 +27,8 @@ struct srnic_config {
 	int hugepages;			/* 0: run EAL with --no-huge */
 	char eal_extra[256];		/* more EAL arguments, space separated */
 	unsigned idle_sleep_us;		/* longest idle nap of the datapath */
+	unsigned ack_delay_us;		/* how long a plain ACK may wait for
+					 * a packet to go with */
 	unsigned resolve_ms;		/* how long RTR waits for a GID */
 	char stats_file[256];		/* where the control core writes
 					 * counters (empty: nowhere) */

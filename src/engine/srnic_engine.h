@@ -3,8 +3,8 @@
  * The engine's face towards the provider (and, later, anything else that
  * drives a node): start and stop, memory registration, CQs and QPs.  Posting
  * and polling are inline ring operations (srnic_post.h); everything that
- * changes engine state is an engine call executed on the datapath core, so
- * the datapath never takes a lock.
+ * changes engine state is an engine call executed by the datapath, so the
+ * datapath never takes a lock.
  */
 #ifndef SRNIC_ENGINE_H
 #define SRNIC_ENGINE_H
@@ -114,8 +114,16 @@ int srnic_engine_attach_mcast(struct srnic_engine *eng, struct srnic_qp *qp,
 int srnic_engine_detach_mcast(struct srnic_engine *eng, struct srnic_qp *qp,
 			      const uint8_t gid[16]);
 
-/* Tell the datapath that qp has new work (called after posting). */
+/* Posting: mark qp as having new work (under the QP's post lock), then,
+ * with the lock dropped, kick the datapath: the caller's thread runs it if
+ * it is free, else its thread is told. */
 void srnic_engine_doorbell(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_engine_kick(struct srnic_engine *eng);
+
+/* Polling found nothing: run one datapath iteration on the caller's thread
+ * if nobody else is.  Returns the work it did (0 also when it did not run);
+ * a program that keeps polling thus drives its own traffic. */
+unsigned srnic_engine_progress(struct srnic_engine *eng);
 
 /*
  * Asynchronous events, as verbs has them: the engine calls fn from one of

@@ -212,7 +212,11 @@ struct srnic_qp {
 	uint32_t fc_landed;	/* data packets landed, running count */
 	uint32_t fc_acked;	/* fc_landed when the last ACK went out */
 	uint16_t ts_recent;	/* ts of the newest data packet, to echo */
-	uint8_t ack_due;
+	uint8_t ack_lazy;	/* the pending ACK may wait until ack_at */
+	uint8_t tx_port;	/* ... or go with this QP's packets: the port
+				 * of the last one, sent in iteration tx_epoch */
+	uint64_t tx_epoch;
+	uint64_t ack_at;
 	uint8_t ack_syndrome;	/* a NAK to send with the next ACK */
 	uint32_t ack_nak_msn, ack_nak_txid;
 	uint8_t sack_due;	/* a SACK to send with the next ACK */

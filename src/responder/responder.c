@@ -543,7 +543,7 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 		}
 		slot_clear(s);
 		qp->exp_msn++;
-		srnic_qp_want_ack(eng, qp);
+		srnic_qp_want_ack_lazy(eng, qp);
 	}
 }
 
@@ -1174,11 +1174,15 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	struct srnic_pkt pkt;
 	struct rte_mbuf *m;
+	bool with_data;
 	int port;
 
 	if (!qp->peer)
 		return;
-	port = srnic_qp_pick_port(eng, qp);
+	/* After a packet of this QP sent in this iteration, on its port: the
+	 * peer finds the data before the ACK (datapath.c, send_acks). */
+	with_data = qp->tx_epoch == eng->dp_epoch;
+	port = with_data ? qp->tx_port : srnic_qp_pick_port(eng, qp);
 	if (port < 0)
 		return;
 	srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_ACK, qp->exp_msn);
@@ -1204,7 +1208,8 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	 * whole timeout, while a second copy costs 70 bytes.  NAKs and SACKs
 	 * go once: they make the requester act. */
 	if (!qp->sack_due && qp->ack_syndrome == SRNIC_ACK_OK) {
-		port = srnic_qp_pick_port(eng, qp);
+		if (!with_data)
+			port = srnic_qp_pick_port(eng, qp);
 		m = port < 0 ? NULL
 			     : srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port],
 					       port, NULL);

@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The datapath: one iteration runs the engine calls, polls the ports, runs
+ * the QPs that have work, sends the ACKs that are due and flushes the
+ * transmit queues.
+ *
+ * Whoever holds the token runs an iteration: the engine's own thread, which
+ * loops over them, or an application thread inside a post or poll call
+ * when the token is free.  A program that polls its CQ thus drives its own
+ * traffic with no thread hand-off between it and the wire, which is what
+ * latency needs, and on a machine with fewer cores than busy threads it is
+ * one thread fewer competing for them.  While applications drive it the
+ * engine's thread steps aside and naps; once they stop calling, it takes
+ * over within idle_sleep_us.  The token is a try-lock taken once an
+ * iteration, never per packet, and nobody waits on it but the engine's
+ * thread when it stops.
+ */
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_lcore.h>
+#include <rte_mempool.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
+
+#include "engine_internal.h"
+
+#define SPIN_US 50	/* an idle engine thread spins this long, then naps */
+#define NAP_MIN_US 10	/* its first nap, doubling to idle_sleep_us */
+#define APP_DRIVES 16	/* application iterations in SPIN_US (or in a
+			 * nap) that say it polls busily */
+
+/* ---- the token ---- */
+
+static inline bool dp_enter(struct srnic_engine *eng)
+{
+	uint32_t free = 0;
+
+	return __atomic_load_n(&eng->dp_token, __ATOMIC_RELAXED) == 0 &&
+	       __atomic_compare_exchange_n(&eng->dp_token, &free, 1, false,
+					   __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+static inline void dp_leave(struct srnic_engine *eng)
+{
+	__atomic_store_n(&eng->dp_token, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- waking the engine's thread ---- */
+
+static void futex_wait(uint32_t *addr, uint32_t val, uint64_t us)
+{
+	struct timespec ts = {.tv_sec = us / 1000000,
+			      .tv_nsec = (us % 1000000) * 1000};
+
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+void srnic_datapath_wake(struct srnic_engine *eng)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&eng->sleeping, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&eng->wake, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &eng->wake, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
+	}
+}
+
+static void idle_nap(struct srnic_engine *eng, uint64_t us)
+{
+	__atomic_store_n(&eng->sleeping, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (rte_ring_count(eng->doorbell) == 0 &&
+	    rte_ring_count(eng->calls) == 0 && !eng->stop)
+		futex_wait(&eng->wake, 0, us);
+	__atomic_store_n(&eng->sleeping, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&eng->wake, 0, __ATOMIC_RELAXED);
+}
+
+static unsigned dp_iteration(struct srnic_engine *eng);
+
+/*
+ * An application thread that runs the datapath becomes a DPDK lcore of its
+ * own, for a packet-buffer cache of its own: without one every buffer it
+ * takes or gives back is a compare-and-swap on the pool's shared ring.  The
+ * lcore goes back when the thread ends.
+ */
+static pthread_key_t lcore_key;
+static pthread_once_t lcore_once = PTHREAD_ONCE_INIT;
+static __thread int8_t lcore_state;	/* 0 not tried, 1 registered, -1 no */
+
+static void lcore_release(void *unused)
+{
+	(void)unused;
+	rte_thread_unregister();
+}
+
+static void lcore_key_init(void)
+{
+	pthread_key_create(&lcore_key, lcore_release);
+}
+
+static void become_lcore(void)
+{
+	if (rte_lcore_id() != LCORE_ID_ANY) {
+		lcore_state = -1;	/* an EAL thread already */
+		return;
+	}
+	pthread_once(&lcore_once, lcore_key_init);
+	if (rte_thread_register() == 0) {
+		lcore_state = 1;
+		pthread_setspecific(lcore_key, &lcore_state);
+	} else {
+		lcore_state = -1;	/* out of lcores: works without */
+	}
+}
+
+static __thread bool in_iteration;
+
+/* One iteration on the caller's thread if nobody is running one. */
+static bool run_here(struct srnic_engine *eng, unsigned *work)
+{
+	if (!dp_enter(eng))
+		return false;
+	in_iteration = true;
+	if (!lcore_state)
+		become_lcore();
+	*work = dp_iteration(eng);
+	__atomic_store_n(&eng->app_iters, eng->app_iters + 1,
+			 __ATOMIC_RELAXED);
+	in_iteration = false;
+	dp_leave(eng);
+	return true;
+}
+
+void srnic_datapath_abandon(struct srnic_engine *eng)
+{
+	if (in_iteration) {
+		in_iteration = false;
+		dp_leave(eng);
+	}
+}
+
+unsigned srnic_engine_progress(struct srnic_engine *eng)
+{
+	unsigned work = 0;
+
+	run_here(eng, &work);
+	return work;
+}
+
+void srnic_engine_kick(struct srnic_engine *eng)
+{
+	unsigned work;
+
+	/* Whoever holds the token now sees the doorbell; if that is the
+	 * engine's thread about to nap, idle_nap sees it and does not. */
+	if (!run_here(eng, &work))
+		srnic_datapath_wake(eng);
+}
+
+/* ---- engine calls ---- */
+
+void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c)
+{
+	unsigned spins = 0, work;
+
+	c->done = 0;
+	if (!eng->dp_started) {
+		/* No datapath thread: nothing else touches engine state. */
+		c->fn(eng, c);
+		return;
+	}
+	while (rte_ring_mp_enqueue(eng->calls, c) != 0)
+		sched_yield();
+	srnic_datapath_wake(eng);
+	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+		if (run_here(eng, &work))
+			continue;
+		if (++spins < 64)
+			sched_yield();
+		else
+			usleep(20);
+	}
+}
+
+void srnic_engine_quiesce(struct srnic_engine *eng)
+{
+	uint64_t start = __atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE);
+	unsigned i, work;
+
+	if (!eng->dp_started)
+		return;
+	/* Two new iterations: the one under way when we were called has
+	 * ended.  (A nap ends at once on the wake.) */
+	for (i = 0; i < 100000; i++) {
+		if (__atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE) - start >= 2)
+			return;
+		if (run_here(eng, &work))
+			continue;
+		srnic_datapath_wake(eng);
+		usleep(10);
+	}
+}
+
+static unsigned run_calls(struct srnic_engine *eng)
+{
+	struct srnic_call *c;
+	unsigned n = 0;
+
+	while (rte_ring_sc_dequeue(eng->calls, (void **)&c) == 0) {
+		c->fn(eng, c);
+		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+		n++;
+	}
+	return n;
+}
+
+/* ---- QP lists of the datapath ---- */
+
+void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (qp->on_active)
+		return;
+	qp->on_active = 1;
+	qp->active_next = NULL;
+	if (eng->active_tail)
+		eng->active_tail->active_next = qp;
+	else
+		eng->active_head = qp;
+	eng->active_tail = qp;
+}
+
+/* A completion found its CQ full: keep the QP running until the
+ * application polls room into it; nothing is dropped meanwhile. */
+void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	qp->cq_wait = 1;
+	srnic_qp_activate(eng, qp);
+}
+
+void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	qp->ack_lazy = 0;
+	eng->ack_scan = 1;
+	if (qp->on_ack)
+		return;
+	qp->on_ack = 1;
+	qp->ack_next = eng->ack_head;
+	eng->ack_head = qp;
+}
+
+void srnic_qp_want_ack_lazy(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (qp->on_ack)
+		return;	/* one is pending already: it covers this message */
+	if (!eng->ack_delay_tsc) {
+		srnic_qp_want_ack(eng, qp);
+		return;
+	}
+	qp->on_ack = 1;
+	qp->ack_lazy = 1;
+	qp->ack_at = srnic_now() + eng->ack_delay_tsc;
+	if (qp->ack_at < eng->ack_min_at)
+		eng->ack_min_at = qp->ack_at;
+	qp->ack_next = eng->ack_head;
+	eng->ack_head = qp;
+}
+void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (qp->on_timer)
+		return;
+	qp->on_timer = 1;
+	qp->timer_prev = NULL;
+	qp->timer_next = eng->timer_head;
+	if (eng->timer_head)
+		eng->timer_head->timer_prev = qp;
+	eng->timer_head = qp;
+}
+
+void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (!qp->on_timer)
+		return;
+	qp->on_timer = 0;
+	if (qp->timer_prev)
+		qp->timer_prev->timer_next = qp->timer_next;
+	else
+		eng->timer_head = qp->timer_next;
+	if (qp->timer_next)
+		qp->timer_next->timer_prev = qp->timer_prev;
+	qp->timer_next = qp->timer_prev = NULL;
+}
+
+void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	struct srnic_qp **pp;
+
+	srnic_qp_timer_off(eng, qp);
+	/* A deferred ACK still tells the peer its last messages landed
+	 * (else it would retry them against a QP that is gone). */
+	if (qp->on_ack && qp->ack_lazy && qp->state >= SRNIC_QPS_RTR &&
+	    qp->state != SRNIC_QPS_ERR)
+		srnic_responder_send_ack(eng, qp);
+	for (pp = &eng->ack_head; *pp; pp = &(*pp)->ack_next)
+		if (*pp == qp) {
+			*pp = qp->ack_next;
+			break;
+		}
+	qp->on_ack = 0;
+	if (qp->on_active) {
+		struct srnic_qp *prev = NULL, *q;
+
+		for (q = eng->active_head; q; prev = q, q = q->active_next)
+			if (q == qp)
+				break;
+		if (q) {
+			if (prev)
+				prev->active_next = q->active_next;
+			else
+				eng->active_head = q->active_next;
+			if (eng->active_tail == q)
+				eng->active_tail = prev;
+		}
+		qp->on_active = 0;
+	}
+}
+
+struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn)
+{
+	struct srnic_qp *qp;
+
+	if (qpn >= SRNIC_MAX_QP)
+		return NULL;
+	qp = __atomic_load_n(&eng->qp_tab[qpn], __ATOMIC_ACQUIRE);
+	return qp && !qp->destroyed ? qp : NULL;
+}
+
+void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	bool was_err = qp->state == SRNIC_QPS_ERR;
+
+	__atomic_store_n(&qp->state, SRNIC_QPS_ERR, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* see srnic_post_recv */
+	srnic_responder_reset(qp);
+	srnic_completer_flush(eng, qp);
+	if (qp->flush_pending)
+		srnic_qp_activate(eng, qp);
+	/* It takes nothing more from its SRQ (verbs' LAST_WQE_REACHED: the
+	 * program may now destroy it without losing a receive). */
+	if (qp->srq && !was_err)
+		srnic_event(SRNIC_EV_QP_LAST_WQE, qp->handle);
+}
+
+/* Send queue error (UC, UD): what is posted, and what will be until the
+ * QP goes back to RTS, completes flushed; receiving goes on. */
+void srnic_qp_to_sqe(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	__atomic_store_n(&qp->state, SRNIC_QPS_SQE, __ATOMIC_RELEASE);
+	srnic_completer_flush_sq(qp);
+	if (qp->flush_pending)
+		srnic_qp_activate(eng, qp);
+}
+
+/* Does qp still have something for the datapath to do? */
+static bool qp_busy(const struct srnic_qp *qp)
+{
+	uint32_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
+
+	if (qp->state == SRNIC_QPS_ERR)
+		return qp->flush_pending || qp->sq_comp != prod ||
+		       qp->rq_comp != __atomic_load_n(&qp->rq_prod,
+						      __ATOMIC_ACQUIRE);
+	if (qp->state == SRNIC_QPS_SQE)
+		return qp->flush_pending || qp->cq_wait || qp->sq_comp != prod;
+	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_RTR &&
+	    qp->state != SRNIC_QPS_SQD)
+		return false;
+	/* Out of credit, new data waits for an ACK, which activates the
+	 * QP again (or for the timer's loan). */
+	return (qp->cur_busy && !qp->fc_blocked) ||
+	       qp->resend_head != qp->resend_tail ||
+	       qp->rd_head != qp->rd_tail || qp->cq_wait ||
+	       (qp->state == SRNIC_QPS_RTS && qp->sq_next != prod &&
+		qp->sq_next - qp->sq_comp < SRNIC_WINDOW && !qp->fc_blocked &&
+		!qp->sq_wait);
+}
+
+static unsigned run_qp(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	unsigned n = 0;
+
+	if (qp->state == SRNIC_QPS_ERR) {
+		srnic_completer_flush(eng, qp);
+		return 1;
+	}
+	qp->cq_wait = 0;
+	if (qp->state == SRNIC_QPS_SQE) {
+		srnic_completer_flush_sq(qp);
+		srnic_responder_progress(eng, qp);
+		return 1;
+	}
+	n += srnic_responder_reads(eng, qp, SRNIC_BURST);
+	n += srnic_requester_run(eng, qp, SRNIC_BURST);
+	srnic_completer_complete(eng, qp);
+	srnic_responder_progress(eng, qp);
+	return n;
+}
+
+static unsigned run_active(struct srnic_engine *eng)
+{
+	struct srnic_qp *qp, *tail = eng->active_tail;
+	unsigned n = 0;
+
+	/* One round over the QPs that were active when it started; a QP
+	 * that still has work goes to the back of the line. */
+	while ((qp = eng->active_head) != NULL) {
+		bool last = qp == tail;
+
+		eng->active_head = qp->active_next;
+		if (!eng->active_head)
+			eng->active_tail = NULL;
+		qp->on_active = 0;
+		n += run_qp(eng, qp);
+		if (qp_busy(qp)) {
+			srnic_qp_activate(eng, qp);
+		} else {
+			/* Re-arm the doorbell, then look again: a post that
+			 * saw it armed did not ring. */
+			__atomic_store_n(&qp->db_armed, 0, __ATOMIC_SEQ_CST);
+			if (qp_busy(qp) &&
+			    !__atomic_exchange_n(&qp->db_armed, 1,
+						 __ATOMIC_SEQ_CST))
+				srnic_qp_activate(eng, qp);
+		}
+		if (last)
+			break;
+	}
+	return n;
+}
+
+static unsigned drain_doorbells(struct srnic_engine *eng)
+{
+	void *qps[SRNIC_BURST];
+	unsigned n, i;
+
+	n = rte_ring_sc_dequeue_burst(eng->doorbell, qps, SRNIC_BURST, NULL);
+	for (i = 0; i < n; i++) {
+		struct srnic_qp *qp = qps[i];
+
+		if (!qp->destroyed)
+			srnic_qp_activate(eng, qp);
+	}
+	return n;
+}
+
+void srnic_doorbells_drain_all(struct srnic_engine *eng)
+{
+	while (drain_doorbells(eng))
+		;
+}
+
+/* Posting queued work: the QP goes on the doorbell ring once until the
+ * datapath takes it (the caller then calls srnic_engine_kick). */
+void srnic_engine_doorbell(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (__atomic_exchange_n(&qp->db_armed, 1, __ATOMIC_SEQ_CST))
+		return;
+	while (rte_ring_mp_enqueue(eng->doorbell, qp) != 0)
+		sched_yield();
+}
+
+/*
+ * The ACKs that are due: all but the plain ones still within their delay.
+ * A plain ACK goes as soon as its QP sends a packet of its own (after it,
+ * on its port: the peer then finds the data first when it polls), or when
+ * its delay is up.
+ */
+static void send_acks(struct srnic_engine *eng, uint64_t now)
+{
+	struct srnic_qp **pp = &eng->ack_head, *qp;
+	uint64_t min_at = UINT64_MAX;
+
+	if (!eng->ack_scan && now < eng->ack_min_at)
+		return;
+	eng->ack_scan = 0;
+	while ((qp = *pp) != NULL) {
+		if (qp->ack_lazy && now < qp->ack_at &&
+		    qp->tx_epoch != eng->dp_epoch) {
+			if (qp->ack_at < min_at)
+				min_at = qp->ack_at;
+			pp = &qp->ack_next;
+			continue;
+		}
+		*pp = qp->ack_next;
+		qp->on_ack = 0;
+		qp->ack_lazy = 0;
+		/* A QP the responder has just taken to the error state
+		 * still owes its peer the NAK that says why. */
+		if (qp->state >= SRNIC_QPS_RTR &&
+		    (qp->state != SRNIC_QPS_ERR ||
+		     qp->ack_syndrome != SRNIC_ACK_OK))
+			srnic_responder_send_ack(eng, qp);
+	}
+	eng->ack_min_at = min_at;
+}
+
+static void run_timers(struct srnic_engine *eng, uint64_t now)
+{
+	struct srnic_qp *qp, *next;
+
+	/* Short of packet buffers (held packets, full transmit queues):
+	 * grant peers less until they drain. */
+	eng->fc_grant = rte_mempool_avail_count(eng->pool) < SRNIC_POOL_SIZE / 8
+				? SRNIC_FC_WINDOW / 8
+				: SRNIC_FC_WINDOW;
+	for (qp = eng->timer_head; qp; qp = next) {
+		next = qp->timer_next;
+		if (qp->uc_stuck_at)
+			srnic_responder_uc_timer(eng, qp, now);
+		srnic_completer_timeouts(eng, qp, now);
+	}
+}
+
+static unsigned drain_ctrl_tx(struct srnic_engine *eng)
+{
+	struct rte_mbuf *m;
+	unsigned n = 0;
+
+	while (rte_ring_sc_dequeue(eng->ctrl_tx, (void **)&m) == 0) {
+		if (m->port < eng->nports)
+			srnic_port_tx(eng, m->port, m);
+		else
+			rte_pktmbuf_free(m);
+		n++;
+	}
+	return n;
+}
+
+/* ---- the iteration, and the engine thread's loop ---- */
+
+static unsigned dp_iteration(struct srnic_engine *eng)
+{
+	unsigned work = 0;
+	uint64_t now;
+
+	__atomic_store_n(&eng->dp_epoch, eng->dp_epoch + 1, __ATOMIC_RELEASE);
+	work += run_calls(eng);
+	work += drain_doorbells(eng);
+	work += srnic_rx_ports(eng);
+	now = srnic_now();
+	send_acks(eng, now);
+	work += run_active(eng);
+	send_acks(eng, now);
+	work += drain_ctrl_tx(eng);
+	if (now >= eng->next_tick) {
+		eng->next_tick = now + eng->tick_tsc;
+		run_timers(eng, now);
+	}
+	work += srnic_ports_flush(eng);
+	return work;
+}
+
+void srnic_datapath_loop(struct srnic_engine *eng)
+{
+	uint64_t spin_tsc = eng->tsc_per_us * SPIN_US;
+	uint64_t idle_since = 0, nap = NAP_MIN_US, app_seen, look_at = 0;
+	unsigned max_nap = eng->cfg.idle_sleep_us;
+	bool app_drives = false;
+
+	app_seen = eng->app_iters;
+	dp_leave(eng);	/* application threads may run iterations now */
+	while (!eng->stop) {
+		unsigned work = 0;
+		bool ran, acks = false;
+		uint64_t now;
+
+		ran = dp_enter(eng);
+		if (ran) {
+			work = dp_iteration(eng);
+			acks = eng->ack_head != NULL;
+			dp_leave(eng);
+		}
+		now = srnic_now();
+		/* Applications drive the datapath when they ran many
+		 * iterations since the last look: then this thread steps
+		 * aside.  One that polls now and then does not drive it: its
+		 * traffic would move only as often as it polls. */
+		if (now >= look_at) {
+			uint64_t app = __atomic_load_n(&eng->app_iters,
+						       __ATOMIC_RELAXED);
+
+			app_drives = app - app_seen >= APP_DRIVES;
+			app_seen = app;
+			look_at = now + spin_tsc;
+		}
+		if (app_drives && max_nap) {
+			idle_since = 0;
+			idle_nap(eng, nap);
+			nap = nap * 2 < max_nap ? nap * 2 : max_nap;
+			look_at = 0;
+			continue;
+		}
+		if (work) {
+			idle_since = 0;
+			nap = NAP_MIN_US;
+			continue;
+		}
+		/* Idle: spin a little for latency (and for deferred ACKs,
+		 * which fall due within ack_delay_us), then nap so that two
+		 * nodes and their programs can share two cores. */
+		if (!idle_since)
+			idle_since = now;
+		if (acks || !ran || now - idle_since < spin_tsc || !max_nap) {
+			rte_pause();
+			continue;
+		}
+		idle_nap(eng, nap);
+		nap = nap * 2 < max_nap ? nap * 2 : max_nap;
+	}
+	/* Stopping: let an application thread's iteration end, then keep
+	 * the token, so that none starts while the ports stop. */
+	while (!dp_enter(eng))
+		sched_yield();
+	run_calls(eng);
+	/* ACKs still waiting for company go now: a program that exits
+	 * right after its last receive leaves no sender retrying. */
+	send_acks(eng, UINT64_MAX);
+	srnic_ports_flush(eng);
+}

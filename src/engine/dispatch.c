@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Receive dispatch: what each frame a port delivers is, and which part of
+ * the engine takes it (the control core, the responder, the completer,
+ * multicast).  Runs under the datapath token (datapath.c).
+ */
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "engine_internal.h"
+
+/* A frame spread over several segments is copied into one: every consumer
+ * then sees a contiguous frame. */
+static struct rte_mbuf *linearize(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	struct rte_mbuf *n;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	char *dst;
+
+	if (m->nb_segs == 1)
+		return m;
+	n = rte_pktmbuf_alloc(eng->pool);
+	dst = n ? rte_pktmbuf_append(n, len) : NULL;
+	if (!dst) {
+		rte_pktmbuf_free(n);
+		rte_pktmbuf_free(m);
+		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+		return NULL;
+	}
+	srnic_mbuf_copy_out(m, 0, dst, len);
+	n->port = m->port;
+	rte_pktmbuf_free(m);
+	return n;
+}
+
+static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	struct srnic_pkt pkt;
+	struct srnic_qp *qp;
+	enum srnic_wire_err e;
+
+	e = srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
+			      rte_pktmbuf_data_len(m), &pkt);
+	if (e != SRNIC_WIRE_OK) {
+		eng->st.drops[e == SRNIC_WIRE_NOT_OURS ? SRNIC_DROP_NOT_OURS
+						       : SRNIC_DROP_MALFORMED]++;
+		return false;
+	}
+	if (srnic_op_is_control(pkt.opcode)) {
+		/* The peer is about to vanish from this link: let go of it
+		 * now, on the thread that polls it, and say so. */
+		if (pkt.opcode == SRNIC_OP_BYE && m->port < eng->nports)
+			srnic_leave_answer(eng, m->port);
+		if (pkt.opcode == SRNIC_OP_BYE_ACK)
+			return false;	/* late: we are not leaving */
+		/* Forgetting a peer's old incarnation must happen here, in
+		 * order with the data of this port. */
+		if (pkt.opcode == SRNIC_OP_BOOTING && m->port < eng->nports) {
+			if (pkt.dst_inc != eng->inc) {
+				eng->st.drops[SRNIC_DROP_STALE_INC]++;
+				return false;
+			}
+			srnic_integrate_booting(eng, &pkt, m->port);
+		}
+		if (rte_ring_sp_enqueue(eng->ctrl_rx, m) == 0)
+			return true;
+		return false;
+	}
+	if (pkt.opcode == SRNIC_OP_UD_SEND && pkt.dst_qpn == SRNIC_QPN_MCAST) {
+		srnic_mcast_deliver(eng, &pkt);	/* to no incarnation */
+		return false;
+	}
+	if (pkt.dst_inc != eng->inc) {
+		eng->st.drops[SRNIC_DROP_STALE_INC]++;
+		return false;
+	}
+	qp = srnic_qp_lookup(eng, pkt.dst_qpn);
+	if (pkt.opcode == SRNIC_OP_UD_SEND) {
+		/* A datagram: from anyone who knows the Q_Key. */
+		if (!qp || qp->type != SRNIC_QPT_UD) {
+			eng->st.drops[SRNIC_DROP_NO_QP]++;
+			return false;
+		}
+		srnic_responder_datagram(eng, qp, &pkt, NULL);
+		return false;
+	}
+	/* Connected: only from the QP it is connected to, and UC only takes
+	 * SEND and WRITE (and ACKs, which bring credit). */
+	if (!qp || qp->type == SRNIC_QPT_UD ||
+	    pkt.src_qpn != qp->at.dest_qpn ||
+	    (qp->type == SRNIC_QPT_UC && pkt.opcode != SRNIC_OP_SEND &&
+	     pkt.opcode != SRNIC_OP_WRITE && pkt.opcode != SRNIC_OP_ACK)) {
+		eng->st.drops[SRNIC_DROP_NO_QP]++;
+		return false;
+	}
+	if (pkt.src_inc != qp->peer_inc) {
+		eng->st.drops[SRNIC_DROP_STALE_INC]++;
+		return false;
+	}
+	switch (pkt.opcode) {
+	case SRNIC_OP_ACK:
+		if (srnic_qp_reliable(qp))
+			srnic_completer_ack(eng, qp, &pkt);
+		else
+			srnic_completer_credit(eng, qp, &pkt);
+		return false;
+	case SRNIC_OP_READ_RESP:
+		srnic_completer_read_resp(eng, qp, &pkt, m);
+		return false;
+	default:
+		if (qp->state != SRNIC_QPS_RTR && qp->state != SRNIC_QPS_RTS &&
+		    qp->state != SRNIC_QPS_SQD && qp->state != SRNIC_QPS_SQE) {
+			eng->st.drops[SRNIC_DROP_QP_STATE]++;
+			return false;
+		}
+		return srnic_responder_rx(eng, qp, &pkt, m);
+	}
+}
+
+unsigned srnic_rx_ports(struct srnic_engine *eng)
+{
+	struct rte_mbuf *pkts[SRNIC_BURST];
+	unsigned p, total = 0;
+
+	for (p = 0; p < eng->nports; p++) {
+		struct srnic_port *port = &eng->port[p];
+		uint16_t n, i;
+
+		/* Only the datapath decides to touch a port: while its link is
+		 * up, and not in a life of the link whose peer said BYE. */
+		port->polling = __atomic_load_n(&port->link_up,
+						__ATOMIC_ACQUIRE) &&
+				port->bye_gen !=
+					__atomic_load_n(&port->link_gen,
+							__ATOMIC_ACQUIRE);
+		if (!port->polling)
+			continue;
+		n = srnic_port_rx(eng, p, pkts, SRNIC_BURST);
+		for (i = 0; i < n; i++) {
+			struct rte_mbuf *m = linearize(eng, pkts[i]);
+
+			if (i + 1 < n)
+				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1],
+							       void *));
+			if (m && !rx_one(eng, m))
+				rte_pktmbuf_free(m);
+		}
+		total += n;
+	}
+	return total;
+}

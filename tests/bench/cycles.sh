@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# What a packet and a byte cost: CPU cycles per packet and per payload byte
+# on each node, for ib_write_bw at a few message sizes over the memif wire.
+#
+#   tests/bench/cycles.sh [SECONDS]      (as root; default 4)
+#
+# For each run, in its steady state, over the same SECONDS on both nodes:
+# the CPU time of each node's process (perf stat task-clock: every thread,
+# the application's and the engine's) and the packets each node's ports
+# moved (the stats file, rx + tx, written by the control core every 500 ms
+# with its time).  Cycles are CPU time at the TSC's rate (the nominal
+# clock).  Prints a Markdown table.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SRNIC=$ROOT/srnic
+WIN=${1:-4}
+export SRNIC_NS=${SRNIC_NS:-srcycles} SRNIC_RUN=${SRNIC_RUN:-/run/srnic-cycles}
+TB=$SRNIC_RUN/testbed
+command -v perf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-perf >/dev/null
+"$SRNIC" setup
+"$SRNIC" testbed up --ports 2 --wire memif >/dev/null
+trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+MHZ=$(awk -F: '/^cpu MHz/ {printf "%d", $2; exit}' /proc/cpuinfo)
+
+# pkts NODE: packets through the node's ports so far, and when (s).
+pkts() {
+	awk -v t="$(stat -c %.6Y "$TB/$1.stats")" \
+		'$1 == "port" {for (i = 1; i < NF; i++)
+			if ($i == "rx_packets" || $i == "tx_packets") n += $(i + 1)}
+		 END {print n, t}' "$TB/$1.stats"
+}
+
+# pid_of NODE-ROLE: the perftest process of the server (b) or client (a).
+pid_of() {
+	local p
+	for p in $(pgrep -x "$1"); do
+		if tr '\0' ' ' < "/proc/$p/cmdline" | grep -q " b *$"; then
+			[ "$2" = a ] && { echo "$p"; return; }
+		else
+			[ "$2" = b ] && { echo "$p"; return; }
+		fi
+	done
+}
+
+echo "| test | size | Gb/s | node | CPUs busy | packets/s | cycles/packet | cycles/byte |"
+echo "|---|---|---|---|---|---|---|---|"
+for run in "ib_write_bw 65536" "ib_write_bw 4096" "ib_write_bw 8" "ib_read_bw 65536" "ib_send_bw 65536"; do
+	set -- $run
+	tool=$1 size=$2 D=$((WIN + 4))
+	args=(-s "$size" -D "$D" --report_gbits)
+	"$SRNIC" exec b -- "$tool" "${args[@]}" > /dev/null 2>&1 &
+	sb=$!
+	sleep 0.5
+	"$SRNIC" exec a -- "$tool" "${args[@]}" b > "$SRNIC_RUN/cycles.out" 2>&1 &
+	sa=$!
+	sleep 3	# connected, and past the warm-up
+	pa=$(pid_of "$tool" a) pb=$(pid_of "$tool" b)
+	read -r na0 ta0 < <(pkts a)
+	read -r nb0 tb0 < <(pkts b)
+	perf stat -x, -e task-clock -p "$pa" -o "$SRNIC_RUN/perf.a" -- sleep "$WIN" &
+	perf stat -x, -e task-clock -p "$pb" -o "$SRNIC_RUN/perf.b" -- sleep "$WIN"
+	wait %3 2>/dev/null || true
+	read -r na1 ta1 < <(pkts a)
+	read -r nb1 tb1 < <(pkts b)
+	wait $sa $sb || true
+	gbps=$(awk -v s="$size" '$1 == s && NF >= 5 {print $4}' "$SRNIC_RUN/cycles.out")
+	for node in a b; do
+		ms=$(awk -F, '/task-clock/ {print $1}' "$SRNIC_RUN/perf.$node")
+		if [ $node = a ]; then n=$((na1 - na0)) t0=$ta0 t1=$ta1
+		else n=$((nb1 - nb0)) t0=$tb0 t1=$tb1; fi
+		awk -v tool="$tool" -v size="$size" -v g="${gbps:-0}" -v node="$node" \
+		    -v ms="$ms" -v win="$WIN" -v n="$n" -v t0="$t0" -v t1="$t1" -v mhz="$MHZ" 'BEGIN {
+			busy = ms / 1000 / win;			# CPUs
+			pps = (t1 > t0) ? n / (t1 - t0) : 0;
+			cyc = busy * mhz * 1e6;			# cycles per second
+			bps = g * 1e9 / 8;			# payload bytes per second
+			printf "| %s | %s | %.2f | %s | %.2f | %.0f | %s | %s |\n",
+			       tool, size, g, node, busy, pps,
+			       pps ? sprintf("%.0f", cyc / pps) : "-",
+			       bps ? sprintf("%.2f", cyc / bps) : "-"
+		}'
+	done
+done
+echo
+echo "(TSC ${MHZ} MHz; $WIN s windows; a sends, b receives WRITEs and SENDs and answers READs)"
