@@ -31,6 +31,7 @@
 
 #define SPIN_US 50	/* an idle engine thread spins this long, then naps */
 #define NAP_MIN_US 10	/* its first nap, doubling to idle_sleep_us */
+#define ITER_PACKETS 256	/* packets the active QPs send in an iteration */
 #define APP_DRIVES 16	/* application iterations in SPIN_US (or in a
 			 * nap) that say it polls busily */
 
@@ -246,8 +247,7 @@ void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp)
 
 void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	qp->ack_lazy = 0;
-	eng->ack_scan = 1;
+	qp->ack_lazy = 0;	/* (a deferred one goes with it) */
 	if (qp->on_ack)
 		return;
 	qp->on_ack = 1;
@@ -257,20 +257,28 @@ void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 
 void srnic_qp_want_ack_lazy(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	if (qp->on_ack)
+	if (qp->on_ack || qp->ack_lazy)
 		return;	/* one is pending already: it covers this message */
 	if (!eng->ack_delay_tsc) {
 		srnic_qp_want_ack(eng, qp);
 		return;
 	}
-	qp->on_ack = 1;
 	qp->ack_lazy = 1;
 	qp->ack_at = srnic_now() + eng->ack_delay_tsc;
-	if (qp->ack_at < eng->ack_min_at)
-		eng->ack_min_at = qp->ack_at;
-	qp->ack_next = eng->ack_head;
-	eng->ack_head = qp;
+	/* Still queued from an earlier deferral (sent early since): it
+	 * keeps its place, and holds the ones behind it at most one delay
+	 * longer. */
+	if (qp->on_lazy)
+		return;
+	qp->on_lazy = 1;
+	qp->lazy_next = NULL;
+	if (eng->lazy_tail)
+		eng->lazy_tail->lazy_next = qp;
+	else
+		eng->lazy_head = qp;
+	eng->lazy_tail = qp;
 }
+
 void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	if (qp->on_timer)
@@ -288,6 +296,8 @@ void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (!qp->on_timer)
 		return;
 	qp->on_timer = 0;
+	if (eng->timer_cursor == qp)
+		eng->timer_cursor = qp->timer_next;
 	if (qp->timer_prev)
 		qp->timer_prev->timer_next = qp->timer_next;
 	else
@@ -304,15 +314,31 @@ void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 	srnic_qp_timer_off(eng, qp);
 	/* A deferred ACK still tells the peer its last messages landed
 	 * (else it would retry them against a QP that is gone). */
-	if (qp->on_ack && qp->ack_lazy && qp->state >= SRNIC_QPS_RTR &&
+	if (qp->ack_lazy && qp->state >= SRNIC_QPS_RTR &&
 	    qp->state != SRNIC_QPS_ERR)
 		srnic_responder_send_ack(eng, qp);
+	qp->ack_lazy = 0;
 	for (pp = &eng->ack_head; *pp; pp = &(*pp)->ack_next)
 		if (*pp == qp) {
 			*pp = qp->ack_next;
 			break;
 		}
 	qp->on_ack = 0;
+	if (qp->on_lazy) {
+		struct srnic_qp *prev = NULL, *q;
+
+		for (q = eng->lazy_head; q && q != qp; q = q->lazy_next)
+			prev = q;
+		if (q) {
+			if (prev)
+				prev->lazy_next = q->lazy_next;
+			else
+				eng->lazy_head = q->lazy_next;
+			if (eng->lazy_tail == q)
+				eng->lazy_tail = prev;
+		}
+		qp->on_lazy = 0;
+	}
 	if (qp->on_active) {
 		struct srnic_qp *prev = NULL, *q;
 
@@ -417,9 +443,13 @@ static unsigned run_active(struct srnic_engine *eng)
 	struct srnic_qp *qp, *tail = eng->active_tail;
 	unsigned n = 0;
 
-	/* One round over the QPs that were active when it started; a QP
-	 * that still has work goes to the back of the line. */
-	while ((qp = eng->active_head) != NULL) {
+	/* One round over the QPs that were active when it started, or
+	 * ITER_PACKETS packets, whichever ends first; a QP that still has
+	 * work goes to the back of the line.  The bound keeps an iteration
+	 * short with many QPs: the ports are polled again soon, and an
+	 * application thread that is descheduled holding the token holds it
+	 * for little. */
+	while (n < ITER_PACKETS && (qp = eng->active_head) != NULL) {
 		bool last = qp == tail;
 
 		eng->active_head = qp->active_next;
@@ -475,55 +505,71 @@ void srnic_engine_doorbell(struct srnic_engine *eng, struct srnic_qp *qp)
 		sched_yield();
 }
 
+/* Whether qp's ACK may still go (a QP the responder has just taken to the
+ * error state still owes its peer the NAK that says why). */
+static inline bool ack_wanted(const struct srnic_qp *qp)
+{
+	return qp->state >= SRNIC_QPS_RTR &&
+	       (qp->state != SRNIC_QPS_ERR ||
+		qp->ack_syndrome != SRNIC_ACK_OK);
+}
+
 /*
- * The ACKs that are due: all but the plain ones still within their delay.
- * A plain ACK goes as soon as its QP sends a packet of its own (after it,
- * on its port: the peer then finds the data first when it polls), or when
- * its delay is up.
+ * The ACKs that are due: every one asked for now, and the deferred ones
+ * whose delay is up.  A deferred ACK whose QP sends a packet meanwhile is
+ * asked for now by the requester (after its packet, on its port: the peer
+ * then finds the data first when it polls).  The cost is the ACKs sent,
+ * not the QPs that wait.
  */
 static void send_acks(struct srnic_engine *eng, uint64_t now)
 {
-	struct srnic_qp **pp = &eng->ack_head, *qp;
-	uint64_t min_at = UINT64_MAX;
+	struct srnic_qp *qp;
 
-	if (!eng->ack_scan && now < eng->ack_min_at)
-		return;
-	eng->ack_scan = 0;
-	while ((qp = *pp) != NULL) {
-		if (qp->ack_lazy && now < qp->ack_at &&
-		    qp->tx_epoch != eng->dp_epoch) {
-			if (qp->ack_at < min_at)
-				min_at = qp->ack_at;
-			pp = &qp->ack_next;
-			continue;
-		}
-		*pp = qp->ack_next;
+	while ((qp = eng->ack_head) != NULL) {
+		eng->ack_head = qp->ack_next;
 		qp->on_ack = 0;
-		qp->ack_lazy = 0;
-		/* A QP the responder has just taken to the error state
-		 * still owes its peer the NAK that says why. */
-		if (qp->state >= SRNIC_QPS_RTR &&
-		    (qp->state != SRNIC_QPS_ERR ||
-		     qp->ack_syndrome != SRNIC_ACK_OK))
+		if (ack_wanted(qp))
 			srnic_responder_send_ack(eng, qp);
 	}
-	eng->ack_min_at = min_at;
+	while ((qp = eng->lazy_head) != NULL) {
+		if (qp->ack_lazy && now < qp->ack_at)
+			break;
+		eng->lazy_head = qp->lazy_next;
+		if (!eng->lazy_head)
+			eng->lazy_tail = NULL;
+		qp->on_lazy = 0;
+		if (qp->ack_lazy) {
+			qp->ack_lazy = 0;
+			if (ack_wanted(qp))
+				srnic_responder_send_ack(eng, qp);
+		}
+	}
 }
+
+/* QPs whose timers one tick looks at: with many QPs each is seen every few
+ * ticks (1000 QPs: every 1.6 ms), which the RTO's 250 us floor and the
+ * verbs timeouts tolerate, rather than every QP's state pulled through the
+ * cache 10000 times a second. */
+#define TIMER_SLICE 64
 
 static void run_timers(struct srnic_engine *eng, uint64_t now)
 {
-	struct srnic_qp *qp, *next;
+	struct srnic_qp *qp;
+	unsigned n;
 
 	/* Short of packet buffers (held packets, full transmit queues):
 	 * grant peers less until they drain. */
 	eng->fc_grant = rte_mempool_avail_count(eng->pool) < SRNIC_POOL_SIZE / 8
 				? SRNIC_FC_WINDOW / 8
 				: SRNIC_FC_WINDOW;
-	for (qp = eng->timer_head; qp; qp = next) {
-		next = qp->timer_next;
+	qp = eng->timer_cursor ? eng->timer_cursor : eng->timer_head;
+	for (n = 0; qp && n < TIMER_SLICE; n++) {
+		/* (the cursor moves on first: the QP may leave the list) */
+		eng->timer_cursor = qp->timer_next;
 		if (qp->uc_stuck_at)
 			srnic_responder_uc_timer(eng, qp, now);
 		srnic_completer_timeouts(eng, qp, now);
+		qp = eng->timer_cursor;
 	}
 }
 
@@ -583,7 +629,7 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 		ran = dp_enter(eng);
 		if (ran) {
 			work = dp_iteration(eng);
-			acks = eng->ack_head != NULL;
+			acks = eng->ack_head || eng->lazy_head;
 			dp_leave(eng);
 		}
 		now = srnic_now();
@@ -616,7 +662,13 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 		 * nodes and their programs can share two cores. */
 		if (!idle_since)
 			idle_since = now;
-		if (acks || !ran || now - idle_since < spin_tsc || !max_nap) {
+		if (!ran) {
+			/* An application thread holds the token: if it was
+			 * descheduled in its iteration, let it finish. */
+			sched_yield();
+			continue;
+		}
+		if (acks || now - idle_since < spin_tsc || !max_nap) {
 			rte_pause();
 			continue;
 		}

@@ -203,11 +203,13 @@ struct srnic_engine {
 
 	/* datapath lists */
 	struct srnic_qp *active_head, *active_tail;
-	struct srnic_qp *ack_head;
-	uint64_t ack_min_at;	/* TSC: no deferred ACK falls due before */
-	uint8_t ack_scan;	/* an ACK is due before ack_min_at */
-	uint64_t ack_delay_tsc;	/* how long a plain ACK may wait */
+	struct srnic_qp *ack_head;	/* ACKs to send now */
+	/* Deferred plain ACKs, in the order they fall due (each waits the
+	 * same ack_delay_tsc) */
+	struct srnic_qp *lazy_head, *lazy_tail;
+	uint64_t ack_delay_tsc;
 	struct srnic_qp *timer_head;
+	struct srnic_qp *timer_cursor;	/* where the next tick's slice starts */
 	uint64_t next_tick;
 	uint64_t tick_tsc;
 

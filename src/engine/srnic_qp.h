@@ -238,8 +238,9 @@ struct srnic_qp {
 	/* engine lists: active (has work), ack (ACK to send), timer */
 	struct srnic_qp *active_next;
 	struct srnic_qp *ack_next;
+	struct srnic_qp *lazy_next;
 	struct srnic_qp *timer_next, *timer_prev;
-	uint8_t on_active, on_ack, on_timer;
+	uint8_t on_active, on_ack, on_lazy, on_timer;
 	uint8_t flush_pending;
 	uint8_t cq_wait;	/* a completion waits for CQ room */
 	uint8_t destroyed;

@@ -383,11 +383,11 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 		return -1;
 	}
 	srnic_port_tx(eng, port, m);
-	/* A plain ACK this QP owes may go right behind (send_acks). */
+	/* A plain ACK this QP owes goes right behind (send_acks). */
 	qp->tx_epoch = eng->dp_epoch;
 	qp->tx_port = port;
-	if (qp->on_ack)
-		eng->ack_scan = 1;
+	if (qp->ack_lazy)
+		srnic_qp_want_ack(eng, qp);
 	return 1;
 }
 

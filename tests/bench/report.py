@@ -128,6 +128,10 @@ def report(out, command):
     target("ib_write_lat 2 B, memif: <= 1/5 of UCX-over-tcp put latency", r,
            r is not None and r <= 0.2,
            "-" if r is None else f"{r:.2f} of it")
+    r = ratio(get("memif", 2, "ib_write_bw_q1000", 65536), w64)
+    target("ib_write_bw 64 KiB over 1000 RC QPs (-q 1000), memif, 2 ports: "
+           ">= 50% of one QP's", r, r is not None and r >= 0.5,
+           "-" if r is None else f"{100 * r:.0f}%")
     lines.append("")
     with open(f"{out}/results.md", "w") as f:
         f.write("\n".join(lines))

@@ -8,7 +8,8 @@
 # testbed of its own:
 #   srnic     unmodified perftest: ib_write_bw, ib_read_bw, ib_send_bw
 #             (Gb/s) and ib_write_lat, ib_read_lat (typical µs), at each
-#             message size;
+#             message size; on memif with 2 ports also ib_write_bw over
+#             1000 QPs (-q 1000, 64 KiB);
 #   ceiling   dpdk-testpmd txonly -> rxonly over the same kind of link and
 #             the same frame size as srnic's packets of that message size
 #             (memif: two testpmds on memif links of their own; afpacket:
@@ -216,6 +217,12 @@ for wire in $WIRES; do
 					record "$wire" "$ports" "$t" "$s" "$r" "$(perf_lat $t "$s")" us
 				done
 			done
+			# 1000 connected QPs against one (issue 5's target)
+			[ "$wire $ports" = "memif 2" ] &&
+				record "$wire" "$ports" ib_write_bw_q1000 65536 "$r" \
+					"$(pair_out ib_write_bw -s 65536 -q 1000 -D "$SECS" \
+						--report_gbits |
+					   awk '$1 == 65536 && NF >= 5 {print $4}')" Gb/s
 			# the peers once a round, on the first testbed only
 			[ "$wire $ports" = "${WIRES%% *} ${PORTS%% *}" ] && peers "$r"
 		done

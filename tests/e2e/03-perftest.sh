@@ -24,6 +24,9 @@ all_sizes send-bw-all 23
 bw write-bw-old ib_write_bw --use_old_post_send -s 65536 -n 1000
 bw read-bw-q ib_read_bw -q 4 -s 16384 -n 500
 bw send-bw-q ib_send_bw -q 4 -s 8192 -n 1000
+# 1000 connected QPs each way (issue 5): all connect, all complete
+bw write-bw-q1000 ib_write_bw -q 1000 -s 4096 -n 50
+bw send-bw-q1000 ib_send_bw -q 1000 -s 4096 -n 50
 lat write-lat ib_write_lat
 lat write-lat-s ib_write_lat -s 65536 -n 200
 lat read-lat ib_read_lat
