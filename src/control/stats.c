@@ -76,6 +76,9 @@ void srnic_stats_write(struct srnic_engine *eng)
 	fprintf(f, "credit_waits %lu credit_loans %lu\n",
 		(unsigned long)rd(&eng->st.fc_blocked),
 		(unsigned long)rd(&eng->st.fc_lent));
+	fprintf(f, "zero_copy frames %lu settled %lu\n",
+		(unsigned long)rd(&eng->st.tx_zero_copy),
+		(unsigned long)rd(&eng->st.tx_settled));
 	fprintf(f, "acks_sent %lu\n", (unsigned long)rd(&eng->st.acks_sent));
 	fprintf(f, "rnr_naks_sent %lu\n",
 		(unsigned long)rd(&eng->st.rnr_naks_sent));

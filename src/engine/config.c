@@ -64,7 +64,8 @@ static int copy_str(char *dst, size_t size, const char *src)
 static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "port", "mem_mb", "hugepages", "eal",
 			      "idle_sleep_us", "ack_delay_us", "resolve_ms",
-			      "stats_file", "fault_file", "weight"};
+			      "stats_file", "fault_file", "weight",
+			      "zero_copy"};
 
 static bool is_known(const char *key)
 {
@@ -134,6 +135,15 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 			cfg->hugepages = 0;
 		else
 			return "hugepages: yes or no";
+		return NULL;
+	}
+	if (!strcmp(key, "zero_copy")) {
+		if (!strcmp(val, "yes"))
+			cfg->zero_copy = 1;
+		else if (!strcmp(val, "no"))
+			cfg->zero_copy = 0;
+		else
+			return "zero_copy: yes or no";
 		return NULL;
 	}
 	if (!strcmp(key, "eal"))

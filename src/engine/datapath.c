@@ -214,6 +214,9 @@ static unsigned run_calls(struct srnic_engine *eng)
 	struct srnic_call *c;
 	unsigned n = 0;
 
+	/* (a call may deregister memory that queued frames still read) */
+	if (rte_ring_count(eng->calls))
+		srnic_ports_settle(eng);
 	while (rte_ring_sc_dequeue(eng->calls, (void **)&c) == 0) {
 		c->fn(eng, c);
 		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);

@@ -136,6 +136,14 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 						    POOL_CACHE, 0,
 						    RTE_ALIGN_CEIL(room, 128),
 						    rte_socket_id());
+		/* Frames whose payload stays in registered memory take two
+		 * mbufs from here (the header, and the one that points at
+		 * the payload): small ones, so that they stay in cache. */
+		eng->zc_pool = rte_pktmbuf_pool_create(
+			"srnic_zc", SRNIC_POOL_SIZE, POOL_CACHE, 0,
+			RTE_ALIGN_CEIL(RTE_PKTMBUF_HEADROOM + SRNIC_MAX_HLEN,
+				       64),
+			rte_socket_id());
 		eng->doorbell = rte_ring_create("srnic_db", 4096,
 						rte_socket_id(),
 						RING_F_SC_DEQ);
@@ -147,7 +155,8 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 		eng->ctrl_tx = rte_ring_create("srnic_ctrl_tx", 1024,
 					       rte_socket_id(), RING_F_SC_DEQ);
 	}
-	if (!eng->pool || !eng->doorbell || !eng->calls || !eng->ctrl_rx ||
+	if (!eng->pool || !eng->zc_pool || !eng->doorbell || !eng->calls ||
+	    !eng->ctrl_rx ||
 	    !eng->ctrl_tx) {
 		snprintf(err, errlen, "srnic: out of DPDK memory (mem_mb in %s)",
 			 eng->cfg.path);

@@ -29,6 +29,9 @@
 #define SRNIC_POOL_SIZE 16383	/* packet buffers of a node */
 #define SRNIC_BURST 32
 #define SRNIC_TXBUF 256
+/* Payloads from this size on are sent from registered memory where the
+ * port allows it (below, a copy costs less than a second mbuf). */
+#define SRNIC_ZC_MIN 2048
 
 /* Why a received packet was dropped; counted per node. */
 enum srnic_drop {
@@ -91,6 +94,8 @@ struct srnic_port {
 	uint8_t reconnects;	/* a client port: restart it to reconnect */
 	uint32_t hello_seq;	/* control core: number of the next HELLO */
 	uint8_t shared_memory;	/* memif: the peer's leaving unmaps the link */
+	uint8_t zero_copy;	/* tx_burst copies frames out: payload may
+				 * stay in registered memory */
 	char iface[16];		/* af_packet: its kernel interface */
 	uint16_t ntx;
 	struct rte_mbuf *tx[SRNIC_TXBUF];
@@ -172,6 +177,9 @@ struct srnic_stats {
 	/* flow control */
 	uint64_t fc_blocked;	/* a QP ran out of credit */
 	uint64_t fc_lent;	/* ... and lent itself some after a wait */
+	uint64_t tx_zero_copy;	/* frames sent from registered memory */
+	/* ... still queued when an engine call came, and copied */
+	uint64_t tx_settled;
 };
 
 struct srnic_engine {
@@ -181,6 +189,7 @@ struct srnic_engine {
 	uint64_t tsc_per_us;
 	struct srnic_mem_table mem;
 	struct rte_mempool *pool;
+	struct rte_mempool *zc_pool;	/* small: zero-copy frames' mbufs */
 	unsigned nports;
 	struct srnic_port port[SRNIC_MAX_PORTS];
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
@@ -294,6 +303,7 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf **pkts, uint16_t n);
 void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);
+void srnic_ports_settle(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
 int srnic_port_carrier(const struct srnic_port *port);
 
@@ -308,6 +318,19 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 				 const struct srnic_pkt *pkt,
 				 const uint8_t dst_mac[6], unsigned p,
 				 uint8_t **payload);
+/*
+ * As srnic_pkt_alloc, for a payload of pkt->pkt_len bytes that stays where
+ * it is (registered memory, checked by the caller) until the port copies it
+ * out: only for ports with zero_copy, and only for RC, whose WQEs complete
+ * once the peer has their data (a frame still queued then is a duplicate,
+ * which the peer drops whatever it carries).  Queued ones get copies of
+ * their own before any engine call runs (srnic_ports_settle): after a
+ * deregistration returns, the program may unmap the memory.
+ */
+struct rte_mbuf *srnic_pkt_alloc_ext(struct srnic_engine *eng,
+				     const struct srnic_pkt *pkt,
+				     const uint8_t dst_mac[6], unsigned p,
+				     const uint8_t *payload);
 /* Pick the port for qp's next packet (weighted round-robin over live
  * paths, lossy ones only when nothing else is left); -1 when none can take
  * one now. */

@@ -29,6 +29,8 @@ struct srnic_config {
 	unsigned idle_sleep_us;		/* longest idle nap of the datapath */
 	unsigned ack_delay_us;		/* how long a plain ACK may wait for
 					 * a packet to go with */
+	int zero_copy;			/* send RC payload from registered
+					 * memory where the port allows it */
 	unsigned resolve_ms;		/* how long RTR waits for a GID */
 	char stats_file[256];		/* where the control core writes
 					 * counters (empty: nowhere) */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Scatter into a list of local SGEs, checking each piece against the memory
- * table as it is written: a region deregistered while a message is in flight
- * is never written after its deregistration returned.
+ * Scatter into (and gather from) a list of local SGEs, checking each piece
+ * against the memory table as it is used: a region deregistered while a
+ * message is in flight is never touched after its deregistration returned.
  */
 #ifndef SRNIC_SGE_H
 #define SRNIC_SGE_H
@@ -63,6 +63,35 @@ static inline int srnic_sge_copy(const struct srnic_mem_table *t, uint32_t pd,
 		off = 0;
 	}
 	return len ? -1 : 0;
+}
+
+/* Where the len bytes at message offset off are, when one SGE holds them
+ * all and they pass the check for reading: NULL otherwise, with *bad set
+ * when the check failed (and clear when they merely span SGEs). */
+static inline const uint8_t *srnic_sge_piece(const struct srnic_mem_table *t,
+					     uint32_t pd,
+					     const struct srnic_sge *sge,
+					     unsigned n, uint32_t off,
+					     uint32_t len, bool *bad)
+{
+	unsigned i;
+
+	*bad = false;
+	for (i = 0; i < n; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		if (sge[i].length - off < len)
+			return NULL;
+		if (srnic_mem_check(t, sge[i].lkey, pd, sge[i].addr + off, len,
+				    0)) {
+			*bad = true;
+			return NULL;
+		}
+		return (const uint8_t *)(uintptr_t)(sge[i].addr + off);
+	}
+	return NULL;
 }
 
 static inline int srnic_sge_scatter(const struct srnic_mem_table *t,

@@ -121,6 +121,13 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		p->reconnects = p->shared_memory &&
 				strstr(eng->cfg.port[i], "role=client") != NULL;
 		kernel_iface(eng->cfg.port[i], p->iface, sizeof(p->iface));
+		/* Ports that copy a frame out during tx_burst may be given
+		 * payload that stays in registered memory; one that hands the
+		 * mbuf on (net_ring) may not. */
+		p->zero_copy = eng->cfg.zero_copy &&
+			       (p->shared_memory ||
+				strncmp(eng->cfg.port[i], "net_af_packet",
+					13) == 0);
 		p->start_gen = p->link_gen;
 		rc = on_intr_thread(p, 0);
 		if (rc == 0) {
@@ -475,6 +482,33 @@ bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p)
 	return eng->port[p].ntx > SRNIC_TXBUF - SRNIC_BURST;
 }
 
+/* A frame whose payload is still in registered memory gets a copy of its
+ * own (or is dropped, as a full wire would drop it). */
+static struct rte_mbuf *settle(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	struct rte_mbuf *n;
+	char *dst;
+
+	if (!m || m->nb_segs == 1)
+		return m;
+	n = rte_pktmbuf_alloc(eng->pool);
+	dst = n ? rte_pktmbuf_append(n, rte_pktmbuf_pkt_len(m)) : NULL;
+	if (dst)
+		srnic_mbuf_copy_out(m, 0, dst, rte_pktmbuf_pkt_len(m));
+	else if (n) {
+		rte_pktmbuf_free(n);
+		n = NULL;
+	}
+	if (n) {
+		n->port = m->port;
+		eng->st.tx_settled++;
+	} else {
+		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+	}
+	rte_pktmbuf_free(m);
+	return n;
+}
+
 unsigned srnic_ports_flush(struct srnic_engine *eng)
 {
 	unsigned i, total = 0;
@@ -504,6 +538,24 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 	}
 	return total;
 }
+
+void srnic_ports_settle(struct srnic_engine *eng)
+{
+	unsigned i, k, left;
+
+	for (i = 0; i < eng->nports; i++) {
+		struct srnic_port *port = &eng->port[i];
+
+		for (k = 0, left = 0; k < port->ntx; k++) {
+			struct rte_mbuf *m = settle(eng, port->tx[k]);
+
+			if (m)
+				port->tx[left++] = m;
+		}
+		port->ntx = left;
+	}
+}
+
 
 struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 				 const struct srnic_pkt *pkt,
@@ -536,6 +588,53 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 	if (payload)
 		*payload = buf + hlen;
 	m->port = p;
+	return m;
+}
+
+static void keep_registered(void *addr, void *opaque)
+{
+	(void)addr;
+	(void)opaque;
+}
+
+/* Every frame with payload in registered memory shares this: its count
+ * starts at 1 and each frame adds one while it lives, so it never falls to
+ * 0 and nothing is freed through it (the memory is the program's). */
+static struct rte_mbuf_ext_shared_info registered_memory = {
+	.free_cb = keep_registered,
+	.refcnt = 1,
+};
+
+struct rte_mbuf *srnic_pkt_alloc_ext(struct srnic_engine *eng,
+				     const struct srnic_pkt *pkt,
+				     const uint8_t dst_mac[6], unsigned p,
+				     const uint8_t *payload)
+{
+	struct rte_mbuf *m, *d;
+	uint8_t *hdr;
+
+	m = rte_pktmbuf_alloc(eng->zc_pool);
+	d = m ? rte_pktmbuf_alloc(eng->zc_pool) : NULL;
+	hdr = d ? (uint8_t *)rte_pktmbuf_append(
+			  m, srnic_wire_hlen(pkt->opcode))
+		: NULL;
+	if (!hdr) {
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(d);
+		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+		return NULL;
+	}
+	/* The header in a buffer of ours (its lengths count the payload),
+	 * the payload attached behind it where it is. */
+	srnic_wire_encode(hdr, dst_mac, eng->port[p].mac, pkt);
+	rte_mbuf_ext_refcnt_update(&registered_memory, 1);
+	rte_pktmbuf_attach_extbuf(d, (void *)(uintptr_t)payload, RTE_BAD_IOVA,
+				  pkt->pkt_len, &registered_memory);
+	d->data_len = pkt->pkt_len;
+	d->pkt_len = pkt->pkt_len;
+	rte_pktmbuf_chain(m, d);
+	m->port = p;
+	eng->st.tx_zero_copy++;
 	return m;
 }
 

@@ -370,6 +370,28 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (off + pkt->pkt_len == w->length)
 			pkt->flags |= SRNIC_F_LAST;
 	}
+	if (pkt->pkt_len >= SRNIC_ZC_MIN && eng->port[port].zero_copy &&
+	    srnic_qp_reliable(qp) && !(w->flags & SRNIC_WR_INLINE) &&
+	    (pkt->opcode == SRNIC_OP_WRITE || pkt->opcode == SRNIC_OP_SEND)) {
+		/* Zero-copy: the port copies the payload straight out of the
+		 * program's memory (RC only: srnic_pkt_alloc_ext). */
+		bool bad;
+		const uint8_t *src = srnic_sge_piece(&eng->mem, qp->pd, w->sge,
+						     w->num_sge, off,
+						     pkt->pkt_len, &bad);
+
+		if (bad) {
+			srnic_completer_fail(qp, idx, SRNIC_WC_LOC_PROT_ERR);
+			return -1;
+		}
+		if (src) {
+			m = srnic_pkt_alloc_ext(eng, pkt, qp->peer->mac[port],
+						port, src);
+			if (!m)
+				return 0;
+			goto queue;
+		}
+	}
 	m = srnic_pkt_alloc(eng, pkt, qp->peer->mac[port], port, &payload);
 	if (!m)
 		return 0;
@@ -382,6 +404,7 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_completer_fail(qp, idx, SRNIC_WC_LOC_PROT_ERR);
 		return -1;
 	}
+queue:
 	srnic_port_tx(eng, port, m);
 	/* A plain ACK this QP owes goes right behind (send_acks). */
 	qp->tx_epoch = eng->dp_epoch;

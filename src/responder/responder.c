@@ -1149,16 +1149,27 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 			qp->rd_head++;
 			continue;
 		}
-		m = srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port], port,
-				    &payload);
-		if (!m)
-			break;
-		if (j->atomic)	/* the 8 bytes as they were, as they lay */
-			memcpy(payload, &j->value, SRNIC_ATOMIC_LEN);
-		else
-			memcpy(payload,
-			       (const void *)(uintptr_t)(j->va + j->sent),
-			       pkt.pkt_len);
+		if (!j->atomic && pkt.pkt_len >= SRNIC_ZC_MIN &&
+		    eng->port[port].zero_copy) {
+			/* Zero-copy: straight out of the region. */
+			m = srnic_pkt_alloc_ext(
+				eng, &pkt, qp->peer->mac[port], port,
+				(const uint8_t *)(uintptr_t)(j->va + j->sent));
+			if (!m)
+				break;
+		} else {
+			m = srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port],
+					    port, &payload);
+			if (!m)
+				break;
+			if (j->atomic)	/* the 8 bytes as they were */
+				memcpy(payload, &j->value, SRNIC_ATOMIC_LEN);
+			else
+				memcpy(payload,
+				       (const void *)(uintptr_t)(j->va +
+								 j->sent),
+				       pkt.pkt_len);
+		}
 		srnic_port_tx(eng, port, m);
 		n++;
 		j->sent += pkt.pkt_len;

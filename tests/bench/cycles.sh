@@ -2,7 +2,9 @@
 # What a packet and a byte cost: CPU cycles per packet and per payload byte
 # on each node, for ib_write_bw at a few message sizes over the memif wire.
 #
-#   tests/bench/cycles.sh [SECONDS]      (as root; default 4)
+#   tests/bench/cycles.sh [SECONDS [TOOL:SIZE ...]]   (as root; default 4 s,
+#       ib_write_bw at 64 KiB, 4 KiB and 8 B, ib_read_bw and ib_send_bw at
+#       64 KiB)
 #
 # For each run, in its steady state, over the same SECONDS on both nodes:
 # the CPU time of each node's process (perf stat task-clock: every thread,
@@ -14,6 +16,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SRNIC=$ROOT/srnic
 WIN=${1:-4}
+shift $(($# > 0 ? 1 : 0))
+RUNS=("$@")
+[ ${#RUNS[@]} -gt 0 ] || RUNS=(ib_write_bw:65536 ib_write_bw:4096 ib_write_bw:8
+	ib_read_bw:65536 ib_send_bw:65536)
 export SRNIC_NS=${SRNIC_NS:-srcycles} SRNIC_RUN=${SRNIC_RUN:-/run/srnic-cycles}
 TB=$SRNIC_RUN/testbed
 command -v perf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-perf >/dev/null
@@ -44,9 +50,8 @@ pid_of() {
 
 echo "| test | size | Gb/s | node | CPUs busy | packets/s | cycles/packet | cycles/byte |"
 echo "|---|---|---|---|---|---|---|---|"
-for run in "ib_write_bw 65536" "ib_write_bw 4096" "ib_write_bw 8" "ib_read_bw 65536" "ib_send_bw 65536"; do
-	set -- $run
-	tool=$1 size=$2 D=$((WIN + 4))
+for run in "${RUNS[@]}"; do
+	tool=${run%%:*} size=${run#*:} D=$((WIN + 4))
 	args=(-s "$size" -D "$D" --report_gbits)
 	"$SRNIC" exec b -- "$tool" "${args[@]}" > /dev/null 2>&1 &
 	sb=$!
