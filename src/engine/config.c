@@ -60,6 +60,17 @@ static int copy_str(char *dst, size_t size, const char *src)
 	return 0;
 }
 
+static int parse_yes_no(const char *val, int *out)
+{
+	if (!strcmp(val, "yes"))
+		*out = 1;
+	else if (!strcmp(val, "no"))
+		*out = 0;
+	else
+		return -1;
+	return 0;
+}
+
 /* One "key = value" line; returns a reason on error, NULL when fine. */
 static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "port", "mem_mb", "hugepages", "eal",
@@ -128,24 +139,14 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 		return parse_uint(val, 64, 65536, &cfg->mem_mb)
 			       ? "mem_mb: 64 to 65536"
 			       : NULL;
-	if (!strcmp(key, "hugepages")) {
-		if (!strcmp(val, "yes"))
-			cfg->hugepages = 1;
-		else if (!strcmp(val, "no"))
-			cfg->hugepages = 0;
-		else
-			return "hugepages: yes or no";
-		return NULL;
-	}
-	if (!strcmp(key, "zero_copy")) {
-		if (!strcmp(val, "yes"))
-			cfg->zero_copy = 1;
-		else if (!strcmp(val, "no"))
-			cfg->zero_copy = 0;
-		else
-			return "zero_copy: yes or no";
-		return NULL;
-	}
+	if (!strcmp(key, "hugepages"))
+		return parse_yes_no(val, &cfg->hugepages)
+			       ? "hugepages: yes or no"
+			       : NULL;
+	if (!strcmp(key, "zero_copy"))
+		return parse_yes_no(val, &cfg->zero_copy)
+			       ? "zero_copy: yes or no"
+			       : NULL;
 	if (!strcmp(key, "eal"))
 		return copy_str(cfg->eal_extra, sizeof(cfg->eal_extra), val)
 			       ? "eal: too long"

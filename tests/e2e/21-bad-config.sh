@@ -82,5 +82,15 @@ expect weight-before-port "$WORK/weight-first.conf" \
 	"^srnic: $WORK/weight-first.conf:1: weight: goes after the port" \
 	-- ibv_devinfo
 
+# 5. Values out of their range: named with what the key takes.
+{ cat "$CONF"; echo "ack_delay_us = 5000"; } > "$WORK/ack-delay.conf"
+line=$(wc -l < "$WORK/ack-delay.conf")
+expect ack-delay-out-of-range "$WORK/ack-delay.conf" \
+	"^srnic: $WORK/ack-delay.conf:$line: ack_delay_us: 0 to 1000" -- ibv_devinfo
+{ cat "$CONF"; echo "zero_copy = maybe"; } > "$WORK/zero-copy.conf"
+line=$(wc -l < "$WORK/zero-copy.conf")
+expect zero-copy-not-yes-no "$WORK/zero-copy.conf" \
+	"^srnic: $WORK/zero-copy.conf:$line: zero_copy: yes or no" -- ibv_devinfo
+
 [ $errors = 0 ] || fail "$errors bad-configuration checks failed"
 echo "all bad-configuration checks passed"
