@@ -89,16 +89,22 @@ static unsigned dp_iteration(struct srnic_engine *eng);
  * An application thread that runs the datapath becomes a DPDK lcore of its
  * own, for a packet-buffer cache of its own: without one every buffer it
  * takes or gives back is a compare-and-swap on the pool's shared ring.  The
- * lcore goes back when the thread ends.
+ * lcore goes back when the thread ends.  Only a few threads get one: each
+ * cache may keep a few hundred buffers, and a program with many polling
+ * threads would otherwise strand the pool in them.
  */
+#define APP_LCORES 4
+
 static pthread_key_t lcore_key;
 static pthread_once_t lcore_once = PTHREAD_ONCE_INIT;
 static __thread int8_t lcore_state;	/* 0 not tried, 1 registered, -1 no */
+static uint32_t app_lcores;		/* registered application threads */
 
 static void lcore_release(void *unused)
 {
 	(void)unused;
 	rte_thread_unregister();
+	__atomic_fetch_sub(&app_lcores, 1, __ATOMIC_RELAXED);
 }
 
 static void lcore_key_init(void)
@@ -112,12 +118,18 @@ static void become_lcore(void)
 		lcore_state = -1;	/* an EAL thread already */
 		return;
 	}
+	lcore_state = -1;	/* (without one, it works all the same) */
+	if (__atomic_add_fetch(&app_lcores, 1, __ATOMIC_RELAXED) >
+	    APP_LCORES) {
+		__atomic_fetch_sub(&app_lcores, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	pthread_once(&lcore_once, lcore_key_init);
 	if (rte_thread_register() == 0) {
 		lcore_state = 1;
 		pthread_setspecific(lcore_key, &lcore_state);
 	} else {
-		lcore_state = -1;	/* out of lcores: works without */
+		__atomic_fetch_sub(&app_lcores, 1, __ATOMIC_RELAXED);
 	}
 }
 
