@@ -7,12 +7,13 @@
  * receive or transmit burst on that memory: the survivor faults.  So a node
  * that stops its ports first says BYE on every link and waits, a bounded
  * time, for each peer's BYE_ACK.  A peer sends BYE_ACK only after it has
- * stopped using the link (and it sends it from the datapath thread itself,
- * the one that would otherwise touch the link), so the disconnect that
+ * stopped using the link (and it sends it from the datapath itself, the
+ * one that would otherwise touch the link), so the disconnect that
  * follows finds nobody on the other side.
  *
- * Both halves run on the datapath thread: the leaving one at shutdown, the
- * answering one from the receive path.
+ * Both halves run in the datapath: the leaving one at shutdown (on the
+ * engine's thread, holding the token for good), the answering one from the
+ * receive path.
  */
 #include <string.h>
 #include <unistd.h>

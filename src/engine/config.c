@@ -156,8 +156,9 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 			       ? "idle_sleep_us: 0 to 100000"
 			       : NULL;
 	if (!strcmp(key, "ack_delay_us"))
-		return parse_uint(val, 0, 1000, &cfg->ack_delay_us)
-			       ? "ack_delay_us: 0 to 1000"
+		/* (below the RTO's floor, 250 us: the peer would probe) */
+		return parse_uint(val, 0, 200, &cfg->ack_delay_us)
+			       ? "ack_delay_us: 0 to 200"
 			       : NULL;
 	if (!strcmp(key, "resolve_ms"))
 		return parse_uint(val, 1, 600000, &cfg->resolve_ms)

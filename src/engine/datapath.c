@@ -32,6 +32,8 @@
 #define SPIN_US 50	/* an idle engine thread spins this long, then naps */
 #define NAP_MIN_US 10	/* its first nap, doubling to idle_sleep_us */
 #define ITER_PACKETS 256	/* packets the active QPs send in an iteration */
+#define ASIDE_NAP_US 100	/* longest nap while applications drive: below
+			 * the RTO's floor (SRNIC_RTO_MIN_US) */
 #define APP_DRIVES 16	/* application iterations in SPIN_US (or in a
 			 * nap) that say it polls busily */
 
@@ -77,7 +79,8 @@ static void idle_nap(struct srnic_engine *eng, uint64_t us)
 	__atomic_store_n(&eng->sleeping, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (rte_ring_count(eng->doorbell) == 0 &&
-	    rte_ring_count(eng->calls) == 0 && !eng->stop)
+	    rte_ring_count(eng->calls) == 0 && !eng->stop &&
+	    !__atomic_load_n(&eng->kicked, __ATOMIC_RELAXED))
 		futex_wait(&eng->wake, 0, us);
 	__atomic_store_n(&eng->sleeping, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&eng->wake, 0, __ATOMIC_RELAXED);
@@ -135,17 +138,20 @@ static void become_lcore(void)
 
 static __thread bool in_iteration;
 
-/* One iteration on the caller's thread if nobody is running one. */
-static bool run_here(struct srnic_engine *eng, unsigned *work)
+/* One iteration on the caller's thread if nobody is running one.  app: a
+ * program's post or poll (not an engine call or the control core), which
+ * counts towards "applications drive" and earns an lcore. */
+static bool run_here(struct srnic_engine *eng, unsigned *work, bool app)
 {
 	if (!dp_enter(eng))
 		return false;
 	in_iteration = true;
-	if (!lcore_state)
+	if (app && !lcore_state)
 		become_lcore();
 	*work = dp_iteration(eng);
-	__atomic_store_n(&eng->app_iters, eng->app_iters + 1,
-			 __ATOMIC_RELAXED);
+	if (app)
+		__atomic_store_n(&eng->app_iters, eng->app_iters + 1,
+				 __ATOMIC_RELAXED);
 	in_iteration = false;
 	dp_leave(eng);
 	return true;
@@ -154,6 +160,9 @@ static bool run_here(struct srnic_engine *eng, unsigned *work)
 void srnic_datapath_abandon(struct srnic_engine *eng)
 {
 	if (in_iteration) {
+		/* Its lists and port queues may be half-changed: the stop
+		 * path must not touch them. */
+		__atomic_store_n(&eng->dp_abandoned, 1, __ATOMIC_RELEASE);
 		in_iteration = false;
 		dp_leave(eng);
 	}
@@ -163,7 +172,7 @@ unsigned srnic_engine_progress(struct srnic_engine *eng)
 {
 	unsigned work = 0;
 
-	run_here(eng, &work);
+	run_here(eng, &work, true);
 	return work;
 }
 
@@ -171,10 +180,13 @@ void srnic_engine_kick(struct srnic_engine *eng)
 {
 	unsigned work;
 
-	/* Whoever holds the token now sees the doorbell; if that is the
-	 * engine's thread about to nap, idle_nap sees it and does not. */
-	if (!run_here(eng, &work))
-		srnic_datapath_wake(eng);
+	if (run_here(eng, &work, true))
+		return;
+	/* Someone else holds the token, and may be past the QP already (it
+	 * was armed: no doorbell went on the ring).  The engine's thread
+	 * runs once more after this, whatever it was about to do. */
+	__atomic_store_n(&eng->kicked, 1, __ATOMIC_SEQ_CST);
+	srnic_datapath_wake(eng);
 }
 
 /* ---- engine calls ---- */
@@ -193,7 +205,7 @@ void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c)
 		sched_yield();
 	srnic_datapath_wake(eng);
 	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
-		if (run_here(eng, &work))
+		if (run_here(eng, &work, false))
 			continue;
 		if (++spins < 64)
 			sched_yield();
@@ -214,7 +226,7 @@ void srnic_engine_quiesce(struct srnic_engine *eng)
 	for (i = 0; i < 100000; i++) {
 		if (__atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE) - start >= 2)
 			return;
-		if (run_here(eng, &work))
+		if (run_here(eng, &work, false))
 			continue;
 		srnic_datapath_wake(eng);
 		usleep(10);
@@ -226,10 +238,10 @@ static unsigned run_calls(struct srnic_engine *eng)
 	struct srnic_call *c;
 	unsigned n = 0;
 
-	/* (a call may deregister memory that queued frames still read) */
-	if (rte_ring_count(eng->calls))
-		srnic_ports_settle(eng);
 	while (rte_ring_sc_dequeue(eng->calls, (void **)&c) == 0) {
+		/* (a call may deregister memory that queued frames read) */
+		if (!n)
+			srnic_ports_settle(eng);
 		c->fn(eng, c);
 		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 		n++;
@@ -238,6 +250,15 @@ static unsigned run_calls(struct srnic_engine *eng)
 }
 
 /* ---- QP lists of the datapath ---- */
+
+/* Whether qp's ACK may still go (a QP the responder has just taken to the
+ * error state still owes its peer the NAK that says why). */
+static inline bool ack_wanted(const struct srnic_qp *qp)
+{
+	return qp->state >= SRNIC_QPS_RTR &&
+	       (qp->state != SRNIC_QPS_ERR ||
+		qp->ack_syndrome != SRNIC_ACK_OK);
+}
 
 void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp)
 {
@@ -327,10 +348,9 @@ void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 	struct srnic_qp **pp;
 
 	srnic_qp_timer_off(eng, qp);
-	/* A deferred ACK still tells the peer its last messages landed
-	 * (else it would retry them against a QP that is gone). */
-	if (qp->ack_lazy && qp->state >= SRNIC_QPS_RTR &&
-	    qp->state != SRNIC_QPS_ERR)
+	/* An ACK still owed tells the peer its last messages landed (else
+	 * it would retry them against a QP that is gone). */
+	if ((qp->ack_lazy || qp->on_ack) && ack_wanted(qp))
 		srnic_responder_send_ack(eng, qp);
 	qp->ack_lazy = 0;
 	for (pp = &eng->ack_head; *pp; pp = &(*pp)->ack_next)
@@ -386,6 +406,17 @@ void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	bool was_err = qp->state == SRNIC_QPS_ERR;
 
+	/* What landed is acknowledged still: a deferred ACK goes now, or
+	 * the peer would retry delivered messages into the error state. */
+	if (!was_err && qp->ack_lazy && qp->state >= SRNIC_QPS_RTR &&
+	    qp->ack_syndrome == SRNIC_ACK_OK) {
+		srnic_responder_send_ack(eng, qp);
+		qp->ack_lazy = 0;
+	}
+	/* Its WQEs are about to complete, and the program may then reuse
+	 * their buffers: frames still reading them get their own copies. */
+	if (!was_err)
+		srnic_ports_settle(eng);
 	__atomic_store_n(&qp->state, SRNIC_QPS_ERR, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* see srnic_post_recv */
 	srnic_responder_reset(qp);
@@ -520,14 +551,6 @@ void srnic_engine_doorbell(struct srnic_engine *eng, struct srnic_qp *qp)
 		sched_yield();
 }
 
-/* Whether qp's ACK may still go (a QP the responder has just taken to the
- * error state still owes its peer the NAK that says why). */
-static inline bool ack_wanted(const struct srnic_qp *qp)
-{
-	return qp->state >= SRNIC_QPS_RTR &&
-	       (qp->state != SRNIC_QPS_ERR ||
-		qp->ack_syndrome != SRNIC_ACK_OK);
-}
 
 /*
  * The ACKs that are due: every one asked for now, and the deferred ones
@@ -632,6 +655,7 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 	uint64_t spin_tsc = eng->tsc_per_us * SPIN_US;
 	uint64_t idle_since = 0, nap = NAP_MIN_US, app_seen, look_at = 0;
 	unsigned max_nap = eng->cfg.idle_sleep_us;
+	unsigned aside_nap = max_nap < ASIDE_NAP_US ? max_nap : ASIDE_NAP_US;
 	bool app_drives = false;
 
 	app_seen = eng->app_iters;
@@ -643,6 +667,8 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 
 		ran = dp_enter(eng);
 		if (ran) {
+			/* (an iteration now covers every kick made before) */
+			__atomic_store_n(&eng->kicked, 0, __ATOMIC_SEQ_CST);
 			work = dp_iteration(eng);
 			acks = eng->ack_head || eng->lazy_head;
 			dp_leave(eng);
@@ -661,9 +687,11 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 			look_at = now + spin_tsc;
 		}
 		if (app_drives && max_nap) {
+			/* (short naps: if the application stops calling, what
+			 * it left, deferred ACKs and timers wait no longer) */
 			idle_since = 0;
 			idle_nap(eng, nap);
-			nap = nap * 2 < max_nap ? nap * 2 : max_nap;
+			nap = nap * 2 < aside_nap ? nap * 2 : aside_nap;
 			look_at = 0;
 			continue;
 		}
@@ -694,6 +722,8 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 	 * the token, so that none starts while the ports stop. */
 	while (!dp_enter(eng))
 		sched_yield();
+	if (__atomic_load_n(&eng->dp_abandoned, __ATOMIC_ACQUIRE))
+		return;	/* (srnic_datapath_abandon: leave it all as it is) */
 	run_calls(eng);
 	/* ACKs still waiting for company go now: a program that exits
 	 * right after its last receive leaves no sender retrying. */

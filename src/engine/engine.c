@@ -206,7 +206,8 @@ static void *datapath_thread(void *arg)
 		return NULL;
 
 	srnic_datapath_loop(eng);
-	srnic_leave_links(eng);
+	if (!eng->dp_abandoned)
+		srnic_leave_links(eng);
 	srnic_ports_stop(eng);
 	return NULL;
 }

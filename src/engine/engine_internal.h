@@ -243,6 +243,8 @@ struct srnic_engine {
 	uint32_t dp_token __attribute__((aligned(SRNIC_CACHE_LINE)));
 	uint64_t dp_epoch;
 	uint64_t app_iters;
+	uint32_t kicked;	/* a post found the token taken */
+	uint32_t dp_abandoned;	/* an iteration was cut short by exit() */
 	volatile int stop;
 	uint32_t ctrl_stop;
 	uint32_t hello_now;	/* ask the control core for HELLOs now */
@@ -263,7 +265,8 @@ void srnic_event(enum srnic_event ev, void *handle);
 /* datapath.c */
 /* Run c under the datapath token and wait for it to finish. */
 void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c);
-/* The engine thread's loop, until eng->stop; it returns holding the token. */
+/* The engine thread's loop, until eng->stop; it returns holding the token
+ * (and eng->dp_abandoned says the datapath must not be touched again). */
 void srnic_datapath_loop(struct srnic_engine *eng);
 /* Wake the engine's thread if it naps. */
 void srnic_datapath_wake(struct srnic_engine *eng);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Memory regions, CQs and QPs: allocation on the caller's thread, every
- * change the datapath could observe made by an engine call on the datapath
- * core itself.
+ * change the datapath could observe made by an engine call, which runs
+ * under the datapath's token.
  */
 #include <errno.h>
 #include <string.h>

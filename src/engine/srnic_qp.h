@@ -2,8 +2,9 @@
 /*
  * A queue pair as the engine holds it.  The application side (post_send,
  * post_recv) touches only the rings and their producer indices; everything
- * after "datapath only" belongs to the datapath core, which is the only
- * writer of QP state (modify_qp reaches it as an engine call).
+ * after "datapath only" belongs to the datapath (whichever thread holds its
+ * token, datapath.c), the only writer of QP state (modify_qp reaches it as
+ * an engine call).
  *
  * Message numbering: every send WQE becomes one message with a message
  * sequence number (MSN) starting at the QP's sq_psn; the responder expects

@@ -5,10 +5,11 @@
  * tag comes from a generator seeded at each engine start, so keys from an
  * earlier incarnation of the node, or guessed ones, miss.
  *
- * Registration happens on application threads; lookups happen only on the
- * datapath core.  An entry is published by storing its key last (release),
- * and invalidated by the datapath core itself (srnic_mem_invalidate runs as
- * an engine call), so a region is never written after deregistration returns.
+ * Registration happens on application threads; lookups happen only in the
+ * datapath (under its token).  An entry is published by storing its key
+ * last (release), and invalidated by the datapath itself
+ * (srnic_mem_invalidate runs as an engine call), so a region is never
+ * written after deregistration returns.
  */
 #ifndef SRNIC_MEM_H
 #define SRNIC_MEM_H

@@ -123,9 +123,11 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		kernel_iface(eng->cfg.port[i], p->iface, sizeof(p->iface));
 		/* Ports that copy a frame out during tx_burst may be given
 		 * payload that stays in registered memory; one that hands the
-		 * mbuf on (net_ring) may not. */
+		 * mbuf on (net_ring, memif in its own zero-copy mode) may
+		 * not. */
 		p->zero_copy = eng->cfg.zero_copy &&
-			       (p->shared_memory ||
+			       ((p->shared_memory &&
+				 !strstr(eng->cfg.port[i], "zero-copy=yes")) ||
 				strncmp(eng->cfg.port[i], "net_af_packet",
 					13) == 0);
 		p->start_gen = p->link_gen;
@@ -600,6 +602,8 @@ static void keep_registered(void *addr, void *opaque)
 /* Every frame with payload in registered memory shares this: its count
  * starts at 1 and each frame adds one while it lives, so it never falls to
  * 0 and nothing is freed through it (the memory is the program's). */
+_Static_assert(SRNIC_POOL_SIZE / 2 + 1 < UINT16_MAX,
+	       "the shared count must not wrap: two mbufs a live frame");
 static struct rte_mbuf_ext_shared_info registered_memory = {
 	.free_cb = keep_registered,
 	.refcnt = 1,

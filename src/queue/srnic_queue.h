@@ -5,8 +5,8 @@
  * and one consumer index:
  *
  *   SQ, RQ: the application produces work requests (under the QP's post lock,
- *           since verbs lets several threads post), the datapath core consumes.
- *   CQ:     the datapath core produces completions, the application consumes
+ *           since verbs lets several threads post), the datapath consumes.
+ *   CQ:     the datapath produces completions, the application consumes
  *           (under the CQ's poll lock).
  *
  * Indices are free-running 32-bit counters; a slot is index & mask.

@@ -1214,10 +1214,12 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (!m)
 		return;
 	srnic_port_tx(eng, port, m);
-	/* A plain ACK goes out twice (on two ports where there are two): a
-	 * lost ACK would leave a requester whose window is full waiting a
-	 * whole timeout, while a second copy costs 70 bytes.  NAKs and SACKs
-	 * go once: they make the requester act. */
+	/* A plain ACK goes out twice (on two ports where there are two; both
+	 * behind the data when it rides with some, since a copy that
+	 * overtook the data would let the peer's poll see its completion
+	 * first): a lost ACK would leave a requester whose window is full
+	 * waiting a whole timeout, while a second copy costs 70 bytes.  NAKs
+	 * and SACKs go once: they make the requester act. */
 	if (!qp->sack_due && qp->ack_syndrome == SRNIC_ACK_OK) {
 		if (!with_data)
 			port = srnic_qp_pick_port(eng, qp);
