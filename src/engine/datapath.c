@@ -74,16 +74,21 @@ void srnic_datapath_wake(struct srnic_engine *eng)
 	}
 }
 
-static void idle_nap(struct srnic_engine *eng, uint64_t us)
+/* Sleep up to us unless there is work; whether it slept. */
+static bool idle_nap(struct srnic_engine *eng, uint64_t us)
 {
+	bool sleep;
+
 	__atomic_store_n(&eng->sleeping, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (rte_ring_count(eng->doorbell) == 0 &&
-	    rte_ring_count(eng->calls) == 0 && !eng->stop &&
-	    !__atomic_load_n(&eng->kicked, __ATOMIC_RELAXED))
+	sleep = rte_ring_count(eng->doorbell) == 0 &&
+		rte_ring_count(eng->calls) == 0 && !eng->stop &&
+		!__atomic_load_n(&eng->kicked, __ATOMIC_RELAXED);
+	if (sleep)
 		futex_wait(&eng->wake, 0, us);
 	__atomic_store_n(&eng->sleeping, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&eng->wake, 0, __ATOMIC_RELAXED);
+	return sleep;
 }
 
 static unsigned dp_iteration(struct srnic_engine *eng);
@@ -159,13 +164,11 @@ static bool run_here(struct srnic_engine *eng, unsigned *work, bool app)
 
 void srnic_datapath_abandon(struct srnic_engine *eng)
 {
-	if (in_iteration) {
-		/* Its lists and port queues may be half-changed: the stop
-		 * path must not touch them. */
+	/* Its lists and port queues may be half-changed: nobody may touch
+	 * them again, so the token stays taken, and the stop path leaves
+	 * the links as a killed process would. */
+	if (in_iteration)
 		__atomic_store_n(&eng->dp_abandoned, 1, __ATOMIC_RELEASE);
-		in_iteration = false;
-		dp_leave(eng);
-	}
 }
 
 unsigned srnic_engine_progress(struct srnic_engine *eng)
@@ -408,10 +411,10 @@ void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
 
 	/* What landed is acknowledged still: a deferred ACK goes now, or
 	 * the peer would retry delivered messages into the error state. */
-	if (!was_err && qp->ack_lazy && qp->state >= SRNIC_QPS_RTR &&
-	    qp->ack_syndrome == SRNIC_ACK_OK) {
+	if (!was_err && (qp->ack_lazy || qp->on_ack) &&
+	    qp->state >= SRNIC_QPS_RTR && qp->ack_syndrome == SRNIC_ACK_OK) {
 		srnic_responder_send_ack(eng, qp);
-		qp->ack_lazy = 0;
+		qp->ack_lazy = 0;	/* (on the ack list it is now unwanted) */
 	}
 	/* Its WQEs are about to complete, and the program may then reuse
 	 * their buffers: frames still reading them get their own copies. */
@@ -634,6 +637,8 @@ static unsigned dp_iteration(struct srnic_engine *eng)
 	uint64_t now;
 
 	__atomic_store_n(&eng->dp_epoch, eng->dp_epoch + 1, __ATOMIC_RELEASE);
+	/* (this iteration covers every kick made before it) */
+	__atomic_store_n(&eng->kicked, 0, __ATOMIC_SEQ_CST);
 	work += run_calls(eng);
 	work += drain_doorbells(eng);
 	work += srnic_rx_ports(eng);
@@ -667,8 +672,6 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 
 		ran = dp_enter(eng);
 		if (ran) {
-			/* (an iteration now covers every kick made before) */
-			__atomic_store_n(&eng->kicked, 0, __ATOMIC_SEQ_CST);
 			work = dp_iteration(eng);
 			acks = eng->ack_head || eng->lazy_head;
 			dp_leave(eng);
@@ -690,9 +693,10 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 			/* (short naps: if the application stops calling, what
 			 * it left, deferred ACKs and timers wait no longer) */
 			idle_since = 0;
-			idle_nap(eng, nap);
-			nap = nap * 2 < aside_nap ? nap * 2 : aside_nap;
-			look_at = 0;
+			if (nap > aside_nap)
+				nap = aside_nap;
+			if (idle_nap(eng, nap))
+				nap = nap * 2 < aside_nap ? nap * 2 : aside_nap;
 			continue;
 		}
 		if (work) {
@@ -715,15 +719,16 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 			rte_pause();
 			continue;
 		}
-		idle_nap(eng, nap);
-		nap = nap * 2 < max_nap ? nap * 2 : max_nap;
+		if (idle_nap(eng, nap))
+			nap = nap * 2 < max_nap ? nap * 2 : max_nap;
 	}
 	/* Stopping: let an application thread's iteration end, then keep
 	 * the token, so that none starts while the ports stop. */
-	while (!dp_enter(eng))
+	while (!dp_enter(eng)) {
+		if (__atomic_load_n(&eng->dp_abandoned, __ATOMIC_ACQUIRE))
+			return;	/* (srnic_datapath_abandon) */
 		sched_yield();
-	if (__atomic_load_n(&eng->dp_abandoned, __ATOMIC_ACQUIRE))
-		return;	/* (srnic_datapath_abandon: leave it all as it is) */
+	}
 	run_calls(eng);
 	/* ACKs still waiting for company go now: a program that exits
 	 * right after its last receive leaves no sender retrying. */

@@ -206,8 +206,9 @@ static void *datapath_thread(void *arg)
 		return NULL;
 
 	srnic_datapath_loop(eng);
-	if (!eng->dp_abandoned)
-		srnic_leave_links(eng);
+	if (__atomic_load_n(&eng->dp_abandoned, __ATOMIC_ACQUIRE))
+		return NULL;	/* ports and links left as they are */
+	srnic_leave_links(eng);
 	srnic_ports_stop(eng);
 	return NULL;
 }

@@ -271,7 +271,8 @@ void srnic_datapath_loop(struct srnic_engine *eng);
 /* Wake the engine's thread if it naps. */
 void srnic_datapath_wake(struct srnic_engine *eng);
 /* The process exits from inside an iteration this thread runs (a signal
- * handler that calls exit): that iteration never ends, let go of it. */
+ * handler that calls exit): that iteration never ends, and the engine's
+ * stop leaves the datapath, its ports and links untouched. */
 void srnic_datapath_abandon(struct srnic_engine *eng);
 /* Return once the datapath has finished the loop iteration it was in
  * (so it sees flags set before the call). */
