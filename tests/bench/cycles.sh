@@ -25,7 +25,9 @@ TB=$SRNIC_RUN/testbed
 command -v perf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-perf >/dev/null
 "$SRNIC" setup
 "$SRNIC" testbed up --ports 2 --wire memif >/dev/null
-trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+# (its own files first: the testbed's teardown removes an empty run dir)
+trap 'rm -f "$SRNIC_RUN"/cycles.out "$SRNIC_RUN"/perf.a "$SRNIC_RUN"/perf.b
+      "$SRNIC" testbed down >/dev/null 2>&1' EXIT
 MHZ=$(awk -F: '/^cpu MHz/ {printf "%d", $2; exit}' /proc/cpuinfo)
 
 # pkts NODE: packets through the node's ports so far, and when (s).
