@@ -11,7 +11,7 @@
  * latency needs, and on a machine with fewer cores than busy threads it is
  * one thread fewer competing for them.  While applications drive it the
  * engine's thread steps aside and naps; once they stop calling, it takes
- * over within idle_sleep_us.  The token is a try-lock taken once an
+ * over within ASIDE_NAP_US.  The token is a try-lock taken once an
  * iteration, never per packet, and nobody waits on it but the engine's
  * thread when it stops.
  */
