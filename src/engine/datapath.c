@@ -254,6 +254,48 @@ static unsigned run_calls(struct srnic_engine *eng)
 
 /* ---- QP lists of the datapath ---- */
 
+static void fifo_push(struct srnic_qp_fifo *f, struct srnic_qp *qp,
+		      enum srnic_qp_fifo_id id)
+{
+	qp->fifo_next[id] = NULL;
+	if (f->tail)
+		f->tail->fifo_next[id] = qp;
+	else
+		f->head = qp;
+	f->tail = qp;
+}
+
+static struct srnic_qp *fifo_pop(struct srnic_qp_fifo *f,
+				 enum srnic_qp_fifo_id id)
+{
+	struct srnic_qp *qp = f->head;
+
+	if (qp) {
+		f->head = qp->fifo_next[id];
+		if (!f->head)
+			f->tail = NULL;
+	}
+	return qp;
+}
+
+/* Take qp out of f, wherever it is (a walk: QP teardown only). */
+static void fifo_remove(struct srnic_qp_fifo *f, struct srnic_qp *qp,
+			enum srnic_qp_fifo_id id)
+{
+	struct srnic_qp *prev = NULL, *q;
+
+	for (q = f->head; q && q != qp; q = q->fifo_next[id])
+		prev = q;
+	if (!q)
+		return;
+	if (prev)
+		prev->fifo_next[id] = q->fifo_next[id];
+	else
+		f->head = q->fifo_next[id];
+	if (f->tail == q)
+		f->tail = prev;
+}
+
 /* Whether qp's ACK may still go (a QP the responder has just taken to the
  * error state still owes its peer the NAK that says why). */
 static inline bool ack_wanted(const struct srnic_qp *qp)
@@ -268,12 +310,7 @@ void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (qp->on_active)
 		return;
 	qp->on_active = 1;
-	qp->active_next = NULL;
-	if (eng->active_tail)
-		eng->active_tail->active_next = qp;
-	else
-		eng->active_head = qp;
-	eng->active_tail = qp;
+	fifo_push(&eng->active, qp, SRNIC_FIFO_ACTIVE);
 }
 
 /* A completion found its CQ full: keep the QP running until the
@@ -310,12 +347,7 @@ void srnic_qp_want_ack_lazy(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (qp->on_lazy)
 		return;
 	qp->on_lazy = 1;
-	qp->lazy_next = NULL;
-	if (eng->lazy_tail)
-		eng->lazy_tail->lazy_next = qp;
-	else
-		eng->lazy_head = qp;
-	eng->lazy_tail = qp;
+	fifo_push(&eng->lazy, qp, SRNIC_FIFO_LAZY);
 }
 
 void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -362,37 +394,12 @@ void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 			break;
 		}
 	qp->on_ack = 0;
-	if (qp->on_lazy) {
-		struct srnic_qp *prev = NULL, *q;
-
-		for (q = eng->lazy_head; q && q != qp; q = q->lazy_next)
-			prev = q;
-		if (q) {
-			if (prev)
-				prev->lazy_next = q->lazy_next;
-			else
-				eng->lazy_head = q->lazy_next;
-			if (eng->lazy_tail == q)
-				eng->lazy_tail = prev;
-		}
-		qp->on_lazy = 0;
-	}
-	if (qp->on_active) {
-		struct srnic_qp *prev = NULL, *q;
-
-		for (q = eng->active_head; q; prev = q, q = q->active_next)
-			if (q == qp)
-				break;
-		if (q) {
-			if (prev)
-				prev->active_next = q->active_next;
-			else
-				eng->active_head = q->active_next;
-			if (eng->active_tail == q)
-				eng->active_tail = prev;
-		}
-		qp->on_active = 0;
-	}
+	if (qp->on_lazy)
+		fifo_remove(&eng->lazy, qp, SRNIC_FIFO_LAZY);
+	qp->on_lazy = 0;
+	if (qp->on_active)
+		fifo_remove(&eng->active, qp, SRNIC_FIFO_ACTIVE);
+	qp->on_active = 0;
 }
 
 struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn)
@@ -489,7 +496,7 @@ static unsigned run_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 
 static unsigned run_active(struct srnic_engine *eng)
 {
-	struct srnic_qp *qp, *tail = eng->active_tail;
+	struct srnic_qp *qp, *tail = eng->active.tail;
 	unsigned n = 0;
 
 	/* One round over the QPs that were active when it started, or
@@ -498,12 +505,10 @@ static unsigned run_active(struct srnic_engine *eng)
 	 * short with many QPs: the ports are polled again soon, and an
 	 * application thread that is descheduled holding the token holds it
 	 * for little. */
-	while (n < ITER_PACKETS && (qp = eng->active_head) != NULL) {
+	while (n < ITER_PACKETS &&
+	       (qp = fifo_pop(&eng->active, SRNIC_FIFO_ACTIVE)) != NULL) {
 		bool last = qp == tail;
 
-		eng->active_head = qp->active_next;
-		if (!eng->active_head)
-			eng->active_tail = NULL;
 		qp->on_active = 0;
 		n += run_qp(eng, qp);
 		if (qp_busy(qp)) {
@@ -572,12 +577,10 @@ static void send_acks(struct srnic_engine *eng, uint64_t now)
 		if (ack_wanted(qp))
 			srnic_responder_send_ack(eng, qp);
 	}
-	while ((qp = eng->lazy_head) != NULL) {
+	while ((qp = eng->lazy.head) != NULL) {
 		if (qp->ack_lazy && now < qp->ack_at)
 			break;
-		eng->lazy_head = qp->lazy_next;
-		if (!eng->lazy_head)
-			eng->lazy_tail = NULL;
+		fifo_pop(&eng->lazy, SRNIC_FIFO_LAZY);
 		qp->on_lazy = 0;
 		if (qp->ack_lazy) {
 			qp->ack_lazy = 0;
@@ -673,7 +676,7 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 		ran = dp_enter(eng);
 		if (ran) {
 			work = dp_iteration(eng);
-			acks = eng->ack_head || eng->lazy_head;
+			acks = eng->ack_head || eng->lazy.head;
 			dp_leave(eng);
 		}
 		now = srnic_now();

@@ -9,30 +9,6 @@
 
 #include "engine_internal.h"
 
-/* A frame spread over several segments is copied into one: every consumer
- * then sees a contiguous frame. */
-static struct rte_mbuf *linearize(struct srnic_engine *eng, struct rte_mbuf *m)
-{
-	struct rte_mbuf *n;
-	uint32_t len = rte_pktmbuf_pkt_len(m);
-	char *dst;
-
-	if (m->nb_segs == 1)
-		return m;
-	n = rte_pktmbuf_alloc(eng->pool);
-	dst = n ? rte_pktmbuf_append(n, len) : NULL;
-	if (!dst) {
-		rte_pktmbuf_free(n);
-		rte_pktmbuf_free(m);
-		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
-		return NULL;
-	}
-	srnic_mbuf_copy_out(m, 0, dst, len);
-	n->port = m->port;
-	rte_pktmbuf_free(m);
-	return n;
-}
-
 static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 {
 	struct srnic_pkt pkt;
@@ -137,7 +113,9 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 			continue;
 		n = srnic_port_rx(eng, p, pkts, SRNIC_BURST);
 		for (i = 0; i < n; i++) {
-			struct rte_mbuf *m = linearize(eng, pkts[i]);
+			/* (in one segment: every consumer sees a contiguous
+			 * frame) */
+			struct rte_mbuf *m = srnic_mbuf_linear(eng, pkts[i]);
 
 			if (i + 1 < n)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1],

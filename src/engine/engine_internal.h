@@ -147,6 +147,11 @@ struct srnic_mcast_group {
 	uint32_t qpn[SRNIC_MAX_MCAST_QPS];
 };
 
+/* A FIFO of QPs through their fifo_next[id] links. */
+struct srnic_qp_fifo {
+	struct srnic_qp *head, *tail;
+};
+
 /* An operation the datapath core runs for another thread. */
 struct srnic_call {
 	void (*fn)(struct srnic_engine *eng, struct srnic_call *c);
@@ -211,11 +216,11 @@ struct srnic_engine {
 	struct rte_ring *ctrl_tx;	/* control -> datapath: mbufs */
 
 	/* datapath lists */
-	struct srnic_qp *active_head, *active_tail;
+	struct srnic_qp_fifo active;	/* QPs with work */
 	struct srnic_qp *ack_head;	/* ACKs to send now */
 	/* Deferred plain ACKs, in the order they fall due (each waits the
 	 * same ack_delay_tsc) */
-	struct srnic_qp *lazy_head, *lazy_tail;
+	struct srnic_qp_fifo lazy;
 	uint64_t ack_delay_tsc;
 	struct srnic_qp *timer_head;
 	struct srnic_qp *timer_cursor;	/* where the next tick's slice starts */
@@ -463,6 +468,10 @@ static inline void srnic_qp_pkt_init(struct srnic_pkt *pkt,
 	pkt->msn = msn;
 }
 
+/* A frame in one segment: m itself, or a copy of it (m is freed); NULL,
+ * counted as a drop, when no buffer is free. */
+struct rte_mbuf *srnic_mbuf_linear(struct srnic_engine *eng,
+				   struct rte_mbuf *m);
 /* Copy len bytes of a (possibly chained) mbuf starting at off into dst. */
 void srnic_mbuf_copy_out(const struct rte_mbuf *m, uint32_t off, void *dst,
 			 uint32_t len);

@@ -141,6 +141,13 @@ struct srnic_qp_attr_rt {
 	uint8_t max_dest_rd_atomic;
 };
 
+/* The engine's QP FIFOs (datapath.c): each QP has a link in each. */
+enum srnic_qp_fifo_id {
+	SRNIC_FIFO_ACTIVE,
+	SRNIC_FIFO_LAZY,
+	SRNIC_QP_FIFOS
+};
+
 struct srnic_qp {
 	/* application side: posting */
 	pthread_spinlock_t sq_lock;
@@ -236,10 +243,10 @@ struct srnic_qp {
 	struct srnic_atomic_done atomic_done[SRNIC_MAX_RD_ATOMIC];
 	uint32_t atomic_next;
 
-	/* engine lists: active (has work), ack (ACK to send), timer */
-	struct srnic_qp *active_next;
+	/* engine lists: the FIFOs (active: has work; lazy: a deferred ACK),
+	 * ack (ACK to send now), timer */
+	struct srnic_qp *fifo_next[SRNIC_QP_FIFOS];
 	struct srnic_qp *ack_next;
-	struct srnic_qp *lazy_next;
 	struct srnic_qp *timer_next, *timer_prev;
 	uint8_t on_active, on_ack, on_lazy, on_timer;
 	uint8_t flush_pending;

@@ -484,33 +484,6 @@ bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p)
 	return eng->port[p].ntx > SRNIC_TXBUF - SRNIC_BURST;
 }
 
-/* A frame whose payload is still in registered memory gets a copy of its
- * own (or is dropped, as a full wire would drop it). */
-static struct rte_mbuf *settle(struct srnic_engine *eng, struct rte_mbuf *m)
-{
-	struct rte_mbuf *n;
-	char *dst;
-
-	if (!m || m->nb_segs == 1)
-		return m;
-	n = rte_pktmbuf_alloc(eng->pool);
-	dst = n ? rte_pktmbuf_append(n, rte_pktmbuf_pkt_len(m)) : NULL;
-	if (dst)
-		srnic_mbuf_copy_out(m, 0, dst, rte_pktmbuf_pkt_len(m));
-	else if (n) {
-		rte_pktmbuf_free(n);
-		n = NULL;
-	}
-	if (n) {
-		n->port = m->port;
-		eng->st.tx_settled++;
-	} else {
-		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
-	}
-	rte_pktmbuf_free(m);
-	return n;
-}
-
 unsigned srnic_ports_flush(struct srnic_engine *eng)
 {
 	unsigned i, total = 0;
@@ -548,9 +521,15 @@ void srnic_ports_settle(struct srnic_engine *eng)
 	for (i = 0; i < eng->nports; i++) {
 		struct srnic_port *port = &eng->port[i];
 
+		/* A frame whose payload is still in registered memory gets
+		 * a copy of its own (or is dropped, as a full wire would). */
 		for (k = 0, left = 0; k < port->ntx; k++) {
-			struct rte_mbuf *m = settle(eng, port->tx[k]);
+			struct rte_mbuf *m = port->tx[k];
 
+			if (m->nb_segs > 1) {
+				m = srnic_mbuf_linear(eng, m);
+				eng->st.tx_settled += m != NULL;
+			}
 			if (m)
 				port->tx[left++] = m;
 		}
@@ -640,6 +619,29 @@ struct rte_mbuf *srnic_pkt_alloc_ext(struct srnic_engine *eng,
 	m->port = p;
 	eng->st.tx_zero_copy++;
 	return m;
+}
+
+struct rte_mbuf *srnic_mbuf_linear(struct srnic_engine *eng,
+				   struct rte_mbuf *m)
+{
+	struct rte_mbuf *n;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	char *dst;
+
+	if (m->nb_segs == 1)
+		return m;
+	n = rte_pktmbuf_alloc(eng->pool);
+	dst = n ? rte_pktmbuf_append(n, len) : NULL;
+	if (!dst) {
+		rte_pktmbuf_free(n);
+		rte_pktmbuf_free(m);
+		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+		return NULL;
+	}
+	srnic_mbuf_copy_out(m, 0, dst, len);
+	n->port = m->port;
+	rte_pktmbuf_free(m);
+	return n;
 }
 
 void srnic_mbuf_copy_out(const struct rte_mbuf *m, uint32_t off, void *dst,

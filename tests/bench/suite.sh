@@ -90,9 +90,11 @@ pair_out() {	# TOOL ARGS...: server on b, client on a; the client's output
 	wait $pid 2>/dev/null || true
 }
 
-perf_bw() {	# tool size: Gb/s
-	pair_out "$1" -s "$2" -D "$SECS" --report_gbits |
-		awk -v s="$2" '$1 == s && NF >= 5 {print $4}'
+perf_bw() {	# tool size [args...]: Gb/s
+	local tool=$1 size=$2
+	shift 2
+	pair_out "$tool" -s "$size" -D "$SECS" --report_gbits "$@" |
+		awk -v s="$size" '$1 == s && NF >= 5 {print $4}'
 }
 
 perf_lat() {	# tool size: typical µs
@@ -220,9 +222,7 @@ for wire in $WIRES; do
 			# 1000 connected QPs against one (issue 5's target)
 			[ "$wire $ports" = "memif 2" ] &&
 				record "$wire" "$ports" ib_write_bw_q1000 65536 "$r" \
-					"$(pair_out ib_write_bw -s 65536 -q 1000 -D "$SECS" \
-						--report_gbits |
-					   awk '$1 == 65536 && NF >= 5 {print $4}')" Gb/s
+					"$(perf_bw ib_write_bw 65536 -q 1000)" Gb/s
 			# the peers once a round, on the first testbed only
 			[ "$wire $ports" = "${WIRES%% *} ${PORTS%% *}" ] && peers "$r"
 		done
