@@ -123,11 +123,11 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		kernel_iface(eng->cfg.port[i], p->iface, sizeof(p->iface));
 		/* Ports that copy a frame out during tx_burst may be given
 		 * payload that stays in registered memory; one that hands the
-		 * mbuf on (net_ring, memif in its own zero-copy mode) may
-		 * not. */
+		 * mbuf on (net_ring) may not.  (memif's own zero-copy mode,
+		 * which would hand it on too, is refused by the
+		 * configuration.) */
 		p->zero_copy = eng->cfg.zero_copy &&
-			       ((p->shared_memory &&
-				 !strstr(eng->cfg.port[i], "zero-copy=yes")) ||
+			       (p->shared_memory ||
 				strncmp(eng->cfg.port[i], "net_af_packet",
 					13) == 0);
 		p->start_gen = p->link_gen;
