@@ -315,6 +315,7 @@ unsigned srnic_ports_flush(struct srnic_engine *eng);
 void srnic_ports_settle(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
 int srnic_port_carrier(const struct srnic_port *port);
+void srnic_ports_prefault_shared(void);
 
 /* fault.c: delay and reorder received frames (the testbed's faults) */
 uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
