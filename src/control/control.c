@@ -277,7 +277,7 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 				__atomic_store_n(&port->link_gen,
 						 port->link_gen + 1,
 						 __ATOMIC_RELEASE);
-			/* (its memory faulted in now, not by the datapath
+			/* (memif memory faulted in now, not by the datapath
 			 * packet by packet: prefault.c) */
 			if (up && port->shared_memory)
 				srnic_ports_prefault_shared();

@@ -71,7 +71,6 @@ static int parse_yes_no(const char *val, int *out)
 	return 0;
 }
 
-/* One "key = value" line; returns a reason on error, NULL when fine. */
 /* A memif port line asking for memif's own zero-copy mode.  DPDK 22.11's
  * memif client closes the file descriptor of EAL's memory once it has
  * mapped it, though EAL still owns it: the number is reused by the next
@@ -80,15 +79,23 @@ static int parse_yes_no(const char *val, int *out)
  * (3 starts in 30 on the two-port testbed). */
 static bool memif_zero_copy(const char *port)
 {
-	const char *zc = strstr(port, "zero-copy=");
-	const char *end;
+	const char *arg = strchr(port, ',');
+	bool on = false;
 
-	if (strncmp(port, "net_memif", 9) || !zc)
+	if (strncmp(port, "net_memif", 9))
 		return false;
-	zc += strlen("zero-copy=");
-	end = strchr(zc, ',');
-	/* (memif takes any value containing "yes" as yes) */
-	return memmem(zc, end ? (size_t)(end - zc) : strlen(zc), "yes", 3);
+	/* Each "key=value" after the device name; memif, like every
+	 * kvargs user, takes the last of a key given twice, and any value
+	 * containing "yes" as yes. */
+	while (arg) {
+		const char *end = strchr(++arg, ',');
+		size_t n = end ? (size_t)(end - arg) : strlen(arg);
+
+		if (n >= 10 && !strncmp(arg, "zero-copy=", 10))
+			on = memmem(arg + 10, n - 10, "yes", 3) != NULL;
+		arg = end;
+	}
+	return on;
 }
 
 static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
@@ -107,6 +114,7 @@ static bool is_known(const char *key)
 	return false;
 }
 
+/* One "key = value" line; returns a reason on error, NULL when fine. */
 static const char *apply(struct srnic_config *cfg, const char *key,
 			 const char *val)
 {
@@ -142,7 +150,8 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 			     val) || !*val)
 			return "port: empty or too long";
 		if (memif_zero_copy(val))
-			return "port: memif's zero-copy=yes is refused: DPDK "
+			return "port: memif's zero-copy=yes (either role) is "
+			       "refused: DPDK "
 			       "22.11's memif closes the memory's file "
 			       "descriptor on connect, and its peer then "
 			       "faults (docs/performance.md)";

@@ -98,8 +98,8 @@ perf_bw() {	# tool size [args...]: Gb/s
 }
 
 perf_lat() {	# tool size: typical µs
-	# (10000 iterations: the first 1000-3000 of a run are slow, see
-	# docs/performance.md; ucx_perftest runs 20000)
+	# (10000 iterations, nearer the peers' 20000 for ucx_perftest; the
+	# first of a READ run are still slower, docs/performance.md)
 	pair_out "$1" -s "$2" -n 10000 |
 		awk -v s="$2" '$1 == s && NF >= 7 {print $5}'
 }

@@ -97,8 +97,17 @@ sed 's/^\(port = net_memif0,.*\)$/\1,zero-copy=yes/' "$CONF" > "$WORK/memif-zc.c
 line=$(grep -n "^port = net_memif0,.*zero-copy=yes$" "$WORK/memif-zc.conf" | cut -d: -f1)
 [ -n "$line" ] || fail "could not write memif-zc.conf"
 expect memif-zero-copy-refused "$WORK/memif-zc.conf" \
-	"^srnic: $WORK/memif-zc.conf:$line: port: memif's zero-copy=yes is refused" \
+	"^srnic: $WORK/memif-zc.conf:$line: port: memif's zero-copy=yes \\(either role\\) is refused" \
 	-- ibv_devinfo
+# (memif takes the last of a key given twice)
+sed 's/^\(port = net_memif0,.*\)$/\1,zero-copy=no,zero-copy=yes/' "$CONF" > "$WORK/memif-zc2.conf"
+expect memif-zero-copy-last-wins "$WORK/memif-zc2.conf" \
+	"^srnic: $WORK/memif-zc2.conf:$line: port: memif's zero-copy=yes" \
+	-- ibv_devinfo
+# ...and "zero-copy=no" is no error: ibv_devinfo opens the device
+sed 's/^\(port = net_memif0,.*\)$/\1,zero-copy=yes,zero-copy=no/' "$CONF" > "$WORK/memif-zc-no.conf"
+out=$(SRNIC_CONF_OVERRIDE="$WORK/memif-zc-no.conf" on a 20 -- ibv_devinfo 2>&1) ||
+	bad "memif-zero-copy-no: ibv_devinfo failed: $out"
 
 [ $errors = 0 ] || fail "$errors bad-configuration checks failed"
 echo "all bad-configuration checks passed"

@@ -85,6 +85,7 @@ int main(void)
 		 "socket=%s,socket-abstract=no,bsize=8192", sock);
 	snprintf(cli, sizeof(cli), "--vdev=net_memif1,role=client,id=0,"
 		 "socket=%s,socket-abstract=no,bsize=8192", sock);
+	unlink(sock);	/* (a run of the same pid that crashed) */
 	if (rte_eal_init(sizeof(argv) / sizeof(argv[0]), argv) < 0) {
 		fprintf(stderr, "EAL init failed\n");
 		return 2;
@@ -97,7 +98,12 @@ int main(void)
 	until = rte_get_timer_cycles() + 5 * rte_get_timer_hz();
 	while (!(port_up(0) && port_up(1)) && rte_get_timer_cycles() < until)
 		usleep(1000);
-	CHECK(port_up(0) && port_up(1), "memif link up within 5 s");
+	/* (no stop of a port mid-handshake: DPDK 22.11's memif server
+	 * panics at that, port.c) */
+	if (!CHECK(port_up(0) && port_up(1), "memif link up within 5 s")) {
+		unlink(sock);
+		return check_summary("prefault");
+	}
 
 	memif_kb(&size, &rss0, &maps);
 	/* the client's mapping and the server's, of 16 MiB each */
@@ -111,8 +117,9 @@ int main(void)
 	printf("memif mappings: %d, %lu kB; resident %lu kB before, %lu after\n",
 	       maps, size, rss0, rss1);
 
-	rte_eth_dev_stop(1);
-	rte_eth_dev_stop(0);
+	/* The ports are left as they are: stopping a memif port anywhere
+	 * but on DPDK's interrupt thread can fault it (port.c), and the
+	 * process ends here anyway. */
 	unlink(sock);
 	return check_summary("prefault");
 }
