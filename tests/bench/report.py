@@ -27,6 +27,19 @@ def load(path):
     return {k: statistics.median(v) for k, v in runs.items()}, runs
 
 
+def per_round(path):
+    """(wire, ports, bench, size) -> {round: value}."""
+    runs = defaultdict(dict)
+    with open(path) as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            try:
+                runs[(row["wire"], row["ports"], row["bench"],
+                      row["size"])][int(row["round"])] = float(row["value"])
+            except ValueError:
+                pass
+    return runs
+
+
 def size_name(s):
     s = int(s)
     for unit, n in (("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -132,10 +145,58 @@ def report(out, command):
     target("ib_write_bw 64 KiB over 1000 RC QPs (-q 1000), memif, 2 ports: "
            ">= 50% of one QP's", r, r is not None and r >= 0.5,
            "-" if r is None else f"{100 * r:.0f}%")
-    lines.append("")
+    lines += [""] + by_round(per_round(f"{out}/raw.tsv"), rounds) + [""]
     with open(f"{out}/results.md", "w") as f:
         f.write("\n".join(lines))
     plot(out, med, get)
+
+
+def by_round(runs, rounds):
+    """Issue 5's targets with each ratio taken within one round: the host
+    has fast and slow phases of seconds, and a ratio of medians can pair
+    one round's srnic with another round's peer."""
+    at = lambda r, *k: runs.get(tuple(str(x) for x in k), {}).get(r)
+    checks = [  # heading, srnic, reference, met, shown
+        ("of testpmd", ("memif", 2, "ib_write_bw", 65536),
+         ("memif", 2, "testpmd", 65536), lambda x: x >= 0.7,
+         lambda x: f"{100 * x:.0f}%"),
+        ("x libfabric", ("memif", 2, "ib_write_bw", 65536),
+         ("kernel", "-", "libfabric-write", 65536), lambda x: x >= 3,
+         lambda x: f"{x:.2f}x"),
+        ("x kernel TCP", ("memif", 2, "ib_write_bw", 65536),
+         ("kernel", "-", "tcp-iperf3", "stream"), lambda x: x >= 3,
+         lambda x: f"{x:.2f}x"),
+        ("2 B latency of UCX's", ("memif", 2, "ib_write_lat", 2),
+         ("kernel", "-", "ucx-put-lat", 2), lambda x: x <= 0.2,
+         lambda x: f"{x:.2f}"),
+        ("1000 QPs of one", ("memif", 2, "ib_write_bw_q1000", 65536),
+         ("memif", 2, "ib_write_bw", 65536), lambda x: x >= 0.5,
+         lambda x: f"{100 * x:.0f}%"),
+    ]
+    lines = ["## Issue 5's targets, round by round", "",
+             "Each ratio within one round: srnic and testpmd seconds "
+             "apart; the peers once a round, beside the first testbed's "
+             "runs (in a full run, the one-port memif rounds).", "",
+             "| round | ib_write_bw 64 KiB (Gb/s) | " +
+             " | ".join(c[0] for c in checks) + " |",
+             "|---|---|" + "---|" * len(checks)]
+    met = [0] * len(checks)
+    seen = [0] * len(checks)
+    for r in range(1, rounds + 1):
+        cells = []
+        for i, (_h, mine, ref, ok, shown) in enumerate(checks):
+            x = ratio(at(r, *mine), at(r, *ref))
+            if x is None:
+                cells.append("-")
+                continue
+            seen[i] += 1
+            met[i] += bool(ok(x))
+            cells.append(shown(x))
+        lines.append(f"| {r} | {fmt(at(r, 'memif', 2, 'ib_write_bw', 65536))}"
+                     f" | " + " | ".join(cells) + " |")
+    lines.append("| met in | | " + " | ".join(
+        f"{m} of {n}" if n else "-" for m, n in zip(met, seen)) + " |")
+    return lines
 
 
 def plot(out, med, get):
