@@ -14,19 +14,6 @@ BW_TOOLS = ["ib_write_bw", "ib_read_bw", "ib_send_bw"]
 LAT_TOOLS = ["ib_write_lat", "ib_read_lat"]
 
 
-def load(path):
-    """(wire, ports, bench, size) -> the median of its rounds."""
-    runs = defaultdict(list)
-    with open(path) as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            try:
-                runs[(row["wire"], row["ports"], row["bench"],
-                      row["size"])].append(float(row["value"]))
-            except ValueError:
-                pass
-    return {k: statistics.median(v) for k, v in runs.items()}, runs
-
-
 def per_round(path):
     """(wire, ports, bench, size) -> {round: value}."""
     runs = defaultdict(dict)
@@ -38,6 +25,14 @@ def per_round(path):
             except ValueError:
                 pass
     return runs
+
+
+def load(path):
+    """(wire, ports, bench, size) -> the median of its rounds; and the
+    rounds' values in order."""
+    runs = {k: [v[r] for r in sorted(v)]
+            for k, v in per_round(path).items()}
+    return {k: statistics.median(v) for k, v in runs.items()}, runs
 
 
 def size_name(s):
