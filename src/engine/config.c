@@ -151,10 +151,9 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 			return "port: empty or too long";
 		if (memif_zero_copy(val))
 			return "port: memif's zero-copy=yes (either role) is "
-			       "refused: DPDK "
-			       "22.11's memif closes the memory's file "
-			       "descriptor on connect, and its peer then "
-			       "faults (docs/performance.md)";
+			       "refused: DPDK 22.11's memif closes the "
+			       "memory's file descriptor on connect, and its "
+			       "peer then faults (docs/performance.md)";
 		cfg->weight[cfg->nports++] = 1;
 		return NULL;
 	}

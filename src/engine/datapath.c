@@ -559,7 +559,6 @@ void srnic_engine_doorbell(struct srnic_engine *eng, struct srnic_qp *qp)
 		sched_yield();
 }
 
-
 /*
  * The ACKs that are due: every one asked for now, and the deferred ones
  * whose delay is up.  A deferred ACK whose QP sends a packet meanwhile is

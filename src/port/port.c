@@ -537,7 +537,6 @@ void srnic_ports_settle(struct srnic_engine *eng)
 	}
 }
 
-
 struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 				 const struct srnic_pkt *pkt,
 				 const uint8_t dst_mac[6], unsigned p,
