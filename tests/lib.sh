@@ -38,6 +38,12 @@ pair() {
 	if [ $rca != 0 ] || [ $rcb != 0 ]; then
 		echo "--- $name: client (a) exit $rca" >&2; tail -15 "$LOGDIR/$name.a" >&2
 		echo "--- $name: server (b) exit $rcb" >&2; tail -15 "$LOGDIR/$name.b" >&2
+		# (each node's counters as its engine last wrote them)
+		for n in a b; do
+			[ -f "$TB/$n.stats" ] || continue
+			echo "--- $name: node $n's last counters" >&2
+			grep -Ev '^([a-z_]+ )?[a-z_]+ 0$' "$TB/$n.stats" >&2
+		done
 		return 1
 	fi
 }

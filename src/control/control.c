@@ -8,7 +8,8 @@
  *    reads;
  *  - resolves a GID to a peer for modify_qp.
  * It is a plain thread that sleeps between ticks: it must cost nothing on a
- * machine where two nodes share two cores.
+ * machine where two nodes share two cores.  It never touches a file, which
+ * could keep it waiting and silence the node (files.c does that work).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,12 +29,12 @@
  * hundred milliseconds; 100 tiny frames a second a port cost nothing. */
 #define HELLO_MS 10
 #define PEER_DEAD_MS 300
-#define STATS_MS 500
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 /* SRNIC_LOG=1 in the environment: the control core says what it sees
- * (links, peers).  Slow path only; the datapath never logs. */
+ * (links, peers).  Slow path only; the datapath never logs.  (A debugging
+ * aid: stderr may be a file, on which the control core then may wait.) */
 static int log_on = -1;
 
 static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
@@ -41,6 +42,8 @@ static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 
 static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 {
+	struct timespec ts;
+	struct tm tm;
 	va_list ap;
 
 	if (log_on < 0) {
@@ -50,7 +53,12 @@ static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 	}
 	if (!log_on)
 		return;
-	fprintf(stderr, "srnic[%s]: ", eng->cfg.node);
+	/* (wall-clock time: lines from both nodes and the test's own
+	 * events read as one story) */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	fprintf(stderr, "%02d:%02d:%02d.%03ld srnic[%s]: ", tm.tm_hour,
+		tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, eng->cfg.node);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -326,19 +334,48 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 	pthread_mutex_unlock(&eng->peer_lock);
 }
 
+/* When this node itself last made progress: its control core's last tick,
+ * and the datapath's iteration count and when it last changed. */
+struct self_watch {
+	uint64_t tick, dp_epoch, dp_moved;
+};
+
+/* SRNIC_LOG: say when this node itself stalled (its control core, or its
+ * datapath), which peers would take for a silent or dead link. */
+static void watch_self(struct srnic_engine *eng, struct self_watch *w,
+		       uint64_t now)
+{
+	uint64_t dp = __atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE);
+	bool late = w->tick && now - w->tick > 5 * TICK_MS;
+
+	if (late)
+		ctl_log(eng, "control core stalled: %lu ms between ticks",
+			(unsigned long)(now - w->tick));
+	w->tick = now;
+	/* (the datapath is judged only across ticks that came on time) */
+	if (dp != w->dp_epoch || late) {
+		if (!late && w->dp_moved && now - w->dp_moved > 5 * TICK_MS)
+			ctl_log(eng, "datapath stalled for %lu ms",
+				(unsigned long)(now - w->dp_moved));
+		w->dp_epoch = dp;
+		w->dp_moved = now;
+	}
+}
+
 static void *control_thread(void *arg)
 {
 	struct srnic_engine *eng = arg;
-	uint64_t last_hello = 0, last_stats = 0;
+	uint64_t last_hello = 0;
+	struct self_watch self = {0};
 
 	pthread_setname_np(pthread_self(), "srnic-ctrl");
 	while (!__atomic_load_n(&eng->ctrl_stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now = srnic_ms();
 		unsigned p;
 
+		watch_self(eng, &self, now);
 		drain_rx(eng, now);
 		watch_links(eng, now);
-		srnic_fault_poll(eng);
 		if (now - last_hello >= HELLO_MS ||
 		    __atomic_exchange_n(&eng->hello_now, 0, __ATOMIC_ACQ_REL)) {
 			last_hello = now;
@@ -348,13 +385,8 @@ static void *control_thread(void *arg)
 		}
 		srnic_integrate_tick(eng, now);
 		srnic_mcast_program_ports(eng);
-		if (now - last_stats >= STATS_MS) {
-			last_stats = now;
-			srnic_stats_write(eng);
-		}
 		usleep(TICK_MS * 1000);
 	}
-	srnic_stats_write(eng);	/* the last word */
 	return NULL;
 }
 
@@ -376,6 +408,10 @@ int srnic_control_start(struct srnic_engine *eng)
 	if (pthread_create(&eng->ctrl_thread, NULL, control_thread, eng))
 		return -EAGAIN;
 	eng->ctrl_started = 1;
+	if (srnic_files_start(eng)) {
+		srnic_control_stop(eng);
+		return -EAGAIN;
+	}
 	return 0;
 }
 
@@ -387,6 +423,7 @@ void srnic_control_stop(struct srnic_engine *eng)
 		return;
 	__atomic_store_n(&eng->ctrl_stop, 1, __ATOMIC_RELEASE);
 	pthread_join(eng->ctrl_thread, NULL);
+	srnic_files_stop(eng);
 	eng->ctrl_started = 0;
 	while (rte_ring_sc_dequeue(eng->ctrl_rx, (void **)&m) == 0)
 		rte_pktmbuf_free(m);

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The node's counters, written by the control core twice a second to the
- * configuration's stats_file (what "./srnic stats NODE" shows).  The file is
- * replaced whole (write, then rename), so a reader never sees half of it.
+ * The node's counters, written twice a second to the configuration's
+ * stats_file (what "./srnic stats NODE" shows) by the thread that does the
+ * node's file work (files.c).  The text is made in memory, where holding
+ * the peers' lock costs nothing, and the file is replaced whole (write,
+ * then rename), so a reader never sees half of it.
  * Counters belong to the datapath; reading them here without a lock is fine
  * for statistics: each is one aligned 64-bit word.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "engine_internal.h"
 
@@ -39,13 +42,14 @@ static uint64_t rd(const uint64_t *v)
 void srnic_stats_write(struct srnic_engine *eng)
 {
 	char tmp[sizeof(eng->cfg.stats_file) + 8];
+	char *text = NULL;
+	size_t len = 0;
 	unsigned p, i;
 	FILE *f;
 
 	if (!eng->cfg.stats_file[0])
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", eng->cfg.stats_file);
-	f = fopen(tmp, "w");
+	f = open_memstream(&text, &len);
 	if (!f)
 		return;
 	fprintf(f, "node %s incarnation %08x\n", eng->cfg.node, eng->inc);
@@ -53,13 +57,16 @@ void srnic_stats_write(struct srnic_engine *eng)
 		const struct srnic_port *port = &eng->port[p];
 
 		fprintf(f, "port %u link %s rx_packets %lu rx_bytes %lu "
-			"tx_packets %lu tx_bytes %lu delayed %lu weight %u\n", p,
+			"tx_packets %lu tx_bytes %lu delayed %lu tx_full %lu "
+			"tx_queued %u weight %u\n", p,
 			port->link_up ? "up" : "down",
 			(unsigned long)rd(&port->st.rx_pkts),
 			(unsigned long)rd(&port->st.rx_bytes),
 			(unsigned long)rd(&port->st.tx_pkts),
 			(unsigned long)rd(&port->st.tx_bytes),
 			(unsigned long)rd(&port->st.delayed),
+			(unsigned long)rd(&port->st.tx_full),
+			(unsigned)__atomic_load_n(&port->ntx, __ATOMIC_RELAXED),
 			eng->cfg.weight[p]);
 	}
 	fprintf(f, "retransmits %lu\n", (unsigned long)rd(&eng->st.retransmits));
@@ -118,8 +125,19 @@ void srnic_stats_write(struct srnic_engine *eng)
 		fputc('\n', f);
 	}
 	pthread_mutex_unlock(&eng->peer_lock);
-	if (fclose(f) == 0)
-		rename(tmp, eng->cfg.stats_file);
-	else
-		remove(tmp);
+	if (fclose(f) != 0) {
+		free(text);
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", eng->cfg.stats_file);
+	f = fopen(tmp, "w");
+	if (f) {
+		bool whole = fwrite(text, 1, len, f) == len;
+
+		if (fclose(f) == 0 && whole)
+			rename(tmp, eng->cfg.stats_file);
+		else
+			remove(tmp);
+	}
+	free(text);
 }

@@ -60,10 +60,11 @@ enum srnic_drop {
 struct srnic_port_stats {
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
 	uint64_t delayed;	/* frames the fault injector held back */
+	uint64_t tx_full;	/* flushes the port did not take whole */
 };
 
 /* A port's receive-side fault injector (src/port/fault.c): a FIFO of frames
- * held back.  The control core writes hold and delay_tsc; the rest is the
+ * held back.  The file thread writes hold and delay_tsc; the rest is the
  * datapath's. */
 #define SRNIC_FAULT_HOLD 1024	/* a power of two */
 struct srnic_fault {
@@ -258,7 +259,8 @@ struct srnic_engine {
 	int refcnt;
 	pthread_t dp_thread;
 	pthread_t ctrl_thread;
-	int dp_started, ctrl_started;
+	pthread_t files_thread;	/* files.c: stats and fault files */
+	int dp_started, ctrl_started, files_started;
 
 	struct srnic_stats st;
 };
@@ -401,6 +403,10 @@ void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
 
 /* stats.c */
 void srnic_stats_write(struct srnic_engine *eng);
+/* files.c: the thread that writes and reads the node's files (it stops
+ * with the control core, on ctrl_stop) */
+int srnic_files_start(struct srnic_engine *eng);
+void srnic_files_stop(struct srnic_engine *eng);
 
 /* leave.c: leaving links so that the peer survives it */
 void srnic_leave_answer(struct srnic_engine *eng, unsigned p);

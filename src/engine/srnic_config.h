@@ -32,7 +32,7 @@ struct srnic_config {
 	int zero_copy;			/* send RC payload from registered
 					 * memory where the port allows it */
 	unsigned resolve_ms;		/* how long RTR waits for a GID */
-	char stats_file[256];		/* where the control core writes
+	char stats_file[256];		/* where the engine writes its
 					 * counters (empty: nowhere) */
 	char fault_file[256];		/* delay and reordering to inject
 					 * (src/port/fault.c; empty: none) */

@@ -13,8 +13,8 @@
  * reorder=P% holds each received frame with probability P (default 100%
  * when only a delay is given); delay=T holds it that long (us, ms or s;
  * default 1 ms when only reorder is given).  A port the file does not name,
- * or a missing file, has no fault.  The control core looks at the file
- * every FILE_CHECK_MS and publishes what it read with atomic stores.
+ * or a missing file, has no fault.  The file thread (files.c) looks at the
+ * file every FILE_CHECK_MS and publishes what it read with atomic stores.
  *
  * On the datapath, a port without a fault and nothing held costs one
  * branch per receive burst (srnic_port_rx).  Held frames wait in a FIFO of
@@ -109,7 +109,7 @@ void srnic_fault_drop(struct srnic_port *port)
 		rte_pktmbuf_free(f->m[f->head++ & (SRNIC_FAULT_HOLD - 1)]);
 }
 
-/* ---- the fault file (control core) ---- */
+/* ---- the fault file (file thread) ---- */
 
 struct port_fault {
 	uint64_t hold;
@@ -204,7 +204,7 @@ static void publish(struct srnic_engine *eng, const struct port_fault *pf)
 }
 
 /*
- * Control core, every tick: at most every FILE_CHECK_MS, stat the fault
+ * The file thread, every tick: at most every FILE_CHECK_MS, stat the fault
  * file and read it again when it changed (or went away).  One engine per
  * process, so what was seen last can live here.
  */

@@ -505,6 +505,7 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 		for (k = 0; k < sent; k++)
 			port->st.tx_bytes += rte_pktmbuf_pkt_len(port->tx[k]);
 		port->st.tx_pkts += sent;
+		port->st.tx_full += sent < port->ntx;
 		if (sent && sent < port->ntx)
 			memmove(port->tx, port->tx + sent,
 				(port->ntx - sent) * sizeof(port->tx[0]));

@@ -19,3 +19,50 @@ write_bw() {
 
 # median: the median of the numbers on stdin, one a line.
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+# testpmd_gbps WIRE PORTS FRAME: the wire's ceiling, in Gb/s: dpdk-testpmd
+# txonly -> rxonly, frames of FRAME bytes, over PORTS links of WIRE's kind
+# (memif: two testpmds on memif links of their own, buffers of
+# TESTPMD_BSIZE bytes, default 8192 as the testbed's; afpacket: testpmd on
+# the nodes' rail interfaces) for SECS seconds; W is a scratch directory.
+testpmd_gbps() {
+	local bsize=${TESTPMD_BSIZE:-8192}
+	local eal="--no-pci --in-memory -m $((bsize > 8192 ? 1024 : 512)) --log-level=*:error"
+	local app="--mbuf-size=$((bsize + 128)) --total-num-mbufs=16384 --nb-cores=1 --stats-period 1"
+	local rxv="" txv="" p rxns="" txns=""
+	for ((p = 0; p < $2; p++)); do
+		if [ "$1" = memif ]; then
+			rxv+=" --vdev net_memif$p,role=server,id=$p,socket=$W/t$p.sock,socket-abstract=no,bsize=$bsize"
+			txv+=" --vdev net_memif$p,role=client,id=$p,socket=$W/t$p.sock,socket-abstract=no,bsize=$bsize"
+		else
+			# (as the testbed's nodes open their rails)
+			rxv+=" --vdev net_af_packet$p,iface=rail$p,qpairs=1,blocksz=16384,framesz=2048,framecnt=4096"
+			txv+=" --vdev net_af_packet$p,iface=rail$p,qpairs=1,blocksz=16384,framesz=2048,framecnt=4096"
+		fi
+	done
+	[ "$1" = afpacket ] && { rxns="ip netns exec $SRNIC_NS-b"; txns="ip netns exec $SRNIC_NS-a"; }
+	rm -f "$W"/t*.sock
+	# shellcheck disable=SC2086
+	timeout -s INT $((SECS + 3)) $rxns dpdk-testpmd $eal --lcores=0@0,1@1 $rxv -- \
+		$app --forward-mode=rxonly > "$W/rx.log" 2>&1 &
+	local rx=$!
+	sleep 1
+	# shellcheck disable=SC2086
+	timeout -s INT $((SECS + 1)) $txns dpdk-testpmd $eal --lcores=0@1,1@0 $txv -- \
+		$app --forward-mode=txonly --txpkts="$3" > "$W/tx.log" 2>&1 || true
+	wait $rx || true
+	# An "Rx-bps:" line per port and second: the ports' sum, second by
+	# second; the median of the full seconds (not the first or the last
+	# with traffic, which are partial), or the best of a short run's.
+	grep -o 'Rx-bps: *[0-9]*' "$W/rx.log" | awk -v np="$2" '
+		{s[int((NR - 1) / np)] += $2; n = int((NR - 1) / np) + 1}
+		END {k = 0; for (i = 0; i < n; i++) if (s[i] > 0) v[++k] = s[i];
+		     if (k < 3) {m = 0; for (i = 1; i <= k; i++) if (v[i] > m) m = v[i];
+				 if (k) printf "%.3f\n", m / 1e9; exit}
+		     lo = 2; hi = k - 1
+		     m = 0; for (i = lo; i <= hi; i++) w[++m] = v[i];
+		     if (!m) exit;
+		     for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
+			if (w[j] < w[i]) {t = w[i]; w[i] = w[j]; w[j] = t}
+		     printf "%.3f\n", w[int((m + 1) / 2)] / 1e9}'
+}

@@ -114,47 +114,6 @@ frame_of() {	# message size: bytes of srnic's largest frame for it, with
 	echo $(($1 < mtu ? $1 + 78 : mtu + 78))
 }
 
-testpmd_gbps() {	# wire ports frame
-	local eal="--no-pci --in-memory -m 512 --log-level=*:error"
-	local app="--mbuf-size=8320 --total-num-mbufs=16384 --nb-cores=1 --stats-period 1"
-	local rxv="" txv="" p rxns="" txns=""
-	for ((p = 0; p < $2; p++)); do
-		if [ "$1" = memif ]; then
-			rxv+=" --vdev net_memif$p,role=server,id=$p,socket=$W/t$p.sock,socket-abstract=no,bsize=8192"
-			txv+=" --vdev net_memif$p,role=client,id=$p,socket=$W/t$p.sock,socket-abstract=no,bsize=8192"
-		else
-			# (as the testbed's nodes open their rails)
-			rxv+=" --vdev net_af_packet$p,iface=rail$p,qpairs=1,blocksz=16384,framesz=2048,framecnt=4096"
-			txv+=" --vdev net_af_packet$p,iface=rail$p,qpairs=1,blocksz=16384,framesz=2048,framecnt=4096"
-		fi
-	done
-	[ "$1" = afpacket ] && { rxns="ip netns exec $SRNIC_NS-b"; txns="ip netns exec $SRNIC_NS-a"; }
-	rm -f "$W"/t*.sock
-	# shellcheck disable=SC2086
-	timeout -s INT $((SECS + 3)) $rxns dpdk-testpmd $eal --lcores=0@0,1@1 $rxv -- \
-		$app --forward-mode=rxonly > "$W/rx.log" 2>&1 &
-	local rx=$!
-	sleep 1
-	# shellcheck disable=SC2086
-	timeout -s INT $((SECS + 1)) $txns dpdk-testpmd $eal --lcores=0@1,1@0 $txv -- \
-		$app --forward-mode=txonly --txpkts="$3" > "$W/tx.log" 2>&1 || true
-	wait $rx || true
-	# An "Rx-bps:" line per port and second: the ports' sum, second by
-	# second; the median of the full seconds (not the first or the last
-	# with traffic, which are partial), or the best of a short run's.
-	grep -o 'Rx-bps: *[0-9]*' "$W/rx.log" | awk -v np="$2" '
-		{s[int((NR - 1) / np)] += $2; n = int((NR - 1) / np) + 1}
-		END {k = 0; for (i = 0; i < n; i++) if (s[i] > 0) v[++k] = s[i];
-		     if (k < 3) {m = 0; for (i = 1; i <= k; i++) if (v[i] > m) m = v[i];
-				 if (k) printf "%.3f\n", m / 1e9; exit}
-		     lo = 2; hi = k - 1
-		     m = 0; for (i = lo; i <= hi; i++) w[++m] = v[i];
-		     if (!m) exit;
-		     for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
-			if (w[j] < w[i]) {t = w[i]; w[i] = w[j]; w[j] = t}
-		     printf "%.3f\n", w[int((m + 1) / 2)] / 1e9}'
-}
-
 # ---- the peers, over the kernel's network ---------------------------------
 
 ucx_test() {	# port test size: ucx_perftest over tcp, the client's output

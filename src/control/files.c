@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node's files, on a thread of their own: the counters it writes twice
+ * a second (stats_file) and the faults it reads (fault_file).
+ *
+ * A file system may keep a caller waiting for a second: ext4 renaming over
+ * a file whose pages are still being written back, as the testbed's /run
+ * on this machine's disk does.  The control core sends the HELLOs by which
+ * peers judge this node's links; were it the one waiting, both links of the
+ * node would fall silent together, its peers would declare it dead on every
+ * port and its QPs would run out of retries with nothing wrong on the wire.
+ * So the control core never touches a file, and this thread, which touches
+ * nothing else, may wait as long as the disk likes.
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "engine_internal.h"
+
+#define FILES_TICK_MS 50
+#define STATS_MS 500
+
+static void *files_thread(void *arg)
+{
+	struct srnic_engine *eng = arg;
+	uint64_t last_stats = 0;
+
+	pthread_setname_np(pthread_self(), "srnic-files");
+	while (!__atomic_load_n(&eng->ctrl_stop, __ATOMIC_ACQUIRE)) {
+		uint64_t now = srnic_ms();
+
+		srnic_fault_poll(eng);
+		if (now - last_stats >= STATS_MS) {
+			last_stats = now;
+			srnic_stats_write(eng);
+		}
+		usleep(FILES_TICK_MS * 1000);
+	}
+	srnic_stats_write(eng);	/* the last word */
+	return NULL;
+}
+
+int srnic_files_start(struct srnic_engine *eng)
+{
+	if (pthread_create(&eng->files_thread, NULL, files_thread, eng))
+		return -EAGAIN;
+	eng->files_started = 1;
+	return 0;
+}
+
+/* After ctrl_stop is set. */
+void srnic_files_stop(struct srnic_engine *eng)
+{
+	if (!eng->files_started)
+		return;
+	pthread_join(eng->files_thread, NULL);
+	eng->files_started = 0;
+}
