@@ -29,6 +29,14 @@
  * hundred milliseconds; 100 tiny frames a second a port cost nothing. */
 #define HELLO_MS 10
 #define PEER_DEAD_MS 300
+/* A port that has stayed quiet this long while another port of the same
+ * peer kept hearing it is out of the rotation at once, not after
+ * PEER_DEAD_MS: a link that died silently must not eat the retries of
+ * the QPs striped over it (ibv_rc_pingpong's are spent in half a
+ * second).  Ten HELLOs, and twice the queueing a rate-limited port of
+ * the testbed may add (tbf latency 50 ms), so congestion alone does not
+ * look like silence; a stall of the whole node delays every port alike. */
+#define PORT_SILENT_MS 100
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
@@ -235,6 +243,12 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 			__atomic_store_n(&peer->inc, pkt->src_inc,
 					 __ATOMIC_RELEASE);
 			peer->last_seen[p] = now;
+			if (peer->silent[p]) {
+				ctl_log(eng, "peer %s heard on port %u again",
+					peer->name, p);
+				__atomic_store_n(&peer->silent[p], 0,
+						 __ATOMIC_RELEASE);
+			}
 			__atomic_store_n(&peer->up[p], 1, __ATOMIC_RELEASE);
 		}
 	}
@@ -259,6 +273,29 @@ static void drain_rx(struct srnic_engine *eng, uint64_t now)
 		}
 		rte_pktmbuf_free(m);
 	}
+}
+
+/* Ports of a peer gone quiet while another still hears it (PORT_SILENT_MS).
+ * The measure is relative: it needs no clock of the peer's, and a node
+ * that stalls (or a peer that stalls) silences every port alike. */
+static void watch_silence(struct srnic_engine *eng, struct srnic_peer *peer)
+{
+	uint64_t freshest = 0;
+	unsigned p;
+
+	for (p = 0; p < eng->nports; p++)
+		if (peer->up[p] && peer->last_seen[p] > freshest)
+			freshest = peer->last_seen[p];
+	for (p = 0; p < eng->nports; p++)
+		if (peer->up[p] && !peer->silent[p] &&
+		    peer->last_seen[p] + PORT_SILENT_MS < freshest) {
+			ctl_log(eng, "peer %s silent on port %u for %lu ms: "
+				"out of the rotation", peer->name, p,
+				(unsigned long)(freshest - peer->last_seen[p]));
+			__atomic_store_n(&peer->silent[p], 1,
+					 __ATOMIC_RELEASE);
+			peer->silenced++;
+		}
 }
 
 /* Link state and peer liveness: what striping may use. */
@@ -321,7 +358,7 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 		eng->dev_active = active;
 	}
 	pthread_mutex_lock(&eng->peer_lock);
-	for (i = 0; i < eng->npeers; i++)
+	for (i = 0; i < eng->npeers; i++) {
 		for (p = 0; p < eng->nports; p++)
 			if (eng->peer[i].up[p] &&
 			    (now - eng->peer[i].last_seen[p] > PEER_DEAD_MS ||
@@ -331,6 +368,8 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 				__atomic_store_n(&eng->peer[i].up[p], 0,
 						 __ATOMIC_RELEASE);
 			}
+		watch_silence(eng, &eng->peer[i]);
+	}
 	pthread_mutex_unlock(&eng->peer_lock);
 }
 

@@ -113,11 +113,15 @@ void srnic_stats_write(struct srnic_engine *eng)
 		fprintf(f, "\nintegration %s rdma_in %s rdma_out %s\n",
 			peer->name, peer->ok_inc == peer->inc ? "yes" : "no",
 			peer->ready_inc == peer->inc ? "yes" : "no");
-		/* HELLOs lost per mille on each port, and the ports striping
-		 * avoids for it. */
+		/* HELLOs lost per mille on each port, how often a port went
+		 * silent, and the ports striping avoids for it. */
 		fprintf(f, "striping %s hello_loss", peer->name);
 		for (p = 0; p < eng->nports; p++)
 			fprintf(f, " %u", peer->hello_loss[p]);
+		fprintf(f, " silenced %u silent", peer->silenced);
+		for (p = 0; p < eng->nports; p++)
+			if (peer->silent[p])
+				fprintf(f, " %u", p);
 		fprintf(f, " lossy");
 		for (p = 0; p < eng->nports; p++)
 			if (peer->lossy[p])

@@ -120,6 +120,10 @@ struct srnic_peer {
 	uint32_t hello_inc[SRNIC_MAX_PORTS];	/* ... from this incarnation */
 	uint16_t hello_loss[SRNIC_MAX_PORTS];
 	uint8_t lossy[SRNIC_MAX_PORTS];
+	/* Port i has been quiet for a while although another port still
+	 * hears the peer: striping avoids it until it is heard again. */
+	uint8_t silent[SRNIC_MAX_PORTS];
+	uint32_t silenced;	/* times one of its ports went silent */
 	/* Integration (integrate.c).  The datapath reads ok_inc and
 	 * ready_inc; the control core writes everything. */
 	uint32_t ok_inc;	/* this incarnation of the peer confirmed it

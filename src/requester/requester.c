@@ -96,11 +96,13 @@ static int pick_port(struct srnic_engine *eng, const struct srnic_peer *peer,
 	for (i = 0; i < eng->stripe_len; i++) {
 		p = eng->stripe[(*rr)++ % eng->stripe_len];
 		if (port_usable(eng, peer, p) &&
-		    (!peer || !__atomic_load_n(&peer->lossy[p],
-					       __ATOMIC_RELAXED)))
+		    (!peer || (!__atomic_load_n(&peer->lossy[p],
+						__ATOMIC_RELAXED) &&
+			       !__atomic_load_n(&peer->silent[p],
+						__ATOMIC_RELAXED))))
 			return p;
 	}
-	/* Only lossy ports left: a lossy path beats none. */
+	/* Only lossy or silent ports left: a doubtful path beats none. */
 	for (p = 0; p < eng->nports; p++)
 		if (port_usable(eng, peer, p))
 			return p;

@@ -8,8 +8,9 @@
 #     atomics test checks that every atomic ran exactly once, and
 #     uc_check that UC messages arrive intact, in order, and keep coming.
 #  2. A link that goes down for two seconds in the middle of a transfer and
-#     comes back: no error, no bad byte, and the port is in use again;
-#     then the same for ibv_rc_pingpong -c.
+#     comes back: no error, no bad byte, the peer found the port silent
+#     (before it found it dead) and the port is in use again; then the same
+#     for ibv_rc_pingpong -c.
 # The testbed is the caller's SRNIC_NS and SRNIC_RUN with "-f" appended, so
 # that it never meets the caller's own testbed or another run's.
 export SRNIC_NS=${SRNIC_NS:-srnic}-f SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-f
@@ -68,10 +69,17 @@ wait $flap
 grep -q ", 0 bad" "$LOGDIR/flap-integrity.a" || fail "bad data across a link flap"
 sleep 1
 "$SRNIC" stats a | grep -E '^peer b .* ports up 0 1$' || fail "port 0 did not come back"
+# b found a's port 0 silent (port 1 still heard a) before it found it dead.
+"$SRNIC" stats b | grep -E '^striping a .* silenced [1-9]' ||
+	fail "b did not find a's port 0 silent"
 
 ( sleep 1.5; "$SRNIC" testbed fault b 1 down; sleep 2; "$SRNIC" testbed fault b 1 up ) &
 flap=$!
 pair flap-pingpong 180 ibv_rc_pingpong -g 1 -c -s 65536 -n 6000 -m 1024 ||
 	fail "ibv_rc_pingpong while a link goes down and up"
 wait $flap
+grep iters "$LOGDIR/flap-pingpong.a"
+"$SRNIC" stats a | grep -E '^(port|peer|striping) '
+"$SRNIC" stats a | grep -E '^striping b .* silenced [1-9]' ||
+	fail "a did not find b's port 1 silent"
 exit 0
