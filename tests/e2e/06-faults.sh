@@ -79,7 +79,8 @@ pair flap-pingpong 180 ibv_rc_pingpong -g 1 -c -s 65536 -n 6000 -m 1024 ||
 	fail "ibv_rc_pingpong while a link goes down and up"
 wait $flap
 grep iters "$LOGDIR/flap-pingpong.a"
-"$SRNIC" stats a | grep -E '^(port|peer|striping) '
-"$SRNIC" stats a | grep -E '^striping b .* silenced [1-9]' ||
+stats=$("$SRNIC" stats a)
+grep -E '^(port|peer|striping) ' <<< "$stats"
+grep -qE '^striping b .* silenced [1-9]' <<< "$stats" ||
 	fail "a did not find b's port 1 silent"
 exit 0
