@@ -76,6 +76,34 @@ pair_checked() {
 	return $rc
 }
 
+# pingpong_ok LOG: an ibverbs-utils pingpong's log shows its result line
+# and no "invalid data in page N" line.  The pingpongs' data check (-c)
+# prints that line for a page whose bytes are wrong and still exits 0, so
+# the exit status alone says nothing about the data.
+pingpong_ok() {
+	local log=$1
+	if grep -q "invalid data" "$log"; then
+		echo "--- ${log##*/}: wrong bytes received:" >&2
+		grep -m 5 "invalid data" "$log" >&2
+		return 1
+	fi
+	grep -q "iters in" "$log" ||
+		{ echo "--- ${log##*/}: no result line" >&2; return 1; }
+}
+
+# pingpong NAME TIMEOUT TOOL ARGS...: an ibverbs-utils pingpong (rc, uc, ud,
+# srq) between a and b with its data check on (-c is added); fails on
+# either side's exit status, missing result line or wrong bytes.
+pingpong() {
+	local name=$1 t=$2 rc=0 side
+	shift 2
+	pair "$name" "$t" "$@" -c || rc=1
+	for side in a b; do
+		pingpong_ok "$LOGDIR/$name.$side" || rc=1
+	done
+	return $rc
+}
+
 # Unmodified perftest between a and b (server b, client a):
 bw() {	# name tool args...: bandwidth result must be > MIN_GBPS (0.01)
 	local name=$1 gbps min=${MIN_GBPS:-0.01}
