@@ -43,8 +43,8 @@ void srnic_leave_answer(struct srnic_engine *eng, unsigned p)
 		port->ntx = 0;
 	}
 	m = srnic_control_frame(eng, SRNIC_OP_BYE_ACK, p);
-	if (m && rte_eth_tx_burst(port->port_id, 0, &m, 1) != 1)
-		rte_pktmbuf_free(m);
+	if (m)
+		srnic_port_tx_now(eng, p, m);
 }
 
 /* Shutdown: BYE on every live link, then wait for the answers. */
@@ -60,11 +60,9 @@ void srnic_leave_links(struct srnic_engine *eng)
 		if (!eng->port[p].polling)
 			continue;
 		m = srnic_control_frame(eng, SRNIC_OP_BYE, p);
-		if (m && rte_eth_tx_burst(eng->port[p].port_id, 0, &m, 1) == 1) {
+		if (m && srnic_port_tx_now(eng, p, m)) {
 			waiting[p] = 1;
 			left++;
-		} else if (m) {
-			rte_pktmbuf_free(m);
 		}
 	}
 	for (ms = 0; left && ms < LEAVE_WAIT_MS; ms++) {
@@ -80,10 +78,7 @@ void srnic_leave_links(struct srnic_engine *eng)
 				struct srnic_pkt pkt;
 
 				if (waiting[p] &&
-				    srnic_wire_decode(
-					    rte_pktmbuf_mtod(pkts[i], uint8_t *),
-					    rte_pktmbuf_data_len(pkts[i]),
-					    &pkt) == SRNIC_WIRE_OK &&
+				    srnic_rx_decode(eng, p, pkts[i], &pkt) &&
 				    (pkt.opcode == SRNIC_OP_BYE_ACK ||
 				     pkt.opcode == SRNIC_OP_BYE)) {
 					/* An answer, or the peer leaving at

@@ -32,6 +32,7 @@ static const char *const drop_name[SRNIC_DROP_MAX] = {
 	[SRNIC_DROP_CQ_FULL] = "cq_full",
 	[SRNIC_DROP_NO_GROUP] = "no_group",
 	[SRNIC_DROP_UC_GIVEN_UP] = "uc_given_up",
+	[SRNIC_DROP_BAD_CRC] = "bad_crc",
 };
 
 static uint64_t rd(const uint64_t *v)
@@ -57,17 +58,18 @@ void srnic_stats_write(struct srnic_engine *eng)
 		const struct srnic_port *port = &eng->port[p];
 
 		fprintf(f, "port %u link %s rx_packets %lu rx_bytes %lu "
-			"tx_packets %lu tx_bytes %lu delayed %lu tx_full %lu "
-			"tx_queued %u weight %u\n", p,
+			"tx_packets %lu tx_bytes %lu delayed %lu corrupted %lu "
+			"tx_full %lu tx_queued %u weight %u crc %s\n", p,
 			port->link_up ? "up" : "down",
 			(unsigned long)rd(&port->st.rx_pkts),
 			(unsigned long)rd(&port->st.rx_bytes),
 			(unsigned long)rd(&port->st.tx_pkts),
 			(unsigned long)rd(&port->st.tx_bytes),
 			(unsigned long)rd(&port->st.delayed),
+			(unsigned long)rd(&port->st.corrupted),
 			(unsigned long)rd(&port->st.tx_full),
 			(unsigned)__atomic_load_n(&port->ntx, __ATOMIC_RELAXED),
-			eng->cfg.weight[p]);
+			eng->cfg.weight[p], port->crc ? "yes" : "no");
 	}
 	fprintf(f, "retransmits %lu\n", (unsigned long)rd(&eng->st.retransmits));
 	fprintf(f, "sacks_sent %lu\n", (unsigned long)rd(&eng->st.sacks_sent));

@@ -98,11 +98,18 @@ static bool memif_zero_copy(const char *port)
 	return on;
 }
 
+/* Whether a port's frames leave the host's memory: all but memif's and
+ * net_ring's, which are copies between processes (or within one). */
+static bool crosses_wire(const char *port)
+{
+	return strncmp(port, "net_memif", 9) && strncmp(port, "net_ring", 8);
+}
+
 static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "port", "mem_mb", "hugepages", "eal",
 			      "idle_sleep_us", "ack_delay_us", "resolve_ms",
 			      "stats_file", "fault_file", "weight",
-			      "zero_copy"};
+			      "zero_copy", "crc"};
 
 static bool is_known(const char *key)
 {
@@ -154,7 +161,18 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 			       "refused: DPDK 22.11's memif closes the "
 			       "memory's file descriptor on connect, and its "
 			       "peer then faults (docs/performance.md)";
-		cfg->weight[cfg->nports++] = 1;
+		cfg->weight[cfg->nports] = 1;
+		cfg->crc[cfg->nports++] = crosses_wire(val);
+		return NULL;
+	}
+	if (!strcmp(key, "crc")) {
+		int on;
+
+		if (!cfg->nports)
+			return "crc: goes after the port line it is for";
+		if (parse_yes_no(val, &on))
+			return "crc: yes or no";
+		cfg->crc[cfg->nports - 1] = on;
 		return NULL;
 	}
 	if (!strcmp(key, "weight")) {

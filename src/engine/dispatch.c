@@ -9,19 +9,33 @@
 
 #include "engine_internal.h"
 
+bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
+		     const struct rte_mbuf *m, struct srnic_pkt *pkt)
+{
+	const uint8_t *buf = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	enum srnic_wire_err e;
+
+	/* The trailer first: nothing of a damaged frame is believed, not
+	 * even the lengths that say where its payload goes. */
+	e = srnic_wire_check_crc(buf, len, eng->port[p].crc);
+	if (e == SRNIC_WIRE_OK)
+		e = srnic_wire_decode(buf, len, pkt);
+	if (e == SRNIC_WIRE_OK)
+		return true;
+	eng->st.drops[e == SRNIC_WIRE_NOT_OURS ? SRNIC_DROP_NOT_OURS
+		      : e == SRNIC_WIRE_BAD_CRC ? SRNIC_DROP_BAD_CRC
+						 : SRNIC_DROP_MALFORMED]++;
+	return false;
+}
+
 static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 {
 	struct srnic_pkt pkt;
 	struct srnic_qp *qp;
-	enum srnic_wire_err e;
 
-	e = srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
-			      rte_pktmbuf_data_len(m), &pkt);
-	if (e != SRNIC_WIRE_OK) {
-		eng->st.drops[e == SRNIC_WIRE_NOT_OURS ? SRNIC_DROP_NOT_OURS
-						       : SRNIC_DROP_MALFORMED]++;
+	if (!srnic_rx_decode(eng, m->port, m, &pkt))
 		return false;
-	}
 	if (srnic_op_is_control(pkt.opcode)) {
 		/* The peer is about to vanish from this link: let go of it
 		 * now, on the thread that polls it, and say so. */

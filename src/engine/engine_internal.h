@@ -54,21 +54,25 @@ enum srnic_drop {
 	SRNIC_DROP_CQ_FULL,	/* a datagram whose CQ had no room */
 	SRNIC_DROP_NO_GROUP,	/* multicast to a group nobody here joined */
 	SRNIC_DROP_UC_GIVEN_UP,	/* UC messages given up: packets lost */
+	SRNIC_DROP_BAD_CRC,	/* integrity trailer wrong, or missing */
 	SRNIC_DROP_MAX
 };
 
 struct srnic_port_stats {
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
 	uint64_t delayed;	/* frames the fault injector held back */
+	uint64_t corrupted;	/* ... and the ones it flipped a bit in */
 	uint64_t tx_full;	/* flushes the port did not take whole */
 };
 
 /* A port's receive-side fault injector (src/port/fault.c): a FIFO of frames
- * held back.  The file thread writes hold and delay_tsc; the rest is the
- * datapath's. */
+ * held back, and bit flips.  The file thread writes hold, delay_tsc and
+ * corrupt; the rest is the datapath's. */
 #define SRNIC_FAULT_HOLD 1024	/* a power of two */
 struct srnic_fault {
 	uint64_t hold;		/* hold a frame when 32 random bits < hold */
+	uint64_t corrupt;	/* flip a bit in it when 32 random bits <
+				 * corrupt */
 	uint64_t delay_tsc;
 	uint64_t rng;		/* xorshift64 state */
 	uint32_t head, tail;
@@ -97,6 +101,9 @@ struct srnic_port {
 	uint8_t shared_memory;	/* memif: the peer's leaving unmaps the link */
 	uint8_t zero_copy;	/* tx_burst copies frames out: payload may
 				 * stay in registered memory */
+	uint8_t crc;		/* frames carry and must carry a CRC-32C
+				 * (never zero_copy: the frame is sealed
+				 * whole, in one buffer) */
 	char iface[16];		/* af_packet: its kernel interface */
 	uint16_t ntx;
 	struct rte_mbuf *tx[SRNIC_TXBUF];
@@ -317,6 +324,8 @@ void srnic_ports_stop(struct srnic_engine *eng);
 uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf **pkts, uint16_t n);
 void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
+bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
+		       struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);
 void srnic_ports_settle(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
@@ -359,6 +368,10 @@ bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
 
 /* dispatch.c: receive */
 unsigned srnic_rx_ports(struct srnic_engine *eng);
+/* Check (CRC) and decode a frame port p received; false, and the drop
+ * counted, for one that is damaged, malformed or not ours. */
+bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
+		     const struct rte_mbuf *m, struct srnic_pkt *pkt);
 
 /* requester.c */
 unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,

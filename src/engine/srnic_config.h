@@ -23,6 +23,11 @@ struct srnic_config {
 	unsigned nports;
 	char port[SRNIC_MAX_PORTS][256]; /* DPDK vdev arguments, one a port */
 	uint8_t weight[SRNIC_MAX_PORTS]; /* striping weight, 1 to 16 */
+	/* Frames on the port carry, and must carry, a CRC-32C trailer
+	 * ("crc = yes|no" after its port line; by default yes for ports
+	 * that cross a wire, no for memif and net_ring, whose frames never
+	 * leave the host's memory). */
+	uint8_t crc[SRNIC_MAX_PORTS];
 	unsigned mem_mb;		/* EAL memory */
 	int hugepages;			/* 0: run EAL with --no-huge */
 	char eal_extra[256];		/* more EAL arguments, space separated */

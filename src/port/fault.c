@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Receive-side fault injection: delay and reordering for the testbed, whose
- * kernel has no netem.  Each port may hold back a share of the frames it
- * receives for a fixed time and hand them to the datapath after the frames
- * that arrived meanwhile.
+ * Receive-side fault injection: delay, reordering and corruption for the
+ * testbed, whose kernel has no netem.  Each port may hold back a share of
+ * the frames it receives for a fixed time and hand them to the datapath
+ * after the frames that arrived meanwhile, and may flip one bit in a share
+ * of them: past any checksum the wire has, which is what the frames' own
+ * CRC (wire.c) is there to catch.
  *
  * The setting comes from the configuration's fault_file, which
  * "./srnic testbed fault" writes, one line per faulty port:
  *
- *     port 0 reorder=25% delay=1ms
+ *     port 0 reorder=25% delay=1ms corrupt=1%
  *
  * reorder=P% holds each received frame with probability P (default 100%
  * when only a delay is given); delay=T holds it that long (us, ms or s;
- * default 1 ms when only reorder is given).  A port the file does not name,
- * or a missing file, has no fault.  The file thread (files.c) looks at the
+ * default 1 ms when only reorder is given); corrupt=P% flips one random bit
+ * of each frame with probability P.  A port the file does not name, or a
+ * missing file, has no fault.  The file thread (files.c) looks at the
  * file every FILE_CHECK_MS and publishes what it read with atomic stores.
  *
  * On the datapath, a port without a fault and nothing held costs one
@@ -51,8 +54,8 @@ static inline uint64_t xorshift64(uint64_t *s)
  * some of them back and appends the held frames whose time has come, after
  * the new ones.  Returns how many frames pkts now has.
  */
-/* BYE and BYE_ACK are never held: a peer leaving a memif link waits only
- * so long for its answer before it unmaps the link under us. */
+/* BYE and BYE_ACK are never held or damaged: a peer leaving a memif link
+ * waits only so long for its answer before it unmaps the link under us. */
 static inline bool leaving(const struct rte_mbuf *m)
 {
 	uint8_t op = srnic_wire_peek_opcode(rte_pktmbuf_mtod(m, const uint8_t *),
@@ -61,22 +64,44 @@ static inline bool leaving(const struct rte_mbuf *m)
 	return op == SRNIC_OP_BYE || op == SRNIC_OP_BYE_ACK;
 }
 
+/* One random bit of m's frame, in whichever segment it lies. */
+static void flip_bit(struct rte_mbuf *m, uint64_t r)
+{
+	uint32_t bit = (uint32_t)(r % ((uint64_t)rte_pktmbuf_pkt_len(m) * 8));
+
+	while (m && bit >= (uint32_t)m->data_len * 8) {
+		bit -= m->data_len * 8;
+		m = m->next;
+	}
+	if (m)
+		*rte_pktmbuf_mtod_offset(m, uint8_t *, bit / 8) ^=
+			(uint8_t)(1u << (bit % 8));
+}
+
 uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
 			struct rte_mbuf **pkts, uint16_t got, uint16_t n)
 {
 	struct srnic_port *port = &eng->port[p];
 	struct srnic_fault *f = &port->fault;
 	uint64_t hold = __atomic_load_n(&f->hold, __ATOMIC_RELAXED);
+	uint64_t corrupt = __atomic_load_n(&f->corrupt, __ATOMIC_RELAXED);
 	uint64_t now = srnic_now();
 	uint16_t i, kept = 0;
 
+	if (!f->rng)
+		f->rng = ((uint64_t)eng->inc << 8 | (p + 1)) *
+			 0x9e3779b97f4a7c15ull | 1;
+	if (corrupt)
+		for (i = 0; i < got; i++)
+			if ((xorshift64(&f->rng) >> 32) < corrupt &&
+			    rte_pktmbuf_pkt_len(pkts[i]) && !leaving(pkts[i])) {
+				flip_bit(pkts[i], xorshift64(&f->rng));
+				port->st.corrupted++;
+			}
 	if (hold && got) {
 		uint64_t due = now + __atomic_load_n(&f->delay_tsc,
 						     __ATOMIC_RELAXED);
 
-		if (!f->rng)
-			f->rng = ((uint64_t)eng->inc << 8 | (p + 1)) *
-				 0x9e3779b97f4a7c15ull | 1;
 		for (i = 0; i < got; i++) {
 			if ((xorshift64(&f->rng) >> 32) < hold &&
 			    f->tail - f->head < SRNIC_FAULT_HOLD &&
@@ -114,6 +139,7 @@ void srnic_fault_drop(struct srnic_port *port)
 struct port_fault {
 	uint64_t hold;
 	uint64_t delay_us;
+	uint64_t corrupt;
 };
 
 /* "25%", "0.5%" or "25" -> the hold threshold (of 2^32); -1 if bad. */
@@ -156,8 +182,8 @@ static int parse_delay(const char *s, uint64_t *us)
 	return 0;
 }
 
-/* One "port N reorder=P% delay=T" line into pf[N]; a line that does not
- * parse is ignored whole. */
+/* One "port N reorder=P% delay=T corrupt=P%" line into pf[N]; a line that
+ * does not parse is ignored whole. */
 static void parse_line(char *line, struct port_fault *pf)
 {
 	struct port_fault v = {0};
@@ -177,7 +203,8 @@ static void parse_line(char *line, struct port_fault *pf)
 		else if (!strncmp(tok, "delay=", 6) &&
 			 !parse_delay(tok + 6, &v.delay_us))
 			have_delay = 1;
-		else
+		else if (strncmp(tok, "corrupt=", 8) ||
+			 parse_share(tok + 8, &v.corrupt))
 			return;
 	}
 	if (!have_hold && have_delay)
@@ -200,6 +227,7 @@ static void publish(struct srnic_engine *eng, const struct port_fault *pf)
 				 pf[p].delay_us * eng->tsc_hz / 1000000,
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&f->hold, pf[p].hold, __ATOMIC_RELAXED);
+		__atomic_store_n(&f->corrupt, pf[p].corrupt, __ATOMIC_RELAXED);
 	}
 }
 

@@ -126,7 +126,8 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		 * mbuf on (net_ring) may not.  (memif's own zero-copy mode,
 		 * which would hand it on too, is refused by the
 		 * configuration.) */
-		p->zero_copy = eng->cfg.zero_copy &&
+		p->crc = eng->cfg.crc[i];
+		p->zero_copy = eng->cfg.zero_copy && !p->crc &&
 			       (p->shared_memory ||
 				strncmp(eng->cfg.port[i], "net_af_packet",
 					13) == 0);
@@ -457,18 +458,31 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 		port->st.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
 	}
 	port->st.rx_pkts += got;
-	/* The testbed's delay and reordering (fault.c): one branch when the
-	 * port has no fault and holds nothing. */
+	/* The testbed's delay, reordering and corruption (fault.c): one
+	 * branch when the port has no fault and holds nothing. */
 	if (unlikely(__atomic_load_n(&port->fault.hold, __ATOMIC_RELAXED) |
+		     __atomic_load_n(&port->fault.corrupt, __ATOMIC_RELAXED) |
 		     (port->fault.tail - port->fault.head)))
 		return srnic_fault_rx(eng, p, pkts, got, n);
 	return got;
+}
+
+/* The frame is finished: on a port that carries the CRC, seal it (in the
+ * room srnic_pkt_alloc left at its end). */
+static inline void seal(const struct srnic_port *port, struct rte_mbuf *m)
+{
+	if (port->crc) {
+		RTE_ASSERT(m->nb_segs == 1);
+		srnic_wire_seal(rte_pktmbuf_mtod(m, uint8_t *),
+				rte_pktmbuf_data_len(m));
+	}
 }
 
 void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
 {
 	struct srnic_port *port = &eng->port[p];
 
+	seal(port, m);
 	if (port->ntx == SRNIC_TXBUF) {
 		/* Callers check srnic_port_backlogged() before making
 		 * packets; this is the last line of defence. */
@@ -477,6 +491,19 @@ void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
 		return;
 	}
 	port->tx[port->ntx++] = m;
+}
+
+/* A frame out at once, past the transmit buffer (leaving a link, when
+ * nothing else will flush it).  Returns whether the port took it; the
+ * frame is gone either way. */
+bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
+		       struct rte_mbuf *m)
+{
+	seal(&eng->port[p], m);
+	if (rte_eth_tx_burst(eng->port[p].port_id, 0, &m, 1) == 1)
+		return true;
+	rte_pktmbuf_free(m);
+	return false;
 }
 
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p)
@@ -554,7 +581,12 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 	hlen = srnic_wire_hlen(pkt->opcode);
 	len = hlen + (srnic_op_carries_payload(pkt->opcode) ? pkt->pkt_len
 							    : 0);
-	/* Ethernet's minimum frame; the receiver reads lengths, not size. */
+	/* Room for the CRC, which srnic_port_tx writes once the caller has
+	 * put the payload in. */
+	if (eng->port[p].crc)
+		len += SRNIC_CRC_LEN;
+	/* Ethernet's minimum frame; the receiver reads lengths, not size
+	 * (and every srnic header is longer anyway). */
 	if (len < 60)
 		len = 60;
 	buf = (uint8_t *)rte_pktmbuf_append(m, len);

@@ -69,6 +69,13 @@ enum srnic_opcode {
 #define SRNIC_F_CAS 0x0040	 /* ATOMIC_REQ: compare-and-swap, not add */
 #define SRNIC_F_INV 0x0080	 /* SEND: invalidate the receiver's key rkey
 				  * when the message completes */
+#define SRNIC_F_CRC 0x0100	 /* the frame's last 4 bytes are a CRC-32C
+				  * of every byte before them */
+
+/* The integrity trailer (SRNIC_F_CRC), as RoCE's ICRC: CRC-32C
+ * (Castagnoli, as iSCSI's) of the whole frame before it, Ethernet header
+ * included, big-endian.  Ports that cross a wire send and demand it. */
+#define SRNIC_CRC_LEN 4
 
 /* An ATOMIC_REQ's payload: compare (or add) then swap, 8 bytes each, in
  * network order; it works on 8 aligned bytes. */
@@ -256,16 +263,39 @@ enum srnic_wire_err {
 	SRNIC_WIRE_BAD_VERSION,
 	SRNIC_WIRE_BAD_OPCODE,
 	SRNIC_WIRE_BAD_LENGTH,	 /* lengths and offsets that contradict */
+	SRNIC_WIRE_BAD_CRC,	 /* the trailer does not match, or is missing
+				  * where the port demands one */
 };
 
 /*
  * Decode a contiguous frame of len bytes.  Everything is checked that can be
  * checked without state: sizes, opcode, that the payload fits the frame and
  * the message (msg_off + pkt_len <= msg_len, no wrap).  pkt->payload points
- * into buf.
+ * into buf.  A frame flagged SRNIC_F_CRC is decoded without its trailer;
+ * the trailer itself is srnic_wire_check_crc's (call it first).
  */
 enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 				      struct srnic_pkt *pkt);
+
+/*
+ * CRC-32C of len bytes at buf, going on from crc (0 to start): chain calls
+ * over the pieces of a frame.  ISA-L's crc32_iscsi, at memory speed.
+ */
+uint32_t srnic_wire_crc(const void *buf, uint32_t len, uint32_t crc);
+
+/* Flag a finished contiguous frame of len bytes as carrying a CRC and
+ * write it into its last SRNIC_CRC_LEN bytes (kept free for it). */
+void srnic_wire_seal(uint8_t *buf, uint32_t len);
+
+/*
+ * The receiving side of srnic_wire_seal, before anything of the frame is
+ * believed: SRNIC_WIRE_BAD_CRC for a frame of ours whose trailer does not
+ * match, or that has none while `required` (a flipped flag bit must not
+ * switch the check off); SRNIC_WIRE_OK otherwise, frames not ours and too
+ * short to be ours included (srnic_wire_decode sorts those out).
+ */
+enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
+					 bool required);
 
 /* Largest message srnic moves: verbs' 2 GiB limit for one work request. */
 #define SRNIC_MAX_MSG_LEN (1u << 31)

@@ -16,8 +16,46 @@
  *            +24 sack_bits (8)
  *  hello ext +0 ipv4, +4 port, +5 reserved, +6 node mac, +12 reserved,
  *            +16 node name (16), +32 reserved
+ *  trailer    (flag SRNIC_F_CRC) the frame's last 4 bytes: CRC-32C of all
+ *            before them
  */
+#include <isa-l/crc.h>
+
 #include "srnic_wire.h"
+
+/* The base header's flags, for the CRC functions (which see a frame before
+ * it is decoded). */
+#define FLAGS_OFF (SRNIC_ETH_HLEN + 2)
+
+uint32_t srnic_wire_crc(const void *buf, uint32_t len, uint32_t crc)
+{
+	/* crc32_iscsi leaves out CRC-32C's final inversion and takes the
+	 * register as it was: invert on the way in and out. */
+	return ~crc32_iscsi((unsigned char *)(uintptr_t)buf, (int)len, ~crc);
+}
+
+void srnic_wire_seal(uint8_t *buf, uint32_t len)
+{
+	uint32_t body = len - SRNIC_CRC_LEN;
+
+	srnic_put16(buf + FLAGS_OFF, srnic_get16(buf + FLAGS_OFF) | SRNIC_F_CRC);
+	srnic_put32(buf + body, srnic_wire_crc(buf, body, 0));
+}
+
+enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
+					 bool required)
+{
+	if (len < SRNIC_ETH_HLEN + SRNIC_BASE_HLEN ||
+	    srnic_get16(buf + 12) != SRNIC_ETHERTYPE)
+		return SRNIC_WIRE_OK;
+	if (!(srnic_get16(buf + FLAGS_OFF) & SRNIC_F_CRC))
+		return required ? SRNIC_WIRE_BAD_CRC : SRNIC_WIRE_OK;
+	if (len < SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + SRNIC_CRC_LEN ||
+	    srnic_wire_crc(buf, len - SRNIC_CRC_LEN, 0) !=
+		    srnic_get32(buf + len - SRNIC_CRC_LEN))
+		return SRNIC_WIRE_BAD_CRC;
+	return SRNIC_WIRE_OK;
+}
 
 unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 			   const uint8_t src_mac[6],
@@ -101,11 +139,17 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->opcode = b[1];
+	pkt->flags = srnic_get16(b + 2);
+	if (pkt->flags & SRNIC_F_CRC) {
+		/* What follows sees the frame without its trailer. */
+		if (len < SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + SRNIC_CRC_LEN)
+			return SRNIC_WIRE_SHORT;
+		len -= SRNIC_CRC_LEN;
+	}
 	hlen = srnic_wire_hlen(pkt->opcode);
 	if (len < hlen)
 		return SRNIC_WIRE_SHORT;
 
-	pkt->flags = srnic_get16(b + 2);
 	pkt->dst_qpn = srnic_get32(b + 4);
 	pkt->src_qpn = srnic_get32(b + 8);
 	pkt->src_inc = srnic_get32(b + 12);

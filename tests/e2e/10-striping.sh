@@ -32,7 +32,7 @@ t0=$(tx 0) t1=$(tx 1)
 echo "weights 3,1: port 0 sent $t0 bytes, port 1 $t1"
 awk -v a="$t0" -v b="$t1" 'BEGIN { s = a / (a + b); exit !(s > 0.68 && s < 0.82) }' ||
 	fail "port 0 carried not about 3/4 of the bytes"
-"$SRNIC" stats a | grep -q '^port 0 .* weight 3$' || fail "stats: no weight 3 on port 0"
+"$SRNIC" stats a | grep -q '^port 0 .* weight 3 ' || fail "stats: no weight 3 on port 0"
 
 "$SRNIC" testbed fault b 0 loss=50% || fail "fault"
 # Data keeps moving, and checked, all through what follows.

@@ -10,7 +10,9 @@
  *    that frame is a fixed point of decode+encode;
  *  - the re-encoded header matches the input at every byte that carries a
  *    field, so encoder and decoder agree with the byte map of wire.c, not
- *    merely with each other.
+ *    merely with each other;
+ *  - srnic_wire_check_crc agrees with a plain bitwise CRC-32C written here,
+ *    demanded or not.
  *
  * Offsets here are literal numbers on purpose: they restate the map in the
  * comment at the top of wire.c, so a change to either side shows up.
@@ -115,16 +117,18 @@ static inline bool wire_byte_meaningful(uint8_t op, unsigned off)
 	return off < 5 || (off >= 6 && off < 12) || (off >= 16 && off < 31);
 }
 
-/* Writes pkt as a frame into a new buffer (header, payload, padding to the
- * Ethernet minimum) and returns it; *len gets its length. */
+/* Writes pkt as a frame into a new buffer (header, payload, CRC trailer if
+ * its flags say so, padding to the Ethernet minimum) and returns it; *len
+ * gets its length. */
 static inline uint8_t *wire_build(const struct srnic_pkt *p,
 				  const uint8_t dst[6], const uint8_t src[6],
 				  uint32_t *len)
 {
 	uint32_t hlen = srnic_wire_hlen(p->opcode);
 	uint32_t plen = srnic_op_carries_payload(p->opcode) ? p->pkt_len : 0;
-	uint32_t n = hlen + plen < WIRE_MIN_FRAME ? WIRE_MIN_FRAME
-						  : hlen + plen;
+	uint32_t crc = p->flags & SRNIC_F_CRC ? SRNIC_CRC_LEN : 0;
+	uint32_t n = hlen + plen + crc < WIRE_MIN_FRAME ? WIRE_MIN_FRAME
+						        : hlen + plen + crc;
 	uint8_t *f = calloc(1, n);
 
 	if (!f)
@@ -132,8 +136,40 @@ static inline uint8_t *wire_build(const struct srnic_pkt *p,
 	srnic_wire_encode(f, dst, src, p);
 	if (plen)
 		memcpy(f + hlen, p->payload, plen);
+	if (crc)
+		srnic_wire_seal(f, n);
 	*len = n;
 	return f;
+}
+
+/* CRC-32C the slow, obvious way: reflected, polynomial 0x82f63b78. */
+static inline uint32_t wire_crc32c_ref(const uint8_t *buf, uint32_t len)
+{
+	uint32_t c = 0xffffffff;
+	int k;
+
+	while (len--) {
+		c ^= *buf++;
+		for (k = 0; k < 8; k++)
+			c = c >> 1 ^ (0x82f63b78 & -(c & 1));
+	}
+	return ~c;
+}
+
+/* What srnic_wire_check_crc must answer for this frame. */
+static inline enum srnic_wire_err wire_crc_expected(const uint8_t *buf,
+						    uint32_t len,
+						    bool required)
+{
+	if (len < 38 || buf[12] != 0x88 || buf[13] != 0xb5)
+		return SRNIC_WIRE_OK;	/* not ours: decode says so */
+	if (!(buf[16] & 0x01))	/* flags 0x0100, big-endian at 14 + 2 */
+		return required ? SRNIC_WIRE_BAD_CRC : SRNIC_WIRE_OK;
+	if (len < 42)
+		return SRNIC_WIRE_BAD_CRC;
+	return wire_crc32c_ref(buf, len - 4) == srnic_get32(buf + len - 4)
+		       ? SRNIC_WIRE_OK
+		       : SRNIC_WIRE_BAD_CRC;
 }
 
 static inline bool wire_zero(const void *p, size_t n)
@@ -265,11 +301,23 @@ static inline const char *wire_oracle(const uint8_t *buf, uint32_t len,
 	const char *bad = NULL, *field;
 	uint8_t *f1, *f2;
 	uint32_t n1, n2, hlen, i;
+	int required;
 
+	for (required = 0; required < 2; required++)
+		if (srnic_wire_check_crc(buf, len, required) !=
+		    wire_crc_expected(buf, len, required))
+			return required ? "CRC check (demanded) disagrees with "
+					  "the reference CRC-32C"
+					: "CRC check disagrees with the "
+					  "reference CRC-32C";
 	*err = srnic_wire_decode(buf, len, &p1);
 	if (*err != SRNIC_WIRE_OK)
 		return NULL;
-	bad = wire_pkt_invariants(buf, len, &p1);
+	/* The packet's promises are about the frame before its trailer. */
+	bad = wire_pkt_invariants(buf,
+				  len - (p1.flags & SRNIC_F_CRC ? SRNIC_CRC_LEN
+								: 0),
+				  &p1);
 	if (bad)
 		return bad;
 

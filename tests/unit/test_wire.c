@@ -24,11 +24,12 @@ static uint8_t payload[1 << SRNIC_MAX_STRIDE_SHIFT];
 
 static const char *const err_name[] = {
 	"OK", "NOT_OURS", "SHORT", "BAD_VERSION", "BAD_OPCODE", "BAD_LENGTH",
+	"BAD_CRC",
 };
 
 static const char *ename(enum srnic_wire_err e)
 {
-	return e <= SRNIC_WIRE_BAD_LENGTH ? err_name[e] : "?";
+	return e <= SRNIC_WIRE_BAD_CRC ? err_name[e] : "?";
 }
 
 /* Decodes len bytes of f from an exact-size copy; on success the payload
@@ -706,6 +707,66 @@ static void test_datagram(void)
 	free(f);
 }
 
+/* The CRC trailer: CRC-32C by its check value, sealed frames of every
+ * opcode accepted and decoded as without it, and every single flipped bit
+ * caught (or the frame no longer ours, which decode refuses). */
+static void test_crc(void)
+{
+	static const char check[] = "123456789";
+	struct srnic_pkt want, got;
+	uint32_t len, n, bit;
+	uint8_t op, *f;
+
+	CHECK(srnic_wire_crc(check, 9, 0) == 0xe3069283,
+	      "CRC-32C of \"123456789\" is %08x", srnic_wire_crc(check, 9, 0));
+	CHECK(srnic_wire_crc(check + 4, 5, srnic_wire_crc(check, 4, 0)) ==
+		      0xe3069283,
+	      "CRC-32C in two pieces");
+
+	for (op = SRNIC_OP_SEND; op < SRNIC_OP_MAX; op++) {
+		full_pkt(&want, op);
+		want.flags |= SRNIC_F_CRC;
+		f = wire_build(&want, dmac, smac, &len);
+		n = srnic_wire_hlen(op) +
+		    (srnic_op_carries_payload(op) ? want.pkt_len : 0);
+		CHECK(len == n + SRNIC_CRC_LEN, "%s: sealed frame of %u bytes",
+		      op_name(op), len);
+		CHECK(srnic_get32(f + len - 4) ==
+			      srnic_wire_crc(f, len - SRNIC_CRC_LEN, 0),
+		      "%s: trailer is not the frame's CRC-32C", op_name(op));
+		CHECK(srnic_wire_check_crc(f, len, true) == SRNIC_WIRE_OK,
+		      "%s: sealed frame refused", op_name(op));
+		if (CHECK(dec(f, len, &got) == SRNIC_WIRE_OK,
+			  "%s: sealed frame does not decode", op_name(op)))
+			CHECK(!srnic_op_has_data_ext(op) ||
+				      (got.pkt_len == want.pkt_len &&
+				       (!got.payload ||
+					got.payload == f + srnic_wire_hlen(op))),
+			      "%s: trailer taken for payload", op_name(op));
+		EXPECT(f, len - 1, SRNIC_WIRE_SHORT, "%s: trailer cut short",
+		       op_name(op));
+		for (bit = 0; bit < len * 8; bit++) {
+			f[bit / 8] ^= 1u << (bit % 8);
+			if (srnic_wire_check_crc(f, len, true) == SRNIC_WIRE_OK)
+				EXPECT(f, len, SRNIC_WIRE_NOT_OURS,
+				       "%s: bit %u flipped and not caught",
+				       op_name(op), bit);
+			f[bit / 8] ^= 1u << (bit % 8);
+		}
+		free(f);
+
+		/* No trailer: fine where the port does not demand one. */
+		want.flags &= ~SRNIC_F_CRC;
+		f = wire_build(&want, dmac, smac, &len);
+		CHECK(srnic_wire_check_crc(f, len, false) == SRNIC_WIRE_OK,
+		      "%s: frame without CRC refused", op_name(op));
+		CHECK(srnic_wire_check_crc(f, len, true) == SRNIC_WIRE_BAD_CRC,
+		      "%s: frame without CRC taken where demanded",
+		      op_name(op));
+		free(f);
+	}
+}
+
 int main(void)
 {
 	unsigned i;
@@ -721,5 +782,6 @@ int main(void)
 	test_padding();
 	test_sanitized();
 	test_datagram();
+	test_crc();
 	return check_summary("test_wire");
 }

@@ -1,0 +1,68 @@
+# Frame integrity: every port flips one random bit in 1% of the frames it
+# receives (./srnic testbed fault ... corrupt=1%, past any checksum of the
+# wire), on both ports of both nodes.
+#  1. afpacket wire, whose ports carry the CRC by default, and
+#  2. memif with the CRC turned on (--crc yes): ibv_rc_pingpong -c,
+#     srnic_integrity (every byte of WRITE, READ and SEND) and ib_write_bw
+#     complete with no wrong byte, and both nodes counted bad_crc drops.
+#  3. memif without the CRC (its default): the same corruption reaches
+#     registered memory, and srnic_integrity says so.  This is what makes
+#     1 and 2 able to fail.
+# The testbeds are the caller's SRNIC_NS and SRNIC_RUN with "-c" appended.
+export SRNIC_NS=${SRNIC_NS:-srnic}-c SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-c
+. "$(dirname "$0")/../lib.sh"
+
+trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+prog=$BUILD/examples/srnic_integrity
+
+corrupt_all() {	# fault setting for every port of both nodes
+	local n p
+	for n in a b; do
+		for p in 0 1; do
+			"$SRNIC" testbed fault $n $p "$1" || fail "fault $n $p $1"
+		done
+	done
+}
+
+drop_count() {	# node reason
+	"$SRNIC" stats "$1" | awk -v r="$2" '$1 == "drop" && $2 == r {print $3}'
+}
+
+testbed() {	# up options...
+	"$SRNIC" testbed down >/dev/null 2>&1
+	"$SRNIC" testbed up "$@" >/dev/null || fail "testbed up $*"
+	corrupt_all corrupt=1%
+}
+
+protected() {	# name: the three runs survive the corruption intact
+	local name=$1 n bad
+	pingpong "$name-pingpong" 90 ibv_rc_pingpong -g 1 -s 65536 -n 300 -m 1024 ||
+		fail "$name: ibv_rc_pingpong -c under corruption"
+	pair "$name-integrity" 180 "$prog" || fail "$name: srnic_integrity under corruption"
+	grep -q ", 0 bad" "$LOGDIR/$name-integrity.a" || fail "$name: wrong bytes landed"
+	tail -1 "$LOGDIR/$name-integrity.a"
+	bw "$name-write-bw" ib_write_bw -s 65536 -n 2000
+	for n in a b; do
+		bad=$(drop_count $n bad_crc)
+		echo "$name: node $n dropped ${bad:-no} frames with a bad CRC"
+		[ "${bad:-0}" -gt 0 ] || fail "$name: node $n counted no bad_crc drop"
+	done
+}
+
+testbed --wire afpacket
+protected afpacket
+"$SRNIC" stats a | grep -q '^port 0 .* crc yes' || fail "afpacket ports carry no CRC by default"
+
+testbed --crc yes
+protected memif-crc
+
+testbed
+# Without the CRC the program must see damage (and may then die of it).
+pair memif-nocrc 60 "$prog" >/dev/null 2>&1
+"$SRNIC" stats a | grep -q '^port 0 .* crc no' || fail "memif ports carry a CRC by default"
+grep -iq "wrong" "$LOGDIR/memif-nocrc.a" "$LOGDIR/memif-nocrc.b" ||
+	fail "without the CRC no corruption reached memory: the CRC runs above prove nothing"
+grep -ih -m 3 "wrong" "$LOGDIR/memif-nocrc.a" "$LOGDIR/memif-nocrc.b"
+[ "$(drop_count a bad_crc)" = "" ] || [ "$(drop_count a bad_crc)" = 0 ] ||
+	fail "a port without the CRC counted bad_crc drops"
+exit 0
