@@ -80,6 +80,7 @@ static void control_pkt(const struct srnic_engine *eng, uint8_t op,
 {
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->opcode = op;
+	pkt->flags = eng->cfg.has_key ? SRNIC_F_AUTH : 0;
 	pkt->src_inc = eng->inc;
 	pkt->ipv4 = eng->cfg.ipv4;
 	pkt->port = p;
@@ -94,7 +95,7 @@ struct rte_mbuf *srnic_control_frame_to(struct srnic_engine *eng, uint8_t op,
 	struct srnic_pkt pkt;
 
 	control_pkt(eng, op, p, &pkt);
-	pkt.flags = flags;
+	pkt.flags |= flags;
 	pkt.dst_inc = dst_inc;
 	return srnic_pkt_alloc(eng, &pkt, dst_mac, p, NULL);
 }
@@ -196,6 +197,18 @@ static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
 	}
 }
 
+/* Whether any port still hears the peer (control core). */
+static bool peer_heard(const struct srnic_engine *eng,
+		       const struct srnic_peer *peer)
+{
+	unsigned p;
+
+	for (p = 0; p < eng->nports; p++)
+		if (peer->up[p])
+			return true;
+	return false;
+}
+
 static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		  unsigned p, uint64_t now)
 {
@@ -214,10 +227,15 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		__atomic_store_n(&eng->npeers, eng->npeers + 1,
 				 __ATOMIC_RELEASE);
 	}
-	/* A late frame of a process the peer has had since: it must not
-	 * bring that incarnation back. */
-	if (peer && srnic_peer_retired(peer, pkt->src_inc))
+	/* A late or replayed frame of a process the peer has had since: it
+	 * must not bring that incarnation back.  A lower boot count is
+	 * taken only once the peer is heard on no port: a node that lost
+	 * its state directory counts from 1 again. */
+	if (peer && srnic_peer_older(peer, pkt->src_inc) &&
+	    (srnic_peer_retired(peer, pkt->src_inc) || peer_heard(eng, peer))) {
+		eng->st.ctl_refused++;
 		peer = NULL;
+	}
 	if (peer) {
 		if (pkt->opcode == SRNIC_OP_BYE) {
 			ctl_log(eng, "peer %s said goodbye on port %u", peer->name,

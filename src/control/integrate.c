@@ -10,20 +10,27 @@
  *  1. Whenever a node meets an incarnation of a peer it has not integrated
  *     with (a new peer, or one that restarted), it sends that incarnation
  *     BOOTING on every port that reaches it, again every BOOTING_RETRY_MS
- *     until each port has answered.
+ *     (on all of them: a port the peer cannot hear us on is answered by
+ *     way of another) until each of those ports has brought an answer.
  *  2. The peer's datapath takes every QP still bound to an older incarnation
  *     of the sender to the error state (the oldest unfinished WQE completes
  *     with a retry error, the rest are flushed), so nothing new is built for
- *     the dead process; then it answers BOOT_ACK on the port the BOOTING
- *     came in on.  The answer queues behind whatever that port still had
- *     to send, and a link delivers in order, so once it arrives nothing the
- *     peer addressed to the old incarnation is left on that link.  A peer
- *     that held nothing for the sender sets SRNIC_F_NAK: "nothing to
+ *     the dead process; then it answers BOOT_ACK on every port of its own,
+ *     not only the one the BOOTING came in on.  Each answer queues behind
+ *     whatever its port still had to send, and a link delivers in order,
+ *     so once it arrives nothing the peer addressed to the old incarnation
+ *     is left on that link.  A port whose other direction is broken (a
+ *     one-way link: the peer hears us on it, we do not hear the peer) is
+ *     answered all the same, by the BOOTING that came in on another port,
+ *     to the broadcast MAC if we never learned the sender's MAC there.  A
+ *     peer that held nothing for the sender sets SRNIC_F_NAK: "nothing to
  *     forget"; it counts as an answer all the same.
- *  3. With an answer from every port that reaches the peer (a port that
+ *  3. With an answer over every port that reaches the peer (a port that
  *     goes down is accounted for: nothing arrives over it), the node lets
  *     the peer's RDMA WRITE and READ in, and tells it so with RDMA_READY,
- *     repeated with the HELLOs for a while in case one is lost.
+ *     repeated with the HELLOs for a while in case one is lost.  No port
+ *     is accounted for by a timeout: one that reaches us carries answers,
+ *     and one that does not is not waited for.
  *
  * SEND and RECV never wait for this: a SEND consumes a receive WQE the new
  * process posted itself.  RDMA that arrives early is dropped and counted
@@ -39,10 +46,6 @@
 #include "engine_internal.h"
 
 #define BOOTING_RETRY_MS 100
-/* A port still silent after this many rounds carries nothing from the
- * peer to us (a one-way link): it is accounted for, as a down one is, so
- * that it does not keep the peer's RDMA out for ever. */
-#define BOOTING_ROUNDS 10
 #define READY_BURST 20		/* RDMA_READYs, one each HELLO ... */
 #define READY_EVERY_MS 500	/* ... then one this often */
 
@@ -71,7 +74,6 @@ bool srnic_peer_integrated(const struct srnic_peer *peer)
 void srnic_integrate_new_incarnation(struct srnic_peer *peer)
 {
 	peer->acked_ports = 0;
-	peer->booting_rounds = 0;
 	peer->booting_at = 0;	/* BOOTING at the next tick */
 	peer->ready_sent = 0;
 }
@@ -98,9 +100,10 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 	unsigned cleared = 0, q;
 	uint32_t w;
 
-	/* A BOOTING of a process the peer has had since (late, or held up
-	 * on the way) must not fail what is bound to its current one. */
-	if (peer && srnic_peer_retired(peer, pkt->src_inc)) {
+	/* A BOOTING of a process the peer has had since (late, held up on
+	 * the way, or replayed) must not fail what is bound to its current
+	 * one. */
+	if (peer && srnic_peer_older(peer, pkt->src_inc)) {
 		eng->st.drops[SRNIC_DROP_STALE_INC]++;
 		return;
 	}
@@ -130,12 +133,26 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 	}
 	eng->st.qps_cleared += cleared;
 
-	/* Behind everything this port has queued: that is the point. */
-	m = srnic_control_frame_to(eng, SRNIC_OP_BOOT_ACK, p, pkt->eth_src,
-				   pkt->src_inc, cleared ? 0 : SRNIC_F_NAK);
-	if (m) {
-		srnic_port_tx(eng, p, m);
-		eng->st.boot_answers++;
+	/* On every port, behind everything each has queued: that is the
+	 * point.  (Others who meet a broadcast answer ignore it: it names
+	 * the sender's incarnation.) */
+	for (q = 0; q < eng->nports; q++) {
+		static const uint8_t bcast[6] = {0xff, 0xff, 0xff,
+						 0xff, 0xff, 0xff};
+		const uint8_t *dst = q == p ? pkt->eth_src : bcast;
+
+		if (!__atomic_load_n(&eng->port[q].polling, __ATOMIC_ACQUIRE))
+			continue;
+		if (q != p && peer && __atomic_load_n(&peer->up[q],
+						      __ATOMIC_ACQUIRE))
+			dst = peer->mac[q];
+		m = srnic_control_frame_to(eng, SRNIC_OP_BOOT_ACK, q, dst,
+					   pkt->src_inc,
+					   cleared ? 0 : SRNIC_F_NAK);
+		if (m) {
+			srnic_port_tx(eng, q, m);
+			eng->st.boot_answers++;
+		}
 	}
 }
 
@@ -177,9 +194,7 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 		if (!reach)
 			continue;	/* down: asked again when it is back */
 		if (peer->ok_inc != peer->inc) {
-			if ((reach & ~peer->acked_ports) == 0 ||
-			    (peer->acked_ports &&
-			     peer->booting_rounds >= BOOTING_ROUNDS)) {
+			if ((reach & ~peer->acked_ports) == 0) {
 				__atomic_store_n(&peer->ok_inc, peer->inc,
 						 __ATOMIC_RELEASE);
 				peer->ready_at = 0;
@@ -187,11 +202,8 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 					   BOOTING_RETRY_MS ||
 				   !peer->booting_at) {
 				peer->booting_at = now;
-				if (peer->booting_rounds < 255)
-					peer->booting_rounds++;
 				for (p = 0; p < eng->nports; p++)
-					if (reach & ~peer->acked_ports &
-					    (1u << p)) {
+					if (reach & (1u << p)) {
 						send_to(eng, peer,
 							SRNIC_OP_BOOTING, p);
 						eng->st.booting_sent++;

@@ -33,6 +33,7 @@ static const char *const drop_name[SRNIC_DROP_MAX] = {
 	[SRNIC_DROP_NO_GROUP] = "no_group",
 	[SRNIC_DROP_UC_GIVEN_UP] = "uc_given_up",
 	[SRNIC_DROP_BAD_CRC] = "bad_crc",
+	[SRNIC_DROP_BAD_AUTH] = "bad_auth",
 };
 
 static uint64_t rd(const uint64_t *v)
@@ -95,12 +96,15 @@ void srnic_stats_write(struct srnic_engine *eng)
 		fprintf(f, "drop %s %lu\n", drop_name[i],
 			(unsigned long)rd(&eng->st.drops[i]));
 	fprintf(f, "integration booting_sent %lu boot_acks %lu boot_naks %lu "
-		"boot_answers %lu qps_cleared %lu\n",
+		"boot_answers %lu qps_cleared %lu older_refused %lu "
+		"cluster_key %s\n",
 		(unsigned long)rd(&eng->st.booting_sent),
 		(unsigned long)rd(&eng->st.boot_acks),
 		(unsigned long)rd(&eng->st.boot_naks),
 		(unsigned long)rd(&eng->st.boot_answers),
-		(unsigned long)rd(&eng->st.qps_cleared));
+		(unsigned long)rd(&eng->st.qps_cleared),
+		(unsigned long)rd(&eng->st.ctl_refused),
+		eng->cfg.has_key ? "yes" : "no");
 	pthread_mutex_lock(&eng->peer_lock);
 	for (i = 0; i < eng->npeers; i++) {
 		const struct srnic_peer *peer = &eng->peer[i];

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "srnic_config.h"
 
@@ -105,11 +106,56 @@ static bool crosses_wire(const char *port)
 	return strncmp(port, "net_memif", 9) && strncmp(port, "net_ring", 8);
 }
 
+/* The cluster key file: 64 hex digits (32 bytes), an optional newline,
+ * and no access for anyone but its owner.  Returns a reason, or NULL. */
+static const char *read_key(struct srnic_config *cfg, const char *path)
+{
+	static char why[300];
+	char text[80];
+	struct stat st;
+	size_t n;
+	FILE *f;
+	int i;
+
+	f = fopen(path, "r");
+	if (!f || fstat(fileno(f), &st)) {
+		snprintf(why, sizeof(why), "cluster_key: cannot read %s: %s",
+			 path, strerror(errno));
+		if (f)
+			fclose(f);
+		return why;
+	}
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	if (st.st_mode & 077) {
+		snprintf(why, sizeof(why), "cluster_key: %s may be read by "
+			 "others than its owner (chmod 600 it)", path);
+		return why;
+	}
+	text[n] = '\0';
+	if (n && text[n - 1] == '\n')
+		text[--n] = '\0';
+	for (i = 0; n == 64 && i < 32; i++)
+		if (sscanf(text + 2 * i, "%2hhx", &cfg->cluster_key[i]) != 1 ||
+		    !isxdigit((unsigned char)text[2 * i]) ||
+		    !isxdigit((unsigned char)text[2 * i + 1]))
+			break;
+	if (n != 64 || i != 32) {
+		snprintf(why, sizeof(why), "cluster_key: %s must hold 64 hex "
+			 "digits (32 bytes), e.g. made by "
+			 "'od -An -tx1 -N32 /dev/urandom | tr -d \" \\n\"'",
+			 path);
+		return why;
+	}
+	cfg->has_key = 1;
+	return NULL;
+}
+
 static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "port", "mem_mb", "hugepages", "eal",
 			      "idle_sleep_us", "ack_delay_us", "resolve_ms",
 			      "stats_file", "fault_file", "weight",
-			      "zero_copy", "crc"};
+			      "zero_copy", "crc", "state_dir", "cluster_key"};
 
 static bool is_known(const char *key)
 {
@@ -218,6 +264,14 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 		return copy_str(cfg->stats_file, sizeof(cfg->stats_file), val)
 			       ? "stats_file: path too long"
 			       : NULL;
+	if (!strcmp(key, "cluster_key"))
+		return read_key(cfg, val);
+	if (!strcmp(key, "state_dir"))
+		return copy_str(cfg->state_dir, sizeof(cfg->state_dir) - 16,
+				val) || val[0] != '/'
+			       ? "state_dir: an absolute path, under 240 "
+				 "characters"
+			       : NULL;
 	if (!strcmp(key, "fault_file"))
 		return copy_str(cfg->fault_file, sizeof(cfg->fault_file), val)
 			       ? "fault_file: path too long"
@@ -294,5 +348,8 @@ int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
 		snprintf(err, errlen, "srnic: %s: mac is required", path);
 		return -EINVAL;
 	}
+	if (!cfg->state_dir[0])
+		snprintf(cfg->state_dir, sizeof(cfg->state_dir),
+			 "/var/lib/srnic/%s", cfg->node);
 	return 0;
 }

@@ -37,10 +37,28 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 	if (!srnic_rx_decode(eng, m->port, m, &pkt))
 		return false;
 	if (srnic_op_is_control(pkt.opcode)) {
+		/* With a cluster key, only what its holders sent: a control
+		 * frame can fail QPs or take a link out of use. */
+		if (eng->cfg.has_key &&
+		    !srnic_wire_auth_ok(rte_pktmbuf_mtod(m, const uint8_t *),
+					&pkt, eng->cfg.cluster_key)) {
+			eng->st.drops[SRNIC_DROP_BAD_AUTH]++;
+			return false;
+		}
 		/* The peer is about to vanish from this link: let go of it
-		 * now, on the thread that polls it, and say so. */
-		if (pkt.opcode == SRNIC_OP_BYE && m->port < eng->nports)
+		 * now, on the thread that polls it, and say so.  Only its
+		 * current process can say that: an old one's BYE, late or
+		 * replayed, changes nothing. */
+		if (pkt.opcode == SRNIC_OP_BYE && m->port < eng->nports) {
+			const struct srnic_peer *peer =
+				srnic_peer_find(eng, pkt.ipv4);
+
+			if (peer && srnic_peer_older(peer, pkt.src_inc)) {
+				eng->st.drops[SRNIC_DROP_STALE_INC]++;
+				return false;
+			}
 			srnic_leave_answer(eng, m->port);
+		}
 		if (pkt.opcode == SRNIC_OP_BYE_ACK)
 			return false;	/* late: we are not leaving */
 		/* Forgetting a peer's old incarnation must happen here, in

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -264,12 +266,21 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 	}
 
 	/* A fresh incarnation at every start, a restart in the same process
-	 * too (peers then forget what they held for the last one): never 0,
-	 * which no packet may claim.  Drawn apart from the key seed: peers
-	 * see the incarnation, and must learn nothing of the keys. */
-	if (getrandom(&eng->inc, sizeof(eng->inc), 0) != sizeof(eng->inc))
-		eng->inc = (uint32_t)(srnic_now() * 0x9e3779b97f4a7c15ull >> 32);
-	eng->inc |= 1;
+	 * too (peers then forget what they held for the last one; see
+	 * incarnation.c).  Drawn apart from the key seed: peers see the
+	 * incarnation, and must learn nothing of the keys. */
+	/* (libsodium, for the control frames' MACs, wants this first) */
+	if (eng->cfg.has_key && sodium_init() < 0) {
+		pthread_mutex_unlock(&engine_lock);
+		snprintf(err, errlen, "srnic: libsodium did not start");
+		errno = EIO;
+		return NULL;
+	}
+	if (srnic_incarnation_draw(&eng->cfg, &eng->inc, err, errlen)) {
+		pthread_mutex_unlock(&engine_lock);
+		errno = EIO;
+		return NULL;
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.eng = eng;

@@ -55,6 +55,8 @@ enum srnic_drop {
 	SRNIC_DROP_NO_GROUP,	/* multicast to a group nobody here joined */
 	SRNIC_DROP_UC_GIVEN_UP,	/* UC messages given up: packets lost */
 	SRNIC_DROP_BAD_CRC,	/* integrity trailer wrong, or missing */
+	SRNIC_DROP_BAD_AUTH,	/* control frame without the cluster key's
+				 * MAC, or with a wrong one */
 	SRNIC_DROP_MAX
 };
 
@@ -138,7 +140,6 @@ struct srnic_peer {
 	uint32_t ready_inc;	/* this incarnation of the peer lets our
 				 * RDMA in */
 	uint8_t acked_ports;	/* BOOT_ACKs so far from incarnation inc */
-	uint8_t booting_rounds;	/* BOOTINGs sent to it so far */
 	/* Its incarnations before inc, the latest few: frames that name one
 	 * are late and ignored (control core writes, datapath reads). */
 #define SRNIC_RETIRED 4
@@ -191,6 +192,9 @@ struct srnic_stats {
 	uint64_t boot_naks;	/* BOOT_ACKs received: it had nothing */
 	uint64_t boot_answers;	/* BOOT_ACKs we sent */
 	uint64_t qps_cleared;	/* QPs failed: their peer restarted */
+	/* control core: frames of a peer's older process (late or
+	 * replayed) that it refused to learn from */
+	uint64_t ctl_refused;
 	/* flow control */
 	uint64_t fc_blocked;	/* a QP ran out of credit */
 	uint64_t fc_lent;	/* ... and lent itself some after a wait */
@@ -366,6 +370,11 @@ void srnic_stripe_plan(struct srnic_engine *eng);
 bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
 			     const struct srnic_qp *qp);
 
+/* incarnation.c: the next incarnation of the node (boot count and random
+ * bits); -1 with a reason in err when the boot count cannot be kept. */
+int srnic_incarnation_draw(const struct srnic_config *cfg, uint32_t *inc,
+			   char *err, unsigned errlen);
+
 /* dispatch.c: receive */
 unsigned srnic_rx_ports(struct srnic_engine *eng);
 /* Check (CRC) and decode a frame port p received; false, and the drop
@@ -454,6 +463,21 @@ static inline bool srnic_peer_retired(const struct srnic_peer *peer,
 		if (__atomic_load_n(&peer->retired[i], __ATOMIC_RELAXED) == inc)
 			return true;
 	return false;
+}
+
+/*
+ * Whether inc is an incarnation of the peer older than the one we know:
+ * one we saw it leave behind, or one with a lower boot count (the high 16
+ * bits, incarnation.c; compared as serial numbers).  A frame of an older
+ * process is late or replayed, and must not act for the live one.
+ */
+static inline bool srnic_peer_older(const struct srnic_peer *peer,
+				    uint32_t inc)
+{
+	uint32_t cur = __atomic_load_n(&peer->inc, __ATOMIC_ACQUIRE);
+
+	return srnic_peer_retired(peer, inc) ||
+	       (cur && inc != cur && (int16_t)((inc >> 16) - (cur >> 16)) < 0);
 }
 
 /* integrate.c: the BOOTING / BOOT_ACK / RDMA_READY exchange */

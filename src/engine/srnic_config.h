@@ -41,6 +41,13 @@ struct srnic_config {
 					 * counters (empty: nowhere) */
 	char fault_file[256];		/* delay and reordering to inject
 					 * (src/port/fault.c; empty: none) */
+	char state_dir[256];		/* what the node keeps across starts:
+					 * its boot count (incarnation.c) */
+	/* The cluster key (cluster_key = FILE of 64 hex digits, readable by
+	 * its owner only): control frames carry its MAC, and those that do
+	 * not are refused.  has_key 0: no key, no MACs. */
+	int has_key;
+	uint8_t cluster_key[32];
 };
 
 /*

@@ -581,6 +581,10 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 	hlen = srnic_wire_hlen(pkt->opcode);
 	len = hlen + (srnic_op_carries_payload(pkt->opcode) ? pkt->pkt_len
 							    : 0);
+	/* A control frame's MAC (control.c asks for it), right after the
+	 * headers. */
+	if (pkt->flags & SRNIC_F_AUTH)
+		len += SRNIC_AUTH_LEN;
 	/* Room for the CRC, which srnic_port_tx writes once the caller has
 	 * put the payload in. */
 	if (eng->port[p].crc)
@@ -598,6 +602,11 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 	if (len > hlen + pkt->pkt_len)	/* padding only, never payload */
 		memset(buf + hlen + pkt->pkt_len, 0, len - hlen - pkt->pkt_len);
 	srnic_wire_encode(buf, dst_mac, eng->port[p].mac, pkt);
+	/* The header is final before anything is computed over it. */
+	if (eng->port[p].crc)
+		srnic_wire_add_flags(buf, SRNIC_F_CRC);
+	if (pkt->flags & SRNIC_F_AUTH)
+		srnic_wire_sign(buf, eng->cfg.cluster_key);
 	if (payload)
 		*payload = buf + hlen;
 	m->port = p;

@@ -71,6 +71,12 @@ enum srnic_opcode {
 				  * when the message completes */
 #define SRNIC_F_CRC 0x0100	 /* the frame's last 4 bytes are a CRC-32C
 				  * of every byte before them */
+#define SRNIC_F_AUTH 0x0200	 /* control frames: a MAC of the headers
+				  * follows them (SRNIC_AUTH_LEN bytes) */
+
+/* The MAC of an authenticated control frame: HMAC-SHA-512-256 (libsodium's
+ * crypto_auth) under the cluster key, of the frame's bytes before it. */
+#define SRNIC_AUTH_LEN 32
 
 /* The integrity trailer (SRNIC_F_CRC), as RoCE's ICRC: CRC-32C
  * (Castagnoli, as iSCSI's) of the whole frame before it, Ethernet header
@@ -169,6 +175,8 @@ struct srnic_pkt {
 	char node_name[16];
 	uint8_t eth_src[6]; /* control frames: the sending port's MAC */
 	const uint8_t *payload;
+	const uint8_t *auth; /* SRNIC_F_AUTH: the MAC, right after the
+			      * headers (srnic_wire_hlen bytes it covers) */
 };
 
 static inline void srnic_put16(uint8_t *p, uint16_t v)
@@ -287,6 +295,10 @@ uint32_t srnic_wire_crc(const void *buf, uint32_t len, uint32_t crc);
  * write it into its last SRNIC_CRC_LEN bytes (kept free for it). */
 void srnic_wire_seal(uint8_t *buf, uint32_t len);
 
+/* Set flags in an encoded frame's base header (what the port adds, as
+ * SRNIC_F_CRC, before anything is computed over the header). */
+void srnic_wire_add_flags(uint8_t *buf, uint16_t flags);
+
 /*
  * The receiving side of srnic_wire_seal, before anything of the frame is
  * believed: SRNIC_WIRE_BAD_CRC for a frame of ours whose trailer does not
@@ -296,6 +308,19 @@ void srnic_wire_seal(uint8_t *buf, uint32_t len);
  */
 enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
 					 bool required);
+
+/*
+ * The cluster key's MAC on a control frame flagged SRNIC_F_AUTH: sign
+ * writes it after the headers of the encoded frame at buf (room kept for
+ * it); auth_ok checks a decoded one (false when it has none).  Only the
+ * headers are covered: control frames carry nothing else, and the
+ * incarnations in them are what keeps a copy from being replayed to
+ * another process (docs/reliability.md).
+ */
+#define SRNIC_KEY_LEN 32
+void srnic_wire_sign(uint8_t *buf, const uint8_t key[SRNIC_KEY_LEN]);
+bool srnic_wire_auth_ok(const uint8_t *buf, const struct srnic_pkt *pkt,
+			const uint8_t key[SRNIC_KEY_LEN]);
 
 /* Largest message srnic moves: verbs' 2 GiB limit for one work request. */
 #define SRNIC_MAX_MSG_LEN (1u << 31)

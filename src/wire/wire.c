@@ -16,10 +16,13 @@
  *            +24 sack_bits (8)
  *  hello ext +0 ipv4, +4 port, +5 reserved, +6 node mac, +12 reserved,
  *            +16 node name (16), +32 reserved
+ *  auth       (flag SRNIC_F_AUTH, control frames) 32 bytes right after
+ *            the hello ext: MAC of the frame's bytes before it
  *  trailer    (flag SRNIC_F_CRC) the frame's last 4 bytes: CRC-32C of all
  *            before them
  */
 #include <isa-l/crc.h>
+#include <sodium.h>
 
 #include "srnic_wire.h"
 
@@ -34,12 +37,36 @@ uint32_t srnic_wire_crc(const void *buf, uint32_t len, uint32_t crc)
 	return ~crc32_iscsi((unsigned char *)(uintptr_t)buf, (int)len, ~crc);
 }
 
+void srnic_wire_add_flags(uint8_t *buf, uint16_t flags)
+{
+	srnic_put16(buf + FLAGS_OFF, srnic_get16(buf + FLAGS_OFF) | flags);
+}
+
 void srnic_wire_seal(uint8_t *buf, uint32_t len)
 {
 	uint32_t body = len - SRNIC_CRC_LEN;
 
-	srnic_put16(buf + FLAGS_OFF, srnic_get16(buf + FLAGS_OFF) | SRNIC_F_CRC);
+	srnic_wire_add_flags(buf, SRNIC_F_CRC);
 	srnic_put32(buf + body, srnic_wire_crc(buf, body, 0));
+}
+
+_Static_assert(crypto_auth_BYTES == SRNIC_AUTH_LEN &&
+		       crypto_auth_KEYBYTES == SRNIC_KEY_LEN,
+	       "crypto_auth is HMAC-SHA-512-256: 32-byte key and tag");
+
+void srnic_wire_sign(uint8_t *buf, const uint8_t key[SRNIC_KEY_LEN])
+{
+	unsigned hlen = srnic_wire_hlen(buf[SRNIC_ETH_HLEN + 1]);
+
+	crypto_auth(buf + hlen, buf, hlen, key);
+}
+
+bool srnic_wire_auth_ok(const uint8_t *buf, const struct srnic_pkt *pkt,
+			const uint8_t key[SRNIC_KEY_LEN])
+{
+	return pkt->auth && crypto_auth_verify(pkt->auth, buf,
+					       srnic_wire_hlen(pkt->opcode),
+					       key) == 0;
 }
 
 enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
@@ -253,6 +280,11 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 		if (pkt->syndrome > SRNIC_NAK_OPERATIONAL)
 			return SRNIC_WIRE_BAD_OPCODE;
 	} else {
+		if (pkt->flags & SRNIC_F_AUTH) {
+			if (len - hlen < SRNIC_AUTH_LEN)
+				return SRNIC_WIRE_SHORT;
+			pkt->auth = buf + hlen;
+		}
 		pkt->ipv4 = srnic_get32(x + 0);
 		pkt->port = x[4];
 		memcpy(pkt->node_mac, x + 6, 6);

@@ -19,20 +19,28 @@
 # the new process has heard node a; so while a target starts, node b's ports
 # hold what they receive for HOLD (./srnic testbed fault b P delay=...): the
 # new process hears a late, and meanwhile the old QP, which already sees the
-# new process's HELLOs, keeps resending toward the dead one.  Whenever an old
-# QP outlived the restart well into the next quiet period, node b must have
-# dropped stale packets (drop stale_incarnation).
+# new process's HELLOs, keeps resending toward the dead one.  The run fails
+# unless that happened: some old QP outlived a restart well into the next
+# quiet period, and node b dropped stale packets in those rounds (drop
+# stale_incarnation).
 #
 # The watch can fail: the last target (not killed) lets the blaster WRITE
 # into its buffer while it watches, and must see exactly that.
 #
 # CANARY_KILLS (default 20) sets the number of kills; CANARY_HOLD (default
-# 600ms, empty for none) the hold.
+# 600ms) the hold; CANARY_BASE a fault every port of both nodes has besides
+# (e.g. "reorder=25% delay=1ms"); CANARY_EQUAL_DRAW=1 forces every
+# target's random incarnation bits to one value
+# (SRNIC_DEBUG_INC_RANDOM), so that only the node's boot count tells its
+# processes apart.
 set -u
 . "$(dirname "$0")/../lib.sh"
 
 KILLS=${CANARY_KILLS:-20}
-HOLD=${CANARY_HOLD-600ms}
+HOLD=${CANARY_HOLD:-600ms}
+BASE=${CANARY_BASE:-}
+target_env=()
+[ "${CANARY_EQUAL_DRAW:-0}" = 1 ] && target_env=(env SRNIC_DEBUG_INC_RANDOM=0x5eed)
 QUIET_MS=1500
 PROG=$BUILD/tests/e2e/canary
 [ -x "$PROG" ] || fail "$PROG not built (ninja -C build)"
@@ -62,6 +70,22 @@ hold_b() {
 		"$SRNIC" testbed fault b $p "$@" || fail "fault b $p $*"
 	done
 }
+# The faults every port has when b is not holding.
+# shellcheck disable=SC2086
+base() {
+	if [ -n "$BASE" ]; then
+		hold_b $BASE
+	else
+		hold_b clear
+	fi
+}
+if [ -n "$BASE" ]; then
+	for p in 0 1; do
+		# shellcheck disable=SC2086
+		"$SRNIC" testbed fault a $p $BASE || fail "fault a $p $BASE"
+	done
+	base
+fi
 # wait_line LOG PATTERN PID: until LOG has a line matching PATTERN.
 wait_line() {
 	until grep -q "$2" "$1"; do
@@ -88,14 +112,14 @@ for ((r = 0; r <= KILLS; r++)); do
 	: > "$log"	# wait_line reads it before the target writes
 	last=()
 	[ "$r" = "$KILLS" ] && last=(-l)
-	timeout -k 5 120 "$SRNIC" exec b -- "$PROG" target -r "$r" -q $QUIET_MS \
+	timeout -k 5 120 "$SRNIC" exec b -- "${target_env[@]}" "$PROG" target -r "$r" -q $QUIET_MS \
 		"${last[@]}" -P "$WORK/target.pid" > "$log" 2>&1 &
 	tpid=$!
-	if [ -n "$HOLD" ] && [ "$r" -gt 0 ]; then
+	if [ "$r" -gt 0 ]; then
 		# Frames held so far come out within the quiet period.
 		wait_line "$log" "^target round=$r registered" $tpid
 		sleep "$(awk -v h="$HOLD" 'BEGIN { print (h ~ /ms$/ ? h / 1000 : h + 0) + 0.1 }')"
-		hold_b clear
+		base
 	fi
 	if [ "$r" = "$KILLS" ]; then
 		wait $tpid || { cat "$log"; fail "round $r: the last target failed"; }
@@ -106,7 +130,7 @@ for ((r = 0; r <= KILLS; r++)); do
 		# Only the target program itself: nothing else of node b.
 		tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "canary target -r $r " ||
 			fail "round $r: pid $pid is not the target"
-		[ -n "$HOLD" ] && hold_b delay="$HOLD"
+		hold_b delay="$HOLD"
 		kill -9 "$pid"
 		wait $tpid 2>/dev/null
 	fi
@@ -156,8 +180,15 @@ for ((r = 0; r < KILLS; r++)); do
 done
 [ "$(printf '%s\n' "${incs[@]}" | sort -u | wc -l)" = $((KILLS + 1)) ] ||
 	fail "an incarnation came back: ${incs[*]}"
-if [ $owed -gt 0 ] && [ $owed_stale = 0 ]; then
-	fail "old QPs outlived $owed restarts into the quiet period, yet node b dropped no stale packet: nothing stale was faced"
+if [ "${CANARY_EQUAL_DRAW:-0}" = 1 ]; then
+	[ "$(printf '%s\n' "${incs[@]}" | cut -c5-8 | sort -u)" = 5eed ] ||
+		fail "random bits not forced equal: ${incs[*]}"
+	echo "every target's random bits were 5eed; the boot counts kept them apart"
 fi
+# Stale traffic must have been faced, or the run proved nothing.
+[ $owed -gt 0 ] ||
+	fail "no old QP outlived a restart into the quiet period: no stale traffic was faced"
+[ $owed_stale -gt 0 ] ||
+	fail "old QPs outlived $owed restarts into the quiet period, yet node b dropped no stale packet: nothing stale was faced"
 echo "canary: $KILLS kills and restarts in $((SECONDS - start)) s, no stale byte landed; node b dropped $total stale packets ($owed_stale in the $owed rounds whose quiet period an old QP outlived by 300 ms or more)"
 exit 0

@@ -109,5 +109,40 @@ sed 's/^\(port = net_memif0,.*\)$/\1,zero-copy=yes,zero-copy=no/' "$CONF" > "$WO
 out=$(SRNIC_CONF_OVERRIDE="$WORK/memif-zc-no.conf" on a 20 -- ibv_devinfo 2>&1) ||
 	bad "memif-zero-copy-no: ibv_devinfo failed: $out"
 
+# 7. The frame CRC: yes or no, after a port line.
+{ cat "$CONF"; echo "crc = sometimes"; } > "$WORK/crc.conf"
+line=$(wc -l < "$WORK/crc.conf")
+expect crc-not-yes-no "$WORK/crc.conf" \
+	"^srnic: $WORK/crc.conf:$line: crc: yes or no" -- ibv_devinfo
+{ echo "crc = yes"; cat "$CONF"; } > "$WORK/crc-first.conf"
+expect crc-before-port "$WORK/crc-first.conf" \
+	"^srnic: $WORK/crc-first.conf:1: crc: goes after the port" -- ibv_devinfo
+
+# 8. The cluster key: missing, not 64 hex digits, readable by others.
+key_case() {	# name key-file regex
+	{ grep -v '^cluster_key' "$CONF"; echo "cluster_key = $2"; } > "$WORK/$1.conf"
+	line=$(wc -l < "$WORK/$1.conf")
+	expect "$1" "$WORK/$1.conf" "^srnic: $WORK/$1.conf:$line: cluster_key: $3" \
+		-- ibv_devinfo
+}
+key_case key-missing "$WORK/no-such.key" "cannot read $WORK/no-such.key"
+(umask 077; echo "not a key" > "$WORK/short.key")
+key_case key-not-hex "$WORK/short.key" ".*must hold 64 hex digits"
+(umask 077; printf '%064d\n' 7 | tr 0 g > "$WORK/g.key")
+key_case key-bad-digit "$WORK/g.key" ".*must hold 64 hex digits"
+printf '%064d\n' 7 > "$WORK/open.key"; chmod 644 "$WORK/open.key"
+key_case key-readable "$WORK/open.key" ".*may be read by others"
+
+# 9. A state directory that cannot be made: the engine does not start.
+: > "$WORK/a-file"
+{ grep -v '^state_dir' "$CONF"; echo "state_dir = $WORK/a-file/state"; } > "$WORK/state.conf"
+expect state-dir-impossible "$WORK/state.conf" \
+	"^srnic: cannot make the state directory $WORK/a-file/state" \
+	"Couldn't allocate PD" -- ibv_rc_pingpong -g 1
+{ grep -v '^state_dir' "$CONF"; echo "state_dir = relative/dir"; } > "$WORK/state-rel.conf"
+line=$(wc -l < "$WORK/state-rel.conf")
+expect state-dir-relative "$WORK/state-rel.conf" \
+	"^srnic: $WORK/state-rel.conf:$line: state_dir: an absolute path" -- ibv_devinfo
+
 [ $errors = 0 ] || fail "$errors bad-configuration checks failed"
 echo "all bad-configuration checks passed"

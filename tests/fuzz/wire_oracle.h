@@ -117,25 +117,35 @@ static inline bool wire_byte_meaningful(uint8_t op, unsigned off)
 	return off < 5 || (off >= 6 && off < 12) || (off >= 16 && off < 31);
 }
 
-/* Writes pkt as a frame into a new buffer (header, payload, CRC trailer if
- * its flags say so, padding to the Ethernet minimum) and returns it; *len
- * gets its length. */
+/* Whether a packet of this opcode and flags has a MAC behind its headers. */
+static inline bool wire_has_auth(uint8_t op, uint16_t flags)
+{
+	return srnic_op_is_control(op) && (flags & SRNIC_F_AUTH);
+}
+
+/* Writes pkt as a frame into a new buffer (header, payload or the MAC
+ * p->auth points to, CRC trailer if its flags say so, padding to the
+ * Ethernet minimum) and returns it; *len gets its length. */
 static inline uint8_t *wire_build(const struct srnic_pkt *p,
 				  const uint8_t dst[6], const uint8_t src[6],
 				  uint32_t *len)
 {
 	uint32_t hlen = srnic_wire_hlen(p->opcode);
 	uint32_t plen = srnic_op_carries_payload(p->opcode) ? p->pkt_len : 0;
+	uint32_t alen = wire_has_auth(p->opcode, p->flags) ? SRNIC_AUTH_LEN : 0;
 	uint32_t crc = p->flags & SRNIC_F_CRC ? SRNIC_CRC_LEN : 0;
-	uint32_t n = hlen + plen + crc < WIRE_MIN_FRAME ? WIRE_MIN_FRAME
-						        : hlen + plen + crc;
-	uint8_t *f = calloc(1, n);
+	uint32_t n = hlen + plen + alen + crc;
+	uint8_t *f;
 
+	n = n < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : n;
+	f = calloc(1, n);
 	if (!f)
 		abort();
 	srnic_wire_encode(f, dst, src, p);
 	if (plen)
 		memcpy(f + hlen, p->payload, plen);
+	if (alen && p->auth)
+		memcpy(f + hlen, p->auth, alen);
 	if (crc)
 		srnic_wire_seal(f, n);
 	*len = n;
@@ -198,7 +208,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 	if (srnic_op_has_data_ext(op)) {
 		if (p->syndrome || p->rnr_timer || p->nak_msn || p->nak_txid ||
 		    p->sack_msn || p->sack_first || p->sack_bits ||
-		    p->credit || p->ts_echo || p->ipv4 || p->port ||
+		    p->credit || p->ts_echo || p->ipv4 || p->port || p->auth ||
 		    !wire_zero(p->node_mac, sizeof(p->node_mac)) ||
 		    !wire_zero(p->node_name, sizeof(p->node_name)) ||
 		    !wire_zero(p->eth_src, sizeof(p->eth_src)))
@@ -274,12 +284,16 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		if (p->rnr_timer > 31)
 			return "rnr_timer beyond its 5 bits";
 		if (p->txid || p->rkey || p->va || p->msg_len || p->pkt_len ||
-		    p->ipv4 || p->payload ||
+		    p->ipv4 || p->payload || p->auth ||
 		    !wire_zero(p->eth_src, sizeof(p->eth_src)))
 			return "non-ACK field set on an ACK";
 	} else {
 		if (p->node_name[sizeof(p->node_name) - 1] != '\0')
 			return "node name not terminated";
+		if (wire_has_auth(op, p->flags)
+			    ? p->auth != buf + hlen || len - hlen < SRNIC_AUTH_LEN
+			    : p->auth != NULL)
+			return "MAC missing, misplaced or outside the frame";
 		if (memcmp(p->eth_src, buf + 6, 6) != 0)
 			return "eth_src is not the frame's source MAC";
 		if (p->txid || p->rkey || p->va || p->msg_len || p->syndrome ||
@@ -336,6 +350,10 @@ static inline const char *wire_oracle(const uint8_t *buf, uint32_t len,
 	if (srnic_op_carries_payload(p1.opcode) &&
 	    memcmp(p1.payload, p2.payload, p1.pkt_len) != 0) {
 		bad = "round trip changes the payload";
+		goto out1;
+	}
+	if (p1.auth && memcmp(p1.auth, p2.auth, SRNIC_AUTH_LEN) != 0) {
+		bad = "round trip changes the MAC";
 		goto out1;
 	}
 	for (i = 0; i < hlen; i++) {

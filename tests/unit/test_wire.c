@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "check.h"
 #include "srnic_wire.h"
 #include "wire_oracle.h"
@@ -767,6 +769,57 @@ static void test_crc(void)
 	}
 }
 
+/* The cluster key's MAC on control frames: a signed frame of every
+ * control opcode passes, under the key it was signed with only, and a
+ * flipped bit anywhere in what it covers or in the MAC fails it.  Frames
+ * without the flag have no MAC to pass. */
+static void test_auth(void)
+{
+	uint8_t key[SRNIC_KEY_LEN], other[SRNIC_KEY_LEN];
+	struct srnic_pkt p, got;
+	uint32_t len, bit, caught, n;
+	uint8_t op, *f;
+
+	for (n = 0; n < SRNIC_KEY_LEN; n++) {
+		key[n] = (uint8_t)(n * 13 + 1);
+		other[n] = key[n] ^ (n == 7);
+	}
+	for (op = SRNIC_OP_HELLO; op <= SRNIC_OP_RDMA_READY; op++) {
+		full_pkt(&p, op);
+		p.flags |= SRNIC_F_AUTH;
+		f = wire_build(&p, dmac, smac, &len);
+		n = srnic_wire_hlen(op);
+		CHECK(len == n + SRNIC_AUTH_LEN, "%s: %u bytes with a MAC",
+		      op_name(op), len);
+		srnic_wire_sign(f, key);
+		if (!CHECK(dec(f, len, &got) == SRNIC_WIRE_OK && got.auth,
+			   "%s: signed frame refused", op_name(op))) {
+			free(f);
+			continue;
+		}
+		CHECK(srnic_wire_auth_ok(f, &got, key), "%s: own MAC refused",
+		      op_name(op));
+		CHECK(!srnic_wire_auth_ok(f, &got, other),
+		      "%s: MAC passed under another key", op_name(op));
+		for (bit = 0, caught = 0; bit < len * 8; bit++) {
+			f[bit / 8] ^= 1u << (bit % 8);
+			caught += dec(f, len, &got) != SRNIC_WIRE_OK ||
+				  !srnic_wire_auth_ok(f, &got, key);
+			f[bit / 8] ^= 1u << (bit % 8);
+		}
+		CHECK(caught == len * 8, "%s: %u of %u flipped bits passed",
+		      op_name(op), len * 8 - caught, len * 8);
+		free(f);
+
+		p.flags &= ~SRNIC_F_AUTH;
+		f = wire_build(&p, dmac, smac, &len);
+		CHECK(dec(f, len, &got) == SRNIC_WIRE_OK && !got.auth &&
+			      !srnic_wire_auth_ok(f, &got, key),
+		      "%s: a frame without a MAC passed", op_name(op));
+		free(f);
+	}
+}
+
 int main(void)
 {
 	unsigned i;
@@ -783,5 +836,7 @@ int main(void)
 	test_sanitized();
 	test_datagram();
 	test_crc();
+	if (CHECK(sodium_init() >= 0, "libsodium did not start"))
+		test_auth();
 	return check_summary("test_wire");
 }

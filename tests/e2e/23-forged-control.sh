@@ -1,0 +1,105 @@
+# Forged and replayed control frames (tests/e2e/inject.c, a station on the
+# rails of an afpacket testbed, sending from inside node a):
+#  1. With the testbed's cluster key, while ibv_rc_pingpong -c runs between
+#     a and b: BOOTINGs that claim a restarted a (no MAC, and a garbage
+#     one), a forged BYE, and replays of a HELLO and a BOOTING recorded
+#     from an earlier process of a.  The pingpong finishes with good data,
+#     node b failed no QP, and counted the forgeries (drop bad_auth) and
+#     the replays (older_refused, stale_incarnation).
+#  2. Without a key, the same forged BOOTING fails b's QPs: what makes 1
+#     able to fail.
+# The testbeds are the caller's SRNIC_NS and SRNIC_RUN with "-x" appended.
+export SRNIC_NS=${SRNIC_NS:-srnic}-x SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-x
+. "$(dirname "$0")/../lib.sh"
+
+INJ=$BUILD/tests/e2e/inject
+W=$LOGDIR/23-forged-control.d
+rm -rf "$W"; mkdir -p "$W"
+trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+A_IP=10.55.0.1
+A_MAC0=02:53:4e:01:00:01 B_MAC0=02:53:4e:01:00:02
+
+in_a() { ip netns exec "$SRNIC_NS-a" "$@"; }
+in_switch() { ip netns exec "$SRNIC_NS-sw" "$@"; }
+stat_of() {	# node line-word key: the value after KEY on the first line starting with WORD
+	"$SRNIC" stats "$1" | awk -v w="$2" -v k="$3" '$1 == w {for (i = 2; i < NF; i++) if ($i == k) {print $(i + 1); exit}}'
+}
+incarnation() { "$SRNIC" stats "$1" | awk '$1 == "node" {print $4}'; }
+# (a node's counters are its last process's: ./srnic stats fails until one ran)
+drops() { "$SRNIC" stats "$1" | awk -v r="$2" '$1 == "drop" && $2 == r {print $3}'; }
+
+# A long pingpong in the background; waits until both nodes' counters are
+# the new processes' (incarnations other than the last ones seen) and name
+# each other as peers on both ports.
+pingpong_start() {	# name
+	local old_a old_b
+	old_a=$(incarnation a 2>/dev/null); old_b=$(incarnation b 2>/dev/null)
+	( pingpong "$1" 120 ibv_rc_pingpong -g 1 -s 4096 -n 60000 ) > "$W/$1.out" 2>&1 &
+	pp=$!
+	for _ in $(seq 100); do
+		sleep 0.1
+		[ "$(incarnation a 2>/dev/null)" != "$old_a" ] &&
+			[ "$(incarnation b 2>/dev/null)" != "$old_b" ] &&
+			"$SRNIC" stats a 2>/dev/null | grep -q '^peer b .* ports up 0 1' &&
+			"$SRNIC" stats b 2>/dev/null | grep -q '^peer a .* ports up 0 1' &&
+			return 0
+	done
+	cat "$W/$1.out"; fail "$1: the pingpong did not start"
+}
+
+# A BOOTING from "a restarted": a's incarnation with its boot count raised.
+forge_booting() {	# mode count
+	local ia ib
+	ia=$(incarnation a); ib=$(incarnation b)
+	[ -n "$ia" ] && [ -n "$ib" ] || fail "no incarnations (a '$ia', b '$ib')"
+	in_a "$INJ" forge rail0 BOOTING "$B_MAC0" "$A_MAC0" "$A_IP" \
+		"$(printf %08x $(((0x$ia + 0x10000) & 0xffffffff)))" "$ib" "$1" "$2" ||
+		fail "inject forge BOOTING"
+}
+
+"$SRNIC" testbed down >/dev/null 2>&1
+"$SRNIC" testbed up --wire afpacket >/dev/null || fail "afpacket testbed"
+
+# An earlier process of a: record its HELLO and its BOOTING to b, where
+# they enter the switch.
+in_switch "$INJ" capture r0-a HELLO "$W/old-hello" 20 > "$W/cap-hello.log" 2>&1 &
+cap1=$!
+in_switch "$INJ" capture r0-a BOOTING "$W/old-booting" 20 > "$W/cap-booting.log" 2>&1 &
+cap2=$!
+sleep 0.3
+pingpong old-process 60 ibv_rc_pingpong -g 1 -s 64 -n 100 || fail "the first pingpong"
+wait $cap1 || { cat "$W/cap-hello.log"; fail "no HELLO captured"; }
+wait $cap2 || { cat "$W/cap-booting.log"; fail "no BOOTING captured"; }
+grep -q "cluster_key yes" <("$SRNIC" stats b) || fail "the testbed's nodes have no cluster key"
+
+pingpong_start keyed
+auth0=$(drops b bad_auth); stale0=$(drops b stale_incarnation)
+forge_booting none 5
+forge_booting garbage 5
+in_a "$INJ" forge rail0 BYE ff:ff:ff:ff:ff:ff "$A_MAC0" "$A_IP" \
+	"$(incarnation a)" 0 garbage 3 || fail "inject forge BYE"
+in_a "$INJ" replay rail0 "$W/old-hello" 5 || fail "inject replay HELLO"
+in_a "$INJ" replay rail0 "$W/old-booting" 5 || fail "inject replay BOOTING"
+sleep 1	# (the counters are written twice a second)
+auth=$(( $(drops b bad_auth) - auth0 ))
+stale=$(( $(drops b stale_incarnation) - stale0 ))
+refused=$(stat_of b integration older_refused)
+cleared=$(stat_of b integration qps_cleared)
+wait $pp || { cat "$W/keyed.out"; fail "the pingpong under forged control frames"; }
+echo "with the key: b dropped $auth forged frames (bad_auth), $stale stale ones, refused $refused old HELLOs; $cleared QPs failed"
+[ "$auth" -ge 13 ] || fail "b counted $auth bad_auth drops of the 13 forged frames"
+[ "${refused:-0}" -ge 1 ] || fail "b took a replayed HELLO of an old process"
+[ "$stale" -ge 1 ] || fail "b counted no stale drop for the replayed BOOTING"
+[ "${cleared:-x}" = 0 ] || fail "b failed $cleared QPs"
+
+# The same BOOTING without a key takes b's QPs down.
+"$SRNIC" testbed down >/dev/null 2>&1
+"$SRNIC" testbed up --wire afpacket --key no >/dev/null || fail "afpacket testbed without a key"
+pingpong_start unkeyed
+forge_booting none 5
+sleep 1
+cleared=$(stat_of b integration qps_cleared)
+wait $pp && fail "without a key the forged BOOTING changed nothing: the test above proves nothing"
+echo "without a key: the forged BOOTING failed $cleared QPs of b, and the pingpong"
+[ "${cleared:-0}" -ge 1 ] || fail "without a key b failed no QP"
+exit 0
