@@ -104,6 +104,21 @@ pingpong() {
 	return $rc
 }
 
+# wait_peer NODE PEER [PORTS]: until NODE's counters show PEER heard on
+# each of PORTS (default "0 1"), 20 s at most.  Remove the nodes' stats
+# files before starting the programs, or an earlier process's counters
+# answer.
+wait_peer() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		"$SRNIC" stats "$1" 2>/dev/null |
+			grep -qE "^peer $2 .* ports up ${3:-0 1}\$" && return 0
+		sleep 0.1
+	done
+	echo "--- $1 did not hear $2 on ports ${3:-0 1}" >&2
+	return 1
+}
+
 # Unmodified perftest between a and b (server b, client a):
 bw() {	# name tool args...: bandwidth result must be > MIN_GBPS (0.01)
 	local name=$1 gbps min=${MIN_GBPS:-0.01}

@@ -265,17 +265,17 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 		the_engine = eng;
 	}
 
-	/* A fresh incarnation at every start, a restart in the same process
-	 * too (peers then forget what they held for the last one; see
-	 * incarnation.c).  Drawn apart from the key seed: peers see the
-	 * incarnation, and must learn nothing of the keys. */
-	/* (libsodium, for the control frames' MACs, wants this first) */
+	/* libsodium, for the control frames' MACs, wants this first. */
 	if (eng->cfg.has_key && sodium_init() < 0) {
 		pthread_mutex_unlock(&engine_lock);
 		snprintf(err, errlen, "srnic: libsodium did not start");
 		errno = EIO;
 		return NULL;
 	}
+	/* A fresh incarnation at every start, a restart in the same process
+	 * too (peers then forget what they held for the last one; see
+	 * incarnation.c).  Drawn apart from the key seed: peers see the
+	 * incarnation, and must learn nothing of the keys. */
 	if (srnic_incarnation_draw(&eng->cfg, &eng->inc, err, errlen)) {
 		pthread_mutex_unlock(&engine_lock);
 		errno = EIO;

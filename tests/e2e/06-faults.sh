@@ -62,7 +62,10 @@ for n in a b; do
 		"$SRNIC" testbed fault $n $p clear
 	done
 done
-( sleep 2; "$SRNIC" testbed fault a 0 down; sleep 2; "$SRNIC" testbed fault a 0 up ) &
+# (the link goes down once both processes hear each other on both ports)
+rm -f "$TB/a.stats" "$TB/b.stats"
+( wait_peer a b && wait_peer b a && sleep 0.5
+  "$SRNIC" testbed fault a 0 down; sleep 2; "$SRNIC" testbed fault a 0 up ) &
 flap=$!
 pair flap-integrity 180 "$prog" -r 4 || fail "integrity while a link goes down and up"
 wait $flap
@@ -73,7 +76,9 @@ sleep 1
 "$SRNIC" stats b | grep -E '^striping a .* silenced [1-9]' ||
 	fail "b did not find a's port 0 silent"
 
-( sleep 1.5; "$SRNIC" testbed fault b 1 down; sleep 2; "$SRNIC" testbed fault b 1 up ) &
+rm -f "$TB/a.stats" "$TB/b.stats"
+( wait_peer a b && wait_peer b a && sleep 0.3
+  "$SRNIC" testbed fault b 1 down; sleep 2; "$SRNIC" testbed fault b 1 up ) &
 flap=$!
 pingpong flap-pingpong 180 ibv_rc_pingpong -g 1 -s 65536 -n 6000 -m 1024 ||
 	fail "ibv_rc_pingpong while a link goes down and up"
