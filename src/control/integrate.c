@@ -9,9 +9,9 @@
  *
  *  1. Whenever a node meets an incarnation of a peer it has not integrated
  *     with (a new peer, or one that restarted), it sends that incarnation
- *     BOOTING on every port that reaches it, again every BOOTING_RETRY_MS
- *     (on all of them: a port the peer cannot hear us on is answered by
- *     way of another) until each of those ports has brought an answer.
+ *     BOOTING on every port it can send on, again every BOOTING_RETRY_MS,
+ *     until each port that reaches the peer has brought an answer (a port
+ *     the peer cannot hear us on is answered by way of another).
  *  2. The peer's datapath takes every QP still bound to an older incarnation
  *     of the sender to the error state (the oldest unfinished WQE completes
  *     with a retry error, the rest are flushed), so nothing new is built for
@@ -78,11 +78,19 @@ void srnic_integrate_new_incarnation(struct srnic_peer *peer)
 	peer->ready_sent = 0;
 }
 
+static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+/* Control core: op to the peer on port p, to the broadcast MAC where the
+ * peer was never heard on p.  (Whoever else meets a broadcast one ignores
+ * it: it names the peer's incarnation.) */
 static void send_to(struct srnic_engine *eng, const struct srnic_peer *peer,
 		    uint8_t op, unsigned p)
 {
-	struct rte_mbuf *m = srnic_control_frame_to(eng, op, p, peer->mac[p],
-						    peer->inc, 0);
+	const uint8_t *dst = __atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE)
+				     ? peer->mac[p]
+				     : bcast;
+	struct rte_mbuf *m = srnic_control_frame_to(eng, op, p, dst, peer->inc,
+						    0);
 
 	if (m && rte_ring_mp_enqueue(eng->ctrl_tx, m) != 0)
 		rte_pktmbuf_free(m);
@@ -134,11 +142,8 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 	eng->st.qps_cleared += cleared;
 
 	/* On every port, behind everything each has queued: that is the
-	 * point.  (Others who meet a broadcast answer ignore it: it names
-	 * the sender's incarnation.) */
+	 * point.  (As send_to: broadcast where the peer was never heard.) */
 	for (q = 0; q < eng->nports; q++) {
-		static const uint8_t bcast[6] = {0xff, 0xff, 0xff,
-						 0xff, 0xff, 0xff};
 		const uint8_t *dst = q == p ? pkt->eth_src : bcast;
 
 		if (!__atomic_load_n(&eng->port[q].polling, __ATOMIC_ACQUIRE))
@@ -201,9 +206,13 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 			} else if (now - peer->booting_at >=
 					   BOOTING_RETRY_MS ||
 				   !peer->booting_at) {
+				/* On every port we can send on, heard on or
+				 * not: the peer may hear us where we do not
+				 * hear it, and answers on all its ports. */
 				peer->booting_at = now;
 				for (p = 0; p < eng->nports; p++)
-					if (reach & (1u << p)) {
+					if (__atomic_load_n(&eng->port[p].polling,
+							    __ATOMIC_ACQUIRE)) {
 						send_to(eng, peer,
 							SRNIC_OP_BOOTING, p);
 						eng->st.booting_sent++;

@@ -174,8 +174,11 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 	struct in_addr a;
 
 	if (!strcmp(key, "node"))
-		return copy_str(cfg->node, sizeof(cfg->node), val) || !*val
-			       ? "node: 1 to 15 characters"
+		/* (it names the default state directory) */
+		return copy_str(cfg->node, sizeof(cfg->node), val) || !*val ||
+				       strchr(val, '/') || !strcmp(val, ".") ||
+				       !strcmp(val, "..")
+			       ? "node: 1 to 15 characters, no '/', not . or .."
 			       : NULL;
 	if (!strcmp(key, "ipv4")) {
 		if (inet_pton(AF_INET, val, &a) != 1)

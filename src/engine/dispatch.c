@@ -21,12 +21,21 @@ bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 	e = srnic_wire_check_crc(buf, len, eng->port[p].crc);
 	if (e == SRNIC_WIRE_OK)
 		e = srnic_wire_decode(buf, len, pkt);
-	if (e == SRNIC_WIRE_OK)
-		return true;
-	eng->st.drops[e == SRNIC_WIRE_NOT_OURS ? SRNIC_DROP_NOT_OURS
-		      : e == SRNIC_WIRE_BAD_CRC ? SRNIC_DROP_BAD_CRC
-						 : SRNIC_DROP_MALFORMED]++;
-	return false;
+	if (e != SRNIC_WIRE_OK) {
+		eng->st.drops[e == SRNIC_WIRE_NOT_OURS ? SRNIC_DROP_NOT_OURS
+			      : e == SRNIC_WIRE_BAD_CRC ? SRNIC_DROP_BAD_CRC
+							 : SRNIC_DROP_MALFORMED]++;
+		return false;
+	}
+	/* With a cluster key, control frames only from its holders: they
+	 * can fail QPs, gate RDMA, or take a link out of use (a BYE_ACK
+	 * ends a leaving node's wait too). */
+	if (eng->cfg.has_key && srnic_op_is_control(pkt->opcode) &&
+	    !srnic_wire_auth_ok(buf, pkt, eng->cfg.cluster_key)) {
+		eng->st.drops[SRNIC_DROP_BAD_AUTH]++;
+		return false;
+	}
+	return true;
 }
 
 static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
@@ -37,14 +46,6 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 	if (!srnic_rx_decode(eng, m->port, m, &pkt))
 		return false;
 	if (srnic_op_is_control(pkt.opcode)) {
-		/* With a cluster key, only what its holders sent: a control
-		 * frame can fail QPs or take a link out of use. */
-		if (eng->cfg.has_key &&
-		    !srnic_wire_auth_ok(rte_pktmbuf_mtod(m, const uint8_t *),
-					&pkt, eng->cfg.cluster_key)) {
-			eng->st.drops[SRNIC_DROP_BAD_AUTH]++;
-			return false;
-		}
 		/* The peer is about to vanish from this link: let go of it
 		 * now, on the thread that polls it, and say so.  Only its
 		 * current process can say that: an old one's BYE, late or

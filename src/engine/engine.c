@@ -125,7 +125,7 @@ static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 
 static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 {
-	unsigned room = RTE_PKTMBUF_HEADROOM + SRNIC_MAX_HLEN + eng->cfg.mtu;
+	unsigned room = RTE_PKTMBUF_HEADROOM + SRNIC_MAX_OVERHEAD + eng->cfg.mtu;
 	int rc;
 
 	/* Some ports want a full standard frame per mbuf whatever our MTU

@@ -377,8 +377,9 @@ int srnic_incarnation_draw(const struct srnic_config *cfg, uint32_t *inc,
 
 /* dispatch.c: receive */
 unsigned srnic_rx_ports(struct srnic_engine *eng);
-/* Check (CRC) and decode a frame port p received; false, and the drop
- * counted, for one that is damaged, malformed or not ours. */
+/* Check (CRC), decode and, for a control frame under a cluster key,
+ * authenticate a frame port p received; false, and the drop counted, for
+ * one that is damaged, malformed, forged or not ours. */
 bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 		     const struct rte_mbuf *m, struct srnic_pkt *pkt);
 

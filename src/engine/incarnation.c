@@ -38,6 +38,8 @@ static int make_dir(const char *path)
 	char *s;
 
 	snprintf(buf, sizeof(buf), "%s", path);
+	for (s = buf + strlen(buf); s > buf + 1 && s[-1] == '/'; )
+		*--s = '\0';	/* (the last one gets 0700 below) */
 	for (s = buf + 1; *s; s++) {
 		if (*s != '/')
 			continue;

@@ -103,8 +103,9 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	 * can; shared-memory ports (memif) claim 1518 bytes but carry larger
 	 * frames in chained buffers, so a smaller claim is not an error. */
 	rc = rte_eth_dev_info_get(id, &info);
-	if (rc == 0 && info.max_rx_pktlen >= eng->payload_max + SRNIC_MAX_HLEN)
-		conf.rxmode.mtu = eng->payload_max + SRNIC_MAX_HLEN -
+	if (rc == 0 &&
+	    info.max_rx_pktlen >= eng->payload_max + SRNIC_MAX_OVERHEAD)
+		conf.rxmode.mtu = eng->payload_max + SRNIC_MAX_OVERHEAD -
 				  SRNIC_ETH_HLEN;
 	rc = rte_eth_dev_configure(id, 1, 1, &conf);
 	if (rc == 0)

@@ -82,6 +82,9 @@ enum srnic_opcode {
  * (Castagnoli, as iSCSI's) of the whole frame before it, Ethernet header
  * included, big-endian.  Ports that cross a wire send and demand it. */
 #define SRNIC_CRC_LEN 4
+/* What a frame adds to its payload at most: headers and trailer (what a
+ * port's MTU and a buffer must leave room for). */
+#define SRNIC_MAX_OVERHEAD (SRNIC_MAX_HLEN + SRNIC_CRC_LEN)
 
 /* An ATOMIC_REQ's payload: compare (or add) then swap, 8 bytes each, in
  * network order; it works on 8 aligned bytes. */

@@ -144,5 +144,11 @@ line=$(wc -l < "$WORK/state-rel.conf")
 expect state-dir-relative "$WORK/state-rel.conf" \
 	"^srnic: $WORK/state-rel.conf:$line: state_dir: an absolute path" -- ibv_devinfo
 
+# 10. A node name that would climb out of the state directory.
+{ grep -v '^node' "$CONF"; echo "node = .."; } > "$WORK/node-dots.conf"
+line=$(wc -l < "$WORK/node-dots.conf")
+expect node-name-dots "$WORK/node-dots.conf" \
+	"^srnic: $WORK/node-dots.conf:$line: node: 1 to 15 characters, no '/'" -- ibv_devinfo
+
 [ $errors = 0 ] || fail "$errors bad-configuration checks failed"
 echo "all bad-configuration checks passed"

@@ -113,7 +113,7 @@ static inline bool wire_byte_meaningful(uint8_t op, unsigned off)
 		return off != 37;
 	if (op == SRNIC_OP_ACK)
 		return true;
-	/* HELLO, BYE: the name's last byte is forced to NUL on decode */
+	/* control frames: the name's last byte is forced to NUL on decode */
 	return off < 5 || (off >= 6 && off < 12) || (off >= 16 && off < 31);
 }
 
