@@ -32,6 +32,7 @@ static const char *const drop_name[SRNIC_DROP_MAX] = {
 	[SRNIC_DROP_CQ_FULL] = "cq_full",
 	[SRNIC_DROP_NO_GROUP] = "no_group",
 	[SRNIC_DROP_UC_GIVEN_UP] = "uc_given_up",
+	[SRNIC_DROP_UC_LATE] = "uc_late",
 	[SRNIC_DROP_BAD_CRC] = "bad_crc",
 	[SRNIC_DROP_BAD_AUTH] = "bad_auth",
 };
@@ -80,6 +81,10 @@ void srnic_stats_write(struct srnic_engine *eng)
 	fprintf(f, "srtt_us %lu rto_us %lu\n",
 		(unsigned long)rd(&eng->st.srtt_us),
 		(unsigned long)rd(&eng->st.rto_us));
+	fprintf(f, "uc_give_up_us %lu\n",
+		rd(&eng->st.uc_give_up_us)
+			? (unsigned long)rd(&eng->st.uc_give_up_us)
+			: (unsigned long)SRNIC_UC_GIVE_UP_US);
 	fprintf(f, "atomics %lu\n", (unsigned long)rd(&eng->st.atomics));
 	fprintf(f, "read_rerequests %lu\n",
 		(unsigned long)rd(&eng->st.read_rerequests));

@@ -131,6 +131,7 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 	struct rte_mbuf *pkts[SRNIC_BURST];
 	unsigned p, total = 0;
 
+	eng->rx_backlog = false;
 	for (p = 0; p < eng->nports; p++) {
 		struct srnic_port *port = &eng->port[p];
 		uint16_t n, i;
@@ -157,6 +158,8 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 				rte_pktmbuf_free(m);
 		}
 		total += n;
+		if (n == SRNIC_BURST)
+			eng->rx_backlog = true;
 	}
 	return total;
 }

@@ -34,6 +34,9 @@
 #define SRNIC_ZC_MIN 2048
 
 /* Why a received packet was dropped; counted per node. */
+/* UC's first give-up time (responder.c says why) */
+#define SRNIC_UC_GIVE_UP_US 16000
+
 enum srnic_drop {
 	SRNIC_DROP_MALFORMED,
 	SRNIC_DROP_NOT_OURS,
@@ -54,6 +57,8 @@ enum srnic_drop {
 	SRNIC_DROP_CQ_FULL,	/* a datagram whose CQ had no room */
 	SRNIC_DROP_NO_GROUP,	/* multicast to a group nobody here joined */
 	SRNIC_DROP_UC_GIVEN_UP,	/* UC messages given up: packets lost */
+	SRNIC_DROP_UC_LATE,	/* packets of a UC message given up already:
+				 * the give-up was early (it widens) */
 	SRNIC_DROP_BAD_CRC,	/* integrity trailer wrong, or missing */
 	SRNIC_DROP_BAD_AUTH,	/* control frame without the cluster key's
 				 * MAC, or with a wrong one */
@@ -184,6 +189,7 @@ struct srnic_stats {
 	uint64_t read_rerequests; /* READ ranges asked for again */
 	uint64_t atomics;	/* atomic operations run (responder) */
 	uint64_t srtt_us, rto_us;	/* of the QP that sampled last */
+	uint64_t uc_give_up_us;
 	uint64_t rnr_naks_sent;
 	uint64_t acks_sent;
 	/* integration */
@@ -242,6 +248,13 @@ struct srnic_engine {
 	struct srnic_qp *timer_cursor;	/* where the next tick's slice starts */
 	uint64_t next_tick;
 	uint64_t tick_tsc;
+	/* The last receive poll left frames in a port's queue (it took a
+	 * full burst): what a timer would call lost may be there. */
+	bool rx_backlog;
+	/* UC: how long the oldest message may stall the ones behind it
+	 * before it is given up (responder.c); widened by evidence, 0 until
+	 * then: SRNIC_UC_GIVE_UP_US. */
+	uint64_t uc_give_up_tsc;
 
 	/* multicast groups joined here; mcast_gen counts changes, so the
 	 * control core knows to program the ports' filters again */

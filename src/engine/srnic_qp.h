@@ -233,6 +233,9 @@ struct srnic_qp {
 	uint64_t uc_stuck_at;	/* TSC; 0: not stuck */
 	uint32_t uc_stuck_landed; /* its packets in then (progress) */
 	uint32_t uc_skew;	/* UC: receive numbers given-up messages took */
+	/* UC: the messages the last give-up dropped, [from, to) until one
+	 * of their packets comes after all (then empty: widened once) */
+	uint32_t uc_gone_from, uc_gone_to;
 	uint8_t ninv;
 	struct srnic_inv_pending inv[SRNIC_INV_PENDING];
 	uint32_t sack_msn, sack_first;

@@ -48,6 +48,9 @@ static void nak(struct srnic_engine *eng, struct srnic_qp *qp,
 	srnic_qp_want_ack(eng, qp);
 }
 
+static void uc_late(struct srnic_engine *eng, struct srnic_qp *qp,
+		    uint32_t msn);
+
 static void slot_clear(struct srnic_rmsg *s)
 {
 	srnic_track_fini(&s->trk);
@@ -65,6 +68,7 @@ void srnic_responder_reset(struct srnic_qp *qp)
 	for (i = 0; i < SRNIC_WINDOW; i++)
 		slot_clear(&qp->rmsg[i]);
 	qp->uc_stuck_at = 0;
+	qp->uc_gone_to = qp->uc_gone_from;
 	qp->ninv = 0;
 	qp->rd_head = qp->rd_tail = 0;
 	memset(qp->atomic_done, 0, sizeof(qp->atomic_done));
@@ -705,7 +709,10 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 			return false;
 		}
 		/* Done already: say so again, the ACK may have been lost. */
-		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		if (srnic_qp_reliable(qp))
+			eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		else
+			uc_late(eng, qp, pkt->msn);
 		srnic_qp_want_ack(eng, qp);
 		return false;
 	}
@@ -860,10 +867,55 @@ static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
  * UC: nothing is resent, so a message that lost packets (or found no
  * receive WQE, or a bad key) never completes, and the messages behind it
  * must not wait for it for ever.  Once a later message is complete, the
- * oldest gets UC_GIVE_UP_US more to finish (longer than packets of one
+ * oldest gets the give-up time more to finish (longer than packets of one
  * message fall behind another's across ports); then it is given up.
+ *
+ * How far one port's packets fall behind another's is the host's and the
+ * wire's business: microseconds on a NIC, but on a busy host a veth pair
+ * whose receive work waits for the next kernel tick holds packets for
+ * milliseconds (measured with a CPU hog beside the sanitizer build's
+ * uc_check: packets of given-up messages came 3.7 to 4.3 ms after their
+ * message stalled, one 4 ms tick at HZ=250; a 2 ms time lost a message in
+ * one run of six).  So the time starts at SRNIC_UC_GIVE_UP_US (four
+ * ticks), and
+ * widens, for the
+ * whole engine (it is the ports' lag, not a QP's), each time a packet of
+ * a message given up comes after all (`drop uc_late`), as TCP's RACK
+ * widens its reordering window on a DSACK.  It never narrows: a loss
+ * then costs the messages behind it a longer wait, never a message.  And
+ * a timer never calls a packet lost while frames still wait in a port's
+ * receive queue (rx_backlog): an engine that did not run for a while
+ * reads them before it judges.
  */
-#define UC_GIVE_UP_US 2000
+#define UC_GIVE_UP_MAX_US 256000
+
+static uint64_t uc_give_up_tsc(const struct srnic_engine *eng)
+{
+	return eng->uc_give_up_tsc ? eng->uc_give_up_tsc
+				   : eng->tsc_per_us * SRNIC_UC_GIVE_UP_US;
+}
+
+/* A packet of a message behind exp_msn on a UC QP (which resends
+ * nothing): one of the last given up came after all, the give-up was
+ * early, and the time widens (once a give-up). */
+static void uc_late(struct srnic_engine *eng, struct srnic_qp *qp,
+		    uint32_t msn)
+{
+	uint64_t t = uc_give_up_tsc(eng);
+
+	if (seq_diff(msn, qp->uc_gone_from) < 0 ||
+	    seq_diff(msn, qp->uc_gone_to) >= 0) {
+		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		return;
+	}
+	eng->st.drops[SRNIC_DROP_UC_LATE]++;
+	qp->uc_gone_to = qp->uc_gone_from;
+	t = 2 * t < eng->tsc_per_us * UC_GIVE_UP_MAX_US
+		    ? 2 * t
+		    : eng->tsc_per_us * UC_GIVE_UP_MAX_US;
+	eng->uc_give_up_tsc = t;
+	eng->st.uc_give_up_us = t / eng->tsc_per_us;
+}
 /* How far ahead a packet may be for uc_jump to follow it (messages). */
 #define UC_JUMP_MAX (64 * SRNIC_WINDOW)
 
@@ -954,6 +1006,8 @@ static void uc_drop_until(struct srnic_engine *eng, struct srnic_qp *qp,
 			slot_clear(&qp->rmsg[m % SRNIC_WINDOW]);
 			inv_forget(qp, m);	/* (nothing invalidated) */
 		}
+	qp->uc_gone_from = qp->exp_msn;
+	qp->uc_gone_to = to;
 	qp->exp_msn = to;
 }
 
@@ -1089,7 +1143,8 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 		qp->uc_stuck_at = now;
 		return;
 	}
-	if (same && now - qp->uc_stuck_at < eng->tsc_per_us * UC_GIVE_UP_US)
+	if (same && (now - qp->uc_stuck_at < uc_give_up_tsc(eng) ||
+		     eng->rx_backlog))
 		return;
 	qp->uc_stuck_at = 0;
 	if (same && uc_stuck(qp))

@@ -933,7 +933,7 @@ static void test_uc_give_up(void)
 	struct srnic_qp *qp = qp_new(5);
 	struct srnic_cqe c[8];
 	uint32_t wkey, i, k;
-	uint64_t given = drops(SRNIC_DROP_UC_GIVEN_UP);
+	uint64_t given = drops(SRNIC_DROP_UC_GIVEN_UP), late, wait;
 	int got;
 
 	qp->type = SRNIC_QPT_UC;
@@ -966,10 +966,27 @@ static void test_uc_give_up(void)
 	CHECK(qp->uc_stuck_at != 0, "UC watches the stuck message");
 	srnic_responder_uc_timer(eng, qp, qp->uc_stuck_at + 1);
 	CHECK(qp->exp_msn == 100, "UC gave up before its time");
-	srnic_responder_uc_timer(eng, qp,
-				 qp->uc_stuck_at + eng->tsc_hz / 100);
+	/* Frames still wait in a port's queue: nothing is called lost. */
+	eng->rx_backlog = true;
+	srnic_responder_uc_timer(eng, qp, qp->uc_stuck_at + eng->tsc_hz);
+	CHECK(qp->exp_msn == 100, "UC gave up with frames not read yet");
+	eng->rx_backlog = false;
+	srnic_responder_uc_timer(eng, qp, qp->uc_stuck_at + eng->tsc_hz);
 	CHECK(drops(SRNIC_DROP_UC_GIVEN_UP) == given + 1,
 	      "UC gave one message up");
+	/* Its lost packet comes after all: the give-up was early, and the
+	 * engine's give-up time doubles, once for this give-up. */
+	late = drops(SRNIC_DROP_UC_LATE);
+	wait = eng->uc_give_up_tsc;
+	deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 100, 1, 0, 0, 0, m[0],
+		LEN, 0);
+	deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 100, 1, 0, 0, 0, m[0],
+		LEN, 1);
+	CHECK(drops(SRNIC_DROP_UC_LATE) == late + 1 &&
+		      eng->uc_give_up_tsc == 2 * (wait ? wait
+						      : eng->tsc_per_us * 16000),
+	      "UC a late packet widens the give-up time once (%lu -> %lu)",
+	      (unsigned long)wait, (unsigned long)eng->uc_give_up_tsc);
 	CHECK(memcmp(wbuf, m[1], LEN) == 0, "UC WRITE behind it landed");
 	got = srnic_cq_poll(cq, c, 8);
 	CHECK(got == 1 && c[0].wr_id == 20 && c[0].byte_len == LEN &&
