@@ -23,6 +23,17 @@ expect 'max_mr:[[:space:]]+[1-9]'
 expect 'max_qp:[[:space:]]+[1-9]'
 expect 'atomic_cap:[[:space:]]+ATOMIC_GLOB'
 
+# The provider loads into any program as it is: no static TLS (which
+# glibc has little room for in a library dlopen()ed late), nothing in the
+# environment for it.  (This test is not in the sanitizer pass, whose
+# runtime "exec" does preload.)
+lib=$BUILD/provider/libsrnic-rdmav34.so
+readelf -d "$lib" | grep -q STATIC_TLS && fail "the provider needs static TLS"
+readelf -d "$lib" | grep -q 'NEEDED.*jemalloc' && fail "the provider links jemalloc"
+env=$(on a -- env) || fail "env in node a"
+echo "$env" | grep -q '^GLIBC_TUNABLES=' && fail "exec sets GLIBC_TUNABLES"
+echo "$env" | grep -q '^LD_PRELOAD=' && fail "exec preloads a library"
+
 # Node b is a different node: its own GUID and address.
 vb=$(on b -- ibv_devinfo -v) || fail "ibv_devinfo -v on b failed"
 echo "$vb" | grep -q '::ffff:10.55.0.2, RoCE v2' || fail "node b's GID"
