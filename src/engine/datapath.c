@@ -28,6 +28,7 @@
 #include <rte_ring.h>
 
 #include "engine_internal.h"
+#include "srnic_sched.h"
 
 #define SPIN_US 50	/* an idle engine thread spins this long, then naps */
 #define NAP_MIN_US 10	/* its first nap, doubling to idle_sleep_us */
@@ -252,132 +253,6 @@ static unsigned run_calls(struct srnic_engine *eng)
 	return n;
 }
 
-/* ---- QP lists of the datapath ---- */
-
-static void fifo_push(struct srnic_qp_fifo *f, struct srnic_qp *qp,
-		      enum srnic_qp_fifo_id id)
-{
-	qp->fifo_next[id] = NULL;
-	if (f->tail)
-		f->tail->fifo_next[id] = qp;
-	else
-		f->head = qp;
-	f->tail = qp;
-}
-
-static struct srnic_qp *fifo_pop(struct srnic_qp_fifo *f,
-				 enum srnic_qp_fifo_id id)
-{
-	struct srnic_qp *qp = f->head;
-
-	if (qp) {
-		f->head = qp->fifo_next[id];
-		if (!f->head)
-			f->tail = NULL;
-	}
-	return qp;
-}
-
-/* Take qp out of f, wherever it is (a walk: QP teardown only). */
-static void fifo_remove(struct srnic_qp_fifo *f, struct srnic_qp *qp,
-			enum srnic_qp_fifo_id id)
-{
-	struct srnic_qp *prev = NULL, *q;
-
-	for (q = f->head; q && q != qp; q = q->fifo_next[id])
-		prev = q;
-	if (!q)
-		return;
-	if (prev)
-		prev->fifo_next[id] = q->fifo_next[id];
-	else
-		f->head = q->fifo_next[id];
-	if (f->tail == q)
-		f->tail = prev;
-}
-
-/* Whether qp's ACK may still go (a QP the responder has just taken to the
- * error state still owes its peer the NAK that says why). */
-static inline bool ack_wanted(const struct srnic_qp *qp)
-{
-	return qp->state >= SRNIC_QPS_RTR &&
-	       (qp->state != SRNIC_QPS_ERR ||
-		qp->ack_syndrome != SRNIC_ACK_OK);
-}
-
-void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp)
-{
-	if (qp->on_active)
-		return;
-	qp->on_active = 1;
-	fifo_push(&eng->active, qp, SRNIC_FIFO_ACTIVE);
-}
-
-/* A completion found its CQ full: keep the QP running until the
- * application polls room into it; nothing is dropped meanwhile. */
-void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp)
-{
-	qp->cq_wait = 1;
-	srnic_qp_activate(eng, qp);
-}
-
-void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp)
-{
-	qp->ack_lazy = 0;	/* (a deferred one goes with it) */
-	if (qp->on_ack)
-		return;
-	qp->on_ack = 1;
-	qp->ack_next = eng->ack_head;
-	eng->ack_head = qp;
-}
-
-void srnic_qp_want_ack_lazy(struct srnic_engine *eng, struct srnic_qp *qp)
-{
-	if (qp->on_ack || qp->ack_lazy)
-		return;	/* one is pending already: it covers this message */
-	if (!eng->ack_delay_tsc) {
-		srnic_qp_want_ack(eng, qp);
-		return;
-	}
-	qp->ack_lazy = 1;
-	qp->ack_at = srnic_now() + eng->ack_delay_tsc;
-	/* Still queued from an earlier deferral (sent early since): it
-	 * keeps its place, and holds the ones behind it at most one delay
-	 * longer. */
-	if (qp->on_lazy)
-		return;
-	qp->on_lazy = 1;
-	fifo_push(&eng->lazy, qp, SRNIC_FIFO_LAZY);
-}
-
-void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp)
-{
-	if (qp->on_timer)
-		return;
-	qp->on_timer = 1;
-	qp->timer_prev = NULL;
-	qp->timer_next = eng->timer_head;
-	if (eng->timer_head)
-		eng->timer_head->timer_prev = qp;
-	eng->timer_head = qp;
-}
-
-void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp)
-{
-	if (!qp->on_timer)
-		return;
-	qp->on_timer = 0;
-	if (eng->timer_cursor == qp)
-		eng->timer_cursor = qp->timer_next;
-	if (qp->timer_prev)
-		qp->timer_prev->timer_next = qp->timer_next;
-	else
-		eng->timer_head = qp->timer_next;
-	if (qp->timer_next)
-		qp->timer_next->timer_prev = qp->timer_prev;
-	qp->timer_next = qp->timer_prev = NULL;
-}
-
 void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	struct srnic_qp **pp;
@@ -385,7 +260,7 @@ void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 	srnic_qp_timer_off(eng, qp);
 	/* An ACK still owed tells the peer its last messages landed (else
 	 * it would retry them against a QP that is gone). */
-	if ((qp->ack_lazy || qp->on_ack) && ack_wanted(qp))
+	if ((qp->ack_lazy || qp->on_ack) && srnic_qp_ack_wanted(qp))
 		srnic_responder_send_ack(eng, qp);
 	qp->ack_lazy = 0;
 	for (pp = &eng->ack_head; *pp; pp = &(*pp)->ack_next)
@@ -395,21 +270,11 @@ void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 		}
 	qp->on_ack = 0;
 	if (qp->on_lazy)
-		fifo_remove(&eng->lazy, qp, SRNIC_FIFO_LAZY);
+		srnic_fifo_remove(&eng->lazy, qp, SRNIC_FIFO_LAZY);
 	qp->on_lazy = 0;
 	if (qp->on_active)
-		fifo_remove(&eng->active, qp, SRNIC_FIFO_ACTIVE);
+		srnic_fifo_remove(&eng->active, qp, SRNIC_FIFO_ACTIVE);
 	qp->on_active = 0;
-}
-
-struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn)
-{
-	struct srnic_qp *qp;
-
-	if (qpn >= SRNIC_MAX_QP)
-		return NULL;
-	qp = __atomic_load_n(&eng->qp_tab[qpn], __ATOMIC_ACQUIRE);
-	return qp && !qp->destroyed ? qp : NULL;
 }
 
 void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -506,7 +371,7 @@ static unsigned run_active(struct srnic_engine *eng)
 	 * application thread that is descheduled holding the token holds it
 	 * for little. */
 	while (n < ITER_PACKETS &&
-	       (qp = fifo_pop(&eng->active, SRNIC_FIFO_ACTIVE)) != NULL) {
+	       (qp = srnic_fifo_pop(&eng->active, SRNIC_FIFO_ACTIVE)) != NULL) {
 		bool last = qp == tail;
 
 		qp->on_active = 0;
@@ -573,17 +438,17 @@ static void send_acks(struct srnic_engine *eng, uint64_t now)
 	while ((qp = eng->ack_head) != NULL) {
 		eng->ack_head = qp->ack_next;
 		qp->on_ack = 0;
-		if (ack_wanted(qp))
+		if (srnic_qp_ack_wanted(qp))
 			srnic_responder_send_ack(eng, qp);
 	}
 	while ((qp = eng->lazy.head) != NULL) {
 		if (qp->ack_lazy && now < qp->ack_at)
 			break;
-		fifo_pop(&eng->lazy, SRNIC_FIFO_LAZY);
+		srnic_fifo_pop(&eng->lazy, SRNIC_FIFO_LAZY);
 		qp->on_lazy = 0;
 		if (qp->ack_lazy) {
 			qp->ack_lazy = 0;
-			if (ack_wanted(qp))
+			if (srnic_qp_ack_wanted(qp))
 				srnic_responder_send_ack(eng, qp);
 		}
 	}

@@ -312,6 +312,12 @@ void srnic_datapath_abandon(struct srnic_engine *eng);
 /* Return once the datapath has finished the loop iteration it was in
  * (so it sees flags set before the call). */
 void srnic_engine_quiesce(struct srnic_engine *eng);
+void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_to_sqe(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_doorbells_drain_all(struct srnic_engine *eng);
+
+/* sched.c: the datapath's lists, which the roles join to get a turn */
 void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp);
 /* An ACK (NAK, SACK, credit) to send at the end of this iteration. */
 void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp);
@@ -322,10 +328,6 @@ void srnic_qp_want_ack_lazy(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp);
-void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp);
-void srnic_qp_to_sqe(struct srnic_engine *eng, struct srnic_qp *qp);
-void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp);
-void srnic_doorbells_drain_all(struct srnic_engine *eng);
 struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn);
 
 /* port.c: port I/O */
@@ -373,15 +375,22 @@ struct rte_mbuf *srnic_pkt_alloc_ext(struct srnic_engine *eng,
 				     const struct srnic_pkt *pkt,
 				     const uint8_t dst_mac[6], unsigned p,
 				     const uint8_t *payload);
+
+/* stripe.c: which port a packet takes */
 /* Pick the port for qp's next packet (weighted round-robin over live
  * paths, lossy ones only when nothing else is left); -1 when none can take
  * one now. */
 int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp);
+/* The same for peer (NULL: a multicast group), rotating *rr. */
+int srnic_stripe_pick(struct srnic_engine *eng, const struct srnic_peer *peer,
+		      uint32_t *rr);
 /* Lay out the rotation from the configured weights. */
 void srnic_stripe_plan(struct srnic_engine *eng);
-/* Whether any port reaches qp's peer at all. */
+/* Whether any port reaches qp's peer (peer; NULL: any live port). */
 bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
 			     const struct srnic_qp *qp);
+bool srnic_stripe_reachable(const struct srnic_engine *eng,
+			    const struct srnic_peer *peer);
 
 /* incarnation.c: the next incarnation of the node (boot count and random
  * bits); -1 with a reason in err when the boot count cannot be kept. */

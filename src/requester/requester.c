@@ -34,86 +34,6 @@ static const uint8_t op_wire[] = {
 	[SRNIC_WR_SEND_INV] = SRNIC_OP_SEND,
 };
 
-/* Whether any port reaches peer at all (NULL: a multicast group, which
- * any live port reaches). */
-static bool peer_reachable(const struct srnic_engine *eng,
-			   const struct srnic_peer *peer)
-{
-	unsigned p;
-
-	for (p = 0; p < eng->nports; p++)
-		if ((!peer || __atomic_load_n(&peer->up[p], __ATOMIC_RELAXED)) &&
-		    __atomic_load_n(&eng->port[p].polling, __ATOMIC_RELAXED))
-			return true;
-	return false;
-}
-
-bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
-			     const struct srnic_qp *qp)
-{
-	return peer_reachable(eng, qp->peer);
-}
-
-/*
- * Smooth weighted round-robin: each step every port earns its weight and
- * the richest one pays the total and goes next.  Weights 2 and 1 give
- * 0 1 0, not 0 0 1: a port's packets are spread over the round.
- */
-void srnic_stripe_plan(struct srnic_engine *eng)
-{
-	int credit[SRNIC_MAX_PORTS] = {0}, total = 0;
-	unsigned p, k, best;
-
-	for (p = 0; p < eng->nports; p++)
-		total += eng->cfg.weight[p] ? eng->cfg.weight[p] : 1;
-	for (k = 0; k < (unsigned)total; k++) {
-		best = 0;
-		for (p = 0; p < eng->nports; p++) {
-			credit[p] += eng->cfg.weight[p] ? eng->cfg.weight[p] : 1;
-			if (credit[p] > credit[best])
-				best = p;
-		}
-		credit[best] -= total;
-		eng->stripe[k] = best;
-	}
-	eng->stripe_len = total;
-}
-
-/* peer NULL: a multicast group, which every live port reaches. */
-static inline bool port_usable(const struct srnic_engine *eng,
-			       const struct srnic_peer *peer, unsigned p)
-{
-	return (!peer || __atomic_load_n(&peer->up[p], __ATOMIC_RELAXED)) &&
-	       __atomic_load_n(&eng->port[p].polling, __ATOMIC_RELAXED) &&
-	       !srnic_port_backlogged(eng, p);
-}
-
-static int pick_port(struct srnic_engine *eng, const struct srnic_peer *peer,
-		     uint32_t *rr)
-{
-	unsigned i, p;
-
-	for (i = 0; i < eng->stripe_len; i++) {
-		p = eng->stripe[(*rr)++ % eng->stripe_len];
-		if (port_usable(eng, peer, p) &&
-		    (!peer || (!__atomic_load_n(&peer->lossy[p],
-						__ATOMIC_RELAXED) &&
-			       !__atomic_load_n(&peer->silent[p],
-						__ATOMIC_RELAXED))))
-			return p;
-	}
-	/* Only lossy or silent ports left: a doubtful path beats none. */
-	for (p = 0; p < eng->nports; p++)
-		if (port_usable(eng, peer, p))
-			return p;
-	return -1;
-}
-
-int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
-{
-	return pick_port(eng, qp->peer, &qp->rr_port);
-}
-
 /* Check every local SGE once, when the message starts. */
 static int check_sges(struct srnic_engine *eng, struct srnic_qp *qp,
 		      const struct srnic_swqe *w)
@@ -664,9 +584,9 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	 * flow; flows spread over the ports, as ECMP spreads them. */
 	rr = (qp->qpn * 0x9e3779b1u ^ w->ud.qpn * 0x85ebca6bu ^ w->ud.ipv4) >>
 	     16;
-	port = pick_port(eng, peer, &rr);
+	port = srnic_stripe_pick(eng, peer, &rr);
 	if (port < 0) {
-		if (!peer_reachable(eng, peer))
+		if (!srnic_stripe_reachable(eng, peer))
 			goto done;
 		return 0;	/* ports full: try again */
 	}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The datapath's QP lists, as the scheduler (sched.c) and the loop
+ * (datapath.c) both walk them: FIFOs linked through each QP's
+ * fifo_next[id], so a QP is on each list at most once and joining or
+ * leaving costs no allocation.  Datapath only.
+ */
+#ifndef SRNIC_SCHED_H
+#define SRNIC_SCHED_H
+
+#include "engine_internal.h"
+
+static inline void srnic_fifo_push(struct srnic_qp_fifo *f,
+				   struct srnic_qp *qp,
+				   enum srnic_qp_fifo_id id)
+{
+	qp->fifo_next[id] = NULL;
+	if (f->tail)
+		f->tail->fifo_next[id] = qp;
+	else
+		f->head = qp;
+	f->tail = qp;
+}
+
+static inline struct srnic_qp *srnic_fifo_pop(struct srnic_qp_fifo *f,
+					      enum srnic_qp_fifo_id id)
+{
+	struct srnic_qp *qp = f->head;
+
+	if (qp) {
+		f->head = qp->fifo_next[id];
+		if (!f->head)
+			f->tail = NULL;
+	}
+	return qp;
+}
+
+/* Take qp out of f, wherever it is (a walk: QP teardown only). */
+static inline void srnic_fifo_remove(struct srnic_qp_fifo *f,
+				     struct srnic_qp *qp,
+				     enum srnic_qp_fifo_id id)
+{
+	struct srnic_qp *prev = NULL, *q;
+
+	for (q = f->head; q && q != qp; q = q->fifo_next[id])
+		prev = q;
+	if (!q)
+		return;
+	if (prev)
+		prev->fifo_next[id] = q->fifo_next[id];
+	else
+		f->head = q->fifo_next[id];
+	if (f->tail == q)
+		f->tail = prev;
+}
+
+/* Whether qp's ACK may still go (a QP the responder has just taken to the
+ * error state still owes its peer the NAK that says why). */
+static inline bool srnic_qp_ack_wanted(const struct srnic_qp *qp)
+{
+	return qp->state >= SRNIC_QPS_RTR &&
+	       (qp->state != SRNIC_QPS_ERR ||
+		qp->ack_syndrome != SRNIC_ACK_OK);
+}
+
+#endif
