@@ -447,6 +447,21 @@ static void *control_thread(void *arg)
 	return NULL;
 }
 
+/* This node as a peer of its own (loopback, SRNIC_PEER_SELF): integrated
+ * with itself in its current incarnation, reached through the loopback
+ * port only, where its "port" has our own MAC. */
+static void self_init(struct srnic_engine *eng)
+{
+	struct srnic_peer *self = &eng->peer[SRNIC_PEER_SELF];
+
+	memset(self, 0, sizeof(*self));
+	self->ipv4 = eng->cfg.ipv4;
+	self->inc = self->ok_inc = self->ready_inc = eng->inc;
+	memcpy(self->node_mac, eng->cfg.mac, 6);
+	memcpy(self->mac[SRNIC_PORT_LOOP], eng->cfg.mac, 6);
+	snprintf(self->name, sizeof(self->name), "%s", eng->cfg.node);
+}
+
 int srnic_control_start(struct srnic_engine *eng)
 {
 	unsigned i, p;
@@ -459,6 +474,7 @@ int srnic_control_start(struct srnic_engine *eng)
 		eng->peer[i].ok_inc = eng->peer[i].ready_inc = 0;
 		srnic_integrate_new_incarnation(&eng->peer[i]);
 	}
+	self_init(eng);
 	eng->ctrl_stop = 0;
 	eng->hello_now = 1;
 	eng->dev_active = -1;
@@ -499,6 +515,8 @@ static struct srnic_peer *peer_by_gid(struct srnic_engine *eng,
 		uint32_t ip;
 
 		memcpy(&ip, gid + 12, 4);
+		if (ntohl(ip) == eng->cfg.ipv4)
+			return &eng->peer[SRNIC_PEER_SELF];
 		return srnic_peer_find(eng, ntohl(ip));
 	}
 	if (gid[0] == 0xfe && gid[1] == 0x80 && gid[11] == 0xff &&
@@ -506,6 +524,8 @@ static struct srnic_peer *peer_by_gid(struct srnic_engine *eng,
 		uint8_t mac[6] = {gid[8] ^ 2, gid[9], gid[10],
 				  gid[13], gid[14], gid[15]};
 
+		if (!memcmp(eng->cfg.mac, mac, 6))
+			return &eng->peer[SRNIC_PEER_SELF];
 		for (i = 0; i < eng->npeers; i++)
 			if (!memcmp(eng->peer[i].node_mac, mac, 6))
 				return &eng->peer[i];
@@ -518,6 +538,8 @@ static bool peer_reachable(const struct srnic_engine *eng,
 {
 	unsigned p;
 
+	if (peer == &eng->peer[SRNIC_PEER_SELF])
+		return true;
 	for (p = 0; p < eng->nports; p++)
 		if (__atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE))
 			return true;

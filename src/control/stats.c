@@ -44,6 +44,7 @@ static uint64_t rd(const uint64_t *v)
 
 void srnic_stats_write(struct srnic_engine *eng)
 {
+	const struct srnic_port *lo = &eng->port[SRNIC_PORT_LOOP];
 	char tmp[sizeof(eng->cfg.stats_file) + 8];
 	char *text = NULL;
 	size_t len = 0;
@@ -73,6 +74,13 @@ void srnic_stats_write(struct srnic_engine *eng)
 			(unsigned)__atomic_load_n(&port->ntx, __ATOMIC_RELAXED),
 			eng->cfg.weight[p], port->crc ? "yes" : "no");
 	}
+	fprintf(f, "loopback rx_packets %lu rx_bytes %lu tx_packets %lu "
+		"tx_bytes %lu tx_full %lu\n",
+		(unsigned long)rd(&lo->st.rx_pkts),
+		(unsigned long)rd(&lo->st.rx_bytes),
+		(unsigned long)rd(&lo->st.tx_pkts),
+		(unsigned long)rd(&lo->st.tx_bytes),
+		(unsigned long)rd(&lo->st.tx_full));
 	fprintf(f, "retransmits %lu\n", (unsigned long)rd(&eng->st.retransmits));
 	fprintf(f, "sacks_sent %lu\n", (unsigned long)rd(&eng->st.sacks_sent));
 	fprintf(f, "sack_resent_packets %lu\n",

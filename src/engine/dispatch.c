@@ -126,15 +126,35 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 	}
 }
 
+/* A burst a port (or the loopback) delivered, frame by frame. */
+static void rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts,
+		     uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		/* (in one segment: every consumer sees a contiguous frame) */
+		struct rte_mbuf *m = srnic_mbuf_linear(eng, pkts[i]);
+
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		if (m && !rx_one(eng, m))
+			rte_pktmbuf_free(m);
+	}
+	/* A full burst: the port may hold more than was read. */
+	if (n == SRNIC_BURST)
+		eng->rx_backlog = true;
+}
+
 unsigned srnic_rx_ports(struct srnic_engine *eng)
 {
 	struct rte_mbuf *pkts[SRNIC_BURST];
 	unsigned p, total = 0;
+	uint16_t n;
 
 	eng->rx_backlog = false;
 	for (p = 0; p < eng->nports; p++) {
 		struct srnic_port *port = &eng->port[p];
-		uint16_t n, i;
 
 		/* Only the datapath decides to touch a port: while its link is
 		 * up, and not in a life of the link whose peer said BYE. */
@@ -146,20 +166,10 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 		if (!port->polling)
 			continue;
 		n = srnic_port_rx(eng, p, pkts, SRNIC_BURST);
-		for (i = 0; i < n; i++) {
-			/* (in one segment: every consumer sees a contiguous
-			 * frame) */
-			struct rte_mbuf *m = srnic_mbuf_linear(eng, pkts[i]);
-
-			if (i + 1 < n)
-				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1],
-							       void *));
-			if (m && !rx_one(eng, m))
-				rte_pktmbuf_free(m);
-		}
+		rx_burst(eng, pkts, n);
 		total += n;
-		if (n == SRNIC_BURST)
-			eng->rx_backlog = true;
 	}
-	return total;
+	n = srnic_loop_rx(eng, pkts, SRNIC_BURST);
+	rx_burst(eng, pkts, n);
+	return total + n;
 }

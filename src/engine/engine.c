@@ -171,7 +171,11 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 	srnic_fault_poll(eng);
 	rc = srnic_ports_start(eng, err, errlen);
 	if (rc == 0)
+		rc = srnic_loop_start(eng, err, errlen);
+	if (rc == 0)
 		srnic_stripe_plan(eng);
+	else
+		srnic_ports_stop(eng);
 	return rc;
 }
 
@@ -212,6 +216,7 @@ static void *datapath_thread(void *arg)
 		return NULL;	/* ports and links left as they are */
 	srnic_leave_links(eng);
 	srnic_ports_stop(eng);
+	srnic_loop_stop(eng);
 	return NULL;
 }
 

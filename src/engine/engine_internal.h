@@ -26,6 +26,10 @@
 #include "srnic_wire.h"
 
 #define SRNIC_MAX_PEERS 64
+/* The peer slot after the others is this node itself (loopback): no
+ * control-core loop sees it (they stop at npeers), and a UD address names
+ * it by index as any peer. */
+#define SRNIC_PEER_SELF SRNIC_MAX_PEERS
 #define SRNIC_POOL_SIZE 16383	/* packet buffers of a node */
 #define SRNIC_BURST 32
 #define SRNIC_TXBUF 256
@@ -124,7 +128,7 @@ struct srnic_peer {
 	uint32_t inc;			/* its current incarnation */
 	uint8_t node_mac[6];
 	char name[SRNIC_NAME_MAX];
-	uint8_t mac[SRNIC_MAX_PORTS][6]; /* its port on our port i's wire */
+	uint8_t mac[SRNIC_PORT_SLOTS][6]; /* its port on our port i's wire */
 	uint8_t up[SRNIC_MAX_PORTS];	 /* heard from recently on port i */
 	uint64_t last_seen[SRNIC_MAX_PORTS];
 	/* How many of its HELLOs port i loses (per mille, a moving
@@ -218,7 +222,8 @@ struct srnic_engine {
 	struct rte_mempool *pool;
 	struct rte_mempool *zc_pool;	/* small: zero-copy frames' mbufs */
 	unsigned nports;
-	struct srnic_port port[SRNIC_MAX_PORTS];
+	struct srnic_port port[SRNIC_PORT_SLOTS];	/* SRNIC_PORT_LOOP last */
+	struct rte_ring *loop;	/* loopback frames, flush to next receive */
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
 	/* Striping: one round of the rotation, ports repeated by weight and
 	 * interleaved (srnic_stripe_plan). */
@@ -263,7 +268,7 @@ struct srnic_engine {
 	uint32_t mcast_programmed;	/* control core: gen last programmed */
 
 	/* peers: control core writes, everyone reads */
-	struct srnic_peer peer[SRNIC_MAX_PEERS];
+	struct srnic_peer peer[SRNIC_MAX_PEERS + 1];	/* SRNIC_PEER_SELF last */
 	unsigned npeers;
 	pthread_mutex_t peer_lock;
 
@@ -350,6 +355,14 @@ void srnic_ports_settle(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
 int srnic_port_carrier(const struct srnic_port *port);
 void srnic_ports_prefault_shared(void);
+
+/* loop.c: the loopback port (SRNIC_PORT_LOOP), frames to this node */
+int srnic_loop_start(struct srnic_engine *eng, char *err, unsigned errlen);
+void srnic_loop_stop(struct srnic_engine *eng);
+uint16_t srnic_loop_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
+		       uint16_t n);
+uint16_t srnic_loop_tx(struct srnic_engine *eng, struct rte_mbuf **pkts,
+		       uint16_t n);
 
 /* fault.c: delay and reorder received frames (the testbed's faults) */
 uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,

@@ -10,6 +10,10 @@
 #include <stdint.h>
 
 #define SRNIC_MAX_PORTS 8
+/* Port slots of an engine: the configured ports, then the loopback port
+ * (src/port/loop.c), which only frames to this node itself take. */
+#define SRNIC_PORT_LOOP SRNIC_MAX_PORTS
+#define SRNIC_PORT_SLOTS (SRNIC_MAX_PORTS + 1)
 #define SRNIC_NAME_MAX 16
 #define SRNIC_MAX_WEIGHT 16
 

@@ -512,13 +512,30 @@ bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p)
 	return eng->port[p].ntx > SRNIC_TXBUF - SRNIC_BURST;
 }
 
+/* The first sent frames of port's buffer are gone: count them, keep the
+ * rest for the next flush. */
+static uint16_t tx_taken(struct srnic_port *port, uint16_t sent)
+{
+	uint16_t k;
+
+	for (k = 0; k < sent; k++)
+		port->st.tx_bytes += rte_pktmbuf_pkt_len(port->tx[k]);
+	port->st.tx_pkts += sent;
+	port->st.tx_full += sent < port->ntx;
+	if (sent && sent < port->ntx)
+		memmove(port->tx, port->tx + sent,
+			(port->ntx - sent) * sizeof(port->tx[0]));
+	port->ntx -= sent;
+	return sent;
+}
+
 unsigned srnic_ports_flush(struct srnic_engine *eng)
 {
+	struct srnic_port *loop = &eng->port[SRNIC_PORT_LOOP];
 	unsigned i, total = 0;
 
 	for (i = 0; i < eng->nports; i++) {
 		struct srnic_port *port = &eng->port[i];
-		uint16_t sent, k;
 
 		if (!port->ntx)
 			continue;
@@ -529,17 +546,11 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 			port->ntx = 0;
 			continue;
 		}
-		sent = rte_eth_tx_burst(port->port_id, 0, port->tx, port->ntx);
-		for (k = 0; k < sent; k++)
-			port->st.tx_bytes += rte_pktmbuf_pkt_len(port->tx[k]);
-		port->st.tx_pkts += sent;
-		port->st.tx_full += sent < port->ntx;
-		if (sent && sent < port->ntx)
-			memmove(port->tx, port->tx + sent,
-				(port->ntx - sent) * sizeof(port->tx[0]));
-		port->ntx -= sent;
-		total += sent;
+		total += tx_taken(port, rte_eth_tx_burst(port->port_id, 0,
+							 port->tx, port->ntx));
 	}
+	if (loop->ntx)
+		total += tx_taken(loop, srnic_loop_tx(eng, loop->tx, loop->ntx));
 	return total;
 }
 

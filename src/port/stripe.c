@@ -4,7 +4,8 @@
  * may take any port that reaches its peer (packets are self-describing and
  * land in any order), in a weighted round-robin over the live paths; a
  * path that loses HELLOs (lossy) or went quiet (silent) is left out while
- * others remain.  Runs on the datapath (the requester's packets, the
+ * others remain.  Frames to this node itself take the loopback port
+ * (loop.c).  Runs on the datapath (the requester's packets, the
  * responder's ACKs and READ responses); srnic_stripe_plan at start.
  */
 #include "engine_internal.h"
@@ -16,6 +17,8 @@ bool srnic_stripe_reachable(const struct srnic_engine *eng,
 {
 	unsigned p;
 
+	if (peer == &eng->peer[SRNIC_PEER_SELF])
+		return true;
 	for (p = 0; p < eng->nports; p++)
 		if ((!peer || __atomic_load_n(&peer->up[p], __ATOMIC_RELAXED)) &&
 		    __atomic_load_n(&eng->port[p].polling, __ATOMIC_RELAXED))
@@ -68,6 +71,11 @@ int srnic_stripe_pick(struct srnic_engine *eng, const struct srnic_peer *peer,
 {
 	unsigned i, p;
 
+	/* This node itself: the loopback port, and no other. */
+	if (peer == &eng->peer[SRNIC_PEER_SELF])
+		return srnic_port_backlogged(eng, SRNIC_PORT_LOOP)
+			       ? -1
+			       : SRNIC_PORT_LOOP;
 	for (i = 0; i < eng->stripe_len; i++) {
 		p = eng->stripe[(*rr)++ % eng->stripe_len];
 		if (port_usable(eng, peer, p) &&

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loopback: QPs of one process talking to each other through the node's
+ * own GID, as on a NIC's loopback.
+ *
+ *   loopback [-s BYTES]
+ *
+ * 1. ibv_create_ah for the node's own GID returns at once (no wait for a
+ *    peer that will never say HELLO), and so does the RTR transition of a
+ *    QP whose destination is this node.
+ * 2. Two RC QPs, A and B, connected to each other: A WRITEs BYTES (a
+ *    message of many packets, by default over 64 of them) into B's region,
+ *    READs it back into a region of its own, SENDs with immediate data into
+ *    B's receive, and fetch-and-adds a counter of B's 1000 times; every
+ *    byte and value is checked.  B then WRITEs to A, so both directions
+ *    carry data.
+ * 3. A WRITE with a key of another PD fails with IBV_WC_REM_ACCESS_ERR: the
+ *    loopback checks keys as a wire does.
+ * 4. Two UD QPs: one sends 100 datagrams to the other through the address
+ *    handle; each arrives whole, with the sender's QP number and a GRH
+ *    (an IPv4 header, RoCE v2) whose source address is our own.
+ * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
+ * failure.
+ */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs_util.h"
+
+#define POLL_MS 15000
+#define DGRAM_POLL_MS 2000
+#define NFAA 1000
+#define NDGRAM 100
+#define DGRAM 1024
+#define QKEY 0x11111111
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd, *pd2;
+static union ibv_gid gid;
+static size_t bytes = 1 << 20;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "loopback: %s\n", what);
+	exit(2);
+}
+
+static struct ibv_mr *reg(struct ibv_pd *p, void *buf, size_t len)
+{
+	struct ibv_mr *mr = ibv_reg_mr(p, buf, len,
+				       IBV_ACCESS_LOCAL_WRITE |
+					       IBV_ACCESS_REMOTE_WRITE |
+					       IBV_ACCESS_REMOTE_READ |
+					       IBV_ACCESS_REMOTE_ATOMIC);
+
+	if (!mr)
+		die("ibv_reg_mr failed");
+	return mr;
+}
+
+/* One completion of cq, expected to have status want; 0 when it does. */
+static int expect_wc(struct ibv_cq *cq, enum ibv_wc_status want,
+		     struct ibv_wc *wc, const char *what)
+{
+	int got = vu_poll(cq, wc, POLL_MS);
+
+	vu_check(got == 1 && wc->status == want, vu_wc_str(wc, got), "%s",
+		 what);
+	return got == 1 && wc->status == want ? 0 : -1;
+}
+
+static int post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, void *buf,
+		     uint32_t len, uint32_t lkey, uint64_t raddr,
+		     uint32_t rkey)
+{
+	struct ibv_sge sge = {(uintptr_t)buf, len, lkey};
+	struct ibv_send_wr wr = {0}, *bad;
+
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 7 + seed + (i >> 12));
+}
+
+static void connected(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_qp *a, *b;
+	struct vu_dest da = {0}, db = {0};
+	uint8_t *src = malloc(bytes), *dst = calloc(1, bytes),
+		*back = calloc(1, bytes), *msg = malloc(4096),
+		*rmsg = calloc(1, 4096);
+	uint64_t *counter = calloc(1, 8), *old = calloc(1, 8);
+	struct ibv_mr *msrc, *mdst, *mback, *mmsg, *mrmsg, *mcnt, *mold,
+		*other;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr = {0}, *rbad;
+	struct ibv_send_wr wr = {0}, *bad;
+	struct ibv_wc wc;
+	uint64_t t0;
+	unsigned i, wrong;
+	int rc;
+
+	if (!cq || !src || !dst || !back || !msg || !rmsg || !counter || !old)
+		die("out of memory");
+	a = vu_create_rc_qp(pd, cq, 64, 64, 1, NULL);
+	b = vu_create_rc_qp(pd, cq, 64, 64, 1, NULL);
+	if (!a || !b)
+		die("cannot create RC QPs");
+	da.qpn = a->qp_num;
+	db.qpn = b->qp_num;
+	da.gid = db.gid = gid;
+	t0 = vu_now_ms();
+	rc = vu_to_init(a, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC) ||
+	     vu_to_init(b, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC) ||
+	     vu_to_rtr(a, &db, IBV_MTU_4096) || vu_to_rtr(b, &da, IBV_MTU_4096) ||
+	     vu_to_rts(a, 0, 14, 7) || vu_to_rts(b, 0, 14, 7);
+	vu_check(rc == 0 && vu_now_ms() - t0 < 1000, NULL,
+		 "RC QPs to our own GID connect at once (%lu ms)",
+		 (unsigned long)(vu_now_ms() - t0));
+	if (rc)
+		return;
+
+	fill(src, bytes, 1);
+	msrc = reg(pd, src, bytes);
+	mdst = reg(pd, dst, bytes);
+	mback = reg(pd, back, bytes);
+	mmsg = reg(pd, msg, 4096);
+	mrmsg = reg(pd, rmsg, 4096);
+	mcnt = reg(pd, counter, 8);
+	mold = reg(pd, old, 8);
+
+	/* WRITE a -> b, READ it back */
+	if (post_rdma(a, IBV_WR_RDMA_WRITE, src, bytes, msrc->lkey,
+		      (uintptr_t)dst, mdst->rkey))
+		die("post WRITE");
+	if (!expect_wc(cq, IBV_WC_SUCCESS, &wc, "loopback WRITE completes"))
+		vu_check(!memcmp(src, dst, bytes), NULL,
+			 "loopback WRITE of %zu bytes landed intact", bytes);
+	if (post_rdma(a, IBV_WR_RDMA_READ, back, bytes, mback->lkey,
+		      (uintptr_t)dst, mdst->rkey))
+		die("post READ");
+	if (!expect_wc(cq, IBV_WC_SUCCESS, &wc, "loopback READ completes"))
+		vu_check(!memcmp(src, back, bytes), NULL,
+			 "loopback READ of %zu bytes brought it back intact",
+			 bytes);
+
+	/* SEND with immediate a -> b */
+	sge = (struct ibv_sge){(uintptr_t)rmsg, 4096, mrmsg->lkey};
+	rwr.wr_id = 7;
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	if (ibv_post_recv(b, &rwr, &rbad))
+		die("post recv");
+	fill(msg, 3000, 9);
+	{
+		struct ibv_sge s = {(uintptr_t)msg, 3000, mmsg->lkey};
+
+		wr.sg_list = &s;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND_WITH_IMM;
+		wr.imm_data = htonl(0xabcd1234);
+		wr.send_flags = IBV_SEND_SIGNALED;
+		if (ibv_post_send(a, &wr, &bad))
+			die("post SEND");
+		for (i = 0; i < 2; i++) {
+			if (expect_wc(cq, IBV_WC_SUCCESS, &wc,
+				      "loopback SEND: a completion"))
+				break;
+			if (wc.opcode == IBV_WC_RECV)
+				vu_check(wc.wr_id == 7 && wc.byte_len == 3000 &&
+						 (wc.wc_flags & IBV_WC_WITH_IMM) &&
+						 wc.imm_data == htonl(0xabcd1234) &&
+						 wc.qp_num == b->qp_num &&
+						 !memcmp(msg, rmsg, 3000),
+					 NULL,
+					 "loopback SEND with immediate "
+					 "received whole (len %u)",
+					 wc.byte_len);
+		}
+	}
+
+	/* fetch-and-add a -> b's counter */
+	for (i = 0, wrong = 0; i < NFAA; i++) {
+		struct ibv_sge s = {(uintptr_t)old, 8, mold->lkey};
+
+		memset(&wr, 0, sizeof(wr));
+		wr.sg_list = &s;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.atomic.remote_addr = (uintptr_t)counter;
+		wr.wr.atomic.rkey = mcnt->rkey;
+		wr.wr.atomic.compare_add = 1;
+		if (ibv_post_send(a, &wr, &bad))
+			die("post FAA");
+		if (vu_poll(cq, &wc, POLL_MS) != 1 ||
+		    wc.status != IBV_WC_SUCCESS || *old != i)
+			wrong++;
+	}
+	vu_check(!wrong && *counter == NFAA, NULL,
+		 "%u loopback fetch-and-adds returned 0..%u once each "
+		 "(%u wrong, counter %lu)",
+		 NFAA, NFAA - 1, wrong, (unsigned long)*counter);
+
+	/* WRITE b -> a */
+	fill(dst, bytes, 5);
+	memset(back, 0, bytes);
+	if (post_rdma(b, IBV_WR_RDMA_WRITE, dst, bytes, mdst->lkey,
+		      (uintptr_t)back, mback->rkey))
+		die("post WRITE b");
+	if (!expect_wc(cq, IBV_WC_SUCCESS, &wc, "loopback WRITE b to a"))
+		vu_check(!memcmp(dst, back, bytes), NULL,
+			 "loopback WRITE the other way landed intact");
+
+	/* a key of another PD: refused as a wire's peer refuses it */
+	other = reg(pd2, calloc(1, 4096), 4096);
+	if (post_rdma(a, IBV_WR_RDMA_WRITE, src, 64, msrc->lkey,
+		      (uintptr_t)other->addr, other->rkey))
+		die("post bad WRITE");
+	expect_wc(cq, IBV_WC_REM_ACCESS_ERR, &wc,
+		  "loopback WRITE with another PD's key: REM_ACCESS_ERR");
+}
+
+static void datagrams(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 2 * NDGRAM + 8, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {0};
+	struct ibv_qp_attr at = {0};
+	struct ibv_ah_attr ah_attr = {0};
+	struct ibv_qp *s, *r;
+	struct ibv_ah *ah;
+	uint8_t *sbuf = malloc(DGRAM), *rbuf = calloc(NDGRAM, 40 + DGRAM);
+	struct ibv_mr *ms, *mr;
+	struct ibv_wc wc;
+	unsigned i, ok = 0, got = 0;
+	uint64_t t0;
+
+	if (!cq || !sbuf || !rbuf)
+		die("out of memory");
+	ia.send_cq = ia.recv_cq = cq;
+	ia.qp_type = IBV_QPT_UD;
+	ia.cap.max_send_wr = NDGRAM;
+	ia.cap.max_recv_wr = NDGRAM;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	s = ibv_create_qp(pd, &ia);
+	r = ibv_create_qp(pd, &ia);
+	if (!s || !r)
+		die("cannot create UD QPs");
+	for (i = 0; i < 2; i++) {
+		struct ibv_qp *q = i ? r : s;
+
+		memset(&at, 0, sizeof(at));
+		at.qp_state = IBV_QPS_INIT;
+		at.port_num = VU_PORT;
+		at.qkey = QKEY;
+		if (ibv_modify_qp(q, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						  IBV_QP_PORT | IBV_QP_QKEY))
+			die("UD to INIT");
+		at.qp_state = IBV_QPS_RTR;
+		if (ibv_modify_qp(q, &at, IBV_QP_STATE))
+			die("UD to RTR");
+		at.qp_state = IBV_QPS_RTS;
+		if (ibv_modify_qp(q, &at, IBV_QP_STATE | IBV_QP_SQ_PSN))
+			die("UD to RTS");
+	}
+	ms = reg(pd, sbuf, DGRAM);
+	mr = reg(pd, rbuf, NDGRAM * (40 + DGRAM));
+	for (i = 0; i < NDGRAM; i++) {
+		struct ibv_sge sge = {(uintptr_t)rbuf + i * (40 + DGRAM),
+				      40 + DGRAM, mr->lkey};
+		struct ibv_recv_wr w = {.wr_id = i, .sg_list = &sge,
+					.num_sge = 1},
+				   *bad;
+
+		if (ibv_post_recv(r, &w, &bad))
+			die("UD post recv");
+	}
+	ah_attr.is_global = 1;
+	ah_attr.grh.dgid = gid;
+	ah_attr.grh.sgid_index = VU_GID_INDEX;
+	ah_attr.grh.hop_limit = 64;
+	ah_attr.port_num = VU_PORT;
+	t0 = vu_now_ms();
+	ah = ibv_create_ah(pd, &ah_attr);
+	vu_check(ah && vu_now_ms() - t0 < 1000, NULL,
+		 "an address handle for our own GID at once (%lu ms)",
+		 (unsigned long)(vu_now_ms() - t0));
+	if (!ah)
+		return;
+	for (i = 0; i < NDGRAM; i++) {
+		struct ibv_sge sge = {(uintptr_t)sbuf, DGRAM, ms->lkey};
+		struct ibv_send_wr w = {0}, *bad;
+
+		fill(sbuf, DGRAM, i);
+		w.sg_list = &sge;
+		w.num_sge = 1;
+		w.opcode = IBV_WR_SEND;
+		w.send_flags = IBV_SEND_SIGNALED;
+		w.wr.ud.ah = ah;
+		w.wr.ud.remote_qpn = r->qp_num;
+		w.wr.ud.remote_qkey = QKEY;
+		if (ibv_post_send(s, &w, &bad))
+			die("UD post send");
+		/* (its send completion, then the datagram: the buffer is
+		 * reused for the next one only once it arrived) */
+		while (vu_poll(cq, &wc, DGRAM_POLL_MS) == 1) {
+			const uint8_t *slot, *ip;
+			uint8_t want[DGRAM];
+
+			if (wc.opcode != IBV_WC_RECV)
+				continue;
+			got++;
+			slot = rbuf + wc.wr_id * (40 + DGRAM);
+			/* (RoCE v2 over IPv4: the GRH's last 20 bytes are
+			 * the IPv4 header, source address at 12) */
+			ip = slot + 20;
+			fill(want, DGRAM, i);
+			ok += wc.status == IBV_WC_SUCCESS &&
+			      wc.byte_len == 40 + DGRAM && wc.wr_id == i &&
+			      wc.src_qp == s->qp_num &&
+			      (wc.wc_flags & IBV_WC_GRH) &&
+			      !memcmp(ip + 12, gid.raw + 12, 4) &&
+			      !memcmp(slot + 40, want, DGRAM);
+			break;
+		}
+	}
+	vu_check(ok == NDGRAM, NULL,
+		 "%u of %u loopback datagrams arrived whole, from the sending "
+		 "QP, with our own address as source (%u arrived)",
+		 ok, NDGRAM, got);
+}
+
+int main(int argc, char **argv)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "s:")) != -1)
+		if (c == 's')
+			bytes = strtoul(optarg, NULL, 0);
+	if (!bytes || bytes > (1u << 30))
+		die("bad -s");
+	ctx = vu_open_first();
+	if (!ctx)
+		return 2;
+	pd = ibv_alloc_pd(ctx);
+	pd2 = ibv_alloc_pd(ctx);
+	if (!pd || !pd2 || ibv_query_gid(ctx, VU_PORT, VU_GID_INDEX, &gid))
+		die("PD or GID");
+	connected();
+	datagrams();
+	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
+	return vu_failed ? 1 : 0;
+}
