@@ -37,10 +37,10 @@
  * port allows it (below, a copy costs less than a second mbuf). */
 #define SRNIC_ZC_MIN 2048
 
-/* Why a received packet was dropped; counted per node. */
 /* UC's first give-up time (responder.c says why) */
 #define SRNIC_UC_GIVE_UP_US 16000
 
+/* Why a received packet was dropped; counted per node. */
 enum srnic_drop {
 	SRNIC_DROP_MALFORMED,
 	SRNIC_DROP_NOT_OURS,

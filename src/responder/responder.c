@@ -24,7 +24,8 @@ static inline int32_t seq_diff(uint32_t a, uint32_t b)
 static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 		       uint32_t below);
 
-static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp);
+static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp,
+		       bool timed);
 static void uc_watch(struct srnic_engine *eng, struct srnic_qp *qp);
 static bool uc_stuck(const struct srnic_qp *qp);
 static bool uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
@@ -505,7 +506,7 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 					srnic_qp_cq_full(eng, qp);
 				}
 			} else if (!srnic_qp_reliable(qp)) {
-				uc_give_up(eng, qp);
+				uc_give_up(eng, qp, false);
 			}
 			return;
 		}
@@ -880,12 +881,13 @@ static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
  * ticks), and
  * widens, for the
  * whole engine (it is the ports' lag, not a QP's), each time a packet of
- * a message given up comes after all (`drop uc_late`), as TCP's RACK
+ * a message whose time ran out comes after all (`drop uc_late`; not one
+ * of a message that failed, which is given up at once), as TCP's RACK
  * widens its reordering window on a DSACK.  It never narrows: a loss
  * then costs the messages behind it a longer wait, never a message.  And
- * a timer never calls a packet lost while frames still wait in a port's
- * receive queue (rx_backlog): an engine that did not run for a while
- * reads them before it judges.
+ * a timer does not call a packet lost while frames still wait in a port's
+ * receive queue (rx_backlog), up to twice the time: an engine that did not
+ * run for a while reads them before it judges.
  */
 #define UC_GIVE_UP_MAX_US 256000
 
@@ -1006,8 +1008,7 @@ static void uc_drop_until(struct srnic_engine *eng, struct srnic_qp *qp,
 			slot_clear(&qp->rmsg[m % SRNIC_WINDOW]);
 			inv_forget(qp, m);	/* (nothing invalidated) */
 		}
-	qp->uc_gone_from = qp->exp_msn;
-	qp->uc_gone_to = to;
+	qp->uc_gone_to = qp->uc_gone_from;	/* (no give-up of the timer's) */
 	qp->exp_msn = to;
 }
 
@@ -1029,10 +1030,11 @@ static void uc_drop_until(struct srnic_engine *eng, struct srnic_qp *qp,
  * in, and a loss costs one message, not the window behind it.  (Unless
  * more than UC_MOVE_BUDGET bytes would move: then what begun goes too.)
  */
-static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
+static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp,
+		       bool timed)
 {
 	const struct srnic_rmsg *h = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
-	uint32_t to, d, m, moving = 0, last;
+	uint32_t from = qp->exp_msn, to, d, m, moving = 0, last;
 
 	if (slot_started(qp, qp->exp_msn)) {
 		to = qp->exp_msn + 1;
@@ -1100,6 +1102,13 @@ static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp)
 		}
 		qp->uc_skew += d;
 	}
+	/* The messages the time ran out on (not those that failed, or went
+	 * with them over the budget): one of their packets coming after all
+	 * says the time was short (uc_late). */
+	if (timed) {
+		qp->uc_gone_from = from;
+		qp->uc_gone_to = to;
+	}
 	qp->uc_stuck_at = 0;
 	srnic_qp_want_ack(eng, qp);	/* (credit) */
 	advance(eng, qp);
@@ -1143,12 +1152,15 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 		qp->uc_stuck_at = now;
 		return;
 	}
+	/* (frames still unread defer it, but not for ever: a port or the
+	 * loopback that never runs dry must not keep a loss waiting) */
 	if (same && (now - qp->uc_stuck_at < uc_give_up_tsc(eng) ||
-		     eng->rx_backlog))
+		     (eng->rx_backlog &&
+		      now - qp->uc_stuck_at < 2 * uc_give_up_tsc(eng))))
 		return;
 	qp->uc_stuck_at = 0;
 	if (same && uc_stuck(qp))
-		uc_give_up(eng, qp);	/* (watches again if need be) */
+		uc_give_up(eng, qp, true);	/* (watches again if need be) */
 	else if (uc_stuck(qp))
 		uc_watch(eng, qp);
 	if (!qp->uc_stuck_at && qp->sq_comp == qp->sq_next && !qp->fc_blocked)
