@@ -546,11 +546,32 @@ static bool peer_reachable(const struct srnic_engine *eng,
 	return false;
 }
 
+/* Has peer been heard on every port whose link is up?  (A QP connected
+ * before then stripes over fewer paths until the next HELLO: a short
+ * transfer right after connecting would use one port of two.) */
+static bool heard_everywhere(const struct srnic_engine *eng,
+			     const struct srnic_peer *peer)
+{
+	unsigned p;
+
+	if (peer == &eng->peer[SRNIC_PEER_SELF])
+		return true;
+	for (p = 0; p < eng->nports; p++)
+		if (__atomic_load_n(&eng->port[p].link_up, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+/* How long a resolution waits, once the peer is reachable, for it to be
+ * heard on the other ports with a link up: a few HELLOs. */
+#define SETTLE_MS (5 * HELLO_MS)
+
 struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
 					 const uint8_t gid[16],
 					 unsigned wait_ms)
 {
-	uint64_t deadline = srnic_ms() + wait_ms;
+	uint64_t deadline = srnic_ms() + wait_ms, settled = 0;
 	struct srnic_peer *peer;
 
 	__atomic_store_n(&eng->hello_now, 1, __ATOMIC_RELEASE);
@@ -559,10 +580,16 @@ struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
 		peer = peer_by_gid(eng, gid);
 		pthread_mutex_unlock(&eng->peer_lock);
 		/* Reachable is enough to connect; integrated too spares
-		 * the first RDMA a drop and a resend. */
+		 * the first RDMA a drop and a resend, and heard on every
+		 * live port its first transfer a single path. */
 		if (peer && peer_reachable(eng, peer) &&
-		    srnic_peer_integrated(peer))
-			return peer;
+		    srnic_peer_integrated(peer)) {
+			if (!settled)
+				settled = srnic_ms() + SETTLE_MS;
+			if (heard_everywhere(eng, peer) ||
+			    srnic_ms() >= settled)
+				return peer;
+		}
 		if (srnic_ms() >= deadline)
 			return peer && peer_reachable(eng, peer) ? peer : NULL;
 		usleep(2000);
