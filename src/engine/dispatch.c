@@ -169,8 +169,8 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 		eng->rx_backlog |= n == SRNIC_BURST;
 	}
 	/* The loopback, up to a transmit buffer's worth (what one flush may
-	 * have put there): read a burst at a time, it would back up, and
-	 * its senders, ACKs too, would find the port full. */
+	 * have put there): read only a burst an iteration, it would back up,
+	 * and its senders, ACKs too, would find the port full. */
 	for (p = 0; p < SRNIC_TXBUF / SRNIC_BURST; p++) {
 		n = srnic_loop_rx(eng, pkts, SRNIC_BURST);
 		rx_burst(eng, pkts, n);
