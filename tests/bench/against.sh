@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# This tree against an older commit, built beside it, in one run: each
+# round brings up a two-port testbed of each tree in turn (same wire, same
+# namespaces) and takes ib_write_bw 64 KiB for SECONDS and ib_write_lat
+# 2 B (5000 iterations) on it; then the median of each and of the ratios
+# within a round (this host is noisy: only same-run ratios mean much).
+#   tests/bench/against.sh COMMIT [ROUNDS] [SECONDS] [WIRE]
+# The older tree is a git worktree under /tmp (built once, kept for the
+# next run); WIRE is memif (default) or afpacket.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+COMMIT=${1:?usage: tests/bench/against.sh COMMIT [ROUNDS] [SECONDS] [WIRE]}
+ROUNDS=${2:-3}
+SECS=${3:-3}
+WIRE=${4:-memif}
+. "$ROOT/tests/bench/lib.sh"
+export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
+
+OLD=/tmp/srnic-against-$(git -C "$ROOT" rev-parse --short "$COMMIT")
+if [ ! -x "$OLD/build/provider/libsrnic-rdmav34.so" ]; then
+	git -C "$ROOT" worktree remove --force "$OLD" 2>/dev/null || true
+	git -C "$ROOT" worktree add --detach "$OLD" "$COMMIT" >/dev/null
+	meson setup "$OLD/build" "$OLD" >/dev/null
+	ninja -C "$OLD/build" >/dev/null
+fi
+"$ROOT/srnic" setup >/dev/null
+
+write_lat() {
+	srnic_pair ib_write_lat -s 2 -n 5000 | awk '$1 == 2 && NF >= 7 {print $5}'
+}
+
+measure() {	# tree: prints "bw lat"
+	SRNIC=$1/srnic
+	"$SRNIC" testbed up --wire "$WIRE" --ports 2 >/dev/null
+	printf '%s %s\n' "$(write_bw "$SECS")" "$(write_lat)"
+	"$SRNIC" testbed down >/dev/null
+}
+
+trap '"$ROOT/srnic" testbed down >/dev/null 2>&1' EXIT
+"$ROOT/srnic" testbed down >/dev/null 2>&1 || true
+W=$(mktemp -d)
+for ((r = 1; r <= ROUNDS; r++)); do
+	# (each measure ends with its testbed down before the next starts)
+	read -r nbw nlat <<< "$(measure "$ROOT")"
+	read -r obw olat <<< "$(measure "$OLD")"
+	printf 'round %d (%s): ib_write_bw 64 KiB %s / %s Gb/s (this / %s), ib_write_lat 2 B %s / %s us\n' \
+		"$r" "$WIRE" "$nbw" "$obw" "$COMMIT" "$nlat" "$olat"
+	awk -v a="$nbw" -v b="$obw" 'BEGIN {print 100 * a / b}' >> "$W/bw"
+	awk -v a="$nlat" -v b="$olat" 'BEGIN {print a - b}' >> "$W/lat"
+done
+printf 'median: bandwidth this / %s %.1f%%, latency this - %s %+.2f us\n' \
+	"$COMMIT" "$(median < "$W/bw")" "$COMMIT" "$(median < "$W/lat")"
+rm -rf "$W"
