@@ -23,7 +23,7 @@ struct ibv_ah *srnic_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!srnic_ctx_engine(ctx))
+	if (!srnic_ctx_start(ctx))
 		return NULL;
 	ah = calloc(1, sizeof(*ah));
 	if (!ah) {

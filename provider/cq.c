@@ -49,7 +49,7 @@ static struct srnic_cq_v *cq_new(struct ibv_context *context, int cqe)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!srnic_ctx_engine(ctx))
+	if (!srnic_ctx_start(ctx))
 		return NULL;
 	scq = calloc(1, sizeof(*scq));
 	if (!scq) {

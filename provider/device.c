@@ -3,8 +3,9 @@
  * Device and context: how libibverbs finds srnic (a sysfs tree that names
  * "srnic0", written by ./srnic from the node's configuration) and what the
  * device says about itself.  Opening a context reads the configuration but
- * starts nothing: ibv_devinfo must work beside a running node.  The engine
- * (DPDK, ports, cores) starts with the first protection domain.
+ * starts nothing: ibv_devinfo must work beside a running node.  Nor do a PD
+ * or a memory registration; the engine's datapath (DPDK, ports, cores)
+ * starts with the first CQ, QP, SRQ or address handle.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +62,22 @@ struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx)
 		}
 	}
 	pthread_mutex_unlock(&ctx->lock);
+	return ctx->eng;
+}
+
+struct srnic_engine *srnic_ctx_start(struct srnic_context *ctx)
+{
+	char err[320];
+	int rc;
+
+	if (!srnic_ctx_engine(ctx))
+		return NULL;
+	rc = srnic_engine_start(ctx->eng, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "%s\n", err);
+		errno = -rc;
+		return NULL;
+	}
 	return ctx->eng;
 }
 
@@ -241,7 +258,8 @@ int srnic_query_port(struct ibv_context *context, uint8_t port,
 	/* Before the engine runs there is no link to look at: a configured
 	 * port counts as up, as a cabled NIC port would.  Once it runs, the
 	 * port is down when every link of the node is. */
-	if (ctx->eng && !srnic_engine_ports_up(ctx->eng))
+	if (ctx->eng && srnic_engine_running(ctx->eng) &&
+	    !srnic_engine_ports_up(ctx->eng))
 		state = IBV_PORT_DOWN;
 	memset(attr, 0, sizeof(*attr));
 	attr->state = state;

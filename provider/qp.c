@@ -63,7 +63,7 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 		errno = rc;
 		return NULL;
 	}
-	if (!srnic_ctx_engine(ctx))
+	if (!srnic_ctx_start(ctx))
 		return NULL;
 	sqp = calloc(1, sizeof(*sqp));
 	if (!sqp) {

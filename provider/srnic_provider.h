@@ -117,8 +117,12 @@ void srnic_events_close(struct srnic_context *ctx);
  * with the context (or at once if that cannot be arranged). */
 void srnic_keep_until_close(struct srnic_context *ctx, void *obj);
 
-/* The engine, started on first need; NULL with errno set on failure. */
+/* The process's engine (memory registration; nothing runs yet), and the
+ * same with its datapath started (CQs, QPs, SRQs, address handles: the
+ * datapath starts with the first of them).  NULL with errno set on
+ * failure. */
 struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx);
+struct srnic_engine *srnic_ctx_start(struct srnic_context *ctx);
 
 /* device.c */
 int srnic_query_device_ex(struct ibv_context *context,

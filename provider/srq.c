@@ -23,7 +23,7 @@ struct ibv_srq *srnic_create_srq(struct ibv_pd *pd,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!srnic_ctx_engine(ctx))
+	if (!srnic_ctx_start(ctx))
 		return NULL;
 	ssrq = calloc(1, sizeof(*ssrq));
 	if (!ssrq) {

@@ -81,7 +81,7 @@ static void control_pkt(const struct srnic_engine *eng, uint8_t op,
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->opcode = op;
 	pkt->flags = eng->cfg.has_key ? SRNIC_F_AUTH : 0;
-	pkt->src_inc = eng->inc;
+	pkt->src_inc = eng->node->inc;
 	pkt->ipv4 = eng->cfg.ipv4;
 	pkt->port = p;
 	memcpy(pkt->node_mac, eng->cfg.mac, 6);
@@ -114,21 +114,21 @@ static void send_hello(struct srnic_engine *eng, unsigned p)
 
 	/* Numbered per port, so that peers can tell how many they miss. */
 	control_pkt(eng, SRNIC_OP_HELLO, p, &pkt);
-	pkt.msn = eng->port[p].hello_seq++;
+	pkt.msn = eng->node->port[p].hello_seq++;
 	m = srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
 
-	if (m && rte_ring_mp_enqueue(eng->ctrl_tx, m) != 0)
+	if (m && rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0)
 		rte_pktmbuf_free(m);
 }
 
 /* Any thread: peers are only ever added, each before npeers counts it. */
 struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4)
 {
-	unsigned i, n = __atomic_load_n(&eng->npeers, __ATOMIC_ACQUIRE);
+	unsigned i, n = __atomic_load_n(&eng->node->npeers, __ATOMIC_ACQUIRE);
 
 	for (i = 0; i < n; i++)
-		if (eng->peer[i].ipv4 == ipv4)
-			return &eng->peer[i];
+		if (eng->node->peer[i].ipv4 == ipv4)
+			return &eng->node->peer[i];
 	return NULL;
 }
 
@@ -174,11 +174,11 @@ static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
 	peer->hello_seq[p] = seq + 1;
 	/* The best port: among those with a history (a port just come up
 	 * has none, and would make every other look bad). */
-	for (q = 0; q < eng->nports; q++)
+	for (q = 0; q < eng->node->nports; q++)
 		if (peer->up[q] && !(q == p && fresh) &&
 		    peer->hello_loss[q] < best)
 			best = peer->hello_loss[q];
-	for (q = 0; q < eng->nports; q++) {
+	for (q = 0; q < eng->node->nports; q++) {
 		uint8_t lossy = peer->lossy[q];
 
 		if (!lossy && peer->hello_loss[q] > best + LOSSY_ENTER_PM)
@@ -203,7 +203,7 @@ static bool peer_heard(const struct srnic_engine *eng,
 {
 	unsigned p;
 
-	for (p = 0; p < eng->nports; p++)
+	for (p = 0; p < eng->node->nports; p++)
 		if (peer->up[p])
 			return true;
 	return false;
@@ -214,17 +214,17 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 {
 	struct srnic_peer *peer;
 
-	if (p >= eng->nports || pkt->ipv4 == eng->cfg.ipv4 || !pkt->ipv4 ||
-	    !pkt->src_inc)
+	if (p >= eng->node->nports || pkt->ipv4 == eng->cfg.ipv4 ||
+	    !pkt->ipv4 || !pkt->src_inc)
 		return;		/* ourselves, or nobody */
-	pthread_mutex_lock(&eng->peer_lock);
+	pthread_mutex_lock(&eng->node->peer_lock);
 	peer = srnic_peer_find(eng, pkt->ipv4);
-	if (!peer && eng->npeers < SRNIC_MAX_PEERS) {
-		peer = &eng->peer[eng->npeers];
+	if (!peer && eng->node->npeers < SRNIC_MAX_PEERS) {
+		peer = &eng->node->peer[eng->node->npeers];
 		peer->ipv4 = pkt->ipv4;
 		memcpy(peer->node_mac, pkt->node_mac, 6);
 		memcpy(peer->name, pkt->node_name, sizeof(peer->name));
-		__atomic_store_n(&eng->npeers, eng->npeers + 1,
+		__atomic_store_n(&eng->node->npeers, eng->node->npeers + 1,
 				 __ATOMIC_RELEASE);
 	}
 	/* A late or replayed frame of a process the peer has had since: it
@@ -270,14 +270,14 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 			__atomic_store_n(&peer->up[p], 1, __ATOMIC_RELEASE);
 		}
 	}
-	pthread_mutex_unlock(&eng->peer_lock);
+	pthread_mutex_unlock(&eng->node->peer_lock);
 }
 
 static void drain_rx(struct srnic_engine *eng, uint64_t now)
 {
 	struct rte_mbuf *m;
 
-	while (rte_ring_sc_dequeue(eng->ctrl_rx, (void **)&m) == 0) {
+	while (rte_ring_sc_dequeue(eng->node->ctrl_rx, (void **)&m) == 0) {
 		struct srnic_pkt pkt;
 
 		if (srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
@@ -301,10 +301,10 @@ static void watch_silence(struct srnic_engine *eng, struct srnic_peer *peer)
 	uint64_t freshest = 0;
 	unsigned p;
 
-	for (p = 0; p < eng->nports; p++)
+	for (p = 0; p < eng->node->nports; p++)
 		if (peer->up[p] && peer->last_seen[p] > freshest)
 			freshest = peer->last_seen[p];
-	for (p = 0; p < eng->nports; p++)
+	for (p = 0; p < eng->node->nports; p++)
 		if (peer->up[p] && !peer->silent[p] &&
 		    peer->last_seen[p] + PORT_SILENT_MS < freshest) {
 			ctl_log(eng, "peer %s silent on port %u for %lu ms: "
@@ -321,8 +321,8 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 {
 	unsigned p, i;
 
-	for (p = 0; p < eng->nports; p++) {
-		struct srnic_port *port = &eng->port[p];
+	for (p = 0; p < eng->node->nports; p++) {
+		struct srnic_port *port = &eng->node->port[p];
 		struct rte_eth_link link;
 		uint8_t up;
 
@@ -370,25 +370,27 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 	{
 		int8_t active = srnic_engine_ports_up(eng) > 0;
 
-		if (eng->dev_active >= 0 && active != eng->dev_active)
+		if (eng->node->dev_active >= 0 &&
+		    active != eng->node->dev_active)
 			srnic_event(active ? SRNIC_EV_PORT_ACTIVE
 					   : SRNIC_EV_PORT_DOWN, NULL);
-		eng->dev_active = active;
+		eng->node->dev_active = active;
 	}
-	pthread_mutex_lock(&eng->peer_lock);
-	for (i = 0; i < eng->npeers; i++) {
-		for (p = 0; p < eng->nports; p++)
-			if (eng->peer[i].up[p] &&
-			    (now - eng->peer[i].last_seen[p] > PEER_DEAD_MS ||
-			     !eng->port[p].polling)) {
+	pthread_mutex_lock(&eng->node->peer_lock);
+	for (i = 0; i < eng->node->npeers; i++) {
+		for (p = 0; p < eng->node->nports; p++)
+			if (eng->node->peer[i].up[p] &&
+			    (now - eng->node->peer[i].last_seen[p] >
+				     PEER_DEAD_MS ||
+			     !eng->node->port[p].polling)) {
 				ctl_log(eng, "peer %s down on port %u",
-				     eng->peer[i].name, p);
-				__atomic_store_n(&eng->peer[i].up[p], 0,
+				     eng->node->peer[i].name, p);
+				__atomic_store_n(&eng->node->peer[i].up[p], 0,
 						 __ATOMIC_RELEASE);
 			}
-		watch_silence(eng, &eng->peer[i]);
+		watch_silence(eng, &eng->node->peer[i]);
 	}
-	pthread_mutex_unlock(&eng->peer_lock);
+	pthread_mutex_unlock(&eng->node->peer_lock);
 }
 
 /* When this node itself last made progress: its control core's last tick,
@@ -426,7 +428,7 @@ static void *control_thread(void *arg)
 	struct self_watch self = {0};
 
 	pthread_setname_np(pthread_self(), "srnic-ctrl");
-	while (!__atomic_load_n(&eng->ctrl_stop, __ATOMIC_ACQUIRE)) {
+	while (!__atomic_load_n(&eng->node->ctrl_stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now = srnic_ms();
 		unsigned p;
 
@@ -434,10 +436,11 @@ static void *control_thread(void *arg)
 		drain_rx(eng, now);
 		watch_links(eng, now);
 		if (now - last_hello >= HELLO_MS ||
-		    __atomic_exchange_n(&eng->hello_now, 0, __ATOMIC_ACQ_REL)) {
+		    __atomic_exchange_n(&eng->node->hello_now, 0,
+					__ATOMIC_ACQ_REL)) {
 			last_hello = now;
-			for (p = 0; p < eng->nports; p++)
-				if (eng->port[p].polling)
+			for (p = 0; p < eng->node->nports; p++)
+				if (eng->node->port[p].polling)
 					send_hello(eng, p);
 		}
 		srnic_integrate_tick(eng, now);
@@ -452,11 +455,11 @@ static void *control_thread(void *arg)
  * port only, where its "port" has our own MAC. */
 static void self_init(struct srnic_engine *eng)
 {
-	struct srnic_peer *self = &eng->peer[SRNIC_PEER_SELF];
+	struct srnic_peer *self = &eng->node->peer[SRNIC_PEER_SELF];
 
 	memset(self, 0, sizeof(*self));
 	self->ipv4 = eng->cfg.ipv4;
-	self->inc = self->ok_inc = self->ready_inc = eng->inc;
+	self->inc = self->ok_inc = self->ready_inc = eng->node->inc;
 	memcpy(self->node_mac, eng->cfg.mac, 6);
 	memcpy(self->mac[SRNIC_PORT_LOOP], eng->cfg.mac, 6);
 	snprintf(self->name, sizeof(self->name), "%s", eng->cfg.node);
@@ -468,19 +471,19 @@ int srnic_control_start(struct srnic_engine *eng)
 
 	/* Whatever was known before a restart of the engine must be heard
 	 * again, and our new incarnation integrated with every peer. */
-	for (i = 0; i < eng->npeers; i++) {
+	for (i = 0; i < eng->node->npeers; i++) {
 		for (p = 0; p < SRNIC_MAX_PORTS; p++)
-			eng->peer[i].up[p] = 0;
-		eng->peer[i].ok_inc = eng->peer[i].ready_inc = 0;
-		srnic_integrate_new_incarnation(&eng->peer[i]);
+			eng->node->peer[i].up[p] = 0;
+		eng->node->peer[i].ok_inc = eng->node->peer[i].ready_inc = 0;
+		srnic_integrate_new_incarnation(&eng->node->peer[i]);
 	}
 	self_init(eng);
-	eng->ctrl_stop = 0;
-	eng->hello_now = 1;
-	eng->dev_active = -1;
-	if (pthread_create(&eng->ctrl_thread, NULL, control_thread, eng))
+	eng->node->ctrl_stop = 0;
+	eng->node->hello_now = 1;
+	eng->node->dev_active = -1;
+	if (pthread_create(&eng->node->ctrl_thread, NULL, control_thread, eng))
 		return -EAGAIN;
-	eng->ctrl_started = 1;
+	eng->node->ctrl_started = 1;
 	if (srnic_files_start(eng)) {
 		srnic_control_stop(eng);
 		return -EAGAIN;
@@ -492,13 +495,13 @@ void srnic_control_stop(struct srnic_engine *eng)
 {
 	struct rte_mbuf *m;
 
-	if (!eng->ctrl_started)
+	if (!eng->node->ctrl_started)
 		return;
-	__atomic_store_n(&eng->ctrl_stop, 1, __ATOMIC_RELEASE);
-	pthread_join(eng->ctrl_thread, NULL);
+	__atomic_store_n(&eng->node->ctrl_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(eng->node->ctrl_thread, NULL);
 	srnic_files_stop(eng);
-	eng->ctrl_started = 0;
-	while (rte_ring_sc_dequeue(eng->ctrl_rx, (void **)&m) == 0)
+	eng->node->ctrl_started = 0;
+	while (rte_ring_sc_dequeue(eng->node->ctrl_rx, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
 }
 
@@ -516,7 +519,7 @@ static struct srnic_peer *peer_by_gid(struct srnic_engine *eng,
 
 		memcpy(&ip, gid + 12, 4);
 		if (ntohl(ip) == eng->cfg.ipv4)
-			return &eng->peer[SRNIC_PEER_SELF];
+			return &eng->node->peer[SRNIC_PEER_SELF];
 		return srnic_peer_find(eng, ntohl(ip));
 	}
 	if (gid[0] == 0xfe && gid[1] == 0x80 && gid[11] == 0xff &&
@@ -525,10 +528,10 @@ static struct srnic_peer *peer_by_gid(struct srnic_engine *eng,
 				  gid[13], gid[14], gid[15]};
 
 		if (!memcmp(eng->cfg.mac, mac, 6))
-			return &eng->peer[SRNIC_PEER_SELF];
-		for (i = 0; i < eng->npeers; i++)
-			if (!memcmp(eng->peer[i].node_mac, mac, 6))
-				return &eng->peer[i];
+			return &eng->node->peer[SRNIC_PEER_SELF];
+		for (i = 0; i < eng->node->npeers; i++)
+			if (!memcmp(eng->node->peer[i].node_mac, mac, 6))
+				return &eng->node->peer[i];
 	}
 	return NULL;
 }
@@ -538,9 +541,9 @@ static bool peer_reachable(const struct srnic_engine *eng,
 {
 	unsigned p;
 
-	if (peer == &eng->peer[SRNIC_PEER_SELF])
+	if (peer == &eng->node->peer[SRNIC_PEER_SELF])
 		return true;
-	for (p = 0; p < eng->nports; p++)
+	for (p = 0; p < eng->node->nports; p++)
 		if (__atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE))
 			return true;
 	return false;
@@ -554,10 +557,11 @@ static bool heard_everywhere(const struct srnic_engine *eng,
 {
 	unsigned p;
 
-	if (peer == &eng->peer[SRNIC_PEER_SELF])
+	if (peer == &eng->node->peer[SRNIC_PEER_SELF])
 		return true;
-	for (p = 0; p < eng->nports; p++)
-		if (__atomic_load_n(&eng->port[p].link_up, __ATOMIC_ACQUIRE) &&
+	for (p = 0; p < eng->node->nports; p++)
+		if (__atomic_load_n(&eng->node->port[p].link_up,
+				    __ATOMIC_ACQUIRE) &&
 		    !__atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE))
 			return false;
 	return true;
@@ -574,11 +578,11 @@ struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
 	uint64_t deadline = srnic_ms() + wait_ms, settled = 0;
 	struct srnic_peer *peer;
 
-	__atomic_store_n(&eng->hello_now, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&eng->node->hello_now, 1, __ATOMIC_RELEASE);
 	for (;;) {
-		pthread_mutex_lock(&eng->peer_lock);
+		pthread_mutex_lock(&eng->node->peer_lock);
 		peer = peer_by_gid(eng, gid);
-		pthread_mutex_unlock(&eng->peer_lock);
+		pthread_mutex_unlock(&eng->node->peer_lock);
 		/* Reachable is enough to connect; integrated too spares
 		 * the first RDMA a drop and a resend, and heard on every
 		 * live port its first transfer a single path. */

@@ -26,7 +26,7 @@ static void *files_thread(void *arg)
 	uint64_t last_stats = 0;
 
 	pthread_setname_np(pthread_self(), "srnic-files");
-	while (!__atomic_load_n(&eng->ctrl_stop, __ATOMIC_ACQUIRE)) {
+	while (!__atomic_load_n(&eng->node->ctrl_stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now = srnic_ms();
 
 		srnic_fault_poll(eng);
@@ -42,17 +42,17 @@ static void *files_thread(void *arg)
 
 int srnic_files_start(struct srnic_engine *eng)
 {
-	if (pthread_create(&eng->files_thread, NULL, files_thread, eng))
+	if (pthread_create(&eng->node->files_thread, NULL, files_thread, eng))
 		return -EAGAIN;
-	eng->files_started = 1;
+	eng->node->files_started = 1;
 	return 0;
 }
 
 /* After ctrl_stop is set. */
 void srnic_files_stop(struct srnic_engine *eng)
 {
-	if (!eng->files_started)
+	if (!eng->node->files_started)
 		return;
-	pthread_join(eng->files_thread, NULL);
-	eng->files_started = 0;
+	pthread_join(eng->node->files_thread, NULL);
+	eng->node->files_started = 0;
 }

@@ -55,9 +55,10 @@ static uint8_t reachable_ports(const struct srnic_engine *eng,
 	uint8_t mask = 0;
 	unsigned p;
 
-	for (p = 0; p < eng->nports; p++)
+	for (p = 0; p < eng->node->nports; p++)
 		if (__atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE) &&
-		    __atomic_load_n(&eng->port[p].polling, __ATOMIC_ACQUIRE))
+		    __atomic_load_n(&eng->node->port[p].polling,
+				    __ATOMIC_ACQUIRE))
 			mask |= 1u << p;
 	return mask;
 }
@@ -92,7 +93,7 @@ static void send_to(struct srnic_engine *eng, const struct srnic_peer *peer,
 	struct rte_mbuf *m = srnic_control_frame_to(eng, op, p, dst, peer->inc,
 						    0);
 
-	if (m && rte_ring_mp_enqueue(eng->ctrl_tx, m) != 0)
+	if (m && rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0)
 		rte_pktmbuf_free(m);
 }
 
@@ -143,10 +144,11 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 
 	/* On every port, behind everything each has queued: that is the
 	 * point.  (As send_to: broadcast where the peer was never heard.) */
-	for (q = 0; q < eng->nports; q++) {
+	for (q = 0; q < eng->node->nports; q++) {
 		const uint8_t *dst = q == p ? pkt->eth_src : bcast;
 
-		if (!__atomic_load_n(&eng->port[q].polling, __ATOMIC_ACQUIRE))
+		if (!__atomic_load_n(&eng->node->port[q].polling,
+				     __ATOMIC_ACQUIRE))
 			continue;
 		if (q != p && peer && __atomic_load_n(&peer->up[q],
 						      __ATOMIC_ACQUIRE))
@@ -167,9 +169,9 @@ void srnic_integrate_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 {
 	struct srnic_peer *peer;
 
-	if (pkt->dst_inc != eng->inc || p >= eng->nports)
+	if (pkt->dst_inc != eng->node->inc || p >= eng->node->nports)
 		return;		/* meant for an earlier process of ours */
-	pthread_mutex_lock(&eng->peer_lock);
+	pthread_mutex_lock(&eng->node->peer_lock);
 	peer = srnic_peer_find(eng, pkt->ipv4);
 	if (peer && pkt->src_inc == peer->inc) {
 		if (pkt->opcode == SRNIC_OP_BOOT_ACK) {
@@ -183,7 +185,7 @@ void srnic_integrate_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 					 __ATOMIC_RELEASE);
 		}
 	}
-	pthread_mutex_unlock(&eng->peer_lock);
+	pthread_mutex_unlock(&eng->node->peer_lock);
 }
 
 /* Control core, every tick: drive the exchange with each peer. */
@@ -191,9 +193,9 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 {
 	unsigned i, p;
 
-	pthread_mutex_lock(&eng->peer_lock);
-	for (i = 0; i < eng->npeers; i++) {
-		struct srnic_peer *peer = &eng->peer[i];
+	pthread_mutex_lock(&eng->node->peer_lock);
+	for (i = 0; i < eng->node->npeers; i++) {
+		struct srnic_peer *peer = &eng->node->peer[i];
 		uint8_t reach = reachable_ports(eng, peer);
 
 		if (!reach)
@@ -210,9 +212,10 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 				 * not: the peer may hear us where we do not
 				 * hear it, and answers on all its ports. */
 				peer->booting_at = now;
-				for (p = 0; p < eng->nports; p++)
-					if (__atomic_load_n(&eng->port[p].polling,
-							    __ATOMIC_ACQUIRE)) {
+				for (p = 0; p < eng->node->nports; p++)
+					if (__atomic_load_n(
+						    &eng->node->port[p].polling,
+						    __ATOMIC_ACQUIRE)) {
 						send_to(eng, peer,
 							SRNIC_OP_BOOTING, p);
 						eng->st.booting_sent++;
@@ -224,11 +227,11 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 						     ? 50 : READY_EVERY_MS)) {
 			peer->ready_at = now;
 			peer->ready_sent++;
-			for (p = 0; p < eng->nports; p++)
+			for (p = 0; p < eng->node->nports; p++)
 				if (reach & (1u << p))
 					send_to(eng, peer, SRNIC_OP_RDMA_READY,
 						p);
 		}
 	}
-	pthread_mutex_unlock(&eng->peer_lock);
+	pthread_mutex_unlock(&eng->node->peer_lock);
 }

@@ -27,7 +27,7 @@
 /* The peer on port p is leaving: let go of the link, then tell it so. */
 void srnic_leave_answer(struct srnic_engine *eng, unsigned p)
 {
-	struct srnic_port *port = &eng->port[p];
+	struct srnic_port *port = &eng->node->port[p];
 	struct rte_mbuf *m;
 
 	/* Only a shared-memory link vanishes under its peer: on the others
@@ -39,8 +39,8 @@ void srnic_leave_answer(struct srnic_engine *eng, unsigned p)
 		__atomic_store_n(&port->polling, 0, __ATOMIC_RELEASE);
 		/* What was queued for the link will not go; the requester's
 		 * timers resend it elsewhere. */
-		rte_pktmbuf_free_bulk(port->tx, port->ntx);
-		port->ntx = 0;
+		rte_pktmbuf_free_bulk(eng->txbuf[p].m, eng->txbuf[p].n);
+		eng->txbuf[p].n = 0;
 	}
 	m = srnic_control_frame(eng, SRNIC_OP_BYE_ACK, p);
 	if (m)
@@ -54,10 +54,10 @@ void srnic_leave_links(struct srnic_engine *eng)
 	unsigned p, left = 0, ms;
 
 	srnic_ports_flush(eng);
-	for (p = 0; p < eng->nports; p++) {
+	for (p = 0; p < eng->node->nports; p++) {
 		struct rte_mbuf *m;
 
-		if (!eng->port[p].polling)
+		if (!eng->node->port[p].polling)
 			continue;
 		m = srnic_control_frame(eng, SRNIC_OP_BYE, p);
 		if (m && srnic_port_tx_now(eng, p, m)) {
@@ -66,14 +66,14 @@ void srnic_leave_links(struct srnic_engine *eng)
 		}
 	}
 	for (ms = 0; left && ms < LEAVE_WAIT_MS; ms++) {
-		for (p = 0; p < eng->nports; p++) {
+		for (p = 0; p < eng->node->nports; p++) {
 			struct rte_mbuf *pkts[SRNIC_BURST];
 			uint16_t n, i;
 
 			if (!waiting[p])
 				continue;
-			n = rte_eth_rx_burst(eng->port[p].port_id, 0, pkts,
-					     SRNIC_BURST);
+			n = rte_eth_rx_burst(eng->node->port[p].port_id, 0,
+					     pkts, SRNIC_BURST);
 			for (i = 0; i < n; i++) {
 				struct srnic_pkt pkt;
 
@@ -93,6 +93,7 @@ void srnic_leave_links(struct srnic_engine *eng)
 		if (left)
 			usleep(1000);
 	}
-	for (p = 0; p < eng->nports; p++)
-		__atomic_store_n(&eng->port[p].polling, 0, __ATOMIC_RELEASE);
+	for (p = 0; p < eng->node->nports; p++)
+		__atomic_store_n(&eng->node->port[p].polling, 0,
+				 __ATOMIC_RELEASE);
 }

@@ -31,8 +31,9 @@ static struct srnic_mcast_group *group_by_gid(struct srnic_engine *eng,
 	unsigned i;
 
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++)
-		if (eng->mcast[i].nqp && !memcmp(eng->mcast[i].gid, gid, 16))
-			return &eng->mcast[i];
+		if (eng->node->mcast[i].nqp &&
+		    !memcmp(eng->node->mcast[i].gid, gid, 16))
+			return &eng->node->mcast[i];
 	return NULL;
 }
 
@@ -61,14 +62,15 @@ static void call_attach(struct srnic_engine *eng, struct srnic_call *c)
 	uint32_t i;
 
 	if (!g) {
-		for (i = 0; i < SRNIC_MAX_MCAST_GROUPS && eng->mcast[i].nqp;
+		for (i = 0; i < SRNIC_MAX_MCAST_GROUPS &&
+			    eng->node->mcast[i].nqp;
 		     i++)
 			;
 		if (i == SRNIC_MAX_MCAST_GROUPS) {
 			c->result = -ENOMEM;
 			return;
 		}
-		g = &eng->mcast[i];
+		g = &eng->node->mcast[i];
 		memcpy(g->gid, gid, 16);
 		g->kind = gid_group(gid, &g->id);
 	}
@@ -83,7 +85,7 @@ static void call_attach(struct srnic_engine *eng, struct srnic_call *c)
 	}
 	g->qpn[g->nqp] = qp->qpn;
 	__atomic_store_n(&g->nqp, g->nqp + 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&eng->mcast_gen, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&eng->node->mcast_gen, 1, __ATOMIC_RELEASE);
 	c->result = 0;
 }
 
@@ -92,7 +94,7 @@ static void group_remove(struct srnic_engine *eng,
 {
 	g->qpn[i] = g->qpn[g->nqp - 1];
 	__atomic_store_n(&g->nqp, g->nqp - 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&eng->mcast_gen, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&eng->node->mcast_gen, 1, __ATOMIC_RELEASE);
 }
 
 static void call_detach(struct srnic_engine *eng, struct srnic_call *c)
@@ -149,9 +151,9 @@ void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn)
 	unsigned i, k;
 
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++)
-		for (k = 0; k < eng->mcast[i].nqp; k++)
-			if (eng->mcast[i].qpn[k] == qpn) {
-				group_remove(eng, &eng->mcast[i], k);
+		for (k = 0; k < eng->node->mcast[i].nqp; k++)
+			if (eng->node->mcast[i].qpn[k] == qpn) {
+				group_remove(eng, &eng->node->mcast[i], k);
 				break;
 			}
 }
@@ -176,7 +178,7 @@ int srnic_engine_resolve_ud(struct srnic_engine *eng, const uint8_t gid[16],
 	peer = srnic_control_resolve(eng, gid, eng->cfg.resolve_ms);
 	if (!peer)
 		return -EHOSTUNREACH;
-	out->peer = (uint16_t)(peer - eng->peer);
+	out->peer = (uint16_t)(peer - eng->node->peer);
 	out->ipv4 = peer->ipv4;
 	return 0;
 }
@@ -189,7 +191,7 @@ void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt)
 	uint32_t i, k;
 
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
-		const struct srnic_mcast_group *g = &eng->mcast[i];
+		const struct srnic_mcast_group *g = &eng->node->mcast[i];
 
 		if (!g->nqp || g->id != pkt->dst_ipv4)
 			continue;
@@ -216,13 +218,13 @@ void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt)
 void srnic_mcast_program_ports(struct srnic_engine *eng)
 {
 	struct rte_ether_addr macs[SRNIC_MAX_MCAST_GROUPS];
-	uint32_t gen = __atomic_load_n(&eng->mcast_gen, __ATOMIC_ACQUIRE);
+	uint32_t gen = __atomic_load_n(&eng->node->mcast_gen, __ATOMIC_ACQUIRE);
 	unsigned i, n = 0, p;
 
-	if (gen == eng->mcast_programmed)
+	if (gen == eng->node->mcast_programmed)
 		return;
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
-		const struct srnic_mcast_group *g = &eng->mcast[i];
+		const struct srnic_mcast_group *g = &eng->node->mcast[i];
 
 		if (__atomic_load_n(&g->nqp, __ATOMIC_ACQUIRE))
 			srnic_mcast_mac(g->id, g->kind == SRNIC_MCAST_IPV6,
@@ -230,11 +232,11 @@ void srnic_mcast_program_ports(struct srnic_engine *eng)
 	}
 	/* The datapath changes the table as it likes: a list read while it
 	 * did is read again next tick. */
-	if (__atomic_load_n(&eng->mcast_gen, __ATOMIC_ACQUIRE) != gen)
+	if (__atomic_load_n(&eng->node->mcast_gen, __ATOMIC_ACQUIRE) != gen)
 		return;
-	eng->mcast_programmed = gen;
-	for (p = 0; p < eng->nports; p++)
-		if (eng->port[p].started)
-			rte_eth_dev_set_mc_addr_list(eng->port[p].port_id,
+	eng->node->mcast_programmed = gen;
+	for (p = 0; p < eng->node->nports; p++)
+		if (eng->node->port[p].started)
+			rte_eth_dev_set_mc_addr_list(eng->node->port[p].port_id,
 						     n ? macs : NULL, n);
 }

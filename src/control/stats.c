@@ -44,7 +44,7 @@ static uint64_t rd(const uint64_t *v)
 
 void srnic_stats_write(struct srnic_engine *eng)
 {
-	const struct srnic_port *lo = &eng->port[SRNIC_PORT_LOOP];
+	const struct srnic_port *lo = &eng->node->port[SRNIC_PORT_LOOP];
 	char tmp[sizeof(eng->cfg.stats_file) + 8];
 	char *text = NULL;
 	size_t len = 0;
@@ -56,9 +56,9 @@ void srnic_stats_write(struct srnic_engine *eng)
 	f = open_memstream(&text, &len);
 	if (!f)
 		return;
-	fprintf(f, "node %s incarnation %08x\n", eng->cfg.node, eng->inc);
-	for (p = 0; p < eng->nports; p++) {
-		const struct srnic_port *port = &eng->port[p];
+	fprintf(f, "node %s incarnation %08x\n", eng->cfg.node, eng->node->inc);
+	for (p = 0; p < eng->node->nports; p++) {
+		const struct srnic_port *port = &eng->node->port[p];
 
 		fprintf(f, "port %u link %s rx_packets %lu rx_bytes %lu "
 			"tx_packets %lu tx_bytes %lu delayed %lu corrupted %lu "
@@ -71,7 +71,8 @@ void srnic_stats_write(struct srnic_engine *eng)
 			(unsigned long)rd(&port->st.delayed),
 			(unsigned long)rd(&port->st.corrupted),
 			(unsigned long)rd(&port->st.tx_full),
-			(unsigned)__atomic_load_n(&port->ntx, __ATOMIC_RELAXED),
+			(unsigned)__atomic_load_n(&eng->txbuf[p].n,
+						  __ATOMIC_RELAXED),
 			eng->cfg.weight[p], port->crc ? "yes" : "no");
 	}
 	fprintf(f, "loopback rx_packets %lu rx_bytes %lu tx_packets %lu "
@@ -118,14 +119,14 @@ void srnic_stats_write(struct srnic_engine *eng)
 		(unsigned long)rd(&eng->st.qps_cleared),
 		(unsigned long)rd(&eng->st.ctl_refused),
 		eng->cfg.has_key ? "yes" : "no");
-	pthread_mutex_lock(&eng->peer_lock);
-	for (i = 0; i < eng->npeers; i++) {
-		const struct srnic_peer *peer = &eng->peer[i];
+	pthread_mutex_lock(&eng->node->peer_lock);
+	for (i = 0; i < eng->node->npeers; i++) {
+		const struct srnic_peer *peer = &eng->node->peer[i];
 
 		fprintf(f, "peer %s %u.%u.%u.%u incarnation %08x ports up",
 			peer->name, peer->ipv4 >> 24, (peer->ipv4 >> 16) & 255,
 			(peer->ipv4 >> 8) & 255, peer->ipv4 & 255, peer->inc);
-		for (p = 0; p < eng->nports; p++)
+		for (p = 0; p < eng->node->nports; p++)
 			if (peer->up[p])
 				fprintf(f, " %u", p);
 		/* RDMA in: it forgot our old selves; out: it lets us in. */
@@ -135,19 +136,19 @@ void srnic_stats_write(struct srnic_engine *eng)
 		/* HELLOs lost per mille on each port, how often a port went
 		 * silent, and the ports striping avoids for it. */
 		fprintf(f, "striping %s hello_loss", peer->name);
-		for (p = 0; p < eng->nports; p++)
+		for (p = 0; p < eng->node->nports; p++)
 			fprintf(f, " %u", peer->hello_loss[p]);
 		fprintf(f, " silenced %u silent", peer->silenced);
-		for (p = 0; p < eng->nports; p++)
+		for (p = 0; p < eng->node->nports; p++)
 			if (peer->silent[p])
 				fprintf(f, " %u", p);
 		fprintf(f, " lossy");
-		for (p = 0; p < eng->nports; p++)
+		for (p = 0; p < eng->node->nports; p++)
 			if (peer->lossy[p])
 				fprintf(f, " %u", p);
 		fputc('\n', f);
 	}
-	pthread_mutex_unlock(&eng->peer_lock);
+	pthread_mutex_unlock(&eng->node->peer_lock);
 	if (fclose(f) != 0) {
 		free(text);
 		return;

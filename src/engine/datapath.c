@@ -200,11 +200,10 @@ void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c)
 	unsigned spins = 0, work;
 
 	c->done = 0;
-	if (!eng->dp_started) {
-		/* No datapath thread: nothing else touches engine state. */
-		c->fn(eng, c);
+	/* No datapath yet (memory registered before the first CQ or QP):
+	 * nothing else touches engine state. */
+	if (srnic_engine_call_unstarted(eng, c))
 		return;
-	}
 	while (rte_ring_mp_enqueue(eng->calls, c) != 0)
 		sched_yield();
 	srnic_datapath_wake(eng);
@@ -467,9 +466,10 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 
 	/* Short of packet buffers (held packets, full transmit queues):
 	 * grant peers less until they drain. */
-	eng->fc_grant = rte_mempool_avail_count(eng->pool) < SRNIC_POOL_SIZE / 8
-				? SRNIC_FC_WINDOW / 8
-				: SRNIC_FC_WINDOW;
+	eng->fc_grant =
+		rte_mempool_avail_count(eng->node->pool) < SRNIC_POOL_SIZE / 8
+			? SRNIC_FC_WINDOW / 8
+			: SRNIC_FC_WINDOW;
 	qp = eng->timer_cursor ? eng->timer_cursor : eng->timer_head;
 	for (n = 0; qp && n < TIMER_SLICE; n++) {
 		/* (the cursor moves on first: the QP may leave the list) */
@@ -486,8 +486,8 @@ static unsigned drain_ctrl_tx(struct srnic_engine *eng)
 	struct rte_mbuf *m;
 	unsigned n = 0;
 
-	while (rte_ring_sc_dequeue(eng->ctrl_tx, (void **)&m) == 0) {
-		if (m->port < eng->nports)
+	while (rte_ring_sc_dequeue(eng->node->ctrl_tx, (void **)&m) == 0) {
+		if (m->port < eng->node->nports)
 			srnic_port_tx(eng, m->port, m);
 		else
 			rte_pktmbuf_free(m);

@@ -18,7 +18,7 @@ bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 
 	/* The trailer first: nothing of a damaged frame is believed, not
 	 * even the lengths that say where its payload goes. */
-	e = srnic_wire_check_crc(buf, len, eng->port[p].crc);
+	e = srnic_wire_check_crc(buf, len, eng->node->port[p].crc);
 	if (e == SRNIC_WIRE_OK)
 		e = srnic_wire_decode(buf, len, pkt);
 	if (e != SRNIC_WIRE_OK) {
@@ -50,7 +50,7 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 		 * now, on the thread that polls it, and say so.  Only its
 		 * current process can say that: an old one's BYE, late or
 		 * replayed, changes nothing. */
-		if (pkt.opcode == SRNIC_OP_BYE && m->port < eng->nports) {
+		if (pkt.opcode == SRNIC_OP_BYE && m->port < eng->node->nports) {
 			const struct srnic_peer *peer =
 				srnic_peer_find(eng, pkt.ipv4);
 
@@ -64,14 +64,15 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 			return false;	/* late: we are not leaving */
 		/* Forgetting a peer's old incarnation must happen here, in
 		 * order with the data of this port. */
-		if (pkt.opcode == SRNIC_OP_BOOTING && m->port < eng->nports) {
-			if (pkt.dst_inc != eng->inc) {
+		if (pkt.opcode == SRNIC_OP_BOOTING &&
+		    m->port < eng->node->nports) {
+			if (pkt.dst_inc != eng->node->inc) {
 				eng->st.drops[SRNIC_DROP_STALE_INC]++;
 				return false;
 			}
 			srnic_integrate_booting(eng, &pkt, m->port);
 		}
-		if (rte_ring_sp_enqueue(eng->ctrl_rx, m) == 0)
+		if (rte_ring_sp_enqueue(eng->node->ctrl_rx, m) == 0)
 			return true;
 		return false;
 	}
@@ -79,7 +80,7 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 		srnic_mcast_deliver(eng, &pkt);	/* to no incarnation */
 		return false;
 	}
-	if (pkt.dst_inc != eng->inc) {
+	if (pkt.dst_inc != eng->node->inc) {
 		eng->st.drops[SRNIC_DROP_STALE_INC]++;
 		return false;
 	}
@@ -150,8 +151,8 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 	uint16_t n;
 
 	eng->rx_backlog = false;
-	for (p = 0; p < eng->nports; p++) {
-		struct srnic_port *port = &eng->port[p];
+	for (p = 0; p < eng->node->nports; p++) {
+		struct srnic_port *port = &eng->node->port[p];
 
 		/* Only the datapath decides to touch a port: while its link is
 		 * up, and not in a life of the link whose peer said BYE. */

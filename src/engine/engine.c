@@ -2,14 +2,16 @@
 /*
  * The engine's life: start, stop, DPDK.
  *
- * The first srnic_engine_get() of a process starts a thread of the engine's
- * own, which initialises DPDK (rte_eal_init pins its caller: it must not be
- * the application's thread), opens the ports and then runs the datapath loop
- * as DPDK's main lcore (datapath.c; application threads share that work).
- * The control core is a second, mostly sleeping
- * thread.  The last srnic_engine_put() says goodbye on every link, stops the
- * ports and leaves DPDK initialised but idle, since DPDK cannot be
- * initialised twice in one process; a later get() starts the ports again.
+ * srnic_engine_get() makes the process's engine (its memory table: a
+ * program may register memory before it has a CQ or QP) and starts nothing.
+ * The first srnic_engine_start() starts a thread of the engine's own, which
+ * initialises DPDK (rte_eal_init pins its caller: it must not be the
+ * application's thread), opens the ports and then runs the datapath loop as
+ * DPDK's main lcore (datapath.c; application threads share that work).  The
+ * control core is a second, mostly sleeping thread.  The last
+ * srnic_engine_put() of a started engine says goodbye on every link, stops
+ * the ports and leaves DPDK initialised but idle, since DPDK cannot be
+ * initialised twice in one process; a later start() starts the ports again.
  */
 #include <errno.h>
 #include <sched.h>
@@ -125,6 +127,7 @@ static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 
 static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 {
+	struct srnic_node *node = eng->node;
 	unsigned room = RTE_PKTMBUF_HEADROOM + SRNIC_MAX_OVERHEAD + eng->cfg.mtu;
 	int rc;
 
@@ -133,15 +136,14 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
 		room = RTE_MBUF_DEFAULT_BUF_SIZE;
 
-	if (!eng->pool) {
-		eng->pool = rte_pktmbuf_pool_create("srnic_pool", SRNIC_POOL_SIZE,
-						    POOL_CACHE, 0,
-						    RTE_ALIGN_CEIL(room, 128),
-						    rte_socket_id());
+	if (!node->pool) {
+		node->pool = rte_pktmbuf_pool_create(
+			"srnic_pool", SRNIC_POOL_SIZE, POOL_CACHE, 0,
+			RTE_ALIGN_CEIL(room, 128), rte_socket_id());
 		/* Frames whose payload stays in registered memory take two
 		 * mbufs from here (the header, and the one that points at
 		 * the payload): small ones, so that they stay in cache. */
-		eng->zc_pool = rte_pktmbuf_pool_create(
+		node->zc_pool = rte_pktmbuf_pool_create(
 			"srnic_zc", SRNIC_POOL_SIZE, POOL_CACHE, 0,
 			RTE_ALIGN_CEIL(RTE_PKTMBUF_HEADROOM + SRNIC_MAX_HLEN,
 				       64),
@@ -151,15 +153,14 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 						RING_F_SC_DEQ);
 		eng->calls = rte_ring_create("srnic_calls", 256,
 					     rte_socket_id(), RING_F_SC_DEQ);
-		eng->ctrl_rx = rte_ring_create("srnic_ctrl_rx", 1024,
-					       rte_socket_id(),
-					       RING_F_SP_ENQ | RING_F_SC_DEQ);
-		eng->ctrl_tx = rte_ring_create("srnic_ctrl_tx", 1024,
-					       rte_socket_id(), RING_F_SC_DEQ);
+		node->ctrl_rx = rte_ring_create("srnic_ctrl_rx", 1024,
+						rte_socket_id(),
+						RING_F_SP_ENQ | RING_F_SC_DEQ);
+		node->ctrl_tx = rte_ring_create("srnic_ctrl_tx", 1024,
+						rte_socket_id(), RING_F_SC_DEQ);
 	}
-	if (!eng->pool || !eng->zc_pool || !eng->doorbell || !eng->calls ||
-	    !eng->ctrl_rx ||
-	    !eng->ctrl_tx) {
+	if (!node->pool || !node->zc_pool || !eng->doorbell || !eng->calls ||
+	    !node->ctrl_rx || !node->ctrl_tx) {
 		snprintf(err, errlen, "srnic: out of DPDK memory (mem_mb in %s)",
 			 eng->cfg.path);
 		return -ENOMEM;
@@ -235,57 +236,66 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 				      char *err, unsigned errlen)
 {
 	struct srnic_engine *eng;
-	struct start_args sa;
 	uint64_t seed;
 
 	pthread_mutex_lock(&engine_lock);
 	eng = the_engine;
-	if (eng && eng->refcnt) {
+	if (eng) {
 		eng->refcnt++;
 		pthread_mutex_unlock(&engine_lock);
 		return eng;
 	}
-	if (!eng) {
-		eng = srnic_zalloc_aligned(sizeof(*eng), SRNIC_CACHE_LINE);
-		if (!eng) {
-			pthread_mutex_unlock(&engine_lock);
-			snprintf(err, errlen, "srnic: out of memory");
-			errno = ENOMEM;
-			return NULL;
-		}
-		if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-			seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
-		eng->cfg = *cfg;
-		if (srnic_mem_init(&eng->mem, seed)) {
+	eng = srnic_zalloc_aligned(sizeof(*eng), SRNIC_CACHE_LINE);
+	if (eng) {
+		/* The node, for now, belongs to the one engine of the
+		 * process. */
+		eng->node = srnic_zalloc_aligned(sizeof(*eng->node),
+						 SRNIC_CACHE_LINE);
+		if (!eng->node) {
 			srnic_free(eng);
-			pthread_mutex_unlock(&engine_lock);
-			snprintf(err, errlen, "srnic: out of memory");
-			errno = ENOMEM;
-			return NULL;
+			eng = NULL;
 		}
-		eng->qpn_next = 16;
-		eng->dp_token = 1;	/* the engine thread's until it runs */
-		pthread_mutex_init(&eng->obj_lock, NULL);
-		pthread_mutex_init(&eng->peer_lock, NULL);
-		the_engine = eng;
 	}
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
+	if (eng && srnic_mem_init(&eng->mem, seed)) {
+		srnic_free(eng->node);
+		srnic_free(eng);
+		eng = NULL;
+	}
+	if (!eng) {
+		pthread_mutex_unlock(&engine_lock);
+		snprintf(err, errlen, "srnic: out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	eng->cfg = *cfg;
+	eng->qpn_next = 16;
+	eng->dp_token = 1;	/* the engine thread's until it runs */
+	pthread_mutex_init(&eng->obj_lock, NULL);
+	pthread_mutex_init(&eng->node->peer_lock, NULL);
+	eng->refcnt = 1;
+	the_engine = eng;
+	pthread_mutex_unlock(&engine_lock);
+	return eng;
+}
+
+/* Start the datapath, ports and control core; engine_lock held. */
+static int engine_start(struct srnic_engine *eng, char *err, unsigned errlen)
+{
+	struct start_args sa;
 
 	/* libsodium, for the control frames' MACs, wants this first. */
 	if (eng->cfg.has_key && sodium_init() < 0) {
-		pthread_mutex_unlock(&engine_lock);
 		snprintf(err, errlen, "srnic: libsodium did not start");
-		errno = EIO;
-		return NULL;
+		return -EIO;
 	}
 	/* A fresh incarnation at every start, a restart in the same process
 	 * too (peers then forget what they held for the last one; see
 	 * incarnation.c).  Drawn apart from the key seed: peers see the
 	 * incarnation, and must learn nothing of the keys. */
-	if (srnic_incarnation_draw(&eng->cfg, &eng->inc, err, errlen)) {
-		pthread_mutex_unlock(&engine_lock);
-		errno = EIO;
-		return NULL;
-	}
+	if (srnic_incarnation_draw(&eng->cfg, &eng->node->inc, err, errlen))
+		return -EIO;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.eng = eng;
@@ -293,10 +303,8 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 	pthread_cond_init(&sa.cond, NULL);
 	eng->stop = 0;
 	if (pthread_create(&eng->dp_thread, NULL, datapath_thread, &sa)) {
-		pthread_mutex_unlock(&engine_lock);
 		snprintf(err, errlen, "srnic: cannot start the engine thread");
-		errno = EAGAIN;
-		return NULL;
+		return -EAGAIN;
 	}
 	pthread_mutex_lock(&sa.lock);
 	while (!sa.done)
@@ -304,22 +312,46 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 	pthread_mutex_unlock(&sa.lock);
 	if (sa.rc) {
 		pthread_join(eng->dp_thread, NULL);
-		pthread_mutex_unlock(&engine_lock);
 		snprintf(err, errlen, "%s", sa.err);
-		errno = -sa.rc;
-		return NULL;
+		return sa.rc;
 	}
 	eng->dp_started = 1;
 	if (srnic_control_start(eng)) {
 		engine_stop(eng);
-		pthread_mutex_unlock(&engine_lock);
 		snprintf(err, errlen, "srnic: cannot start the control core");
-		errno = EAGAIN;
-		return NULL;
+		return -EAGAIN;
 	}
-	eng->refcnt = 1;
+	return 0;
+}
+
+int srnic_engine_start(struct srnic_engine *eng, char *err, unsigned errlen)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&engine_lock);
+	if (!eng->dp_started)
+		rc = engine_start(eng, err, errlen);
 	pthread_mutex_unlock(&engine_lock);
-	return eng;
+	return rc;
+}
+
+bool srnic_engine_running(const struct srnic_engine *eng)
+{
+	return __atomic_load_n(&eng->dp_started, __ATOMIC_ACQUIRE);
+}
+
+bool srnic_engine_call_unstarted(struct srnic_engine *eng,
+				 struct srnic_call *c)
+{
+	bool ran = false;
+
+	pthread_mutex_lock(&engine_lock);
+	if (!eng->dp_started) {
+		c->fn(eng, c);
+		ran = true;
+	}
+	pthread_mutex_unlock(&engine_lock);
+	return ran;
 }
 
 void srnic_engine_put(struct srnic_engine *eng)
@@ -353,8 +385,9 @@ unsigned srnic_engine_ports_up(const struct srnic_engine *eng)
 {
 	unsigned p, n = 0;
 
-	for (p = 0; p < eng->nports; p++)
-		n += __atomic_load_n(&eng->port[p].link_up, __ATOMIC_RELAXED);
+	for (p = 0; p < eng->node->nports; p++)
+		n += __atomic_load_n(&eng->node->port[p].link_up,
+				     __ATOMIC_RELAXED);
 	return n;
 }
 

@@ -116,8 +116,6 @@ struct srnic_port {
 				 * (never zero_copy: the frame is sealed
 				 * whole, in one buffer) */
 	char iface[16];		/* af_packet: its kernel interface */
-	uint16_t ntx;
-	struct rte_mbuf *tx[SRNIC_TXBUF];
 	struct srnic_port_stats st;
 	struct srnic_fault fault;
 };
@@ -213,17 +211,63 @@ struct srnic_stats {
 	uint64_t tx_settled;
 };
 
-struct srnic_engine {
-	struct srnic_config cfg;
+/*
+ * The node: what belongs to the adapter rather than to a process using it.
+ * Its ports and their link state, the peers the control core learned, the
+ * node's incarnation, its packet buffers, its multicast groups, and the
+ * control core's rings.  The control core writes the peer and link state
+ * and the datapath reads it; the datapath owns the ports' receive side
+ * (polling, bye_gen, the fault injector, the counters).  Nothing in it
+ * points into a process's engine: it is what srnicd will keep in memory
+ * its processes share (today it is allocated with the one engine).
+ */
+struct srnic_node {
 	uint32_t inc;
-	uint64_t tsc_hz;
-	uint64_t tsc_per_us;
-	struct srnic_mem_table mem;
 	struct rte_mempool *pool;
 	struct rte_mempool *zc_pool;	/* small: zero-copy frames' mbufs */
 	unsigned nports;
 	struct srnic_port port[SRNIC_PORT_SLOTS];	/* SRNIC_PORT_LOOP last */
 	struct rte_ring *loop;	/* loopback frames, flush to next receive */
+	struct rte_ring *ctrl_rx;	/* datapath -> control: mbufs */
+	struct rte_ring *ctrl_tx;	/* control -> datapath: mbufs */
+
+	/* multicast groups joined here; mcast_gen counts changes, so the
+	 * control core knows to program the ports' filters again */
+	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
+	uint32_t mcast_gen;
+	uint32_t mcast_programmed;	/* control core: gen programmed */
+
+	/* peers: control core writes, everyone reads */
+	struct srnic_peer peer[SRNIC_MAX_PEERS + 1];	/* SRNIC_PEER_SELF last */
+	unsigned npeers;
+	pthread_mutex_t peer_lock;
+
+	/* the control core's and the file thread's life */
+	uint32_t ctrl_stop;
+	uint32_t hello_now;	/* ask the control core for HELLOs now */
+	int8_t dev_active;	/* control core: any port up (-1: not yet
+				 * looked at; the first look is no event) */
+	pthread_t ctrl_thread;
+	pthread_t files_thread;	/* files.c: stats and fault files */
+	int ctrl_started, files_started;
+};
+
+/* A port's transmit buffer: frames a process queued since its last
+ * flush.  Each process has its own for every port. */
+struct srnic_txbuf {
+	uint16_t n;
+	struct rte_mbuf *m[SRNIC_TXBUF];
+};
+
+/* A process's engine: its QPs and their roles' lists, its memory table,
+ * the hand-offs from its application threads, and the datapath token. */
+struct srnic_engine {
+	struct srnic_config cfg;
+	struct srnic_node *node;
+	uint64_t tsc_hz;
+	uint64_t tsc_per_us;
+	struct srnic_mem_table mem;
+	struct srnic_txbuf txbuf[SRNIC_PORT_SLOTS];
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
 	/* Striping: one round of the rotation, ports repeated by weight and
 	 * interleaved (srnic_stripe_plan). */
@@ -239,8 +283,6 @@ struct srnic_engine {
 	/* hand-offs between threads */
 	struct rte_ring *doorbell;	/* app -> datapath: QPs with work */
 	struct rte_ring *calls;		/* any -> datapath: engine calls */
-	struct rte_ring *ctrl_rx;	/* datapath -> control: mbufs */
-	struct rte_ring *ctrl_tx;	/* control -> datapath: mbufs */
 
 	/* datapath lists */
 	struct srnic_qp_fifo active;	/* QPs with work */
@@ -261,17 +303,6 @@ struct srnic_engine {
 	 * then: SRNIC_UC_GIVE_UP_US. */
 	uint64_t uc_give_up_tsc;
 
-	/* multicast groups joined here; mcast_gen counts changes, so the
-	 * control core knows to program the ports' filters again */
-	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
-	uint32_t mcast_gen;
-	uint32_t mcast_programmed;	/* control core: gen last programmed */
-
-	/* peers: control core writes, everyone reads */
-	struct srnic_peer peer[SRNIC_MAX_PEERS + 1];	/* SRNIC_PEER_SELF last */
-	unsigned npeers;
-	pthread_mutex_t peer_lock;
-
 	/* life */
 	uint32_t sleeping;
 	uint32_t wake;
@@ -285,20 +316,18 @@ struct srnic_engine {
 	uint32_t kicked;	/* a post found the token taken */
 	uint32_t dp_abandoned;	/* an iteration was cut short by exit() */
 	volatile int stop;
-	uint32_t ctrl_stop;
-	uint32_t hello_now;	/* ask the control core for HELLOs now */
-	int8_t dev_active;	/* control core: any port up (-1: not yet
-				 * looked at; the first look is no event) */
 	int refcnt;
 	pthread_t dp_thread;
-	pthread_t ctrl_thread;
-	pthread_t files_thread;	/* files.c: stats and fault files */
-	int dp_started, ctrl_started, files_started;
+	int dp_started;
 
 	struct srnic_stats st;
 };
 
 /* engine.c */
+/* Run c at once if the datapath has not started (and keep it from
+ * starting meanwhile); false when it runs, and c must go to it. */
+bool srnic_engine_call_unstarted(struct srnic_engine *eng,
+				 struct srnic_call *c);
 /* Report an asynchronous event (srnic_engine_on_event). */
 void srnic_event(enum srnic_event ev, void *handle);
 
@@ -547,7 +576,7 @@ static inline void srnic_qp_pkt_init(struct srnic_pkt *pkt,
 	pkt->opcode = opcode;
 	pkt->dst_qpn = qp->at.dest_qpn;
 	pkt->src_qpn = qp->qpn;
-	pkt->src_inc = eng->inc;
+	pkt->src_inc = eng->node->inc;
 	pkt->dst_inc = qp->peer_inc;
 	pkt->msn = msn;
 }

@@ -9,6 +9,7 @@
 #ifndef SRNIC_ENGINE_H
 #define SRNIC_ENGINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "srnic_config.h"
@@ -22,12 +23,19 @@
 struct srnic_engine;
 
 /*
- * Start the node's engine (DPDK, ports, datapath and control cores) on first
- * use and take a reference; the configuration was loaded by the caller.
- * Returns NULL with errno set and a reason in err on failure.
+ * The process's engine, with a reference taken; the configuration was
+ * loaded by the caller.  It starts nothing: memory can be registered at
+ * once.  Returns NULL with errno set and a reason in err on failure.
  */
 struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 				      char *err, unsigned errlen);
+/*
+ * Start the datapath (DPDK, ports, datapath and control cores) unless it
+ * runs: CQs, QPs, SRQs and address handles need it.  0, or a negative
+ * errno with a reason in err.  The last put() of a started engine stops it.
+ */
+int srnic_engine_start(struct srnic_engine *eng, char *err, unsigned errlen);
+bool srnic_engine_running(const struct srnic_engine *eng);
 void srnic_engine_put(struct srnic_engine *eng);
 
 /* Link state as the control core sees it: how many ports are up. */

@@ -81,7 +81,7 @@ static void flip_bit(struct rte_mbuf *m, uint64_t r)
 uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
 			struct rte_mbuf **pkts, uint16_t got, uint16_t n)
 {
-	struct srnic_port *port = &eng->port[p];
+	struct srnic_port *port = &eng->node->port[p];
 	struct srnic_fault *f = &port->fault;
 	uint64_t hold = __atomic_load_n(&f->hold, __ATOMIC_RELAXED);
 	uint64_t corrupt = __atomic_load_n(&f->corrupt, __ATOMIC_RELAXED);
@@ -89,7 +89,7 @@ uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
 	uint16_t i, kept = 0;
 
 	if (!f->rng)
-		f->rng = ((uint64_t)eng->inc << 8 | (p + 1)) *
+		f->rng = ((uint64_t)eng->node->inc << 8 | (p + 1)) *
 			 0x9e3779b97f4a7c15ull | 1;
 	if (corrupt)
 		for (i = 0; i < got; i++)
@@ -221,7 +221,7 @@ static void publish(struct srnic_engine *eng, const struct port_fault *pf)
 	unsigned p;
 
 	for (p = 0; p < SRNIC_MAX_PORTS; p++) {
-		struct srnic_fault *f = &eng->port[p].fault;
+		struct srnic_fault *f = &eng->node->port[p].fault;
 
 		__atomic_store_n(&f->delay_tsc,
 				 pf[p].delay_us * eng->tsc_hz / 1000000,

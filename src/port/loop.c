@@ -23,13 +23,13 @@
 
 int srnic_loop_start(struct srnic_engine *eng, char *err, unsigned errlen)
 {
-	struct srnic_port *port = &eng->port[SRNIC_PORT_LOOP];
+	struct srnic_port *port = &eng->node->port[SRNIC_PORT_LOOP];
 
-	if (!eng->loop)
-		eng->loop = rte_ring_create("srnic_loop", LOOP_RING,
+	if (!eng->node->loop)
+		eng->node->loop = rte_ring_create("srnic_loop", LOOP_RING,
 					    rte_socket_id(),
 					    RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (!eng->loop) {
+	if (!eng->node->loop) {
 		snprintf(err, errlen, "srnic: out of DPDK memory (mem_mb in %s)",
 			 eng->cfg.path);
 		return -ENOMEM;
@@ -45,23 +45,24 @@ int srnic_loop_start(struct srnic_engine *eng, char *err, unsigned errlen)
 
 void srnic_loop_stop(struct srnic_engine *eng)
 {
-	struct srnic_port *port = &eng->port[SRNIC_PORT_LOOP];
+	struct srnic_txbuf *tb = &eng->txbuf[SRNIC_PORT_LOOP];
 	struct rte_mbuf *m;
 
-	rte_pktmbuf_free_bulk(port->tx, port->ntx);
-	port->ntx = 0;
-	while (eng->loop && rte_ring_sc_dequeue(eng->loop, (void **)&m) == 0)
+	rte_pktmbuf_free_bulk(tb->m, tb->n);
+	tb->n = 0;
+	while (eng->node->loop &&
+	       rte_ring_sc_dequeue(eng->node->loop, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
 }
 
 uint16_t srnic_loop_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 		       uint16_t n)
 {
-	struct srnic_port *port = &eng->port[SRNIC_PORT_LOOP];
+	struct srnic_port *port = &eng->node->port[SRNIC_PORT_LOOP];
 	uint16_t got, i;
 
-	got = (uint16_t)rte_ring_sc_dequeue_burst(eng->loop, (void **)pkts, n,
-						  NULL);
+	got = (uint16_t)rte_ring_sc_dequeue_burst(eng->node->loop,
+						  (void **)pkts, n, NULL);
 	for (i = 0; i < got; i++) {
 		pkts[i]->port = SRNIC_PORT_LOOP;
 		port->st.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
@@ -75,6 +76,6 @@ uint16_t srnic_loop_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 uint16_t srnic_loop_tx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 		       uint16_t n)
 {
-	return (uint16_t)rte_ring_sp_enqueue_burst(eng->loop, (void **)pkts, n,
-						   NULL);
+	return (uint16_t)rte_ring_sp_enqueue_burst(eng->node->loop,
+						   (void **)pkts, n, NULL);
 }

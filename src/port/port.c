@@ -81,7 +81,7 @@ static int port_name(const char *arg, char *name, size_t size)
 static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		      unsigned errlen)
 {
-	struct srnic_port *p = &eng->port[i];
+	struct srnic_port *p = &eng->node->port[i];
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr mac;
@@ -111,7 +111,7 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	if (rc == 0)
 		rc = rte_eth_rx_queue_setup(id, 0, RX_DESC,
 					    rte_eth_dev_socket_id(id), NULL,
-					    eng->pool);
+					    eng->node->pool);
 	if (rc == 0)
 		rc = rte_eth_tx_queue_setup(id, 0, TX_DESC,
 					    rte_eth_dev_socket_id(id), NULL);
@@ -297,23 +297,23 @@ int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen)
 	unsigned i;
 	int rc;
 
-	if (eng->nports) {
+	if (eng->node->nports) {
 		/* Configured by an earlier start of the engine in this
 		 * process: only start them again. */
-		for (i = 0; i < eng->nports; i++)
+		for (i = 0; i < eng->node->nports; i++)
 			srnic_port_retry_start(eng, i);
 		return 0;
 	}
 	for (i = 0; i < eng->cfg.nports; i++) {
 		rc = port_start(eng, i, err, errlen);
 		if (rc) {
-			eng->nports = i;
+			eng->node->nports = i;
 			srnic_ports_stop(eng);
-			eng->nports = 0;
+			eng->node->nports = 0;
 			return rc;
 		}
 	}
-	eng->nports = eng->cfg.nports;
+	eng->node->nports = eng->cfg.nports;
 	return 0;
 }
 
@@ -346,11 +346,12 @@ void srnic_ports_stop(struct srnic_engine *eng)
 {
 	unsigned i;
 
-	for (i = 0; i < eng->nports; i++) {
-		struct srnic_port *p = &eng->port[i];
+	for (i = 0; i < eng->node->nports; i++) {
+		struct srnic_port *p = &eng->node->port[i];
+		struct srnic_txbuf *tb = &eng->txbuf[i];
 
-		rte_pktmbuf_free_bulk(p->tx, p->ntx);
-		p->ntx = 0;
+		rte_pktmbuf_free_bulk(tb->m, tb->n);
+		tb->n = 0;
 		srnic_fault_drop(p);
 		if (p->started && p->reconnects)
 			await_handshake(p);
@@ -418,7 +419,7 @@ static int on_intr_thread(struct srnic_port *port, int stop)
  * start (no server listening) is retried every RETRY_MS. */
 void srnic_port_retry_start(struct srnic_engine *eng, unsigned i)
 {
-	struct srnic_port *p = &eng->port[i];
+	struct srnic_port *p = &eng->node->port[i];
 	uint64_t now = srnic_ms();
 
 	if (p->started || now < p->next_try)
@@ -438,7 +439,7 @@ void srnic_port_retry_start(struct srnic_engine *eng, unsigned i)
  * no longer touches it. */
 void srnic_port_restart(struct srnic_engine *eng, unsigned i)
 {
-	struct srnic_port *p = &eng->port[i];
+	struct srnic_port *p = &eng->node->port[i];
 
 	on_intr_thread(p, 1);
 	srnic_fault_drop(p);	/* frames of the link's last life */
@@ -450,7 +451,7 @@ void srnic_port_restart(struct srnic_engine *eng, unsigned i)
 uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf **pkts, uint16_t n)
 {
-	struct srnic_port *port = &eng->port[p];
+	struct srnic_port *port = &eng->node->port[p];
 	uint16_t got, i;
 
 	got = rte_eth_rx_burst(port->port_id, 0, pkts, n);
@@ -481,17 +482,17 @@ static inline void seal(const struct srnic_port *port, struct rte_mbuf *m)
 
 void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
 {
-	struct srnic_port *port = &eng->port[p];
+	struct srnic_txbuf *tb = &eng->txbuf[p];
 
-	seal(port, m);
-	if (port->ntx == SRNIC_TXBUF) {
+	seal(&eng->node->port[p], m);
+	if (tb->n == SRNIC_TXBUF) {
 		/* Callers check srnic_port_backlogged() before making
 		 * packets; this is the last line of defence. */
 		rte_pktmbuf_free(m);
 		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
 		return;
 	}
-	port->tx[port->ntx++] = m;
+	tb->m[tb->n++] = m;
 }
 
 /* A frame out at once, past the transmit buffer (leaving a link, when
@@ -500,8 +501,8 @@ void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
 bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf *m)
 {
-	seal(&eng->port[p], m);
-	if (rte_eth_tx_burst(eng->port[p].port_id, 0, &m, 1) == 1)
+	seal(&eng->node->port[p], m);
+	if (rte_eth_tx_burst(eng->node->port[p].port_id, 0, &m, 1) == 1)
 		return true;
 	rte_pktmbuf_free(m);
 	return false;
@@ -509,48 +510,50 @@ bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p)
 {
-	return eng->port[p].ntx > SRNIC_TXBUF - SRNIC_BURST;
+	return eng->txbuf[p].n > SRNIC_TXBUF - SRNIC_BURST;
 }
 
-/* The first sent frames of port's buffer are gone: count them, keep the
- * rest for the next flush. */
-static uint16_t tx_taken(struct srnic_port *port, uint16_t sent)
+/* The first sent frames of port's buffer tb are gone: count them, keep
+ * the rest for the next flush. */
+static uint16_t tx_taken(struct srnic_port *port, struct srnic_txbuf *tb,
+			 uint16_t sent)
 {
 	uint16_t k;
 
 	for (k = 0; k < sent; k++)
-		port->st.tx_bytes += rte_pktmbuf_pkt_len(port->tx[k]);
+		port->st.tx_bytes += rte_pktmbuf_pkt_len(tb->m[k]);
 	port->st.tx_pkts += sent;
-	port->st.tx_full += sent < port->ntx;
-	if (sent && sent < port->ntx)
-		memmove(port->tx, port->tx + sent,
-			(port->ntx - sent) * sizeof(port->tx[0]));
-	port->ntx -= sent;
+	port->st.tx_full += sent < tb->n;
+	if (sent && sent < tb->n)
+		memmove(tb->m, tb->m + sent, (tb->n - sent) * sizeof(tb->m[0]));
+	tb->n -= sent;
 	return sent;
 }
 
 unsigned srnic_ports_flush(struct srnic_engine *eng)
 {
-	struct srnic_port *loop = &eng->port[SRNIC_PORT_LOOP];
+	struct srnic_txbuf *lb = &eng->txbuf[SRNIC_PORT_LOOP];
 	unsigned i, total = 0;
 
-	for (i = 0; i < eng->nports; i++) {
-		struct srnic_port *port = &eng->port[i];
+	for (i = 0; i < eng->node->nports; i++) {
+		struct srnic_port *port = &eng->node->port[i];
+		struct srnic_txbuf *tb = &eng->txbuf[i];
 
-		if (!port->ntx)
+		if (!tb->n)
 			continue;
 		if (!__atomic_load_n(&port->polling, __ATOMIC_ACQUIRE)) {
 			/* Nobody there: what was queued is lost, and the
 			 * requester's timers will send it again elsewhere. */
-			rte_pktmbuf_free_bulk(port->tx, port->ntx);
-			port->ntx = 0;
+			rte_pktmbuf_free_bulk(tb->m, tb->n);
+			tb->n = 0;
 			continue;
 		}
-		total += tx_taken(port, rte_eth_tx_burst(port->port_id, 0,
-							 port->tx, port->ntx));
+		total += tx_taken(port, tb, rte_eth_tx_burst(port->port_id, 0,
+							     tb->m, tb->n));
 	}
-	if (loop->ntx)
-		total += tx_taken(loop, srnic_loop_tx(eng, loop->tx, loop->ntx));
+	if (lb->n)
+		total += tx_taken(&eng->node->port[SRNIC_PORT_LOOP], lb,
+				  srnic_loop_tx(eng, lb->m, lb->n));
 	return total;
 }
 
@@ -558,22 +561,22 @@ void srnic_ports_settle(struct srnic_engine *eng)
 {
 	unsigned i, k, left;
 
-	for (i = 0; i < eng->nports; i++) {
-		struct srnic_port *port = &eng->port[i];
+	for (i = 0; i < eng->node->nports; i++) {
+		struct srnic_txbuf *tb = &eng->txbuf[i];
 
 		/* A frame whose payload is still in registered memory gets
 		 * a copy of its own (or is dropped, as a full wire would). */
-		for (k = 0, left = 0; k < port->ntx; k++) {
-			struct rte_mbuf *m = port->tx[k];
+		for (k = 0, left = 0; k < tb->n; k++) {
+			struct rte_mbuf *m = tb->m[k];
 
 			if (m->nb_segs > 1) {
 				m = srnic_mbuf_linear(eng, m);
 				eng->st.tx_settled += m != NULL;
 			}
 			if (m)
-				port->tx[left++] = m;
+				tb->m[left++] = m;
 		}
-		port->ntx = left;
+		tb->n = left;
 	}
 }
 
@@ -582,7 +585,7 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 				 const uint8_t dst_mac[6], unsigned p,
 				 uint8_t **payload)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(eng->pool);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(eng->node->pool);
 	unsigned hlen, len;
 	uint8_t *buf;
 
@@ -599,7 +602,7 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 		len += SRNIC_AUTH_LEN;
 	/* Room for the CRC, which srnic_port_tx writes once the caller has
 	 * put the payload in. */
-	if (eng->port[p].crc)
+	if (eng->node->port[p].crc)
 		len += SRNIC_CRC_LEN;
 	/* Ethernet's minimum frame; the receiver reads lengths, not size
 	 * (and every srnic header is longer anyway). */
@@ -613,9 +616,9 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 	}
 	if (len > hlen + pkt->pkt_len)	/* padding only, never payload */
 		memset(buf + hlen + pkt->pkt_len, 0, len - hlen - pkt->pkt_len);
-	srnic_wire_encode(buf, dst_mac, eng->port[p].mac, pkt);
+	srnic_wire_encode(buf, dst_mac, eng->node->port[p].mac, pkt);
 	/* The header is final before anything is computed over it. */
-	if (eng->port[p].crc)
+	if (eng->node->port[p].crc)
 		srnic_wire_add_flags(buf, SRNIC_F_CRC);
 	if (pkt->flags & SRNIC_F_AUTH)
 		srnic_wire_sign(buf, eng->cfg.cluster_key);
@@ -649,8 +652,8 @@ struct rte_mbuf *srnic_pkt_alloc_ext(struct srnic_engine *eng,
 	struct rte_mbuf *m, *d;
 	uint8_t *hdr;
 
-	m = rte_pktmbuf_alloc(eng->zc_pool);
-	d = m ? rte_pktmbuf_alloc(eng->zc_pool) : NULL;
+	m = rte_pktmbuf_alloc(eng->node->zc_pool);
+	d = m ? rte_pktmbuf_alloc(eng->node->zc_pool) : NULL;
 	hdr = d ? (uint8_t *)rte_pktmbuf_append(
 			  m, srnic_wire_hlen(pkt->opcode))
 		: NULL;
@@ -662,7 +665,7 @@ struct rte_mbuf *srnic_pkt_alloc_ext(struct srnic_engine *eng,
 	}
 	/* The header in a buffer of ours (its lengths count the payload),
 	 * the payload attached behind it where it is. */
-	srnic_wire_encode(hdr, dst_mac, eng->port[p].mac, pkt);
+	srnic_wire_encode(hdr, dst_mac, eng->node->port[p].mac, pkt);
 	rte_mbuf_ext_refcnt_update(&registered_memory, 1);
 	rte_pktmbuf_attach_extbuf(d, (void *)(uintptr_t)payload, RTE_BAD_IOVA,
 				  pkt->pkt_len, &registered_memory);
@@ -683,7 +686,7 @@ struct rte_mbuf *srnic_mbuf_linear(struct srnic_engine *eng,
 
 	if (m->nb_segs == 1)
 		return m;
-	n = rte_pktmbuf_alloc(eng->pool);
+	n = rte_pktmbuf_alloc(eng->node->pool);
 	dst = n ? rte_pktmbuf_append(n, len) : NULL;
 	if (!dst) {
 		rte_pktmbuf_free(n);

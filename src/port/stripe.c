@@ -17,11 +17,12 @@ bool srnic_stripe_reachable(const struct srnic_engine *eng,
 {
 	unsigned p;
 
-	if (peer == &eng->peer[SRNIC_PEER_SELF])
+	if (peer == &eng->node->peer[SRNIC_PEER_SELF])
 		return true;
-	for (p = 0; p < eng->nports; p++)
+	for (p = 0; p < eng->node->nports; p++)
 		if ((!peer || __atomic_load_n(&peer->up[p], __ATOMIC_RELAXED)) &&
-		    __atomic_load_n(&eng->port[p].polling, __ATOMIC_RELAXED))
+		    __atomic_load_n(&eng->node->port[p].polling,
+				    __ATOMIC_RELAXED))
 			return true;
 	return false;
 }
@@ -42,11 +43,11 @@ void srnic_stripe_plan(struct srnic_engine *eng)
 	int credit[SRNIC_MAX_PORTS] = {0}, total = 0;
 	unsigned p, k, best;
 
-	for (p = 0; p < eng->nports; p++)
+	for (p = 0; p < eng->node->nports; p++)
 		total += eng->cfg.weight[p] ? eng->cfg.weight[p] : 1;
 	for (k = 0; k < (unsigned)total; k++) {
 		best = 0;
-		for (p = 0; p < eng->nports; p++) {
+		for (p = 0; p < eng->node->nports; p++) {
 			credit[p] += eng->cfg.weight[p] ? eng->cfg.weight[p] : 1;
 			if (credit[p] > credit[best])
 				best = p;
@@ -62,7 +63,7 @@ static inline bool port_usable(const struct srnic_engine *eng,
 			       const struct srnic_peer *peer, unsigned p)
 {
 	return (!peer || __atomic_load_n(&peer->up[p], __ATOMIC_RELAXED)) &&
-	       __atomic_load_n(&eng->port[p].polling, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&eng->node->port[p].polling, __ATOMIC_RELAXED) &&
 	       !srnic_port_backlogged(eng, p);
 }
 
@@ -72,7 +73,7 @@ int srnic_stripe_pick(struct srnic_engine *eng, const struct srnic_peer *peer,
 	unsigned i, p;
 
 	/* This node itself: the loopback port, and no other. */
-	if (peer == &eng->peer[SRNIC_PEER_SELF])
+	if (peer == &eng->node->peer[SRNIC_PEER_SELF])
 		return srnic_port_backlogged(eng, SRNIC_PORT_LOOP)
 			       ? -1
 			       : SRNIC_PORT_LOOP;
@@ -86,7 +87,7 @@ int srnic_stripe_pick(struct srnic_engine *eng, const struct srnic_peer *peer,
 			return p;
 	}
 	/* Only lossy or silent ports left: a doubtful path beats none. */
-	for (p = 0; p < eng->nports; p++)
+	for (p = 0; p < eng->node->nports; p++)
 		if (port_usable(eng, peer, p))
 			return p;
 	return -1;

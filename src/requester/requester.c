@@ -292,7 +292,7 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (off + pkt->pkt_len == w->length)
 			pkt->flags |= SRNIC_F_LAST;
 	}
-	if (pkt->pkt_len >= SRNIC_ZC_MIN && eng->port[port].zero_copy &&
+	if (pkt->pkt_len >= SRNIC_ZC_MIN && eng->node->port[port].zero_copy &&
 	    srnic_qp_reliable(qp) && !(w->flags & SRNIC_WR_INLINE) &&
 	    (pkt->opcode == SRNIC_OP_WRITE || pkt->opcode == SRNIC_OP_SEND)) {
 		/* Zero-copy: the port copies the payload straight out of the
@@ -549,7 +549,7 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	struct srnic_swqe_run *run = &qp->run[qp->sq_cur & qp->sq_mask];
 	struct srnic_swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
 	const struct srnic_peer *peer =
-		w->ud.mcast ? NULL : &eng->peer[w->ud.peer];
+		w->ud.mcast ? NULL : &eng->node->peer[w->ud.peer];
 	uint8_t mac[6];
 	struct srnic_pkt pkt;
 	struct rte_mbuf *m;
@@ -564,7 +564,7 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (w->flags & SRNIC_WR_SOLICITED)
 		pkt.flags |= SRNIC_F_SOLICITED;
 	pkt.src_qpn = qp->qpn;
-	pkt.src_inc = eng->inc;
+	pkt.src_inc = eng->node->inc;
 	pkt.imm = w->imm;
 	pkt.qkey = (int32_t)w->ud.qkey < 0 ? qp->at.qkey : w->ud.qkey;
 	pkt.src_ipv4 = eng->cfg.ipv4;

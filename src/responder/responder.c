@@ -1217,7 +1217,7 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 			continue;
 		}
 		if (!j->atomic && pkt.pkt_len >= SRNIC_ZC_MIN &&
-		    eng->port[port].zero_copy) {
+		    eng->node->port[port].zero_copy) {
 			/* Zero-copy: straight out of the region. */
 			m = srnic_pkt_alloc_ext(
 				eng, &pkt, qp->peer->mac[port], port,

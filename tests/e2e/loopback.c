@@ -5,6 +5,9 @@
  *
  *   loopback [-s BYTES]
  *
+ * 0. Opening the device, two PDs and registering the source region of 2.
+ *    take well under 50 ms and start no thread (no DPDK, no datapath): the
+ *    first CQ starts them, and the region registered before serves 2.
  * 1. ibv_create_ah for the node's own GID returns at once (no wait for a
  *    peer that will never say HELLO), and so does the RTR transition of a
  *    QP whose destination is this node.
@@ -23,6 +26,7 @@
  * failure.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,9 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd, *pd2;
 static union ibv_gid gid;
 static size_t bytes = 1 << 20;
+/* 2.'s source, registered before the datapath runs */
+static uint8_t *src;
+static struct ibv_mr *msrc;
 
 static void die(const char *what)
 {
@@ -96,16 +103,46 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
 		p[i] = (uint8_t)(i * 7 + seed + (i >> 12));
 }
 
+/* How many of this process's threads have a name that starts with
+ * prefix. */
+static int threads_named(const char *prefix)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		die("/proc/self/task");
+	while ((e = readdir(d))) {
+		char path[300], name[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f) &&
+		    !strncmp(name, prefix, strlen(prefix)))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
 static void connected(void)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	struct ibv_qp *a, *b;
 	struct vu_dest da = {0}, db = {0};
-	uint8_t *src = malloc(bytes), *dst = calloc(1, bytes),
+	uint8_t *dst = calloc(1, bytes),
 		*back = calloc(1, bytes), *msg = malloc(4096),
 		*rmsg = calloc(1, 4096);
 	uint64_t *counter = calloc(1, 8), *old = calloc(1, 8);
-	struct ibv_mr *msrc, *mdst, *mback, *mmsg, *mrmsg, *mcnt, *mold,
+	struct ibv_mr *mdst, *mback, *mmsg, *mrmsg, *mcnt, *mold,
 		*other;
 	struct ibv_sge sge;
 	struct ibv_recv_wr rwr = {0}, *rbad;
@@ -115,7 +152,7 @@ static void connected(void)
 	unsigned i, wrong;
 	int rc;
 
-	if (!cq || !src || !dst || !back || !msg || !rmsg || !counter || !old)
+	if (!cq || !dst || !back || !msg || !rmsg || !counter || !old)
 		die("out of memory");
 	a = vu_create_rc_qp(pd, cq, 64, 64, 1, NULL);
 	b = vu_create_rc_qp(pd, cq, 64, 64, 1, NULL);
@@ -137,8 +174,6 @@ static void connected(void)
 	if (rc)
 		return;
 
-	fill(src, bytes, 1);
-	msrc = reg(pd, src, bytes);
 	mdst = reg(pd, dst, bytes);
 	mback = reg(pd, back, bytes);
 	mmsg = reg(pd, msg, 4096);
@@ -349,6 +384,7 @@ static void datagrams(void)
 
 int main(int argc, char **argv)
 {
+	uint64_t t0, took;
 	int c;
 
 	while ((c = getopt(argc, argv, "s:")) != -1)
@@ -356,6 +392,11 @@ int main(int argc, char **argv)
 			bytes = strtoul(optarg, NULL, 0);
 	if (!bytes || bytes > (1u << 30))
 		die("bad -s");
+	src = malloc(bytes);
+	if (!src)
+		die("out of memory");
+	fill(src, bytes, 1);
+	t0 = vu_now_ms();
 	ctx = vu_open_first();
 	if (!ctx)
 		return 2;
@@ -363,7 +404,16 @@ int main(int argc, char **argv)
 	pd2 = ibv_alloc_pd(ctx);
 	if (!pd || !pd2 || ibv_query_gid(ctx, VU_PORT, VU_GID_INDEX, &gid))
 		die("PD or GID");
+	msrc = reg(pd, src, bytes);
+	took = vu_now_ms() - t0;
+	vu_check(took < 50, NULL, "open, 2 PDs and an MR took %lu ms (< 50)",
+		 (unsigned long)took);
+	vu_check(!threads_named("srnic-") && !threads_named("eal-") &&
+			 !threads_named("rte_"),
+		 NULL, "open, PDs and an MR start no engine or DPDK thread");
 	connected();
+	vu_check(threads_named("srnic-dp") == 1, NULL,
+		 "the first CQ started the datapath");
 	datagrams();
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
 	return vu_failed ? 1 : 0;

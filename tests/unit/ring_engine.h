@@ -32,12 +32,15 @@ static inline struct srnic_engine *ring_engine_new(void)
 	eng = srnic_zalloc_aligned(sizeof(*eng), 64);
 	if (!eng)
 		exit(2);
+	eng->node = srnic_zalloc_aligned(sizeof(*eng->node), 64);
+	if (!eng->node)
+		exit(2);
 	snprintf(eng->cfg.port[0], sizeof(eng->cfg.port[0]), "net_ring0");
 	eng->cfg.nports = 1;
 	eng->cfg.mtu = 4096;
 	eng->payload_max = 4096;
 	eng->fc_grant = SRNIC_FC_WINDOW;
-	eng->inc = 0xabcdef1;
+	eng->node->inc = 0xabcdef1;
 	eng->tsc_hz = rte_get_tsc_hz();
 	eng->tsc_per_us = eng->tsc_hz / 1000000;
 	return eng;
@@ -49,13 +52,13 @@ static inline void ring_engine_start(struct srnic_engine *eng, unsigned room)
 {
 	char err[256] = "no packet pool";
 
-	eng->pool = rte_pktmbuf_pool_create("t", 4095, 0, 0, room, 0);
-	if (!eng->pool || srnic_ports_start(eng, err, sizeof(err))) {
+	eng->node->pool = rte_pktmbuf_pool_create("t", 4095, 0, 0, room, 0);
+	if (!eng->node->pool || srnic_ports_start(eng, err, sizeof(err))) {
 		fprintf(stderr, "engine: %s\n", err);
 		exit(2);
 	}
-	eng->port[0].polling = 1;
-	eng->port[0].link_up = 1;
+	eng->node->port[0].polling = 1;
+	eng->node->port[0].link_up = 1;
 	srnic_stripe_plan(eng);
 }
 

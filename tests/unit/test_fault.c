@@ -54,12 +54,12 @@ static void fault_file(const char *text)
 static void send_frames(unsigned count)
 {
 	while (count--) {
-		struct rte_mbuf *m = rte_pktmbuf_alloc(eng->pool);
+		struct rte_mbuf *m = rte_pktmbuf_alloc(eng->node->pool);
 		uint32_t *seq = (uint32_t *)rte_pktmbuf_append(m, 64);
 
 		*seq = next_seq++;
 		srnic_port_tx(eng, 0, m);
-		if (eng->port[0].ntx == SRNIC_BURST)
+		if (eng->txbuf[0].n == SRNIC_BURST)
 			srnic_ports_flush(eng);
 	}
 	srnic_ports_flush(eng);
@@ -87,7 +87,7 @@ static unsigned receive(uint32_t *seq, unsigned max)
 
 static void test_file(void)
 {
-	const struct srnic_fault *f = &eng->port[0].fault;
+	const struct srnic_fault *f = &eng->node->port[0].fault;
 	uint64_t ms = eng->tsc_hz / 1000;
 
 	fault_file("port 0 reorder=50% delay=20ms\n");
@@ -97,11 +97,11 @@ static void test_file(void)
 	fault_file("port 0 reorder=25%\nport 1 delay=500us\n");
 	CHECK(f->hold == 1ull << 30 && f->delay_tsc == ms,
 	      "reorder alone: default delay 1 ms");
-	CHECK(eng->port[1].fault.hold == 1ull << 32 &&
-	      eng->port[1].fault.delay_tsc == ms / 2,
+	CHECK(eng->node->port[1].fault.hold == 1ull << 32 &&
+	      eng->node->port[1].fault.delay_tsc == ms / 2,
 	      "delay alone: every frame");
 	fault_file("port 0 reorder=25% delay=2 ms\nport 1 jitter=1ms\n");
-	CHECK(f->hold == 0 && eng->port[1].fault.hold == 0,
+	CHECK(f->hold == 0 && eng->node->port[1].fault.hold == 0,
 	      "a line that does not parse sets nothing");
 	fault_file("port 0 reorder=0.5% delay=1.5ms\n");
 	CHECK(f->hold == (uint64_t)(0.005 * 4294967296.0 + 0.5) &&
@@ -152,20 +152,20 @@ static void test_corrupt(void)
 	const unsigned total = 4000, len = 1000;
 	unsigned count[3] = {0}, sent, k, empty = 0;
 	unsigned got, damaged, wrong;
-	uint64_t before = eng->port[0].st.corrupted;
+	uint64_t before = eng->node->port[0].st.corrupted;
 
 	/* The sequence number is outside the pattern so a flip there can
 	 * not be told: the frames are long enough that it rarely is. */
 	fault_file("port 0 corrupt=10%\n");
 	for (sent = 0; sent < total; sent++) {
-		struct rte_mbuf *m = rte_pktmbuf_alloc(eng->pool);
+		struct rte_mbuf *m = rte_pktmbuf_alloc(eng->node->pool);
 		uint8_t *b = (uint8_t *)rte_pktmbuf_append(m, len);
 
 		memcpy(b, &sent, 4);
 		for (k = 4; k < len; k++)
 			b[k] = (uint8_t)(sent * 31 + k);
 		srnic_port_tx(eng, 0, m);
-		if (eng->port[0].ntx == SRNIC_BURST)
+		if (eng->txbuf[0].n == SRNIC_BURST)
 			srnic_ports_flush(eng);
 		while (tally(count))
 			;
@@ -184,10 +184,10 @@ static void test_corrupt(void)
 	CHECK(damaged >= 300 && damaged <= 500,
 	      "%u of %u frames with one bit flipped, want about 400", damaged,
 	      total);
-	CHECK(eng->port[0].st.corrupted - before >= damaged &&
-		      eng->port[0].st.corrupted - before <= damaged + 20,
+	CHECK(eng->node->port[0].st.corrupted - before >= damaged &&
+		      eng->node->port[0].st.corrupted - before <= damaged + 20,
 	      "counted %lu corrupted, saw %u",
-	      (unsigned long)(eng->port[0].st.corrupted - before), damaged);
+	      (unsigned long)(eng->node->port[0].st.corrupted - before), damaged);
 }
 
 static void test_clean(void)
@@ -202,7 +202,7 @@ static void test_clean(void)
 	for (i = 0; i < got; i++)
 		if (!CHECK(seq[i] == i, "no fault: frame %u is %u", i, seq[i]))
 			break;
-	CHECK(eng->port[0].st.delayed == 0, "nothing delayed");
+	CHECK(eng->node->port[0].st.delayed == 0, "nothing delayed");
 }
 
 static void test_reorder(void)
@@ -210,7 +210,7 @@ static void test_reorder(void)
 	uint32_t seq[300], later[300];
 	unsigned got, more, i, k = 0, after_later = 0;
 	bool seen[200] = {false};
-	uint64_t t0, delayed = eng->port[0].st.delayed;
+	uint64_t t0, delayed = eng->node->port[0].st.delayed;
 
 	fault_file("port 0 reorder=50% delay=20ms\n");
 	next_seq = 0;
@@ -219,9 +219,9 @@ static void test_reorder(void)
 	got = receive(seq, 300);
 	CHECK(got >= 60 && got <= 140, "%u of 200 frames went straight on",
 	      got);
-	CHECK(eng->port[0].st.delayed - delayed == 200 - got,
+	CHECK(eng->node->port[0].st.delayed - delayed == 200 - got,
 	      "delayed counts %lu held frames, %u were held",
-	      (unsigned long)(eng->port[0].st.delayed - delayed), 200 - got);
+	      (unsigned long)(eng->node->port[0].st.delayed - delayed), 200 - got);
 	/* The held frames wait their 20 ms (they were received after t0). */
 	more = 0;
 	while (more < 200 - got &&
@@ -256,7 +256,7 @@ static void test_reorder(void)
 static void test_full_and_stop(void)
 {
 	uint32_t seq[2048];
-	unsigned in_use = rte_mempool_in_use_count(eng->pool), got;
+	unsigned in_use = rte_mempool_in_use_count(eng->node->pool), got;
 
 	fault_file("port 0 delay=1s\n");
 	next_seq = 0;
@@ -269,12 +269,12 @@ static void test_full_and_stop(void)
 	      got);
 	CHECK(got && seq[0] == SRNIC_FAULT_HOLD,
 	      "the first frame past a full FIFO is %u", got ? seq[0] : 0);
-	CHECK(rte_mempool_in_use_count(eng->pool) == in_use + SRNIC_FAULT_HOLD,
-	      "held frames in use: %u", rte_mempool_in_use_count(eng->pool));
+	CHECK(rte_mempool_in_use_count(eng->node->pool) == in_use + SRNIC_FAULT_HOLD,
+	      "held frames in use: %u", rte_mempool_in_use_count(eng->node->pool));
 	srnic_ports_stop(eng);
-	CHECK(rte_mempool_in_use_count(eng->pool) == in_use,
+	CHECK(rte_mempool_in_use_count(eng->node->pool) == in_use,
 	      "after stop, %u mbufs still in use (%u before)",
-	      rte_mempool_in_use_count(eng->pool), in_use);
+	      rte_mempool_in_use_count(eng->node->pool), in_use);
 }
 
 int main(void)

@@ -81,7 +81,7 @@ static bool deliver(struct srnic_qp *qp, uint8_t op, uint16_t flags,
 	pkt.dst_qpn = qp->qpn;
 	pkt.src_qpn = PEER_QPN;
 	pkt.src_inc = PEER_INC;
-	pkt.dst_inc = eng->inc;
+	pkt.dst_inc = eng->node->inc;
 	pkt.msn = msn;
 	pkt.txid = txid;
 	pkt.ssn = ssn;
@@ -94,7 +94,7 @@ static bool deliver(struct srnic_qp *qp, uint8_t op, uint16_t flags,
 	pkt.va = va + pkt.msg_off;
 	if (pkt.msg_off + pkt.pkt_len == msg_len)
 		pkt.flags |= SRNIC_F_LAST;
-	m = srnic_pkt_alloc(eng, &pkt, eng->port[0].mac, 0, &payload);
+	m = srnic_pkt_alloc(eng, &pkt, eng->node->port[0].mac, 0, &payload);
 	if (!m)
 		abort();
 	memcpy(payload, msg + pkt.msg_off, pkt.pkt_len);
@@ -122,7 +122,7 @@ static unsigned drain_wire(struct srnic_pkt *out, unsigned max)
 		srnic_responder_send_ack(eng, qp);
 	}
 	srnic_ports_flush(eng);
-	n = rte_eth_rx_burst(eng->port[0].port_id, 0, ms, 32);
+	n = rte_eth_rx_burst(eng->node->port[0].port_id, 0, ms, 32);
 	for (i = 0; i < n; i++) {
 		if (got < max &&
 		    srnic_wire_decode(rte_pktmbuf_mtod(ms[i], uint8_t *),
@@ -649,17 +649,17 @@ static void test_integration(void)
 	peer.ok_inc = PEER_INC;
 
 	/* The peer as the control core knows it, with a READ in flight. */
-	eng->peer[0] = peer;
-	eng->peer[0].ipv4 = 0x0a370009;
-	eng->npeers = 1;
-	qp->peer = &eng->peer[0];
+	eng->node->peer[0] = peer;
+	eng->node->peer[0].ipv4 = 0x0a370009;
+	eng->node->npeers = 1;
+	qp->peer = &eng->node->peer[0];
 	post_read(qp, 91, dst, LEN, key);
 	srnic_requester_run(eng, qp, 8);
 	drain_wire(out, 4);
 
 	boot.opcode = SRNIC_OP_BOOTING;
 	boot.src_inc = PEER_INC + 2;
-	boot.dst_inc = eng->inc;
+	boot.dst_inc = eng->node->inc;
 	boot.ipv4 = 0x0a370009;
 	memcpy(boot.eth_src, peer_mac, 6);
 	srnic_integrate_booting(eng, &boot, 0);
@@ -670,7 +670,7 @@ static void test_integration(void)
 	n = drain_wire(out, 4);
 	CHECK(n == 1 && out[0].opcode == SRNIC_OP_BOOT_ACK &&
 		      out[0].dst_inc == PEER_INC + 2 &&
-		      out[0].src_inc == eng->inc && !(out[0].flags & SRNIC_F_NAK),
+		      out[0].src_inc == eng->node->inc && !(out[0].flags & SRNIC_F_NAK),
 	      "BOOT_ACK for the new incarnation (got %u frames)", n);
 	srnic_integrate_booting(eng, &boot, 0);
 	n = drain_wire(out, 4);
@@ -682,14 +682,14 @@ static void test_integration(void)
 	/* A late BOOTING of the incarnation the peer has had before: the
 	 * QP bound to its current one is left alone, and nothing answers. */
 	qp = qp_new(10);
-	qp->peer = &eng->peer[0];
+	qp->peer = &eng->node->peer[0];
 	qp->peer_inc = PEER_INC + 2;
-	eng->peer[0].retired[0] = PEER_INC;
+	eng->node->peer[0].retired[0] = PEER_INC;
 	boot.src_inc = PEER_INC;
 	srnic_integrate_booting(eng, &boot, 0);
 	CHECK(qp->state == SRNIC_QPS_RTS && drain_wire(out, 4) == 0,
 	      "a BOOTING of a retired incarnation failed a QP or was answered");
-	eng->npeers = 0;
+	eng->node->npeers = 0;
 	srnic_engine_destroy_qp(eng, qp);
 	free(dst);
 	free(msg);
@@ -703,7 +703,7 @@ static unsigned count_data_frames(void)
 	uint16_t n, i;
 
 	srnic_ports_flush(eng);
-	while ((n = rte_eth_rx_burst(eng->port[0].port_id, 0, ms, 32)) > 0) {
+	while ((n = rte_eth_rx_burst(eng->node->port[0].port_id, 0, ms, 32)) > 0) {
 		for (i = 0; i < n; i++) {
 			struct srnic_pkt pkt;
 
@@ -879,9 +879,9 @@ static void test_read_ranges(void)
 static void test_stripe_plan(void)
 {
 	static const uint8_t w[3] = {3, 1, 2};
-	unsigned nports = eng->nports, n[3] = {0}, i, bunched = 0;
+	unsigned nports = eng->node->nports, n[3] = {0}, i, bunched = 0;
 
-	eng->nports = 3;
+	eng->node->nports = 3;
 	memcpy(eng->cfg.weight, w, 3);
 	srnic_stripe_plan(eng);
 	CHECK(eng->stripe_len == 6, "a round of %u, not 6", eng->stripe_len);
@@ -893,7 +893,7 @@ static void test_stripe_plan(void)
 	      "ports appear %u, %u and %u times for weights 3, 1, 2", n[0],
 	      n[1], n[2]);
 	CHECK(bunched == 0, "%u packets follow one on the same port", bunched);
-	eng->nports = nports;
+	eng->node->nports = nports;
 	eng->cfg.weight[0] = 1;
 	srnic_stripe_plan(eng);
 }
