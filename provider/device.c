@@ -72,6 +72,10 @@ struct srnic_engine *srnic_ctx_start(struct srnic_context *ctx)
 
 	if (!srnic_ctx_engine(ctx))
 		return NULL;
+	if (srnic_engine_fatal(ctx->eng)) {
+		errno = EIO;	/* srnicd is gone: the device is lost */
+		return NULL;
+	}
 	rc = srnic_engine_start(ctx->eng, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s\n", err);

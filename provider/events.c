@@ -4,9 +4,10 @@
  * as the kernel's uverbs driver would write them (struct
  * ib_uverbs_async_event_desc); with no kernel driver, each context has a
  * pipe of its own and the engine's event callback writes into it: QP
- * events to the context that owns the QP, port events to every context
- * whose engine is running.  The write end never blocks: an application
- * that leaves events unread loses the newest, it never stalls the engine.
+ * events to the context that owns the QP, port events (and DEVICE_FATAL:
+ * srnicd went away) to every context whose engine is running.  The write
+ * end never blocks: an application that leaves events unread loses the
+ * newest, it never stalls the engine.
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -70,6 +71,8 @@ static void on_event(enum srnic_event ev, void *handle)
 		if (ctx->eng)
 			put_event(ctx, 1, ev == SRNIC_EV_PORT_ACTIVE
 						  ? IBV_EVENT_PORT_ACTIVE
+					  : ev == SRNIC_EV_DEVICE_FATAL
+						  ? IBV_EVENT_DEVICE_FATAL
 						  : IBV_EVENT_PORT_ERR);
 	pthread_mutex_unlock(&contexts_lock);
 }

@@ -43,6 +43,10 @@ struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	struct verbs_mr *vmr;
 	uint32_t rights = 0, key;
 
+	if (srnic_engine_fatal(ctx->eng)) {
+		errno = EIO;
+		return NULL;
+	}
 	if ((access & ~KNOWN_ACCESS) || (!addr && length)) {
 		errno = EINVAL;
 		return NULL;

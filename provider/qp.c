@@ -222,6 +222,8 @@ int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 					    ? attr->min_rnr_timer
 					    : sqp->attr.min_rnr_timer;
 	}
+	if (srnic_engine_fatal(sqp->ctx->eng))
+		return EIO;	/* srnicd is gone: the device is lost */
 	rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, &mod);
 	if (rc)
 		return -rc;

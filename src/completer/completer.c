@@ -122,8 +122,8 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 						      pkt->ts_echo) *
 					 eng->tsc_per_us,
 				 eng->tsc_hz);
-		eng->st.srtt_us = qp->srtt / eng->tsc_per_us;
-		eng->st.rto_us = qp->rto / eng->tsc_per_us;
+		eng->st->srtt_us = qp->srtt / eng->tsc_per_us;
+		eng->st->rto_us = qp->rto / eng->tsc_per_us;
 	}
 	if (moved)
 		srnic_rto_progress(qp);
@@ -201,23 +201,23 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD)
 		return;
 	if (!find_msn(qp, pkt->msn, &idx)) {
-		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
 	run = &qp->run[idx & qp->sq_mask];
 	w = &qp->sq[idx & qp->sq_mask];
 	if (!srnic_wr_reads(w->opcode) || run->state == SWQE_DONE ||
 	    run->txid != pkt->txid) {
-		eng->st.drops[SRNIC_DROP_STALE_TXID]++;
+		eng->st->drops[SRNIC_DROP_STALE_TXID]++;
 		return;
 	}
 	if (pkt->msg_len != w->length || pkt->stride_shift != run->rd.shift) {
-		eng->st.drops[SRNIC_DROP_MALFORMED]++;
+		eng->st->drops[SRNIC_DROP_MALFORMED]++;
 		return;
 	}
 	pi = pkt->msg_off >> run->rd.shift;
 	if (pi >= run->rd.npkts || srnic_track_test(&run->rd, pi)) {
-		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
 	if (pkt->pkt_len &&
@@ -256,7 +256,7 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 		else
 			srnic_fc_uc_lend(qp);
 		qp->fc_blocked = 0;
-		eng->st.fc_lent++;
+		eng->st->fc_lent++;
 		srnic_qp_activate(eng, qp);
 	}
 	/*

@@ -233,7 +233,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	 * its state directory counts from 1 again. */
 	if (peer && srnic_peer_older(peer, pkt->src_inc) &&
 	    (srnic_peer_retired(peer, pkt->src_inc) || peer_heard(eng, peer))) {
-		eng->st.ctl_refused++;
+		eng->st->ctl_refused++;
 		peer = NULL;
 	}
 	if (peer) {
@@ -360,8 +360,14 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 			__atomic_store_n(&port->link_up, 0, __ATOMIC_RELEASE);
 			ctl_log(eng, "port %u: no link for %lu ms, restarting it",
 				p, (unsigned long)(now - port->started_at));
-			srnic_engine_quiesce(eng);
+			/* (srnicd's node: no process polls while the port
+			 * restarts) */
+			if (eng->node->shared)
+				srnic_ports_hold(eng);
+			else
+				srnic_engine_quiesce(eng);
 			srnic_port_restart(eng, p);
+			srnic_ports_give(eng);
 			port->down_since = now;
 		}
 		__atomic_store_n(&port->link_up, up, __ATOMIC_RELEASE);

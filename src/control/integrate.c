@@ -113,7 +113,7 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 	 * the way, or replayed) must not fail what is bound to its current
 	 * one. */
 	if (peer && srnic_peer_older(peer, pkt->src_inc)) {
-		eng->st.drops[SRNIC_DROP_STALE_INC]++;
+		eng->st->drops[SRNIC_DROP_STALE_INC]++;
 		return;
 	}
 	for (q = 0; peer && q < SRNIC_MAX_QP; q++) {
@@ -140,7 +140,7 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 		srnic_event(SRNIC_EV_QP_FATAL, qp->handle);
 		cleared++;
 	}
-	eng->st.qps_cleared += cleared;
+	eng->st->qps_cleared += cleared;
 
 	/* On every port, behind everything each has queued: that is the
 	 * point.  (As send_to: broadcast where the peer was never heard.) */
@@ -158,7 +158,7 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 					   cleared ? 0 : SRNIC_F_NAK);
 		if (m) {
 			srnic_port_tx(eng, q, m);
-			eng->st.boot_answers++;
+			eng->st->boot_answers++;
 		}
 	}
 }
@@ -177,9 +177,9 @@ void srnic_integrate_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		if (pkt->opcode == SRNIC_OP_BOOT_ACK) {
 			peer->acked_ports |= 1u << p;
 			if (pkt->flags & SRNIC_F_NAK)
-				eng->st.boot_naks++;
+				eng->st->boot_naks++;
 			else
-				eng->st.boot_acks++;
+				eng->st->boot_acks++;
 		} else if (pkt->opcode == SRNIC_OP_RDMA_READY) {
 			__atomic_store_n(&peer->ready_inc, pkt->src_inc,
 					 __ATOMIC_RELEASE);
@@ -218,7 +218,7 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 						    __ATOMIC_ACQUIRE)) {
 						send_to(eng, peer,
 							SRNIC_OP_BOOTING, p);
-						eng->st.booting_sent++;
+						eng->st->booting_sent++;
 					}
 			}
 		}

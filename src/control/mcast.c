@@ -123,6 +123,10 @@ static int mcast_call(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (!kind || qp->type != SRNIC_QPT_UD)
 		return -EINVAL;
+	/* srnicd's node keeps one group table for all its processes, which
+	 * they cannot change safely yet (docs/architecture.md, srnicd). */
+	if (eng->mode == SRNIC_ATTACHED)
+		return -EOPNOTSUPP;
 	/* An IPv4 group has two GIDs (::ffff:, ff0e::ffff:): one group. */
 	memcpy(key, gid, 16);
 	if (kind == SRNIC_MCAST_IPV4) {
@@ -207,7 +211,7 @@ void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt)
 		}
 	}
 	if (!found)
-		eng->st.drops[SRNIC_DROP_NO_GROUP]++;
+		eng->st->drops[SRNIC_DROP_NO_GROUP]++;
 }
 
 /*

@@ -37,6 +37,11 @@ static const char *const drop_name[SRNIC_DROP_MAX] = {
 	[SRNIC_DROP_BAD_AUTH] = "bad_auth",
 };
 
+const char *srnic_drop_name(enum srnic_drop d)
+{
+	return d < SRNIC_DROP_MAX && drop_name[d] ? drop_name[d] : "?";
+}
+
 static uint64_t rd(const uint64_t *v)
 {
 	return __atomic_load_n(v, __ATOMIC_RELAXED);
@@ -82,42 +87,43 @@ void srnic_stats_write(struct srnic_engine *eng)
 		(unsigned long)rd(&lo->st.tx_pkts),
 		(unsigned long)rd(&lo->st.tx_bytes),
 		(unsigned long)rd(&lo->st.tx_full));
-	fprintf(f, "retransmits %lu\n", (unsigned long)rd(&eng->st.retransmits));
-	fprintf(f, "sacks_sent %lu\n", (unsigned long)rd(&eng->st.sacks_sent));
+	fprintf(f, "retransmits %lu\n",
+		(unsigned long)rd(&eng->st->retransmits));
+	fprintf(f, "sacks_sent %lu\n", (unsigned long)rd(&eng->st->sacks_sent));
 	fprintf(f, "sack_resent_packets %lu\n",
-		(unsigned long)rd(&eng->st.sack_resent));
-	fprintf(f, "probes %lu\n", (unsigned long)rd(&eng->st.probes));
+		(unsigned long)rd(&eng->st->sack_resent));
+	fprintf(f, "probes %lu\n", (unsigned long)rd(&eng->st->probes));
 	fprintf(f, "srtt_us %lu rto_us %lu\n",
-		(unsigned long)rd(&eng->st.srtt_us),
-		(unsigned long)rd(&eng->st.rto_us));
+		(unsigned long)rd(&eng->st->srtt_us),
+		(unsigned long)rd(&eng->st->rto_us));
 	fprintf(f, "uc_give_up_us %lu\n",
-		rd(&eng->st.uc_give_up_us)
-			? (unsigned long)rd(&eng->st.uc_give_up_us)
+		rd(&eng->st->uc_give_up_us)
+			? (unsigned long)rd(&eng->st->uc_give_up_us)
 			: (unsigned long)SRNIC_UC_GIVE_UP_US);
-	fprintf(f, "atomics %lu\n", (unsigned long)rd(&eng->st.atomics));
+	fprintf(f, "atomics %lu\n", (unsigned long)rd(&eng->st->atomics));
 	fprintf(f, "read_rerequests %lu\n",
-		(unsigned long)rd(&eng->st.read_rerequests));
+		(unsigned long)rd(&eng->st->read_rerequests));
 	fprintf(f, "credit_waits %lu credit_loans %lu\n",
-		(unsigned long)rd(&eng->st.fc_blocked),
-		(unsigned long)rd(&eng->st.fc_lent));
+		(unsigned long)rd(&eng->st->fc_blocked),
+		(unsigned long)rd(&eng->st->fc_lent));
 	fprintf(f, "zero_copy frames %lu settled %lu\n",
-		(unsigned long)rd(&eng->st.tx_zero_copy),
-		(unsigned long)rd(&eng->st.tx_settled));
-	fprintf(f, "acks_sent %lu\n", (unsigned long)rd(&eng->st.acks_sent));
+		(unsigned long)rd(&eng->st->tx_zero_copy),
+		(unsigned long)rd(&eng->st->tx_settled));
+	fprintf(f, "acks_sent %lu\n", (unsigned long)rd(&eng->st->acks_sent));
 	fprintf(f, "rnr_naks_sent %lu\n",
-		(unsigned long)rd(&eng->st.rnr_naks_sent));
+		(unsigned long)rd(&eng->st->rnr_naks_sent));
 	for (i = 0; i < SRNIC_DROP_MAX; i++)
 		fprintf(f, "drop %s %lu\n", drop_name[i],
-			(unsigned long)rd(&eng->st.drops[i]));
+			(unsigned long)rd(&eng->st->drops[i]));
 	fprintf(f, "integration booting_sent %lu boot_acks %lu boot_naks %lu "
 		"boot_answers %lu qps_cleared %lu older_refused %lu "
 		"cluster_key %s\n",
-		(unsigned long)rd(&eng->st.booting_sent),
-		(unsigned long)rd(&eng->st.boot_acks),
-		(unsigned long)rd(&eng->st.boot_naks),
-		(unsigned long)rd(&eng->st.boot_answers),
-		(unsigned long)rd(&eng->st.qps_cleared),
-		(unsigned long)rd(&eng->st.ctl_refused),
+		(unsigned long)rd(&eng->st->booting_sent),
+		(unsigned long)rd(&eng->st->boot_acks),
+		(unsigned long)rd(&eng->st->boot_naks),
+		(unsigned long)rd(&eng->st->boot_answers),
+		(unsigned long)rd(&eng->st->qps_cleared),
+		(unsigned long)rd(&eng->st->ctl_refused),
 		eng->cfg.has_key ? "yes" : "no");
 	pthread_mutex_lock(&eng->node->peer_lock);
 	for (i = 0; i < eng->node->npeers; i++) {

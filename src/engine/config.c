@@ -155,7 +155,8 @@ static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "port", "mem_mb", "hugepages", "eal",
 			      "idle_sleep_us", "ack_delay_us", "resolve_ms",
 			      "stats_file", "fault_file", "weight",
-			      "zero_copy", "crc", "state_dir", "cluster_key"};
+			      "zero_copy", "crc", "state_dir", "cluster_key",
+			      "srnicd_socket", "huge_dir"};
 
 static bool is_known(const char *key)
 {
@@ -269,6 +270,19 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 			       : NULL;
 	if (!strcmp(key, "cluster_key"))
 		return read_key(cfg, val);
+	if (!strcmp(key, "srnicd_socket"))
+		return copy_str(cfg->srnicd_socket,
+				sizeof(cfg->srnicd_socket), val) ||
+				       val[0] != '/'
+			       ? "srnicd_socket: an absolute path, under 108 "
+				 "characters"
+			       : NULL;
+	if (!strcmp(key, "huge_dir"))
+		return copy_str(cfg->huge_dir, sizeof(cfg->huge_dir), val) ||
+				       val[0] != '/'
+			       ? "huge_dir: an absolute path, under 128 "
+				 "characters"
+			       : NULL;
 	if (!strcmp(key, "state_dir"))
 		return copy_str(cfg->state_dir, sizeof(cfg->state_dir) - 16,
 				val) || val[0] != '/'
@@ -354,5 +368,8 @@ int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
 	if (!cfg->state_dir[0])
 		snprintf(cfg->state_dir, sizeof(cfg->state_dir),
 			 "/var/lib/srnic/%s", cfg->node);
+	if (!cfg->srnicd_socket[0])
+		snprintf(cfg->srnicd_socket, sizeof(cfg->srnicd_socket),
+			 "/run/srnic/%s.sock", cfg->node);
 	return 0;
 }

@@ -35,6 +35,10 @@
 #define ITER_PACKETS 256	/* packets the active QPs send in an iteration */
 #define ASIDE_NAP_US 100	/* longest nap while applications drive: below
 			 * the RTO's floor (SRNIC_RTO_MIN_US) */
+#define NODE_IDLE_NAP_US 2000	/* srnicd's longest nap, no process
+				 * attached */
+#define SRNICD_CHECK_US 10000	/* attached: how often srnicd's socket is
+				 * looked at */
 #define APP_DRIVES 16	/* application iterations in SPIN_US (or in a
 			 * nap) that say it polls busily */
 
@@ -57,22 +61,28 @@ static inline void dp_leave(struct srnic_engine *eng)
 
 /* ---- waking the engine's thread ---- */
 
+/* (not FUTEX_*_PRIVATE: an attached process's words are in the node's
+ * shared memory, and another process's poller wakes it) */
 static void futex_wait(uint32_t *addr, uint32_t val, uint64_t us)
 {
 	struct timespec ts = {.tv_sec = us / 1000000,
 			      .tv_nsec = (us % 1000000) * 1000};
 
-	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+	syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+void srnic_wake(uint32_t *sleeping, uint32_t *wake)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(sleeping, __ATOMIC_RELAXED)) {
+		__atomic_store_n(wake, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	}
 }
 
 void srnic_datapath_wake(struct srnic_engine *eng)
 {
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&eng->sleeping, __ATOMIC_RELAXED)) {
-		__atomic_store_n(&eng->wake, 1, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &eng->wake, FUTEX_WAKE_PRIVATE, 1, NULL,
-			NULL, 0);
-	}
+	srnic_wake(eng->sleeping, eng->wake);
 }
 
 /* Sleep up to us unless there is work; whether it slept. */
@@ -80,15 +90,18 @@ static bool idle_nap(struct srnic_engine *eng, uint64_t us)
 {
 	bool sleep;
 
-	__atomic_store_n(&eng->sleeping, 1, __ATOMIC_RELAXED);
+	struct rte_ring *rx = eng->node->proc[eng->slot].rx;
+
+	__atomic_store_n(eng->sleeping, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	sleep = rte_ring_count(eng->doorbell) == 0 &&
 		rte_ring_count(eng->calls) == 0 && !eng->stop &&
+		(!rx || rte_ring_count(rx) == 0) &&
 		!__atomic_load_n(&eng->kicked, __ATOMIC_RELAXED);
 	if (sleep)
-		futex_wait(&eng->wake, 0, us);
-	__atomic_store_n(&eng->sleeping, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&eng->wake, 0, __ATOMIC_RELAXED);
+		futex_wait(eng->wake, 0, us);
+	__atomic_store_n(eng->sleeping, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(eng->wake, 0, __ATOMIC_RELAXED);
 	return sleep;
 }
 
@@ -149,15 +162,28 @@ static __thread bool in_iteration;
  * counts towards "applications drive" and earns an lcore. */
 static bool run_here(struct srnic_engine *eng, unsigned *work, bool app)
 {
+	unsigned own_lcore = rte_lcore_id();
+
 	if (!dp_enter(eng))
 		return false;
 	in_iteration = true;
-	if (app && !lcore_state)
+	if (eng->mode == SRNIC_ATTACHED) {
+		/* A secondary process may not register threads as lcores:
+		 * whoever holds the token runs as the process's lcore, whose
+		 * mempool caches only token holders touch. */
+		RTE_PER_LCORE(_lcore_id) = eng->lcore;
+	} else if (app && !lcore_state) {
 		become_lcore();
+	}
 	*work = dp_iteration(eng);
-	if (app)
+	if (app) {
 		__atomic_store_n(&eng->app_iters, eng->app_iters + 1,
 				 __ATOMIC_RELAXED);
+		if (eng->mode == SRNIC_ATTACHED)
+			__atomic_fetch_add(&eng->node->apps_polled, 1,
+					   __ATOMIC_RELAXED);
+	}
+	RTE_PER_LCORE(_lcore_id) = own_lcore;
 	in_iteration = false;
 	dp_leave(eng);
 	return true;
@@ -506,6 +532,9 @@ static unsigned dp_iteration(struct srnic_engine *eng)
 	__atomic_store_n(&eng->dp_epoch, eng->dp_epoch + 1, __ATOMIC_RELEASE);
 	/* (this iteration covers every kick made before it) */
 	__atomic_store_n(&eng->kicked, 0, __ATOMIC_SEQ_CST);
+	if (unlikely(__atomic_load_n(&eng->fatal, __ATOMIC_ACQUIRE) ==
+		     SRNIC_FATAL_SEEN))
+		srnic_attach_fail_all(eng);
 	work += run_calls(eng);
 	work += drain_doorbells(eng);
 	work += srnic_rx_ports(eng);
@@ -513,7 +542,9 @@ static unsigned dp_iteration(struct srnic_engine *eng)
 	send_acks(eng, now);
 	work += run_active(eng);
 	send_acks(eng, now);
-	work += drain_ctrl_tx(eng);
+	/* (the control core's frames: srnicd sends them, not its processes) */
+	if (eng->mode != SRNIC_ATTACHED)
+		work += drain_ctrl_tx(eng);
 	if (now >= eng->next_tick) {
 		eng->next_tick = now + eng->tick_tsc;
 		run_timers(eng, now);
@@ -526,17 +557,26 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 {
 	uint64_t spin_tsc = eng->tsc_per_us * SPIN_US;
 	uint64_t idle_since = 0, nap = NAP_MIN_US, app_seen, look_at = 0;
+	uint64_t check_at = 0;
 	unsigned max_nap = eng->cfg.idle_sleep_us;
 	unsigned aside_nap = max_nap < ASIDE_NAP_US ? max_nap : ASIDE_NAP_US;
 	bool app_drives = false;
 
-	app_seen = eng->app_iters;
+	app_seen = eng->app_iters +
+		   __atomic_load_n(&eng->node->apps_polled, __ATOMIC_RELAXED);
 	dp_leave(eng);	/* application threads may run iterations now */
 	while (!eng->stop) {
 		unsigned work = 0;
 		bool ran, acks = false;
 		uint64_t now;
 
+		/* (attached: srnicd's end is seen within 10 ms, whoever
+		 * runs the iterations) */
+		if (eng->mode == SRNIC_ATTACHED && srnic_now() >= check_at) {
+			srnic_attach_check(eng);
+			check_at = srnic_now() +
+				   eng->tsc_per_us * SRNICD_CHECK_US;
+		}
 		ran = dp_enter(eng);
 		if (ran) {
 			work = dp_iteration(eng);
@@ -549,11 +589,19 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 		 * aside.  One that polls now and then does not drive it: its
 		 * traffic would move only as often as it polls. */
 		if (now >= look_at) {
+			/* (srnicd: the node's attached applications poll its
+			 * ports) */
 			uint64_t app = __atomic_load_n(&eng->app_iters,
+						       __ATOMIC_RELAXED) +
+				       __atomic_load_n(&eng->node->apps_polled,
 						       __ATOMIC_RELAXED);
 
 			app_drives = app - app_seen >= APP_DRIVES;
 			app_seen = app;
+			if (eng->mode == SRNIC_ATTACHED)
+				__atomic_store_n(
+					&eng->node->proc[eng->slot].aside,
+					app_drives, __ATOMIC_RELAXED);
 			look_at = now + spin_tsc;
 		}
 		if (app_drives && max_nap) {
@@ -586,8 +634,19 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 			rte_pause();
 			continue;
 		}
-		if (idle_nap(eng, nap))
-			nap = nap * 2 < max_nap ? nap * 2 : max_nap;
+		if (idle_nap(eng, nap)) {
+			/* srnicd with no process attached only keeps its
+			 * links alive: HELLOs every few ms, and its naps
+			 * may be as long. */
+			unsigned most = eng->mode == SRNIC_NODE &&
+						!__atomic_load_n(
+							&eng->node->nprocs,
+							__ATOMIC_RELAXED)
+						? NODE_IDLE_NAP_US
+						: max_nap;
+
+			nap = nap * 2 < most ? nap * 2 : most;
+		}
 	}
 	/* Stopping: let an application thread's iteration end, then keep
 	 * the token, so that none starts while the ports stop. */

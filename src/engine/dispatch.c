@@ -22,7 +22,7 @@ bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 	if (e == SRNIC_WIRE_OK)
 		e = srnic_wire_decode(buf, len, pkt);
 	if (e != SRNIC_WIRE_OK) {
-		eng->st.drops[e == SRNIC_WIRE_NOT_OURS ? SRNIC_DROP_NOT_OURS
+		eng->st->drops[e == SRNIC_WIRE_NOT_OURS ? SRNIC_DROP_NOT_OURS
 			      : e == SRNIC_WIRE_BAD_CRC ? SRNIC_DROP_BAD_CRC
 							 : SRNIC_DROP_MALFORMED]++;
 		return false;
@@ -32,10 +32,49 @@ bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 	 * ends a leaving node's wait too). */
 	if (eng->cfg.has_key && srnic_op_is_control(pkt->opcode) &&
 	    !srnic_wire_auth_ok(buf, pkt, eng->cfg.cluster_key)) {
-		eng->st.drops[SRNIC_DROP_BAD_AUTH]++;
+		eng->st->drops[SRNIC_DROP_BAD_AUTH]++;
 		return false;
 	}
 	return true;
+}
+
+/*
+ * srnicd's node: a frame for a QP of another process goes to that
+ * process's receive ring (and its datapath is woken if it naps).  Returns
+ * true when the frame is this process's to handle; false when it is gone
+ * (queued, or dropped and counted: *drop then says whether the caller
+ * frees it).
+ */
+static bool rx_mine(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+		    struct rte_mbuf *m, bool *drop)
+{
+	struct srnic_node *node = eng->node;
+	struct srnic_proc *to;
+	unsigned owner;
+
+	*drop = false;
+	owner = pkt->dst_qpn < SRNIC_MAX_QP
+			? __atomic_load_n(&node->qp_owner[pkt->dst_qpn],
+					  __ATOMIC_ACQUIRE)
+			: 0;
+	if (owner == eng->slot + 1)
+		return true;
+	to = owner ? &node->proc[owner - 1] : NULL;
+	if (!to || !__atomic_load_n(&to->live, __ATOMIC_ACQUIRE) || !to->rx) {
+		eng->st->drops[SRNIC_DROP_NO_QP]++;
+		*drop = true;
+		return false;
+	}
+	if (rte_ring_sp_enqueue(to->rx, m) != 0) {
+		to->rx_ring_full++;
+		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
+		*drop = true;
+		return false;
+	}
+	to->rx_forwarded++;
+	if (!__atomic_load_n(&to->aside, __ATOMIC_RELAXED))
+		srnic_wake(&to->sleeping, &to->wake);
+	return false;
 }
 
 static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
@@ -55,7 +94,7 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 				srnic_peer_find(eng, pkt.ipv4);
 
 			if (peer && srnic_peer_older(peer, pkt.src_inc)) {
-				eng->st.drops[SRNIC_DROP_STALE_INC]++;
+				eng->st->drops[SRNIC_DROP_STALE_INC]++;
 				return false;
 			}
 			srnic_leave_answer(eng, m->port);
@@ -67,7 +106,7 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 		if (pkt.opcode == SRNIC_OP_BOOTING &&
 		    m->port < eng->node->nports) {
 			if (pkt.dst_inc != eng->node->inc) {
-				eng->st.drops[SRNIC_DROP_STALE_INC]++;
+				eng->st->drops[SRNIC_DROP_STALE_INC]++;
 				return false;
 			}
 			srnic_integrate_booting(eng, &pkt, m->port);
@@ -80,15 +119,21 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 		srnic_mcast_deliver(eng, &pkt);	/* to no incarnation */
 		return false;
 	}
+	if (eng->node->shared) {
+		bool drop;
+
+		if (!rx_mine(eng, &pkt, m, &drop))
+			return !drop;
+	}
 	if (pkt.dst_inc != eng->node->inc) {
-		eng->st.drops[SRNIC_DROP_STALE_INC]++;
+		eng->st->drops[SRNIC_DROP_STALE_INC]++;
 		return false;
 	}
 	qp = srnic_qp_lookup(eng, pkt.dst_qpn);
 	if (pkt.opcode == SRNIC_OP_UD_SEND) {
 		/* A datagram: from anyone who knows the Q_Key. */
 		if (!qp || qp->type != SRNIC_QPT_UD) {
-			eng->st.drops[SRNIC_DROP_NO_QP]++;
+			eng->st->drops[SRNIC_DROP_NO_QP]++;
 			return false;
 		}
 		srnic_responder_datagram(eng, qp, &pkt, NULL);
@@ -100,11 +145,11 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 	    pkt.src_qpn != qp->at.dest_qpn ||
 	    (qp->type == SRNIC_QPT_UC && pkt.opcode != SRNIC_OP_SEND &&
 	     pkt.opcode != SRNIC_OP_WRITE && pkt.opcode != SRNIC_OP_ACK)) {
-		eng->st.drops[SRNIC_DROP_NO_QP]++;
+		eng->st->drops[SRNIC_DROP_NO_QP]++;
 		return false;
 	}
 	if (pkt.src_inc != qp->peer_inc) {
-		eng->st.drops[SRNIC_DROP_STALE_INC]++;
+		eng->st->drops[SRNIC_DROP_STALE_INC]++;
 		return false;
 	}
 	switch (pkt.opcode) {
@@ -120,7 +165,7 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 	default:
 		if (qp->state != SRNIC_QPS_RTR && qp->state != SRNIC_QPS_RTS &&
 		    qp->state != SRNIC_QPS_SQD && qp->state != SRNIC_QPS_SQE) {
-			eng->st.drops[SRNIC_DROP_QP_STATE]++;
+			eng->st->drops[SRNIC_DROP_QP_STATE]++;
 			return false;
 		}
 		return srnic_responder_rx(eng, qp, &pkt, m);
@@ -144,13 +189,40 @@ static void rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts,
 	}
 }
 
+/* srnicd's node: what other processes' pollers queued for this one,
+ * a transmit buffer's worth at most. */
+static unsigned rx_queued(struct srnic_engine *eng)
+{
+	struct rte_ring *rx = eng->node->proc[eng->slot].rx;
+	struct rte_mbuf *pkts[SRNIC_BURST];
+	unsigned total = 0, k;
+	uint16_t n;
+
+	if (!rx)
+		return 0;
+	for (k = 0; k < SRNIC_TXBUF / SRNIC_BURST; k++) {
+		n = (uint16_t)rte_ring_sc_dequeue_burst(rx, (void **)pkts,
+							SRNIC_BURST, NULL);
+		rx_burst(eng, pkts, n);
+		total += n;
+		if (n < SRNIC_BURST)
+			break;
+	}
+	eng->rx_backlog |= k == SRNIC_TXBUF / SRNIC_BURST;
+	return total;
+}
+
 unsigned srnic_rx_ports(struct srnic_engine *eng)
 {
 	struct rte_mbuf *pkts[SRNIC_BURST];
-	unsigned p, total = 0;
+	unsigned p, total;
 	uint16_t n;
 
 	eng->rx_backlog = false;
+	total = rx_queued(eng);
+	/* (srnicd's node: one process at a time polls the ports) */
+	if (!srnic_ports_take(eng))
+		return total;
 	for (p = 0; p < eng->node->nports; p++) {
 		struct srnic_port *port = &eng->node->port[p];
 
@@ -180,5 +252,6 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 			break;
 	}
 	eng->rx_backlog |= n == SRNIC_BURST;
+	srnic_ports_give(eng);
 	return total;
 }

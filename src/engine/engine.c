@@ -38,6 +38,7 @@
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct srnic_engine *the_engine;
 static int eal_state;	/* 0 never tried, 1 up, -1 failed */
+static enum srnic_engine_mode eal_mode;	/* what DPDK came up as */
 static char eal_error[256];
 
 /* ---- asynchronous events ---- */
@@ -68,10 +69,12 @@ struct start_args {
 	char err[256];
 };
 
-static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
+static int eal_init(const struct srnic_engine *eng, char *err, size_t errlen)
 {
+	const struct srnic_config *cfg = &eng->cfg;
 	char *argv[MAX_EAL_ARGS];
 	char mem[32], lcore[32], extra[sizeof(cfg->eal_extra)];
+	char prefix[96], huge[160], base[48];
 	char vdev[SRNIC_MAX_PORTS][sizeof(cfg->port[0])];
 	int argc = 0, rc;
 	unsigned i;
@@ -83,23 +86,49 @@ static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 	sched_getaffinity(0, sizeof(cpus), &cpus);
 	for (i = 0; i < CPU_SETSIZE && !CPU_ISSET(i, &cpus); i++)
 		;
-	snprintf(lcore, sizeof(lcore), "-l%u", i < CPU_SETSIZE ? i : 0);
+	if (eng->mode == SRNIC_ATTACHED)
+		/* (its own lcore id: the node's pools keep a cache for
+		 * each lcore id, and every process of the node shares them) */
+		snprintf(lcore, sizeof(lcore), "--lcores=%u@%u", eng->lcore,
+			 i < CPU_SETSIZE ? i : 0);
+	else
+		snprintf(lcore, sizeof(lcore), "-l%u",
+			 i < CPU_SETSIZE ? i : 0);
 	argv[argc++] = "srnic";
 	argv[argc++] = lcore;
 	argv[argc++] = "--no-pci";
 	argv[argc++] = "--no-telemetry";
 	argv[argc++] = "--log-level=*:error";
-	/* Nothing of a node's memory is shared with another DPDK process,
-	 * and nothing may be left behind in hugetlbfs when it dies. */
-	if (cfg->hugepages) {
+	if (eng->mode != SRNIC_EMBEDDED) {
+		/* srnicd's node: hugepage files its processes map, at the
+		 * same addresses (high enough to stay clear of a sanitizer's
+		 * shadow memory and of the usual mappings). */
+		snprintf(prefix, sizeof(prefix), "--file-prefix=%s",
+			 eng->eal_prefix);
+		snprintf(huge, sizeof(huge), "--huge-dir=%s",
+			 eng->eal_huge_dir);
+		snprintf(base, sizeof(base), "--base-virtaddr=%s",
+			 eng->eal_base_va);
+		argv[argc++] = prefix;
+		argv[argc++] = huge;
+		argv[argc++] = base;
+		argv[argc++] = eng->mode == SRNIC_NODE
+				       ? "--proc-type=primary"
+				       : "--proc-type=secondary";
+	} else if (cfg->hugepages) {
+		/* Nothing of a node's memory is shared with another DPDK
+		 * process, and nothing may be left behind in hugetlbfs when
+		 * it dies. */
 		argv[argc++] = "--in-memory";
 	} else {
 		argv[argc++] = "--no-huge";
 		argv[argc++] = "--no-shconf";
 	}
 	snprintf(mem, sizeof(mem), "-m%u", cfg->mem_mb);
-	argv[argc++] = mem;
-	for (i = 0; i < cfg->nports; i++) {
+	if (eng->mode != SRNIC_ATTACHED)
+		argv[argc++] = mem;
+	/* (a secondary process finds the node's ports by itself) */
+	for (i = 0; eng->mode != SRNIC_ATTACHED && i < cfg->nports; i++) {
 		srnic_port_vdev_arg(cfg, i, vdev[i], sizeof(vdev[i]));
 		argv[argc++] = "--vdev";
 		argv[argc++] = vdev[i];
@@ -112,7 +141,8 @@ static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 
 	/* rte_eal_init pins this thread to one CPU; the datapath should
 	 * float over the CPUs the program was given, as the rest of it does. */
-	srnic_ports_prepare(cfg);
+	if (eng->mode != SRNIC_ATTACHED)
+		srnic_ports_prepare(cfg);
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
 		snprintf(err, errlen, "srnic: DPDK initialisation failed: %s "
@@ -125,9 +155,75 @@ static int eal_init(const struct srnic_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * srnicd's node goes into DPDK memory its processes map at the same
+ * address; an attached process finds it there and uses it in place of its
+ * own (which it frees).  Everything the node points to (pools, rings) is
+ * in that memory too.
+ */
+static int node_share(struct srnic_engine *eng, char *err, size_t errlen)
+{
+	const struct rte_memzone *mz;
+	struct srnic_node *own = eng->node;
+	pthread_mutexattr_t ma;
+
+	if (eng->mode == SRNIC_ATTACHED) {
+		struct srnic_proc *me;
+
+		if (!own->shared) {
+			mz = rte_memzone_lookup(SRNIC_NODE_MZ);
+			if (!mz || mz->len < sizeof(struct srnic_node)) {
+				snprintf(err, errlen, "srnic: srnicd's node is "
+					 "not in its memory (a srnicd of "
+					 "another version?)");
+				return -EPROTO;
+			}
+			eng->node = mz->addr;
+			srnic_free(own);
+		}
+		/* (at every start: each attachment has a slot of its own) */
+		me = &eng->node->proc[eng->slot];
+		if (!me->doorbell || !me->calls || !me->rx) {
+			snprintf(err, errlen, "srnic: srnicd made no rings for "
+				 "this process");
+			return -EPROTO;
+		}
+		eng->doorbell = me->doorbell;
+		eng->calls = me->calls;
+		eng->sleeping = &me->sleeping;
+		eng->wake = &me->wake;
+		eng->st = &me->st;
+		return 0;
+	}
+	if (own->shared)
+		return 0;	/* srnicd starting again */
+	mz = rte_memzone_reserve(SRNIC_NODE_MZ, sizeof(struct srnic_node),
+				 rte_socket_id(), 0);
+	if (!mz) {
+		snprintf(err, errlen, "srnic: no DPDK memory for the node "
+			 "(mem_mb in %s)", eng->cfg.path);
+		return -ENOMEM;
+	}
+	memcpy(mz->addr, own, sizeof(*own));
+	eng->node = mz->addr;
+	srnic_free(own);
+	eng->node->shared = 1;
+	/* (the stats writer takes it; attached processes never do) */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&eng->node->peer_lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	eng->st = &eng->node->proc[0].st;	/* (srnicd's own) */
+	eng->node->proc[0].live = 1;
+	eng->node->proc[0].pid = getpid();
+	snprintf(eng->node->proc[0].prog, sizeof(eng->node->proc[0].prog),
+		 "srnicd");
+	return 0;
+}
+
 static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 {
-	struct srnic_node *node = eng->node;
+	struct srnic_node *node;
 	unsigned room = RTE_PKTMBUF_HEADROOM + SRNIC_MAX_OVERHEAD + eng->cfg.mtu;
 	int rc;
 
@@ -136,6 +232,32 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
 		room = RTE_MBUF_DEFAULT_BUF_SIZE;
 
+	if (eng->mode != SRNIC_EMBEDDED) {
+		rc = node_share(eng, err, errlen);
+		if (rc)
+			return rc;
+	}
+	node = eng->node;
+	if (eng->mode == SRNIC_ATTACHED) {
+		unsigned p;
+
+		/* The ports, the loopback and the control core are srnicd's;
+		 * the process sends and receives on them.  A secondary
+		 * process maps a memif link's memory when it first looks at
+		 * the link (an exchange with srnicd that may take a while):
+		 * now, not later while it holds the port token, which every
+		 * process would then wait for (it starved their QPs into
+		 * retry errors). */
+		for (p = 0; p < node->nports; p++) {
+			struct rte_eth_link link;
+
+			rte_eth_link_get_nowait(node->port[p].port_id, &link);
+		}
+		eng->payload_max = eng->cfg.mtu;
+		eng->fc_grant = SRNIC_FC_WINDOW;
+		srnic_stripe_plan(eng);
+		return 0;
+	}
 	if (!node->pool) {
 		node->pool = rte_pktmbuf_pool_create(
 			"srnic_pool", SRNIC_POOL_SIZE, POOL_CACHE, 0,
@@ -188,14 +310,18 @@ static void *datapath_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "srnic-dp");
 	if (eal_state == 0) {
-		eal_state = eal_init(&eng->cfg, eal_error, sizeof(eal_error))
+		eal_state = eal_init(eng, eal_error, sizeof(eal_error))
 				    ? -1
 				    : 1;
+		eal_mode = eng->mode;
 	}
 	if (eal_state < 0) {
 		snprintf(sa->err, sizeof(sa->err), "%s", eal_error);
 		rc = -ENODEV;
 	} else {
+		/* (a process attached again: its new slot's lcore) */
+		if (eng->mode == SRNIC_ATTACHED)
+			RTE_PER_LCORE(_lcore_id) = eng->lcore;
 		eng->tsc_hz = rte_get_tsc_hz();
 		eng->tsc_per_us = eng->tsc_hz / 1000000 ? eng->tsc_hz / 1000000
 							 : 1;
@@ -215,6 +341,8 @@ static void *datapath_thread(void *arg)
 	srnic_datapath_loop(eng);
 	if (__atomic_load_n(&eng->dp_abandoned, __ATOMIC_ACQUIRE))
 		return NULL;	/* ports and links left as they are */
+	if (eng->mode == SRNIC_ATTACHED)
+		return NULL;	/* srnicd's, who stays */
 	srnic_leave_links(eng);
 	srnic_ports_stop(eng);
 	srnic_loop_stop(eng);
@@ -225,11 +353,22 @@ static void *datapath_thread(void *arg)
  * stops the ports on its way out.  Called with engine_lock held. */
 static void engine_stop(struct srnic_engine *eng)
 {
-	srnic_control_stop(eng);
+	if (eng->mode == SRNIC_NODE) {
+		/* No attached process polls a port again, and the one that
+		 * may be in a poll now finishes it, before the links go
+		 * (DPDK 22.11's memif faults a poller whose port stops). */
+		__atomic_store_n(&eng->node->closing, 1, __ATOMIC_RELEASE);
+		srnic_ports_hold(eng);
+		srnic_ports_give(eng);
+	}
+	if (eng->mode != SRNIC_ATTACHED)
+		srnic_control_stop(eng);
 	eng->stop = 1;
 	srnic_datapath_wake(eng);
 	pthread_join(eng->dp_thread, NULL);
 	eng->dp_started = 0;
+	if (eng->mode == SRNIC_ATTACHED)
+		srnic_attach_close(eng);
 }
 
 struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
@@ -270,6 +409,10 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 		return NULL;
 	}
 	eng->cfg = *cfg;
+	eng->srnicd_fd = -1;
+	eng->st = &eng->own_st;
+	eng->sleeping = &eng->own_sleeping;
+	eng->wake = &eng->own_wake;
 	eng->qpn_next = 16;
 	eng->dp_token = 1;	/* the engine thread's until it runs */
 	pthread_mutex_init(&eng->obj_lock, NULL);
@@ -290,11 +433,32 @@ static int engine_start(struct srnic_engine *eng, char *err, unsigned errlen)
 		snprintf(err, errlen, "srnic: libsodium did not start");
 		return -EIO;
 	}
+	/* A node of srnicd's, when one runs: it has the ports. */
+	if (eng->mode != SRNIC_NODE) {
+		int rc = srnic_attach(eng, err, errlen);
+
+		if (rc < 0)
+			return rc;
+		/* DPDK comes up once in a process, as a node of its own or
+		 * as a process of srnicd's: it cannot change. */
+		if (eal_state == 1 && eal_mode != eng->mode) {
+			if (eng->mode == SRNIC_ATTACHED)
+				srnic_attach_close(eng);
+			snprintf(err, errlen, "srnic: %s since this program "
+				 "first used the device: restart it",
+				 eal_mode == SRNIC_EMBEDDED
+					 ? "srnicd started"
+					 : "srnicd went away");
+			return -EBUSY;
+		}
+	}
 	/* A fresh incarnation at every start, a restart in the same process
 	 * too (peers then forget what they held for the last one; see
 	 * incarnation.c).  Drawn apart from the key seed: peers see the
-	 * incarnation, and must learn nothing of the keys. */
-	if (srnic_incarnation_draw(&eng->cfg, &eng->node->inc, err, errlen))
+	 * incarnation, and must learn nothing of the keys.  (An attached
+	 * process is of srnicd's incarnation.) */
+	if (eng->mode != SRNIC_ATTACHED &&
+	    srnic_incarnation_draw(&eng->cfg, &eng->node->inc, err, errlen))
 		return -EIO;
 
 	memset(&sa, 0, sizeof(sa));
@@ -312,11 +476,13 @@ static int engine_start(struct srnic_engine *eng, char *err, unsigned errlen)
 	pthread_mutex_unlock(&sa.lock);
 	if (sa.rc) {
 		pthread_join(eng->dp_thread, NULL);
+		if (eng->mode == SRNIC_ATTACHED)
+			srnic_attach_close(eng);
 		snprintf(err, errlen, "%s", sa.err);
 		return sa.rc;
 	}
 	eng->dp_started = 1;
-	if (srnic_control_start(eng)) {
+	if (eng->mode != SRNIC_ATTACHED && srnic_control_start(eng)) {
 		engine_stop(eng);
 		snprintf(err, errlen, "srnic: cannot start the control core");
 		return -EAGAIN;
@@ -333,6 +499,21 @@ int srnic_engine_start(struct srnic_engine *eng, char *err, unsigned errlen)
 		rc = engine_start(eng, err, errlen);
 	pthread_mutex_unlock(&engine_lock);
 	return rc;
+}
+
+void srnic_engine_be_node(struct srnic_engine *eng, const char *prefix,
+			  const char *huge_dir, const char *base_va)
+{
+	eng->mode = SRNIC_NODE;
+	snprintf(eng->eal_prefix, sizeof(eng->eal_prefix), "%s", prefix);
+	snprintf(eng->eal_huge_dir, sizeof(eng->eal_huge_dir), "%s",
+		 huge_dir);
+	snprintf(eng->eal_base_va, sizeof(eng->eal_base_va), "%s", base_va);
+}
+
+bool srnic_engine_fatal(const struct srnic_engine *eng)
+{
+	return __atomic_load_n(&eng->fatal, __ATOMIC_ACQUIRE);
 }
 
 bool srnic_engine_running(const struct srnic_engine *eng)

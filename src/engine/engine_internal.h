@@ -211,6 +211,36 @@ struct srnic_stats {
 	uint64_t tx_settled;
 };
 
+/* Processes one node (srnicd) takes; slot 0 is srnicd's own engine. */
+#define SRNIC_MAX_PROCS 32
+/* A process's EAL lcore id is this plus its slot: each has mempool caches
+ * of its own in the node's pools (srnicd's is its CPU's, below). */
+#define SRNIC_PROC_LCORE0 16
+/* The DPDK memzone srnicd keeps the node in. */
+#define SRNIC_NODE_MZ "srnic_node"
+
+/* A process of the node, as srnicd and the process itself see it. */
+struct srnic_proc {
+	uint32_t live;		/* srnicd: the slot is taken */
+	int32_t pid;
+	char prog[32];
+	struct rte_ring *rx;	/* frames for its QPs, from whoever polls */
+	/* its engine's hand-offs (srnicd makes them, as it makes rx) */
+	struct rte_ring *doorbell, *calls;
+	/* its datapath's nap (the futex word is shared: another process's
+	 * poller wakes it when it queues frames for it) */
+	uint32_t sleeping;
+	uint32_t wake;
+	/* Its engine thread stepped aside: its application threads poll,
+	 * and take queued frames themselves (no wake-up needed). */
+	uint32_t aside;
+	struct srnic_stats st;	/* its engine's counters */
+	uint64_t port_polls;	/* its iterations that had the port token */
+	uint64_t token_misses;	/* ... and that found it taken */
+	uint64_t rx_forwarded;	/* frames other pollers queued for it */
+	uint64_t rx_ring_full;	/* ... and dropped: its ring was full */
+};
+
 /*
  * The node: what belongs to the adapter rather than to a process using it.
  * Its ports and their link state, the peers the control core learned, the
@@ -250,6 +280,20 @@ struct srnic_node {
 	pthread_t ctrl_thread;
 	pthread_t files_thread;	/* files.c: stats and fault files */
 	int ctrl_started, files_started;
+
+	/* srnicd's node: its processes, which QP number is whose, and the
+	 * token of port I/O (whoever holds it polls every port and queues
+	 * each frame for the process whose QP it names).  Embedded: one
+	 * process, slot 0, and no token. */
+	uint8_t shared;
+	uint32_t port_token;	/* 0, or the holder's slot + 1 */
+	uint32_t closing;	/* srnicd stops: its processes poll no more */
+	uint64_t apps_polled;	/* iterations an application thread of an
+				 * attached process polled the ports in */
+	struct srnic_proc proc[SRNIC_MAX_PROCS];
+	uint32_t nprocs;	/* attached ones (srnicd writes) */
+	uint32_t nprocs_most;	/* ... the most at once so far */
+	uint8_t qp_owner[SRNIC_MAX_QP];	/* slot + 1; 0: free */
 };
 
 /* A port's transmit buffer: frames a process queued since its last
@@ -261,9 +305,25 @@ struct srnic_txbuf {
 
 /* A process's engine: its QPs and their roles' lists, its memory table,
  * the hand-offs from its application threads, and the datapath token. */
+enum srnic_engine_mode {
+	SRNIC_EMBEDDED,	/* the node is this process's alone */
+	SRNIC_NODE,	/* srnicd: the node, in memory its processes share */
+	SRNIC_ATTACHED,	/* a process of srnicd's node */
+};
+
 struct srnic_engine {
 	struct srnic_config cfg;
 	struct srnic_node *node;
+	enum srnic_engine_mode mode;
+	uint32_t slot;		/* its process's index in the node */
+	unsigned lcore;		/* attached: the EAL lcore its iterations
+				 * run as (srnic_proc) */
+	int srnicd_fd;		/* attached: the connection to srnicd */
+	/* srnicd's node and its processes: where DPDK keeps the memory they
+	 * share (EAL --file-prefix, --huge-dir, --base-virtaddr) */
+	char eal_prefix[64];
+	char eal_huge_dir[128];
+	char eal_base_va[24];
 	uint64_t tsc_hz;
 	uint64_t tsc_per_us;
 	struct srnic_mem_table mem;
@@ -303,9 +363,11 @@ struct srnic_engine {
 	 * then: SRNIC_UC_GIVE_UP_US. */
 	uint64_t uc_give_up_tsc;
 
-	/* life */
-	uint32_t sleeping;
-	uint32_t wake;
+	/* life (the nap's words: the engine's own, or its process's slot
+	 * in the node when others must wake it) */
+	uint32_t *sleeping;
+	uint32_t *wake;
+	uint32_t own_sleeping, own_wake;
 	/* Whoever holds the token runs the datapath: the engine's thread,
 	 * or an application thread in a post or poll call (datapath.c
 	 * says when).  Iterations count under it; app_iters counts those an
@@ -315,13 +377,34 @@ struct srnic_engine {
 	uint64_t app_iters;
 	uint32_t kicked;	/* a post found the token taken */
 	uint32_t dp_abandoned;	/* an iteration was cut short by exit() */
+	uint32_t fatal;		/* srnicd gone (attach.c): SRNIC_FATAL_* */
 	volatile int stop;
 	int refcnt;
 	pthread_t dp_thread;
 	int dp_started;
 
-	struct srnic_stats st;
+	/* its counters: its own, or (attached) its slot's in the node, where
+	 * srnicd reads them */
+	struct srnic_stats *st;
+	struct srnic_stats own_st;
 };
+
+/* attach.c: a process joins srnicd's node (process side) */
+/* Connect to srnicd if one serves the node (cfg.srnicd_socket): 1 and
+ * the engine attached (mode, slot, lcore, EAL memory), 0 when none runs
+ * (the engine stays embedded), or a negative errno with the reason in
+ * err (srnicd refused, or spoke nonsense). */
+int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen);
+/* Let go of srnicd: it releases whatever the process held. */
+void srnic_attach_close(struct srnic_engine *eng);
+/* The engine's thread, every few ms, token or not: whether srnicd is
+ * gone (fatal becomes SRNIC_FATAL_SEEN).  Then the next iteration, under
+ * the token, fails every QP and reports DEVICE_FATAL, once
+ * (srnic_attach_fail_all: SRNIC_FATAL_DONE). */
+#define SRNIC_FATAL_SEEN 1
+#define SRNIC_FATAL_DONE 2
+void srnic_attach_check(struct srnic_engine *eng);
+void srnic_attach_fail_all(struct srnic_engine *eng);
 
 /* engine.c */
 /* Run c at once if the datapath has not started (and keep it from
@@ -339,6 +422,8 @@ void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c);
 void srnic_datapath_loop(struct srnic_engine *eng);
 /* Wake the engine's thread if it naps. */
 void srnic_datapath_wake(struct srnic_engine *eng);
+/* ... or the datapath whose nap words these are (another process's). */
+void srnic_wake(uint32_t *sleeping, uint32_t *wake);
 /* The process exits from inside an iteration this thread runs (a signal
  * handler that calls exit): that iteration never ends, and the engine's
  * stop leaves the datapath, its ports and links untouched. */
@@ -380,6 +465,12 @@ void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
 bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);
+/* srnicd's node: the token of port I/O (a try-lock; always had when the
+ * node is the process's own). */
+bool srnic_ports_take(struct srnic_engine *eng);
+/* ... waiting for it (srnicd's control core, to restart a port) */
+void srnic_ports_hold(struct srnic_engine *eng);
+void srnic_ports_give(struct srnic_engine *eng);
 void srnic_ports_settle(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
 int srnic_port_carrier(const struct srnic_port *port);
@@ -493,6 +584,8 @@ void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
 			    const struct srnic_pkt *pkt);
 
 /* stats.c */
+/* A drop reason's name in the counters ("no_qp"...). */
+const char *srnic_drop_name(enum srnic_drop d);
 void srnic_stats_write(struct srnic_engine *eng);
 /* files.c: the thread that writes and reads the node's files (it stops
  * with the control core, on ctrl_stop) */

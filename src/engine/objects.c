@@ -214,11 +214,20 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	qp->srq = init->srq;
 	qp->state = SRNIC_QPS_RESET;
 
+	/* QP numbers are the node's: a number is taken in its table, which
+	 * every process of srnicd's node shares (the receive side finds the
+	 * process of a frame's QP there). */
 	pthread_mutex_lock(&eng->obj_lock);
 	for (i = 0; i < SRNIC_MAX_QP; i++) {
+		uint8_t free = 0;
+
 		qpn = eng->qpn_next;
 		eng->qpn_next = qpn + 1 < SRNIC_MAX_QP ? qpn + 1 : 16;
-		if (!eng->qp_tab[qpn])
+		if (!eng->qp_tab[qpn] &&
+		    __atomic_compare_exchange_n(&eng->node->qp_owner[qpn],
+						&free, eng->slot + 1, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
 			break;
 	}
 	if (i == SRNIC_MAX_QP) {
@@ -250,6 +259,7 @@ static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)
 	srnic_qp_lists_remove(eng, qp);
 	srnic_responder_reset(qp);
 	__atomic_store_n(&eng->qp_tab[qp->qpn], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&eng->node->qp_owner[qp->qpn], 0, __ATOMIC_RELEASE);
 	c->result = 0;
 }
 

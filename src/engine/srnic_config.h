@@ -47,6 +47,11 @@ struct srnic_config {
 					 * (src/port/fault.c; empty: none) */
 	char state_dir[256];		/* what the node keeps across starts:
 					 * its boot count (incarnation.c) */
+	char srnicd_socket[108];	/* where srnicd serves the node (a
+					 * process attaches when it runs) */
+	char huge_dir[128];		/* srnicd: the hugetlbfs its memory
+					 * files go to (empty: the first
+					 * mounted) */
 	/* The cluster key (cluster_key = FILE of 64 hex digits, readable by
 	 * its owner only): control frames carry its MAC, and those that do
 	 * not are refused.  has_key 0: no key, no MACs. */

@@ -36,6 +36,13 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
  */
 int srnic_engine_start(struct srnic_engine *eng, char *err, unsigned errlen);
 bool srnic_engine_running(const struct srnic_engine *eng);
+/* srnicd went away under the attached process (SRNIC_EV_DEVICE_FATAL). */
+bool srnic_engine_fatal(const struct srnic_engine *eng);
+/* srnicd, before the start: this engine is the node itself, kept in DPDK
+ * memory (EAL file prefix, hugetlbfs directory, base address) that the
+ * node's processes attach to. */
+void srnic_engine_be_node(struct srnic_engine *eng, const char *prefix,
+			  const char *huge_dir, const char *base_va);
 void srnic_engine_put(struct srnic_engine *eng);
 
 /* Link state as the control core sees it: how many ports are up. */
@@ -146,6 +153,9 @@ enum srnic_event {
 	SRNIC_EV_QP_FATAL,	/* the engine took the QP to the error state */
 	SRNIC_EV_SRQ_LIMIT,	/* handle: the SRQ's */
 	SRNIC_EV_QP_LAST_WQE,	/* a QP on an SRQ entered the error state */
+	SRNIC_EV_DEVICE_FATAL,	/* srnicd, which the process was attached
+				 * to, is gone: every QP is in the error
+				 * state, and every later verb fails */
 };
 typedef void (*srnic_event_fn)(enum srnic_event ev, void *handle);
 void srnic_engine_on_event(srnic_event_fn fn);

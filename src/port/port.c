@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -489,7 +490,7 @@ void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
 		/* Callers check srnic_port_backlogged() before making
 		 * packets; this is the last line of defence. */
 		rte_pktmbuf_free(m);
-		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
 		return;
 	}
 	tb->m[tb->n++] = m;
@@ -530,11 +531,57 @@ static uint16_t tx_taken(struct srnic_port *port, struct srnic_txbuf *tb,
 	return sent;
 }
 
+bool srnic_ports_take(struct srnic_engine *eng)
+{
+	struct srnic_proc *me = &eng->node->proc[eng->slot];
+	uint32_t free = 0;
+	bool got;
+
+	if (!eng->node->shared)
+		return true;
+	/* (srnicd gone or going: the ports are nobody's) */
+	if (eng->fatal || (eng->mode == SRNIC_ATTACHED &&
+			   __atomic_load_n(&eng->node->closing,
+					   __ATOMIC_ACQUIRE)))
+		return false;
+	got = __atomic_load_n(&eng->node->port_token, __ATOMIC_RELAXED) == 0 &&
+	      __atomic_compare_exchange_n(&eng->node->port_token, &free,
+					  eng->slot + 1, false,
+					  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	if (got)
+		me->port_polls++;
+	else
+		me->token_misses++;
+	return got;
+}
+
+void srnic_ports_hold(struct srnic_engine *eng)
+{
+	unsigned i;
+
+	/* (a holder that dies is let go of by srnicd: procs.c) */
+	for (i = 0; !srnic_ports_take(eng); i++)
+		if (i < 64)
+			sched_yield();
+		else
+			usleep(50);
+}
+
+void srnic_ports_give(struct srnic_engine *eng)
+{
+	if (eng->node->shared)
+		__atomic_store_n(&eng->node->port_token, 0, __ATOMIC_RELEASE);
+}
+
 unsigned srnic_ports_flush(struct srnic_engine *eng)
 {
 	struct srnic_txbuf *lb = &eng->txbuf[SRNIC_PORT_LOOP];
 	unsigned i, total = 0;
 
+	/* (srnicd's node: without the token, the frames wait for the next
+	 * iteration's flush) */
+	if (!srnic_ports_take(eng))
+		return 0;
 	for (i = 0; i < eng->node->nports; i++) {
 		struct srnic_port *port = &eng->node->port[i];
 		struct srnic_txbuf *tb = &eng->txbuf[i];
@@ -554,6 +601,7 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 	if (lb->n)
 		total += tx_taken(&eng->node->port[SRNIC_PORT_LOOP], lb,
 				  srnic_loop_tx(eng, lb->m, lb->n));
+	srnic_ports_give(eng);
 	return total;
 }
 
@@ -571,7 +619,7 @@ void srnic_ports_settle(struct srnic_engine *eng)
 
 			if (m->nb_segs > 1) {
 				m = srnic_mbuf_linear(eng, m);
-				eng->st.tx_settled += m != NULL;
+				eng->st->tx_settled += m != NULL;
 			}
 			if (m)
 				tb->m[left++] = m;
@@ -590,7 +638,7 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 	uint8_t *buf;
 
 	if (!m) {
-		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
 		return NULL;
 	}
 	hlen = srnic_wire_hlen(pkt->opcode);
@@ -611,7 +659,7 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 	buf = (uint8_t *)rte_pktmbuf_append(m, len);
 	if (!buf) {
 		rte_pktmbuf_free(m);
-		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
 		return NULL;
 	}
 	if (len > hlen + pkt->pkt_len)	/* padding only, never payload */
@@ -660,7 +708,7 @@ struct rte_mbuf *srnic_pkt_alloc_ext(struct srnic_engine *eng,
 	if (!hdr) {
 		rte_pktmbuf_free(m);
 		rte_pktmbuf_free(d);
-		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
 		return NULL;
 	}
 	/* The header in a buffer of ours (its lengths count the payload),
@@ -673,7 +721,7 @@ struct rte_mbuf *srnic_pkt_alloc_ext(struct srnic_engine *eng,
 	d->pkt_len = pkt->pkt_len;
 	rte_pktmbuf_chain(m, d);
 	m->port = p;
-	eng->st.tx_zero_copy++;
+	eng->st->tx_zero_copy++;
 	return m;
 }
 
@@ -691,7 +739,7 @@ struct rte_mbuf *srnic_mbuf_linear(struct srnic_engine *eng,
 	if (!dst) {
 		rte_pktmbuf_free(n);
 		rte_pktmbuf_free(m);
-		eng->st.drops[SRNIC_DROP_NO_MBUF]++;
+		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
 		return NULL;
 	}
 	srnic_mbuf_copy_out(m, 0, dst, len);

@@ -84,7 +84,7 @@ static void fc_block(struct srnic_engine *eng, struct srnic_qp *qp)
 		return;
 	qp->fc_blocked = 1;
 	qp->fc_blocked_at = srnic_now();
-	eng->st.fc_blocked++;
+	eng->st->fc_blocked++;
 	srnic_qp_timer_on(eng, qp);
 }
 
@@ -157,7 +157,7 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 			return next_message(eng, qp);
 		run->txid = qp->next_txid++;
 		run->sent = 0;
-		eng->st.retransmits++;
+		eng->st->retransmits++;
 		if (srnic_wr_reads(qp->sq[idx & qp->sq_mask].opcode)) {
 			/* A READ keeps what already landed and asks, under
 			 * the new id, only for what is missing. */
@@ -442,7 +442,7 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 	data_pkt_init(&pkt, eng, qp, w, run);
 	npkts = srnic_track_npkts(w->length, pkt.stride_shift);
 	if (resend_at(eng, qp, idx, &pkt, (npkts - 1) << pkt.stride_shift) > 0)
-		eng->st.probes++;
+		eng->st->probes++;
 	/* Until something moves, each probe waits twice as long. */
 	srnic_rto_backoff(qp);
 	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
@@ -472,7 +472,7 @@ void srnic_requester_reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		/* Asked again as it was: the responder answers a copy from
 		 * what it saved, it never runs an atomic twice. */
 		if (resend_at(eng, qp, idx, &pkt, 0) > 0)
-			eng->st.read_rerequests++;
+			eng->st->read_rerequests++;
 		return;
 	}
 	for (k = 0; k < REREAD_RANGES; k++) {
@@ -487,7 +487,7 @@ void srnic_requester_reread(struct srnic_engine *eng, struct srnic_qp *qp,
 			pkt.read_len = (b << t->shift) - (a << t->shift);
 		if (resend_at(eng, qp, idx, &pkt, a << t->shift) <= 0)
 			break;
-		eng->st.read_rerequests++;
+		eng->st->read_rerequests++;
 		from = b;
 	}
 }
@@ -521,7 +521,7 @@ void srnic_requester_resend_missing(struct srnic_engine *eng,
 			break;
 		if (resend_at(eng, qp, idx, &pkt, off) <= 0)
 			break;
-		eng->st.sack_resent++;
+		eng->st->sack_resent++;
 	}
 	/* A SACK that shows the message moving on (its first hole later,
 	 * or fewer holes) gives it a new timeout and ends the back-off; one

@@ -90,21 +90,21 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (qp->state != SRNIC_QPS_RTR && qp->state != SRNIC_QPS_RTS &&
 	    qp->state != SRNIC_QPS_SQD && qp->state != SRNIC_QPS_SQE) {
-		eng->st.drops[SRNIC_DROP_QP_STATE]++;
+		eng->st->drops[SRNIC_DROP_QP_STATE]++;
 		return;
 	}
 	if (pkt->qkey != qp->at.qkey) {
-		eng->st.drops[SRNIC_DROP_BAD_QKEY]++;
+		eng->st->drops[SRNIC_DROP_BAD_QKEY]++;
 		return;
 	}
 	if (qp->srq)
 		srnic_srq_pull(qp, qp->exp_ssn);
 	if (!srnic_rq_posted(qp)) {
-		eng->st.drops[SRNIC_DROP_RNR]++;
+		eng->st->drops[SRNIC_DROP_RNR]++;
 		return;
 	}
 	if (!srnic_cq_room(qp->recv_cq)) {
-		eng->st.drops[SRNIC_DROP_CQ_FULL]++;
+		eng->st->drops[SRNIC_DROP_CQ_FULL]++;
 		return;
 	}
 	r = srnic_recv_wqe(qp, qp->exp_ssn);

@@ -161,7 +161,7 @@ static enum srnic_mem_check write_check(const struct srnic_engine *eng,
 /* The drop counter an access check's verdict goes to. */
 static void count_access(struct srnic_engine *eng, enum srnic_mem_check r)
 {
-	eng->st.drops[r == SRNIC_MEM_OUT_OF_BOUNDS ? SRNIC_DROP_OUT_OF_BOUNDS
+	eng->st->drops[r == SRNIC_MEM_OUT_OF_BOUNDS ? SRNIC_DROP_OUT_OF_BOUNDS
 		      : r == SRNIC_MEM_NO_RIGHTS   ? SRNIC_DROP_NO_RIGHTS
 						   : SRNIC_DROP_BAD_KEY]++;
 }
@@ -246,7 +246,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		    !(srnic_mem_access(&eng->mem, pkt->rkey) &
 		      (SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_REMOTE_READ |
 		       SRNIC_ACCESS_REMOTE_ATOMIC))) {
-			eng->st.drops[SRNIC_DROP_BAD_KEY]++;
+			eng->st->drops[SRNIC_DROP_BAD_KEY]++;
 			fail(eng, qp, s, SRNIC_NAK_INVALID,
 			     SRNIC_WC_REM_INV_REQ_ERR);
 			return true;
@@ -254,7 +254,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (qp->ninv == SRNIC_INV_PENDING) {
 			/* Too many at once: not ready, ask again later. */
 			s->state = RMSG_FREE;
-			eng->st.drops[SRNIC_DROP_RNR]++;
+			eng->st->drops[SRNIC_DROP_RNR]++;
 			nak(eng, qp, SRNIC_NAK_RNR, pkt->msn, pkt->txid);
 			return false;
 		}
@@ -279,15 +279,15 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 			/* UC: no receive WQE, the message is lost (given up
 			 * in its turn: it has a slot, which says how many
 			 * receive WQEs it would have taken). */
-			eng->st.drops[SRNIC_DROP_RNR]++;
+			eng->st->drops[SRNIC_DROP_RNR]++;
 			fail(eng, qp, s, SRNIC_NAK_RNR, SRNIC_WC_GENERAL_ERR);
 			return true;
 		}
 		if ((uint32_t)(s->ssn - qp->exp_ssn) >= posted) {
 			/* No receive WQE for it yet: receiver not ready. */
 			s->state = RMSG_FREE;
-			eng->st.drops[SRNIC_DROP_RNR]++;
-			eng->st.rnr_naks_sent++;
+			eng->st->drops[SRNIC_DROP_RNR]++;
+			eng->st->rnr_naks_sent++;
 			nak(eng, qp, SRNIC_NAK_RNR, pkt->msn, pkt->txid);
 			return false;
 		}
@@ -446,7 +446,7 @@ static bool run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 	d->msn = s->msn;
 	d->value = old;
 	d->valid = 1;
-	eng->st.atomics++;
+	eng->st->atomics++;
 	return true;
 }
 
@@ -537,7 +537,7 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			/* Its number names another receive WQE than the one
 			 * whose turn it is: the peer numbered wrong.  Nothing
 			 * completes from it (RC: NAKed; UC: given up). */
-			eng->st.drops[SRNIC_DROP_MALFORMED]++;
+			eng->st->drops[SRNIC_DROP_MALFORMED]++;
 			fail(eng, qp, s, SRNIC_NAK_INVALID, SRNIC_WC_GENERAL_ERR);
 			continue;
 		} else if (s->flags & SRNIC_F_RECV_CQE) {
@@ -575,12 +575,12 @@ static void reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 			if (seq_diff(pkt->txid, j->txid) > 0)
 				j->txid = pkt->txid;	/* still going out */
 			else if (pkt->txid != j->txid)
-				eng->st.drops[SRNIC_DROP_STALE_TXID]++;
+				eng->st->drops[SRNIC_DROP_STALE_TXID]++;
 			return;
 		}
 	}
 	if (!d || qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC) {
-		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
 	j = &qp->rd_jobs[qp->rd_tail++ % SRNIC_MAX_RD_ATOMIC];
@@ -611,7 +611,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (j->txid == pkt->txid && j->sent <= pkt->msg_off &&
 		    end <= j->end) {
 			/* A copy of a request being answered: it will be. */
-			eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+			eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 			return;
 		}
 		if (j->txid == pkt->txid && pkt->msg_off < j->sent &&
@@ -620,7 +620,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (seq_diff(pkt->txid, j->txid) < 0) {
 			/* A late request of an older attempt: the requester
 			 * no longer listens to its answer. */
-			eng->st.drops[SRNIC_DROP_STALE_TXID]++;
+			eng->st->drops[SRNIC_DROP_STALE_TXID]++;
 			return;
 		}
 		if (j->txid != pkt->txid) {
@@ -628,7 +628,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 			 * instead (its other ranges get jobs of their own). */
 			if (pkt->va != j->va || pkt->rkey != j->rkey ||
 			    pkt->msg_len != j->len) {
-				eng->st.drops[SRNIC_DROP_MALFORMED]++;
+				eng->st->drops[SRNIC_DROP_MALFORMED]++;
 				return;
 			}
 			j->txid = pkt->txid;
@@ -643,7 +643,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * as the first request would have been. */
 	if (qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC ||
 	    (1u << pkt->stride_shift) > eng->payload_max) {
-		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
 	r = remote_check(eng, qp, pkt->rkey, pkt->va + pkt->msg_off,
@@ -697,7 +697,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	/* RDMA only from a peer that confirmed it forgot our older
 	 * incarnations (integrate.c); SEND needs no such wait. */
 	if (pkt->opcode != SRNIC_OP_SEND && !srnic_qp_peer_rdma_ok(qp)) {
-		eng->st.drops[SRNIC_DROP_NOT_INTEGRATED]++;
+		eng->st->drops[SRNIC_DROP_NOT_INTEGRATED]++;
 		return false;
 	}
 	if (d < 0) {
@@ -711,7 +711,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		}
 		/* Done already: say so again, the ACK may have been lost. */
 		if (srnic_qp_reliable(qp))
-			eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+			eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		else
 			uc_late(eng, qp, pkt->msn);
 		srnic_qp_want_ack(eng, qp);
@@ -721,7 +721,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	    uc_jump(eng, qp, pkt))
 		d = 0;	/* (UC: it is the oldest now) */
 	if (d >= SRNIC_WINDOW) {
-		eng->st.drops[SRNIC_DROP_OUT_OF_WINDOW]++;
+		eng->st->drops[SRNIC_DROP_OUT_OF_WINDOW]++;
 		return false;
 	}
 
@@ -740,7 +740,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (seq_diff(pkt->txid, s->txid) < 0 ||
 		    s->state != RMSG_RECEIVING) {
 			/* An older attempt, or the message is in already. */
-			eng->st.drops[seq_diff(pkt->txid, s->txid) < 0
+			eng->st->drops[seq_diff(pkt->txid, s->txid) < 0
 					      ? SRNIC_DROP_STALE_TXID
 					      : SRNIC_DROP_DUPLICATE]++;
 			if (s->state == RMSG_FAILED)
@@ -753,7 +753,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		 * do.  Packets of the older attempt are dropped from now on. */
 		s->txid = pkt->txid;
 	} else if (s->state != RMSG_RECEIVING) {
-		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		if (s->state == RMSG_FAILED)
 			nak(eng, qp, s->nak, s->msn, s->txid);
 		return false;
@@ -765,12 +765,12 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	if (pkt->opcode != s->opcode || pkt->msg_len != s->msg_len ||
 	    pkt->stride_shift != s->trk.shift) {
-		eng->st.drops[SRNIC_DROP_MALFORMED]++;
+		eng->st->drops[SRNIC_DROP_MALFORMED]++;
 		return false;
 	}
 	idx = pkt->msg_off >> s->trk.shift;
 	if (idx >= s->trk.npkts || srnic_track_test(&s->trk, idx)) {
-		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		/* A requester probing a message we still lack packets of
 		 * (it resends its last packet): tell it which. */
 		if (pkt->msn == qp->exp_msn)
@@ -860,7 +860,7 @@ static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 	qp->sack_msn = s->msn;
 	qp->sack_first = first;
 	qp->sack_bits = bits;
-	eng->st.sacks_sent++;
+	eng->st->sacks_sent++;
 	srnic_qp_want_ack(eng, qp);
 }
 
@@ -907,16 +907,16 @@ static void uc_late(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (seq_diff(msn, qp->uc_gone_from) < 0 ||
 	    seq_diff(msn, qp->uc_gone_to) >= 0) {
-		eng->st.drops[SRNIC_DROP_DUPLICATE]++;
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
-	eng->st.drops[SRNIC_DROP_UC_LATE]++;
+	eng->st->drops[SRNIC_DROP_UC_LATE]++;
 	qp->uc_gone_to = qp->uc_gone_from;
 	t = 2 * t < eng->tsc_per_us * UC_GIVE_UP_MAX_US
 		    ? 2 * t
 		    : eng->tsc_per_us * UC_GIVE_UP_MAX_US;
 	eng->uc_give_up_tsc = t;
-	eng->st.uc_give_up_us = t / eng->tsc_per_us;
+	eng->st->uc_give_up_us = t / eng->tsc_per_us;
 }
 /* How far ahead a packet may be for uc_jump to follow it (messages). */
 #define UC_JUMP_MAX (64 * SRNIC_WINDOW)
@@ -1004,7 +1004,7 @@ static void uc_drop_until(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	for (m = qp->exp_msn; m != to; m++)
 		if (slot_started(qp, m)) {
-			eng->st.drops[SRNIC_DROP_UC_GIVEN_UP]++;
+			eng->st->drops[SRNIC_DROP_UC_GIVEN_UP]++;
 			slot_clear(&qp->rmsg[m % SRNIC_WINDOW]);
 			inv_forget(qp, m);	/* (nothing invalidated) */
 		}
@@ -1298,7 +1298,7 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	qp->ack_syndrome = SRNIC_ACK_OK;
 	qp->sack_due = 0;
-	eng->st.acks_sent++;
+	eng->st->acks_sent++;
 }
 
 void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp)

@@ -61,15 +61,15 @@ expect unknown-key "$WORK/unknown-key.conf" \
 
 # 3. Port lines DPDK cannot make a port of: a driver that does not exist,
 #    and a real driver with an argument it refuses.  The configuration
-#    parses, so the error comes when the engine starts: at the first PD.
+#    parses, so the error comes when the engine starts: at the first CQ.
 sed 's/^port = .*/port = net_nosuchpmd0,foo=bar/' "$CONF" > "$WORK/bad-driver.conf"
 expect bad-port-driver "$WORK/bad-driver.conf" \
-	"^srnic: .*$WORK/bad-driver.conf" "Couldn't allocate PD" \
+	"^srnic: .*$WORK/bad-driver.conf" "Couldn't create CQ" \
 	-- ibv_rc_pingpong -g 1
 sed 's/^port = \(net_memif0\),.*/port = \1,role=sideways/' "$CONF" > "$WORK/bad-args.conf"
 grep -q "role=sideways" "$WORK/bad-args.conf" || fail "could not write bad-args.conf"
 expect bad-port-args "$WORK/bad-args.conf" \
-	"^srnic: .*$WORK/bad-args.conf" "Couldn't allocate PD" \
+	"^srnic: .*$WORK/bad-args.conf" "Couldn't create CQ" \
 	-- ibv_rc_pingpong -g 1
 
 # 4. Striping weights: out of range, and before any port line.
@@ -138,7 +138,7 @@ key_case key-readable "$WORK/open.key" ".*may be read by others"
 { grep -v '^state_dir' "$CONF"; echo "state_dir = $WORK/a-file/state"; } > "$WORK/state.conf"
 expect state-dir-impossible "$WORK/state.conf" \
 	"^srnic: cannot make the state directory $WORK/a-file/state" \
-	"Couldn't allocate PD" -- ibv_rc_pingpong -g 1
+	"Couldn't create CQ" -- ibv_rc_pingpong -g 1
 { grep -v '^state_dir' "$CONF"; echo "state_dir = relative/dir"; } > "$WORK/state-rel.conf"
 line=$(wc -l < "$WORK/state-rel.conf")
 expect state-dir-relative "$WORK/state-rel.conf" \

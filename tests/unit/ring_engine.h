@@ -35,6 +35,7 @@ static inline struct srnic_engine *ring_engine_new(void)
 	eng->node = srnic_zalloc_aligned(sizeof(*eng->node), 64);
 	if (!eng->node)
 		exit(2);
+	eng->st = &eng->own_st;
 	snprintf(eng->cfg.port[0], sizeof(eng->cfg.port[0]), "net_ring0");
 	eng->cfg.nports = 1;
 	eng->cfg.mtu = 4096;

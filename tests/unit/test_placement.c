@@ -149,7 +149,7 @@ static void shuffle(uint32_t *a, uint32_t n, unsigned seed)
 
 static uint64_t drops(enum srnic_drop d)
 {
-	return eng->st.drops[d];
+	return eng->st->drops[d];
 }
 
 /* WRITE packets in any order land exactly once; the packet with the last

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A process joins srnicd's node: runs on the thread that starts the
+ * engine, before DPDK.  srnicd answers an ATTACH with the process's slot
+ * in the node, its lcore id and where the node's DPDK memory is; the
+ * engine then starts as a DPDK secondary process of srnicd (engine.c) and
+ * uses the node in place of one of its own.  The connection stays open for
+ * the life of the attachment: srnicd takes back what the process held when
+ * it closes, and the process learns of srnicd's end by the same socket.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "engine_internal.h"
+#include "srnicd_proto.h"
+
+#define ATTACH_WAIT_MS 2000	/* srnicd answers at once, or is stuck */
+
+static const char *prog_name(void)
+{
+	extern char *program_invocation_short_name;
+
+	return program_invocation_short_name ? program_invocation_short_name
+					     : "?";
+}
+
+int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct srnicd_attach_req req;
+	struct srnicd_attach_rep rep;
+	struct pollfd pfd;
+	ssize_t n;
+	int fd;
+
+	if (!eng->cfg.srnicd_socket[0])
+		return 0;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
+		 eng->cfg.srnicd_socket);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "srnic: socket: %s", strerror(errno));
+		return -errno;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int e = errno;
+
+		close(fd);
+		/* Nobody serves the node: the process runs it itself. */
+		if (e == ENOENT || e == ECONNREFUSED) {
+			if (eng->mode == SRNIC_ATTACHED) {
+				snprintf(err, errlen, "srnic: srnicd (%s) is "
+					 "gone, and this process was attached "
+					 "to it", eng->cfg.srnicd_socket);
+				return -ENODEV;
+			}
+			return 0;
+		}
+		snprintf(err, errlen, "srnic: cannot reach srnicd at %s: %s",
+			 eng->cfg.srnicd_socket, strerror(e));
+		return -e;
+	}
+	memset(&req, 0, sizeof(req));
+	srnicd_hdr_init(&req.hdr, SRNICD_OP_ATTACH, sizeof(req), 0);
+	snprintf(req.prog, sizeof(req.prog), "%s", prog_name());
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	if (send(fd, &req, sizeof(req), MSG_NOSIGNAL) != sizeof(req) ||
+	    poll(&pfd, 1, ATTACH_WAIT_MS) != 1 ||
+	    (n = recv(fd, &rep, sizeof(rep), 0)) < 0 ||
+	    srnicd_rep_check(&rep, (size_t)n, SRNICD_OP_ATTACH)) {
+		close(fd);
+		snprintf(err, errlen, "srnic: srnicd at %s did not answer "
+			 "the attach", eng->cfg.srnicd_socket);
+		return -EPROTO;
+	}
+	if (rep.hdr.status) {
+		close(fd);
+		rep.error[sizeof(rep.error) - 1] = '\0';
+		snprintf(err, errlen, "srnic: srnicd refused to attach this "
+			 "process: %s", rep.error);
+		return rep.hdr.status;
+	}
+	if (rep.slot == 0 || rep.slot >= SRNIC_MAX_PROCS ||
+	    rep.lcore >= RTE_MAX_LCORE) {
+		close(fd);
+		snprintf(err, errlen, "srnic: srnicd's answer is out of range");
+		return -EPROTO;
+	}
+	eng->mode = SRNIC_ATTACHED;
+	eng->srnicd_fd = fd;
+	eng->slot = rep.slot;
+	eng->lcore = rep.lcore;
+	rep.file_prefix[sizeof(rep.file_prefix) - 1] = '\0';
+	rep.huge_dir[sizeof(rep.huge_dir) - 1] = '\0';
+	rep.base_va[sizeof(rep.base_va) - 1] = '\0';
+	snprintf(eng->eal_prefix, sizeof(eng->eal_prefix), "%s",
+		 rep.file_prefix);
+	snprintf(eng->eal_huge_dir, sizeof(eng->eal_huge_dir), "%s",
+		 rep.huge_dir);
+	snprintf(eng->eal_base_va, sizeof(eng->eal_base_va), "%s",
+		 rep.base_va);
+	return 1;
+}
+
+void srnic_attach_check(struct srnic_engine *eng)
+{
+	struct pollfd pfd = {.fd = eng->srnicd_fd, .events = POLLIN};
+
+	/* srnicd never speaks unasked: anything to read is its end. */
+	if (__atomic_load_n(&eng->fatal, __ATOMIC_ACQUIRE) ||
+	    eng->srnicd_fd < 0 || poll(&pfd, 1, 0) != 1)
+		return;
+	fprintf(stderr, "srnic: srnicd (%s) is gone: the device is lost\n",
+		eng->cfg.srnicd_socket);
+	__atomic_store_n(&eng->fatal, SRNIC_FATAL_SEEN, __ATOMIC_RELEASE);
+}
+
+void srnic_attach_fail_all(struct srnic_engine *eng)
+{
+	unsigned q;
+
+	__atomic_store_n(&eng->fatal, SRNIC_FATAL_DONE, __ATOMIC_RELEASE);
+	for (q = 0; q < SRNIC_MAX_QP; q++) {
+		struct srnic_qp *qp = srnic_qp_lookup(eng, q);
+
+		if (!qp || qp->state == SRNIC_QPS_ERR)
+			continue;
+		srnic_qp_to_error(eng, qp);
+		srnic_qp_activate(eng, qp);
+	}
+	srnic_event(SRNIC_EV_DEVICE_FATAL, NULL);
+}
+
+void srnic_attach_close(struct srnic_engine *eng)
+{
+	if (eng->srnicd_fd >= 0)
+		close(eng->srnicd_fd);
+	eng->srnicd_fd = -1;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The processes of srnicd's node: a slot each, with the rings the node's
+ * pollers and its own threads hand it work through.  Runs on srnicd's main
+ * thread (serve.c), which alone writes the slot table.
+ *
+ * A slot's rings outlive its process and serve the next one: a poller of
+ * another process may be putting a frame on them at the very moment the
+ * process goes, so they are drained, never freed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_lcore.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "srnicd.h"
+
+#define RX_RING 4096	/* frames queued for a process's QPs */
+#define DB_RING 4096	/* as the embedded engine's doorbell ring */
+#define CALL_RING 256
+
+static struct rte_ring *slot_ring(const char *what, unsigned slot,
+				  unsigned size, unsigned flags)
+{
+	char name[RTE_RING_NAMESIZE];
+	struct rte_ring *r;
+
+	snprintf(name, sizeof(name), "srnic_%s%u", what, slot);
+	r = rte_ring_lookup(name);
+	return r ? r : rte_ring_create(name, size, rte_socket_id(), flags);
+}
+
+static void ring_drain(struct rte_ring *r, bool mbufs)
+{
+	void *obj;
+
+	while (r && rte_ring_dequeue(r, &obj) == 0)
+		if (mbufs)
+			rte_pktmbuf_free(obj);
+}
+
+int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
+		       char *err, size_t errlen)
+{
+	struct srnic_node *node = eng->node;
+	struct srnic_proc *p;
+	unsigned slot, i;
+
+	/* Ports whose I/O only the primary process can do (af_packet's
+	 * and af_xdp's in DPDK 22.11) would leave an attached process
+	 * unable to send. */
+	for (i = 0; i < node->nports; i++)
+		if (!node->port[i].shared_memory) {
+			snprintf(err, errlen, "port %u is not a memif port: "
+				 "only memif ports can be shared with "
+				 "attached processes yet", i);
+			return -EOPNOTSUPP;
+		}
+	for (slot = 1; slot < SRNIC_MAX_PROCS; slot++)
+		if (!node->proc[slot].live)
+			break;
+	if (slot == SRNIC_MAX_PROCS) {
+		snprintf(err, errlen, "%u processes are attached already",
+			 SRNIC_MAX_PROCS - 1);
+		return -EUSERS;
+	}
+	p = &node->proc[slot];
+	p->rx = slot_ring("rx", slot, RX_RING, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	p->doorbell = slot_ring("db", slot, DB_RING, RING_F_SC_DEQ);
+	p->calls = slot_ring("calls", slot, CALL_RING, RING_F_SC_DEQ);
+	if (!p->rx || !p->doorbell || !p->calls) {
+		snprintf(err, errlen, "no DPDK memory for its rings");
+		return -ENOMEM;
+	}
+	/* (what a process before it left) */
+	ring_drain(p->rx, true);
+	ring_drain(p->doorbell, false);
+	ring_drain(p->calls, false);
+	p->pid = pid;
+	snprintf(p->prog, sizeof(p->prog), "%s", prog);
+	p->sleeping = 0;
+	p->wake = 0;
+	memset(&p->st, 0, sizeof(p->st));
+	p->rx_forwarded = 0;
+	p->port_polls = 0;
+	p->token_misses = 0;
+	p->rx_ring_full = 0;
+	__atomic_store_n(&p->live, 1, __ATOMIC_RELEASE);
+	if (__atomic_add_fetch(&node->nprocs, 1, __ATOMIC_RELEASE) >
+	    node->nprocs_most)
+		node->nprocs_most = node->nprocs;
+	return (int)slot;
+}
+
+unsigned srnicd_proc_qps(const struct srnic_engine *eng, unsigned slot)
+{
+	unsigned q, n = 0;
+
+	for (q = 0; q < SRNIC_MAX_QP; q++)
+		n += __atomic_load_n(&eng->node->qp_owner[q],
+				     __ATOMIC_RELAXED) == slot + 1;
+	return n;
+}
+
+void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
+{
+	struct srnic_node *node = eng->node;
+	struct srnic_proc *p = &node->proc[slot];
+	uint32_t held = slot + 1;
+	unsigned q, lcore = SRNIC_PROC_LCORE0 + slot;
+
+	if (slot == 0 || slot >= SRNIC_MAX_PROCS || !p->live)
+		return;
+	/* Pollers stop queueing for it first, then its QP numbers go:
+	 * a frame for one of them is dropped as for no QP, and the peer's
+	 * QP fails as it would on a NIC whose QP is gone. */
+	__atomic_store_n(&p->live, 0, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&node->nprocs, 1, __ATOMIC_RELEASE);
+	for (q = 0; q < SRNIC_MAX_QP; q++)
+		if (__atomic_load_n(&node->qp_owner[q], __ATOMIC_RELAXED) ==
+		    held)
+			__atomic_store_n(&node->qp_owner[q], 0,
+					 __ATOMIC_RELEASE);
+	/* Killed while it polled the ports: the token is free again. */
+	__atomic_compare_exchange_n(&node->port_token, &held, 0, false,
+				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	ring_drain(p->rx, true);
+	/* The buffers its lcore's caches held go back to the pools (it
+	 * runs no more: nobody else uses that lcore id). */
+	if (lcore < RTE_MAX_LCORE) {
+		struct rte_mempool *pools[2] = {node->pool, node->zc_pool};
+
+		for (q = 0; q < 2; q++) {
+			struct rte_mempool_cache *c =
+				rte_mempool_default_cache(pools[q], lcore);
+
+			if (c)
+				rte_mempool_cache_flush(c, pools[q]);
+		}
+	}
+	p->pid = 0;
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * srnicd's socket, served on its main thread: processes attach through it
+ * (the connection is the attachment), and administrators ask for the
+ * counters or a shutdown.  Every request is checked by request.c before
+ * anything acts on it; a connection that sends something else is closed.
+ * Nothing here blocks: one poll() over the listening socket and every
+ * connection, so that a process that goes away is let go of at once (its
+ * hang-up wakes the poll), and no client can hold srnicd up.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "srnicd.h"
+#include "srnicd_proto.h"
+
+/* Connections at once: every process slot, and a few for administration;
+ * more wait in the listen backlog. */
+#define MAX_CONNS (SRNIC_MAX_PROCS + 8)
+#define POLL_MS 100	/* how soon a stop request is seen */
+
+struct conn {
+	int fd;
+	int pid;
+	unsigned slot;	/* 0: not attached */
+};
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	mode_t old;
+	int fd, probe;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	/* A socket file nobody answers on is a dead srnicd's; one that
+	 * answers is another srnicd's, which this one must not take over. */
+	probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa,
+				  sizeof(sa)) == 0) {
+		close(probe);
+		fprintf(stderr, "srnicd: another srnicd serves %s\n", path);
+		return -1;
+	}
+	if (probe >= 0)
+		close(probe);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		    0);
+	if (fd < 0)
+		return -1;
+	/* Who may attach is who may open the socket: its owner and group. */
+	old = umask(007);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(fd, 64)) {
+		umask(old);
+		fprintf(stderr, "srnicd: cannot serve %s: %s\n", path,
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	umask(old);
+	return fd;
+}
+
+static void reply(int fd, void *msg, size_t len)
+{
+	/* (a client that does not read its answer loses it, not srnicd
+	 * its time) */
+	if (send(fd, msg, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+	    errno != EAGAIN)
+		return;
+}
+
+static void attach(struct srnic_engine *eng, struct conn *c,
+		   const struct srnicd_req *req)
+{
+	struct srnicd_attach_rep rep;
+	int slot;
+
+	memset(&rep, 0, sizeof(rep));
+	if (c->slot) {
+		slot = -EALREADY;
+		snprintf(rep.error, sizeof(rep.error),
+			 "this connection is attached already");
+	} else {
+		slot = srnicd_proc_attach(eng, c->pid, req->prog, rep.error,
+					  sizeof(rep.error));
+	}
+	srnicd_hdr_init(&rep.hdr, SRNICD_OP_ATTACH, sizeof(rep),
+			slot < 0 ? slot : 0);
+	if (slot > 0) {
+		c->slot = (unsigned)slot;
+		rep.slot = (uint32_t)slot;
+		rep.lcore = SRNIC_PROC_LCORE0 + (uint32_t)slot;
+		rep.node_inc = eng->node->inc;
+		snprintf(rep.file_prefix, sizeof(rep.file_prefix), "%s",
+			 eng->eal_prefix);
+		snprintf(rep.huge_dir, sizeof(rep.huge_dir), "%s",
+			 eng->eal_huge_dir);
+		snprintf(rep.base_va, sizeof(rep.base_va), "%s",
+			 eng->eal_base_va);
+		fprintf(stderr, "srnicd: %s (pid %d) attached, slot %d\n",
+			req->prog, c->pid, slot);
+	}
+	reply(c->fd, &rep, sizeof(rep));
+}
+
+static void stats(struct srnic_engine *eng, struct conn *c)
+{
+	static char msg[SRNICD_MSG_MAX];
+	struct srnicd_hdr *h = (struct srnicd_hdr *)msg;
+	size_t len = sizeof(*h);
+
+	len += srnicd_stats_json(eng, msg + len, sizeof(msg) - len) + 1;
+	srnicd_hdr_init(h, SRNICD_OP_STATS, (uint32_t)len, 0);
+	reply(c->fd, msg, len);
+}
+
+static void drop_conn(struct srnic_engine *eng, struct conn *c)
+{
+	if (c->slot) {
+		char drops[512];
+
+		srnicd_proc_drops(eng, c->slot, drops, sizeof(drops));
+		fprintf(stderr, "srnicd: pid %d (slot %u) detached, %u QPs "
+			"released; it had %s\n", c->pid, c->slot,
+			srnicd_proc_qps(eng, c->slot), drops);
+		srnicd_proc_release(eng, c->slot);
+	}
+	close(c->fd);
+	c->fd = -1;
+	c->slot = 0;
+}
+
+/* One message from c: false when the connection must go. */
+static bool serve_one(struct srnic_engine *eng, struct conn *c,
+		      volatile int *stop)
+{
+	/* (one byte more than any request: a longer one is cut, and its
+	 * length then fails the check) */
+	union {
+		struct srnicd_attach_req attach;
+		char raw[sizeof(struct srnicd_attach_req) + 1];
+	} in;
+	struct srnicd_req req;
+	struct srnicd_hdr h;
+	ssize_t n;
+	int rc;
+
+	n = recv(c->fd, &in, sizeof(in), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n <= 0)
+		return false;	/* gone */
+	rc = srnicd_req_parse(&in, (size_t)n, &req);
+	if (rc) {
+		/* Not one of ours, or nonsense: say so once, then hang up
+		 * (an attached process loses its attachment). */
+		srnicd_hdr_init(&h, SRNICD_OP_MAX, sizeof(h), rc);
+		reply(c->fd, &h, sizeof(h));
+		return false;
+	}
+	switch (req.op) {
+	case SRNICD_OP_ATTACH:
+		attach(eng, c, &req);
+		return true;
+	case SRNICD_OP_STATS:
+		stats(eng, c);
+		return true;
+	case SRNICD_OP_SHUTDOWN:
+		srnicd_hdr_init(&h, SRNICD_OP_SHUTDOWN, sizeof(h), 0);
+		reply(c->fd, &h, sizeof(h));
+		*stop = 1;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int peer_pid(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ? -1
+								    : cr.pid;
+}
+
+int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
+{
+	const char *path = eng->cfg.srnicd_socket;
+	struct conn conns[MAX_CONNS];
+	struct pollfd pfd[MAX_CONNS + 1];
+	unsigned i, n;
+	int lfd;
+
+	lfd = listen_on(path);
+	if (lfd < 0)
+		return -1;
+	for (i = 0; i < MAX_CONNS; i++)
+		conns[i].fd = -1, conns[i].slot = 0;
+	fprintf(stderr, "srnicd: node %s serves %s (DPDK prefix %s)\n",
+		eng->cfg.node, path, eng->eal_prefix);
+	while (!*stop) {
+		pfd[0].fd = lfd;
+		pfd[0].events = POLLIN;
+		for (i = 0, n = 1; i < MAX_CONNS; i++) {
+			pfd[n].fd = conns[i].fd;
+			pfd[n].events = POLLIN;
+			pfd[n].revents = 0;
+			n++;
+		}
+		if (poll(pfd, n, POLL_MS) < 0 && errno != EINTR)
+			break;
+		for (i = 0; i < MAX_CONNS; i++) {
+			short ev = pfd[i + 1].revents;
+
+			if (conns[i].fd < 0 || !ev)
+				continue;
+			if ((ev & POLLIN) &&
+			    serve_one(eng, &conns[i], stop))
+				continue;
+			if (ev & (POLLIN | POLLHUP | POLLERR | POLLNVAL))
+				drop_conn(eng, &conns[i]);
+		}
+		if (pfd[0].revents & POLLIN) {
+			int fd = accept4(lfd, NULL, NULL,
+					 SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+			for (i = 0; fd >= 0 && i < MAX_CONNS; i++)
+				if (conns[i].fd < 0) {
+					conns[i].fd = fd;
+					conns[i].pid = peer_pid(fd);
+					conns[i].slot = 0;
+					break;
+				}
+			if (fd >= 0 && i == MAX_CONNS)
+				close(fd);	/* full: try again later */
+		}
+	}
+	for (i = 0; i < MAX_CONNS; i++)
+		if (conns[i].fd >= 0)
+			drop_conn(eng, &conns[i]);
+	close(lfd);
+	unlink(path);
+	return 0;
+}

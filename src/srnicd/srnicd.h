@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * srnicd's own parts: the socket it serves (serve.c, on its main thread),
+ * the processes it attaches and lets go of (procs.c), and the counters it
+ * reports (json.c).  The node itself is the engine's (srnic_engine_be_node).
+ */
+#ifndef SRNICD_H
+#define SRNICD_H
+
+#include <stddef.h>
+
+#include "engine_internal.h"
+
+/* procs.c: a process attaches (pid from the kernel, prog its name for the
+ * stats): its slot (1 and up), or a negative errno with a reason in err. */
+int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
+		       char *err, size_t errlen);
+/* ... and goes, whatever the reason: everything it held in the node is
+ * taken back (QP numbers, the port token, queued frames, the packet
+ * buffers its lcore's caches kept). */
+void srnicd_proc_release(struct srnic_engine *eng, unsigned slot);
+/* QP numbers the process in slot holds. */
+unsigned srnicd_proc_qps(const struct srnic_engine *eng, unsigned slot);
+
+/* json.c: the node's counters as JSON into buf (NUL-terminated, cut short
+ * where it would not fit); the length written. */
+size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size);
+/* One process's retransmits and drops, as a line for srnicd's log. */
+size_t srnicd_proc_drops(struct srnic_engine *eng, unsigned slot, char *buf,
+			 size_t size);
+
+/* serve.c: serve the socket until SHUTDOWN or *stop; 0, or -1 with the
+ * reason printed when the socket cannot be served. */
+int srnicd_serve(struct srnic_engine *eng, volatile int *stop);
+
+#endif

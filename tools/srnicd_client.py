@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Talk to srnicd over its socket (src/srnicd/srnicd_proto.h).
+
+  srnicd_client.py SOCKET stats [--json]   the node's counters (readable,
+                                           or the JSON srnicd sends)
+  srnicd_client.py SOCKET shutdown         leave the links and exit
+  srnicd_client.py SOCKET raw HEX          send bytes as they are, print
+                                           the answer's status (tests)
+  srnicd_client.py SOCKET gone PID MS      wait up to MS ms until srnicd
+                                           holds no process PID; print
+                                           how many ms that took (tests)
+
+Exits 1 when srnicd cannot be reached or answers with an error.
+"""
+import json
+import socket
+import struct
+import sys
+import time
+
+MAGIC = 0x53524E44
+VERSION = 1
+OPS = {"attach": 1, "stats": 2, "shutdown": 3}
+HDR = struct.Struct("<IHHIi")  # magic, version, op, len, status
+
+
+def request(path, msg, timeout=2.0):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(timeout)
+    s.connect(path)
+    s.send(msg)
+    rep = s.recv(1 << 16)
+    s.close()
+    return rep
+
+
+def header(op, length=HDR.size):
+    return HDR.pack(MAGIC, VERSION, OPS[op], length, 0)
+
+
+def check(rep, op):
+    if len(rep) < HDR.size:
+        sys.exit("srnicd: no answer")
+    magic, version, rop, length, status = HDR.unpack_from(rep)
+    if magic != MAGIC or version != VERSION or length != len(rep):
+        sys.exit("srnicd: an answer that is not srnicd's")
+    if status:
+        sys.exit(f"srnicd: error {status} for {op}")
+    return rep[HDR.size:]
+
+
+def readable(st):
+    out = [f"node {st['node']} (srnicd) incarnation {st['incarnation']:08x} "
+           f"packet buffers in use {st['pool_in_use']} qps {st['qps']}"]
+    for p in st["processes"]:
+        out.append(f"process {p['slot']} pid {p['pid']} {p['prog']} "
+                   f"qps {p['qps']} rx_forwarded {p['rx_forwarded']} "
+                   f"rx_ring_full {p['rx_ring_full']}")
+    for p in st["ports"]:
+        out.append(f"port {p['port']} {p['link']} rx_packets {p['rx_packets']}"
+                   f" rx_bytes {p['rx_bytes']} tx_packets {p['tx_packets']}"
+                   f" tx_bytes {p['tx_bytes']}")
+    for p in st["peers"]:
+        out.append(f"peer {p['name']} incarnation {p['incarnation']:08x} "
+                   f"ports up {p['ports_up']} integrated "
+                   f"{'yes' if p['integrated'] else 'no'}")
+    return "\n".join(out)
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.exit(__doc__)
+    path, cmd = argv[1], argv[2]
+    try:
+        if cmd == "stats":
+            body = check(request(path, header("stats")), cmd)
+            text = body.rstrip(b"\0").decode()
+            if "--json" in argv[3:]:
+                print(text, end="")
+            else:
+                print(readable(json.loads(text)))
+        elif cmd == "shutdown":
+            check(request(path, header("shutdown")), cmd)
+        elif cmd == "gone":
+            pid, limit = int(argv[3]), int(argv[4])
+            start = time.monotonic()
+            while True:
+                body = check(request(path, header("stats")), cmd)
+                st = json.loads(body.rstrip(b"\0").decode())
+                took = (time.monotonic() - start) * 1000
+                if not any(p["pid"] == pid for p in st["processes"]):
+                    print(f"{took:.0f}")
+                    break
+                if took > limit:
+                    sys.exit(f"srnicd still holds process {pid} "
+                             f"after {took:.0f} ms")
+                time.sleep(0.005)
+        elif cmd == "raw":
+            rep = request(path, bytes.fromhex(argv[3]))
+            print(HDR.unpack_from(rep)[4] if len(rep) >= HDR.size else "none")
+        else:
+            sys.exit(__doc__)
+    except OSError as e:
+        sys.exit(f"srnicd at {path}: {e}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
