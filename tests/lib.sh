@@ -24,15 +24,32 @@ on() {
 	timeout -k 5 "$t" "$SRNIC" exec "$node" -- "$@"
 }
 
+# wait_listen NODE [PORT]: until a program in NODE listens on a TCP port
+# (PORT, or any: the server of a pair is ready for its client), 20 s at
+# most.  A fixed wait
+# is not enough: under load a server's start took longer than 0.5 s, and
+# the pingpongs' clients try to connect once (an ibv_uc_pingpong client
+# failed so, 1 run in 30 beside two busy loops, and its server waited for
+# good).
+wait_listen() {
+	local i
+	for ((i = 0; i < 400; i++)); do
+		ip netns exec "${SRNIC_NS:-srnic}-$1" ss -Hltn 2>/dev/null |
+			grep -q "${2:+:$2 }" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # pair NAME TIMEOUT CMD...: run CMD as server on b and as client on a (the
-# client gets "b" appended), wait for both; logs in $LOGDIR/NAME.{a,b}.
-# Returns non-zero if either side failed.
+# client gets "b" appended) once the server listens, wait for both; logs
+# in $LOGDIR/NAME.{a,b}.  Returns non-zero if either side failed.
 pair() {
 	local name=$1 t=$2 rcb=0 rca=0 pid
 	shift 2
 	timeout -k 5 "$t" "$SRNIC" exec b -- "$@" > "$LOGDIR/$name.b" 2>&1 &
 	pid=$!
-	sleep "${PAIR_DELAY:-0.5}"
+	wait_listen b || true	# (a server that died: its client says so)
 	timeout -k 5 "$t" "$SRNIC" exec a -- "$@" b > "$LOGDIR/$name.a" 2>&1 || rca=$?
 	wait $pid || rcb=$?
 	if [ $rca != 0 ] || [ $rcb != 0 ]; then

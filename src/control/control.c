@@ -217,7 +217,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	if (p >= eng->node->nports || pkt->ipv4 == eng->cfg.ipv4 ||
 	    !pkt->ipv4 || !pkt->src_inc)
 		return;		/* ourselves, or nobody */
-	pthread_mutex_lock(&eng->node->peer_lock);
+	srnic_peer_lock(eng->node);
 	peer = srnic_peer_find(eng, pkt->ipv4);
 	if (!peer && eng->node->npeers < SRNIC_MAX_PEERS) {
 		peer = &eng->node->peer[eng->node->npeers];
@@ -270,7 +270,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 			__atomic_store_n(&peer->up[p], 1, __ATOMIC_RELEASE);
 		}
 	}
-	pthread_mutex_unlock(&eng->node->peer_lock);
+	srnic_peer_unlock(eng->node);
 }
 
 static void drain_rx(struct srnic_engine *eng, uint64_t now)
@@ -363,7 +363,7 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 			/* (srnicd's node: no process polls while the port
 			 * restarts) */
 			if (eng->node->shared)
-				srnic_ports_hold(eng);
+				srnic_ports_hold(eng, 0);
 			else
 				srnic_engine_quiesce(eng);
 			srnic_port_restart(eng, p);
@@ -382,7 +382,7 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 					   : SRNIC_EV_PORT_DOWN, NULL);
 		eng->node->dev_active = active;
 	}
-	pthread_mutex_lock(&eng->node->peer_lock);
+	srnic_peer_lock(eng->node);
 	for (i = 0; i < eng->node->npeers; i++) {
 		for (p = 0; p < eng->node->nports; p++)
 			if (eng->node->peer[i].up[p] &&
@@ -396,7 +396,7 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 			}
 		watch_silence(eng, &eng->node->peer[i]);
 	}
-	pthread_mutex_unlock(&eng->node->peer_lock);
+	srnic_peer_unlock(eng->node);
 }
 
 /* When this node itself last made progress: its control core's last tick,
@@ -586,9 +586,9 @@ struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
 
 	__atomic_store_n(&eng->node->hello_now, 1, __ATOMIC_RELEASE);
 	for (;;) {
-		pthread_mutex_lock(&eng->node->peer_lock);
+		srnic_peer_lock(eng->node);
 		peer = peer_by_gid(eng, gid);
-		pthread_mutex_unlock(&eng->node->peer_lock);
+		srnic_peer_unlock(eng->node);
 		/* Reachable is enough to connect; integrated too spares
 		 * the first RDMA a drop and a resend, and heard on every
 		 * live port its first transfer a single path. */

@@ -171,7 +171,7 @@ void srnic_integrate_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 
 	if (pkt->dst_inc != eng->node->inc || p >= eng->node->nports)
 		return;		/* meant for an earlier process of ours */
-	pthread_mutex_lock(&eng->node->peer_lock);
+	srnic_peer_lock(eng->node);
 	peer = srnic_peer_find(eng, pkt->ipv4);
 	if (peer && pkt->src_inc == peer->inc) {
 		if (pkt->opcode == SRNIC_OP_BOOT_ACK) {
@@ -185,7 +185,7 @@ void srnic_integrate_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 					 __ATOMIC_RELEASE);
 		}
 	}
-	pthread_mutex_unlock(&eng->node->peer_lock);
+	srnic_peer_unlock(eng->node);
 }
 
 /* Control core, every tick: drive the exchange with each peer. */
@@ -193,7 +193,7 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 {
 	unsigned i, p;
 
-	pthread_mutex_lock(&eng->node->peer_lock);
+	srnic_peer_lock(eng->node);
 	for (i = 0; i < eng->node->npeers; i++) {
 		struct srnic_peer *peer = &eng->node->peer[i];
 		uint8_t reach = reachable_ports(eng, peer);
@@ -233,5 +233,5 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 						p);
 		}
 	}
-	pthread_mutex_unlock(&eng->node->peer_lock);
+	srnic_peer_unlock(eng->node);
 }

@@ -125,7 +125,7 @@ void srnic_stats_write(struct srnic_engine *eng)
 		(unsigned long)rd(&eng->st->qps_cleared),
 		(unsigned long)rd(&eng->st->ctl_refused),
 		eng->cfg.has_key ? "yes" : "no");
-	pthread_mutex_lock(&eng->node->peer_lock);
+	srnic_peer_lock(eng->node);
 	for (i = 0; i < eng->node->npeers; i++) {
 		const struct srnic_peer *peer = &eng->node->peer[i];
 
@@ -154,7 +154,7 @@ void srnic_stats_write(struct srnic_engine *eng)
 				fprintf(f, " %u", p);
 		fputc('\n', f);
 	}
-	pthread_mutex_unlock(&eng->node->peer_lock);
+	srnic_peer_unlock(eng->node);
 	if (fclose(f) != 0) {
 		free(text);
 		return;

@@ -96,6 +96,7 @@ int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen)
 	eng->srnicd_fd = fd;
 	eng->slot = rep.slot;
 	eng->lcore = rep.lcore;
+	eng->attach_inc = rep.node_inc;
 	rep.file_prefix[sizeof(rep.file_prefix) - 1] = '\0';
 	rep.huge_dir[sizeof(rep.huge_dir) - 1] = '\0';
 	rep.base_va[sizeof(rep.base_va) - 1] = '\0';

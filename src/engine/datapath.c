@@ -37,7 +37,9 @@
 			 * the RTO's floor (SRNIC_RTO_MIN_US) */
 #define NODE_IDLE_NAP_US 2000	/* srnicd's longest nap, no process
 				 * attached */
-#define SRNICD_CHECK_US 10000	/* attached: how often srnicd's socket is
+#define SRNICD_CHECK_US 10000
+#define LAST_FLUSH_MS 100	/* attached: how long the last flush waits
+				 * for the port token */	/* attached: how often srnicd's socket is
 				 * looked at */
 #define APP_DRIVES 16	/* application iterations in SPIN_US (or in a
 			 * nap) that say it polls busily */
@@ -563,7 +565,10 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 	bool app_drives = false;
 
 	app_seen = eng->app_iters +
-		   __atomic_load_n(&eng->node->apps_polled, __ATOMIC_RELAXED);
+		   (eng->mode == SRNIC_NODE
+			    ? __atomic_load_n(&eng->node->apps_polled,
+					      __ATOMIC_RELAXED)
+			    : 0);
 	dp_leave(eng);	/* application threads may run iterations now */
 	while (!eng->stop) {
 		unsigned work = 0;
@@ -574,6 +579,12 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 		 * runs the iterations) */
 		if (eng->mode == SRNIC_ATTACHED && srnic_now() >= check_at) {
 			srnic_attach_check(eng);
+			/* (links that went down and came back: srnic_ports_remap,
+			 * while no iteration of this process polls them) */
+			if (dp_enter(eng)) {
+				srnic_ports_remap(eng);
+				dp_leave(eng);
+			}
 			check_at = srnic_now() +
 				   eng->tsc_per_us * SRNICD_CHECK_US;
 		}
@@ -590,10 +601,12 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 		 * traffic would move only as often as it polls. */
 		if (now >= look_at) {
 			/* (srnicd: the node's attached applications poll its
-			 * ports) */
+			 * ports; an attached process counts its own) */
 			uint64_t app = __atomic_load_n(&eng->app_iters,
-						       __ATOMIC_RELAXED) +
-				       __atomic_load_n(&eng->node->apps_polled,
+						       __ATOMIC_RELAXED);
+
+			if (eng->mode == SRNIC_NODE)
+				app += __atomic_load_n(&eng->node->apps_polled,
 						       __ATOMIC_RELAXED);
 
 			app_drives = app - app_seen >= APP_DRIVES;
@@ -657,7 +670,12 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 	}
 	run_calls(eng);
 	/* ACKs still waiting for company go now: a program that exits
-	 * right after its last receive leaves no sender retrying. */
+	 * right after its last receive leaves no sender retrying.  (An
+	 * attached process waits a little for the port token: its last
+	 * frames must not stay behind.) */
 	send_acks(eng, UINT64_MAX);
-	srnic_ports_flush(eng);
+	if (eng->mode == SRNIC_ATTACHED)
+		srnic_ports_flush_last(eng, LAST_FLUSH_MS);
+	else
+		srnic_ports_flush(eng);
 }

@@ -43,10 +43,12 @@ bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
  * process's receive ring (and its datapath is woken if it naps).  Returns
  * true when the frame is this process's to handle; false when it is gone
  * (queued, or dropped and counted: *drop then says whether the caller
- * frees it).
+ * frees it).  A frame that came off this process's own ring (queued) is
+ * never passed on again: only the port token's holder puts frames on a
+ * ring, and one whose QP went meanwhile is dropped.
  */
 static bool rx_mine(struct srnic_engine *eng, const struct srnic_pkt *pkt,
-		    struct rte_mbuf *m, bool *drop)
+		    struct rte_mbuf *m, bool queued, bool *drop)
 {
 	struct srnic_node *node = eng->node;
 	struct srnic_proc *to;
@@ -59,7 +61,7 @@ static bool rx_mine(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 			: 0;
 	if (owner == eng->slot + 1)
 		return true;
-	to = owner ? &node->proc[owner - 1] : NULL;
+	to = owner && !queued ? &node->proc[owner - 1] : NULL;
 	if (!to || !__atomic_load_n(&to->live, __ATOMIC_ACQUIRE) || !to->rx) {
 		eng->st->drops[SRNIC_DROP_NO_QP]++;
 		*drop = true;
@@ -77,7 +79,8 @@ static bool rx_mine(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	return false;
 }
 
-static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
+static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m,
+		   bool queued)
 {
 	struct srnic_pkt pkt;
 	struct srnic_qp *qp;
@@ -122,7 +125,7 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 	if (eng->node->shared) {
 		bool drop;
 
-		if (!rx_mine(eng, &pkt, m, &drop))
+		if (!rx_mine(eng, &pkt, m, queued, &drop))
 			return !drop;
 	}
 	if (pkt.dst_inc != eng->node->inc) {
@@ -172,9 +175,10 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m)
 	}
 }
 
-/* A burst a port (or the loopback) delivered, frame by frame. */
+/* A burst a port, the loopback or (queued) another process's poller
+ * delivered, frame by frame. */
 static void rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts,
-		     uint16_t n)
+		     uint16_t n, bool queued)
 {
 	uint16_t i;
 
@@ -184,7 +188,7 @@ static void rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts,
 
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		if (m && !rx_one(eng, m))
+		if (m && !rx_one(eng, m, queued))
 			rte_pktmbuf_free(m);
 	}
 }
@@ -203,7 +207,7 @@ static unsigned rx_queued(struct srnic_engine *eng)
 	for (k = 0; k < SRNIC_TXBUF / SRNIC_BURST; k++) {
 		n = (uint16_t)rte_ring_sc_dequeue_burst(rx, (void **)pkts,
 							SRNIC_BURST, NULL);
-		rx_burst(eng, pkts, n);
+		rx_burst(eng, pkts, n, true);
 		total += n;
 		if (n < SRNIC_BURST)
 			break;
@@ -236,7 +240,7 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 		if (!port->polling)
 			continue;
 		n = srnic_port_rx(eng, p, pkts, SRNIC_BURST);
-		rx_burst(eng, pkts, n);
+		rx_burst(eng, pkts, n, false);
 		total += n;
 		/* (a full burst: the port may hold more than was read) */
 		eng->rx_backlog |= n == SRNIC_BURST;
@@ -246,7 +250,7 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 	 * and its senders, ACKs too, would find the port full. */
 	for (p = 0; p < SRNIC_TXBUF / SRNIC_BURST; p++) {
 		n = srnic_loop_rx(eng, pkts, SRNIC_BURST);
-		rx_burst(eng, pkts, n);
+		rx_burst(eng, pkts, n, false);
 		total += n;
 		if (n < SRNIC_BURST)
 			break;

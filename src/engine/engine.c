@@ -86,10 +86,12 @@ static int eal_init(const struct srnic_engine *eng, char *err, size_t errlen)
 	sched_getaffinity(0, sizeof(cpus), &cpus);
 	for (i = 0; i < CPU_SETSIZE && !CPU_ISSET(i, &cpus); i++)
 		;
-	if (eng->mode == SRNIC_ATTACHED)
+	if (eng->mode != SRNIC_EMBEDDED)
 		/* (its own lcore id: the node's pools keep a cache for
-		 * each lcore id, and every process of the node shares them) */
-		snprintf(lcore, sizeof(lcore), "--lcores=%u@%u", eng->lcore,
+		 * each lcore id, and every process of the node shares them;
+		 * srnicd's is 0, its processes' SRNIC_PROC_LCORE0 on) */
+		snprintf(lcore, sizeof(lcore), "--lcores=%u@%u",
+			 eng->mode == SRNIC_NODE ? 0 : eng->lcore,
 			 i < CPU_SETSIZE ? i : 0);
 	else
 		snprintf(lcore, sizeof(lcore), "-l%u",
@@ -181,6 +183,13 @@ static int node_share(struct srnic_engine *eng, char *err, size_t errlen)
 			eng->node = mz->addr;
 			srnic_free(own);
 		}
+		/* DPDK comes up once in a process: a srnicd started since
+		 * is in memory this process never mapped. */
+		if (eng->node->inc != eng->attach_inc) {
+			snprintf(err, errlen, "srnic: srnicd restarted since "
+				 "this program first attached: restart it");
+			return -EBUSY;
+		}
 		/* (at every start: each attachment has a slot of its own) */
 		me = &eng->node->proc[eng->slot];
 		if (!me->doorbell || !me->calls || !me->rx) {
@@ -208,9 +217,10 @@ static int node_share(struct srnic_engine *eng, char *err, size_t errlen)
 	eng->node = mz->addr;
 	srnic_free(own);
 	eng->node->shared = 1;
-	/* (the stats writer takes it; attached processes never do) */
+	/* (attached processes take it to resolve GIDs: srnic_peer_lock) */
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
 	pthread_mutex_init(&eng->node->peer_lock, &ma);
 	pthread_mutexattr_destroy(&ma);
 	eng->st = &eng->node->proc[0].st;	/* (srnicd's own) */
@@ -239,8 +249,6 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 	}
 	node = eng->node;
 	if (eng->mode == SRNIC_ATTACHED) {
-		unsigned p;
-
 		/* The ports, the loopback and the control core are srnicd's;
 		 * the process sends and receives on them.  A secondary
 		 * process maps a memif link's memory when it first looks at
@@ -248,11 +256,7 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 		 * now, not later while it holds the port token, which every
 		 * process would then wait for (it starved their QPs into
 		 * retry errors). */
-		for (p = 0; p < node->nports; p++) {
-			struct rte_eth_link link;
-
-			rte_eth_link_get_nowait(node->port[p].port_id, &link);
-		}
+		srnic_ports_remap(eng);
 		eng->payload_max = eng->cfg.mtu;
 		eng->fc_grant = SRNIC_FC_WINDOW;
 		srnic_stripe_plan(eng);
@@ -358,7 +362,7 @@ static void engine_stop(struct srnic_engine *eng)
 		 * may be in a poll now finishes it, before the links go
 		 * (DPDK 22.11's memif faults a poller whose port stops). */
 		__atomic_store_n(&eng->node->closing, 1, __ATOMIC_RELEASE);
-		srnic_ports_hold(eng);
+		srnic_ports_hold(eng, 0);
 		srnic_ports_give(eng);
 	}
 	if (eng->mode != SRNIC_ATTACHED)

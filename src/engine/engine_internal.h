@@ -7,6 +7,7 @@
 #ifndef SRNIC_ENGINE_INTERNAL_H
 #define SRNIC_ENGINE_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -319,6 +320,7 @@ struct srnic_engine {
 	unsigned lcore;		/* attached: the EAL lcore its iterations
 				 * run as (srnic_proc) */
 	int srnicd_fd;		/* attached: the connection to srnicd */
+	uint32_t attach_inc;	/* ... and the node's incarnation it gave */
 	/* srnicd's node and its processes: where DPDK keeps the memory they
 	 * share (EAL --file-prefix, --huge-dir, --base-virtaddr) */
 	char eal_prefix[64];
@@ -468,8 +470,18 @@ unsigned srnic_ports_flush(struct srnic_engine *eng);
 /* srnicd's node: the token of port I/O (a try-lock; always had when the
  * node is the process's own). */
 bool srnic_ports_take(struct srnic_engine *eng);
-/* ... waiting for it (srnicd's control core, to restart a port) */
-void srnic_ports_hold(struct srnic_engine *eng);
+/* ... waiting for it up to wait_ms (0: as long as it takes: srnicd's
+ * control core, to restart a port); false when it did not come. */
+bool srnic_ports_hold(struct srnic_engine *eng, unsigned wait_ms);
+/* Attached: a DPDK secondary maps a memif link's memory when it looks at
+ * the link, and lets go of it when it sees it down; a link that came
+ * back (its peer or srnicd restarted it) must be looked at again before
+ * it is polled.  Under the process's datapath token, not the port
+ * token (it may ask srnicd for the memory, which takes a while). */
+void srnic_ports_remap(struct srnic_engine *eng);
+/* The engine stops: what its transmit buffers hold goes if the token
+ * comes within wait_ms, and is freed either way. */
+void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms);
 void srnic_ports_give(struct srnic_engine *eng);
 void srnic_ports_settle(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
@@ -636,6 +648,20 @@ static inline bool srnic_peer_older(const struct srnic_peer *peer,
 
 	return srnic_peer_retired(peer, inc) ||
 	       (cur && inc != cur && (int16_t)((inc >> 16) - (cur >> 16)) < 0);
+}
+
+/* The peer table's lock.  In srnicd's node it is shared with attached
+ * processes (modify_qp resolves GIDs under it) and robust: one killed
+ * while it held it (it only reads) leaves it to the next taker. */
+static inline void srnic_peer_lock(struct srnic_node *node)
+{
+	if (pthread_mutex_lock(&node->peer_lock) == EOWNERDEAD)
+		pthread_mutex_consistent(&node->peer_lock);
+}
+
+static inline void srnic_peer_unlock(struct srnic_node *node)
+{
+	pthread_mutex_unlock(&node->peer_lock);
 }
 
 /* integrate.c: the BOOTING / BOOT_ACK / RDMA_READY exchange */

@@ -548,6 +548,13 @@ bool srnic_ports_take(struct srnic_engine *eng)
 	      __atomic_compare_exchange_n(&eng->node->port_token, &free,
 					  eng->slot + 1, false,
 					  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	/* (srnicd began to stop between the look above and the taking:
+	 * it waits for the token, so it has not stopped a port yet) */
+	if (got && eng->mode == SRNIC_ATTACHED &&
+	    __atomic_load_n(&eng->node->closing, __ATOMIC_ACQUIRE)) {
+		srnic_ports_give(eng);
+		got = false;
+	}
 	if (got)
 		me->port_polls++;
 	else
@@ -555,16 +562,35 @@ bool srnic_ports_take(struct srnic_engine *eng)
 	return got;
 }
 
-void srnic_ports_hold(struct srnic_engine *eng)
+void srnic_ports_remap(struct srnic_engine *eng)
 {
+	unsigned p;
+
+	for (p = 0; p < eng->node->nports; p++) {
+		struct rte_eth_link link;
+
+		rte_eth_link_get_nowait(eng->node->port[p].port_id, &link);
+	}
+}
+
+bool srnic_ports_hold(struct srnic_engine *eng, unsigned wait_ms)
+{
+	uint64_t until = srnic_ms() + wait_ms;
 	unsigned i;
 
 	/* (a holder that dies is let go of by srnicd: procs.c) */
-	for (i = 0; !srnic_ports_take(eng); i++)
+	for (i = 0; !srnic_ports_take(eng); i++) {
+		if (wait_ms && srnic_ms() >= until)
+			return false;
+		if (eng->fatal || (eng->mode == SRNIC_ATTACHED &&
+				   eng->node->closing))
+			return false;
 		if (i < 64)
 			sched_yield();
 		else
 			usleep(50);
+	}
+	return true;
 }
 
 void srnic_ports_give(struct srnic_engine *eng)
@@ -573,15 +599,12 @@ void srnic_ports_give(struct srnic_engine *eng)
 		__atomic_store_n(&eng->node->port_token, 0, __ATOMIC_RELEASE);
 }
 
-unsigned srnic_ports_flush(struct srnic_engine *eng)
+/* The flush itself, the port token held. */
+static unsigned flush_held(struct srnic_engine *eng)
 {
 	struct srnic_txbuf *lb = &eng->txbuf[SRNIC_PORT_LOOP];
 	unsigned i, total = 0;
 
-	/* (srnicd's node: without the token, the frames wait for the next
-	 * iteration's flush) */
-	if (!srnic_ports_take(eng))
-		return 0;
 	for (i = 0; i < eng->node->nports; i++) {
 		struct srnic_port *port = &eng->node->port[i];
 		struct srnic_txbuf *tb = &eng->txbuf[i];
@@ -601,8 +624,39 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 	if (lb->n)
 		total += tx_taken(&eng->node->port[SRNIC_PORT_LOOP], lb,
 				  srnic_loop_tx(eng, lb->m, lb->n));
-	srnic_ports_give(eng);
 	return total;
+}
+
+unsigned srnic_ports_flush(struct srnic_engine *eng)
+{
+	unsigned i, total, waiting = 0;
+
+	if (srnic_ports_take(eng)) {
+		total = flush_held(eng);
+		srnic_ports_give(eng);
+		return total;
+	}
+	/* srnicd's node, the token taken: the frames wait for the next
+	 * iteration's flush, and count as work meanwhile (the datapath
+	 * must not nap with them queued). */
+	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
+		waiting += eng->txbuf[i].n;
+	return waiting;
+}
+
+void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms)
+{
+	unsigned i;
+
+	if (srnic_ports_hold(eng, wait_ms)) {
+		flush_held(eng);
+		srnic_ports_give(eng);
+	}
+	/* (what did not go, goes no more) */
+	for (i = 0; i < SRNIC_PORT_SLOTS; i++) {
+		rte_pktmbuf_free_bulk(eng->txbuf[i].m, eng->txbuf[i].n);
+		eng->txbuf[i].n = 0;
+	}
 }
 
 void srnic_ports_settle(struct srnic_engine *eng)

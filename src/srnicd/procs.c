@@ -42,6 +42,32 @@ static void ring_drain(struct rte_ring *r, bool mbufs)
 			rte_pktmbuf_free(obj);
 }
 
+/*
+ * A process killed holding the port token may have been between claiming
+ * slots of a single-producer ring and publishing them: the next producer
+ * would publish them, stale, with its own.  Taking back what it claimed
+ * (srnicd holds the token meanwhile) loses at most the frames it was
+ * putting there; the senders' recovery covers them.  (A kill inside an
+ * operation on the multi-producer packet pool cannot be repaired so:
+ * docs/architecture.md says so.)
+ */
+static void ring_unclaim(struct rte_ring *r)
+{
+	if (r && r->prod.head != r->prod.tail)
+		r->prod.head = r->prod.tail;
+}
+
+static void token_rings_repair(struct srnic_node *node)
+{
+	unsigned s;
+
+	ring_unclaim(node->loop);
+	ring_unclaim(node->ctrl_rx);
+	for (s = 0; s < SRNIC_MAX_PROCS; s++)
+		ring_unclaim(node->proc[s].rx);
+	__atomic_store_n(&node->port_token, 0, __ATOMIC_RELEASE);
+}
+
 int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 		       char *err, size_t errlen)
 {
@@ -124,9 +150,11 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 		    held)
 			__atomic_store_n(&node->qp_owner[q], 0,
 					 __ATOMIC_RELEASE);
-	/* Killed while it polled the ports: the token is free again. */
-	__atomic_compare_exchange_n(&node->port_token, &held, 0, false,
-				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	/* Killed while it polled the ports: the token is free again, once
+	 * the rings only its holder puts frames on are whole. */
+	if (__atomic_compare_exchange_n(&node->port_token, &held, 1, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		token_rings_repair(node);
 	ring_drain(p->rx, true);
 	/* The buffers its lcore's caches held go back to the pools (it
 	 * runs no more: nobody else uses that lcore id). */

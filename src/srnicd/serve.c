@@ -56,7 +56,7 @@ static int listen_on(const char *path)
 	if (fd < 0)
 		return -1;
 	/* Who may attach is who may open the socket: its owner and group. */
-	old = umask(007);
+	old = umask(0117);	/* (0660) */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    listen(fd, 64)) {
 		umask(old);
@@ -123,9 +123,12 @@ static void stats(struct srnic_engine *eng, struct conn *c)
 	reply(c->fd, msg, len);
 }
 
-static void drop_conn(struct srnic_engine *eng, struct conn *c)
+/* A connection ends; release: the process is gone, and what it held in
+ * the node comes back (not when srnicd itself stops: its processes may
+ * still be running, and learn of the end by the hang-up). */
+static void drop_conn(struct srnic_engine *eng, struct conn *c, bool release)
 {
-	if (c->slot) {
+	if (c->slot && release) {
 		char drops[512];
 
 		srnicd_proc_drops(eng, c->slot, drops, sizeof(drops));
@@ -228,7 +231,7 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 			    serve_one(eng, &conns[i], stop))
 				continue;
 			if (ev & (POLLIN | POLLHUP | POLLERR | POLLNVAL))
-				drop_conn(eng, &conns[i]);
+				drop_conn(eng, &conns[i], true);
 		}
 		if (pfd[0].revents & POLLIN) {
 			int fd = accept4(lfd, NULL, NULL,
@@ -247,7 +250,7 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 	}
 	for (i = 0; i < MAX_CONNS; i++)
 		if (conns[i].fd >= 0)
-			drop_conn(eng, &conns[i]);
+			drop_conn(eng, &conns[i], false);
 	close(lfd);
 	unlink(path);
 	return 0;

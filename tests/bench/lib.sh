@@ -3,10 +3,14 @@
 # srnic_pair TOOL ARGS...: TOOL as server on node b, as client on node a
 # (aimed at b); prints the client's output.
 srnic_pair() {
-	local pid
+	local pid i
 	"$SRNIC" exec b -- "$@" > /dev/null 2>&1 &
 	pid=$!
-	sleep 0.5
+	# (until the server listens: its client tries to connect once)
+	for ((i = 0; i < 400; i++)); do
+		ip netns exec "$SRNIC_NS-b" ss -Hltn 2>/dev/null | grep -q . && break
+		sleep 0.05
+	done
 	"$SRNIC" exec a -- "$@" b
 	wait $pid
 }

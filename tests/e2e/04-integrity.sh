@@ -15,7 +15,7 @@ for n in a b; do
 done
 SRNIC_CONF_OVERRIDE=$LOGDIR/zc-b.conf timeout -k 5 120 "$SRNIC" exec b -- "$prog" > "$LOGDIR/zc.b" 2>&1 &
 pid=$!
-sleep 0.5
+wait_listen b || true
 SRNIC_CONF_OVERRIDE=$LOGDIR/zc-a.conf timeout -k 5 120 "$SRNIC" exec a -- "$prog" b > "$LOGDIR/zc.a" 2>&1 ||
 	{ tail -5 "$LOGDIR/zc.a" "$LOGDIR/zc.b"; fail "integrity with zero-copy transmit"; }
 wait $pid || fail "integrity server (zero-copy run)"
@@ -30,7 +30,7 @@ echo "zero-copy frames sent by a: $zc"
 # hurt by the other leaving mid-handshake).
 timeout -k 5 120 "$SRNIC" exec b -- "$prog" -R > "$LOGDIR/reopen.b" 2>&1 &
 pid=$!
-sleep 0.5
+wait_listen b || true
 timeout -k 5 120 "$SRNIC" exec a -- "$prog" -R b > "$LOGDIR/reopen.a" 2>&1 ||
 	{ cat "$LOGDIR/reopen.a" "$LOGDIR/reopen.b"; fail "integrity after a reopen"; }
 wait $pid || fail "integrity server (reopen run)"

@@ -13,6 +13,8 @@
 #     its retry time, and a pingpong running beside it ends intact.
 #  5. SIGKILL of srnicd: an attached ib_write_bw sees errors (the device is
 #     lost) and exits within 2 s; srnicd starts again and serves.
+#  6. srnicd stopped cleanly under an attached ib_write_bw: srnicd exits,
+#     the program ends with the device lost.
 export SRNIC_NS=${SRNIC_NS:-srnic}-d SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-d
 . "$(dirname "$0")/../lib.sh"
 
@@ -25,6 +27,17 @@ trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 stats() { $CLIENT "$TB/$1.sock" stats --json; }
 jcheck() {	# NODE PYTHON-EXPR (st is the JSON): true or fail
 	stats "$1" | python3 -c "import json,sys; st=json.load(sys.stdin); sys.exit(0 if ($2) else 1)"
+}
+
+wait_attached() {	# PROG: until a's srnicd has PROG attached (10 s); its pid
+	local pid="" i
+	for i in $(seq 100); do
+		pid=$(stats a | python3 -c "import json,sys; print(*[p['pid'] for p in json.load(sys.stdin)['processes'] if p['prog'] == '$1'])")
+		[ -n "$pid" ] && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || fail "no $1 attached to a's srnicd: $(stats a)"
+	echo "$pid"
 }
 
 # 1. counters and bad requests
@@ -66,7 +79,8 @@ timeout -k 5 60 "$SRNIC" exec b -- ibv_rc_pingpong -g 1 -c -n 2000 -s 4096 -p 18
 s2=$!
 timeout -k 5 60 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -c -n 1000 -s 4096 -p 18700 > "$LOGDIR/d-lo.s" 2>&1 &
 s3=$!
-sleep 1
+# (the pingpongs' clients try to connect once)
+wait_listen b 18600 && wait_listen a 18700 || fail "the pingpong servers do not listen"
 timeout -k 5 60 "$SRNIC" exec a -- "$BUILD/tests/e2e/stress" -q 4 -n 3000 b > "$LOGDIR/d-stress.a" 2>&1 &
 c1=$!
 timeout -k 5 60 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -c -n 2000 -s 4096 -p 18600 b > "$LOGDIR/d-pp.a" 2>&1 &
@@ -93,18 +107,12 @@ timeout -k 5 30 "$SRNIC" exec b -- ib_write_bw -D 8 -s 65536 > "$LOGDIR/d-bw.b" 
 sb=$!
 timeout -k 5 30 "$SRNIC" exec b -- ibv_rc_pingpong -g 1 -c -n 20000 -s 1024 -p 18800 > "$LOGDIR/d-pp2.b" 2>&1 &
 sp=$!
-sleep 1
+wait_listen b 18515 && wait_listen b 18800 || fail "the servers do not listen"
 timeout -k 5 30 "$SRNIC" exec a -- ib_write_bw -D 8 -s 65536 b > "$LOGDIR/d-bw.a" 2>&1 &
 cb=$!
 timeout -k 5 30 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -c -n 20000 -s 1024 -p 18800 b > "$LOGDIR/d-pp2.a" 2>&1 &
 cp=$!
-victim=""
-for _ in $(seq 50); do
-	sleep 0.1
-	victim=$(stats a | python3 -c "import json,sys; print(*[p['pid'] for p in json.load(sys.stdin)['processes'] if p['prog'] == 'ib_write_bw'])")
-	[ -n "$victim" ] && break
-done
-[ -n "$victim" ] || fail "no ib_write_bw attached to a's srnicd: $(stats a)"
+victim=$(wait_attached ib_write_bw) || exit 1
 sleep 1	# (mid-transfer)
 kill -9 $victim
 gone=$($CLIENT "$TB/a.sock" gone "$victim" 1000) ||
@@ -120,13 +128,21 @@ wait $cp || fail "the pingpong beside the killed process failed"
 wait $sp || fail "the pingpong server beside the killed process failed"
 pingpong_ok "$LOGDIR/d-pp2.a" && pingpong_ok "$LOGDIR/d-pp2.b" || fail "pingpong beside the kill"
 
+# bw_attached NAME: an ib_write_bw pair b <- a for 10 s, its client attached
+# to a's srnicd and a second into its transfer (server pid sb, client cb)
+bw_attached() {
+	timeout -k 5 30 "$SRNIC" exec b -- ib_write_bw -D 10 -s 65536 > "$LOGDIR/$1.b" 2>&1 &
+	sb=$!
+	wait_listen b 18515 || fail "ib_write_bw's server does not listen"
+	timeout -k 5 30 "$SRNIC" exec a -- ib_write_bw -D 10 -s 65536 b > "$LOGDIR/$1.a" 2>&1 &
+	cb=$!
+	# (attached, or it would find no srnicd and run the node itself)
+	wait_attached ib_write_bw > /dev/null
+	sleep 1
+}
+
 # 5. SIGKILL srnicd under an attached process
-timeout -k 5 30 "$SRNIC" exec b -- ib_write_bw -D 10 -s 65536 > "$LOGDIR/d-bw2.b" 2>&1 &
-sb=$!
-sleep 1
-timeout -k 5 30 "$SRNIC" exec a -- ib_write_bw -D 10 -s 65536 b > "$LOGDIR/d-bw2.a" 2>&1 &
-cb=$!
-sleep 2
+bw_attached d-bw2
 "$SRNIC" srnicd a kill
 t0=$(date +%s%N)
 wait $cb && fail "ib_write_bw on a went on without srnicd"
@@ -137,4 +153,23 @@ echo "ib_write_bw on a ended $ms ms after srnicd was killed"
 kill $sb 2>/dev/null; wait $sb 2>/dev/null
 "$SRNIC" srnicd a start || fail "srnicd of a did not start again"
 jcheck a "st['node'] == 'a'" || fail "the new srnicd does not serve"
+
+# 6. srnicd stopped (SHUTDOWN) under an attached process: it keeps the
+#    process off the ports, says goodbye on its links and exits; the
+#    process sees the device lost.
+for _ in $(seq 50); do
+	jcheck a "any(p['integrated'] for p in st['peers'])" && break
+	sleep 0.1
+done
+bw_attached d-bw3
+pid=$(cat "$TB/a.srnicd.pid")
+t0=$(date +%s%N)
+"$SRNIC" srnicd a stop
+kill -0 "$pid" 2>/dev/null && fail "srnicd of a still runs after stop"
+ms=$((($(date +%s%N) - t0) / 1000000))
+wait $cb && fail "ib_write_bw on a went on after srnicd stopped"
+grep -q "srnicd .* is gone" "$LOGDIR/d-bw3.a" || { tail -5 "$LOGDIR/d-bw3.a"; fail "no word of the lost device after the stop"; }
+grep -q "node a stopped" "$TB/a.srnicd.log" || fail "srnicd of a did not stop cleanly"
+echo "srnicd of a stopped in $ms ms under an attached ib_write_bw, which ended with the device lost"
+kill $sb 2>/dev/null; wait $sb 2>/dev/null
 exit 0

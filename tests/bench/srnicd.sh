@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# srnicd against the embedded engine, in one run: each round brings up a
+# two-port memif testbed without srnicd and one with it (testbed up
+# --srnicd yes), in turn, and measures on each
+#   - ib_write_bw 64 KiB for SECONDS and ib_write_lat 2 B (5000
+#     iterations), one pair a to b;
+# and then, through srnicd only,
+#   - 2 and 4 ib_write_bw pairs at once (64 KiB, SECONDS): their sum;
+#   - the loopback between two processes of node a: ib_write_bw 64 KiB
+#     and ib_write_lat 2 B, server and client both on a.
+# Medians over the rounds, and of the within-round ratios (this host is
+# noisy: only same-run ratios mean much).
+#   tests/bench/srnicd.sh [ROUNDS] [SECONDS]
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+ROUNDS=${1:-3}
+SECS=${2:-3}
+. "$ROOT/tests/bench/lib.sh"
+export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
+SRNIC=$ROOT/srnic
+
+write_lat() {	# [HOST]: typical latency of a 2-byte WRITE a -> HOST (b)
+	local host=${1:-b}
+	"$SRNIC" exec "$host" -- ib_write_lat -s 2 -n 5000 > /dev/null 2>&1 &
+	local pid=$!
+	sleep 0.5
+	"$SRNIC" exec a -- ib_write_lat -s 2 -n 5000 "$host" |
+		awk '$1 == 2 && NF >= 7 {print $5}'
+	wait $pid
+}
+
+# pairs N: N ib_write_bw pairs a -> b at once (ports 18515 + i): the sum
+pairs() {
+	local n=$1 i pids=()
+	for ((i = 0; i < n; i++)); do
+		"$SRNIC" exec b -- ib_write_bw -s 65536 -D "$SECS" -p $((18515 + i)) \
+			> /dev/null 2>&1 &
+		pids+=($!)
+	done
+	sleep 1
+	for ((i = 0; i < n; i++)); do
+		"$SRNIC" exec a -- ib_write_bw -s 65536 -D "$SECS" -p $((18515 + i)) \
+			--report_gbits b > "$W/pair$i" 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}" || true
+	cat "$W"/pair* | awk '$1 == 65536 && NF >= 5 {s += $4} END {printf "%.2f\n", s}'
+	rm -f "$W"/pair*
+}
+
+loop_bw() {	# ib_write_bw between two processes of node a
+	"$SRNIC" exec a -- ib_write_bw -s 65536 -D "$SECS" > /dev/null 2>&1 &
+	local pid=$!
+	sleep 0.5
+	"$SRNIC" exec a -- ib_write_bw -s 65536 -D "$SECS" --report_gbits a |
+		awk '$1 == 65536 && NF >= 5 {print $4}'
+	wait $pid
+}
+
+measure() {	# yes|no (srnicd): prints "bw lat"
+	"$SRNIC" testbed up --ports 2 --srnicd "$1" > /dev/null
+	printf '%s %s\n' "$(write_bw "$SECS")" "$(write_lat)"
+	if [ "$1" = yes ]; then
+		printf '%s %s %s %s\n' "$(pairs 2)" "$(pairs 4)" "$(loop_bw)" \
+			"$(write_lat a)" > "$W/extra"
+	fi
+	"$SRNIC" testbed down > /dev/null
+}
+
+trap '"$SRNIC" testbed down >/dev/null 2>&1; rm -rf "$W"' EXIT
+"$SRNIC" testbed down > /dev/null 2>&1 || true
+"$SRNIC" setup > /dev/null
+W=$(mktemp -d)
+for ((r = 1; r <= ROUNDS; r++)); do
+	read -r ebw elat <<< "$(measure no)"
+	read -r dbw dlat <<< "$(measure yes)"
+	read -r p2 p4 lbw llat < "$W/extra"
+	printf 'round %d: one pair, srnicd / embedded: ib_write_bw 64 KiB %s / %s Gb/s, ib_write_lat 2 B %s / %s us; through srnicd: 2 pairs %s Gb/s, 4 pairs %s Gb/s; loopback between processes %s Gb/s, %s us\n' \
+		"$r" "$dbw" "$ebw" "$dlat" "$elat" "$p2" "$p4" "$lbw" "$llat"
+	awk -v a="$dbw" -v b="$ebw" 'BEGIN {print 100 * a / b}' >> "$W/bw"
+	awk -v a="$dlat" -v b="$elat" 'BEGIN {print a - b}' >> "$W/lat"
+	awk -v a="$p2" -v b="$dbw" 'BEGIN {print 100 * a / b}' >> "$W/p2"
+	awk -v a="$p4" -v b="$dbw" 'BEGIN {print 100 * a / b}' >> "$W/p4"
+	echo "$lbw" >> "$W/lbw"
+	echo "$llat" >> "$W/llat"
+done
+printf 'median: srnicd / embedded bandwidth %.1f%%, latency srnicd - embedded %+.2f us; 2 pairs %.0f%% and 4 pairs %.0f%% of one pair through srnicd; loopback between processes %s Gb/s, %s us\n' \
+	"$(median < "$W/bw")" "$(median < "$W/lat")" "$(median < "$W/p2")" \
+	"$(median < "$W/p4")" "$(median < "$W/lbw")" "$(median < "$W/llat")"
