@@ -101,9 +101,10 @@ int main(int argc, char **argv)
 	if (cfg.huge_dir[0])
 		snprintf(huge, sizeof(huge), "%s", cfg.huge_dir);
 	else if (huge_dir(huge, sizeof(huge))) {
-		fprintf(stderr, "srnicd: no hugetlbfs is mounted (mount -t "
-			"hugetlbfs nodev /dev/hugepages; ./srnic setup does "
-			"it)\n");
+		fprintf(stderr, "srnicd: no hugetlbfs is mounted: mount one "
+			"(mount -t hugetlbfs nodev /dev/hugepages) or name one "
+			"with huge_dir in %s (the testbed mounts its own)\n",
+			cfg.path);
 		return 1;
 	}
 	file_prefix(&cfg, prefix, sizeof(prefix));
