@@ -193,26 +193,38 @@ static void rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts,
 	}
 }
 
-/* srnicd's node: what other processes' pollers queued for this one,
- * a transmit buffer's worth at most. */
-static unsigned rx_queued(struct srnic_engine *eng)
+/* srnicd's node: frames other processes' pollers queued for this one. */
+static uint16_t queued_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
+			  uint16_t n)
 {
 	struct rte_ring *rx = eng->node->proc[eng->slot].rx;
+
+	return rx ? (uint16_t)rte_ring_sc_dequeue_burst(rx, (void **)pkts, n,
+							NULL)
+		  : 0;
+}
+
+/* A ring of frames (the loopback's, or this process's own), up to a
+ * transmit buffer's worth (what one flush may have put there): read only
+ * a burst an iteration, it would back up, and its senders, ACKs too, would
+ * find it full. */
+static unsigned rx_ring(struct srnic_engine *eng,
+			uint16_t (*rx)(struct srnic_engine *eng,
+				       struct rte_mbuf **pkts, uint16_t n),
+			bool queued)
+{
 	struct rte_mbuf *pkts[SRNIC_BURST];
 	unsigned total = 0, k;
-	uint16_t n;
+	uint16_t n = 0;
 
-	if (!rx)
-		return 0;
 	for (k = 0; k < SRNIC_TXBUF / SRNIC_BURST; k++) {
-		n = (uint16_t)rte_ring_sc_dequeue_burst(rx, (void **)pkts,
-							SRNIC_BURST, NULL);
-		rx_burst(eng, pkts, n, true);
+		n = rx(eng, pkts, SRNIC_BURST);
+		rx_burst(eng, pkts, n, queued);
 		total += n;
 		if (n < SRNIC_BURST)
 			break;
 	}
-	eng->rx_backlog |= k == SRNIC_TXBUF / SRNIC_BURST;
+	eng->rx_backlog |= n == SRNIC_BURST;
 	return total;
 }
 
@@ -223,7 +235,7 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 	uint16_t n;
 
 	eng->rx_backlog = false;
-	total = rx_queued(eng);
+	total = rx_ring(eng, queued_rx, true);
 	/* (srnicd's node: one process at a time polls the ports) */
 	if (!srnic_ports_take(eng))
 		return total;
@@ -245,17 +257,7 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 		/* (a full burst: the port may hold more than was read) */
 		eng->rx_backlog |= n == SRNIC_BURST;
 	}
-	/* The loopback, up to a transmit buffer's worth (what one flush may
-	 * have put there): read only a burst an iteration, it would back up,
-	 * and its senders, ACKs too, would find the port full. */
-	for (p = 0; p < SRNIC_TXBUF / SRNIC_BURST; p++) {
-		n = srnic_loop_rx(eng, pkts, SRNIC_BURST);
-		rx_burst(eng, pkts, n, false);
-		total += n;
-		if (n < SRNIC_BURST)
-			break;
-	}
-	eng->rx_backlog |= n == SRNIC_BURST;
+	total += rx_ring(eng, srnic_loop_rx, false);
 	srnic_ports_give(eng);
 	return total;
 }

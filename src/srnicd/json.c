@@ -107,18 +107,19 @@ size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 	    node->nprocs_most);
 	for (i = 0; i < SRNIC_MAX_PROCS; i++) {
 		const struct srnic_proc *pr = &node->proc[i];
+		unsigned n;
 
 		if (!__atomic_load_n(&pr->live, __ATOMIC_ACQUIRE))
 			continue;
+		n = srnicd_proc_qps(eng, i);
 		put(&o, "%s{\"slot\":%u,\"pid\":%d,\"prog\":", first ? "" : ",",
 		    i, pr->pid);
 		put_name(&o, pr->prog, sizeof(pr->prog));
-		qps += srnicd_proc_qps(eng, i);
+		qps += n;
 		put(&o, ",\"qps\":%u,\"rx_forwarded\":%lu,\"rx_ring_full\":%lu,"
 			"\"port_polls\":%lu,\"token_misses\":%lu,"
 			"\"retransmits\":%lu,\"drops\":{",
-		    srnicd_proc_qps(eng, i),
-		    (unsigned long)rd(&pr->rx_forwarded),
+		    n, (unsigned long)rd(&pr->rx_forwarded),
 		    (unsigned long)rd(&pr->rx_ring_full),
 		    (unsigned long)rd(&pr->port_polls),
 		    (unsigned long)rd(&pr->token_misses),

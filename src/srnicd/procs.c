@@ -72,6 +72,7 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 		       char *err, size_t errlen)
 {
 	struct srnic_node *node = eng->node;
+	struct rte_ring *rx, *db, *calls;
 	struct srnic_proc *p;
 	unsigned slot, i;
 
@@ -94,26 +95,25 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 		return -EUSERS;
 	}
 	p = &node->proc[slot];
-	p->rx = slot_ring("rx", slot, RX_RING, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	p->doorbell = slot_ring("db", slot, DB_RING, RING_F_SC_DEQ);
-	p->calls = slot_ring("calls", slot, CALL_RING, RING_F_SC_DEQ);
-	if (!p->rx || !p->doorbell || !p->calls) {
+	rx = slot_ring("rx", slot, RX_RING, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	db = slot_ring("db", slot, DB_RING, RING_F_SC_DEQ);
+	calls = slot_ring("calls", slot, CALL_RING, RING_F_SC_DEQ);
+	if (!rx || !db || !calls) {
 		snprintf(err, errlen, "no DPDK memory for its rings");
 		return -ENOMEM;
 	}
 	/* (what a process before it left) */
-	ring_drain(p->rx, true);
-	ring_drain(p->doorbell, false);
-	ring_drain(p->calls, false);
+	ring_drain(rx, true);
+	ring_drain(db, false);
+	ring_drain(calls, false);
+	/* Everything else of the slot starts anew: counters, nap words,
+	 * and the earlier process's "aside". */
+	memset(p, 0, sizeof(*p));
+	p->rx = rx;
+	p->doorbell = db;
+	p->calls = calls;
 	p->pid = pid;
 	snprintf(p->prog, sizeof(p->prog), "%s", prog);
-	p->sleeping = 0;
-	p->wake = 0;
-	memset(&p->st, 0, sizeof(p->st));
-	p->rx_forwarded = 0;
-	p->port_polls = 0;
-	p->token_misses = 0;
-	p->rx_ring_full = 0;
 	__atomic_store_n(&p->live, 1, __ATOMIC_RELEASE);
 	if (__atomic_add_fetch(&node->nprocs, 1, __ATOMIC_RELEASE) >
 	    node->nprocs_most)
