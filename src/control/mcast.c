@@ -1,19 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Multicast groups: which local UD QPs joined which IPv4 group.
+ * Multicast groups: which UD QPs of the node joined which group.
  *
- * The join state is the control plane's: attach and detach change it as
- * engine calls (so the datapath, which reads it for every multicast
- * datagram, never sees it half changed), and the control core programs
- * each port's multicast filter from it.  A datagram for a group nobody
+ * Two tables.  Each process keeps its own QPs' groups: attach and detach
+ * change it as engine calls, so its datapath, which reads it for every
+ * multicast datagram, never sees it half changed.  The node keeps which
+ * processes joined each group (node_join, node_leave, under a lock all
+ * of srnicd's processes share): whoever polls the ports passes each
+ * datagram to the member processes, and the control core programs each
+ * port's multicast filter from it.  A datagram a process sends to a group
+ * with members on its own node also goes through the loopback, as a NIC
+ * loops multicast back to its other QPs.  A datagram for a group nobody
  * here joined is dropped and counted whatever the port's filter let in:
  * af_packet and memif ports take every frame.
  *
  * Groups are named by IPv4 multicast GIDs (::ffff:224.0.0.0/100 as RoCE
  * v2 maps IPv4 addresses, or ff0e::ffff:224.0.0.0/100 as rdma-core encodes
- * IPv4 groups) or by IPv6 multicast GIDs (ff00::/8).  The wire carries a 32-bit id of the group: its
- * IPv4 address, or the IPv6 GID's last 32 bits, which is also all its
- * Ethernet address keeps (33:33 and those bits).
+ * IPv4 groups) or by IPv6 multicast GIDs (ff00::/8).  The wire carries a
+ * 32-bit id of the group: its IPv4 address, or the IPv6 GID's last 32
+ * bits, which is also all its Ethernet address keeps (33:33 and those
+ * bits).
  */
 #include <errno.h>
 #include <string.h>
@@ -23,18 +29,78 @@
 
 #include "engine_internal.h"
 
-/* A group as it is named on the wire: its IPv4 address, or the low 32 bits
- * of an IPv6 multicast GID (what its Ethernet address keeps of it too). */
+/* This process's group of that GID, if its QPs joined one. */
 static struct srnic_mcast_group *group_by_gid(struct srnic_engine *eng,
 					      const uint8_t gid[16])
 {
 	unsigned i;
 
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++)
-		if (eng->node->mcast[i].nqp &&
-		    !memcmp(eng->node->mcast[i].gid, gid, 16))
-			return &eng->node->mcast[i];
+		if (eng->mcast[i].nqp && !memcmp(eng->mcast[i].gid, gid, 16))
+			return &eng->mcast[i];
 	return NULL;
+}
+
+/*
+ * The node's part: a process joins a group with its first QP and leaves
+ * it with its last.  Under mcast_lock, which every process of srnicd's
+ * node shares; the control core sees the change (mcast_gen) and programs
+ * the ports' filters.  Join returns 0 or -ENOMEM (every entry in use).
+ */
+static int node_join(struct srnic_engine *eng,
+		     const struct srnic_mcast_group *g)
+{
+	struct srnic_node *node = eng->node;
+	struct srnic_node_group *ng = NULL, *free_ng = NULL;
+	unsigned i;
+
+	srnic_shared_lock(&node->mcast_lock);
+	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS && !ng; i++) {
+		struct srnic_node_group *e = &node->mcast[i];
+
+		if (!e->procs)
+			free_ng = free_ng ? free_ng : e;
+		else if (!memcmp(e->gid, g->gid, 16))
+			ng = e;
+	}
+	if (!ng && free_ng) {
+		ng = free_ng;
+		memcpy(ng->gid, g->gid, 16);
+		ng->id = g->id;
+		ng->kind = g->kind;
+	}
+	if (ng) {
+		__atomic_or_fetch(&ng->procs, 1u << eng->slot, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&node->mcast_gen, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&node->mcast_lock);
+	return ng ? 0 : -ENOMEM;
+}
+
+/* Slot leaves every group of the node whose GID is gid (NULL: all). */
+static void node_leave(struct srnic_node *node, unsigned slot,
+		       const uint8_t *gid)
+{
+	unsigned i;
+
+	srnic_shared_lock(&node->mcast_lock);
+	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
+		struct srnic_node_group *e = &node->mcast[i];
+
+		if ((e->procs & 1u << slot) &&
+		    (!gid || !memcmp(e->gid, gid, 16))) {
+			__atomic_and_fetch(&e->procs, ~(1u << slot),
+					   __ATOMIC_RELEASE);
+			__atomic_fetch_add(&node->mcast_gen, 1,
+					   __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&node->mcast_lock);
+}
+
+void srnic_mcast_release_proc(struct srnic_node *node, unsigned slot)
+{
+	node_leave(node, slot, NULL);
 }
 
 /* What kind of multicast GID gid is (SRNIC_MCAST_IPV4, _IPV6 or 0: none),
@@ -62,15 +128,14 @@ static void call_attach(struct srnic_engine *eng, struct srnic_call *c)
 	uint32_t i;
 
 	if (!g) {
-		for (i = 0; i < SRNIC_MAX_MCAST_GROUPS &&
-			    eng->node->mcast[i].nqp;
+		for (i = 0; i < SRNIC_MAX_MCAST_GROUPS && eng->mcast[i].nqp;
 		     i++)
 			;
 		if (i == SRNIC_MAX_MCAST_GROUPS) {
 			c->result = -ENOMEM;
 			return;
 		}
-		g = &eng->node->mcast[i];
+		g = &eng->mcast[i];
 		memcpy(g->gid, gid, 16);
 		g->kind = gid_group(gid, &g->id);
 	}
@@ -83,9 +148,13 @@ static void call_attach(struct srnic_engine *eng, struct srnic_call *c)
 		c->result = -ENOMEM;
 		return;
 	}
+	/* The process's first QP in the group: the node learns of it. */
+	if (g->nqp == 0 && node_join(eng, g)) {
+		c->result = -ENOMEM;
+		return;
+	}
 	g->qpn[g->nqp] = qp->qpn;
 	__atomic_store_n(&g->nqp, g->nqp + 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&eng->node->mcast_gen, 1, __ATOMIC_RELEASE);
 	c->result = 0;
 }
 
@@ -94,7 +163,8 @@ static void group_remove(struct srnic_engine *eng,
 {
 	g->qpn[i] = g->qpn[g->nqp - 1];
 	__atomic_store_n(&g->nqp, g->nqp - 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&eng->node->mcast_gen, 1, __ATOMIC_RELEASE);
+	if (g->nqp == 0)
+		node_leave(eng->node, eng->slot, g->gid);
 }
 
 static void call_detach(struct srnic_engine *eng, struct srnic_call *c)
@@ -123,10 +193,6 @@ static int mcast_call(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (!kind || qp->type != SRNIC_QPT_UD)
 		return -EINVAL;
-	/* srnicd's node keeps one group table for all its processes, which
-	 * they cannot change safely yet (docs/architecture.md, srnicd). */
-	if (eng->mode == SRNIC_ATTACHED)
-		return -EOPNOTSUPP;
 	/* An IPv4 group has two GIDs (::ffff:, ff0e::ffff:): one group. */
 	memcpy(key, gid, 16);
 	if (kind == SRNIC_MCAST_IPV4) {
@@ -155,9 +221,9 @@ void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn)
 	unsigned i, k;
 
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++)
-		for (k = 0; k < eng->node->mcast[i].nqp; k++)
-			if (eng->node->mcast[i].qpn[k] == qpn) {
-				group_remove(eng, &eng->node->mcast[i], k);
+		for (k = 0; k < eng->mcast[i].nqp; k++)
+			if (eng->mcast[i].qpn[k] == qpn) {
+				group_remove(eng, &eng->mcast[i], k);
 				break;
 			}
 }
@@ -187,31 +253,74 @@ int srnic_engine_resolve_ud(struct srnic_engine *eng, const uint8_t gid[16],
 	return 0;
 }
 
-/* Datapath: a datagram to a group goes to every QP here that joined it
- * (every group of that wire id). */
-void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt)
+/* The processes of the node whose QPs joined a group of wire id id. */
+static uint32_t member_procs(const struct srnic_node *node, uint32_t id)
 {
-	bool found = false;
-	uint32_t i, k;
+	uint32_t procs = 0, p;
+	unsigned i;
 
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
-		const struct srnic_mcast_group *g = &eng->node->mcast[i];
+		p = __atomic_load_n(&node->mcast[i].procs, __ATOMIC_ACQUIRE);
+		if (p && node->mcast[i].id == id)
+			procs |= p;
+	}
+	return procs;
+}
+
+bool srnic_mcast_members_here(const struct srnic_engine *eng, uint32_t id)
+{
+	return member_procs(eng->node, id) != 0;
+}
+
+/*
+ * Datapath: a datagram to a group.  Whoever polled it off a port (m, not
+ * queued) passes the same frame, with one more reference each, to every
+ * other process of the node with members; each process hands it to its own
+ * QPs in the group (every group of that wire id).  The QP that sent it
+ * does not get it back: its node's loopback copy (requester) reaches the
+ * others.  The caller frees m as usual.
+ */
+void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+			 struct rte_mbuf *m, bool queued)
+{
+	uint32_t mine = 1u << eng->slot, procs, s, i, k;
+	bool self = pkt->src_ipv4 == eng->cfg.ipv4 &&
+		    pkt->src_inc == eng->node->inc;
+
+	/* Our own datagram back from a wire (a bridge floods it): the
+	 * loopback copy is the one that counts. */
+	if (self && m && m->port < eng->node->nports) {
+		eng->st->drops[SRNIC_DROP_NOT_OURS]++;
+		return;
+	}
+	procs = queued ? mine : member_procs(eng->node, pkt->dst_ipv4);
+	if (!procs) {
+		eng->st->drops[SRNIC_DROP_NO_GROUP]++;
+		return;
+	}
+	for (s = procs & ~mine; m && s; s &= s - 1) {
+		rte_mbuf_refcnt_update(m, 1);
+		if (!srnic_proc_queue(eng, &eng->node->proc[__builtin_ctz(s)],
+				      m))
+			rte_mbuf_refcnt_update(m, -1);
+	}
+	if (!(procs & mine))
+		return;
+	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
+		const struct srnic_mcast_group *g = &eng->mcast[i];
 
 		if (!g->nqp || g->id != pkt->dst_ipv4)
 			continue;
-		found = true;
 		for (k = 0; k < g->nqp; k++) {
 			struct srnic_qp *qp = srnic_qp_lookup(eng, g->qpn[k]);
 
-			if (qp)
+			if (qp && !(self && qp->qpn == pkt->src_qpn))
 				srnic_responder_datagram(
 					eng, qp, pkt,
 					g->kind == SRNIC_MCAST_IPV6 ? g->gid
 								    : NULL);
 		}
 	}
-	if (!found)
-		eng->st->drops[SRNIC_DROP_NO_GROUP]++;
 }
 
 /*
@@ -228,9 +337,9 @@ void srnic_mcast_program_ports(struct srnic_engine *eng)
 	if (gen == eng->node->mcast_programmed)
 		return;
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
-		const struct srnic_mcast_group *g = &eng->node->mcast[i];
+		const struct srnic_node_group *g = &eng->node->mcast[i];
 
-		if (__atomic_load_n(&g->nqp, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&g->procs, __ATOMIC_ACQUIRE))
 			srnic_mcast_mac(g->id, g->kind == SRNIC_MCAST_IPV6,
 					macs[n++].addr_bytes);
 	}

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A process joins srnicd's node: runs on the thread that starts the
- * engine, before DPDK.  srnicd answers an ATTACH with the process's slot
- * in the node, its lcore id and where the node's DPDK memory is; the
- * engine then starts as a DPDK secondary process of srnicd (engine.c) and
- * uses the node in place of one of its own.  The connection stays open for
+ * A process joins srnicd's node: runs on the thread that first gets the
+ * engine (the device's first PD), long before DPDK.  srnicd answers an
+ * ATTACH with the process's slot in the node, its lcore id and where the
+ * node's DPDK memory is; the engine starts later (its first CQ or QP) as
+ * a DPDK secondary process of srnicd (engine.c) and uses the node in place
+ * of one of its own.  The connection stays open for
  * the life of the attachment: srnicd takes back what the process held when
  * it closes, and the process learns of srnicd's end by the same socket.
  */
@@ -100,22 +101,24 @@ int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen)
 	rep.file_prefix[sizeof(rep.file_prefix) - 1] = '\0';
 	rep.huge_dir[sizeof(rep.huge_dir) - 1] = '\0';
 	rep.base_va[sizeof(rep.base_va) - 1] = '\0';
-	snprintf(eng->eal_prefix, sizeof(eng->eal_prefix), "%s",
-		 rep.file_prefix);
-	snprintf(eng->eal_huge_dir, sizeof(eng->eal_huge_dir), "%s",
-		 rep.huge_dir);
-	snprintf(eng->eal_base_va, sizeof(eng->eal_base_va), "%s",
-		 rep.base_va);
+	srnic_eal_memory_set(&eng->eal, rep.file_prefix, rep.huge_dir,
+			     rep.base_va);
 	return 1;
 }
 
-void srnic_attach_check(struct srnic_engine *eng)
+bool srnic_attach_gone(const struct srnic_engine *eng)
 {
 	struct pollfd pfd = {.fd = eng->srnicd_fd, .events = POLLIN};
 
 	/* srnicd never speaks unasked: anything to read is its end. */
+	return eng->mode == SRNIC_ATTACHED && eng->srnicd_fd >= 0 &&
+	       poll(&pfd, 1, 0) == 1;
+}
+
+void srnic_attach_check(struct srnic_engine *eng)
+{
 	if (__atomic_load_n(&eng->fatal, __ATOMIC_ACQUIRE) ||
-	    eng->srnicd_fd < 0 || poll(&pfd, 1, 0) != 1)
+	    !srnic_attach_gone(eng))
 		return;
 	fprintf(stderr, "srnic: srnicd (%s) is gone: the device is lost\n",
 		eng->cfg.srnicd_socket);

@@ -51,32 +51,39 @@ static bool rx_mine(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		    struct rte_mbuf *m, bool queued, bool *drop)
 {
 	struct srnic_node *node = eng->node;
-	struct srnic_proc *to;
 	unsigned owner;
 
-	*drop = false;
 	owner = pkt->dst_qpn < SRNIC_MAX_QP
 			? __atomic_load_n(&node->qp_owner[pkt->dst_qpn],
 					  __ATOMIC_ACQUIRE)
 			: 0;
-	if (owner == eng->slot + 1)
+	*drop = owner != eng->slot + 1;
+	if (!*drop)
 		return true;
-	to = owner && !queued ? &node->proc[owner - 1] : NULL;
-	if (!to || !__atomic_load_n(&to->live, __ATOMIC_ACQUIRE) || !to->rx) {
+	if (owner && !queued) {
+		*drop = !srnic_proc_queue(eng, &node->proc[owner - 1], m);
+		return false;
+	}
+	eng->st->drops[SRNIC_DROP_NO_QP]++;
+	return false;
+}
+
+bool srnic_proc_queue(struct srnic_engine *eng, struct srnic_proc *to,
+		      struct rte_mbuf *m)
+{
+	if (!__atomic_load_n(&to->live, __ATOMIC_ACQUIRE) || !to->rx) {
 		eng->st->drops[SRNIC_DROP_NO_QP]++;
-		*drop = true;
 		return false;
 	}
 	if (rte_ring_sp_enqueue(to->rx, m) != 0) {
 		to->rx_ring_full++;
 		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
-		*drop = true;
 		return false;
 	}
 	to->rx_forwarded++;
 	if (!__atomic_load_n(&to->aside, __ATOMIC_RELAXED))
 		srnic_wake(&to->sleeping, &to->wake);
-	return false;
+	return true;
 }
 
 static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m,
@@ -119,7 +126,7 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m,
 		return false;
 	}
 	if (pkt.opcode == SRNIC_OP_UD_SEND && pkt.dst_qpn == SRNIC_QPN_MCAST) {
-		srnic_mcast_deliver(eng, &pkt);	/* to no incarnation */
+		srnic_mcast_deliver(eng, &pkt, m, queued); /* no incarnation */
 		return false;
 	}
 	if (eng->node->shared) {

@@ -106,11 +106,11 @@ static int eal_init(const struct srnic_engine *eng, char *err, size_t errlen)
 		 * same addresses (high enough to stay clear of a sanitizer's
 		 * shadow memory and of the usual mappings). */
 		snprintf(prefix, sizeof(prefix), "--file-prefix=%s",
-			 eng->eal_prefix);
+			 eng->eal.prefix);
 		snprintf(huge, sizeof(huge), "--huge-dir=%s",
-			 eng->eal_huge_dir);
+			 eng->eal.huge_dir);
 		snprintf(base, sizeof(base), "--base-virtaddr=%s",
-			 eng->eal_base_va);
+			 eng->eal.base_va);
 		argv[argc++] = prefix;
 		argv[argc++] = huge;
 		argv[argc++] = base;
@@ -217,11 +217,13 @@ static int node_share(struct srnic_engine *eng, char *err, size_t errlen)
 	eng->node = mz->addr;
 	srnic_free(own);
 	eng->node->shared = 1;
-	/* (attached processes take it to resolve GIDs: srnic_peer_lock) */
+	/* (attached processes take them to resolve GIDs and to join
+	 * multicast groups: srnic_shared_lock) */
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
 	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
 	pthread_mutex_init(&eng->node->peer_lock, &ma);
+	pthread_mutex_init(&eng->node->mcast_lock, &ma);
 	pthread_mutexattr_destroy(&ma);
 	eng->st = &eng->node->proc[0].st;	/* (srnicd's own) */
 	eng->node->proc[0].live = 1;
@@ -375,15 +377,63 @@ static void engine_stop(struct srnic_engine *eng)
 		srnic_attach_close(eng);
 }
 
+void srnic_eal_memory_set(struct srnic_eal_memory *m, const char *prefix,
+			  const char *huge_dir, const char *base_va)
+{
+	snprintf(m->prefix, sizeof(m->prefix), "%s", prefix);
+	snprintf(m->huge_dir, sizeof(m->huge_dir), "%s", huge_dir);
+	snprintf(m->base_va, sizeof(m->base_va), "%s", base_va);
+}
+
+/* srnicd's DPDK memory, set before its get (srnic_engine_be_node). */
+static bool node_memory_set;
+static struct srnic_eal_memory node_memory;
+
+void srnic_engine_be_node(const char *prefix, const char *huge_dir,
+			  const char *base_va)
+{
+	node_memory_set = true;
+	srnic_eal_memory_set(&node_memory, prefix, huge_dir, base_va);
+}
+
+/*
+ * Whose node the process uses, decided at its first get (and again after
+ * its last put): srnicd's when one answers on the socket, its own when none
+ * does.  The slot srnicd gives goes into every key the process hands out
+ * from now on, so keys are unique in the node.  engine_lock held.
+ */
+static int engine_join(struct srnic_engine *eng, char *err, unsigned errlen)
+{
+	int rc;
+
+	if (eng->mode == SRNIC_NODE)
+		return 0;
+	if (eng->mode == SRNIC_ATTACHED && eng->srnicd_fd >= 0)
+		return 0;
+	rc = srnic_attach(eng, err, errlen);
+	if (rc < 0)
+		return rc;
+	srnic_mem_set_owner(&eng->mem, eng->mode == SRNIC_ATTACHED
+						? eng->slot : 0);
+	return 0;
+}
+
 struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 				      char *err, unsigned errlen)
 {
 	struct srnic_engine *eng;
 	uint64_t seed;
+	int rc;
 
 	pthread_mutex_lock(&engine_lock);
 	eng = the_engine;
 	if (eng) {
+		if (eng->refcnt == 0 && !eng->dp_started &&
+		    (rc = engine_join(eng, err, errlen)) < 0) {
+			pthread_mutex_unlock(&engine_lock);
+			errno = -rc;
+			return NULL;
+		}
 		eng->refcnt++;
 		pthread_mutex_unlock(&engine_lock);
 		return eng;
@@ -414,6 +464,10 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 	}
 	eng->cfg = *cfg;
 	eng->srnicd_fd = -1;
+	if (node_memory_set) {
+		eng->mode = SRNIC_NODE;
+		eng->eal = node_memory;
+	}
 	eng->st = &eng->own_st;
 	eng->sleeping = &eng->own_sleeping;
 	eng->wake = &eng->own_wake;
@@ -421,6 +475,16 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 	eng->dp_token = 1;	/* the engine thread's until it runs */
 	pthread_mutex_init(&eng->obj_lock, NULL);
 	pthread_mutex_init(&eng->node->peer_lock, NULL);
+	pthread_mutex_init(&eng->node->mcast_lock, NULL);
+	rc = engine_join(eng, err, errlen);
+	if (rc < 0) {
+		srnic_mem_fini(&eng->mem);
+		srnic_free(eng->node);
+		srnic_free(eng);
+		pthread_mutex_unlock(&engine_lock);
+		errno = -rc;
+		return NULL;
+	}
 	eng->refcnt = 1;
 	the_engine = eng;
 	pthread_mutex_unlock(&engine_lock);
@@ -437,24 +501,21 @@ static int engine_start(struct srnic_engine *eng, char *err, unsigned errlen)
 		snprintf(err, errlen, "srnic: libsodium did not start");
 		return -EIO;
 	}
-	/* A node of srnicd's, when one runs: it has the ports. */
-	if (eng->mode != SRNIC_NODE) {
-		int rc = srnic_attach(eng, err, errlen);
-
-		if (rc < 0)
-			return rc;
-		/* DPDK comes up once in a process, as a node of its own or
-		 * as a process of srnicd's: it cannot change. */
-		if (eal_state == 1 && eal_mode != eng->mode) {
-			if (eng->mode == SRNIC_ATTACHED)
-				srnic_attach_close(eng);
-			snprintf(err, errlen, "srnic: %s since this program "
-				 "first used the device: restart it",
-				 eal_mode == SRNIC_EMBEDDED
-					 ? "srnicd started"
-					 : "srnicd went away");
-			return -EBUSY;
-		}
+	/* srnicd, whose node this is, may have gone since the get. */
+	if (srnic_attach_gone(eng)) {
+		snprintf(err, errlen, "srnic: srnicd (%s) is gone",
+			 eng->cfg.srnicd_socket);
+		return -ENODEV;
+	}
+	/* DPDK comes up once in a process, as a node of its own or as a
+	 * process of srnicd's: it cannot change. */
+	if (eng->mode != SRNIC_NODE && eal_state == 1 &&
+	    eal_mode != eng->mode) {
+		snprintf(err, errlen, "srnic: %s since this program first "
+			 "used the device: restart it",
+			 eal_mode == SRNIC_EMBEDDED ? "srnicd started"
+						    : "srnicd went away");
+		return -EBUSY;
 	}
 	/* A fresh incarnation at every start, a restart in the same process
 	 * too (peers then forget what they held for the last one; see
@@ -480,8 +541,6 @@ static int engine_start(struct srnic_engine *eng, char *err, unsigned errlen)
 	pthread_mutex_unlock(&sa.lock);
 	if (sa.rc) {
 		pthread_join(eng->dp_thread, NULL);
-		if (eng->mode == SRNIC_ATTACHED)
-			srnic_attach_close(eng);
 		snprintf(err, errlen, "%s", sa.err);
 		return sa.rc;
 	}
@@ -505,15 +564,6 @@ int srnic_engine_start(struct srnic_engine *eng, char *err, unsigned errlen)
 	return rc;
 }
 
-void srnic_engine_be_node(struct srnic_engine *eng, const char *prefix,
-			  const char *huge_dir, const char *base_va)
-{
-	eng->mode = SRNIC_NODE;
-	snprintf(eng->eal_prefix, sizeof(eng->eal_prefix), "%s", prefix);
-	snprintf(eng->eal_huge_dir, sizeof(eng->eal_huge_dir), "%s",
-		 huge_dir);
-	snprintf(eng->eal_base_va, sizeof(eng->eal_base_va), "%s", base_va);
-}
 
 bool srnic_engine_fatal(const struct srnic_engine *eng)
 {
@@ -542,9 +592,13 @@ bool srnic_engine_call_unstarted(struct srnic_engine *eng,
 void srnic_engine_put(struct srnic_engine *eng)
 {
 	pthread_mutex_lock(&engine_lock);
-	/* Others may still use it, or it was shut down at exit. */
+	/* Others may still use it, or it was shut down at exit.  The last
+	 * put lets go of srnicd's slot too (engine_stop does, when the
+	 * engine ran): the next get attaches anew. */
 	if (--eng->refcnt == 0 && eng->dp_started)
 		engine_stop(eng);
+	else if (eng->refcnt == 0 && eng->mode == SRNIC_ATTACHED)
+		srnic_attach_close(eng);
 	pthread_mutex_unlock(&engine_lock);
 }
 

@@ -158,14 +158,39 @@ struct srnic_peer {
 	uint32_t ready_sent;	/* RDMA_READYs sent to this incarnation */
 };
 
-/* A multicast group some local UD QPs joined (control/mcast.c).  Changed
- * by engine calls, so the datapath reads it without a lock. */
+/* srnicd's node and its processes: where DPDK keeps the memory they share
+ * (EAL --file-prefix, --huge-dir, --base-virtaddr). */
+struct srnic_eal_memory {
+	char prefix[64];
+	char huge_dir[128];
+	char base_va[24];
+};
+
+/* engine.c: fill m (the strings are cut to fit). */
+void srnic_eal_memory_set(struct srnic_eal_memory *m, const char *prefix,
+			  const char *huge_dir, const char *base_va);
+
+/* A multicast group some UD QPs of this process joined (control/mcast.c).
+ * Changed by engine calls, so the process's datapath reads it without a
+ * lock. */
 struct srnic_mcast_group {
 	uint8_t gid[16];
 	uint32_t id;		/* on the wire (dst_ipv4) */
 	uint8_t kind;		/* SRNIC_MCAST_IPV4 or _IPV6 */
 	uint32_t nqp;		/* 0: a free entry */
 	uint32_t qpn[SRNIC_MAX_MCAST_QPS];
+};
+
+/* A multicast group some process of the node joined: which ones (a bit a
+ * slot).  Changed under the node's mcast_lock as processes join and
+ * leave; read without it by whoever polls the ports, to pass each
+ * datagram to the member processes.  A read that races a change can only
+ * pass one to a process that has just left, which drops and counts it. */
+struct srnic_node_group {
+	uint8_t gid[16];
+	uint32_t id;		/* on the wire (dst_ipv4) */
+	uint8_t kind;
+	uint32_t procs;		/* bit per slot; 0: a free entry */
 };
 
 /* A FIFO of QPs through their fifo_next[id] links. */
@@ -262,9 +287,11 @@ struct srnic_node {
 	struct rte_ring *ctrl_rx;	/* datapath -> control: mbufs */
 	struct rte_ring *ctrl_tx;	/* control -> datapath: mbufs */
 
-	/* multicast groups joined here; mcast_gen counts changes, so the
-	 * control core knows to program the ports' filters again */
-	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
+	/* multicast groups some process here joined; mcast_gen counts
+	 * changes, so the control core knows to program the ports' filters
+	 * again */
+	struct srnic_node_group mcast[SRNIC_MAX_MCAST_GROUPS];
+	pthread_mutex_t mcast_lock;	/* shared and robust, as peer_lock */
 	uint32_t mcast_gen;
 	uint32_t mcast_programmed;	/* control core: gen programmed */
 
@@ -321,14 +348,13 @@ struct srnic_engine {
 				 * run as (srnic_proc) */
 	int srnicd_fd;		/* attached: the connection to srnicd */
 	uint32_t attach_inc;	/* ... and the node's incarnation it gave */
-	/* srnicd's node and its processes: where DPDK keeps the memory they
-	 * share (EAL --file-prefix, --huge-dir, --base-virtaddr) */
-	char eal_prefix[64];
-	char eal_huge_dir[128];
-	char eal_base_va[24];
+	struct srnic_eal_memory eal;	/* srnicd's node and its processes */
 	uint64_t tsc_hz;
 	uint64_t tsc_per_us;
 	struct srnic_mem_table mem;
+	/* the groups this process's QPs joined (the node's say which
+	 * processes joined) */
+	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
 	struct srnic_txbuf txbuf[SRNIC_PORT_SLOTS];
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
 	/* Striping: one round of the rotation, ports repeated by weight and
@@ -397,6 +423,9 @@ struct srnic_engine {
  * (the engine stays embedded), or a negative errno with the reason in
  * err (srnicd refused, or spoke nonsense). */
 int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen);
+/* Whether srnicd, to which the process is attached, has gone (its end of
+ * the socket closed). */
+bool srnic_attach_gone(const struct srnic_engine *eng);
 /* Let go of srnicd: it releases whatever the process held. */
 void srnic_attach_close(struct srnic_engine *eng);
 /* The engine's thread, every few ms, token or not: whether srnicd is
@@ -608,10 +637,22 @@ void srnic_files_stop(struct srnic_engine *eng);
 void srnic_leave_answer(struct srnic_engine *eng, unsigned p);
 void srnic_leave_links(struct srnic_engine *eng);
 
+/* dispatch.c: srnicd's node, the port poller passes frame m to process
+ * to's ring (and wakes it); false when it could not (dropped, counted:
+ * the caller still holds m). */
+bool srnic_proc_queue(struct srnic_engine *eng, struct srnic_proc *to,
+		      struct rte_mbuf *m);
+
 /* mcast.c: multicast groups */
-void srnic_mcast_deliver(struct srnic_engine *eng,
-			 const struct srnic_pkt *pkt);
+/* A datagram to a group (m, NULL in unit tests, is its frame; queued:
+ * it came off this process's own ring). */
+void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+			 struct rte_mbuf *m, bool queued);
 void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn);
+/* Whether a process of the node joined a group of wire id id. */
+bool srnic_mcast_members_here(const struct srnic_engine *eng, uint32_t id);
+/* srnicd: a process gone leaves every group. */
+void srnic_mcast_release_proc(struct srnic_node *node, unsigned slot);
 void srnic_mcast_program_ports(struct srnic_engine *eng);
 
 /* control.c */
@@ -653,10 +694,15 @@ static inline bool srnic_peer_older(const struct srnic_peer *peer,
 /* The peer table's lock.  In srnicd's node it is shared with attached
  * processes (modify_qp resolves GIDs under it) and robust: one killed
  * while it held it (it only reads) leaves it to the next taker. */
+static inline void srnic_shared_lock(pthread_mutex_t *lock)
+{
+	if (pthread_mutex_lock(lock) == EOWNERDEAD)
+		pthread_mutex_consistent(lock);
+}
+
 static inline void srnic_peer_lock(struct srnic_node *node)
 {
-	if (pthread_mutex_lock(&node->peer_lock) == EOWNERDEAD)
-		pthread_mutex_consistent(&node->peer_lock);
+	srnic_shared_lock(&node->peer_lock);
 }
 
 static inline void srnic_peer_unlock(struct srnic_node *node)

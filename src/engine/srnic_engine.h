@@ -24,7 +24,10 @@ struct srnic_engine;
 
 /*
  * The process's engine, with a reference taken; the configuration was
- * loaded by the caller.  It starts nothing: memory can be registered at
+ * loaded by the caller.  When srnicd serves the node, the first get
+ * attaches to it (one request on its socket: the process's slot, which
+ * every key the process hands out carries); without srnicd the process
+ * runs the node itself.  It starts nothing: memory can be registered at
  * once.  Returns NULL with errno set and a reason in err on failure.
  */
 struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
@@ -38,11 +41,11 @@ int srnic_engine_start(struct srnic_engine *eng, char *err, unsigned errlen);
 bool srnic_engine_running(const struct srnic_engine *eng);
 /* srnicd went away under the attached process (SRNIC_EV_DEVICE_FATAL). */
 bool srnic_engine_fatal(const struct srnic_engine *eng);
-/* srnicd, before the start: this engine is the node itself, kept in DPDK
+/* srnicd, before its get: the engine is the node itself, kept in DPDK
  * memory (EAL file prefix, hugetlbfs directory, base address) that the
  * node's processes attach to. */
-void srnic_engine_be_node(struct srnic_engine *eng, const char *prefix,
-			  const char *huge_dir, const char *base_va);
+void srnic_engine_be_node(const char *prefix, const char *huge_dir,
+			  const char *base_va);
 void srnic_engine_put(struct srnic_engine *eng);
 
 /* Link state as the control core sees it: how many ports are up. */

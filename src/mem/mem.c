@@ -37,6 +37,11 @@ int srnic_mem_init(struct srnic_mem_table *t, uint64_t seed)
 	return 0;
 }
 
+void srnic_mem_set_owner(struct srnic_mem_table *t, uint32_t owner)
+{
+	t->owner = owner & ((1u << SRNIC_MR_OWNER_BITS) - 1);
+}
+
 void srnic_mem_fini(struct srnic_mem_table *t)
 {
 	srnic_free(t->mr);
@@ -64,10 +69,17 @@ uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
 	mr = &t->mr[idx];
 	t->free_head = mr->next_free;
 	t->used++;
+	/* A tag of 11 bits would repeat at an index one time in 2047: never
+	 * the one just released there, so a stale key of the last region
+	 * misses for sure. */
 	do
 		tag = (uint32_t)(next_random(&t->rng) >> 40) &
-		      ((1u << (32 - SRNIC_MR_INDEX_BITS)) - 1);
-	while (tag == 0);
+		      ((1u << SRNIC_MR_TAG_BITS) - 1);
+	while (tag == 0 || (tag << SRNIC_MR_OWNER_BITS | t->owner)
+				       << SRNIC_MR_INDEX_BITS ==
+			       (mr->was & ~(SRNIC_MAX_MR - 1)));
+	tag = tag << SRNIC_MR_OWNER_BITS | t->owner;
+	mr->was = tag << SRNIC_MR_INDEX_BITS | idx;
 	pthread_mutex_unlock(&t->lock);
 
 	mr->addr = addr;

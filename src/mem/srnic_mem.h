@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The node's memory table: every registered region of every context, shared
- * by all ports.  A key is (random tag << SRNIC_MR_INDEX_BITS) | index; the
- * tag comes from a generator seeded at each engine start, so keys from an
- * earlier incarnation of the node, or guessed ones, miss.
+ * A process's memory table: every registered region of every context of
+ * the process, shared by all ports.  A key is
+ *
+ *   random tag (11 bits) | owner (5 bits) | index (16 bits)
+ *
+ * The tag comes from a generator seeded when the table is made, so keys of
+ * an earlier incarnation, or guessed ones, miss.  The owner is the
+ * process's slot in srnicd's node (0 for a process that runs the node
+ * itself): two processes attached to one node at the same time never hand
+ * out the same key, so a key of process P that arrives on a QP of process
+ * Q names nothing of Q's and fails its check, whatever the draw.
  *
  * Registration happens on application threads; lookups happen only in the
  * datapath (under its token).  An entry is published by storing its key
@@ -19,6 +26,8 @@
 #include <pthread.h>
 
 #define SRNIC_MR_INDEX_BITS 16
+#define SRNIC_MR_OWNER_BITS 5
+#define SRNIC_MR_TAG_BITS (32 - SRNIC_MR_INDEX_BITS - SRNIC_MR_OWNER_BITS)
 /* The PD of a revoked region: no PD has it, so every check of the key
  * fails (as SRNIC_MEM_BAD_PD) at no cost to the checks themselves. */
 #define SRNIC_PD_REVOKED UINT32_MAX
@@ -35,6 +44,7 @@ struct srnic_mr {
 	uint32_t access;
 	uint32_t pd;
 	uint32_t next_free;
+	uint32_t was;	/* the last key handed out here: the next differs */
 	uint64_t addr;
 	uint64_t length;
 };
@@ -44,6 +54,7 @@ struct srnic_mem_table {
 	uint32_t free_head;	/* index of the first free entry, or ~0 */
 	uint32_t used;
 	uint64_t rng;		/* xorshift state for key tags */
+	uint32_t owner;		/* the owner field of every key handed out */
 	pthread_mutex_t lock;	/* registration only; never on the datapath */
 };
 
@@ -57,6 +68,14 @@ enum srnic_mem_check {
 };
 
 int srnic_mem_init(struct srnic_mem_table *t, uint64_t seed);
+/* The owner of keys registered from now on (below 1 << SRNIC_MR_OWNER_BITS):
+ * set when the process takes its slot, before it registers anything. */
+void srnic_mem_set_owner(struct srnic_mem_table *t, uint32_t owner);
+/* The owner field of a key. */
+static inline uint32_t srnic_mem_key_owner(uint32_t key)
+{
+	return key >> SRNIC_MR_INDEX_BITS & ((1u << SRNIC_MR_OWNER_BITS) - 1);
+}
 void srnic_mem_fini(struct srnic_mem_table *t);
 
 /* Returns the key, or 0 with errno set (ENOMEM table full, EINVAL). */

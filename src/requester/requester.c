@@ -601,6 +601,18 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 		qp->cur_busy = 0;
 		return 0;
 	}
+	/* Members of the group on this node get it through the loopback
+	 * (a copy: the wire's may carry a CRC, the loopback's does not). */
+	if (!peer && srnic_mcast_members_here(eng, pkt.dst_ipv4) &&
+	    !srnic_port_backlogged(eng, SRNIC_PORT_LOOP)) {
+		struct rte_mbuf *c = rte_pktmbuf_copy(m, eng->node->pool, 0,
+						      UINT32_MAX);
+
+		if (c)
+			srnic_port_tx(eng, SRNIC_PORT_LOOP, c);
+		else
+			eng->st->drops[SRNIC_DROP_NO_MBUF]++;
+	}
 	srnic_port_tx(eng, port, m);
 done:
 	run->state = SWQE_DONE;

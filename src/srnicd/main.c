@@ -115,12 +115,12 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	srnic_engine_be_node(prefix, huge, NODE_BASE_VA);
 	eng = srnic_engine_get(&cfg, err, sizeof(err));
 	if (!eng) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	srnic_engine_be_node(eng, prefix, huge, NODE_BASE_VA);
 	rc = srnic_engine_start(eng, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s\n", err);

@@ -150,6 +150,7 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 		    held)
 			__atomic_store_n(&node->qp_owner[q], 0,
 					 __ATOMIC_RELEASE);
+	srnic_mcast_release_proc(node, slot);
 	/* Killed while it polled the ports: the token is free again, once
 	 * the rings only its holder puts frames on are whole. */
 	if (__atomic_compare_exchange_n(&node->port_token, &held, 1, false,

@@ -101,11 +101,11 @@ static void attach(struct srnic_engine *eng, struct conn *c,
 		rep.lcore = SRNIC_PROC_LCORE0 + (uint32_t)slot;
 		rep.node_inc = eng->node->inc;
 		snprintf(rep.file_prefix, sizeof(rep.file_prefix), "%s",
-			 eng->eal_prefix);
+			 eng->eal.prefix);
 		snprintf(rep.huge_dir, sizeof(rep.huge_dir), "%s",
-			 eng->eal_huge_dir);
+			 eng->eal.huge_dir);
 		snprintf(rep.base_va, sizeof(rep.base_va), "%s",
-			 eng->eal_base_va);
+			 eng->eal.base_va);
 		fprintf(stderr, "srnicd: %s (pid %d) attached, slot %d\n",
 			req->prog, c->pid, slot);
 	}
@@ -210,7 +210,7 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 	for (i = 0; i < MAX_CONNS; i++)
 		conns[i].fd = -1, conns[i].slot = 0;
 	fprintf(stderr, "srnicd: node %s serves %s (DPDK prefix %s)\n",
-		eng->cfg.node, path, eng->eal_prefix);
+		eng->cfg.node, path, eng->eal.prefix);
 	while (!*stop) {
 		pfd[0].fd = lfd;
 		pfd[0].events = POLLIN;

@@ -8,6 +8,13 @@
 #     the nodes (RC WRITE, READ, SEND of many sizes over 4 QPs), an
 #     ibv_rc_pingpong -c pair across the nodes, and an ibv_rc_pingpong -c
 #     pair inside node a (two processes through the node's loopback).
+#  3b. Six processes, three a node (mesh): RC WRITE, READ and SEND between
+#     every two of them, across the nodes and inside each through its
+#     loopback, a datagram from each to each, and one multicast group that
+#     all six join and send to; bytes checked.  A WRITE with one process's
+#     key on a QP of another process of the same node (of the node of the
+#     sender, and of the other node) fails with REM_ACCESS_ERR, and leaves
+#     the key's own region alone.
 #  4. SIGKILL of an ib_write_bw client mid-transfer: srnicd lets go of it
 #     within 1 s (no process, no QP of its left), its server fails within
 #     its retry time, and a pingpong running beside it ends intact.
@@ -104,6 +111,24 @@ echo "processes attached to a's srnicd at once, at most: $procs"
 for f in d-pp.a d-pp.b d-lo.s d-lo.c; do pingpong_ok "$LOGDIR/$f" || fail "$f"; done
 grep -q ' 0 bad' "$LOGDIR/d-stress.a" || { tail -3 "$LOGDIR/d-stress.a"; fail "stress across srnicd: bad data"; }
 echo "three pairs at once: $(grep -h 'iters in' "$LOGDIR/d-lo.c")  (a to a, through the loopback)"
+
+# 3b. a mesh of six processes, keys across processes
+mesh=$TB/mesh
+rm -rf "$mesh"; mkdir -p "$mesh"
+pids=""
+for i in 0 1 2 3 4 5; do
+	n=a; [ $i -ge 3 ] && n=b
+	k=""; [ $i = 0 ] && k=-k
+	timeout -k 5 90 "$SRNIC" exec $n -- "$BUILD/tests/e2e/mesh" $k "$mesh" $i 6 > "$LOGDIR/d-mesh.$i" 2>&1 &
+	pids="$pids $!"
+done
+rc=0
+for p in $pids; do wait $p || rc=1; done
+[ $rc = 0 ] || { grep -h "not ok\|mesh" "$LOGDIR"/d-mesh.*; fail "the mesh of six processes failed"; }
+grep -q "^ok .*key of process .*our node.*remote access error" "$LOGDIR/d-mesh.0" &&
+	grep -q "^ok .*key of process .*another node.*remote access error" "$LOGDIR/d-mesh.0" ||
+	fail "the key checks did not run: $(grep -h key "$LOGDIR/d-mesh.0")"
+echo "mesh of six processes: $(grep -h '^# ' "$LOGDIR"/d-mesh.* | awk '{c += $2; f += $4} END {print c " checks, " f " failed"}')"
 
 # 4. SIGKILL one process mid-transfer
 timeout -k 5 30 "$SRNIC" exec b -- ib_write_bw -D 8 -s 65536 > "$LOGDIR/d-bw.b" 2>&1 &

@@ -14,7 +14,7 @@
 #include "srnic_sge.h"
 
 #define IDX(key) ((key) & (SRNIC_MAX_MR - 1))
-#define TAG(key) ((key) >> SRNIC_MR_INDEX_BITS)
+#define TAG(key) ((key) >> (SRNIC_MR_INDEX_BITS + SRNIC_MR_OWNER_BITS))
 
 #define ALL_RIGHTS                                                  \
 	(SRNIC_ACCESS_LOCAL_WRITE | SRNIC_ACCESS_REMOTE_WRITE |     \
@@ -51,7 +51,7 @@ static void test_keys(void)
 	struct srnic_mem_table t, u;
 	uint32_t k[100], prev, key, same = 0, i, j;
 	unsigned tags_seen = 0;
-	static uint8_t seen[1u << (32 - SRNIC_MR_INDEX_BITS)];
+	static uint8_t seen[1u << SRNIC_MR_TAG_BITS];
 
 	CHECK(srnic_mem_init(&t, 42) == 0, "init");
 	for (i = 0; i < 100; i++) {
@@ -72,8 +72,8 @@ static void test_keys(void)
 		j += TAG(k[i]) - TAG(k[i - 1]) <= 1;
 	CHECK(j < 3, "%u of 99 tags follow their predecessor", j);
 
-	/* Reusing an index gives a new tag, so the old key misses.  Tags
-	 * have 16 bits: a repeat now and then is expected, often is not. */
+	/* Reusing an index gives a new tag, so the old key misses: never the
+	 * tag it just had. */
 	prev = k[50];
 	for (i = 0; i < 20000; i++) {
 		deregister(&t, prev);
@@ -91,10 +91,9 @@ static void test_keys(void)
 			tags_seen++;
 		prev = key;
 	}
-	/* Expected about 0.3 for random 16-bit tags. */
-	CHECK(same <= 4, "%u of 20000 re-registrations reused the key", same);
-	/* 20000 draws from 65535 tags give about 16000 distinct ones. */
-	CHECK(tags_seen > 15000, "only %u distinct tags in 20000", tags_seen);
+	CHECK(same == 0, "%u of 20000 re-registrations reused the key", same);
+	/* 20000 draws from 2047 tags see nearly all of them. */
+	CHECK(tags_seen > 2000, "only %u distinct tags in 20000", tags_seen);
 	CHECK(t.used == 100, "used %u after churn", t.used);
 
 	/* Another seed (another engine start) gives other keys: keys of an
@@ -114,6 +113,30 @@ static void test_keys(void)
 	key = srnic_mem_register(&u, 0x1000, 0x1000, ALL_RIGHTS, 1);
 	CHECK(key == k[0], "seed 42 gave %#x, then %#x", k[0], key);
 	srnic_mem_fini(&u);
+
+	/* Two processes of one node (owners 1 and 2), even with the same
+	 * seed: no key of one is a key of the other, and each carries its
+	 * owner. */
+	{
+		struct srnic_mem_table p, q;
+		uint32_t kp, kq;
+
+		CHECK(srnic_mem_init(&p, 42) == 0 && srnic_mem_init(&q, 42) == 0,
+		      "init");
+		srnic_mem_set_owner(&p, 1);
+		srnic_mem_set_owner(&q, 2);
+		for (i = 0; i < 1000; i++) {
+			kp = srnic_mem_register(&p, 0x1000, 0x1000, ALL_RIGHTS, 1);
+			kq = srnic_mem_register(&q, 0x1000, 0x1000, ALL_RIGHTS, 1);
+			CHECK(srnic_mem_key_owner(kp) == 1 &&
+			      srnic_mem_key_owner(kq) == 2,
+			      "owners of %#x and %#x", kp, kq);
+			EXPECT(&q, kp, 1, 0x1000, 1, 0, SRNIC_MEM_BAD_KEY);
+			EXPECT(&p, kq, 1, 0x1000, 1, 0, SRNIC_MEM_BAD_KEY);
+		}
+		srnic_mem_fini(&p);
+		srnic_mem_fini(&q);
+	}
 
 	/* A region that wraps the address space is refused. */
 	errno = 0;
