@@ -21,6 +21,7 @@
 #include <rte_ethdev.h>
 
 #include "engine_internal.h"
+#include "srnic_port_guard.h"
 
 #define LEAVE_WAIT_MS 300
 
@@ -72,8 +73,11 @@ void srnic_leave_links(struct srnic_engine *eng)
 
 			if (!waiting[p])
 				continue;
+			if (!srnic_port_io_enter())
+				continue;
 			n = rte_eth_rx_burst(eng->node->port[p].port_id, 0,
 					     pkts, SRNIC_BURST);
+			srnic_port_io_leave();
 			for (i = 0; i < n; i++) {
 				struct srnic_pkt pkt;
 

@@ -20,7 +20,11 @@
 #include <rte_log.h>
 
 #include "engine_internal.h"
+#include "srnic_port_guard.h"
 
+/* How long an attached process's look at its links waits for its own
+ * pollers to leave the links' memory. */
+#define REMAP_WAIT_MS 50
 #define RX_DESC 1024
 
 static int on_intr_thread(struct srnic_port *port, int stop);
@@ -455,7 +459,10 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 	struct srnic_port *port = &eng->node->port[p];
 	uint16_t got, i;
 
+	if (!srnic_port_io_enter())
+		return 0;	/* a link's memory is going: next time */
 	got = rte_eth_rx_burst(port->port_id, 0, pkts, n);
+	srnic_port_io_leave();
 	for (i = 0; i < got; i++) {
 		pkts[i]->port = p;	/* our index, not DPDK's id */
 		port->st.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
@@ -502,11 +509,18 @@ void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
 bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf *m)
 {
+	bool sent;
+
 	seal(&eng->node->port[p], m);
-	if (rte_eth_tx_burst(eng->node->port[p].port_id, 0, &m, 1) == 1)
-		return true;
-	rte_pktmbuf_free(m);
-	return false;
+	if (!srnic_port_io_enter()) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	sent = rte_eth_tx_burst(eng->node->port[p].port_id, 0, &m, 1) == 1;
+	srnic_port_io_leave();
+	if (!sent)
+		rte_pktmbuf_free(m);
+	return sent;
 }
 
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p)
@@ -566,11 +580,15 @@ void srnic_ports_remap(struct srnic_engine *eng)
 {
 	unsigned p;
 
+	/* (memif maps or unmaps the link's memory in this look: none of
+	 * this process's pollers may be in it) */
+	srnic_port_io_close(REMAP_WAIT_MS);
 	for (p = 0; p < eng->node->nports; p++) {
 		struct rte_eth_link link;
 
 		rte_eth_link_get_nowait(eng->node->port[p].port_id, &link);
 	}
+	srnic_port_io_open();
 }
 
 bool srnic_ports_hold(struct srnic_engine *eng, unsigned wait_ms)
@@ -618,8 +636,13 @@ static unsigned flush_held(struct srnic_engine *eng)
 			tb->n = 0;
 			continue;
 		}
+		/* (a link's memory going: the frames wait, as for a
+		 * full port) */
+		if (!srnic_port_io_enter())
+			continue;
 		total += tx_taken(port, tb, rte_eth_tx_burst(port->port_id, 0,
 							     tb->m, tb->n));
+		srnic_port_io_leave();
 	}
 	if (lb->n)
 		total += tx_taken(&eng->node->port[SRNIC_PORT_LOOP], lb,
