@@ -99,13 +99,14 @@ static void send_to(struct srnic_engine *eng, const struct srnic_peer *peer,
 
 /*
  * Datapath: a peer announces a new incarnation pkt->src_inc.  Fail what is
- * bound to its older ones, then answer on the port it came in on.
+ * bound to its older ones (srnic_integrate_forget: this process's QPs; in
+ * srnicd's node every other process does the same with the BOOTING the
+ * poller passes it, dispatch.c), then answer on every port.
  */
-void srnic_integrate_booting(struct srnic_engine *eng,
-			     const struct srnic_pkt *pkt, unsigned p)
+int srnic_integrate_forget(struct srnic_engine *eng,
+			   const struct srnic_pkt *pkt)
 {
 	struct srnic_peer *peer = srnic_peer_find(eng, pkt->ipv4);
-	struct rte_mbuf *m;
 	unsigned cleared = 0, q;
 	uint32_t w;
 
@@ -114,7 +115,7 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 	 * one. */
 	if (peer && srnic_peer_older(peer, pkt->src_inc)) {
 		eng->st->drops[SRNIC_DROP_STALE_INC]++;
-		return;
+		return -1;
 	}
 	for (q = 0; peer && q < SRNIC_MAX_QP; q++) {
 		struct srnic_qp *qp = srnic_qp_lookup(eng, q);
@@ -141,7 +142,19 @@ void srnic_integrate_booting(struct srnic_engine *eng,
 		cleared++;
 	}
 	eng->st->qps_cleared += cleared;
+	return (int)cleared;
+}
 
+void srnic_integrate_booting(struct srnic_engine *eng,
+			     const struct srnic_pkt *pkt, unsigned p)
+{
+	struct srnic_peer *peer = srnic_peer_find(eng, pkt->ipv4);
+	struct rte_mbuf *m;
+	int cleared = srnic_integrate_forget(eng, pkt);
+	unsigned q;
+
+	if (cleared < 0)
+		return;
 	/* On every port, behind everything each has queued: that is the
 	 * point.  (As send_to: broadcast where the peer was never heard.) */
 	for (q = 0; q < eng->node->nports; q++) {

@@ -2,7 +2,8 @@
 /*
  * The node's counters, written twice a second to the configuration's
  * stats_file (what "./srnic stats NODE" shows) by the thread that does the
- * node's file work (files.c).  The text is made in memory, where holding
+ * node's file work (files.c), and by srnicd when asked for them.  In
+ * srnicd's node they are every process's added up (srnic_stats_node).  The text is made in memory, where holding
  * the peers' lock costs nothing, and the file is replaced whole (write,
  * then rename), so a reader never sees half of it.
  * Counters belong to the datapath; reading them here without a lock is fine
@@ -47,8 +48,43 @@ static uint64_t rd(const uint64_t *v)
 	return __atomic_load_n(v, __ATOMIC_RELAXED);
 }
 
+void srnic_stats_add(struct srnic_stats *t, const struct srnic_stats *st)
+{
+	const uint64_t *from = (const uint64_t *)st;
+	uint64_t *to = (uint64_t *)t;
+	uint64_t srtt = t->srtt_us, rto = t->rto_us, give_up = t->uc_give_up_us;
+	size_t i;
+
+	_Static_assert(sizeof(*st) % sizeof(uint64_t) == 0,
+		       "srnic_stats holds only uint64_t counters");
+	for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		to[i] += rd(&from[i]);
+	t->srtt_us = RTE_MAX(srtt, rd(&st->srtt_us));
+	t->rto_us = RTE_MAX(rto, rd(&st->rto_us));
+	t->uc_give_up_us = RTE_MAX(give_up, rd(&st->uc_give_up_us));
+}
+
+void srnic_stats_node(const struct srnic_engine *eng, struct srnic_stats *t)
+{
+	const struct srnic_node *node = eng->node;
+	unsigned i;
+
+	memset(t, 0, sizeof(*t));
+	if (!node->shared) {
+		srnic_stats_add(t, eng->st);
+		return;
+	}
+	srnic_stats_add(t, &node->departed);
+	for (i = 0; i < SRNIC_MAX_PROCS; i++)
+		if (__atomic_load_n(&node->proc[i].live, __ATOMIC_ACQUIRE))
+			srnic_stats_add(t, &node->proc[i].st);
+}
+
 void srnic_stats_write(struct srnic_engine *eng)
 {
+	/* (srnicd's main thread writes too, when asked for its counters) */
+	static pthread_mutex_t writing = PTHREAD_MUTEX_INITIALIZER;
+	struct srnic_stats st;
 	const struct srnic_port *lo = &eng->node->port[SRNIC_PORT_LOOP];
 	char tmp[sizeof(eng->cfg.stats_file) + 8];
 	char *text = NULL;
@@ -61,6 +97,7 @@ void srnic_stats_write(struct srnic_engine *eng)
 	f = open_memstream(&text, &len);
 	if (!f)
 		return;
+	srnic_stats_node(eng, &st);
 	fprintf(f, "node %s incarnation %08x\n", eng->cfg.node, eng->node->inc);
 	for (p = 0; p < eng->node->nports; p++) {
 		const struct srnic_port *port = &eng->node->port[p];
@@ -88,42 +125,42 @@ void srnic_stats_write(struct srnic_engine *eng)
 		(unsigned long)rd(&lo->st.tx_bytes),
 		(unsigned long)rd(&lo->st.tx_full));
 	fprintf(f, "retransmits %lu\n",
-		(unsigned long)rd(&eng->st->retransmits));
-	fprintf(f, "sacks_sent %lu\n", (unsigned long)rd(&eng->st->sacks_sent));
+		(unsigned long)rd(&st.retransmits));
+	fprintf(f, "sacks_sent %lu\n", (unsigned long)rd(&st.sacks_sent));
 	fprintf(f, "sack_resent_packets %lu\n",
-		(unsigned long)rd(&eng->st->sack_resent));
-	fprintf(f, "probes %lu\n", (unsigned long)rd(&eng->st->probes));
+		(unsigned long)rd(&st.sack_resent));
+	fprintf(f, "probes %lu\n", (unsigned long)rd(&st.probes));
 	fprintf(f, "srtt_us %lu rto_us %lu\n",
-		(unsigned long)rd(&eng->st->srtt_us),
-		(unsigned long)rd(&eng->st->rto_us));
+		(unsigned long)rd(&st.srtt_us),
+		(unsigned long)rd(&st.rto_us));
 	fprintf(f, "uc_give_up_us %lu\n",
-		rd(&eng->st->uc_give_up_us)
-			? (unsigned long)rd(&eng->st->uc_give_up_us)
+		rd(&st.uc_give_up_us)
+			? (unsigned long)rd(&st.uc_give_up_us)
 			: (unsigned long)SRNIC_UC_GIVE_UP_US);
-	fprintf(f, "atomics %lu\n", (unsigned long)rd(&eng->st->atomics));
+	fprintf(f, "atomics %lu\n", (unsigned long)rd(&st.atomics));
 	fprintf(f, "read_rerequests %lu\n",
-		(unsigned long)rd(&eng->st->read_rerequests));
+		(unsigned long)rd(&st.read_rerequests));
 	fprintf(f, "credit_waits %lu credit_loans %lu\n",
-		(unsigned long)rd(&eng->st->fc_blocked),
-		(unsigned long)rd(&eng->st->fc_lent));
+		(unsigned long)rd(&st.fc_blocked),
+		(unsigned long)rd(&st.fc_lent));
 	fprintf(f, "zero_copy frames %lu settled %lu\n",
-		(unsigned long)rd(&eng->st->tx_zero_copy),
-		(unsigned long)rd(&eng->st->tx_settled));
-	fprintf(f, "acks_sent %lu\n", (unsigned long)rd(&eng->st->acks_sent));
+		(unsigned long)rd(&st.tx_zero_copy),
+		(unsigned long)rd(&st.tx_settled));
+	fprintf(f, "acks_sent %lu\n", (unsigned long)rd(&st.acks_sent));
 	fprintf(f, "rnr_naks_sent %lu\n",
-		(unsigned long)rd(&eng->st->rnr_naks_sent));
+		(unsigned long)rd(&st.rnr_naks_sent));
 	for (i = 0; i < SRNIC_DROP_MAX; i++)
 		fprintf(f, "drop %s %lu\n", drop_name[i],
-			(unsigned long)rd(&eng->st->drops[i]));
+			(unsigned long)rd(&st.drops[i]));
 	fprintf(f, "integration booting_sent %lu boot_acks %lu boot_naks %lu "
 		"boot_answers %lu qps_cleared %lu older_refused %lu "
 		"cluster_key %s\n",
-		(unsigned long)rd(&eng->st->booting_sent),
-		(unsigned long)rd(&eng->st->boot_acks),
-		(unsigned long)rd(&eng->st->boot_naks),
-		(unsigned long)rd(&eng->st->boot_answers),
-		(unsigned long)rd(&eng->st->qps_cleared),
-		(unsigned long)rd(&eng->st->ctl_refused),
+		(unsigned long)rd(&st.booting_sent),
+		(unsigned long)rd(&st.boot_acks),
+		(unsigned long)rd(&st.boot_naks),
+		(unsigned long)rd(&st.boot_answers),
+		(unsigned long)rd(&st.qps_cleared),
+		(unsigned long)rd(&st.ctl_refused),
 		eng->cfg.has_key ? "yes" : "no");
 	srnic_peer_lock(eng->node);
 	for (i = 0; i < eng->node->npeers; i++) {
@@ -160,6 +197,7 @@ void srnic_stats_write(struct srnic_engine *eng)
 		return;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", eng->cfg.stats_file);
+	pthread_mutex_lock(&writing);
 	f = fopen(tmp, "w");
 	if (f) {
 		bool whole = fwrite(text, 1, len, f) == len;
@@ -169,5 +207,6 @@ void srnic_stats_write(struct srnic_engine *eng)
 		else
 			remove(tmp);
 	}
+	pthread_mutex_unlock(&writing);
 	free(text);
 }

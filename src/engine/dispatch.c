@@ -86,6 +86,23 @@ bool srnic_proc_queue(struct srnic_engine *eng, struct srnic_proc *to,
 	return true;
 }
 
+/* srnicd's node: a frame every other process's datapath must see too (a
+ * peer's BOOTING: each forgets what its own QPs held for the peer), with
+ * one more reference each.  srnicd itself (slot 0) has no QPs. */
+static void rx_to_every_process(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	unsigned s;
+
+	for (s = 1; s < SRNIC_MAX_PROCS; s++) {
+		if (s == eng->slot ||
+		    !__atomic_load_n(&eng->node->proc[s].live, __ATOMIC_ACQUIRE))
+			continue;
+		rte_mbuf_refcnt_update(m, 1);
+		if (!srnic_proc_queue(eng, &eng->node->proc[s], m))
+			rte_mbuf_refcnt_update(m, -1);
+	}
+}
+
 static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m,
 		   bool queued)
 {
@@ -119,7 +136,15 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m,
 				eng->st->drops[SRNIC_DROP_STALE_INC]++;
 				return false;
 			}
+			/* srnicd's node: the poller passed it on for this
+			 * process's QPs; the answer was the poller's. */
+			if (queued) {
+				srnic_integrate_forget(eng, &pkt);
+				return false;
+			}
 			srnic_integrate_booting(eng, &pkt, m->port);
+			if (eng->node->shared)
+				rx_to_every_process(eng, m);
 		}
 		if (rte_ring_sp_enqueue(eng->node->ctrl_rx, m) == 0)
 			return true;

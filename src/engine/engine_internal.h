@@ -237,6 +237,13 @@ struct srnic_stats {
 	uint64_t tx_settled;
 };
 
+/* stats.c: the node's counters, as a NIC's are the device's: in srnicd's
+ * node those of every process, gone ones too, added up (srtt_us, rto_us
+ * and uc_give_up_us, a QP's last sample, as the highest of them). */
+void srnic_stats_node(const struct srnic_engine *eng, struct srnic_stats *t);
+/* ... and add one process's to t. */
+void srnic_stats_add(struct srnic_stats *t, const struct srnic_stats *st);
+
 /* Processes one node (srnicd) takes; slot 0 is srnicd's own engine. */
 #define SRNIC_MAX_PROCS 32
 /* A process's EAL lcore id is this plus its slot: each has mempool caches
@@ -321,6 +328,7 @@ struct srnic_node {
 	struct srnic_proc proc[SRNIC_MAX_PROCS];
 	uint32_t nprocs;	/* attached ones (srnicd writes) */
 	uint32_t nprocs_most;	/* ... the most at once so far */
+	struct srnic_stats departed;	/* counters of processes gone */
 	uint8_t qp_owner[SRNIC_MAX_QP];	/* slot + 1; 0: free */
 };
 
@@ -713,6 +721,9 @@ static inline void srnic_peer_unlock(struct srnic_node *node)
 /* integrate.c: the BOOTING / BOOT_ACK / RDMA_READY exchange */
 void srnic_integrate_booting(struct srnic_engine *eng,
 			     const struct srnic_pkt *pkt, unsigned p);
+/* The forgetting part alone: QPs failed, or -1 for a stale BOOTING. */
+int srnic_integrate_forget(struct srnic_engine *eng,
+			   const struct srnic_pkt *pkt);
 void srnic_integrate_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 			unsigned p);
 void srnic_integrate_new_incarnation(struct srnic_peer *peer);

@@ -95,16 +95,20 @@ size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 {
 	struct srnic_node *node = eng->node;
 	struct out o = {buf, size, 0};
+	struct srnic_stats total;
 	unsigned i, p, first = 1, qps = 0;
 
 	if (size)
 		buf[0] = '\0';
 	put(&o, "{\"node\":");
 	put_name(&o, eng->cfg.node, sizeof(eng->cfg.node));
+	srnic_stats_node(eng, &total);
 	put(&o, ",\"incarnation\":%u,\"pool_in_use\":%u,"
-		"\"processes_most\":%u,\"processes\":[",
+		"\"processes_most\":%u,\"retransmits\":%lu,\"drops\":{",
 	    node->inc, rte_mempool_in_use_count(node->pool),
-	    node->nprocs_most);
+	    node->nprocs_most, (unsigned long)total.retransmits);
+	put_drops(&o, &total);
+	put(&o, "},\"processes\":[");
 	for (i = 0; i < SRNIC_MAX_PROCS; i++) {
 		const struct srnic_proc *pr = &node->proc[i];
 		unsigned n;

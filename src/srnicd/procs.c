@@ -151,6 +151,8 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 			__atomic_store_n(&node->qp_owner[q], 0,
 					 __ATOMIC_RELEASE);
 	srnic_mcast_release_proc(node, slot);
+	/* Its counters stay the node's (it runs no more: they hold still). */
+	srnic_stats_add(&node->departed, &p->st);
 	/* Killed while it polled the ports: the token is free again, once
 	 * the rings only its holder puts frames on are whole. */
 	if (__atomic_compare_exchange_n(&node->port_token, &held, 1, false,

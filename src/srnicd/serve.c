@@ -118,6 +118,9 @@ static void stats(struct srnic_engine *eng, struct conn *c)
 	struct srnicd_hdr *h = (struct srnicd_hdr *)msg;
 	size_t len = sizeof(*h);
 
+	/* The stats file, too, as of now ("./srnic stats NODE" shows it). */
+	srnic_stats_write(eng);
+
 	len += srnicd_stats_json(eng, msg + len, sizeof(msg) - len) + 1;
 	srnicd_hdr_init(h, SRNICD_OP_STATS, (uint32_t)len, 0);
 	reply(c->fd, msg, len);

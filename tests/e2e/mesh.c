@@ -5,7 +5,7 @@
  * INDEX, all given the same DIR (a folder every node sees: they meet
  * through files in it, not through the network under test).
  *
- *   mesh [-s BYTES] [-k] DIR INDEX COUNT
+ *   mesh [-s BYTES] [-k] [-H MS] DIR INDEX COUNT
  *
  * Each process makes one RC QP for each other process and one UD QP, and
  * registers one region.  With every peer it
@@ -27,6 +27,13 @@
  * J's key and address: it must fail with IBV_WC_REM_ACCESS_ERR, and J's
  * region must not change.  Done for a J and K of INDEX 0's own node (the
  * loopback) and of another node (the wire), when there are such.
+ *
+ * -H MS: then hold every RC QP with a receive posted, for at most MS:
+ * until each QP to a process of another node has failed (a flushed
+ * receive), while those to processes of our own node have not.  For a
+ * test that restarts the other node's srnicd: its BOOTING must fail every
+ * process's QPs to the earlier one, which send nothing and would never
+ * fail otherwise.
  *
  * Files in DIR: INDEX.info (what peers need, written whole by rename),
  * INDEX.ready (receives posted), INDEX.done (all checked) and keys.done
@@ -323,6 +330,55 @@ static void check_keys(struct ibv_qp **qp)
 	}
 }
 
+static void hold(struct ibv_qp **qp, unsigned long ms)
+{
+	struct ibv_sge sge = {.lkey = r.mr->lkey, .length = r.per};
+	struct ibv_recv_wr rw = {.sg_list = &sge, .num_sge = 1}, *bad;
+	uint64_t t0 = vu_now_ms();
+	unsigned i, remote = 0, failed = 0, local_failed = 0;
+	struct ibv_wc wc;
+	int got;
+
+	for (i = 0; i < count; i++) {
+		if (i == me)
+			continue;
+		sge.addr = (uintptr_t)slot(&r, IN_SEND, i);
+		rw.wr_id = WR(8, i);
+		if (ibv_post_recv(qp[i], &rw, &bad)) {
+			vu_check(0, strerror(errno), "%u: hold a receive", me);
+			return;
+		}
+		remote += !!memcmp(&peer[i].gid, &peer[me].gid,
+				   sizeof(peer[i].gid));
+	}
+	printf("# %u: holding %u QPs to another node\n", me, remote);
+	fflush(stdout);
+	/* Polled every 5 ms, not busily: a held QP waits for seconds, and
+	 * four such processes polling hard would crowd out the traffic the
+	 * test runs beside them. */
+	while (failed < remote && vu_now_ms() - t0 < ms) {
+		got = ibv_poll_cq(r.cq, 1, &wc);
+		if (got < 0)
+			break;
+		if (got == 0) {
+			usleep(5000);
+			continue;
+		}
+		i = (unsigned)wc.wr_id;
+		if (wc.wr_id >> 32 != 8 || i >= count ||
+		    wc.status == IBV_WC_SUCCESS)
+			continue;
+		if (memcmp(&peer[i].gid, &peer[me].gid, sizeof(peer[i].gid)))
+			failed++;
+		else
+			local_failed++;
+	}
+	vu_check(failed == remote && local_failed == 0, "",
+		 "%u: held: %u of %u QPs to another node failed, %u of our "
+		 "node's, after %llu ms", me, failed, remote, local_failed,
+		 (unsigned long long)(vu_now_ms() - t0));
+}
+
 int main(int argc, char **argv)
 {
 	struct mesh_info mine;
@@ -336,11 +392,15 @@ int main(int argc, char **argv)
 	struct ibv_cq *cq;
 	unsigned i, b;
 	int opt, keys = 0;
+	unsigned long hold_ms = 0;
 	char name[64];
 	long at;
 
-	while ((opt = getopt(argc, argv, "s:k")) != -1) {
+	while ((opt = getopt(argc, argv, "s:kH:")) != -1) {
 		switch (opt) {
+		case 'H':
+			hold_ms = strtoul(optarg, NULL, 0);
+			break;
 		case 's':
 			bytes = strtoul(optarg, NULL, 0);
 			break;
@@ -353,7 +413,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 3) {
 usage:
-		fprintf(stderr, "usage: mesh [-s BYTES] [-k] DIR INDEX "
+		fprintf(stderr, "usage: mesh [-s BYTES] [-k] [-H MS] DIR INDEX "
 			"COUNT\n");
 		return 2;
 	}
@@ -586,6 +646,8 @@ usage:
 		fprintf(stderr, "mesh %u: process 0 never finished\n", me);
 		return 1;
 	}
+	if (hold_ms)
+		hold(qp, hold_ms);
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
 	return vu_failed ? 1 : 0;
 }
