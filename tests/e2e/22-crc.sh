@@ -56,13 +56,25 @@ protected afpacket
 testbed --crc yes
 protected memif-crc
 
-testbed
-# Without the CRC the program must see damage (and may then die of it).
-pair memif-nocrc 60 "$prog" >/dev/null 2>&1
-"$SRNIC" stats a | grep -q '^port 0 .* crc no' || fail "memif ports carry a CRC by default"
-grep -iq "wrong" "$LOGDIR/memif-nocrc.a" "$LOGDIR/memif-nocrc.b" ||
+# Without the CRC the program must see damage, and may die of it first: a
+# flipped bit in a header (a key, a length) fails a QP before any wrong
+# byte shows (a CI run met that once in ~20).  Damage is what this part
+# must show, so up to three runs look for it.
+landed=""
+for try in 1 2 3; do
+	testbed
+	pair memif-nocrc-$try 60 "$prog" >/dev/null 2>&1
+	"$SRNIC" stats a | grep -q '^port 0 .* crc no' || fail "memif ports carry a CRC by default"
+	if grep -iq "wrong" "$LOGDIR/memif-nocrc-$try.a" "$LOGDIR/memif-nocrc-$try.b"; then
+		landed=memif-nocrc-$try
+		break
+	fi
+	echo "memif-nocrc run $try: no wrong byte reported:"
+	tail -2 "$LOGDIR/memif-nocrc-$try.a" "$LOGDIR/memif-nocrc-$try.b"
+done
+[ -n "$landed" ] ||
 	fail "without the CRC no corruption reached memory: the CRC runs above prove nothing"
-grep -ih -m 3 "wrong" "$LOGDIR/memif-nocrc.a" "$LOGDIR/memif-nocrc.b"
+grep -ih -m 3 "wrong" "$LOGDIR/$landed.a" "$LOGDIR/$landed.b"
 [ "$(drop_count a bad_crc)" = "" ] || [ "$(drop_count a bad_crc)" = 0 ] ||
 	fail "a port without the CRC counted bad_crc drops"
 exit 0
