@@ -273,39 +273,42 @@ bool srnic_mcast_members_here(const struct srnic_engine *eng, uint32_t id)
 }
 
 /*
- * Datapath: a datagram to a group.  Whoever polled it off a port (m, not
- * queued) passes the same frame, with one more reference each, to every
- * other process of the node with members; each process hands it to its own
- * QPs in the group (every group of that wire id).  The QP that sent it
- * does not get it back: its node's loopback copy (requester) reaches the
- * others.  The caller frees m as usual.
+ * Datapath, the port poller: a datagram to a group.  Whoever polled it off
+ * a port passes the same frame, with one more reference each, to every
+ * other process of the node with members, and says whether its own process
+ * has some (then srnic_mcast_deliver, once the port token is given back).
+ * Our own datagram back from a wire (a bridge floods it) goes no further:
+ * the node's loopback copy (requester) is the one that counts.  The caller
+ * frees m as usual.
  */
-void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt,
-			 struct rte_mbuf *m, bool queued)
+bool srnic_mcast_forward(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+			 struct rte_mbuf *m)
 {
-	uint32_t mine = 1u << eng->slot, procs, s, i, k;
-	bool self = pkt->src_ipv4 == eng->cfg.ipv4 &&
-		    pkt->src_inc == eng->node->inc;
+	uint32_t mine = 1u << eng->slot, procs;
 
-	/* Our own datagram back from a wire (a bridge floods it): the
-	 * loopback copy is the one that counts. */
-	if (self && m && m->port < eng->node->nports) {
+	if (pkt->src_ipv4 == eng->cfg.ipv4 && pkt->src_inc == eng->node->inc &&
+	    m && m->port < eng->node->nports) {
 		eng->st->drops[SRNIC_DROP_NOT_OURS]++;
-		return;
+		return false;
 	}
-	procs = queued ? mine : member_procs(eng->node, pkt->dst_ipv4);
+	procs = member_procs(eng->node, pkt->dst_ipv4);
 	if (!procs) {
 		eng->st->drops[SRNIC_DROP_NO_GROUP]++;
-		return;
+		return false;
 	}
-	for (s = procs & ~mine; m && s; s &= s - 1) {
-		rte_mbuf_refcnt_update(m, 1);
-		if (!srnic_proc_queue(eng, &eng->node->proc[__builtin_ctz(s)],
-				      m))
-			rte_mbuf_refcnt_update(m, -1);
-	}
-	if (!(procs & mine))
-		return;
+	if (m)
+		srnic_procs_queue(eng, procs & ~mine, m);
+	return procs & mine;
+}
+
+/* Datapath: a group's datagram to this process's QPs in the group (every
+ * group of that wire id), but the QP that sent it. */
+void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt)
+{
+	bool self = pkt->src_ipv4 == eng->cfg.ipv4 &&
+		    pkt->src_inc == eng->node->inc;
+	unsigned i, k;
+
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
 		const struct srnic_mcast_group *g = &eng->mcast[i];
 

@@ -76,10 +76,12 @@ static void futex_wait(uint32_t *addr, uint32_t val, uint64_t us)
 void srnic_wake(uint32_t *sleeping, uint32_t *wake)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(sleeping, __ATOMIC_RELAXED)) {
-		__atomic_store_n(wake, 1, __ATOMIC_RELEASE);
+	/* One system call a nap, not one a frame: a poller queues a burst
+	 * for a process whose thread has not run yet, and a wake-up is a
+	 * few microseconds here. */
+	if (__atomic_load_n(sleeping, __ATOMIC_RELAXED) &&
+	    !__atomic_exchange_n(wake, 1, __ATOMIC_ACQ_REL))
 		syscall(SYS_futex, wake, FUTEX_WAKE, 1, NULL, NULL, 0);
-	}
 }
 
 void srnic_datapath_wake(struct srnic_engine *eng)

@@ -2,7 +2,9 @@
 /*
  * Receive dispatch: what each frame a port delivers is, and which part of
  * the engine takes it (the control core, the responder, the completer,
- * multicast).  Runs under the datapath token (datapath.c).
+ * multicast).  Runs under the datapath token (datapath.c); srnicd's node:
+ * sorting the ports' frames runs under the port token as well, and what is
+ * this process's is handled after it is given back.
  */
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -38,38 +40,8 @@ bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 	return true;
 }
 
-/*
- * srnicd's node: a frame for a QP of another process goes to that
- * process's receive ring (and its datapath is woken if it naps).  Returns
- * true when the frame is this process's to handle; false when it is gone
- * (queued, or dropped and counted: *drop then says whether the caller
- * frees it).  A frame that came off this process's own ring (queued) is
- * never passed on again: only the port token's holder puts frames on a
- * ring, and one whose QP went meanwhile is dropped.
- */
-static bool rx_mine(struct srnic_engine *eng, const struct srnic_pkt *pkt,
-		    struct rte_mbuf *m, bool queued, bool *drop)
-{
-	struct srnic_node *node = eng->node;
-	unsigned owner;
-
-	owner = pkt->dst_qpn < SRNIC_MAX_QP
-			? __atomic_load_n(&node->qp_owner[pkt->dst_qpn],
-					  __ATOMIC_ACQUIRE)
-			: 0;
-	*drop = owner != eng->slot + 1;
-	if (!*drop)
-		return true;
-	if (owner && !queued) {
-		*drop = !srnic_proc_queue(eng, &node->proc[owner - 1], m);
-		return false;
-	}
-	eng->st->drops[SRNIC_DROP_NO_QP]++;
-	return false;
-}
-
-bool srnic_proc_queue(struct srnic_engine *eng, struct srnic_proc *to,
-		      struct rte_mbuf *m)
+static bool proc_queue(struct srnic_engine *eng, struct srnic_proc *to,
+		       struct rte_mbuf *m)
 {
 	if (!__atomic_load_n(&to->live, __ATOMIC_ACQUIRE) || !to->rx) {
 		eng->st->drops[SRNIC_DROP_NO_QP]++;
@@ -86,116 +58,161 @@ bool srnic_proc_queue(struct srnic_engine *eng, struct srnic_proc *to,
 	return true;
 }
 
-/* srnicd's node: a frame every other process's datapath must see too (a
- * peer's BOOTING: each forgets what its own QPs held for the peer), with
- * one more reference each.  srnicd itself (slot 0) has no QPs. */
-static void rx_to_every_process(struct srnic_engine *eng, struct rte_mbuf *m)
+void srnic_procs_queue(struct srnic_engine *eng, uint32_t procs,
+		       struct rte_mbuf *m)
 {
-	unsigned s;
-
-	for (s = 1; s < SRNIC_MAX_PROCS; s++) {
-		if (s == eng->slot ||
-		    !__atomic_load_n(&eng->node->proc[s].live, __ATOMIC_ACQUIRE))
-			continue;
+	for (; procs; procs &= procs - 1) {
 		rte_mbuf_refcnt_update(m, 1);
-		if (!srnic_proc_queue(eng, &eng->node->proc[s], m))
+		if (!proc_queue(eng, &eng->node->proc[__builtin_ctz(procs)], m))
 			rte_mbuf_refcnt_update(m, -1);
 	}
 }
 
-static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m,
-		   bool queued)
+/* srnicd's node: the processes other than this one (and srnicd, slot 0,
+ * which has no QPs) that are attached. */
+static uint32_t other_procs(const struct srnic_engine *eng)
 {
-	struct srnic_pkt pkt;
+	uint32_t procs = 0;
+	unsigned s;
+
+	for (s = 1; s < SRNIC_MAX_PROCS; s++)
+		if (s != eng->slot &&
+		    __atomic_load_n(&eng->node->proc[s].live, __ATOMIC_ACQUIRE))
+			procs |= 1u << s;
+	return procs;
+}
+
+/* What sorting did with a frame. */
+enum rx_fate {
+	RX_FREE,	/* dropped (and counted), or done with: free it */
+	RX_GONE,	/* passed on: to a ring, another process's or srnicd's */
+	RX_MINE,	/* for this process's QPs: srnic_rx_handle it */
+};
+
+/* A control frame, on the thread that polled it. */
+static enum rx_fate rx_control(struct srnic_engine *eng, struct rte_mbuf *m,
+			       const struct srnic_pkt *pkt, bool queued)
+{
+	/* The peer is about to vanish from this link: let go of it now, on
+	 * the thread that polls it, and say so.  Only its current process
+	 * can say that: an old one's BYE, late or replayed, changes
+	 * nothing. */
+	if (pkt->opcode == SRNIC_OP_BYE && m->port < eng->node->nports) {
+		const struct srnic_peer *peer = srnic_peer_find(eng, pkt->ipv4);
+
+		if (peer && srnic_peer_older(peer, pkt->src_inc)) {
+			eng->st->drops[SRNIC_DROP_STALE_INC]++;
+			return RX_FREE;
+		}
+		srnic_leave_answer(eng, m->port);
+	}
+	if (pkt->opcode == SRNIC_OP_BYE_ACK)
+		return RX_FREE;	/* late: we are not leaving */
+	/* Forgetting a peer's old incarnation must happen here, in order
+	 * with the data of this port. */
+	if (pkt->opcode == SRNIC_OP_BOOTING && m->port < eng->node->nports) {
+		if (pkt->dst_inc != eng->node->inc) {
+			eng->st->drops[SRNIC_DROP_STALE_INC]++;
+			return RX_FREE;
+		}
+		/* srnicd's node: the poller passed it on for this process's
+		 * QPs; the answer was the poller's. */
+		if (queued) {
+			srnic_integrate_forget(eng, pkt);
+			return RX_FREE;
+		}
+		srnic_integrate_booting(eng, pkt, m->port);
+		/* (every other process's QPs forget the peer too) */
+		if (eng->node->shared)
+			srnic_procs_queue(eng, other_procs(eng), m);
+	}
+	return rte_ring_sp_enqueue(eng->node->ctrl_rx, m) == 0 ? RX_GONE
+								: RX_FREE;
+}
+
+/*
+ * Whose frame m is, decoded into pkt: the control core's, another
+ * process's (srnicd's node: it goes onto that process's receive ring, and
+ * its datapath is woken if it naps), or this process's.  A frame that came
+ * off this process's own ring (queued) is never passed on again: only the
+ * port token's holder puts frames on a ring, and one whose QP went
+ * meanwhile is dropped.  Cheap, as what runs under the port token must be:
+ * nothing here places data or touches a QP.
+ */
+static enum rx_fate rx_sort(struct srnic_engine *eng, struct rte_mbuf *m,
+			    struct srnic_pkt *pkt, bool queued)
+{
+	struct srnic_node *node = eng->node;
+	unsigned owner;
+
+	if (!srnic_rx_decode(eng, m->port, m, pkt))
+		return RX_FREE;
+	if (srnic_op_is_control(pkt->opcode))
+		return rx_control(eng, m, pkt, queued);
+	if (pkt->opcode == SRNIC_OP_UD_SEND && pkt->dst_qpn == SRNIC_QPN_MCAST)
+		return queued || srnic_mcast_forward(eng, pkt, m) ? RX_MINE
+								  : RX_FREE;
+	if (!node->shared)
+		return RX_MINE;
+	owner = pkt->dst_qpn < SRNIC_MAX_QP
+			? __atomic_load_n(&node->qp_owner[pkt->dst_qpn],
+					  __ATOMIC_ACQUIRE)
+			: 0;
+	if (owner == eng->slot + 1)
+		return RX_MINE;
+	if (owner && !queued)
+		return proc_queue(eng, &node->proc[owner - 1], m) ? RX_GONE
+								  : RX_FREE;
+	eng->st->drops[SRNIC_DROP_NO_QP]++;
+	return RX_FREE;
+}
+
+/* A frame for this process's QPs (sorted): true when the roles kept m. */
+static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
+		      const struct srnic_pkt *pkt)
+{
 	struct srnic_qp *qp;
 
-	if (!srnic_rx_decode(eng, m->port, m, &pkt))
-		return false;
-	if (srnic_op_is_control(pkt.opcode)) {
-		/* The peer is about to vanish from this link: let go of it
-		 * now, on the thread that polls it, and say so.  Only its
-		 * current process can say that: an old one's BYE, late or
-		 * replayed, changes nothing. */
-		if (pkt.opcode == SRNIC_OP_BYE && m->port < eng->node->nports) {
-			const struct srnic_peer *peer =
-				srnic_peer_find(eng, pkt.ipv4);
-
-			if (peer && srnic_peer_older(peer, pkt.src_inc)) {
-				eng->st->drops[SRNIC_DROP_STALE_INC]++;
-				return false;
-			}
-			srnic_leave_answer(eng, m->port);
-		}
-		if (pkt.opcode == SRNIC_OP_BYE_ACK)
-			return false;	/* late: we are not leaving */
-		/* Forgetting a peer's old incarnation must happen here, in
-		 * order with the data of this port. */
-		if (pkt.opcode == SRNIC_OP_BOOTING &&
-		    m->port < eng->node->nports) {
-			if (pkt.dst_inc != eng->node->inc) {
-				eng->st->drops[SRNIC_DROP_STALE_INC]++;
-				return false;
-			}
-			/* srnicd's node: the poller passed it on for this
-			 * process's QPs; the answer was the poller's. */
-			if (queued) {
-				srnic_integrate_forget(eng, &pkt);
-				return false;
-			}
-			srnic_integrate_booting(eng, &pkt, m->port);
-			if (eng->node->shared)
-				rx_to_every_process(eng, m);
-		}
-		if (rte_ring_sp_enqueue(eng->node->ctrl_rx, m) == 0)
-			return true;
+	if (pkt->opcode == SRNIC_OP_UD_SEND && pkt->dst_qpn == SRNIC_QPN_MCAST) {
+		srnic_mcast_deliver(eng, pkt); /* (no incarnation) */
 		return false;
 	}
-	if (pkt.opcode == SRNIC_OP_UD_SEND && pkt.dst_qpn == SRNIC_QPN_MCAST) {
-		srnic_mcast_deliver(eng, &pkt, m, queued); /* no incarnation */
-		return false;
-	}
-	if (eng->node->shared) {
-		bool drop;
-
-		if (!rx_mine(eng, &pkt, m, queued, &drop))
-			return !drop;
-	}
-	if (pkt.dst_inc != eng->node->inc) {
+	if (pkt->dst_inc != eng->node->inc) {
 		eng->st->drops[SRNIC_DROP_STALE_INC]++;
 		return false;
 	}
-	qp = srnic_qp_lookup(eng, pkt.dst_qpn);
-	if (pkt.opcode == SRNIC_OP_UD_SEND) {
+	qp = srnic_qp_lookup(eng, pkt->dst_qpn);
+	if (pkt->opcode == SRNIC_OP_UD_SEND) {
 		/* A datagram: from anyone who knows the Q_Key. */
 		if (!qp || qp->type != SRNIC_QPT_UD) {
 			eng->st->drops[SRNIC_DROP_NO_QP]++;
 			return false;
 		}
-		srnic_responder_datagram(eng, qp, &pkt, NULL);
+		srnic_responder_datagram(eng, qp, pkt, NULL);
 		return false;
 	}
 	/* Connected: only from the QP it is connected to, and UC only takes
 	 * SEND and WRITE (and ACKs, which bring credit). */
 	if (!qp || qp->type == SRNIC_QPT_UD ||
-	    pkt.src_qpn != qp->at.dest_qpn ||
-	    (qp->type == SRNIC_QPT_UC && pkt.opcode != SRNIC_OP_SEND &&
-	     pkt.opcode != SRNIC_OP_WRITE && pkt.opcode != SRNIC_OP_ACK)) {
+	    pkt->src_qpn != qp->at.dest_qpn ||
+	    (qp->type == SRNIC_QPT_UC && pkt->opcode != SRNIC_OP_SEND &&
+	     pkt->opcode != SRNIC_OP_WRITE && pkt->opcode != SRNIC_OP_ACK)) {
 		eng->st->drops[SRNIC_DROP_NO_QP]++;
 		return false;
 	}
-	if (pkt.src_inc != qp->peer_inc) {
+	if (pkt->src_inc != qp->peer_inc) {
 		eng->st->drops[SRNIC_DROP_STALE_INC]++;
 		return false;
 	}
-	switch (pkt.opcode) {
+	switch (pkt->opcode) {
 	case SRNIC_OP_ACK:
 		if (srnic_qp_reliable(qp))
-			srnic_completer_ack(eng, qp, &pkt);
+			srnic_completer_ack(eng, qp, pkt);
 		else
-			srnic_completer_credit(eng, qp, &pkt);
+			srnic_completer_credit(eng, qp, pkt);
 		return false;
 	case SRNIC_OP_READ_RESP:
-		srnic_completer_read_resp(eng, qp, &pkt, m);
+		srnic_completer_read_resp(eng, qp, pkt, m);
 		return false;
 	default:
 		if (qp->state != SRNIC_QPS_RTR && qp->state != SRNIC_QPS_RTS &&
@@ -203,12 +220,18 @@ static bool rx_one(struct srnic_engine *eng, struct rte_mbuf *m,
 			eng->st->drops[SRNIC_DROP_QP_STATE]++;
 			return false;
 		}
-		return srnic_responder_rx(eng, qp, &pkt, m);
+		return srnic_responder_rx(eng, qp, pkt, m);
 	}
 }
 
-/* A burst a port, the loopback or (queued) another process's poller
- * delivered, frame by frame. */
+/*
+ * A burst a port, the loopback or (queued) another process's poller
+ * delivered, sorted frame by frame.  What is this process's waits in
+ * rx_kept (rx_handle_kept): under the port token only sorting runs, so
+ * that the token is held for as little as a burst's headers, never for
+ * placing data (a holder that is descheduled stops every process's port
+ * I/O meanwhile).
+ */
 static void rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts,
 		     uint16_t n, bool queued)
 {
@@ -217,12 +240,39 @@ static void rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts,
 	for (i = 0; i < n; i++) {
 		/* (in one segment: every consumer sees a contiguous frame) */
 		struct rte_mbuf *m = srnic_mbuf_linear(eng, pkts[i]);
+		struct srnic_pkt *pkt = &eng->rx_kept_pkt[eng->rx_kept];
 
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		if (m && !rx_one(eng, m, queued))
+		if (!m)
+			continue;
+		switch (rx_sort(eng, m, pkt, queued)) {
+		case RX_MINE:
+			RTE_ASSERT(eng->rx_kept < SRNIC_RX_KEPT);
+			eng->rx_kept_m[eng->rx_kept++] = m;
+			break;
+		case RX_FREE:
 			rte_pktmbuf_free(m);
+			break;
+		case RX_GONE:
+			break;
+		}
 	}
+}
+
+/* The frames rx_burst kept, to this process's roles. */
+static void rx_handle_kept(struct srnic_engine *eng)
+{
+	uint16_t i;
+
+	for (i = 0; i < eng->rx_kept; i++) {
+		if (i + 1 < eng->rx_kept)
+			rte_prefetch0(rte_pktmbuf_mtod(eng->rx_kept_m[i + 1],
+						       void *));
+		if (!rx_handle(eng, eng->rx_kept_m[i], &eng->rx_kept_pkt[i]))
+			rte_pktmbuf_free(eng->rx_kept_m[i]);
+	}
+	eng->rx_kept = 0;
 }
 
 /* srnicd's node: frames other processes' pollers queued for this one. */
@@ -252,6 +302,9 @@ static unsigned rx_ring(struct srnic_engine *eng,
 	for (k = 0; k < SRNIC_TXBUF / SRNIC_BURST; k++) {
 		n = rx(eng, pkts, SRNIC_BURST);
 		rx_burst(eng, pkts, n, queued);
+		/* (its own ring: no port token to give back first) */
+		if (queued)
+			rx_handle_kept(eng);
 		total += n;
 		if (n < SRNIC_BURST)
 			break;
@@ -291,5 +344,6 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 	}
 	total += rx_ring(eng, srnic_loop_rx, false);
 	srnic_ports_give(eng);
+	rx_handle_kept(eng);
 	return total;
 }

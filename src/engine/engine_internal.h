@@ -34,6 +34,9 @@
 #define SRNIC_POOL_SIZE 16383	/* packet buffers of a node */
 #define SRNIC_BURST 32
 #define SRNIC_TXBUF 256
+/* A receive poll's frames: a burst a port, a transmit buffer's worth off
+ * the loopback (dispatch.c) */
+#define SRNIC_RX_KEPT (SRNIC_MAX_PORTS * SRNIC_BURST + SRNIC_TXBUF)
 /* Payloads from this size on are sent from registered memory where the
  * port allows it (below, a copy costs less than a second mbuf). */
 #define SRNIC_ZC_MIN 2048
@@ -394,6 +397,12 @@ struct srnic_engine {
 	/* The last receive poll left frames in a port's queue (it took a
 	 * full burst): what a timer would call lost may be there. */
 	bool rx_backlog;
+	/* Frames for this process's QPs the receive poll took off the
+	 * ports, decoded: sorted under the port token, handled once it is
+	 * given back (dispatch.c). */
+	uint16_t rx_kept;
+	struct rte_mbuf *rx_kept_m[SRNIC_RX_KEPT];
+	struct srnic_pkt rx_kept_pkt[SRNIC_RX_KEPT];
 	/* UC: how long the oldest message may stall the ones behind it
 	 * before it is given up (responder.c); widened by evidence, 0 until
 	 * then: SRNIC_UC_GIVE_UP_US. */
@@ -645,17 +654,20 @@ void srnic_files_stop(struct srnic_engine *eng);
 void srnic_leave_answer(struct srnic_engine *eng, unsigned p);
 void srnic_leave_links(struct srnic_engine *eng);
 
-/* dispatch.c: srnicd's node, the port poller passes frame m to process
- * to's ring (and wakes it); false when it could not (dropped, counted:
- * the caller still holds m). */
-bool srnic_proc_queue(struct srnic_engine *eng, struct srnic_proc *to,
-		      struct rte_mbuf *m);
+/* dispatch.c: srnicd's node, the port poller passes frame m, with one
+ * more reference each, to the rings of the processes in the mask procs
+ * (bit = slot), and wakes them; what could not go is counted. */
+void srnic_procs_queue(struct srnic_engine *eng, uint32_t procs,
+		       struct rte_mbuf *m);
 
 /* mcast.c: multicast groups */
-/* A datagram to a group (m, NULL in unit tests, is its frame; queued:
- * it came off this process's own ring). */
-void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt,
-			 struct rte_mbuf *m, bool queued);
+/* A datagram to a group, off a port (m, NULL in unit tests, is its
+ * frame): to the node's other member processes; whether this one has
+ * members too. */
+bool srnic_mcast_forward(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+			 struct rte_mbuf *m);
+/* ... and to this process's QPs in the group. */
+void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt);
 void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn);
 /* Whether a process of the node joined a group of wire id id. */
 bool srnic_mcast_members_here(const struct srnic_engine *eng, uint32_t id);

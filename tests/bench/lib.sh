@@ -21,6 +21,29 @@ write_bw() {
 		awk '$1 == 65536 && NF >= 5 {print $4}'
 }
 
+# write_bw_pairs N SECONDS DIR: N ib_write_bw pairs a -> b at once (64 KiB,
+# ports 18515 + i); each client's output in DIR/client.I.
+write_bw_pairs() {
+	local n=$1 secs=$2 dir=$3 i pids=()
+	for ((i = 0; i < n; i++)); do
+		"$SRNIC" exec b -- ib_write_bw -s 65536 -D "$secs" -p $((18515 + i)) \
+			> /dev/null 2>&1 &
+		pids+=($!)
+	done
+	sleep 1
+	for ((i = 0; i < n; i++)); do
+		"$SRNIC" exec a -- ib_write_bw -s 65536 -D "$secs" -p $((18515 + i)) \
+			--report_gbits b > "$dir/client.$i" 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}" || true
+}
+
+# gbps_sum FILES...: the sum of the ib_write_bw 64 KiB results in FILES.
+gbps_sum() {
+	cat "$@" | awk '$1 == 65536 && NF >= 5 {s += $4} END {printf "%.2f\n", s}'
+}
+
 # median: the median of the numbers on stdin, one a line.
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 

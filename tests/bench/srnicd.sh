@@ -29,23 +29,11 @@ write_lat() {	# [HOST]: typical latency of a 2-byte WRITE a -> HOST (b)
 	wait $pid
 }
 
-# pairs N: N ib_write_bw pairs a -> b at once (ports 18515 + i): the sum
+# pairs N: N ib_write_bw pairs a -> b at once: the sum
 pairs() {
-	local n=$1 i pids=()
-	for ((i = 0; i < n; i++)); do
-		"$SRNIC" exec b -- ib_write_bw -s 65536 -D "$SECS" -p $((18515 + i)) \
-			> /dev/null 2>&1 &
-		pids+=($!)
-	done
-	sleep 1
-	for ((i = 0; i < n; i++)); do
-		"$SRNIC" exec a -- ib_write_bw -s 65536 -D "$SECS" -p $((18515 + i)) \
-			--report_gbits b > "$W/pair$i" 2>&1 &
-		pids+=($!)
-	done
-	wait "${pids[@]}" || true
-	cat "$W"/pair* | awk '$1 == 65536 && NF >= 5 {s += $4} END {printf "%.2f\n", s}'
-	rm -f "$W"/pair*
+	write_bw_pairs "$1" "$SECS" "$W"
+	gbps_sum "$W"/client.*
+	rm -f "$W"/client.*
 }
 
 loop_bw() {	# ib_write_bw between two processes of node a

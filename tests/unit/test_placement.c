@@ -1129,8 +1129,8 @@ static void test_ud(void)
 	pkt.opcode = SRNIC_OP_UD_SEND;
 	pkt.dst_qpn = SRNIC_QPN_MCAST;
 	pkt.dst_ipv4 = 0xe0010203;
-	srnic_mcast_deliver(eng, &pkt, NULL, false);
-	CHECK(drops(SRNIC_DROP_NO_GROUP) == nogroup + 1,
+	CHECK(!srnic_mcast_forward(eng, &pkt, NULL) &&
+		      drops(SRNIC_DROP_NO_GROUP) == nogroup + 1,
 	      "UD multicast to no group here: dropped");
 	srnic_engine_destroy_qp(eng, qp);
 	free(rbuf);
