@@ -34,7 +34,7 @@ drops() { "$SRNIC" stats "$1" | awk -v r="$2" '$1 == "drop" && $2 == r {print $3
 pingpong_start() {	# name
 	local old_a old_b
 	old_a=$(incarnation a 2>/dev/null); old_b=$(incarnation b 2>/dev/null)
-	( pingpong "$1" 120 ibv_rc_pingpong -g 1 -s 4096 -n 60000 ) > "$W/$1.out" 2>&1 &
+	( pingpong "$1" 120 ibv_rc_pingpong -g 1 -s 4096 -n 30000 ) > "$W/$1.out" 2>&1 &
 	pp=$!
 	for _ in $(seq 100); do
 		sleep 0.1
