@@ -86,7 +86,7 @@ static uint32_t other_procs(const struct srnic_engine *eng)
 enum rx_fate {
 	RX_FREE,	/* dropped (and counted), or done with: free it */
 	RX_GONE,	/* passed on: to a ring, another process's or srnicd's */
-	RX_MINE,	/* for this process's QPs: srnic_rx_handle it */
+	RX_MINE,	/* for this process's QPs: rx_handle it, in order */
 };
 
 /* A control frame, on the thread that polled it. */
@@ -108,23 +108,25 @@ static enum rx_fate rx_control(struct srnic_engine *eng, struct rte_mbuf *m,
 	}
 	if (pkt->opcode == SRNIC_OP_BYE_ACK)
 		return RX_FREE;	/* late: we are not leaving */
-	/* Forgetting a peer's old incarnation must happen here, in order
-	 * with the data of this port. */
+	/* A peer's BOOTING: this process's QPs forget its old incarnation in
+	 * order with the data of this port (rx_handle: the frames before it
+	 * are the old incarnation's, those after it the new one's), and
+	 * srnicd's node passes it on to every other process for theirs.
+	 * The control core sees it too: the poller's reference goes there,
+	 * one more stays with this process. */
 	if (pkt->opcode == SRNIC_OP_BOOTING && m->port < eng->node->nports) {
 		if (pkt->dst_inc != eng->node->inc) {
 			eng->st->drops[SRNIC_DROP_STALE_INC]++;
 			return RX_FREE;
 		}
-		/* srnicd's node: the poller passed it on for this process's
-		 * QPs; the answer was the poller's. */
-		if (queued) {
-			srnic_integrate_forget(eng, pkt);
-			return RX_FREE;
-		}
-		srnic_integrate_booting(eng, pkt, m->port);
-		/* (every other process's QPs forget the peer too) */
+		if (queued)
+			return RX_MINE;
 		if (eng->node->shared)
 			srnic_procs_queue(eng, other_procs(eng), m);
+		rte_mbuf_refcnt_update(m, 1);
+		if (rte_ring_sp_enqueue(eng->node->ctrl_rx, m) != 0)
+			rte_mbuf_refcnt_update(m, -1);
+		return RX_MINE;
 	}
 	return rte_ring_sp_enqueue(eng->node->ctrl_rx, m) == 0 ? RX_GONE
 								: RX_FREE;
@@ -167,12 +169,21 @@ static enum rx_fate rx_sort(struct srnic_engine *eng, struct rte_mbuf *m,
 	return RX_FREE;
 }
 
-/* A frame for this process's QPs (sorted): true when the roles kept m. */
+/* A frame for this process's QPs (sorted; queued: off its own ring):
+ * true when the roles kept m. */
 static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
-		      const struct srnic_pkt *pkt)
+		      const struct srnic_pkt *pkt, bool queued)
 {
 	struct srnic_qp *qp;
 
+	if (pkt->opcode == SRNIC_OP_BOOTING) {
+		/* (queued: the poller that passed it on answered it) */
+		if (queued)
+			srnic_integrate_forget(eng, pkt);
+		else
+			srnic_integrate_booting(eng, pkt, m->port);
+		return false;
+	}
 	if (pkt->opcode == SRNIC_OP_UD_SEND && pkt->dst_qpn == SRNIC_QPN_MCAST) {
 		srnic_mcast_deliver(eng, pkt); /* (no incarnation) */
 		return false;
@@ -261,7 +272,7 @@ static void rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts,
 }
 
 /* The frames rx_burst kept, to this process's roles. */
-static void rx_handle_kept(struct srnic_engine *eng)
+static void rx_handle_kept(struct srnic_engine *eng, bool queued)
 {
 	uint16_t i;
 
@@ -269,7 +280,8 @@ static void rx_handle_kept(struct srnic_engine *eng)
 		if (i + 1 < eng->rx_kept)
 			rte_prefetch0(rte_pktmbuf_mtod(eng->rx_kept_m[i + 1],
 						       void *));
-		if (!rx_handle(eng, eng->rx_kept_m[i], &eng->rx_kept_pkt[i]))
+		if (!rx_handle(eng, eng->rx_kept_m[i], &eng->rx_kept_pkt[i],
+			       queued))
 			rte_pktmbuf_free(eng->rx_kept_m[i]);
 	}
 	eng->rx_kept = 0;
@@ -304,7 +316,7 @@ static unsigned rx_ring(struct srnic_engine *eng,
 		rx_burst(eng, pkts, n, queued);
 		/* (its own ring: no port token to give back first) */
 		if (queued)
-			rx_handle_kept(eng);
+			rx_handle_kept(eng, true);
 		total += n;
 		if (n < SRNIC_BURST)
 			break;
@@ -344,6 +356,6 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 	}
 	total += rx_ring(eng, srnic_loop_rx, false);
 	srnic_ports_give(eng);
-	rx_handle_kept(eng);
+	rx_handle_kept(eng, false);
 	return total;
 }
