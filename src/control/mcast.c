@@ -272,6 +272,13 @@ bool srnic_mcast_members_here(const struct srnic_engine *eng, uint32_t id)
 	return member_procs(eng->node, id) != 0;
 }
 
+/* A group's datagram this node's current process sent. */
+static bool sent_here(const struct srnic_engine *eng,
+		      const struct srnic_pkt *pkt)
+{
+	return pkt->src_ipv4 == eng->cfg.ipv4 && pkt->src_inc == eng->node->inc;
+}
+
 /*
  * Datapath, the port poller: a datagram to a group.  Whoever polled it off
  * a port passes the same frame, with one more reference each, to every
@@ -286,8 +293,7 @@ bool srnic_mcast_forward(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 {
 	uint32_t mine = 1u << eng->slot, procs;
 
-	if (pkt->src_ipv4 == eng->cfg.ipv4 && pkt->src_inc == eng->node->inc &&
-	    m && m->port < eng->node->nports) {
+	if (sent_here(eng, pkt) && m && m->port < eng->node->nports) {
 		eng->st->drops[SRNIC_DROP_NOT_OURS]++;
 		return false;
 	}
@@ -305,8 +311,7 @@ bool srnic_mcast_forward(struct srnic_engine *eng, const struct srnic_pkt *pkt,
  * group of that wire id), but the QP that sent it. */
 void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt)
 {
-	bool self = pkt->src_ipv4 == eng->cfg.ipv4 &&
-		    pkt->src_inc == eng->node->inc;
+	bool self = sent_here(eng, pkt);
 	unsigned i, k;
 
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {

@@ -82,6 +82,12 @@ static uint32_t other_procs(const struct srnic_engine *eng)
 	return procs;
 }
 
+/* A datagram to a multicast group (mcast.c), not to one QP. */
+static inline bool to_group(const struct srnic_pkt *pkt)
+{
+	return pkt->opcode == SRNIC_OP_UD_SEND && pkt->dst_qpn == SRNIC_QPN_MCAST;
+}
+
 /* What sorting did with a frame. */
 enum rx_fate {
 	RX_FREE,	/* dropped (and counted), or done with: free it */
@@ -151,7 +157,7 @@ static enum rx_fate rx_sort(struct srnic_engine *eng, struct rte_mbuf *m,
 		return RX_FREE;
 	if (srnic_op_is_control(pkt->opcode))
 		return rx_control(eng, m, pkt, queued);
-	if (pkt->opcode == SRNIC_OP_UD_SEND && pkt->dst_qpn == SRNIC_QPN_MCAST)
+	if (to_group(pkt))
 		return queued || srnic_mcast_forward(eng, pkt, m) ? RX_MINE
 								  : RX_FREE;
 	if (!node->shared)
@@ -184,7 +190,7 @@ static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
 			srnic_integrate_booting(eng, pkt, m->port);
 		return false;
 	}
-	if (pkt->opcode == SRNIC_OP_UD_SEND && pkt->dst_qpn == SRNIC_QPN_MCAST) {
+	if (to_group(pkt)) {
 		srnic_mcast_deliver(eng, pkt); /* (no incarnation) */
 		return false;
 	}
