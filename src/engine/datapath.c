@@ -15,10 +15,8 @@
  * iteration, never per packet, and nobody waits on it but the engine's
  * thread when it stops.
  */
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +26,7 @@
 #include <rte_ring.h>
 
 #include "engine_internal.h"
+#include "srnic_futex.h"
 #include "srnic_sched.h"
 
 #define SPIN_US 50	/* an idle engine thread spins this long, then naps */
@@ -63,16 +62,6 @@ static inline void dp_leave(struct srnic_engine *eng)
 
 /* ---- waking the engine's thread ---- */
 
-/* (not FUTEX_*_PRIVATE: an attached process's words are in the node's
- * shared memory, and another process's poller wakes it) */
-static void futex_wait(uint32_t *addr, uint32_t val, uint64_t us)
-{
-	struct timespec ts = {.tv_sec = us / 1000000,
-			      .tv_nsec = (us % 1000000) * 1000};
-
-	syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
-}
-
 void srnic_wake(uint32_t *sleeping, uint32_t *wake)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -81,7 +70,7 @@ void srnic_wake(uint32_t *sleeping, uint32_t *wake)
 	 * few microseconds here. */
 	if (__atomic_load_n(sleeping, __ATOMIC_RELAXED) &&
 	    !__atomic_exchange_n(wake, 1, __ATOMIC_ACQ_REL))
-		syscall(SYS_futex, wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+		srnic_futex_wake(wake, 1);
 }
 
 void srnic_datapath_wake(struct srnic_engine *eng)
@@ -103,7 +92,7 @@ static bool idle_nap(struct srnic_engine *eng, uint64_t us)
 		(!rx || rte_ring_count(rx) == 0) &&
 		!__atomic_load_n(&eng->kicked, __ATOMIC_RELAXED);
 	if (sleep)
-		futex_wait(eng->wake, 0, us);
+		srnic_futex_wait(eng->wake, 0, us);
 	__atomic_store_n(eng->sleeping, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(eng->wake, 0, __ATOMIC_RELAXED);
 	return sleep;

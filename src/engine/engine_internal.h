@@ -273,6 +273,7 @@ struct srnic_proc {
 	struct srnic_stats st;	/* its engine's counters */
 	uint64_t port_polls;	/* its iterations that had the port token */
 	uint64_t token_misses;	/* ... and that found it taken */
+	uint64_t token_waits;	/* sleeps for it, frames to send */
 	uint64_t rx_forwarded;	/* frames other pollers queued for it */
 	uint64_t rx_ring_full;	/* ... and dropped: its ring was full */
 };
@@ -324,7 +325,9 @@ struct srnic_node {
 	 * each frame for the process whose QP it names).  Embedded: one
 	 * process, slot 0, and no token. */
 	uint8_t shared;
-	uint32_t port_token;	/* 0, or the holder's slot + 1 */
+	uint32_t port_token;	/* 0, or the holder's slot + 1, with
+				 * SRNIC_TOKEN_WAITERS when someone sleeps
+				 * for it (port.c) */
 	uint32_t closing;	/* srnicd stops: its processes poll no more */
 	uint64_t apps_polled;	/* iterations an application thread of an
 				 * attached process polled the ports in */
@@ -529,6 +532,10 @@ void srnic_ports_remap(struct srnic_engine *eng);
  * comes within wait_ms, and is freed either way. */
 void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms);
 void srnic_ports_give(struct srnic_engine *eng);
+/* The port token is free again (its holder gave it back, or srnicd took
+ * it from a process that died): whoever sleeps for it wakes. */
+#define SRNIC_TOKEN_WAITERS 0x80000000u
+void srnic_port_token_free(struct srnic_node *node);
 void srnic_ports_settle(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
 int srnic_port_carrier(const struct srnic_port *port);

@@ -20,11 +20,16 @@
 #include <rte_log.h>
 
 #include "engine_internal.h"
+#include "srnic_futex.h"
 #include "srnic_port_guard.h"
 
 /* How long an attached process's look at its links waits for its own
  * pollers to leave the links' memory. */
 #define REMAP_WAIT_MS 50
+/* Longest sleep for the port token with frames to send: a holder that
+ * is descheduled keeps it for a time slice; the next iteration tries
+ * again (and reads its own ring meanwhile). */
+#define TOKEN_WAIT_US 500
 #define RX_DESC 1024
 
 static int on_intr_thread(struct srnic_port *port, int stop);
@@ -614,7 +619,42 @@ bool srnic_ports_hold(struct srnic_engine *eng, unsigned wait_ms)
 void srnic_ports_give(struct srnic_engine *eng)
 {
 	if (eng->node->shared)
-		__atomic_store_n(&eng->node->port_token, 0, __ATOMIC_RELEASE);
+		srnic_port_token_free(eng->node);
+}
+
+void srnic_port_token_free(struct srnic_node *node)
+{
+	if (__atomic_exchange_n(&node->port_token, 0, __ATOMIC_RELEASE) &
+	    SRNIC_TOKEN_WAITERS)
+		srnic_futex_wake(&node->port_token, INT32_MAX);
+}
+
+/*
+ * Frames wait for the token: sleep until its holder gives it back (or up
+ * to us).  A poller that spins for the token takes the CPU from the one
+ * that holds it: with more busy processes than cores, that holder is
+ * often descheduled in its burst, and spinners made every process of the
+ * node wait out their time slices (four ib_write_bw pairs a node: whole
+ * QPs starved of the token until their retries ran out).  Asleep, they
+ * leave the holder the core.
+ */
+static void token_wait(struct srnic_engine *eng, unsigned us)
+{
+	uint32_t *tok = &eng->node->port_token;
+	uint32_t v = __atomic_load_n(tok, __ATOMIC_RELAXED);
+
+	if (!v)
+		return;
+	if (!(v & SRNIC_TOKEN_WAITERS)) {
+		if (!__atomic_compare_exchange_n(tok, &v,
+						 v | SRNIC_TOKEN_WAITERS, false,
+						 __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			return;	/* given back (or taken anew) meanwhile */
+		v |= SRNIC_TOKEN_WAITERS;
+	}
+	eng->node->proc[eng->slot].token_waits++;
+	srnic_futex_wait(tok, v, us);
 }
 
 /* The flush itself, the port token held. */
@@ -654,17 +694,21 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 {
 	unsigned i, total, waiting = 0;
 
-	if (srnic_ports_take(eng)) {
-		total = flush_held(eng);
-		srnic_ports_give(eng);
-		return total;
-	}
-	/* srnicd's node, the token taken: the frames wait for the next
-	 * iteration's flush, and count as work meanwhile (the datapath
-	 * must not nap with them queued). */
 	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
 		waiting += eng->txbuf[i].n;
-	return waiting;
+	if (!waiting)
+		return 0;
+	if (!srnic_ports_take(eng)) {
+		token_wait(eng, TOKEN_WAIT_US);
+		/* srnicd's node, the token still taken: the frames wait for
+		 * the next iteration's flush, and count as work meanwhile
+		 * (the datapath must not nap with them queued). */
+		if (!srnic_ports_take(eng))
+			return waiting;
+	}
+	total = flush_held(eng);
+	srnic_ports_give(eng);
+	return total;
 }
 
 void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms)

@@ -57,6 +57,21 @@ static void ring_unclaim(struct rte_ring *r)
 		r->prod.head = r->prod.tail;
 }
 
+/* The port token, if the process in slot held - 1 has it (someone may
+ * sleep for it meanwhile): srnicd's now. */
+static bool token_take_from(struct srnic_node *node, uint32_t held)
+{
+	uint32_t v = __atomic_load_n(&node->port_token, __ATOMIC_RELAXED);
+
+	while ((v & ~SRNIC_TOKEN_WAITERS) == held)
+		if (__atomic_compare_exchange_n(
+			    &node->port_token, &v,
+			    1 | (v & SRNIC_TOKEN_WAITERS), false,
+			    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
 static void token_rings_repair(struct srnic_node *node)
 {
 	unsigned s;
@@ -65,7 +80,7 @@ static void token_rings_repair(struct srnic_node *node)
 	ring_unclaim(node->ctrl_rx);
 	for (s = 0; s < SRNIC_MAX_PROCS; s++)
 		ring_unclaim(node->proc[s].rx);
-	__atomic_store_n(&node->port_token, 0, __ATOMIC_RELEASE);
+	srnic_port_token_free(node);
 }
 
 int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
@@ -155,8 +170,7 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 	srnic_stats_add(&node->departed, &p->st);
 	/* Killed while it polled the ports: the token is free again, once
 	 * the rings only its holder puts frames on are whole. */
-	if (__atomic_compare_exchange_n(&node->port_token, &held, 1, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	if (token_take_from(node, held))
 		token_rings_repair(node);
 	ring_drain(p->rx, true);
 	/* The buffers its lcore's caches held go back to the pools (it
