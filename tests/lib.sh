@@ -96,7 +96,9 @@ pair_checked() {
 # pingpong_ok LOG: an ibverbs-utils pingpong's log shows its result line
 # and no "invalid data in page N" line.  The pingpongs' data check (-c)
 # prints that line for a page whose bytes are wrong and still exits 0, so
-# the exit status alone says nothing about the data.
+# the exit status alone says nothing about the data.  (A weak check even
+# so: only the server side looks, once at the end, at the first byte of
+# each page.  Every byte is srnic_integrity's and the check programs'.)
 pingpong_ok() {
 	local log=$1
 	if grep -q "invalid data" "$log"; then
