@@ -90,8 +90,7 @@ static bool idle_nap(struct srnic_engine *eng, uint64_t us)
 	sleep = rte_ring_count(eng->doorbell) == 0 &&
 		rte_ring_count(eng->calls) == 0 && !eng->stop &&
 		(!rx || rte_ring_count(rx) == 0) &&
-		!__atomic_load_n(&eng->kicked, __ATOMIC_RELAXED) &&
-		(eng->mode != SRNIC_NODE || !srnic_ports_handed(eng));
+		!__atomic_load_n(&eng->kicked, __ATOMIC_RELAXED);
 	if (sleep)
 		srnic_futex_wait(eng->wake, 0, us);
 	__atomic_store_n(eng->sleeping, 0, __ATOMIC_SEQ_CST);
@@ -536,12 +535,9 @@ static unsigned dp_iteration(struct srnic_engine *eng)
 	send_acks(eng, now);
 	work += run_active(eng);
 	send_acks(eng, now);
-	/* (the control core's frames: srnicd sends them, not its processes;
-	 * and theirs when it alone is on the ports) */
+	/* (the control core's frames: srnicd sends them, not its processes) */
 	if (eng->mode != SRNIC_ATTACHED)
 		work += drain_ctrl_tx(eng);
-	if (eng->mode == SRNIC_NODE)
-		work += srnic_ports_take_over(eng);
 	if (now >= eng->next_tick) {
 		eng->next_tick = now + eng->tick_tsc;
 		run_timers(eng, now);
@@ -604,10 +600,7 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 				app += __atomic_load_n(&eng->node->apps_polled,
 						       __ATOMIC_RELAXED);
 
-			/* (srnicd alone on the ports never steps aside) */
-			app_drives = app - app_seen >= APP_DRIVES &&
-				     !(eng->mode == SRNIC_NODE &&
-				       eng->node->srnicd_polls);
+			app_drives = app - app_seen >= APP_DRIVES;
 			app_seen = app;
 			if (eng->mode == SRNIC_ATTACHED)
 				__atomic_store_n(

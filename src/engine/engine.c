@@ -226,9 +226,6 @@ static int node_share(struct srnic_engine *eng, char *err, size_t errlen)
 	pthread_mutex_init(&eng->node->mcast_lock, &ma);
 	pthread_mutexattr_destroy(&ma);
 	eng->st = &eng->node->proc[0].st;	/* (srnicd's own) */
-	/* (its nap's words too: a process that hands it frames wakes it) */
-	eng->sleeping = &eng->node->proc[0].sleeping;
-	eng->wake = &eng->node->proc[0].wake;
 	eng->node->proc[0].live = 1;
 	eng->node->proc[0].pid = getpid();
 	snprintf(eng->node->proc[0].prog, sizeof(eng->node->proc[0].prog),

@@ -261,8 +261,6 @@ struct srnic_proc {
 	int32_t pid;
 	char prog[32];
 	struct rte_ring *rx;	/* frames for its QPs, from whoever polls */
-	/* frames it sends, for srnicd to put on the ports (srnicd_polls) */
-	struct rte_ring *tx;
 	/* its engine's hand-offs (srnicd makes them, as it makes rx) */
 	struct rte_ring *doorbell, *calls;
 	/* its datapath's nap (the futex word is shared: another process's
@@ -278,7 +276,6 @@ struct srnic_proc {
 	uint64_t token_waits;	/* sleeps for it, frames to send */
 	uint64_t rx_forwarded;	/* frames other pollers queued for it */
 	uint64_t rx_ring_full;	/* ... and dropped: its ring was full */
-	uint64_t tx_handed;	/* frames it handed srnicd to send */
 };
 
 /*
@@ -328,10 +325,6 @@ struct srnic_node {
 	 * each frame for the process whose QP it names).  Embedded: one
 	 * process, slot 0, and no token. */
 	uint8_t shared;
-	/* A port whose I/O only srnicd, the DPDK primary, can do (af_packet
-	 * and af_xdp in DPDK 22.11): srnicd alone polls the node's ports,
-	 * and its processes hand it what they send (proc.tx). */
-	uint8_t srnicd_polls;
 	uint32_t port_token;	/* 0, or the holder's slot + 1, with
 				 * SRNIC_TOKEN_WAITERS when someone sleeps
 				 * for it (port.c) */
@@ -523,11 +516,6 @@ void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
 bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);
-/* srnicd, when it alone polls the ports: what its processes handed it
- * goes into its transmit buffers (the next flush sends it); whether any
- * process has frames waiting for that. */
-unsigned srnic_ports_take_over(struct srnic_engine *eng);
-bool srnic_ports_handed(const struct srnic_engine *eng);
 /* srnicd's node: the token of port I/O (a try-lock; always had when the
  * node is the process's own). */
 bool srnic_ports_take(struct srnic_engine *eng);

@@ -324,9 +324,6 @@ int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen)
 		}
 	}
 	eng->node->nports = eng->cfg.nports;
-	for (i = 0; eng->mode == SRNIC_NODE && i < eng->node->nports; i++)
-		if (!eng->node->port[i].shared_memory)
-			eng->node->srnicd_polls = 1;
 	return 0;
 }
 
@@ -561,9 +558,6 @@ bool srnic_ports_take(struct srnic_engine *eng)
 
 	if (!eng->node->shared)
 		return true;
-	/* (ports only srnicd can drive: its processes hand it their frames) */
-	if (eng->mode == SRNIC_ATTACHED && eng->node->srnicd_polls)
-		return false;
 	/* (srnicd gone or going: the ports are nobody's) */
 	if (eng->fatal || (eng->mode == SRNIC_ATTACHED &&
 			   __atomic_load_n(&eng->node->closing,
@@ -591,8 +585,6 @@ void srnic_ports_remap(struct srnic_engine *eng)
 {
 	unsigned p;
 
-	if (eng->node->srnicd_polls)
-		return;	/* (the process never touches a port) */
 	/* (memif maps or unmaps the link's memory in this look: none of
 	 * this process's pollers may be in it) */
 	srnic_port_io_close(REMAP_WAIT_MS);
@@ -609,8 +601,6 @@ bool srnic_ports_hold(struct srnic_engine *eng, unsigned wait_ms)
 	uint64_t until = srnic_ms() + wait_ms;
 	unsigned i;
 
-	if (eng->mode == SRNIC_ATTACHED && eng->node->srnicd_polls)
-		return false;	/* (never this process's: srnic_ports_take) */
 	/* (a holder that dies is let go of by srnicd: procs.c) */
 	for (i = 0; !srnic_ports_take(eng); i++) {
 		if (wait_ms && srnic_ms() >= until)
@@ -700,44 +690,6 @@ static unsigned flush_held(struct srnic_engine *eng)
 	return total;
 }
 
-/*
- * Attached, srnicd alone on the ports: the transmit buffers go to srnicd
- * through the process's tx ring, each frame marked with its port, whole
- * in the node's buffers (srnicd cannot read this process's memory, where
- * a zero-copy frame's payload is).  What does not fit waits for the next
- * flush.
- */
-static unsigned hand_over(struct srnic_engine *eng)
-{
-	struct srnic_proc *me = &eng->node->proc[eng->slot];
-	struct srnic_proc *srnicd = &eng->node->proc[0];
-	unsigned i, k, n, total = 0;
-
-	for (i = 0; i < SRNIC_PORT_SLOTS; i++) {
-		struct srnic_txbuf *tb = &eng->txbuf[i];
-
-		for (k = 0, n = 0; k < tb->n; k++) {
-			struct rte_mbuf *m = srnic_mbuf_linear(eng, tb->m[k]);
-
-			if (m) {
-				m->port = (uint16_t)i;
-				tb->m[n++] = m;
-			}
-		}
-		tb->n = (uint16_t)n;
-		k = rte_ring_sp_enqueue_burst(me->tx, (void **)tb->m, n, NULL);
-		if (k && k < n)
-			memmove(tb->m, tb->m + k, (n - k) * sizeof(tb->m[0]));
-		tb->n -= (uint16_t)k;
-		total += k;
-	}
-	if (total) {
-		me->tx_handed += total;
-		srnic_wake(&srnicd->sleeping, &srnicd->wake);
-	}
-	return total;
-}
-
 unsigned srnic_ports_flush(struct srnic_engine *eng)
 {
 	unsigned i, total, waiting = 0;
@@ -746,11 +698,6 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 		waiting += eng->txbuf[i].n;
 	if (!waiting)
 		return 0;
-	if (eng->mode == SRNIC_ATTACHED && eng->node->srnicd_polls) {
-		/* (handed or still waiting: work either way) */
-		hand_over(eng);
-		return waiting;
-	}
 	if (!srnic_ports_take(eng)) {
 		token_wait(eng, TOKEN_WAIT_US);
 		/* srnicd's node, the token still taken: the frames wait for
@@ -768,9 +715,7 @@ void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms)
 {
 	unsigned i;
 
-	if (eng->mode == SRNIC_ATTACHED && eng->node->srnicd_polls)
-		hand_over(eng);
-	else if (srnic_ports_hold(eng, wait_ms)) {
+	if (srnic_ports_hold(eng, wait_ms)) {
 		flush_held(eng);
 		srnic_ports_give(eng);
 	}
@@ -779,62 +724,6 @@ void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms)
 		rte_pktmbuf_free_bulk(eng->txbuf[i].m, eng->txbuf[i].n);
 		eng->txbuf[i].n = 0;
 	}
-}
-
-unsigned srnic_ports_take_over(struct srnic_engine *eng)
-{
-	struct srnic_node *node = eng->node;
-	struct rte_mbuf *m[SRNIC_BURST];
-	unsigned s, i, k, n, room, total = 0;
-
-	if (!node->srnicd_polls)
-		return 0;
-	for (s = 1; s < SRNIC_MAX_PROCS; s++) {
-		struct srnic_proc *p = &node->proc[s];
-
-		if (!p->tx || !rte_ring_count(p->tx))
-			continue;
-		if (!__atomic_load_n(&p->live, __ATOMIC_ACQUIRE)) {
-			/* (a process that is gone: what it left goes no
-			 * further; its QPs are gone too) */
-			while ((n = rte_ring_sc_dequeue_burst(
-					p->tx, (void **)m, SRNIC_BURST, NULL)))
-				rte_pktmbuf_free_bulk(m, n);
-			continue;
-		}
-		/* As much as every transmit buffer has room for (the
-		 * frames' ports are known once they are taken). */
-		room = SRNIC_BURST;
-		for (i = 0; i < SRNIC_PORT_SLOTS; i++)
-			if ((unsigned)(SRNIC_TXBUF - eng->txbuf[i].n) < room)
-				room = SRNIC_TXBUF - eng->txbuf[i].n;
-		n = rte_ring_sc_dequeue_burst(p->tx, (void **)m, room, NULL);
-		for (k = 0; k < n; k++) {
-			struct srnic_txbuf *tb;
-
-			if (m[k]->port >= SRNIC_PORT_SLOTS ||
-			    (m[k]->port >= node->nports &&
-			     m[k]->port != SRNIC_PORT_LOOP)) {
-				rte_pktmbuf_free(m[k]);	/* (not a port) */
-				continue;
-			}
-			tb = &eng->txbuf[m[k]->port];
-			tb->m[tb->n++] = m[k];	/* (sealed by its sender) */
-		}
-		total += n;
-	}
-	return total;
-}
-
-bool srnic_ports_handed(const struct srnic_engine *eng)
-{
-	unsigned s;
-
-	for (s = 1; eng->node->srnicd_polls && s < SRNIC_MAX_PROCS; s++)
-		if (eng->node->proc[s].tx &&
-		    rte_ring_count(eng->node->proc[s].tx))
-			return true;
-	return false;
 }
 
 void srnic_ports_settle(struct srnic_engine *eng)

@@ -122,14 +122,13 @@ size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 		qps += n;
 		put(&o, ",\"qps\":%u,\"rx_forwarded\":%lu,\"rx_ring_full\":%lu,"
 			"\"port_polls\":%lu,\"token_misses\":%lu,"
-			"\"token_waits\":%lu,\"tx_handed\":%lu,"
+			"\"token_waits\":%lu,"
 			"\"retransmits\":%lu,\"drops\":{",
 		    n, (unsigned long)rd(&pr->rx_forwarded),
 		    (unsigned long)rd(&pr->rx_ring_full),
 		    (unsigned long)rd(&pr->port_polls),
 		    (unsigned long)rd(&pr->token_misses),
 		    (unsigned long)rd(&pr->token_waits),
-		    (unsigned long)rd(&pr->tx_handed),
 		    (unsigned long)rd(&pr->st.retransmits));
 		put_drops(&o, &pr->st);
 		put(&o, "}}");

@@ -21,7 +21,6 @@
 #define RX_RING 4096	/* frames queued for a process's QPs */
 #define DB_RING 4096	/* as the embedded engine's doorbell ring */
 #define CALL_RING 256
-#define TX_RING 2048	/* frames a process hands srnicd to send */
 
 static struct rte_ring *slot_ring(const char *what, unsigned slot,
 				  unsigned size, unsigned flags)
@@ -88,10 +87,20 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 		       char *err, size_t errlen)
 {
 	struct srnic_node *node = eng->node;
-	struct rte_ring *rx, *tx, *db, *calls;
+	struct rte_ring *rx, *db, *calls;
 	struct srnic_proc *p;
 	unsigned slot, i;
 
+	/* Ports whose I/O only the primary process can do (af_packet's
+	 * and af_xdp's in DPDK 22.11) would leave an attached process
+	 * unable to send. */
+	for (i = 0; i < node->nports; i++)
+		if (!node->port[i].shared_memory) {
+			snprintf(err, errlen, "port %u is not a memif port: "
+				 "only memif ports can be shared with "
+				 "attached processes yet", i);
+			return -EOPNOTSUPP;
+		}
 	for (slot = 1; slot < SRNIC_MAX_PROCS; slot++)
 		if (!node->proc[slot].live)
 			break;
@@ -104,24 +113,18 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 	rx = slot_ring("rx", slot, RX_RING, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	db = slot_ring("db", slot, DB_RING, RING_F_SC_DEQ);
 	calls = slot_ring("calls", slot, CALL_RING, RING_F_SC_DEQ);
-	tx = slot_ring("tx", slot, TX_RING, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (!rx || !tx || !db || !calls) {
+	if (!rx || !db || !calls) {
 		snprintf(err, errlen, "no DPDK memory for its rings");
 		return -ENOMEM;
 	}
 	/* (what a process before it left) */
 	ring_drain(rx, true);
-	/* (its one reader is srnicd's datapath, which drops what a process
-	 * that is gone handed it: let it) */
-	for (i = 0; rte_ring_count(tx) && i < 100; i++)
-		srnic_engine_quiesce(eng);
 	ring_drain(db, false);
 	ring_drain(calls, false);
 	/* Everything else of the slot starts anew: counters, nap words,
 	 * and the earlier process's "aside". */
 	memset(p, 0, sizeof(*p));
 	p->rx = rx;
-	p->tx = tx;
 	p->doorbell = db;
 	p->calls = calls;
 	p->pid = pid;
@@ -170,9 +173,6 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 	if (token_take_from(node, held))
 		token_rings_repair(node);
 	ring_drain(p->rx, true);
-	/* (killed in an enqueue of its own ring: what it claimed and did
-	 * not publish is nobody's; srnicd's datapath drops the rest) */
-	ring_unclaim(p->tx);
 	/* The buffers its lcore's caches held go back to the pools (it
 	 * runs no more: nobody else uses that lcore id). */
 	if (lcore < RTE_MAX_LCORE) {

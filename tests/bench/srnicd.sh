@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # srnicd against the embedded engine, in one run: each round brings up a
-# two-port testbed (memif, or the WIRE given) without srnicd and one with it (testbed up
+# two-port memif testbed without srnicd and one with it (testbed up
 # --srnicd yes), in turn, and measures on each
 #   - ib_write_bw 64 KiB for SECONDS and ib_write_lat 2 B (5000
 #     iterations), one pair a to b;
@@ -10,13 +10,11 @@
 #     and ib_write_lat 2 B, server and client both on a.
 # Medians over the rounds, and of the within-round ratios (this host is
 # noisy: only same-run ratios mean much).
-#   tests/bench/srnicd.sh [ROUNDS] [SECONDS] [WIRE]
-# (afpacket: srnicd alone polls the ports, its processes hand it frames)
+#   tests/bench/srnicd.sh [ROUNDS] [SECONDS]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ROUNDS=${1:-3}
 SECS=${2:-3}
-WIRE=${3:-memif}
 . "$ROOT/tests/bench/lib.sh"
 export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
 SRNIC=$ROOT/srnic
@@ -48,7 +46,7 @@ loop_bw() {	# ib_write_bw between two processes of node a
 }
 
 measure() {	# yes|no (srnicd): prints "bw lat"
-	"$SRNIC" testbed up --ports 2 --wire "$WIRE" --srnicd "$1" > /dev/null
+	"$SRNIC" testbed up --ports 2 --srnicd "$1" > /dev/null
 	printf '%s %s\n' "$(write_bw "$SECS")" "$(write_lat)"
 	if [ "$1" = yes ]; then
 		printf '%s %s %s %s\n' "$(pairs 2)" "$(pairs 4)" "$(loop_bw)" \
