@@ -43,11 +43,6 @@ const char *srnic_drop_name(enum srnic_drop d)
 	return d < SRNIC_DROP_MAX && drop_name[d] ? drop_name[d] : "?";
 }
 
-static uint64_t rd(const uint64_t *v)
-{
-	return __atomic_load_n(v, __ATOMIC_RELAXED);
-}
-
 void srnic_stats_add(struct srnic_stats *t, const struct srnic_stats *st)
 {
 	const uint64_t *from = (const uint64_t *)st;
@@ -58,10 +53,10 @@ void srnic_stats_add(struct srnic_stats *t, const struct srnic_stats *st)
 	_Static_assert(sizeof(*st) % sizeof(uint64_t) == 0,
 		       "srnic_stats holds only uint64_t counters");
 	for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
-		to[i] += rd(&from[i]);
-	t->srtt_us = RTE_MAX(srtt, rd(&st->srtt_us));
-	t->rto_us = RTE_MAX(rto, rd(&st->rto_us));
-	t->uc_give_up_us = RTE_MAX(give_up, rd(&st->uc_give_up_us));
+		to[i] += srnic_cnt(&from[i]);
+	t->srtt_us = RTE_MAX(srtt, srnic_cnt(&st->srtt_us));
+	t->rto_us = RTE_MAX(rto, srnic_cnt(&st->rto_us));
+	t->uc_give_up_us = RTE_MAX(give_up, srnic_cnt(&st->uc_give_up_us));
 }
 
 void srnic_stats_node(const struct srnic_engine *eng, struct srnic_stats *t)
@@ -106,61 +101,62 @@ void srnic_stats_write(struct srnic_engine *eng)
 			"tx_packets %lu tx_bytes %lu delayed %lu corrupted %lu "
 			"tx_full %lu tx_queued %u weight %u crc %s\n", p,
 			port->link_up ? "up" : "down",
-			(unsigned long)rd(&port->st.rx_pkts),
-			(unsigned long)rd(&port->st.rx_bytes),
-			(unsigned long)rd(&port->st.tx_pkts),
-			(unsigned long)rd(&port->st.tx_bytes),
-			(unsigned long)rd(&port->st.delayed),
-			(unsigned long)rd(&port->st.corrupted),
-			(unsigned long)rd(&port->st.tx_full),
+			(unsigned long)srnic_cnt(&port->st.rx_pkts),
+			(unsigned long)srnic_cnt(&port->st.rx_bytes),
+			(unsigned long)srnic_cnt(&port->st.tx_pkts),
+			(unsigned long)srnic_cnt(&port->st.tx_bytes),
+			(unsigned long)srnic_cnt(&port->st.delayed),
+			(unsigned long)srnic_cnt(&port->st.corrupted),
+			(unsigned long)srnic_cnt(&port->st.tx_full),
 			(unsigned)__atomic_load_n(&eng->txbuf[p].n,
 						  __ATOMIC_RELAXED),
 			eng->cfg.weight[p], port->crc ? "yes" : "no");
 	}
 	fprintf(f, "loopback rx_packets %lu rx_bytes %lu tx_packets %lu "
 		"tx_bytes %lu tx_full %lu\n",
-		(unsigned long)rd(&lo->st.rx_pkts),
-		(unsigned long)rd(&lo->st.rx_bytes),
-		(unsigned long)rd(&lo->st.tx_pkts),
-		(unsigned long)rd(&lo->st.tx_bytes),
-		(unsigned long)rd(&lo->st.tx_full));
+		(unsigned long)srnic_cnt(&lo->st.rx_pkts),
+		(unsigned long)srnic_cnt(&lo->st.rx_bytes),
+		(unsigned long)srnic_cnt(&lo->st.tx_pkts),
+		(unsigned long)srnic_cnt(&lo->st.tx_bytes),
+		(unsigned long)srnic_cnt(&lo->st.tx_full));
 	fprintf(f, "retransmits %lu\n",
-		(unsigned long)rd(&st.retransmits));
-	fprintf(f, "sacks_sent %lu\n", (unsigned long)rd(&st.sacks_sent));
+		(unsigned long)srnic_cnt(&st.retransmits));
+	fprintf(f, "sacks_sent %lu\n",
+		(unsigned long)srnic_cnt(&st.sacks_sent));
 	fprintf(f, "sack_resent_packets %lu\n",
-		(unsigned long)rd(&st.sack_resent));
-	fprintf(f, "probes %lu\n", (unsigned long)rd(&st.probes));
+		(unsigned long)srnic_cnt(&st.sack_resent));
+	fprintf(f, "probes %lu\n", (unsigned long)srnic_cnt(&st.probes));
 	fprintf(f, "srtt_us %lu rto_us %lu\n",
-		(unsigned long)rd(&st.srtt_us),
-		(unsigned long)rd(&st.rto_us));
+		(unsigned long)srnic_cnt(&st.srtt_us),
+		(unsigned long)srnic_cnt(&st.rto_us));
 	fprintf(f, "uc_give_up_us %lu\n",
-		rd(&st.uc_give_up_us)
-			? (unsigned long)rd(&st.uc_give_up_us)
+		srnic_cnt(&st.uc_give_up_us)
+			? (unsigned long)srnic_cnt(&st.uc_give_up_us)
 			: (unsigned long)SRNIC_UC_GIVE_UP_US);
-	fprintf(f, "atomics %lu\n", (unsigned long)rd(&st.atomics));
+	fprintf(f, "atomics %lu\n", (unsigned long)srnic_cnt(&st.atomics));
 	fprintf(f, "read_rerequests %lu\n",
-		(unsigned long)rd(&st.read_rerequests));
+		(unsigned long)srnic_cnt(&st.read_rerequests));
 	fprintf(f, "credit_waits %lu credit_loans %lu\n",
-		(unsigned long)rd(&st.fc_blocked),
-		(unsigned long)rd(&st.fc_lent));
+		(unsigned long)srnic_cnt(&st.fc_blocked),
+		(unsigned long)srnic_cnt(&st.fc_lent));
 	fprintf(f, "zero_copy frames %lu settled %lu\n",
-		(unsigned long)rd(&st.tx_zero_copy),
-		(unsigned long)rd(&st.tx_settled));
-	fprintf(f, "acks_sent %lu\n", (unsigned long)rd(&st.acks_sent));
+		(unsigned long)srnic_cnt(&st.tx_zero_copy),
+		(unsigned long)srnic_cnt(&st.tx_settled));
+	fprintf(f, "acks_sent %lu\n", (unsigned long)srnic_cnt(&st.acks_sent));
 	fprintf(f, "rnr_naks_sent %lu\n",
-		(unsigned long)rd(&st.rnr_naks_sent));
+		(unsigned long)srnic_cnt(&st.rnr_naks_sent));
 	for (i = 0; i < SRNIC_DROP_MAX; i++)
 		fprintf(f, "drop %s %lu\n", drop_name[i],
-			(unsigned long)rd(&st.drops[i]));
+			(unsigned long)srnic_cnt(&st.drops[i]));
 	fprintf(f, "integration booting_sent %lu boot_acks %lu boot_naks %lu "
 		"boot_answers %lu qps_cleared %lu older_refused %lu "
 		"cluster_key %s\n",
-		(unsigned long)rd(&st.booting_sent),
-		(unsigned long)rd(&st.boot_acks),
-		(unsigned long)rd(&st.boot_naks),
-		(unsigned long)rd(&st.boot_answers),
-		(unsigned long)rd(&st.qps_cleared),
-		(unsigned long)rd(&st.ctl_refused),
+		(unsigned long)srnic_cnt(&st.booting_sent),
+		(unsigned long)srnic_cnt(&st.boot_acks),
+		(unsigned long)srnic_cnt(&st.boot_naks),
+		(unsigned long)srnic_cnt(&st.boot_answers),
+		(unsigned long)srnic_cnt(&st.qps_cleared),
+		(unsigned long)srnic_cnt(&st.ctl_refused),
 		eng->cfg.has_key ? "yes" : "no");
 	srnic_peer_lock(eng->node);
 	for (i = 0; i < eng->node->npeers; i++) {

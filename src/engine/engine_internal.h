@@ -338,6 +338,12 @@ struct srnic_node {
 	uint8_t qp_owner[SRNIC_MAX_QP];	/* slot + 1; 0: free */
 };
 
+/* A counter another thread (or process) bumps, read whole. */
+static inline uint64_t srnic_cnt(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_RELAXED);
+}
+
 /* A port's transmit buffer: frames a process queued since its last
  * flush.  Each process has its own for every port. */
 struct srnic_txbuf {

@@ -35,11 +35,6 @@ static void put(struct out *o, const char *fmt, ...)
 						       : o->size - o->len - 1;
 }
 
-static uint64_t rd(const uint64_t *v)
-{
-	return __atomic_load_n(v, __ATOMIC_RELAXED);
-}
-
 /* A name as a JSON string, up to max bytes: a process's (request.c let
  * only printable ASCII in) or a peer's (from the wire: anything). */
 static void put_name(struct out *o, const char *s, size_t max)
@@ -66,7 +61,7 @@ static void put_drops(struct out *o, const struct srnic_stats *st)
 	unsigned d, first = 1;
 
 	for (d = 0; d < SRNIC_DROP_MAX; d++) {
-		uint64_t n = rd(&st->drops[d]);
+		uint64_t n = srnic_cnt(&st->drops[d]);
 
 		if (!n)
 			continue;
@@ -85,7 +80,7 @@ size_t srnicd_proc_drops(struct srnic_engine *eng, unsigned slot, char *buf,
 	if (size)
 		buf[0] = '\0';
 	put(&o, "retransmits %lu, drops {",
-	    (unsigned long)rd(&pr->st.retransmits));
+	    (unsigned long)srnic_cnt(&pr->st.retransmits));
 	put_drops(&o, &pr->st);
 	put(&o, "}");
 	return o.len;
@@ -124,12 +119,12 @@ size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 			"\"port_polls\":%lu,\"token_misses\":%lu,"
 			"\"token_waits\":%lu,"
 			"\"retransmits\":%lu,\"drops\":{",
-		    n, (unsigned long)rd(&pr->rx_forwarded),
-		    (unsigned long)rd(&pr->rx_ring_full),
-		    (unsigned long)rd(&pr->port_polls),
-		    (unsigned long)rd(&pr->token_misses),
-		    (unsigned long)rd(&pr->token_waits),
-		    (unsigned long)rd(&pr->st.retransmits));
+		    n, (unsigned long)srnic_cnt(&pr->rx_forwarded),
+		    (unsigned long)srnic_cnt(&pr->rx_ring_full),
+		    (unsigned long)srnic_cnt(&pr->port_polls),
+		    (unsigned long)srnic_cnt(&pr->token_misses),
+		    (unsigned long)srnic_cnt(&pr->token_waits),
+		    (unsigned long)srnic_cnt(&pr->st.retransmits));
 		put_drops(&o, &pr->st);
 		put(&o, "}}");
 		first = 0;
@@ -141,10 +136,10 @@ size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 		put(&o, "%s{\"port\":%u,\"link\":\"%s\",\"rx_packets\":%lu,"
 			"\"rx_bytes\":%lu,\"tx_packets\":%lu,\"tx_bytes\":%lu}",
 		    p ? "," : "", p, port->link_up ? "up" : "down",
-		    (unsigned long)rd(&port->st.rx_pkts),
-		    (unsigned long)rd(&port->st.rx_bytes),
-		    (unsigned long)rd(&port->st.tx_pkts),
-		    (unsigned long)rd(&port->st.tx_bytes));
+		    (unsigned long)srnic_cnt(&port->st.rx_pkts),
+		    (unsigned long)srnic_cnt(&port->st.rx_bytes),
+		    (unsigned long)srnic_cnt(&port->st.tx_pkts),
+		    (unsigned long)srnic_cnt(&port->st.tx_bytes));
 	}
 	put(&o, "],\"peers\":[");
 	for (i = 0; i < node->npeers; i++) {
