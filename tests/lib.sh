@@ -13,6 +13,27 @@ TB=${SRNIC_RUN:-/run/srnic}/testbed
 # node_conf NODE: the node's configuration file.
 node_conf() { echo "$TB/$1.conf"; }
 
+# srnicd_stop: each node's srnicd, where the testbed runs one, stops (the
+# node's programs then run the node themselves).  srnicd_restart [NAME]:
+# it starts again, with $LOGDIR/NAME-NODE.conf if NAME is given, else
+# with the node's own configuration.
+srnicd_stop() {
+	local n
+	for n in a b; do
+		[ -e "$TB/$n.srnicd.pid" ] && "$SRNIC" srnicd $n stop
+	done
+	return 0
+}
+srnicd_restart() {
+	local n
+	for n in a b; do
+		[ -e "$TB/$n.srnicd.pid" ] || continue
+		"$SRNIC" srnicd $n stop
+		SRNIC_CONF_OVERRIDE=${1:+$LOGDIR/$1-$n.conf} "$SRNIC" srnicd $n start ||
+			fail "srnicd of $n did not start again"
+	done
+}
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # on NODE [timeout] -- CMD...: run CMD on NODE in the foreground.

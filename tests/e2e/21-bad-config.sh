@@ -5,6 +5,10 @@
 # a's configuration (see ./srnic), so the testbed itself stays as it is.
 set -u
 . "$(dirname "$0")/../lib.sh"
+# (a program's own configuration is what is tested: where the testbed runs
+# srnicd, the program would attach to it and use srnicd's instead)
+srnicd_stop
+trap srnicd_restart EXIT
 
 WORK=$LOGDIR/21-bad-config.d
 rm -rf "$WORK"; mkdir -p "$WORK"
