@@ -538,9 +538,10 @@ void srnic_ports_remap(struct srnic_engine *eng);
  * comes within wait_ms, and is freed either way. */
 void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms);
 void srnic_ports_give(struct srnic_engine *eng);
+/* port_token's bit: someone sleeps for the token. */
+#define SRNIC_TOKEN_WAITERS 0x80000000u
 /* The port token is free again (its holder gave it back, or srnicd took
  * it from a process that died): whoever sleeps for it wakes. */
-#define SRNIC_TOKEN_WAITERS 0x80000000u
 void srnic_port_token_free(struct srnic_node *node);
 void srnic_ports_settle(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
