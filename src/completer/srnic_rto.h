@@ -26,13 +26,17 @@
 #define SRNIC_RTO_MIN_US 250
 #define SRNIC_RTO_MAX_BACKOFF 10
 
-/* The wait before the oldest message probes. */
+/* The wait before the oldest message probes: at most a quarter of the
+ * verbs timeout, so that a message probes a few times before its timeout
+ * resends it whole, even when a burst of queueing inflated the estimate
+ * to the timeout itself (the probe's answer repairs it in a round trip;
+ * the whole resend costs the timeout, message after message). */
 static inline uint64_t srnic_probe_tsc(const struct srnic_qp *qp)
 {
 	uint64_t t = qp->rto ? qp->rto : qp->at.timeout_tsc / 16;
 
 	t <<= qp->rto_backoff;
-	return t < qp->at.timeout_tsc ? t : qp->at.timeout_tsc;
+	return t < qp->at.timeout_tsc / 4 ? t : qp->at.timeout_tsc / 4;
 }
 
 /* A round trip of rtt TSC cycles was measured. */

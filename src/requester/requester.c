@@ -440,6 +440,10 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	data_pkt_init(&pkt, eng, qp, w, run);
+	/* (flagged: a message lost whole would otherwise hear nothing back
+	 * from its probe, whose lone last packet looks like one that merely
+	 * overtook the others) */
+	pkt.flags |= SRNIC_F_PROBE;
 	npkts = srnic_track_npkts(w->length, pkt.stride_shift);
 	if (resend_at(eng, qp, idx, &pkt, (npkts - 1) << pkt.stride_shift) > 0)
 		eng->st->probes++;

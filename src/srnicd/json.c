@@ -118,13 +118,22 @@ size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 		put(&o, ",\"qps\":%u,\"rx_forwarded\":%lu,\"rx_ring_full\":%lu,"
 			"\"port_polls\":%lu,\"token_misses\":%lu,"
 			"\"token_waits\":%lu,"
-			"\"retransmits\":%lu,\"drops\":{",
+			"\"retransmits\":%lu,\"acks_sent\":%lu,"
+			"\"probes\":%lu,\"sacks_sent\":%lu,"
+			"\"sack_resent\":%lu,\"fc_blocked\":%lu,"
+			"\"fc_lent\":%lu,\"drops\":{",
 		    n, (unsigned long)srnic_cnt(&pr->rx_forwarded),
 		    (unsigned long)srnic_cnt(&pr->rx_ring_full),
 		    (unsigned long)srnic_cnt(&pr->port_polls),
 		    (unsigned long)srnic_cnt(&pr->token_misses),
 		    (unsigned long)srnic_cnt(&pr->token_waits),
-		    (unsigned long)srnic_cnt(&pr->st.retransmits));
+		    (unsigned long)srnic_cnt(&pr->st.retransmits),
+		    (unsigned long)srnic_cnt(&pr->st.acks_sent),
+		    (unsigned long)srnic_cnt(&pr->st.probes),
+		    (unsigned long)srnic_cnt(&pr->st.sacks_sent),
+		    (unsigned long)srnic_cnt(&pr->st.sack_resent),
+		    (unsigned long)srnic_cnt(&pr->st.fc_blocked),
+		    (unsigned long)srnic_cnt(&pr->st.fc_lent));
 		put_drops(&o, &pr->st);
 		put(&o, "}}");
 		first = 0;

@@ -73,6 +73,9 @@ enum srnic_opcode {
 				  * of every byte before them */
 #define SRNIC_F_AUTH 0x0200	 /* control frames: a MAC of the headers
 				  * follows them (SRNIC_AUTH_LEN bytes) */
+#define SRNIC_F_PROBE 0x0400	 /* data: a probe (the message's last packet
+				  * sent again): answer now, with a SACK if
+				  * the message lacks anything */
 
 /* The MAC of an authenticated control frame: HMAC-SHA-512-256 (libsodium's
  * crypto_auth) under the cluster key, of the frame's bytes before it. */

@@ -622,6 +622,59 @@ static void test_sack(void)
 	free(msg);
 }
 
+/* A message lost whole: its last packet alone looks like one that overtook
+ * the others on another port (no SACK), but flagged as the requester's
+ * probe it is answered at once with what the message lacks; a probe of a
+ * message that is in gets the ACK. */
+static void test_probe_answer(void)
+{
+	enum { LEN = 5 * STRIDE };
+	uint8_t *dst = calloc(1, 2 * LEN), *msg = malloc(LEN);
+	struct srnic_qp *qp = qp_new(10);
+	struct srnic_pkt out[4];
+	uint32_t key, i;
+	unsigned n;
+
+	memset(msg, 0x44, LEN);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, 2 * LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 10);
+	drain_wire(out, 4);
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, (uintptr_t)dst, msg,
+		LEN, 4);
+	CHECK(drain_wire(out, 4) == 0, "a last packet alone asks nothing");
+	deliver(qp, SRNIC_OP_WRITE, SRNIC_F_PROBE, 101, 1, 0, key,
+		(uintptr_t)dst + LEN, msg, LEN, 4);
+	n = drain_wire(out, 4);
+	/* (message 100 is still the oldest: the probe of 101 says where 101
+	 * stands all the same) */
+	CHECK(n == 1 && (out[0].flags & SRNIC_F_SACK) &&
+		      out[0].sack_msn == 101 && out[0].sack_first == 0 &&
+		      out[0].sack_bits == 0x7 && out[0].msn == 100,
+	      "probe of a message lost whole: SACK of packets 0-3 (got %u "
+	      "packets, sack_msn %u first %u bits %#lx)", n,
+	      n ? out[0].sack_msn : 0, n ? out[0].sack_first : 0,
+	      n ? (unsigned long)out[0].sack_bits : 0);
+	for (i = 0; i < 4; i++)
+		deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, (uintptr_t)dst,
+			msg, LEN, i);
+	for (i = 0; i < 4; i++)
+		deliver(qp, SRNIC_OP_WRITE, 0, 101, 1, 0, key,
+			(uintptr_t)dst + LEN, msg, LEN, i);
+	drain_wire(out, 4);
+	CHECK(qp->exp_msn == 102 && memcmp(dst, msg, LEN) == 0 &&
+		      memcmp(dst + LEN, msg, LEN) == 0,
+	      "both messages in, every byte (exp_msn %u)", qp->exp_msn);
+	deliver(qp, SRNIC_OP_WRITE, SRNIC_F_PROBE, 101, 1, 0, key,
+		(uintptr_t)dst + LEN, msg, LEN, 4);
+	n = drain_wire(out, 4);
+	CHECK(n >= 1 && out[0].opcode == SRNIC_OP_ACK &&
+		      !(out[0].flags & SRNIC_F_SACK) && out[0].msn == 102,
+	      "probe of a message that is in: the ACK (got %u packets)", n);
+	srnic_engine_destroy_qp(eng, qp);
+	free(dst);
+	free(msg);
+}
 
 /* Integration: RDMA from a peer that has not confirmed it forgot our older
  * incarnations is dropped; a BOOTING from a restarted peer fails the QPs
@@ -1147,6 +1200,7 @@ int main(void)
 	test_cross_message_order();
 	test_qp_access();
 	test_sack();
+	test_probe_answer();
 	test_integration();
 	test_credits();
 	test_read_ranges();

@@ -82,8 +82,9 @@ static void test_backoff(void)
 	CHECK(srnic_probe_tsc(&qp) == 4 * base, "two probes: four times");
 	for (i = 0; i < 40; i++)
 		srnic_rto_backoff(&qp);
-	CHECK(srnic_probe_tsc(&qp) == 64000 * US,
-	      "backed-off wait capped at the verbs timeout, not %lu us",
+	CHECK(srnic_probe_tsc(&qp) == 16000 * US,
+	      "backed-off wait capped at a quarter of the verbs timeout, "
+	      "not %lu us",
 	      (unsigned long)(srnic_probe_tsc(&qp) / US));
 	srnic_rto_progress(&qp);
 	CHECK(srnic_probe_tsc(&qp) == base, "progress ends the back-off");
