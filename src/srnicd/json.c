@@ -6,6 +6,7 @@
  * write, one relaxed load each.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include <rte_mempool.h>
@@ -86,12 +87,26 @@ size_t srnicd_proc_drops(struct srnic_engine *eng, unsigned slot, char *buf,
 	return o.len;
 }
 
+/* A process's recovery at a glance: which way its traffic struggles. */
+static const struct {
+	const char *name;
+	size_t off;
+} recovery[] = {
+	{"retransmits", offsetof(struct srnic_stats, retransmits)},
+	{"acks_sent", offsetof(struct srnic_stats, acks_sent)},
+	{"probes", offsetof(struct srnic_stats, probes)},
+	{"sacks_sent", offsetof(struct srnic_stats, sacks_sent)},
+	{"sack_resent", offsetof(struct srnic_stats, sack_resent)},
+	{"fc_blocked", offsetof(struct srnic_stats, fc_blocked)},
+	{"fc_lent", offsetof(struct srnic_stats, fc_lent)},
+};
+
 size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 {
 	struct srnic_node *node = eng->node;
 	struct out o = {buf, size, 0};
 	struct srnic_stats total;
-	unsigned i, p, first = 1, qps = 0;
+	unsigned i, p, c, first = 1, qps = 0;
 
 	if (size)
 		buf[0] = '\0';
@@ -117,23 +132,18 @@ size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 		qps += n;
 		put(&o, ",\"qps\":%u,\"rx_forwarded\":%lu,\"rx_ring_full\":%lu,"
 			"\"port_polls\":%lu,\"token_misses\":%lu,"
-			"\"token_waits\":%lu,"
-			"\"retransmits\":%lu,\"acks_sent\":%lu,"
-			"\"probes\":%lu,\"sacks_sent\":%lu,"
-			"\"sack_resent\":%lu,\"fc_blocked\":%lu,"
-			"\"fc_lent\":%lu,\"drops\":{",
+			"\"token_waits\":%lu",
 		    n, (unsigned long)srnic_cnt(&pr->rx_forwarded),
 		    (unsigned long)srnic_cnt(&pr->rx_ring_full),
 		    (unsigned long)srnic_cnt(&pr->port_polls),
 		    (unsigned long)srnic_cnt(&pr->token_misses),
-		    (unsigned long)srnic_cnt(&pr->token_waits),
-		    (unsigned long)srnic_cnt(&pr->st.retransmits),
-		    (unsigned long)srnic_cnt(&pr->st.acks_sent),
-		    (unsigned long)srnic_cnt(&pr->st.probes),
-		    (unsigned long)srnic_cnt(&pr->st.sacks_sent),
-		    (unsigned long)srnic_cnt(&pr->st.sack_resent),
-		    (unsigned long)srnic_cnt(&pr->st.fc_blocked),
-		    (unsigned long)srnic_cnt(&pr->st.fc_lent));
+		    (unsigned long)srnic_cnt(&pr->token_waits));
+		for (c = 0; c < RTE_DIM(recovery); c++)
+			put(&o, ",\"%s\":%lu", recovery[c].name,
+			    (unsigned long)srnic_cnt(
+				    (const uint64_t *)((const char *)&pr->st +
+						       recovery[c].off)));
+		put(&o, ",\"drops\":{");
 		put_drops(&o, &pr->st);
 		put(&o, "}}");
 		first = 0;
