@@ -274,6 +274,7 @@ struct srnic_proc {
 	uint64_t port_polls;	/* its iterations that had the port token */
 	uint64_t token_misses;	/* ... and that found it taken */
 	uint64_t token_waits;	/* sleeps for it, frames to send */
+	uint64_t token_hungry;	/* ... and times it asked for a turn */
 	uint64_t rx_forwarded;	/* frames other pollers queued for it */
 	uint64_t rx_ring_full;	/* ... and dropped: its ring was full */
 };
@@ -329,6 +330,10 @@ struct srnic_node {
 				 * SRNIC_TOKEN_WAITERS when someone sleeps
 				 * for it (port.c) */
 	uint32_t closing;	/* srnicd stops: its processes poll no more */
+	/* A process starved of the port token (its slot + 1, or 0) and
+	 * since when: the others leave it the token for a while (port.c) */
+	uint32_t hungry;
+	uint64_t hungry_at;
 	uint64_t apps_polled;	/* iterations an application thread of an
 				 * attached process polled the ports in */
 	struct srnic_proc proc[SRNIC_MAX_PROCS];
@@ -403,6 +408,9 @@ struct srnic_engine {
 	struct srnic_qp *timer_cursor;	/* where the next tick's slice starts */
 	uint64_t next_tick;
 	uint64_t tick_tsc;
+	/* srnicd's node: when this process first found the port token taken
+	 * with frames to send, not having had it since (0: it has) */
+	uint64_t token_missed_at;
 	/* The last receive poll left frames in a port's queue (it took a
 	 * full burst): what a timer would call lost may be there. */
 	bool rx_backlog;

@@ -550,6 +550,58 @@ static uint16_t tx_taken(struct srnic_port *port, struct srnic_txbuf *tb,
 	return sent;
 }
 
+/*
+ * Starvation of the port token.  With more busy processes than cores, the
+ * token is free only for moments, and a process that sleeps for it (or
+ * merely waits for its core) finds it taken again each time it looks,
+ * while busier pollers take it as soon as it is given: a pingpong beside
+ * three ib_write_bw pairs had the ports 3 times in 5,000 tries, and its QP
+ * ran out of retries with its frames still queued.  So a process that has
+ * had frames waiting for the token for HUNGRY_US says so, and the others
+ * leave the token to it for up to LEAVE_US (not longer: it may be waiting
+ * for a core, or gone).  One process at a time; it ends when it takes it.
+ */
+#define HUNGRY_US 2000
+#define LEAVE_US 1000
+
+static inline bool others_hungry(const struct srnic_engine *eng)
+{
+	uint32_t h = __atomic_load_n(&eng->node->hungry, __ATOMIC_RELAXED);
+
+	return unlikely(h) && h != eng->slot + 1 &&
+	       srnic_now() - __atomic_load_n(&eng->node->hungry_at,
+					     __ATOMIC_RELAXED) <
+		       eng->tsc_per_us * LEAVE_US;
+}
+
+/* Frames waiting, the token taken: a process that has waited HUNGRY_US
+ * asks for its turn (unless another has asked, and is still within its
+ * time). */
+static void token_missed(struct srnic_engine *eng)
+{
+	struct srnic_node *node = eng->node;
+	uint64_t now = srnic_now();
+	uint32_t h;
+
+	if (!eng->token_missed_at) {
+		eng->token_missed_at = now;
+		return;
+	}
+	if (now - eng->token_missed_at < eng->tsc_per_us * HUNGRY_US)
+		return;
+	h = __atomic_load_n(&node->hungry, __ATOMIC_RELAXED);
+	if (h == eng->slot + 1 ||
+	    (h && now - __atomic_load_n(&node->hungry_at, __ATOMIC_RELAXED) <
+			  eng->tsc_per_us * LEAVE_US))
+		return;
+	if (__atomic_compare_exchange_n(&node->hungry, &h, eng->slot + 1,
+					false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED)) {
+		__atomic_store_n(&node->hungry_at, now, __ATOMIC_RELAXED);
+		node->proc[eng->slot].token_hungry++;
+	}
+}
+
 bool srnic_ports_take(struct srnic_engine *eng)
 {
 	struct srnic_proc *me = &eng->node->proc[eng->slot];
@@ -564,9 +616,13 @@ bool srnic_ports_take(struct srnic_engine *eng)
 					   __ATOMIC_ACQUIRE)))
 		return false;
 	got = __atomic_load_n(&eng->node->port_token, __ATOMIC_RELAXED) == 0 &&
+	      !others_hungry(eng) &&
 	      __atomic_compare_exchange_n(&eng->node->port_token, &free,
 					  eng->slot + 1, false,
 					  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	if (got && __atomic_load_n(&eng->node->hungry, __ATOMIC_RELAXED) ==
+			   eng->slot + 1)
+		__atomic_store_n(&eng->node->hungry, 0, __ATOMIC_RELAXED);
 	/* (srnicd began to stop between the look above and the taking:
 	 * it waits for the token, so it has not stopped a port yet) */
 	if (got && eng->mode == SRNIC_ATTACHED &&
@@ -703,9 +759,12 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 		/* srnicd's node, the token still taken: the frames wait for
 		 * the next iteration's flush, and count as work meanwhile
 		 * (the datapath must not nap with them queued). */
-		if (!srnic_ports_take(eng))
+		if (!srnic_ports_take(eng)) {
+			token_missed(eng);
 			return waiting;
+		}
 	}
+	eng->token_missed_at = 0;
 	total = flush_held(eng);
 	srnic_ports_give(eng);
 	return total;

@@ -132,12 +132,13 @@ size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 		qps += n;
 		put(&o, ",\"qps\":%u,\"rx_forwarded\":%lu,\"rx_ring_full\":%lu,"
 			"\"port_polls\":%lu,\"token_misses\":%lu,"
-			"\"token_waits\":%lu",
+			"\"token_waits\":%lu,\"token_hungry\":%lu",
 		    n, (unsigned long)srnic_cnt(&pr->rx_forwarded),
 		    (unsigned long)srnic_cnt(&pr->rx_ring_full),
 		    (unsigned long)srnic_cnt(&pr->port_polls),
 		    (unsigned long)srnic_cnt(&pr->token_misses),
-		    (unsigned long)srnic_cnt(&pr->token_waits));
+		    (unsigned long)srnic_cnt(&pr->token_waits),
+		    (unsigned long)srnic_cnt(&pr->token_hungry));
 		for (c = 0; c < RTE_DIM(recovery); c++)
 			put(&o, ",\"%s\":%lu", recovery[c].name,
 			    (unsigned long)srnic_cnt(
