@@ -247,6 +247,9 @@ void srnic_stats_node(const struct srnic_engine *eng, struct srnic_stats *t);
 /* ... and add one process's to t. */
 void srnic_stats_add(struct srnic_stats *t, const struct srnic_stats *st);
 
+#define SRNIC_TOKEN_HUNGRY_US 2000
+#define SRNIC_TOKEN_LEAVE_US 1000
+
 /* Processes one node (srnicd) takes; slot 0 is srnicd's own engine. */
 #define SRNIC_MAX_PROCS 32
 /* A process's EAL lcore id is this plus its slot: each has mempool caches
@@ -330,8 +333,9 @@ struct srnic_node {
 				 * SRNIC_TOKEN_WAITERS when someone sleeps
 				 * for it (port.c) */
 	uint32_t closing;	/* srnicd stops: its processes poll no more */
-	/* A process starved of the port token (its slot + 1, or 0) and
-	 * since when: the others leave it the token for a while (port.c) */
+	/* A process starved of the port token for SRNIC_TOKEN_HUNGRY_US
+	 * (its slot + 1, or 0) and since when: the others leave it the token
+	 * for up to SRNIC_TOKEN_LEAVE_US (port.c) */
 	uint32_t hungry;
 	uint64_t hungry_at;
 	uint64_t apps_polled;	/* iterations an application thread of an

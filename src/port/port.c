@@ -557,13 +557,11 @@ static uint16_t tx_taken(struct srnic_port *port, struct srnic_txbuf *tb,
  * while busier pollers take it as soon as it is given: a pingpong beside
  * three ib_write_bw pairs had the ports 3 times in 5,000 tries, and its QP
  * ran out of retries with its frames still queued.  So a process that has
- * had frames waiting for the token for HUNGRY_US says so, and the others
- * leave the token to it for up to LEAVE_US (not longer: it may be waiting
- * for a core, or gone).  One process at a time; it ends when it takes it.
+ * had frames waiting for the token for SRNIC_TOKEN_HUNGRY_US says so, and
+ * the others leave the token to it for up to SRNIC_TOKEN_LEAVE_US (not
+ * longer: it may be waiting for a core, or gone).  One process at a time;
+ * it ends when it takes the token.
  */
-#define HUNGRY_US 2000
-#define LEAVE_US 1000
-
 static inline bool others_hungry(const struct srnic_engine *eng)
 {
 	uint32_t h = __atomic_load_n(&eng->node->hungry, __ATOMIC_RELAXED);
@@ -571,12 +569,12 @@ static inline bool others_hungry(const struct srnic_engine *eng)
 	return unlikely(h) && h != eng->slot + 1 &&
 	       srnic_now() - __atomic_load_n(&eng->node->hungry_at,
 					     __ATOMIC_RELAXED) <
-		       eng->tsc_per_us * LEAVE_US;
+		       eng->tsc_per_us * SRNIC_TOKEN_LEAVE_US;
 }
 
-/* Frames waiting, the token taken: a process that has waited HUNGRY_US
- * asks for its turn (unless another has asked, and is still within its
- * time). */
+/* Frames waiting, the token taken: a process that has waited
+ * SRNIC_TOKEN_HUNGRY_US asks for its turn (unless another has asked, and
+ * is still within its time). */
 static void token_missed(struct srnic_engine *eng)
 {
 	struct srnic_node *node = eng->node;
@@ -587,12 +585,13 @@ static void token_missed(struct srnic_engine *eng)
 		eng->token_missed_at = now;
 		return;
 	}
-	if (now - eng->token_missed_at < eng->tsc_per_us * HUNGRY_US)
+	if (now - eng->token_missed_at <
+	    eng->tsc_per_us * SRNIC_TOKEN_HUNGRY_US)
 		return;
 	h = __atomic_load_n(&node->hungry, __ATOMIC_RELAXED);
 	if (h == eng->slot + 1 ||
 	    (h && now - __atomic_load_n(&node->hungry_at, __ATOMIC_RELAXED) <
-			  eng->tsc_per_us * LEAVE_US))
+			  eng->tsc_per_us * SRNIC_TOKEN_LEAVE_US))
 		return;
 	if (__atomic_compare_exchange_n(&node->hungry, &h, eng->slot + 1,
 					false, __ATOMIC_RELAXED,

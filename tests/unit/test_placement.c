@@ -927,6 +927,56 @@ static void test_read_ranges(void)
 	free(data);
 }
 
+/* The port token of a shared node (srnicd's): a process starved of it with
+ * frames to send asks for a turn after SRNIC_TOKEN_HUNGRY_US, the others
+ * then leave it the token for up to SRNIC_TOKEN_LEAVE_US, and the turn
+ * ends when it takes the token. */
+static void test_token_turns(void)
+{
+	struct srnic_node *node = eng->node;
+	uint64_t us = eng->tsc_per_us;
+	struct srnic_pkt out[4];
+	uint8_t *payload;
+	struct rte_mbuf *m;
+	unsigned slot = eng->slot;
+
+	node->shared = 1;
+	eng->slot = 2;
+	CHECK(srnic_ports_take(eng) && node->port_token == 3,
+	      "a free token is taken (token %#x)", node->port_token);
+	srnic_ports_give(eng);
+	node->hungry = 6;	/* slot 5 starved */
+	node->hungry_at = srnic_now();
+	CHECK(!srnic_ports_take(eng) && node->port_token == 0,
+	      "left to a hungry process (token %#x)", node->port_token);
+	node->hungry_at = srnic_now() - 2 * SRNIC_TOKEN_LEAVE_US * us;
+	CHECK(srnic_ports_take(eng), "taken once the hungry one's time is up");
+	srnic_ports_give(eng);
+
+	/* This process with a frame to send, the token held by slot 4. */
+	node->hungry = 0;
+	node->port_token = 5;
+	m = srnic_pkt_alloc(eng, &(struct srnic_pkt){.opcode = SRNIC_OP_ACK},
+			    node->port[0].mac, 0, &payload);
+	srnic_port_tx(eng, 0, m);
+	srnic_ports_flush(eng);
+	CHECK(node->hungry == 0 && eng->txbuf[0].n == 1,
+	      "a first miss waits (hungry %u)", node->hungry);
+	eng->token_missed_at = srnic_now() - 2 * SRNIC_TOKEN_HUNGRY_US * us;
+	srnic_ports_flush(eng);
+	CHECK(node->hungry == 3 && node->proc[2].token_hungry == 1,
+	      "starved: asks for a turn (hungry %u)", node->hungry);
+	node->port_token = 0;
+	srnic_ports_flush(eng);
+	CHECK(node->hungry == 0 && eng->txbuf[0].n == 0 &&
+		      eng->token_missed_at == 0 && node->port_token == 0,
+	      "its turn: the frame goes, the turn ends (hungry %u, queued "
+	      "%u)", node->hungry, eng->txbuf[0].n);
+	drain_wire(out, 4);
+	node->shared = 0;
+	eng->slot = slot;
+}
+
 /* Striping weights: each port appears as often as its weight in a round,
  * spread out rather than bunched. */
 static void test_stripe_plan(void)
@@ -1201,6 +1251,7 @@ int main(void)
 	test_qp_access();
 	test_sack();
 	test_probe_answer();
+	test_token_turns();
 	test_integration();
 	test_credits();
 	test_read_ranges();
