@@ -593,9 +593,7 @@ static void token_missed(struct srnic_engine *eng)
 	    eng->tsc_per_us * SRNIC_TOKEN_HUNGRY_US)
 		return;
 	h = __atomic_load_n(&node->hungry, __ATOMIC_RELAXED);
-	if (h == eng->slot + 1 ||
-	    (h && now - __atomic_load_n(&node->hungry_at, __ATOMIC_RELAXED) <
-			  eng->tsc_per_us * SRNIC_TOKEN_LEAVE_US))
+	if (h == eng->slot + 1 || others_hungry(eng))
 		return;
 	if (__atomic_compare_exchange_n(&node->hungry, &h, eng->slot + 1,
 					false, __ATOMIC_RELAXED,
