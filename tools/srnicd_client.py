@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Talk to srnicd over its socket (src/srnicd/srnicd_proto.h).
+"""Talk to srnicd over its socket (src/attach/srnicd_proto.h).
 
   srnicd_client.py SOCKET stats [--json]   the node's counters (readable,
                                            or the JSON srnicd sends)

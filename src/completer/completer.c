@@ -38,34 +38,6 @@ static uint32_t *find_msn(struct srnic_qp *qp, uint32_t msn, uint32_t *idx)
 	return NULL;
 }
 
-static void finish(struct srnic_qp *qp, uint32_t idx, uint8_t status)
-{
-	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
-
-	if (qp->cur_busy && qp->sq_cur == idx)
-		qp->cur_busy = 0;
-	if (srnic_wr_reads(qp->sq[idx & qp->sq_mask].opcode) &&
-	    run->state != SWQE_DONE && qp->rd_inflight)
-		qp->rd_inflight--;
-	srnic_track_fini(&run->rd);
-	run->state = SWQE_DONE;
-	run->status = status;
-	qp->done_count++;
-	if (qp->inv_fence && idx == qp->inv_fence_idx)
-		qp->inv_fence = 0;	/* the invalidation is acknowledged */
-	/* Nothing posted after a failed WQE may reach the peer: the QP is
-	 * about to enter the error state, and those WQEs will be flushed. */
-	if (status != SRNIC_WC_SUCCESS)
-		qp->sq_stopped = 1;
-}
-
-/* A WQE the requester could not carry on with (its memory went away):
- * it completes in error when its turn comes. */
-void srnic_completer_fail(struct srnic_qp *qp, uint32_t idx, uint8_t status)
-{
-	finish(qp, idx, status);
-}
-
 static uint64_t rnr_delay_tsc(const struct srnic_engine *eng, uint8_t code)
 {
 	/* verbs' RNR timer codes, in microseconds (code 0 is 655.36 ms) */
@@ -77,6 +49,21 @@ static uint64_t rnr_delay_tsc(const struct srnic_engine *eng, uint8_t code)
 	};
 
 	return eng->tsc_hz / 1000000 * us[code & 31];
+}
+
+/* Ask the requester for packets of message idx again (SRNIC_REPAIR_*):
+ * they go on its next turn, which this asks for. */
+static void want_repair(struct srnic_engine *eng, struct srnic_qp *qp,
+			uint32_t idx, uint8_t what)
+{
+	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+
+	run->repair |= what;
+	if (!run->repair_queued) {
+		run->repair_queued = 1;
+		qp->repair[qp->repair_tail++ % SRNIC_WINDOW] = idx;
+	}
+	srnic_qp_activate(eng, qp);
 }
 
 static void queue_resend(struct srnic_engine *eng, struct srnic_qp *qp,
@@ -108,7 +95,7 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (seq_diff(run->msn, pkt->msn) >= 0)
 			break;
 		if (!srnic_wr_reads(qp->sq[i & qp->sq_mask].opcode)) {
-			finish(qp, i, SRNIC_WC_SUCCESS);
+			srnic_swqe_finish(qp, i, SRNIC_WC_SUCCESS);
 			moved = true;
 		}
 	}
@@ -130,9 +117,14 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (srnic_fc_grant(qp, pkt->credit))
 		srnic_qp_activate(eng, qp);
 
-	if ((pkt->flags & SRNIC_F_SACK) && find_msn(qp, pkt->sack_msn, &idx))
-		srnic_requester_resend_missing(eng, qp, idx, pkt->sack_first,
-					       pkt->sack_bits);
+	if ((pkt->flags & SRNIC_F_SACK) && find_msn(qp, pkt->sack_msn, &idx)) {
+		/* (the newest SACK of a message says best what it lacks) */
+		struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+
+		run->sack_ask_first = pkt->sack_first;
+		run->sack_ask_bits = pkt->sack_bits;
+		want_repair(eng, qp, idx, SRNIC_REPAIR_SACK);
+	}
 	if (pkt->syndrome != SRNIC_ACK_OK && find_msn(qp, pkt->nak_msn, &idx)) {
 		struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
 
@@ -142,7 +134,8 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 		case SRNIC_NAK_RNR:
 			if (qp->at.rnr_retry != 7 &&
 			    ++run->rnr_retries > qp->at.rnr_retry) {
-				finish(qp, idx, SRNIC_WC_RNR_RETRY_EXC_ERR);
+				srnic_swqe_finish(qp, idx,
+						  SRNIC_WC_RNR_RETRY_EXC_ERR);
 				break;
 			}
 			qp->rnr_until = srnic_now() +
@@ -166,13 +159,13 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 			}
 			break;
 		case SRNIC_NAK_ACCESS:
-			finish(qp, idx, SRNIC_WC_REM_ACCESS_ERR);
+			srnic_swqe_finish(qp, idx, SRNIC_WC_REM_ACCESS_ERR);
 			break;
 		case SRNIC_NAK_INVALID:
-			finish(qp, idx, SRNIC_WC_REM_INV_REQ_ERR);
+			srnic_swqe_finish(qp, idx, SRNIC_WC_REM_INV_REQ_ERR);
 			break;
 		default:
-			finish(qp, idx, SRNIC_WC_REM_OP_ERR);
+			srnic_swqe_finish(qp, idx, SRNIC_WC_REM_OP_ERR);
 			break;
 		}
 	}
@@ -223,7 +216,7 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (pkt->pkt_len &&
 	    srnic_sge_scatter(&eng->mem, qp->pd, w->sge, w->num_sge,
 			      pkt->msg_off, pkt->payload, pkt->pkt_len)) {
-		finish(qp, idx, SRNIC_WC_LOC_PROT_ERR);
+		srnic_swqe_finish(qp, idx, SRNIC_WC_LOC_PROT_ERR);
 		srnic_completer_complete(eng, qp);
 		return;
 	}
@@ -236,7 +229,7 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	qp->rd_progress = srnic_now();
 	srnic_rto_progress(qp);
 	if (srnic_track_complete(&run->rd)) {
-		finish(qp, idx, SRNIC_WC_SUCCESS);
+		srnic_swqe_finish(qp, idx, SRNIC_WC_SUCCESS);
 		srnic_completer_complete(eng, qp);
 	}
 }
@@ -285,11 +278,12 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 			    (!srnic_wr_reads(qp->sq[i & qp->sq_mask].opcode) ||
 			     now >= qp->rd_progress + qp->at.timeout_tsc)) {
 				if (++run->retries > qp->at.retry_cnt)
-					finish(qp, i, SRNIC_WC_RETRY_EXC_ERR);
+					srnic_swqe_finish(
+						qp, i, SRNIC_WC_RETRY_EXC_ERR);
 				else
 					queue_resend(eng, qp, i);
 			} else if (now >= run->probe_at) {
-				srnic_requester_probe(eng, qp, i);
+				want_repair(eng, qp, i, SRNIC_REPAIR_PROBE);
 			}
 		}
 	}
@@ -358,6 +352,10 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 				srnic_qp_to_error(eng, qp);
 			else
 				srnic_qp_to_sqe(eng, qp);
+			/* What was posted behind it completes flushed now,
+			 * before the program, seeing the error, can move
+			 * the QP back to RTS. */
+			srnic_completer_flush_sq(qp);
 			break;
 		}
 	}
@@ -385,6 +383,7 @@ void srnic_completer_flush_sq(struct srnic_qp *qp)
 
 	qp->cur_busy = 0;
 	qp->resend_head = qp->resend_tail;
+	qp->repair_head = qp->repair_tail;
 	qp->rd_inflight = 0;
 	qp->flush_pending = 0;
 	while (qp->sq_comp != prod) {
@@ -406,12 +405,4 @@ void srnic_completer_flush_sq(struct srnic_qp *qp)
 		srnic_cq_publish(qp->send_cq);
 	}
 	qp->sq_next = qp->sq_comp;
-}
-
-/* Error state: the receive queue too. */
-void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp)
-{
-	srnic_completer_flush_sq(qp);
-	srnic_responder_flush(eng, qp);
-	srnic_qp_timer_off(eng, qp);
 }

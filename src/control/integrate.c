@@ -125,19 +125,21 @@ int srnic_integrate_forget(struct srnic_engine *eng,
 			continue;
 		/* The process this QP talked to is gone: what it was sending
 		 * ends as it would have after the retries, without waiting
-		 * for them. */
+		 * for them.  The oldest not finished fails (one done and
+		 * waiting for CQ room keeps its status), and the completer,
+		 * on the QP's turn, completes up to it and takes the QP to
+		 * the error state.  One with nothing in flight, or a UC QP
+		 * (whose failed send would only stop its send queue), goes
+		 * there now. */
 		for (w = qp->sq_comp; w != qp->sq_next; w++)
-			if (qp->run[w & qp->sq_mask].state != SWQE_DONE) {
-				/* the oldest not finished: one done and
-				 * waiting for CQ room keeps its status */
-				srnic_completer_fail(qp, w,
-						     SRNIC_WC_RETRY_EXC_ERR);
+			if (qp->run[w & qp->sq_mask].state != SWQE_DONE)
 				break;
-			}
-		srnic_completer_complete(eng, qp);
-		if (qp->state != SRNIC_QPS_ERR)
+		if (w != qp->sq_next)
+			srnic_swqe_finish(qp, w, SRNIC_WC_RETRY_EXC_ERR);
+		if (w != qp->sq_next && srnic_qp_reliable(qp))
+			srnic_qp_activate(eng, qp);
+		else
 			srnic_qp_to_error(eng, qp);
-		srnic_qp_activate(eng, qp);
 		srnic_event(SRNIC_EV_QP_FATAL, qp->handle);
 		cleared++;
 	}

@@ -20,6 +20,12 @@
  * 32-bit id of the group: its IPv4 address, or the IPv6 GID's last 32
  * bits, which is also all its Ethernet address keeps (33:33 and those
  * bits).
+ *
+ * This file changes the tables (engine calls, srnicd) and programs the
+ * ports' filters (control core).  The datapath reads them where it runs:
+ * the port poller passes a group's datagram to the member processes
+ * (srnic_mcast_forward, engine/dispatch.c), and the responder gives it to
+ * this process's member QPs (srnic_mcast_deliver, responder/datagram.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -251,84 +257,6 @@ int srnic_engine_resolve_ud(struct srnic_engine *eng, const uint8_t gid[16],
 	out->peer = (uint16_t)(peer - eng->node->peer);
 	out->ipv4 = peer->ipv4;
 	return 0;
-}
-
-/* The processes of the node whose QPs joined a group of wire id id. */
-static uint32_t member_procs(const struct srnic_node *node, uint32_t id)
-{
-	uint32_t procs = 0, p;
-	unsigned i;
-
-	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
-		p = __atomic_load_n(&node->mcast[i].procs, __ATOMIC_ACQUIRE);
-		if (p && node->mcast[i].id == id)
-			procs |= p;
-	}
-	return procs;
-}
-
-bool srnic_mcast_members_here(const struct srnic_engine *eng, uint32_t id)
-{
-	return member_procs(eng->node, id) != 0;
-}
-
-/* A group's datagram this node's current process sent. */
-static bool sent_here(const struct srnic_engine *eng,
-		      const struct srnic_pkt *pkt)
-{
-	return pkt->src_ipv4 == eng->cfg.ipv4 && pkt->src_inc == eng->node->inc;
-}
-
-/*
- * Datapath, the port poller: a datagram to a group.  Whoever polled it off
- * a port passes the same frame, with one more reference each, to every
- * other process of the node with members, and says whether its own process
- * has some (then srnic_mcast_deliver, once the port token is given back).
- * Our own datagram back from a wire (a bridge floods it) goes no further:
- * the node's loopback copy (requester) is the one that counts.  The caller
- * frees m as usual.
- */
-bool srnic_mcast_forward(struct srnic_engine *eng, const struct srnic_pkt *pkt,
-			 struct rte_mbuf *m)
-{
-	uint32_t mine = 1u << eng->slot, procs;
-
-	if (sent_here(eng, pkt) && m && m->port < eng->node->nports) {
-		eng->st->drops[SRNIC_DROP_NOT_OURS]++;
-		return false;
-	}
-	procs = member_procs(eng->node, pkt->dst_ipv4);
-	if (!procs) {
-		eng->st->drops[SRNIC_DROP_NO_GROUP]++;
-		return false;
-	}
-	if (m)
-		srnic_procs_queue(eng, procs & ~mine, m);
-	return procs & mine;
-}
-
-/* Datapath: a group's datagram to this process's QPs in the group (every
- * group of that wire id), but the QP that sent it. */
-void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt)
-{
-	bool self = sent_here(eng, pkt);
-	unsigned i, k;
-
-	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
-		const struct srnic_mcast_group *g = &eng->mcast[i];
-
-		if (!g->nqp || g->id != pkt->dst_ipv4)
-			continue;
-		for (k = 0; k < g->nqp; k++) {
-			struct srnic_qp *qp = srnic_qp_lookup(eng, g->qpn[k]);
-
-			if (qp && !(self && qp->qpn == pkt->src_qpn))
-				srnic_responder_datagram(
-					eng, qp, pkt,
-					g->kind == SRNIC_MCAST_IPV6 ? g->gid
-								    : NULL);
-		}
-	}
 }
 
 /*

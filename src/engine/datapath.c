@@ -277,10 +277,13 @@ void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 
 	srnic_qp_timer_off(eng, qp);
 	/* An ACK still owed tells the peer its last messages landed (else
-	 * it would retry them against a QP that is gone). */
-	if ((qp->ack_lazy || qp->on_ack) && srnic_qp_ack_wanted(qp))
+	 * it would retry them against a QP that is gone); so does one a
+	 * move to the error state left for the QP's turn (qp_error_turn). */
+	if (((qp->ack_lazy || qp->on_ack) && srnic_qp_ack_wanted(qp)) ||
+	    qp->ack_final)
 		srnic_responder_send_ack(eng, qp);
 	qp->ack_lazy = 0;
+	qp->ack_final = 0;
 	for (pp = &eng->ack_head; *pp; pp = &(*pp)->ack_next)
 		if (*pp == qp) {
 			*pp = qp->ack_next;
@@ -293,43 +296,6 @@ void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (qp->on_active)
 		srnic_fifo_remove(&eng->active, qp, SRNIC_FIFO_ACTIVE);
 	qp->on_active = 0;
-}
-
-void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
-{
-	bool was_err = qp->state == SRNIC_QPS_ERR;
-
-	/* What landed is acknowledged still: a deferred ACK goes now, or
-	 * the peer would retry delivered messages into the error state. */
-	if (!was_err && (qp->ack_lazy || qp->on_ack) &&
-	    qp->state >= SRNIC_QPS_RTR && qp->ack_syndrome == SRNIC_ACK_OK) {
-		srnic_responder_send_ack(eng, qp);
-		qp->ack_lazy = 0;	/* (on the ack list it is now unwanted) */
-	}
-	/* Its WQEs are about to complete, and the program may then reuse
-	 * their buffers: frames still reading them get their own copies. */
-	if (!was_err)
-		srnic_ports_settle(eng);
-	__atomic_store_n(&qp->state, SRNIC_QPS_ERR, __ATOMIC_RELEASE);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* see srnic_post_recv */
-	srnic_responder_reset(qp);
-	srnic_completer_flush(eng, qp);
-	if (qp->flush_pending)
-		srnic_qp_activate(eng, qp);
-	/* It takes nothing more from its SRQ (verbs' LAST_WQE_REACHED: the
-	 * program may now destroy it without losing a receive). */
-	if (qp->srq && !was_err)
-		srnic_event(SRNIC_EV_QP_LAST_WQE, qp->handle);
-}
-
-/* Send queue error (UC, UD): what is posted, and what will be until the
- * QP goes back to RTS, completes flushed; receiving goes on. */
-void srnic_qp_to_sqe(struct srnic_engine *eng, struct srnic_qp *qp)
-{
-	__atomic_store_n(&qp->state, SRNIC_QPS_SQE, __ATOMIC_RELEASE);
-	srnic_completer_flush_sq(qp);
-	if (qp->flush_pending)
-		srnic_qp_activate(eng, qp);
 }
 
 /* Does qp still have something for the datapath to do? */
@@ -356,12 +322,32 @@ static bool qp_busy(const struct srnic_qp *qp)
 		!qp->sq_wait);
 }
 
+/*
+ * A QP in the error state: what srnic_qp_to_error left to its roles.  The
+ * responder's ACK still owed for what landed goes before its messages are
+ * cleared (or the peer would retry delivered messages into the error
+ * state); then every WQE completes flushed, as CQ room allows.
+ */
+static void qp_error_turn(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (qp->err_new) {
+		qp->err_new = 0;
+		if (qp->ack_final)
+			srnic_responder_send_ack(eng, qp);
+		qp->ack_final = 0;
+		srnic_responder_reset(qp);
+	}
+	srnic_completer_flush_sq(qp);
+	srnic_responder_flush(eng, qp);
+	srnic_qp_timer_off(eng, qp);
+}
+
 static unsigned run_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	unsigned n = 0;
 
 	if (qp->state == SRNIC_QPS_ERR) {
-		srnic_completer_flush(eng, qp);
+		qp_error_turn(eng, qp);
 		return 1;
 	}
 	qp->cq_wait = 0;

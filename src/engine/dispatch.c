@@ -82,7 +82,7 @@ static uint32_t other_procs(const struct srnic_engine *eng)
 	return procs;
 }
 
-/* A datagram to a multicast group (mcast.c), not to one QP. */
+/* A datagram to a multicast group (srnic_mcast_forward), not to one QP. */
 static inline bool to_group(const struct srnic_pkt *pkt)
 {
 	return pkt->opcode == SRNIC_OP_UD_SEND && pkt->dst_qpn == SRNIC_QPN_MCAST;
@@ -364,4 +364,32 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 	srnic_ports_give(eng);
 	rx_handle_kept(eng, false);
 	return total;
+}
+
+/*
+ * Datapath, the port poller: a datagram to a group.  Whoever polled it off
+ * a port passes the same frame, with one more reference each, to every
+ * other process of the node with members, and says whether its own process
+ * has some (then srnic_mcast_deliver, once the port token is given back).
+ * Our own datagram back from a wire (a bridge floods it) goes no further:
+ * the node's loopback copy (requester) is the one that counts.  The caller
+ * frees m as usual.
+ */
+bool srnic_mcast_forward(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+			 struct rte_mbuf *m)
+{
+	uint32_t mine = 1u << eng->slot, procs;
+
+	if (srnic_sent_here(eng, pkt) && m && m->port < eng->node->nports) {
+		eng->st->drops[SRNIC_DROP_NOT_OURS]++;
+		return false;
+	}
+	procs = srnic_node_group_procs(eng->node, pkt->dst_ipv4);
+	if (!procs) {
+		eng->st->drops[SRNIC_DROP_NO_GROUP]++;
+		return false;
+	}
+	if (m)
+		srnic_procs_queue(eng, procs & ~mine, m);
+	return procs & mine;
 }

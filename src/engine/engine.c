@@ -41,23 +41,6 @@ static int eal_state;	/* 0 never tried, 1 up, -1 failed */
 static enum srnic_engine_mode eal_mode;	/* what DPDK came up as */
 static char eal_error[256];
 
-/* ---- asynchronous events ---- */
-
-static srnic_event_fn event_fn;
-
-void srnic_engine_on_event(srnic_event_fn fn)
-{
-	__atomic_store_n(&event_fn, fn, __ATOMIC_RELEASE);
-}
-
-void srnic_event(enum srnic_event ev, void *handle)
-{
-	srnic_event_fn fn = __atomic_load_n(&event_fn, __ATOMIC_ACQUIRE);
-
-	if (fn)
-		fn(ev, handle);
-}
-
 /* ---- start and stop ---- */
 
 struct start_args {

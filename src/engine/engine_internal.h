@@ -348,6 +348,22 @@ struct srnic_node {
 };
 
 /* A counter another thread (or process) bumps, read whole. */
+/* The processes of the node whose QPs joined a group of wire id id (a bit
+ * a slot; see struct srnic_node_group). */
+static inline uint32_t srnic_node_group_procs(const struct srnic_node *node,
+					      uint32_t id)
+{
+	uint32_t procs = 0, p;
+	unsigned i;
+
+	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
+		p = __atomic_load_n(&node->mcast[i].procs, __ATOMIC_ACQUIRE);
+		if (p && node->mcast[i].id == id)
+			procs |= p;
+	}
+	return procs;
+}
+
 static inline uint64_t srnic_cnt(const uint64_t *v)
 {
 	return __atomic_load_n(v, __ATOMIC_RELAXED);
@@ -455,6 +471,13 @@ struct srnic_engine {
 	struct srnic_stats own_st;
 };
 
+/* A datagram (to a group) this node's current process sent. */
+static inline bool srnic_sent_here(const struct srnic_engine *eng,
+				   const struct srnic_pkt *pkt)
+{
+	return pkt->src_ipv4 == eng->cfg.ipv4 && pkt->src_inc == eng->node->inc;
+}
+
 /* attach.c: a process joins srnicd's node (process side) */
 /* Connect to srnicd if one serves the node (cfg.srnicd_socket): 1 and
  * the engine attached (mode, slot, lcore, EAL memory), 0 when none runs
@@ -480,8 +503,6 @@ void srnic_attach_fail_all(struct srnic_engine *eng);
  * starting meanwhile); false when it runs, and c must go to it. */
 bool srnic_engine_call_unstarted(struct srnic_engine *eng,
 				 struct srnic_call *c);
-/* Report an asynchronous event (srnic_engine_on_event). */
-void srnic_event(enum srnic_event ev, void *handle);
 
 /* datapath.c */
 /* Run c under the datapath token and wait for it to finish. */
@@ -500,8 +521,6 @@ void srnic_datapath_abandon(struct srnic_engine *eng);
 /* Return once the datapath has finished the loop iteration it was in
  * (so it sees flags set before the call). */
 void srnic_engine_quiesce(struct srnic_engine *eng);
-void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp);
-void srnic_qp_to_sqe(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_doorbells_drain_all(struct srnic_engine *eng);
 
@@ -517,6 +536,12 @@ void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp);
 struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn);
+/* state.c: a QP taken to the error state (or, UC and UD, its send queue):
+ * marked, and given a turn on which its roles do their parts */
+void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_to_sqe(struct srnic_engine *eng, struct srnic_qp *qp);
+/* event.c: report an asynchronous event (srnic_engine_on_event) */
+void srnic_event(enum srnic_event ev, void *handle);
 
 /* port.c: port I/O */
 void srnic_ports_prepare(const struct srnic_config *cfg);
@@ -625,13 +650,6 @@ bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 /* requester.c */
 unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 			     unsigned budget);
-void srnic_requester_resend_missing(struct srnic_engine *eng,
-				    struct srnic_qp *qp, uint32_t idx,
-				    uint32_t first, uint64_t bits);
-void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
-			   uint32_t idx);
-void srnic_requester_reread(struct srnic_engine *eng, struct srnic_qp *qp,
-			    uint32_t idx);
 
 /* responder.c */
 bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
@@ -660,9 +678,7 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now);
 unsigned srnic_completer_complete(struct srnic_engine *eng,
 				  struct srnic_qp *qp);
-void srnic_completer_flush(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_completer_flush_sq(struct srnic_qp *qp);
-void srnic_completer_fail(struct srnic_qp *qp, uint32_t idx, uint8_t status);
 /* UC: an ACK brings credit, and nothing else */
 void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
 			    const struct srnic_pkt *pkt);
@@ -686,17 +702,16 @@ void srnic_leave_links(struct srnic_engine *eng);
 void srnic_procs_queue(struct srnic_engine *eng, uint32_t procs,
 		       struct rte_mbuf *m);
 
-/* mcast.c: multicast groups */
-/* A datagram to a group, off a port (m, NULL in unit tests, is its
- * frame): to the node's other member processes; whether this one has
- * members too. */
+/* dispatch.c: a datagram to a group, off a port (m, NULL in unit tests,
+ * is its frame): to the node's other member processes; whether this one
+ * has members too. */
 bool srnic_mcast_forward(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 			 struct rte_mbuf *m);
-/* ... and to this process's QPs in the group. */
+/* datagram.c: ... and to this process's QPs in the group. */
 void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt);
+
+/* mcast.c: multicast groups */
 void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn);
-/* Whether a process of the node joined a group of wire id id. */
-bool srnic_mcast_members_here(const struct srnic_engine *eng, uint32_t id);
 /* srnicd: a process gone leaves every group. */
 void srnic_mcast_release_proc(struct srnic_node *node, unsigned slot);
 void srnic_mcast_program_ports(struct srnic_engine *eng);

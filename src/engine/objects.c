@@ -298,6 +298,8 @@ static void qp_reset(struct srnic_qp *qp)
 	qp->rq_prod = qp->rq_comp = 0;
 	qp->cur_busy = 0;
 	qp->resend_head = qp->resend_tail = 0;
+	qp->repair_head = qp->repair_tail = 0;
+	qp->err_new = qp->ack_final = 0;
 	qp->next_ssn = qp->exp_ssn = 0;
 	qp->uc_skew = 0;
 	qp->rd_inflight = 0;

@@ -61,11 +61,24 @@ struct srnic_swqe_run {
 	uint8_t retries;	/* timeouts so far */
 	uint8_t rnr_retries;
 	uint8_t resend_queued;
+	uint8_t repair;		/* SRNIC_REPAIR_*: asked of the requester */
+	uint8_t repair_queued;	/* ... and on the QP's repair list */
 	uint32_t fc_high;	/* bytes already counted against credits */
 	uint32_t sack_first;	/* the last SACK's first missing packet */
 	uint32_t sack_missing;	/* ... and how many it named; 0: none yet */
+	uint32_t sack_ask_first;	/* the SACK to answer: its first hole */
+	uint64_t sack_ask_bits;		/* ... and the holes after it */
 	struct srnic_track rd;	/* READ: response packets landed */
 };
+
+/*
+ * What the completer asks the requester to send again for one message it
+ * keeps in flight (the roles meet in the run, not by calling each other):
+ * its last packet as a probe when it has waited a probe interval, the
+ * packets a SACK named.  The requester sends them on its next turn.
+ */
+#define SRNIC_REPAIR_PROBE 0x1
+#define SRNIC_REPAIR_SACK 0x2
 
 /* Responder state of one incoming message, slot msn % SRNIC_WINDOW. */
 enum srnic_rmsg_state {
@@ -200,6 +213,8 @@ struct srnic_qp {
 	uint64_t rd_progress;	/* TSC of the last READ response packet */
 	uint32_t resend[SRNIC_WINDOW];	/* SQ indices to send again */
 	uint32_t resend_head, resend_tail;
+	uint32_t repair[SRNIC_WINDOW];	/* SQ indices with run->repair */
+	uint32_t repair_head, repair_tail;
 	uint32_t rr_port;	/* striping cursor */
 	uint32_t timer_idx;	/* the oldest unfinished WQE the timers saw */
 	uint8_t timer_set;
@@ -253,6 +268,11 @@ struct srnic_qp {
 	struct srnic_qp *timer_next, *timer_prev;
 	uint8_t on_active, on_ack, on_lazy, on_timer;
 	uint8_t flush_pending;
+	/* Taken to the error state (srnic_qp_to_error) since its last turn:
+	 * its roles have yet to see it (the responder clears its messages,
+	 * after the ACK still owed for what landed when ack_final). */
+	uint8_t err_new;
+	uint8_t ack_final;
 	uint8_t cq_wait;	/* a completion waits for CQ room */
 	uint8_t destroyed;
 };
@@ -267,6 +287,35 @@ static inline bool srnic_qp_reliable(const struct srnic_qp *qp)
 static inline uint32_t srnic_qp_state(const struct srnic_qp *qp)
 {
 	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Send WQE idx is finished, with status: the completer turns it into a
+ * completion when its turn comes.  The completer finishes what the peer
+ * answered or the timers gave up on; the requester what it could not send
+ * (its memory went), and the control core what a restarted peer will never
+ * answer.
+ */
+static inline void srnic_swqe_finish(struct srnic_qp *qp, uint32_t idx,
+				     uint8_t status)
+{
+	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+
+	if (qp->cur_busy && qp->sq_cur == idx)
+		qp->cur_busy = 0;
+	if (srnic_wr_reads(qp->sq[idx & qp->sq_mask].opcode) &&
+	    run->state != SWQE_DONE && qp->rd_inflight)
+		qp->rd_inflight--;
+	srnic_track_fini(&run->rd);
+	run->state = SWQE_DONE;
+	run->status = status;
+	qp->done_count++;
+	if (qp->inv_fence && idx == qp->inv_fence_idx)
+		qp->inv_fence = 0;	/* the invalidation is acknowledged */
+	/* Nothing posted after a failed WQE may reach the peer: the QP is
+	 * about to enter the error state, and those WQEs will be flushed. */
+	if (status != SRNIC_WC_SUCCESS)
+		qp->sq_stopped = 1;
 }
 
 #endif

@@ -135,6 +135,9 @@ static bool local_invalidate(struct srnic_engine *eng, struct srnic_qp *qp)
 	return true;
 }
 
+static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
+		   uint32_t idx);
+
 /* Pick the WQE to packetize next: a resend first, then a new message. */
 static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 {
@@ -163,7 +166,7 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 			 * the new id, only for what is missing. */
 			uint64_t now = srnic_now();
 
-			srnic_requester_reread(eng, qp, idx);
+			reread(eng, qp, idx);
 			run->deadline = now + qp->at.timeout_tsc;
 			run->probe_at = now + srnic_probe_tsc(qp);
 			return next_message(eng, qp);
@@ -303,7 +306,7 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 						     pkt->pkt_len, &bad);
 
 		if (bad) {
-			srnic_completer_fail(qp, idx, SRNIC_WC_LOC_PROT_ERR);
+			srnic_swqe_finish(qp, idx, SRNIC_WC_LOC_PROT_ERR);
 			return -1;
 		}
 		if (src) {
@@ -323,7 +326,7 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 	} else if (pkt->pkt_len &&
 		   gather(&eng->mem, qp->pd, w, off, payload, pkt->pkt_len)) {
 		rte_pktmbuf_free(m);
-		srnic_completer_fail(qp, idx, SRNIC_WC_LOC_PROT_ERR);
+		srnic_swqe_finish(qp, idx, SRNIC_WC_LOC_PROT_ERR);
 		return -1;
 	}
 queue:
@@ -417,8 +420,7 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
  * message it answers with a SACK; if it has it all, with the ACK again.
  * Either way recovery takes a probe interval, not a whole timeout.
  */
-void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
-			   uint32_t idx)
+static void probe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t idx)
 {
 	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
 	struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
@@ -434,7 +436,7 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 			run->probe_at = qp->rd_progress + srnic_probe_tsc(qp);
 			return;
 		}
-		srnic_requester_reread(eng, qp, idx);
+		reread(eng, qp, idx);
 		srnic_rto_backoff(qp);
 		run->probe_at = srnic_now() + srnic_probe_tsc(qp);
 		return;
@@ -460,8 +462,8 @@ void srnic_requester_probe(struct srnic_engine *eng, struct srnic_qp *qp,
  * A READ whose answer stopped short: ask, under the attempt's txid, for
  * only the packets that have not landed, a request per missing range.
  */
-void srnic_requester_reread(struct srnic_engine *eng, struct srnic_qp *qp,
-			    uint32_t idx)
+static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
+		   uint32_t idx)
 {
 	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
 	struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
@@ -502,9 +504,8 @@ void srnic_requester_reread(struct srnic_engine *eng, struct srnic_qp *qp,
  * the timer to resend the whole message.  Only packets this attempt has
  * sent already are concerned.
  */
-void srnic_requester_resend_missing(struct srnic_engine *eng,
-				    struct srnic_qp *qp, uint32_t idx,
-				    uint32_t first, uint64_t bits)
+static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
+			   uint32_t idx, uint32_t first, uint64_t bits)
 {
 	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
 	struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
@@ -601,13 +602,13 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (pkt.pkt_len &&
 	    gather(&eng->mem, qp->pd, w, 0, payload, pkt.pkt_len)) {
 		rte_pktmbuf_free(m);
-		srnic_completer_fail(qp, qp->sq_cur, SRNIC_WC_LOC_PROT_ERR);
+		srnic_swqe_finish(qp, qp->sq_cur, SRNIC_WC_LOC_PROT_ERR);
 		qp->cur_busy = 0;
 		return 0;
 	}
 	/* Members of the group on this node get it through the loopback
 	 * (a copy: the wire's may carry a CRC, the loopback's does not). */
-	if (!peer && srnic_mcast_members_here(eng, pkt.dst_ipv4) &&
+	if (!peer && srnic_node_group_procs(eng->node, pkt.dst_ipv4) &&
 	    !srnic_port_backlogged(eng, SRNIC_PORT_LOOP)) {
 		struct rte_mbuf *c = rte_pktmbuf_copy(m, eng->node->pool, 0,
 						      UINT32_MAX);
@@ -624,6 +625,33 @@ done:
 	return 1;
 }
 
+/* What the completer asked for (SRNIC_REPAIR_*), message by message. */
+static void run_repairs(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	while (qp->repair_head != qp->repair_tail) {
+		uint32_t idx = qp->repair[qp->repair_head++ % SRNIC_WINDOW];
+		struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+		uint8_t what;
+
+		/* (an ask about a WQE completed since: its slot is another's) */
+		if (idx - qp->sq_comp >= qp->sq_next - qp->sq_comp)
+			continue;
+		what = run->repair;
+		run->repair = 0;
+		run->repair_queued = 0;
+		/* (finished since the ask: nothing to repair; probe and
+		 * resend_missing look at the rest themselves) */
+		if (run->state == SWQE_DONE)
+			continue;
+		if (what & SRNIC_REPAIR_SACK)
+			resend_missing(eng, qp, idx, run->sack_ask_first,
+				       run->sack_ask_bits);
+		else if ((what & SRNIC_REPAIR_PROBE) && !run->resend_queued)
+			probe(eng, qp, idx);	/* (not of an attempt that is
+						 * about to be replaced) */
+	}
+}
+
 unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 			     unsigned budget)
 {
@@ -632,6 +660,7 @@ unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 	if ((qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD) ||
 	    (!qp->peer && qp->type != SRNIC_QPT_UD))
 		return 0;
+	run_repairs(eng, qp);
 	while (n < budget) {
 		if (!qp->cur_busy && !next_message(eng, qp))
 			break;

@@ -138,3 +138,27 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	complete_recv(qp, pkt, SRNIC_WC_SUCCESS);
 }
+
+/* Datapath: a group's datagram to this process's QPs in the group (every
+ * group of that wire id), but the QP that sent it. */
+void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt)
+{
+	bool self = srnic_sent_here(eng, pkt);
+	unsigned i, k;
+
+	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
+		const struct srnic_mcast_group *g = &eng->mcast[i];
+
+		if (!g->nqp || g->id != pkt->dst_ipv4)
+			continue;
+		for (k = 0; k < g->nqp; k++) {
+			struct srnic_qp *qp = srnic_qp_lookup(eng, g->qpn[k]);
+
+			if (qp && !(self && qp->qpn == pkt->src_qpn))
+				srnic_responder_datagram(
+					eng, qp, pkt,
+					g->kind == SRNIC_MCAST_IPV6 ? g->gid
+								    : NULL);
+		}
+	}
+}

@@ -716,6 +716,10 @@ static void test_integration(void)
 	boot.ipv4 = 0x0a370009;
 	memcpy(boot.eth_src, peer_mac, 6);
 	srnic_integrate_booting(eng, &boot, 0);
+	/* (the READ is failed in its run; the completer, on the QP's turn,
+	 * completes it and takes the QP to the error state) */
+	CHECK(qp->on_active, "QP of the old incarnation given no turn");
+	srnic_completer_complete(eng, qp);
 	CHECK(qp->state == SRNIC_QPS_ERR, "QP of the old incarnation not failed");
 	CHECK(srnic_cq_poll(cq, c, 2) == 1 && c[0].wr_id == 91 &&
 		      c[0].status == SRNIC_WC_RETRY_EXC_ERR,
@@ -884,8 +888,12 @@ static void test_read_ranges(void)
 		pkt.payload = data + pkt.msg_off;
 		srnic_completer_read_resp(eng, qp, &pkt, NULL);
 	}
+	/* Its probe time: the completer's timer asks the requester, whose
+	 * next turn asks again. */
 	qp->rd_progress = srnic_now() - srnic_probe_tsc(qp);
-	srnic_requester_probe(eng, qp, 0);
+	qp->run[0].probe_at = 0;
+	srnic_completer_timeouts(eng, qp, srnic_now());
+	srnic_requester_run(eng, qp, 8);
 	n = drain_wire(out, 32);
 	CHECK(n == 2 && out[0].opcode == SRNIC_OP_READ_REQ &&
 		      out[0].msg_off == 2 * STRIDE &&
