@@ -23,6 +23,7 @@
 #include <rte_ethdev.h>
 
 #include "engine_internal.h"
+#include "srnic_port_guard.h"
 
 #define TICK_MS 10
 /* Often enough that a port's HELLO loss measures the port within a few
@@ -37,6 +38,9 @@
  * the testbed may add (tbf latency 50 ms), so congestion alone does not
  * look like silence; a stall of the whole node delays every port alike. */
 #define PORT_SILENT_MS 100
+/* A burst takes microseconds: the bound is for a poller that was stopped
+ * (a debugger), which must not hold the restart up. */
+#define RESTART_WAIT_MS 50
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
@@ -355,26 +359,31 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 		if (!up && port->started && port->reconnects &&
 		    port->down_since + SRNIC_HANDSHAKE_MS <= now &&
 		    port->started_at + SRNIC_HANDSHAKE_MS <= now) {
-			/* link_up is 0: once the datapath finished the loop
-			 * it is in, it no longer touches the port. */
+			/* link_up is 0: once the burst it may be in ends,
+			 * the datapath no longer touches the port. */
 			__atomic_store_n(&port->link_up, 0, __ATOMIC_RELEASE);
 			ctl_log(eng, "port %u: no link for %lu ms, restarting it",
 				p, (unsigned long)(now - port->started_at));
-			/* (srnicd's node: no process polls while the port
-			 * restarts) */
+			/* No poller in a port while it restarts: srnicd's
+			 * node, none of its processes (the port token); a
+			 * node of its own, none of this process's threads
+			 * (the port I/O guard, srnic_port_guard.h). */
 			if (eng->node->shared)
 				srnic_ports_hold(eng, 0);
 			else
-				srnic_engine_quiesce(eng);
+				srnic_port_io_close(RESTART_WAIT_MS);
 			srnic_port_restart(eng, p);
-			srnic_ports_give(eng);
+			if (eng->node->shared)
+				srnic_ports_give(eng);
+			else
+				srnic_port_io_open();
 			port->down_since = now;
 		}
 		__atomic_store_n(&port->link_up, up, __ATOMIC_RELEASE);
 	}
 	/* The device's one verbs port is active while any of ours is up. */
 	{
-		int8_t active = srnic_engine_ports_up(eng) > 0;
+		int8_t active = srnic_ports_up(eng->node) > 0;
 
 		if (eng->node->dev_active >= 0 &&
 		    active != eng->node->dev_active)

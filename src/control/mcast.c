@@ -29,7 +29,6 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <rte_ethdev.h>
 
@@ -109,9 +108,7 @@ void srnic_mcast_release_proc(struct srnic_node *node, unsigned slot)
 	node_leave(node, slot, NULL);
 }
 
-/* What kind of multicast GID gid is (SRNIC_MCAST_IPV4, _IPV6 or 0: none),
- * and its wire id. */
-static uint8_t gid_group(const uint8_t gid[16], uint32_t *id)
+uint8_t srnic_mcast_gid(const uint8_t gid[16], uint32_t *id)
 {
 	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0,
 					     0, 0, 0, 0, 0xff, 0xff};
@@ -126,10 +123,9 @@ static uint8_t gid_group(const uint8_t gid[16], uint32_t *id)
 	return gid[0] == 0xff ? SRNIC_MCAST_IPV6 : 0;
 }
 
-static void call_attach(struct srnic_engine *eng, struct srnic_call *c)
+int srnic_mcast_join(struct srnic_engine *eng, struct srnic_qp *qp,
+		     const uint8_t gid[16])
 {
-	struct srnic_qp *qp = c->arg;
-	const uint8_t *gid = c->arg2;
 	struct srnic_mcast_group *g = group_by_gid(eng, gid);
 	uint32_t i;
 
@@ -137,31 +133,23 @@ static void call_attach(struct srnic_engine *eng, struct srnic_call *c)
 		for (i = 0; i < SRNIC_MAX_MCAST_GROUPS && eng->mcast[i].nqp;
 		     i++)
 			;
-		if (i == SRNIC_MAX_MCAST_GROUPS) {
-			c->result = -ENOMEM;
-			return;
-		}
+		if (i == SRNIC_MAX_MCAST_GROUPS)
+			return -ENOMEM;
 		g = &eng->mcast[i];
 		memcpy(g->gid, gid, 16);
-		g->kind = gid_group(gid, &g->id);
+		g->kind = srnic_mcast_gid(gid, &g->id);
 	}
 	for (i = 0; i < g->nqp; i++)
-		if (g->qpn[i] == qp->qpn) {
-			c->result = 0;	/* attached already: verbs says fine */
-			return;
-		}
-	if (g->nqp == SRNIC_MAX_MCAST_QPS) {
-		c->result = -ENOMEM;
-		return;
-	}
+		if (g->qpn[i] == qp->qpn)
+			return 0;	/* attached already: verbs says fine */
+	if (g->nqp == SRNIC_MAX_MCAST_QPS)
+		return -ENOMEM;
 	/* The process's first QP in the group: the node learns of it. */
-	if (g->nqp == 0 && node_join(eng, g)) {
-		c->result = -ENOMEM;
-		return;
-	}
+	if (g->nqp == 0 && node_join(eng, g))
+		return -ENOMEM;
 	g->qpn[g->nqp] = qp->qpn;
 	__atomic_store_n(&g->nqp, g->nqp + 1, __ATOMIC_RELEASE);
-	c->result = 0;
+	return 0;
 }
 
 static void group_remove(struct srnic_engine *eng,
@@ -173,55 +161,20 @@ static void group_remove(struct srnic_engine *eng,
 		node_leave(eng->node, eng->slot, g->gid);
 }
 
-static void call_detach(struct srnic_engine *eng, struct srnic_call *c)
+int srnic_mcast_leave(struct srnic_engine *eng, struct srnic_qp *qp,
+		      const uint8_t gid[16])
 {
-	struct srnic_qp *qp = c->arg;
-	struct srnic_mcast_group *g = group_by_gid(eng, c->arg2);
+	struct srnic_mcast_group *g = group_by_gid(eng, gid);
 	uint32_t i;
 
-	c->result = -ENOENT;
 	for (i = 0; g && i < g->nqp; i++)
 		if (g->qpn[i] == qp->qpn) {
 			group_remove(eng, g, i);
-			c->result = 0;
-			return;
+			return 0;
 		}
+	return -ENOENT;
 }
 
-static int mcast_call(struct srnic_engine *eng, struct srnic_qp *qp,
-		      const uint8_t gid[16],
-		      void (*fn)(struct srnic_engine *, struct srnic_call *))
-{
-	uint8_t key[16];
-	struct srnic_call c = {.fn = fn, .arg = qp, .arg2 = key};
-	uint32_t id;
-	uint8_t kind = gid_group(gid, &id);
-
-	if (!kind || qp->type != SRNIC_QPT_UD)
-		return -EINVAL;
-	/* An IPv4 group has two GIDs (::ffff:, ff0e::ffff:): one group. */
-	memcpy(key, gid, 16);
-	if (kind == SRNIC_MCAST_IPV4) {
-		memset(key, 0, 10);
-		key[10] = key[11] = 0xff;
-	}
-	srnic_engine_call(eng, &c);
-	return c.result;
-}
-
-int srnic_engine_attach_mcast(struct srnic_engine *eng, struct srnic_qp *qp,
-			      const uint8_t gid[16])
-{
-	return mcast_call(eng, qp, gid, call_attach);
-}
-
-int srnic_engine_detach_mcast(struct srnic_engine *eng, struct srnic_qp *qp,
-			      const uint8_t gid[16])
-{
-	return mcast_call(eng, qp, gid, call_detach);
-}
-
-/* Datapath, while destroying QP qpn: it leaves every group. */
 void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn)
 {
 	unsigned i, k;
@@ -232,31 +185,6 @@ void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn)
 				group_remove(eng, &eng->mcast[i], k);
 				break;
 			}
-}
-
-int srnic_engine_resolve_ud(struct srnic_engine *eng, const uint8_t gid[16],
-			    struct srnic_ud_addr *out)
-{
-	struct srnic_peer *peer;
-
-	memset(out, 0, sizeof(*out));
-	out->mcast = gid_group(gid, &out->ipv4);
-	if (out->mcast) {
-		/* A group is any node's: resolving it is having a link to
-		 * send on.  A program that starts the engine and sends at
-		 * once would otherwise send into links still coming up. */
-		uint64_t deadline = srnic_ms() + eng->cfg.resolve_ms;
-
-		while (!srnic_engine_ports_up(eng) && srnic_ms() < deadline)
-			usleep(2000);
-		return 0;
-	}
-	peer = srnic_control_resolve(eng, gid, eng->cfg.resolve_ms);
-	if (!peer)
-		return -EHOSTUNREACH;
-	out->peer = (uint16_t)(peer - eng->node->peer);
-	out->ipv4 = peer->ipv4;
-	return 0;
 }
 
 /*

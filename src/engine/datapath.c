@@ -236,25 +236,6 @@ void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c)
 	}
 }
 
-void srnic_engine_quiesce(struct srnic_engine *eng)
-{
-	uint64_t start = __atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE);
-	unsigned i, work;
-
-	if (!eng->dp_started)
-		return;
-	/* Two new iterations: the one under way when we were called has
-	 * ended.  (A nap ends at once on the wake.) */
-	for (i = 0; i < 100000; i++) {
-		if (__atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE) - start >= 2)
-			return;
-		if (run_here(eng, &work, false))
-			continue;
-		srnic_datapath_wake(eng);
-		usleep(10);
-	}
-}
-
 static unsigned run_calls(struct srnic_engine *eng)
 {
 	struct srnic_call *c;

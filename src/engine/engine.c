@@ -605,11 +605,6 @@ __attribute__((destructor)) static void engine_at_exit(void)
 
 unsigned srnic_engine_ports_up(const struct srnic_engine *eng)
 {
-	unsigned p, n = 0;
-
-	for (p = 0; p < eng->node->nports; p++)
-		n += __atomic_load_n(&eng->node->port[p].link_up,
-				     __ATOMIC_RELAXED);
-	return n;
+	return srnic_ports_up(eng->node);
 }
 

@@ -518,9 +518,6 @@ void srnic_wake(uint32_t *sleeping, uint32_t *wake);
  * handler that calls exit): that iteration never ends, and the engine's
  * stop leaves the datapath, its ports and links untouched. */
 void srnic_datapath_abandon(struct srnic_engine *eng);
-/* Return once the datapath has finished the loop iteration it was in
- * (so it sees flags set before the call). */
-void srnic_engine_quiesce(struct srnic_engine *eng);
 void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_doorbells_drain_all(struct srnic_engine *eng);
 
@@ -571,6 +568,8 @@ bool srnic_ports_hold(struct srnic_engine *eng, unsigned wait_ms);
  * it is polled.  Under the process's datapath token, not the port
  * token (it may ask srnicd for the memory, which takes a while). */
 void srnic_ports_remap(struct srnic_engine *eng);
+/* The node's ports whose link is up. */
+unsigned srnic_ports_up(const struct srnic_node *node);
 /* The engine stops: what its transmit buffers hold goes if the token
  * comes within wait_ms, and is freed either way. */
 void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms);
@@ -634,6 +633,12 @@ bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
 bool srnic_stripe_reachable(const struct srnic_engine *eng,
 			    const struct srnic_peer *peer);
 
+/* decode.c: check (CRC), decode and, for a control frame under a cluster
+ * key, authenticate a frame port p received; false, and the drop counted,
+ * for one that is damaged, malformed, forged or not ours. */
+bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
+		     const struct rte_mbuf *m, struct srnic_pkt *pkt);
+
 /* incarnation.c: the next incarnation of the node (boot count and random
  * bits); -1 with a reason in err when the boot count cannot be kept. */
 int srnic_incarnation_draw(const struct srnic_config *cfg, uint32_t *inc,
@@ -641,11 +646,6 @@ int srnic_incarnation_draw(const struct srnic_config *cfg, uint32_t *inc,
 
 /* dispatch.c: receive */
 unsigned srnic_rx_ports(struct srnic_engine *eng);
-/* Check (CRC), decode and, for a control frame under a cluster key,
- * authenticate a frame port p received; false, and the drop counted, for
- * one that is damaged, malformed, forged or not ours. */
-bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
-		     const struct rte_mbuf *m, struct srnic_pkt *pkt);
 
 /* requester.c */
 unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
@@ -711,6 +711,16 @@ bool srnic_mcast_forward(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt);
 
 /* mcast.c: multicast groups */
+/* What kind of multicast GID gid is (SRNIC_MCAST_IPV4, _IPV6 or 0: none),
+ * and its wire id. */
+uint8_t srnic_mcast_gid(const uint8_t gid[16], uint32_t *id);
+/* Datapath (an engine call): UD QP qp joins, or leaves, the group of
+ * (normalised) GID gid; 0 or -errno. */
+int srnic_mcast_join(struct srnic_engine *eng, struct srnic_qp *qp,
+		     const uint8_t gid[16]);
+int srnic_mcast_leave(struct srnic_engine *eng, struct srnic_qp *qp,
+		      const uint8_t gid[16]);
+/* Datapath, while destroying QP qpn: it leaves every group. */
 void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn);
 /* srnicd: a process gone leaves every group. */
 void srnic_mcast_release_proc(struct srnic_node *node, unsigned slot);

@@ -638,6 +638,15 @@ bool srnic_ports_take(struct srnic_engine *eng)
 	return got;
 }
 
+unsigned srnic_ports_up(const struct srnic_node *node)
+{
+	unsigned p, n = 0;
+
+	for (p = 0; p < node->nports; p++)
+		n += __atomic_load_n(&node->port[p].link_up, __ATOMIC_RELAXED);
+	return n;
+}
+
 void srnic_ports_remap(struct srnic_engine *eng)
 {
 	unsigned p;
