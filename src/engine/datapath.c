@@ -499,16 +499,18 @@ static unsigned dp_iteration(struct srnic_engine *eng)
 	work += drain_doorbells(eng);
 	work += srnic_rx_ports(eng);
 	now = srnic_now();
+	/* (before the QPs' turns: a probe or a resend the timers ask the
+	 * requester for goes in this iteration, not after a nap) */
+	if (now >= eng->next_tick) {
+		eng->next_tick = now + eng->tick_tsc;
+		run_timers(eng, now);
+	}
 	send_acks(eng, now);
 	work += run_active(eng);
 	send_acks(eng, now);
 	/* (the control core's frames: srnicd sends them, not its processes) */
 	if (eng->mode != SRNIC_ATTACHED)
 		work += drain_ctrl_tx(eng);
-	if (now >= eng->next_tick) {
-		eng->next_tick = now + eng->tick_tsc;
-		run_timers(eng, now);
-	}
 	work += srnic_ports_flush(eng);
 	return work;
 }

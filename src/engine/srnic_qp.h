@@ -66,9 +66,11 @@ struct srnic_swqe_run {
 	uint32_t fc_high;	/* bytes already counted against credits */
 	uint32_t sack_first;	/* the last SACK's first missing packet */
 	uint32_t sack_missing;	/* ... and how many it named; 0: none yet */
+	struct srnic_track rd;	/* READ: response packets landed */
+	/* (not cleared with the rest when a message starts: read only under
+	 * SRNIC_REPAIR_SACK, which is) */
 	uint32_t sack_ask_first;	/* the SACK to answer: its first hole */
 	uint64_t sack_ask_bits;		/* ... and the holes after it */
-	struct srnic_track rd;	/* READ: response packets landed */
 };
 
 /*
@@ -213,8 +215,6 @@ struct srnic_qp {
 	uint64_t rd_progress;	/* TSC of the last READ response packet */
 	uint32_t resend[SRNIC_WINDOW];	/* SQ indices to send again */
 	uint32_t resend_head, resend_tail;
-	uint32_t repair[SRNIC_WINDOW];	/* SQ indices with run->repair */
-	uint32_t repair_head, repair_tail;
 	uint32_t rr_port;	/* striping cursor */
 	uint32_t timer_idx;	/* the oldest unfinished WQE the timers saw */
 	uint8_t timer_set;
@@ -275,6 +275,11 @@ struct srnic_qp {
 	uint8_t ack_final;
 	uint8_t cq_wait;	/* a completion waits for CQ room */
 	uint8_t destroyed;
+
+	/* completer -> requester: SQ indices with run->repair (last: the
+	 * hot fields above keep their cache lines) */
+	uint32_t repair_head, repair_tail;
+	uint32_t repair[SRNIC_WINDOW];
 };
 
 /* RC: acknowledged, resent, flow-controlled.  UC and UD send and forget:
