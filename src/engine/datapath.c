@@ -467,21 +467,6 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 	}
 }
 
-static unsigned drain_ctrl_tx(struct srnic_engine *eng)
-{
-	struct rte_mbuf *m;
-	unsigned n = 0;
-
-	while (rte_ring_sc_dequeue(eng->node->ctrl_tx, (void **)&m) == 0) {
-		if (m->port < eng->node->nports)
-			srnic_port_tx(eng, m->port, m);
-		else
-			rte_pktmbuf_free(m);
-		n++;
-	}
-	return n;
-}
-
 /* ---- the iteration, and the engine thread's loop ---- */
 
 static unsigned dp_iteration(struct srnic_engine *eng)
@@ -508,9 +493,6 @@ static unsigned dp_iteration(struct srnic_engine *eng)
 	send_acks(eng, now);
 	work += run_active(eng);
 	send_acks(eng, now);
-	/* (the control core's frames: srnicd sends them, not its processes) */
-	if (eng->mode != SRNIC_ATTACHED)
-		work += drain_ctrl_tx(eng);
 	work += srnic_ports_flush(eng);
 	return work;
 }

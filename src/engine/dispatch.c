@@ -313,6 +313,7 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 	/* (srnicd's node: one process at a time polls the ports) */
 	if (!srnic_ports_take(eng))
 		return total;
+	srnic_ports_take_control(eng);
 	for (p = 0; p < eng->node->nports; p++) {
 		struct srnic_port *port = &eng->node->port[p];
 

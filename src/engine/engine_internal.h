@@ -580,6 +580,9 @@ void srnic_ports_give(struct srnic_engine *eng);
  * it from a process that died): whoever sleeps for it wakes. */
 void srnic_port_token_free(struct srnic_node *node);
 void srnic_ports_settle(struct srnic_engine *eng);
+/* The port token held: the control core's frames into this process's
+ * transmit queues (whoever holds the token sends them). */
+void srnic_ports_take_control(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
 int srnic_port_carrier(const struct srnic_port *port);
 void srnic_ports_prefault_shared(void);

@@ -508,6 +508,28 @@ void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
 	tb->m[tb->n++] = m;
 }
 
+/*
+ * The control core's frames (HELLOs, integration) go with whichever of
+ * the node's datapaths holds the port token, not only with srnicd's own:
+ * with busy processes on few cores srnicd's is one of many taking turns
+ * with the token, and a peer that hears no HELLO for PEER_DEAD_MS takes
+ * the node for dead on every port.  Datapath, the port token held (the
+ * ring has one consumer at a time: the token's holder).
+ */
+void srnic_ports_take_control(struct srnic_engine *eng)
+{
+	struct rte_mbuf *m[SRNIC_BURST];
+	unsigned i, n;
+
+	n = rte_ring_sc_dequeue_burst(eng->node->ctrl_tx, (void **)m,
+				      SRNIC_BURST, NULL);
+	for (i = 0; i < n; i++)
+		if (m[i]->port < eng->node->nports)
+			srnic_port_tx(eng, m[i]->port, m[i]);
+		else
+			rte_pktmbuf_free(m[i]);
+}
+
 /* A frame out at once, past the transmit buffer (leaving a link, when
  * nothing else will flush it).  Returns whether the port took it; the
  * frame is gone either way. */
@@ -762,6 +784,9 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 
 	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
 		waiting += eng->txbuf[i].n;
+	/* (the control core's frames make the token worth taking too) */
+	if (!waiting && !rte_ring_empty(eng->node->ctrl_tx))
+		waiting = 1;
 	if (!waiting)
 		return 0;
 	if (!srnic_ports_take(eng)) {
@@ -775,6 +800,7 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 		}
 	}
 	eng->token_missed_at = 0;
+	srnic_ports_take_control(eng);
 	total = flush_held(eng);
 	srnic_ports_give(eng);
 	return total;

@@ -14,6 +14,7 @@
 
 #include <rte_eal.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "engine_internal.h"
 
@@ -36,6 +37,11 @@ static inline struct srnic_engine *ring_engine_new(void)
 	if (!eng->node)
 		exit(2);
 	eng->st = &eng->own_st;
+	/* (the control core's frames: whoever holds the port token sends
+	 * them) */
+	eng->node->ctrl_tx = rte_ring_create("ctrl_tx", 64, 0, RING_F_SC_DEQ);
+	if (!eng->node->ctrl_tx)
+		exit(2);
 	snprintf(eng->cfg.port[0], sizeof(eng->cfg.port[0]), "net_ring0");
 	eng->cfg.nports = 1;
 	eng->cfg.mtu = 4096;

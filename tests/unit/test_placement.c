@@ -981,6 +981,25 @@ static void test_token_turns(void)
 	      "its turn: the frame goes, the turn ends (hungry %u, queued "
 	      "%u)", node->hungry, eng->txbuf[0].n);
 	drain_wire(out, 4);
+
+	/* A frame of the control core's, and none of this process's: it
+	 * waits while another holds the token, and goes with this one's
+	 * turn (srnicd's own datapath may not get one for long). */
+	m = srnic_pkt_alloc(eng, &(struct srnic_pkt){.opcode = SRNIC_OP_HELLO},
+			    node->port[0].mac, 0, &payload);
+	m->port = 0;
+	CHECK(rte_ring_mp_enqueue(node->ctrl_tx, m) == 0, "ctrl_tx full");
+	node->port_token = 5;
+	srnic_ports_flush(eng);
+	CHECK(rte_ring_count(node->ctrl_tx) == 1 && drain_wire(out, 4) == 0,
+	      "the control core's frame went without the token");
+	node->port_token = 0;
+	eng->token_missed_at = 0;
+	node->hungry = 0;
+	srnic_ports_flush(eng);
+	CHECK(rte_ring_count(node->ctrl_tx) == 0 &&
+		      drain_wire(out, 4) == 1 && out[0].opcode == SRNIC_OP_HELLO,
+	      "the control core's frame did not go with the token's holder");
 	node->shared = 0;
 	eng->slot = slot;
 }
