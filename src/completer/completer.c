@@ -58,11 +58,9 @@ static void want_repair(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
 
-	run->repair |= what;
-	if (!run->repair_queued) {
-		run->repair_queued = 1;
+	if (!run->repair)
 		qp->repair[qp->repair_tail++ % SRNIC_WINDOW] = idx;
-	}
+	run->repair |= what;
 	srnic_qp_activate(eng, qp);
 }
 

@@ -347,7 +347,6 @@ struct srnic_node {
 	uint8_t qp_owner[SRNIC_MAX_QP];	/* slot + 1; 0: free */
 };
 
-/* A counter another thread (or process) bumps, read whole. */
 /* The processes of the node whose QPs joined a group of wire id id (a bit
  * a slot; see struct srnic_node_group). */
 static inline uint32_t srnic_node_group_procs(const struct srnic_node *node,
@@ -364,6 +363,7 @@ static inline uint32_t srnic_node_group_procs(const struct srnic_node *node,
 	return procs;
 }
 
+/* A counter another thread (or process) bumps, read whole. */
 static inline uint64_t srnic_cnt(const uint64_t *v)
 {
 	return __atomic_load_n(v, __ATOMIC_RELAXED);

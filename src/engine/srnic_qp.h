@@ -61,8 +61,8 @@ struct srnic_swqe_run {
 	uint8_t retries;	/* timeouts so far */
 	uint8_t rnr_retries;
 	uint8_t resend_queued;
-	uint8_t repair;		/* SRNIC_REPAIR_*: asked of the requester */
-	uint8_t repair_queued;	/* ... and on the QP's repair list */
+	uint8_t repair;		/* SRNIC_REPAIR_*: asked of the requester
+				 * (not 0: on the QP's repair list) */
 	uint32_t fc_high;	/* bytes already counted against credits */
 	uint32_t sack_first;	/* the last SACK's first missing packet */
 	uint32_t sack_missing;	/* ... and how many it named; 0: none yet */

@@ -638,7 +638,6 @@ static void run_repairs(struct srnic_engine *eng, struct srnic_qp *qp)
 			continue;
 		what = run->repair;
 		run->repair = 0;
-		run->repair_queued = 0;
 		/* (finished since the ask: nothing to repair; probe and
 		 * resend_missing look at the rest themselves) */
 		if (run->state == SWQE_DONE)
