@@ -75,6 +75,11 @@ done
 [ -n "$landed" ] ||
 	fail "without the CRC no corruption reached memory: the CRC runs above prove nothing"
 grep -ih -m 3 "wrong" "$LOGDIR/$landed.a" "$LOGDIR/$landed.b"
-[ "$(drop_count a bad_crc)" = "" ] || [ "$(drop_count a bad_crc)" = 0 ] ||
-	fail "a port without the CRC counted bad_crc drops"
+# A port without the CRC checks no trailer, except on a frame that says
+# it carries one: a flipped bit can set SRNIC_F_CRC, and that frame is
+# rightly dropped as bad_crc.  That one bit of a memif frame (MTU 4096) is
+# hit by about 1 flip in 33000, and a CI run met it once.  Hundreds of
+# drops would mean the port checks trailers it does not have.
+bad=$(drop_count a bad_crc)
+[ "${bad:-0}" -le 3 ] || fail "a port without the CRC counted $bad bad_crc drops"
 exit 0
