@@ -320,8 +320,31 @@ static void watch_silence(struct srnic_engine *eng, struct srnic_peer *peer)
 		}
 }
 
-/* Link state and peer liveness: what striping may use. */
-static void watch_links(struct srnic_engine *eng, uint64_t now)
+/* When, on the control core's clock (ms), the datapath last polled every
+ * port: frames that came before are on ctrl_rx, read it after this. */
+static uint64_t ports_polled_ms(const struct srnic_engine *eng, uint64_t now)
+{
+	uint64_t at = __atomic_load_n(&eng->node->ports_polled,
+				      __ATOMIC_ACQUIRE);
+	uint64_t tsc = srnic_now(), ago;
+
+	if (!at)
+		return 0;
+	ago = at < tsc ? (tsc - at) / (eng->tsc_hz / 1000) : 0;
+	return ago < now ? now - ago : 0;
+}
+
+/*
+ * Link state and peer liveness: what striping may use.  polled is when
+ * this node last read its ports (ports_polled_ms).  A peer is dead after
+ * PEER_DEAD_MS without a frame up to then, not up to now: a poller
+ * descheduled with the port token held (20-200 ms, measured beside busy
+ * programs on two CPUs) leaves the peer's HELLOs waiting in the ports,
+ * and judging by now took every peer for dead on every port just before
+ * they were read (session 14's pingpong out of retries).
+ */
+static void watch_links(struct srnic_engine *eng, uint64_t now,
+			uint64_t polled)
 {
 	unsigned p, i;
 
@@ -395,8 +418,8 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
 	for (i = 0; i < eng->node->npeers; i++) {
 		for (p = 0; p < eng->node->nports; p++)
 			if (eng->node->peer[i].up[p] &&
-			    (now - eng->node->peer[i].last_seen[p] >
-				     PEER_DEAD_MS ||
+			    (eng->node->peer[i].last_seen[p] + PEER_DEAD_MS <
+				     polled ||
 			     !eng->node->port[p].polling)) {
 				ctl_log(eng, "peer %s down on port %u",
 				     eng->node->peer[i].name, p);
@@ -412,12 +435,13 @@ static void watch_links(struct srnic_engine *eng, uint64_t now)
  * and the datapath's iteration count and when it last changed. */
 struct self_watch {
 	uint64_t tick, dp_epoch, dp_moved;
+	bool unpolled;	/* the ports have gone unpolled for a while */
 };
 
 /* SRNIC_LOG: say when this node itself stalled (its control core, or its
  * datapath), which peers would take for a silent or dead link. */
 static void watch_self(struct srnic_engine *eng, struct self_watch *w,
-		       uint64_t now)
+		       uint64_t now, uint64_t polled)
 {
 	uint64_t dp = __atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE);
 	bool late = w->tick && now - w->tick > 5 * TICK_MS;
@@ -434,6 +458,10 @@ static void watch_self(struct srnic_engine *eng, struct self_watch *w,
 		w->dp_epoch = dp;
 		w->dp_moved = now;
 	}
+	if (polled && now - polled > 5 * TICK_MS && !w->unpolled)
+		ctl_log(eng, "ports unpolled for %lu ms: peers not judged",
+			(unsigned long)(now - polled));
+	w->unpolled = polled && now - polled > 5 * TICK_MS;
 }
 
 static void *control_thread(void *arg)
@@ -445,11 +473,12 @@ static void *control_thread(void *arg)
 	pthread_setname_np(pthread_self(), "srnic-ctrl");
 	while (!__atomic_load_n(&eng->node->ctrl_stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now = srnic_ms();
+		uint64_t polled = ports_polled_ms(eng, now);
 		unsigned p;
 
-		watch_self(eng, &self, now);
+		watch_self(eng, &self, now, polled);
 		drain_rx(eng, now);
-		watch_links(eng, now);
+		watch_links(eng, now, polled);
 		if (now - last_hello >= HELLO_MS ||
 		    __atomic_exchange_n(&eng->node->hello_now, 0,
 					__ATOMIC_ACQ_REL)) {

@@ -333,6 +333,10 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 		eng->rx_backlog |= n == SRNIC_BURST;
 	}
 	total += rx_ring(eng, srnic_loop_rx, false);
+	/* (after the control core's frames went on ctrl_rx: it reads this
+	 * first, then the ring) */
+	__atomic_store_n(&eng->node->ports_polled, srnic_now(),
+			 __ATOMIC_RELEASE);
 	srnic_ports_give(eng);
 	rx_handle_kept(eng, false);
 	return total;

@@ -340,6 +340,10 @@ struct srnic_node {
 	uint64_t hungry_at;
 	uint64_t apps_polled;	/* iterations an application thread of an
 				 * attached process polled the ports in */
+	/* TSC at the end of the last poll of every port (the datapath that
+	 * polled them): a peer's frames sent since may still wait in a port,
+	 * so the control core judges a silence only up to here */
+	uint64_t ports_polled;
 	struct srnic_proc proc[SRNIC_MAX_PROCS];
 	uint32_t nprocs;	/* attached ones (srnicd writes) */
 	uint32_t nprocs_most;	/* ... the most at once so far */
