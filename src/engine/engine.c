@@ -33,6 +33,11 @@
 
 #define MAX_EAL_ARGS 48
 #define POOL_CACHE 256
+/* Relaxed tail sync: a process descheduled inside an operation on the
+ * pool's ring does not keep every other process spinning on the ring's
+ * tail until it runs again (DPDK's default ring did, for up to 2 s with
+ * busy programs on two CPUs: docs/architecture.md, "Lifetimes"). */
+#define POOL_OPS "ring_mt_rts"
 #define TICK_US 100
 
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -248,17 +253,17 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 		return 0;
 	}
 	if (!node->pool) {
-		node->pool = rte_pktmbuf_pool_create(
+		node->pool = rte_pktmbuf_pool_create_by_ops(
 			"srnic_pool", SRNIC_POOL_SIZE, POOL_CACHE, 0,
-			RTE_ALIGN_CEIL(room, 128), rte_socket_id());
+			RTE_ALIGN_CEIL(room, 128), rte_socket_id(), POOL_OPS);
 		/* Frames whose payload stays in registered memory take two
 		 * mbufs from here (the header, and the one that points at
 		 * the payload): small ones, so that they stay in cache. */
-		node->zc_pool = rte_pktmbuf_pool_create(
+		node->zc_pool = rte_pktmbuf_pool_create_by_ops(
 			"srnic_zc", SRNIC_POOL_SIZE, POOL_CACHE, 0,
 			RTE_ALIGN_CEIL(RTE_PKTMBUF_HEADROOM + SRNIC_MAX_HLEN,
 				       64),
-			rte_socket_id());
+			rte_socket_id(), POOL_OPS);
 		eng->doorbell = rte_ring_create("srnic_db", 4096,
 						rte_socket_id(),
 						RING_F_SC_DEQ);
