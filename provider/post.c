@@ -36,7 +36,7 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 		return EINVAL;
 	if (!srnic_post_op_ok(sqp, op))
 		return EINVAL;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > sqp->qp->max_send_sge)
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > sqp->q->max_send_sge)
 		return EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
@@ -87,7 +87,7 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint32_t off = 0;
 
-		if (srnic_wr_reads(op) || total > sqp->qp->max_inline)
+		if (srnic_wr_reads(op) || total > sqp->q->max_inline)
 			return EINVAL;
 		w->flags |= SRNIC_WR_INLINE;
 		for (i = 0; i < wr->num_sge; i++) {
@@ -128,7 +128,7 @@ int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad)
 {
 	struct srnic_qp_v *sqp = to_sqp(ibqp);
-	struct srnic_qp *qp = sqp->qp;
+	struct srnic_qp_queues *qp = sqp->q;
 	uint32_t prod;
 	bool kick;
 	int rc = 0;
@@ -159,7 +159,7 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad)
 {
 	struct srnic_qp_v *sqp = to_sqp(ibqp);
-	struct srnic_qp *qp = sqp->qp;
+	struct srnic_qp_queues *qp = sqp->q;
 	uint32_t state = srnic_qp_state(qp), prod;
 	bool kick = false;
 	int rc = 0;
@@ -199,7 +199,7 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		 * its state. */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (srnic_qp_state(qp) == SRNIC_QPS_ERR) {
-			srnic_engine_doorbell(sqp->ctx->eng, qp);
+			srnic_engine_doorbell(sqp->ctx->eng, sqp->qp);
 			kick = true;
 		}
 	}

@@ -91,10 +91,11 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 	}
 	sqp->ctx = ctx;
 	sqp->ud_max = 128u << srnic_active_mtu(ctx);
-	sqp->qp->handle = sqp;	/* async events name it */
+	sqp->q = srnic_engine_qp_queues(sqp->qp);
+	sqp->q->handle = sqp;	/* async events name it */
 	/* Report what the queues really hold: at least what was asked. */
-	attr->cap.max_send_wr = sqp->qp->sq_mask + 1;
-	attr->cap.max_recv_wr = attr->srq ? 0 : sqp->qp->rq_mask + 1;
+	attr->cap.max_send_wr = sqp->q->sq_mask + 1;
+	attr->cap.max_recv_wr = attr->srq ? 0 : sqp->q->rq_mask + 1;
 	sqp->cap = attr->cap;
 
 	ibqp = &sqp->vqp.qp;
@@ -103,7 +104,7 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 	ibqp->send_cq = attr->send_cq;
 	ibqp->recv_cq = attr->recv_cq;
 	ibqp->srq = attr->srq;
-	ibqp->qp_num = sqp->qp->qpn;
+	ibqp->qp_num = sqp->q->qpn;
 	ibqp->qp_type = attr->qp_type;
 	ibqp->state = IBV_QPS_RESET;
 	ibqp->qp_context = attr->qp_context;
@@ -161,7 +162,7 @@ static uint8_t mtu_shift(enum ibv_mtu mtu)
 int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
 	struct srnic_qp_v *sqp = to_sqp(ibqp);
-	enum ibv_qp_state cur = (enum ibv_qp_state)srnic_qp_state(sqp->qp);
+	enum ibv_qp_state cur = (enum ibv_qp_state)srnic_qp_state(sqp->q);
 	struct srnic_qp_mod mod;
 	int rc;
 
@@ -268,7 +269,7 @@ int srnic_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 	struct srnic_qp_v *sqp = to_sqp(ibqp);
 
 	*attr = sqp->attr;
-	attr->qp_state = (enum ibv_qp_state)srnic_qp_state(sqp->qp);
+	attr->qp_state = (enum ibv_qp_state)srnic_qp_state(sqp->q);
 	attr->cur_qp_state = attr->qp_state;
 	attr->path_mig_state = IBV_MIG_MIGRATED;
 	attr->cap = sqp->cap;
@@ -280,7 +281,7 @@ int srnic_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 	init->srq = ibqp->srq;
 	init->cap = sqp->cap;
 	init->qp_type = ibqp->qp_type;
-	init->sq_sig_all = sqp->qp->sq_sig_all;
+	init->sq_sig_all = sqp->q->sq_sig_all;
 	return 0;
 }
 

@@ -20,16 +20,16 @@ static void wr_start(struct ibv_qp_ex *qpx)
 {
 	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
 
-	pthread_spin_lock(&sqp->qp->sq_lock);
-	sqp->wr_prod = sqp->qp->sq_prod;
-	sqp->wr_err = srnic_sq_state_ok(sqp->qp);
+	pthread_spin_lock(&sqp->q->sq_lock);
+	sqp->wr_prod = sqp->q->sq_prod;
+	sqp->wr_err = srnic_sq_state_ok(sqp->q);
 	sqp->wr_cur = NULL;
 }
 
 static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
-	struct srnic_qp *qp = sqp->qp;
+	struct srnic_qp_queues *qp = sqp->q;
 	int rc = sqp->wr_err;
 	bool kick;
 	uint32_t i;
@@ -46,7 +46,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 			rc = EINVAL;
 	}
 	kick = !rc && srnic_sq_publish(sqp, sqp->wr_prod);
-	pthread_spin_unlock(&sqp->qp->sq_lock);
+	pthread_spin_unlock(&sqp->q->sq_lock);
 	if (kick)
 		srnic_engine_kick(sqp->ctx->eng);
 	return rc;
@@ -54,7 +54,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 
 static void wr_abort(struct ibv_qp_ex *qpx)
 {
-	pthread_spin_unlock(&ex_to_sqp(qpx)->qp->sq_lock);
+	pthread_spin_unlock(&ex_to_sqp(qpx)->q->sq_lock);
 }
 
 /* Start a new WQE; the SGE or inline setter that follows fills in its
@@ -63,7 +63,7 @@ static void new_wqe(struct ibv_qp_ex *qpx, uint8_t op, uint32_t rkey,
 		    uint64_t remote_addr, __be32 imm)
 {
 	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
-	struct srnic_qp *qp = sqp->qp;
+	struct srnic_qp_queues *qp = sqp->q;
 	struct srnic_swqe *w;
 
 	sqp->wr_cur = NULL;
@@ -187,7 +187,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
 
 	if (!w)
 		return;
-	if (n > sqp->qp->max_send_sge) {
+	if (n > sqp->q->max_send_sge) {
 		sqp->wr_err = EINVAL;
 		return;
 	}
@@ -225,7 +225,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n,
 		return;
 	for (i = 0; i < n; i++)
 		total += buf[i].length;
-	if (srnic_wr_reads(w->opcode) || total > sqp->qp->max_inline) {
+	if (srnic_wr_reads(w->opcode) || total > sqp->q->max_inline) {
 		sqp->wr_err = EINVAL;
 		return;
 	}

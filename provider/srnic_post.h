@@ -9,7 +9,7 @@
 
 /* Sends may be posted in RTS and SQD (queued), and in the error states,
  * where they complete as flushed; before RTS they are refused. */
-static inline int srnic_sq_state_ok(const struct srnic_qp *qp)
+static inline int srnic_sq_state_ok(const struct srnic_qp_queues *qp)
 {
 	uint32_t s = srnic_qp_state(qp);
 
@@ -42,7 +42,7 @@ static inline void srnic_ud_dest(struct srnic_swqe *w, struct ibv_ah *ah,
 	w->ud.qkey = qkey;
 }
 
-static inline bool srnic_sq_room(const struct srnic_qp *qp, uint32_t prod)
+static inline bool srnic_sq_room(const struct srnic_qp_queues *qp, uint32_t prod)
 {
 	return prod - __atomic_load_n(&qp->sq_comp, __ATOMIC_ACQUIRE) <=
 	       qp->sq_mask;
@@ -52,12 +52,12 @@ static inline bool srnic_sq_room(const struct srnic_qp *qp, uint32_t prod)
  * there were any: then srnic_engine_kick, once the lock is dropped. */
 static inline bool srnic_sq_publish(struct srnic_qp_v *sqp, uint32_t prod)
 {
-	struct srnic_qp *qp = sqp->qp;
+	struct srnic_qp_queues *qp = sqp->q;
 
 	if (prod == qp->sq_prod)
 		return false;
 	__atomic_store_n(&qp->sq_prod, prod, __ATOMIC_RELEASE);
-	srnic_engine_doorbell(sqp->ctx->eng, qp);
+	srnic_engine_doorbell(sqp->ctx->eng, sqp->qp);
 	return true;
 }
 

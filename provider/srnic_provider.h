@@ -51,7 +51,8 @@ struct srnic_cq_v {
 
 struct srnic_qp_v {
 	struct verbs_qp vqp;
-	struct srnic_qp *qp;
+	struct srnic_qp *qp;		/* the engine's, opaque */
+	struct srnic_qp_queues *q;	/* its queues: what posting sees */
 	struct srnic_context *ctx;
 	struct ibv_qp_cap cap;
 	struct ibv_qp_attr attr;	/* what modify_qp was given */

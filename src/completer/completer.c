@@ -19,19 +19,19 @@ static uint32_t *find_msn(struct srnic_qp *qp, uint32_t msn, uint32_t *idx)
 {
 	uint32_t i;
 
-	if (qp->sq_comp == qp->sq_next)
+	if (qp->q.sq_comp == qp->sq_next)
 		return NULL;
 	/* WQEs take consecutive MSNs, so the first guess is nearly always
 	 * right; a WQE that failed its local checks took none. */
-	i = qp->sq_comp + (msn - qp->run[qp->sq_comp & qp->sq_mask].msn);
-	if (seq_diff(i, qp->sq_comp) >= 0 && seq_diff(i, qp->sq_next) < 0 &&
-	    qp->run[i & qp->sq_mask].msn == msn) {
+	i = qp->q.sq_comp + (msn - qp->run[qp->q.sq_comp & qp->q.sq_mask].msn);
+	if (seq_diff(i, qp->q.sq_comp) >= 0 && seq_diff(i, qp->sq_next) < 0 &&
+	    qp->run[i & qp->q.sq_mask].msn == msn) {
 		*idx = i;
 		return idx;
 	}
-	for (i = qp->sq_comp; i != qp->sq_next; i++)
-		if (qp->run[i & qp->sq_mask].msn == msn &&
-		    qp->run[i & qp->sq_mask].state != SWQE_DONE) {
+	for (i = qp->q.sq_comp; i != qp->sq_next; i++)
+		if (qp->run[i & qp->q.sq_mask].msn == msn &&
+		    qp->run[i & qp->q.sq_mask].state != SWQE_DONE) {
 			*idx = i;
 			return idx;
 		}
@@ -56,7 +56,7 @@ static uint64_t rnr_delay_tsc(const struct srnic_engine *eng, uint8_t code)
 static void want_repair(struct srnic_engine *eng, struct srnic_qp *qp,
 			uint32_t idx, uint8_t what)
 {
-	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+	struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
 
 	if (!run->repair)
 		qp->repair[qp->repair_tail++ % SRNIC_WINDOW] = idx;
@@ -67,7 +67,7 @@ static void want_repair(struct srnic_engine *eng, struct srnic_qp *qp,
 static void queue_resend(struct srnic_engine *eng, struct srnic_qp *qp,
 			 uint32_t idx)
 {
-	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+	struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
 
 	if (run->resend_queued)
 		return;
@@ -82,17 +82,17 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 	bool moved = false;
 	uint32_t i, idx;
 
-	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD)
+	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
 		return;
 	/* Cumulative part: every message below pkt->msn has landed. */
-	for (i = qp->sq_comp; i != qp->sq_next; i++) {
-		struct srnic_swqe_run *run = &qp->run[i & qp->sq_mask];
+	for (i = qp->q.sq_comp; i != qp->sq_next; i++) {
+		struct srnic_swqe_run *run = &qp->run[i & qp->q.sq_mask];
 
 		if (run->state == SWQE_DONE)
 			continue;
 		if (seq_diff(run->msn, pkt->msn) >= 0)
 			break;
-		if (!srnic_wr_reads(qp->sq[i & qp->sq_mask].opcode)) {
+		if (!srnic_wr_reads(qp->q.sq[i & qp->q.sq_mask].opcode)) {
 			srnic_swqe_finish(qp, i, SRNIC_WC_SUCCESS);
 			moved = true;
 		}
@@ -117,14 +117,14 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if ((pkt->flags & SRNIC_F_SACK) && find_msn(qp, pkt->sack_msn, &idx)) {
 		/* (the newest SACK of a message says best what it lacks) */
-		struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+		struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
 
 		run->sack_ask_first = pkt->sack_first;
 		run->sack_ask_bits = pkt->sack_bits;
 		want_repair(eng, qp, idx, SRNIC_REPAIR_SACK);
 	}
 	if (pkt->syndrome != SRNIC_ACK_OK && find_msn(qp, pkt->nak_msn, &idx)) {
-		struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+		struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
 
 		if (run->txid != pkt->nak_txid || run->state == SWQE_DONE)
 			goto complete;	/* about an older attempt */
@@ -143,7 +143,7 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 			 * the delay, without charging their retry counts. */
 			for (i = idx; i != qp->sq_next; i++) {
 				struct srnic_swqe_run *r =
-					&qp->run[i & qp->sq_mask];
+					&qp->run[i & qp->q.sq_mask];
 
 				if (r->state == SWQE_DONE)
 					continue;
@@ -189,14 +189,14 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint32_t idx, pi;
 
 	(void)m;
-	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD)
+	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
 		return;
 	if (!find_msn(qp, pkt->msn, &idx)) {
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
-	run = &qp->run[idx & qp->sq_mask];
-	w = &qp->sq[idx & qp->sq_mask];
+	run = &qp->run[idx & qp->q.sq_mask];
+	w = &qp->q.sq[idx & qp->q.sq_mask];
 	if (!srnic_wr_reads(w->opcode) || run->state == SWQE_DONE ||
 	    run->txid != pkt->txid) {
 		eng->st->drops[SRNIC_DROP_STALE_TXID]++;
@@ -237,7 +237,7 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	uint32_t i;
 
-	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD)
+	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
 		return;
 	/* Out of credit for a probe interval: the updates were lost, or the
 	 * responder has gone quiet.  Lend a little and go on (srnic_flow.h). */
@@ -258,11 +258,11 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * behind a queue that is only slow.  A message that becomes the
 	 * oldest gets a whole timeout from then.
 	 */
-	for (i = qp->sq_comp; i != qp->sq_next; i++)
-		if (qp->run[i & qp->sq_mask].state != SWQE_DONE)
+	for (i = qp->q.sq_comp; i != qp->sq_next; i++)
+		if (qp->run[i & qp->q.sq_mask].state != SWQE_DONE)
 			break;
 	if (i != qp->sq_next) {
-		struct srnic_swqe_run *run = &qp->run[i & qp->sq_mask];
+		struct srnic_swqe_run *run = &qp->run[i & qp->q.sq_mask];
 
 		if (!qp->timer_set || qp->timer_idx != i) {
 			qp->timer_set = 1;
@@ -273,7 +273,7 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (run->state == SWQE_WAITING && !run->resend_queued &&
 		    now >= qp->rnr_until) {
 			if (now >= run->deadline &&
-			    (!srnic_wr_reads(qp->sq[i & qp->sq_mask].opcode) ||
+			    (!srnic_wr_reads(qp->q.sq[i & qp->q.sq_mask].opcode) ||
 			     now >= qp->rd_progress + qp->at.timeout_tsc)) {
 				if (++run->retries > qp->at.retry_cnt)
 					srnic_swqe_finish(
@@ -302,7 +302,7 @@ static const uint8_t wc_op[] = {
 
 static void sq_release(struct srnic_qp *qp)
 {
-	__atomic_store_n(&qp->sq_comp, qp->sq_comp + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->q.sq_comp, qp->q.sq_comp + 1, __ATOMIC_RELEASE);
 }
 
 unsigned srnic_completer_complete(struct srnic_engine *eng,
@@ -310,26 +310,26 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 {
 	unsigned n = 0;
 
-	while (qp->sq_comp != qp->sq_next) {
-		uint32_t idx = qp->sq_comp;
-		struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
-		struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
+	while (qp->q.sq_comp != qp->sq_next) {
+		uint32_t idx = qp->q.sq_comp;
+		struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
+		struct srnic_swqe *w = &qp->q.sq[idx & qp->q.sq_mask];
 		bool error;
 
 		if (run->state != SWQE_DONE)
 			break;
 		error = run->status != SRNIC_WC_SUCCESS;
-		if (error || qp->sq_sig_all || (w->flags & SRNIC_WR_SIGNALED)) {
+		if (error || qp->q.sq_sig_all || (w->flags & SRNIC_WR_SIGNALED)) {
 			struct srnic_cqe *c;
 
-			if (!srnic_cq_room(qp->send_cq)) {
+			if (!srnic_cq_room(qp->q.send_cq)) {
 				srnic_qp_cq_full(eng, qp);
 				break;
 			}
-			c = srnic_cq_slot(qp->send_cq);
+			c = srnic_cq_slot(qp->q.send_cq);
 			memset(c, 0, sizeof(*c));
 			c->wr_id = w->wr_id;
-			c->qp_num = qp->qpn;
+			c->qp_num = qp->q.qpn;
 			c->status = run->status;
 			c->opcode = wc_op[w->opcode];
 			c->byte_len = srnic_wr_reads(w->opcode) ? w->length : 0;
@@ -337,7 +337,7 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 			 * program that posts again on seeing it must find
 			 * room. */
 			sq_release(qp);
-			srnic_cq_publish(qp->send_cq);
+			srnic_cq_publish(qp->q.send_cq);
 		} else {
 			sq_release(qp);
 		}
@@ -359,7 +359,7 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 	}
 	/* (a UC QP's responder may still need the timer, and a requester
 	 * out of credit its loan) */
-	if (qp->sq_comp == qp->sq_next && !qp->uc_stuck_at && !qp->fc_blocked)
+	if (qp->q.sq_comp == qp->sq_next && !qp->uc_stuck_at && !qp->fc_blocked)
 		srnic_qp_timer_off(eng, qp);
 	if (qp->sq_wait && qp->done_count != qp->wait_done) {
 		/* What the next WQE waited for may be done: look again. */
@@ -368,7 +368,7 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 	}
 	/* Completions open the window: WQEs posted beyond it wait for this,
 	 * not for another doorbell. */
-	if (n && qp->sq_next != __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE))
+	if (n && qp->sq_next != __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE))
 		srnic_qp_activate(eng, qp);
 	return n;
 }
@@ -377,30 +377,30 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
  * (flush_pending while the CQ has no room for them all). */
 void srnic_completer_flush_sq(struct srnic_qp *qp)
 {
-	uint32_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
+	uint32_t prod = __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE);
 
 	qp->cur_busy = 0;
 	qp->resend_head = qp->resend_tail;
 	qp->repair_head = qp->repair_tail;
 	qp->rd_inflight = 0;
 	qp->flush_pending = 0;
-	while (qp->sq_comp != prod) {
+	while (qp->q.sq_comp != prod) {
 		struct srnic_cqe *c;
-		uint32_t idx = qp->sq_comp;
+		uint32_t idx = qp->q.sq_comp;
 
-		if (!srnic_cq_room(qp->send_cq)) {
+		if (!srnic_cq_room(qp->q.send_cq)) {
 			qp->flush_pending = 1;
 			break;
 		}
-		srnic_track_fini(&qp->run[idx & qp->sq_mask].rd);
-		c = srnic_cq_slot(qp->send_cq);
+		srnic_track_fini(&qp->run[idx & qp->q.sq_mask].rd);
+		c = srnic_cq_slot(qp->q.send_cq);
 		memset(c, 0, sizeof(*c));
-		c->wr_id = qp->sq[idx & qp->sq_mask].wr_id;
-		c->qp_num = qp->qpn;
+		c->wr_id = qp->q.sq[idx & qp->q.sq_mask].wr_id;
+		c->qp_num = qp->q.qpn;
 		c->status = SRNIC_WC_WR_FLUSH_ERR;
-		c->opcode = wc_op[qp->sq[idx & qp->sq_mask].opcode];
+		c->opcode = wc_op[qp->q.sq[idx & qp->q.sq_mask].opcode];
 		sq_release(qp);
-		srnic_cq_publish(qp->send_cq);
+		srnic_cq_publish(qp->q.send_cq);
 	}
-	qp->sq_next = qp->sq_comp;
+	qp->sq_next = qp->q.sq_comp;
 }

@@ -121,7 +121,7 @@ int srnic_integrate_forget(struct srnic_engine *eng,
 		struct srnic_qp *qp = srnic_qp_lookup(eng, q);
 
 		if (!qp || qp->peer != peer || qp->peer_inc == pkt->src_inc ||
-		    qp->state < SRNIC_QPS_RTR || qp->state == SRNIC_QPS_ERR)
+		    qp->q.state < SRNIC_QPS_RTR || qp->q.state == SRNIC_QPS_ERR)
 			continue;
 		/* The process this QP talked to is gone: what it was sending
 		 * ends as it would have after the retries, without waiting
@@ -131,8 +131,8 @@ int srnic_integrate_forget(struct srnic_engine *eng,
 		 * the error state.  One with nothing in flight, or a UC QP
 		 * (whose failed send would only stop its send queue), goes
 		 * there now. */
-		for (w = qp->sq_comp; w != qp->sq_next; w++)
-			if (qp->run[w & qp->sq_mask].state != SWQE_DONE)
+		for (w = qp->q.sq_comp; w != qp->sq_next; w++)
+			if (qp->run[w & qp->q.sq_mask].state != SWQE_DONE)
 				break;
 		if (w != qp->sq_next)
 			srnic_swqe_finish(qp, w, SRNIC_WC_RETRY_EXC_ERR);
@@ -140,7 +140,7 @@ int srnic_integrate_forget(struct srnic_engine *eng,
 			srnic_qp_activate(eng, qp);
 		else
 			srnic_qp_to_error(eng, qp);
-		srnic_event(SRNIC_EV_QP_FATAL, qp->handle);
+		srnic_event(SRNIC_EV_QP_FATAL, qp->q.handle);
 		cleared++;
 	}
 	eng->st->qps_cleared += cleared;

@@ -140,14 +140,14 @@ int srnic_mcast_join(struct srnic_engine *eng, struct srnic_qp *qp,
 		g->kind = srnic_mcast_gid(gid, &g->id);
 	}
 	for (i = 0; i < g->nqp; i++)
-		if (g->qpn[i] == qp->qpn)
+		if (g->qpn[i] == qp->q.qpn)
 			return 0;	/* attached already: verbs says fine */
 	if (g->nqp == SRNIC_MAX_MCAST_QPS)
 		return -ENOMEM;
 	/* The process's first QP in the group: the node learns of it. */
 	if (g->nqp == 0 && node_join(eng, g))
 		return -ENOMEM;
-	g->qpn[g->nqp] = qp->qpn;
+	g->qpn[g->nqp] = qp->q.qpn;
 	__atomic_store_n(&g->nqp, g->nqp + 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -168,7 +168,7 @@ int srnic_mcast_leave(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint32_t i;
 
 	for (i = 0; g && i < g->nqp; i++)
-		if (g->qpn[i] == qp->qpn) {
+		if (g->qpn[i] == qp->q.qpn) {
 			group_remove(eng, g, i);
 			return 0;
 		}

@@ -133,7 +133,7 @@ void srnic_attach_fail_all(struct srnic_engine *eng)
 	for (q = 0; q < SRNIC_MAX_QP; q++) {
 		struct srnic_qp *qp = srnic_qp_lookup(eng, q);
 
-		if (!qp || qp->state == SRNIC_QPS_ERR)
+		if (!qp || qp->q.state == SRNIC_QPS_ERR)
 			continue;
 		srnic_qp_to_error(eng, qp);
 		srnic_qp_activate(eng, qp);

@@ -282,24 +282,24 @@ void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 /* Does qp still have something for the datapath to do? */
 static bool qp_busy(const struct srnic_qp *qp)
 {
-	uint32_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
+	uint32_t prod = __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE);
 
-	if (qp->state == SRNIC_QPS_ERR)
-		return qp->flush_pending || qp->sq_comp != prod ||
-		       qp->rq_comp != __atomic_load_n(&qp->rq_prod,
+	if (qp->q.state == SRNIC_QPS_ERR)
+		return qp->flush_pending || qp->q.sq_comp != prod ||
+		       qp->q.rq_comp != __atomic_load_n(&qp->q.rq_prod,
 						      __ATOMIC_ACQUIRE);
-	if (qp->state == SRNIC_QPS_SQE)
-		return qp->flush_pending || qp->cq_wait || qp->sq_comp != prod;
-	if (qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_RTR &&
-	    qp->state != SRNIC_QPS_SQD)
+	if (qp->q.state == SRNIC_QPS_SQE)
+		return qp->flush_pending || qp->cq_wait || qp->q.sq_comp != prod;
+	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_RTR &&
+	    qp->q.state != SRNIC_QPS_SQD)
 		return false;
 	/* Out of credit, new data waits for an ACK, which activates the
 	 * QP again (or for the timer's loan). */
 	return (qp->cur_busy && !qp->fc_blocked) ||
 	       qp->resend_head != qp->resend_tail ||
 	       qp->rd_head != qp->rd_tail || qp->cq_wait ||
-	       (qp->state == SRNIC_QPS_RTS && qp->sq_next != prod &&
-		qp->sq_next - qp->sq_comp < SRNIC_WINDOW && !qp->fc_blocked &&
+	       (qp->q.state == SRNIC_QPS_RTS && qp->sq_next != prod &&
+		qp->sq_next - qp->q.sq_comp < SRNIC_WINDOW && !qp->fc_blocked &&
 		!qp->sq_wait);
 }
 
@@ -327,12 +327,12 @@ static unsigned run_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	unsigned n = 0;
 
-	if (qp->state == SRNIC_QPS_ERR) {
+	if (qp->q.state == SRNIC_QPS_ERR) {
 		qp_error_turn(eng, qp);
 		return 1;
 	}
 	qp->cq_wait = 0;
-	if (qp->state == SRNIC_QPS_SQE) {
+	if (qp->q.state == SRNIC_QPS_SQE) {
 		srnic_completer_flush_sq(qp);
 		srnic_responder_progress(eng, qp);
 		return 1;
@@ -366,9 +366,9 @@ static unsigned run_active(struct srnic_engine *eng)
 		} else {
 			/* Re-arm the doorbell, then look again: a post that
 			 * saw it armed did not ring. */
-			__atomic_store_n(&qp->db_armed, 0, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&qp->q.db_armed, 0, __ATOMIC_SEQ_CST);
 			if (qp_busy(qp) &&
-			    !__atomic_exchange_n(&qp->db_armed, 1,
+			    !__atomic_exchange_n(&qp->q.db_armed, 1,
 						 __ATOMIC_SEQ_CST))
 				srnic_qp_activate(eng, qp);
 		}
@@ -403,7 +403,7 @@ void srnic_doorbells_drain_all(struct srnic_engine *eng)
  * datapath takes it (the caller then calls srnic_engine_kick). */
 void srnic_engine_doorbell(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	if (__atomic_exchange_n(&qp->db_armed, 1, __ATOMIC_SEQ_CST))
+	if (__atomic_exchange_n(&qp->q.db_armed, 1, __ATOMIC_SEQ_CST))
 		return;
 	while (rte_ring_mp_enqueue(eng->doorbell, qp) != 0)
 		sched_yield();

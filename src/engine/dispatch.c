@@ -172,7 +172,7 @@ static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
 	qp = srnic_qp_lookup(eng, pkt->dst_qpn);
 	if (pkt->opcode == SRNIC_OP_UD_SEND) {
 		/* A datagram: from anyone who knows the Q_Key. */
-		if (!qp || qp->type != SRNIC_QPT_UD) {
+		if (!qp || qp->q.type != SRNIC_QPT_UD) {
 			eng->st->drops[SRNIC_DROP_NO_QP]++;
 			return false;
 		}
@@ -181,9 +181,9 @@ static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
 	}
 	/* Connected: only from the QP it is connected to, and UC only takes
 	 * SEND and WRITE (and ACKs, which bring credit). */
-	if (!qp || qp->type == SRNIC_QPT_UD ||
+	if (!qp || qp->q.type == SRNIC_QPT_UD ||
 	    pkt->src_qpn != qp->at.dest_qpn ||
-	    (qp->type == SRNIC_QPT_UC && pkt->opcode != SRNIC_OP_SEND &&
+	    (qp->q.type == SRNIC_QPT_UC && pkt->opcode != SRNIC_OP_SEND &&
 	     pkt->opcode != SRNIC_OP_WRITE && pkt->opcode != SRNIC_OP_ACK)) {
 		eng->st->drops[SRNIC_DROP_NO_QP]++;
 		return false;
@@ -203,8 +203,8 @@ static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
 		srnic_completer_read_resp(eng, qp, pkt, m);
 		return false;
 	default:
-		if (qp->state != SRNIC_QPS_RTR && qp->state != SRNIC_QPS_RTS &&
-		    qp->state != SRNIC_QPS_SQD && qp->state != SRNIC_QPS_SQE) {
+		if (qp->q.state != SRNIC_QPS_RTR && qp->q.state != SRNIC_QPS_RTS &&
+		    qp->q.state != SRNIC_QPS_SQD && qp->q.state != SRNIC_QPS_SQE) {
 			eng->st->drops[SRNIC_DROP_QP_STATE]++;
 			return false;
 		}

@@ -821,7 +821,7 @@ static inline void srnic_qp_pkt_init(struct srnic_pkt *pkt,
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->opcode = opcode;
 	pkt->dst_qpn = qp->at.dest_qpn;
-	pkt->src_qpn = qp->qpn;
+	pkt->src_qpn = qp->q.qpn;
 	pkt->src_inc = eng->node->inc;
 	pkt->dst_inc = qp->peer_inc;
 	pkt->msn = msn;

@@ -31,7 +31,7 @@ static int group_call(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint32_t id;
 	uint8_t kind = srnic_mcast_gid(gid, &id);
 
-	if (!kind || qp->type != SRNIC_QPT_UD)
+	if (!kind || qp->q.type != SRNIC_QPT_UD)
 		return -EINVAL;
 	/* An IPv4 group has two GIDs (::ffff:, ff0e::ffff:): one group. */
 	memcpy(key, gid, 16);

@@ -160,15 +160,20 @@ static void qp_free(struct srnic_qp *qp)
 	uint32_t i;
 
 	if (qp->run)
-		for (i = 0; i <= qp->sq_mask; i++)
+		for (i = 0; i <= qp->q.sq_mask; i++)
 			srnic_track_fini(&qp->run[i].rd);
-	srnic_free(qp->sq);
-	srnic_free(qp->rq);
+	srnic_free(qp->q.sq);
+	srnic_free(qp->q.rq);
 	srnic_free(qp->run);
 	srnic_free(qp->rmsg);
-	pthread_spin_destroy(&qp->sq_lock);
-	pthread_spin_destroy(&qp->rq_lock);
+	pthread_spin_destroy(&qp->q.sq_lock);
+	pthread_spin_destroy(&qp->q.rq_lock);
 	srnic_free(qp);
+}
+
+struct srnic_qp_queues *srnic_engine_qp_queues(struct srnic_qp *qp)
+{
+	return &qp->q;
 }
 
 struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
@@ -190,29 +195,29 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 		errno = ENOMEM;
 		return NULL;
 	}
-	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
-	qp->sq = srnic_zalloc((size_t)sq_n * sizeof(*qp->sq));
-	qp->rq = srnic_zalloc((size_t)rq_n * sizeof(*qp->rq));
+	pthread_spin_init(&qp->q.sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->q.rq_lock, PTHREAD_PROCESS_PRIVATE);
+	qp->q.sq = srnic_zalloc((size_t)sq_n * sizeof(*qp->q.sq));
+	qp->q.rq = srnic_zalloc((size_t)rq_n * sizeof(*qp->q.rq));
 	qp->run = srnic_zalloc((size_t)sq_n * sizeof(*qp->run));
 	qp->rmsg = srnic_zalloc(SRNIC_WINDOW * sizeof(*qp->rmsg));
-	if (!qp->sq || !qp->rq || !qp->run || !qp->rmsg) {
+	if (!qp->q.sq || !qp->q.rq || !qp->run || !qp->rmsg) {
 		qp_free(qp);
 		errno = ENOMEM;
 		return NULL;
 	}
-	qp->sq_mask = sq_n - 1;
-	qp->rq_mask = rq_n - 1;
-	qp->type = init->type;
-	qp->sq_sig_all = init->sq_sig_all;
+	qp->q.sq_mask = sq_n - 1;
+	qp->q.rq_mask = rq_n - 1;
+	qp->q.type = init->type;
+	qp->q.sq_sig_all = init->sq_sig_all;
 	qp->pd = init->pd;
-	qp->max_send_sge = init->max_send_sge;
-	qp->max_recv_sge = init->max_recv_sge;
-	qp->max_inline = init->max_inline;
-	qp->send_cq = init->send_cq;
-	qp->recv_cq = init->recv_cq;
-	qp->srq = init->srq;
-	qp->state = SRNIC_QPS_RESET;
+	qp->q.max_send_sge = init->max_send_sge;
+	qp->q.max_recv_sge = init->max_recv_sge;
+	qp->q.max_inline = init->max_inline;
+	qp->q.send_cq = init->send_cq;
+	qp->q.recv_cq = init->recv_cq;
+	qp->q.srq = init->srq;
+	qp->q.state = SRNIC_QPS_RESET;
 
 	/* QP numbers are the node's: a number is taken in its table, which
 	 * every process of srnicd's node shares (the receive side finds the
@@ -236,11 +241,11 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 		errno = ENOMEM;
 		return NULL;
 	}
-	qp->qpn = qpn;
-	__atomic_fetch_add(&qp->send_cq->users, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&qp->recv_cq->users, 1, __ATOMIC_RELAXED);
-	if (qp->srq)
-		__atomic_fetch_add(&qp->srq->users, 1, __ATOMIC_RELAXED);
+	qp->q.qpn = qpn;
+	__atomic_fetch_add(&qp->q.send_cq->users, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&qp->q.recv_cq->users, 1, __ATOMIC_RELAXED);
+	if (qp->q.srq)
+		__atomic_fetch_add(&qp->q.srq->users, 1, __ATOMIC_RELAXED);
 	/* In RESET nothing reaches it; publishing is enough. */
 	__atomic_store_n(&eng->qp_tab[qpn], qp, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&eng->obj_lock);
@@ -255,11 +260,11 @@ static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)
 	 * ring; take them all now so none outlives the QP. */
 	srnic_doorbells_drain_all(eng);
 	qp->destroyed = 1;
-	srnic_mcast_forget_qp(eng, qp->qpn);
+	srnic_mcast_forget_qp(eng, qp->q.qpn);
 	srnic_qp_lists_remove(eng, qp);
 	srnic_responder_reset(qp);
-	__atomic_store_n(&eng->qp_tab[qp->qpn], NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&eng->node->qp_owner[qp->qpn], 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&eng->qp_tab[qp->q.qpn], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&eng->node->qp_owner[qp->q.qpn], 0, __ATOMIC_RELEASE);
 	c->result = 0;
 }
 
@@ -268,10 +273,10 @@ int srnic_engine_destroy_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 	struct srnic_call c = {.fn = call_destroy_qp, .arg = qp};
 
 	srnic_engine_call(eng, &c);
-	__atomic_fetch_sub(&qp->send_cq->users, 1, __ATOMIC_RELEASE);
-	__atomic_fetch_sub(&qp->recv_cq->users, 1, __ATOMIC_RELEASE);
-	if (qp->srq)
-		__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&qp->q.send_cq->users, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&qp->q.recv_cq->users, 1, __ATOMIC_RELEASE);
+	if (qp->q.srq)
+		__atomic_fetch_sub(&qp->q.srq->users, 1, __ATOMIC_RELEASE);
 	qp_free(qp);
 	return c.result;
 }
@@ -292,10 +297,10 @@ static void qp_reset(struct srnic_qp *qp)
 	uint32_t i;
 
 	srnic_responder_reset(qp);
-	for (i = 0; i <= qp->sq_mask; i++)
+	for (i = 0; i <= qp->q.sq_mask; i++)
 		srnic_track_fini(&qp->run[i].rd);
-	qp->sq_prod = qp->sq_comp = qp->sq_next = qp->sq_cur = 0;
-	qp->rq_prod = qp->rq_comp = 0;
+	qp->q.sq_prod = qp->q.sq_comp = qp->sq_next = qp->sq_cur = 0;
+	qp->q.rq_prod = qp->q.rq_comp = 0;
 	qp->cur_busy = 0;
 	qp->resend_head = qp->resend_tail = 0;
 	qp->repair_head = qp->repair_tail = 0;
@@ -313,7 +318,7 @@ static void qp_reset(struct srnic_qp *qp)
 	qp->sq_stopped = 0;
 	qp->sq_wait = 0;
 	qp->inv_fence = 0;
-	qp->db_armed = 0;
+	qp->q.db_armed = 0;
 	qp->ack_syndrome = SRNIC_ACK_OK;	/* owed to the old peer only */
 	qp->sack_due = 0;
 	qp->peer = NULL;
@@ -330,9 +335,9 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 	 * and ERR leave ERR; RTS leaves SQE once all is flushed. */
 	if ((mod->mask & SRNIC_MOD_STATE) && mod->state != SRNIC_QPS_RESET &&
 	    mod->state != SRNIC_QPS_ERR &&
-	    (qp->state == SRNIC_QPS_ERR ||
-	     (qp->state == SRNIC_QPS_SQE && qp->flush_pending))) {
-		c->result = qp->state == SRNIC_QPS_ERR ? -EINVAL : -EAGAIN;
+	    (qp->q.state == SRNIC_QPS_ERR ||
+	     (qp->q.state == SRNIC_QPS_SQE && qp->flush_pending))) {
+		c->result = qp->q.state == SRNIC_QPS_ERR ? -EINVAL : -EAGAIN;
 		return;
 	}
 
@@ -380,13 +385,13 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		case SRNIC_QPS_RTS:
 			/* (from SQE: sending resumes with the next WQE
 			 * posted; everything before was flushed) */
-			if (qp->state == SRNIC_QPS_SQE)
+			if (qp->q.state == SRNIC_QPS_SQE)
 				qp->sq_stopped = 0;
 			break;
 		default:
 			break;
 		}
-		__atomic_store_n(&qp->state, mod->state, __ATOMIC_RELEASE);
+		__atomic_store_n(&qp->q.state, mod->state, __ATOMIC_RELEASE);
 		if (mod->state == SRNIC_QPS_RTS)
 			srnic_qp_activate(eng, qp);	/* posted early */
 	}

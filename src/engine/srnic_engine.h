@@ -14,7 +14,6 @@
 
 #include "srnic_config.h"
 #include "srnic_mem.h"
-#include "srnic_qp.h"
 #include "srnic_queue.h"
 
 /* QP numbers are indices into a node-wide table; 0..15 are never used. */
@@ -81,8 +80,14 @@ struct srnic_qp_init {
 	struct srnic_srq *srq;	/* receives come from here, not an RQ */
 };
 
+/* The engine's QP is its own (srnic_qp.h); the provider holds it by
+ * pointer and posts through its queues. */
+struct srnic_qp;
+
 struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 					const struct srnic_qp_init *init);
+/* The application side of qp: its rings, their indices, its post locks. */
+struct srnic_qp_queues *srnic_engine_qp_queues(struct srnic_qp *qp);
 int srnic_engine_destroy_qp(struct srnic_engine *eng, struct srnic_qp *qp);
 
 /* What modify_qp hands over once the provider has validated it. */

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A queue pair as the engine holds it.  The application side (post_send,
- * post_recv) touches only the rings and their producer indices; everything
- * after "datapath only" belongs to the datapath (whichever thread holds its
- * token, datapath.c), the only writer of QP state (modify_qp reaches it as
- * an engine call).
+ * post_recv) sees only its first part, struct srnic_qp_queues
+ * (srnic_queue.h): the rings, their indices and locks; the provider holds
+ * the rest by an opaque pointer and never includes this header.
+ * Everything after "datapath only" belongs to the datapath (whichever
+ * thread holds its token, datapath.c), the only writer of QP state
+ * (modify_qp reaches it as an engine call).
  *
  * Message numbering: every send WQE becomes one message with a message
  * sequence number (MSN) starting at the QP's sq_psn; the responder expects
@@ -24,19 +26,6 @@
 
 /* Messages a QP may have in flight each way: the responder's window. */
 #define SRNIC_WINDOW 128
-#define SRNIC_MAX_RD_ATOMIC 16
-
-enum srnic_qp_state {
-	SRNIC_QPS_RESET,
-	SRNIC_QPS_INIT,
-	SRNIC_QPS_RTR,
-	SRNIC_QPS_RTS,
-	SRNIC_QPS_SQD,
-	SRNIC_QPS_SQE,
-	SRNIC_QPS_ERR,
-};
-
-enum srnic_qp_type { SRNIC_QPT_RC, SRNIC_QPT_UC, SRNIC_QPT_UD };
 
 struct rte_mbuf;
 struct srnic_peer;
@@ -164,38 +153,17 @@ enum srnic_qp_fifo_id {
 };
 
 struct srnic_qp {
-	/* application side: posting */
-	pthread_spinlock_t sq_lock;
-	pthread_spinlock_t rq_lock;
-	uint32_t sq_prod __attribute__((aligned(SRNIC_CACHE_LINE)));
-	uint32_t rq_prod;
-	uint32_t db_armed;	/* set while on the engine's doorbell ring */
+	struct srnic_qp_queues q;	/* the provider's view: first */
 
-	/* read-mostly */
-	uint32_t qpn __attribute__((aligned(SRNIC_CACHE_LINE)));
+	/* engine, read-mostly */
 	uint32_t pd;
-	uint8_t type;
-	uint8_t sq_sig_all;
-	uint32_t sq_mask;
-	uint32_t rq_mask;
-	uint32_t max_send_sge;
-	uint32_t max_recv_sge;
-	uint32_t max_inline;
-	struct srnic_swqe *sq;
-	struct srnic_rwqe *rq;	/* with an SRQ: filled by the datapath */
-	struct srnic_srq *srq;
-	struct srnic_cq *send_cq;
-	struct srnic_cq *recv_cq;
-	struct srnic_swqe_run *run;	/* one per SQ slot */
-	uint32_t state;			/* read by post calls; engine writes */
 	uint32_t access;		/* remote rights the QP grants */
-	void *handle;			/* its creator's, for async events */
+	struct srnic_swqe_run *run;	/* one per SQ slot */
 
 	/* datapath only */
 	struct srnic_qp_attr_rt at __attribute__((aligned(SRNIC_CACHE_LINE)));
 	struct srnic_peer *peer;
 	uint32_t peer_inc;
-	uint32_t sq_comp;	/* next WQE to complete */
 	uint32_t sq_next;	/* next WQE to start */
 	uint32_t sq_cur;	/* WQE being packetized when cur_busy */
 	uint8_t cur_busy;
@@ -229,7 +197,6 @@ struct srnic_qp {
 	uint32_t uc_pkts[SRNIC_WINDOW];	/* UC: packets sent, by msn */
 	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
 
-	uint32_t rq_comp;	/* next receive WQE to complete */
 	uint32_t exp_msn;	/* responder: all messages below are done */
 	uint32_t exp_ssn;	/* receive sequence of rq_comp */
 	uint32_t fc_landed;	/* data packets landed, running count */
@@ -286,12 +253,7 @@ struct srnic_qp {
  * a send WQE completes once its packets are on their way. */
 static inline bool srnic_qp_reliable(const struct srnic_qp *qp)
 {
-	return qp->type == SRNIC_QPT_RC;
-}
-
-static inline uint32_t srnic_qp_state(const struct srnic_qp *qp)
-{
-	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+	return qp->q.type == SRNIC_QPT_RC;
 }
 
 /*
@@ -304,11 +266,11 @@ static inline uint32_t srnic_qp_state(const struct srnic_qp *qp)
 static inline void srnic_swqe_finish(struct srnic_qp *qp, uint32_t idx,
 				     uint8_t status)
 {
-	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+	struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
 
 	if (qp->cur_busy && qp->sq_cur == idx)
 		qp->cur_busy = 0;
-	if (srnic_wr_reads(qp->sq[idx & qp->sq_mask].opcode) &&
+	if (srnic_wr_reads(qp->q.sq[idx & qp->q.sq_mask].opcode) &&
 	    run->state != SWQE_DONE && qp->rd_inflight)
 		qp->rd_inflight--;
 	srnic_track_fini(&run->rd);

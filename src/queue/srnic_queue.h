@@ -20,6 +20,8 @@
 
 #define SRNIC_MAX_SGE 16
 #define SRNIC_MAX_INLINE 256
+/* READs and atomics a QP may have outstanding each way */
+#define SRNIC_MAX_RD_ATOMIC 16
 #define SRNIC_CACHE_LINE 64
 
 /* Work request opcodes, as the engine knows them. */
@@ -194,6 +196,62 @@ static inline struct srnic_cqe *srnic_cq_slot(struct srnic_cq *cq)
 static inline void srnic_cq_publish(struct srnic_cq *cq)
 {
 	__atomic_store_n(&cq->prod, cq->prod + 1, __ATOMIC_RELEASE);
+}
+
+/* QP states and types, as the engine knows them. */
+enum srnic_qp_state {
+	SRNIC_QPS_RESET,
+	SRNIC_QPS_INIT,
+	SRNIC_QPS_RTR,
+	SRNIC_QPS_RTS,
+	SRNIC_QPS_SQD,
+	SRNIC_QPS_SQE,
+	SRNIC_QPS_ERR,
+};
+
+enum srnic_qp_type { SRNIC_QPT_RC, SRNIC_QPT_UC, SRNIC_QPT_UD };
+
+/*
+ * A queue pair as the application side sees it: its two rings, their
+ * indices, the post locks and what a post checks.  The engine's QP
+ * (srnic_qp.h) begins with it and keeps its requester, responder and
+ * completer state behind it, out of the provider's sight.  Producer
+ * indices are the application's (under the post locks, as verbs lets
+ * several threads post), consumer indices the datapath's; each side's on
+ * a cache line of its own.
+ */
+struct srnic_qp_queues {
+	pthread_spinlock_t sq_lock;
+	pthread_spinlock_t rq_lock;
+	uint32_t sq_prod __attribute__((aligned(SRNIC_CACHE_LINE)));
+	uint32_t rq_prod;
+	uint32_t db_armed;	/* set while on the engine's doorbell ring */
+
+	/* read-mostly: set at creation, state by the engine */
+	uint32_t qpn __attribute__((aligned(SRNIC_CACHE_LINE)));
+	uint8_t type;		/* enum srnic_qp_type */
+	uint8_t sq_sig_all;
+	uint32_t sq_mask;
+	uint32_t rq_mask;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline;
+	struct srnic_swqe *sq;
+	struct srnic_rwqe *rq;	/* with an SRQ: filled by the datapath */
+	struct srnic_srq *srq;
+	struct srnic_cq *send_cq;
+	struct srnic_cq *recv_cq;
+	uint32_t state;		/* enum srnic_qp_state: read by post calls */
+	void *handle;		/* its creator's, for async events */
+
+	/* datapath: the next WQE of each ring to complete */
+	uint32_t sq_comp __attribute__((aligned(SRNIC_CACHE_LINE)));
+	uint32_t rq_comp;
+};
+
+static inline uint32_t srnic_qp_state(const struct srnic_qp_queues *q)
+{
+	return __atomic_load_n(&q->state, __ATOMIC_ACQUIRE);
 }
 
 /* Application: take up to n completions. */

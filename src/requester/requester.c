@@ -106,8 +106,8 @@ static bool inv_fenced(const struct srnic_qp *qp)
 	uint32_t i = qp->inv_fence_idx;
 
 	return qp->inv_fence && srnic_qp_reliable(qp) &&
-	       (int32_t)(i - qp->sq_comp) >= 0 &&
-	       qp->run[i & qp->sq_mask].state != SWQE_DONE;
+	       (int32_t)(i - qp->q.sq_comp) >= 0 &&
+	       qp->run[i & qp->q.sq_mask].state != SWQE_DONE;
 }
 
 /*
@@ -118,12 +118,12 @@ static bool inv_fenced(const struct srnic_qp *qp)
  */
 static bool local_invalidate(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	struct srnic_swqe_run *run = &qp->run[qp->sq_next & qp->sq_mask];
-	const struct srnic_swqe *w = &qp->sq[qp->sq_next & qp->sq_mask];
+	struct srnic_swqe_run *run = &qp->run[qp->sq_next & qp->q.sq_mask];
+	const struct srnic_swqe *w = &qp->q.sq[qp->sq_next & qp->q.sq_mask];
 	uint32_t i;
 
-	for (i = qp->sq_comp; i != qp->sq_next; i++)
-		if (qp->run[i & qp->sq_mask].state != SWQE_DONE)
+	for (i = qp->q.sq_comp; i != qp->sq_next; i++)
+		if (qp->run[i & qp->q.sq_mask].state != SWQE_DONE)
 			return sq_wait(qp);
 	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
 	qp->sq_cur = qp->sq_next++;
@@ -154,14 +154,14 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	if (qp->resend_head != qp->resend_tail) {
 		idx = qp->resend[qp->resend_head++ % SRNIC_WINDOW];
-		run = &qp->run[idx & qp->sq_mask];
+		run = &qp->run[idx & qp->q.sq_mask];
 		run->resend_queued = 0;
 		if (run->state != SWQE_WAITING)
 			return next_message(eng, qp);
 		run->txid = qp->next_txid++;
 		run->sent = 0;
 		eng->st->retransmits++;
-		if (srnic_wr_reads(qp->sq[idx & qp->sq_mask].opcode)) {
+		if (srnic_wr_reads(qp->q.sq[idx & qp->q.sq_mask].opcode)) {
 			/* A READ keeps what already landed and asks, under
 			 * the new id, only for what is missing. */
 			uint64_t now = srnic_now();
@@ -177,13 +177,13 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		return true;
 	}
 
-	prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
+	prod = __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE);
 	/* SQD: what is in flight completes, nothing new starts. */
-	if (qp->state != SRNIC_QPS_RTS || qp->sq_stopped || qp->sq_next == prod || qp->sq_next - qp->sq_comp >= SRNIC_WINDOW)
+	if (qp->q.state != SRNIC_QPS_RTS || qp->sq_stopped || qp->sq_next == prod || qp->sq_next - qp->q.sq_comp >= SRNIC_WINDOW)
 		return false;
-	w = &qp->sq[qp->sq_next & qp->sq_mask];
-	run = &qp->run[qp->sq_next & qp->sq_mask];
-	if (qp->type == SRNIC_QPT_UC &&
+	w = &qp->q.sq[qp->sq_next & qp->q.sq_mask];
+	run = &qp->run[qp->sq_next & qp->q.sq_mask];
+	if (qp->q.type == SRNIC_QPT_UC &&
 	    !srnic_fc_uc_msg_open(qp, qp->next_msn)) {
 		fc_block(eng, qp);
 		return false;
@@ -270,7 +270,7 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 			 uint32_t idx, struct srnic_pkt *pkt, uint32_t off,
 			 int port)
 {
-	const struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
+	const struct srnic_swqe *w = &qp->q.sq[idx & qp->q.sq_mask];
 	uint32_t stride = 1u << pkt->stride_shift;
 	struct rte_mbuf *m;
 	uint8_t *payload;
@@ -354,8 +354,8 @@ static int resend_at(struct srnic_engine *eng, struct srnic_qp *qp,
 static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 			     unsigned budget)
 {
-	struct srnic_swqe_run *run = &qp->run[qp->sq_cur & qp->sq_mask];
-	struct srnic_swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
+	struct srnic_swqe_run *run = &qp->run[qp->sq_cur & qp->q.sq_mask];
+	struct srnic_swqe *w = &qp->q.sq[qp->sq_cur & qp->q.sq_mask];
 	struct srnic_pkt pkt;
 	unsigned n = 0;
 
@@ -422,8 +422,8 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
  */
 static void probe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t idx)
 {
-	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
-	struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
+	struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
+	struct srnic_swqe *w = &qp->q.sq[idx & qp->q.sq_mask];
 	struct srnic_pkt pkt;
 	uint32_t npkts;
 
@@ -465,8 +465,8 @@ static void probe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t idx)
 static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		   uint32_t idx)
 {
-	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
-	struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
+	struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
+	struct srnic_swqe *w = &qp->q.sq[idx & qp->q.sq_mask];
 	const struct srnic_track *t = &run->rd;
 	struct srnic_pkt pkt;
 	uint32_t from = 0;
@@ -507,8 +507,8 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
 			   uint32_t idx, uint32_t first, uint64_t bits)
 {
-	struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
-	struct srnic_swqe *w = &qp->sq[idx & qp->sq_mask];
+	struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
+	struct srnic_swqe *w = &qp->q.sq[idx & qp->q.sq_mask];
 	struct srnic_pkt pkt;
 	uint32_t npkts, k;
 
@@ -551,8 +551,8 @@ static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
  */
 static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	struct srnic_swqe_run *run = &qp->run[qp->sq_cur & qp->sq_mask];
-	struct srnic_swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
+	struct srnic_swqe_run *run = &qp->run[qp->sq_cur & qp->q.sq_mask];
+	struct srnic_swqe *w = &qp->q.sq[qp->sq_cur & qp->q.sq_mask];
 	const struct srnic_peer *peer =
 		w->ud.mcast ? NULL : &eng->node->peer[w->ud.peer];
 	uint8_t mac[6];
@@ -568,7 +568,7 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 		    SRNIC_F_LAST;
 	if (w->flags & SRNIC_WR_SOLICITED)
 		pkt.flags |= SRNIC_F_SOLICITED;
-	pkt.src_qpn = qp->qpn;
+	pkt.src_qpn = qp->q.qpn;
 	pkt.src_inc = eng->node->inc;
 	pkt.imm = w->imm;
 	pkt.qkey = (int32_t)w->ud.qkey < 0 ? qp->at.qkey : w->ud.qkey;
@@ -587,7 +587,7 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	/* One flow (this QP to that QP) keeps to one port, so its datagrams
 	 * arrive in the order they were sent, as on a NIC with one path a
 	 * flow; flows spread over the ports, as ECMP spreads them. */
-	rr = (qp->qpn * 0x9e3779b1u ^ w->ud.qpn * 0x85ebca6bu ^ w->ud.ipv4) >>
+	rr = (qp->q.qpn * 0x9e3779b1u ^ w->ud.qpn * 0x85ebca6bu ^ w->ud.ipv4) >>
 	     16;
 	port = srnic_stripe_pick(eng, peer, &rr);
 	if (port < 0) {
@@ -630,11 +630,11 @@ static void run_repairs(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	while (qp->repair_head != qp->repair_tail) {
 		uint32_t idx = qp->repair[qp->repair_head++ % SRNIC_WINDOW];
-		struct srnic_swqe_run *run = &qp->run[idx & qp->sq_mask];
+		struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
 		uint8_t what;
 
 		/* (an ask about a WQE completed since: its slot is another's) */
-		if (idx - qp->sq_comp >= qp->sq_next - qp->sq_comp)
+		if (idx - qp->q.sq_comp >= qp->sq_next - qp->q.sq_comp)
 			continue;
 		what = run->repair;
 		run->repair = 0;
@@ -656,8 +656,8 @@ unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	unsigned n = 0;
 
-	if ((qp->state != SRNIC_QPS_RTS && qp->state != SRNIC_QPS_SQD) ||
-	    (!qp->peer && qp->type != SRNIC_QPT_UD))
+	if ((qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD) ||
+	    (!qp->peer && qp->q.type != SRNIC_QPT_UD))
 		return 0;
 	run_repairs(eng, qp);
 	while (n < budget) {
@@ -666,7 +666,7 @@ unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (!qp->cur_busy)
 			break;	/* a WQE failed its checks: let the completer act */
 		{
-			unsigned k = qp->type == SRNIC_QPT_UD
+			unsigned k = qp->q.type == SRNIC_QPT_UD
 					     ? send_datagram(eng, qp)
 					     : send_packets(eng, qp, budget - n);
 

@@ -60,12 +60,12 @@ static void grh_ipv6(uint8_t grh[SRNIC_GRH_LEN], const struct srnic_pkt *pkt,
 static void complete_recv(struct srnic_qp *qp, const struct srnic_pkt *pkt,
 			  uint8_t status)
 {
-	struct srnic_cq *cq = qp->recv_cq;
+	struct srnic_cq *cq = qp->q.recv_cq;
 	struct srnic_cqe *c = srnic_cq_slot(cq);
 
 	memset(c, 0, sizeof(*c));
-	c->wr_id = qp->rq[qp->rq_comp & qp->rq_mask].wr_id;
-	c->qp_num = qp->qpn;
+	c->wr_id = qp->q.rq[qp->q.rq_comp & qp->q.rq_mask].wr_id;
+	c->qp_num = qp->q.qpn;
 	c->src_qp = pkt->src_qpn;
 	c->status = status;
 	c->opcode = SRNIC_WC_RECV;
@@ -88,8 +88,8 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_rwqe *r;
 	int64_t room;
 
-	if (qp->state != SRNIC_QPS_RTR && qp->state != SRNIC_QPS_RTS &&
-	    qp->state != SRNIC_QPS_SQD && qp->state != SRNIC_QPS_SQE) {
+	if (qp->q.state != SRNIC_QPS_RTR && qp->q.state != SRNIC_QPS_RTS &&
+	    qp->q.state != SRNIC_QPS_SQD && qp->q.state != SRNIC_QPS_SQE) {
 		eng->st->drops[SRNIC_DROP_QP_STATE]++;
 		return;
 	}
@@ -97,13 +97,13 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 		eng->st->drops[SRNIC_DROP_BAD_QKEY]++;
 		return;
 	}
-	if (qp->srq)
+	if (qp->q.srq)
 		srnic_srq_pull(qp, qp->exp_ssn);
 	if (!srnic_rq_posted(qp)) {
 		eng->st->drops[SRNIC_DROP_RNR]++;
 		return;
 	}
-	if (!srnic_cq_room(qp->recv_cq)) {
+	if (!srnic_cq_room(qp->q.recv_cq)) {
 		eng->st->drops[SRNIC_DROP_CQ_FULL]++;
 		return;
 	}
@@ -154,7 +154,7 @@ void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt)
 		for (k = 0; k < g->nqp; k++) {
 			struct srnic_qp *qp = srnic_qp_lookup(eng, g->qpn[k]);
 
-			if (qp && !(self && qp->qpn == pkt->src_qpn))
+			if (qp && !(self && qp->q.qpn == pkt->src_qpn))
 				srnic_responder_datagram(
 					eng, qp, pkt,
 					g->kind == SRNIC_MCAST_IPV6 ? g->gid

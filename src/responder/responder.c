@@ -86,15 +86,15 @@ void srnic_responder_reset(struct srnic_qp *qp)
  */
 void srnic_srq_pull(struct srnic_qp *qp, uint32_t ssn)
 {
-	struct srnic_srq *srq = qp->srq;
+	struct srnic_srq *srq = qp->q.srq;
 	uint32_t need = ssn - qp->exp_ssn + 1, limit;
 	uint32_t prod = __atomic_load_n(&srq->prod, __ATOMIC_ACQUIRE);
 
-	while (qp->rq_prod - qp->rq_comp < need && srq->cons != prod &&
-	       qp->rq_prod - qp->rq_comp <= qp->rq_mask) {
-		qp->rq[qp->rq_prod & qp->rq_mask] =
+	while (qp->q.rq_prod - qp->q.rq_comp < need && srq->cons != prod &&
+	       qp->q.rq_prod - qp->q.rq_comp <= qp->q.rq_mask) {
+		qp->q.rq[qp->q.rq_prod & qp->q.rq_mask] =
 			srq->rq[srq->cons & srq->mask];
-		__atomic_store_n(&qp->rq_prod, qp->rq_prod + 1,
+		__atomic_store_n(&qp->q.rq_prod, qp->q.rq_prod + 1,
 				 __ATOMIC_RELEASE);
 		/* The slot is the application's again. */
 		__atomic_store_n(&srq->cons, srq->cons + 1, __ATOMIC_RELEASE);
@@ -273,7 +273,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		struct srnic_rwqe *r;
 		int64_t room;
 
-		if (qp->srq && (uint32_t)(s->ssn - qp->exp_ssn) < SRNIC_WINDOW)
+		if (qp->q.srq && (uint32_t)(s->ssn - qp->exp_ssn) < SRNIC_WINDOW)
 			srnic_srq_pull(qp, s->ssn);
 		posted = srnic_rq_posted(qp);
 		if ((uint32_t)(s->ssn - qp->exp_ssn) >= posted &&
@@ -370,7 +370,7 @@ static bool place_held(struct srnic_engine *eng, struct srnic_qp *qp,
 static bool emit_recv_cqe(struct srnic_engine *eng, struct srnic_qp *qp,
 			  struct srnic_rmsg *s)
 {
-	struct srnic_cq *cq = qp->recv_cq;
+	struct srnic_cq *cq = qp->q.recv_cq;
 	struct srnic_rwqe *r = srnic_recv_wqe(qp, s->ssn);
 	struct srnic_cqe *c;
 
@@ -379,7 +379,7 @@ static bool emit_recv_cqe(struct srnic_engine *eng, struct srnic_qp *qp,
 	c = srnic_cq_slot(cq);
 	memset(c, 0, sizeof(*c));
 	c->wr_id = r->wr_id;
-	c->qp_num = qp->qpn;
+	c->qp_num = qp->q.qpn;
 	c->src_qp = qp->at.dest_qpn;
 	c->status = s->state == RMSG_FAILED ? s->status : SRNIC_WC_SUCCESS;
 	c->opcode = s->opcode == SRNIC_OP_WRITE ? SRNIC_WC_RECV_RDMA_WITH_IMM
@@ -1213,7 +1213,7 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 		uc_give_up(eng, qp, true);	/* (watches again if need be) */
 	else if (uc_stuck(qp))
 		uc_watch(eng, qp);
-	if (!qp->uc_stuck_at && qp->sq_comp == qp->sq_next && !qp->fc_blocked)
+	if (!qp->uc_stuck_at && qp->q.sq_comp == qp->sq_next && !qp->fc_blocked)
 		srnic_qp_timer_off(eng, qp);	/* nothing left to time */
 }
 
@@ -1353,10 +1353,10 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 
 void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	uint32_t prod = __atomic_load_n(&qp->rq_prod, __ATOMIC_ACQUIRE);
+	uint32_t prod = __atomic_load_n(&qp->q.rq_prod, __ATOMIC_ACQUIRE);
 
-	while (qp->rq_comp != prod) {
-		struct srnic_cq *cq = qp->recv_cq;
+	while (qp->q.rq_comp != prod) {
+		struct srnic_cq *cq = qp->q.recv_cq;
 		struct srnic_cqe *c;
 
 		if (!srnic_cq_room(cq)) {
@@ -1365,8 +1365,8 @@ void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 		}
 		c = srnic_cq_slot(cq);
 		memset(c, 0, sizeof(*c));
-		c->wr_id = qp->rq[qp->rq_comp & qp->rq_mask].wr_id;
-		c->qp_num = qp->qpn;
+		c->wr_id = qp->q.rq[qp->q.rq_comp & qp->q.rq_mask].wr_id;
+		c->qp_num = qp->q.qpn;
 		c->status = SRNIC_WC_WR_FLUSH_ERR;
 		c->opcode = SRNIC_WC_RECV;
 		srnic_rq_consumed(qp);

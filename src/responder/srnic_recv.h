@@ -14,14 +14,14 @@
 static inline struct srnic_rwqe *srnic_recv_wqe(struct srnic_qp *qp,
 						uint32_t ssn)
 {
-	return &qp->rq[(qp->rq_comp + (ssn - qp->exp_ssn)) & qp->rq_mask];
+	return &qp->q.rq[(qp->q.rq_comp + (ssn - qp->exp_ssn)) & qp->q.rq_mask];
 }
 
 /* The oldest receive WQE is used up.  The application reads rq_comp to
  * know which slots are free, so this comes before its completion shows. */
 static inline void srnic_rq_consumed(struct srnic_qp *qp)
 {
-	__atomic_store_n(&qp->rq_comp, qp->rq_comp + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->q.rq_comp, qp->q.rq_comp + 1, __ATOMIC_RELEASE);
 	qp->exp_ssn++;
 }
 
@@ -32,7 +32,7 @@ void srnic_srq_pull(struct srnic_qp *qp, uint32_t ssn);
 /* Receive WQEs posted and not yet used. */
 static inline uint32_t srnic_rq_posted(const struct srnic_qp *qp)
 {
-	return __atomic_load_n(&qp->rq_prod, __ATOMIC_ACQUIRE) - qp->rq_comp;
+	return __atomic_load_n(&qp->q.rq_prod, __ATOMIC_ACQUIRE) - qp->q.rq_comp;
 }
 
 #endif

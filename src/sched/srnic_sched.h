@@ -58,8 +58,8 @@ static inline void srnic_fifo_remove(struct srnic_qp_fifo *f,
  * error state still owes its peer the NAK that says why). */
 static inline bool srnic_qp_ack_wanted(const struct srnic_qp *qp)
 {
-	return qp->state >= SRNIC_QPS_RTR &&
-	       (qp->state != SRNIC_QPS_ERR ||
+	return qp->q.state >= SRNIC_QPS_RTR &&
+	       (qp->q.state != SRNIC_QPS_ERR ||
 		qp->ack_syndrome != SRNIC_ACK_OK);
 }
 

@@ -9,7 +9,7 @@
 
 void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	bool was_err = qp->state == SRNIC_QPS_ERR;
+	bool was_err = qp->q.state == SRNIC_QPS_ERR;
 
 	if (!was_err) {
 		/* What landed is acknowledged still: a deferred ACK goes on
@@ -17,7 +17,7 @@ void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
 		 * messages (on the ACK lists it is now unwanted: a QP in
 		 * error sends only NAKs from there). */
 		qp->ack_final = (qp->ack_lazy || qp->on_ack) &&
-				qp->state >= SRNIC_QPS_RTR &&
+				qp->q.state >= SRNIC_QPS_RTR &&
 				qp->ack_syndrome == SRNIC_ACK_OK;
 		qp->ack_lazy = 0;
 		qp->err_new = 1;
@@ -26,13 +26,13 @@ void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
 		 * own copies. */
 		srnic_ports_settle(eng);
 	}
-	__atomic_store_n(&qp->state, SRNIC_QPS_ERR, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->q.state, SRNIC_QPS_ERR, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* see srnic_post_recv */
 	srnic_qp_activate(eng, qp);
 	/* It takes nothing more from its SRQ (verbs' LAST_WQE_REACHED: the
 	 * program may now destroy it without losing a receive). */
-	if (qp->srq && !was_err)
-		srnic_event(SRNIC_EV_QP_LAST_WQE, qp->handle);
+	if (qp->q.srq && !was_err)
+		srnic_event(SRNIC_EV_QP_LAST_WQE, qp->q.handle);
 }
 
 /* Send queue error (UC, UD): what is posted, and what will be until the
@@ -40,6 +40,6 @@ void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
  * on. */
 void srnic_qp_to_sqe(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	__atomic_store_n(&qp->state, SRNIC_QPS_SQE, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->q.state, SRNIC_QPS_SQE, __ATOMIC_RELEASE);
 	srnic_qp_activate(eng, qp);
 }

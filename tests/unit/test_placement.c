@@ -59,7 +59,7 @@ static struct srnic_qp *qp_new(uint32_t pd)
 	qp->at.retry_cnt = 7;
 	qp->exp_msn = 100;
 	qp->next_msn = 500;
-	qp->state = SRNIC_QPS_RTS;
+	qp->q.state = SRNIC_QPS_RTS;
 	return qp;
 }
 
@@ -78,7 +78,7 @@ static bool deliver(struct srnic_qp *qp, uint8_t op, uint16_t flags,
 
 	pkt.opcode = op;
 	pkt.flags = flags;
-	pkt.dst_qpn = qp->qpn;
+	pkt.dst_qpn = qp->q.qpn;
 	pkt.src_qpn = PEER_QPN;
 	pkt.src_inc = PEER_INC;
 	pkt.dst_inc = eng->node->inc;
@@ -242,10 +242,10 @@ static void test_txid(void)
 				 SRNIC_ACCESS_LOCAL_WRITE |
 					 SRNIC_ACCESS_REMOTE_WRITE, 2);
 	/* WRITE with immediate consumes a receive WQE: post one. */
-	r = &qp->rq[0];
+	r = &qp->q.rq[0];
 	r->wr_id = 4242;
 	r->num_sge = 0;
-	qp->rq_prod = 1;
+	qp->q.rq_prod = 1;
 
 	/* Attempt 7 gets packets 0 and 2 in (2 twice: the copy is junk). */
 	deliver(qp, SRNIC_OP_WRITE, fl, 100, 7, 0, key, (uintptr_t)dst, msg,
@@ -321,13 +321,13 @@ static void test_send_ssn(void)
 				SRNIC_ACCESS_LOCAL_WRITE, 3);
 	k1 = srnic_mem_register(&eng->mem, (uintptr_t)buf1, LEN,
 				SRNIC_ACCESS_LOCAL_WRITE, 3);
-	qp->rq[0] = (struct srnic_rwqe){.wr_id = 10, .num_sge = 1,
+	qp->q.rq[0] = (struct srnic_rwqe){.wr_id = 10, .num_sge = 1,
 					.length = LEN};
-	qp->rq[0].sge[0] = (struct srnic_sge){(uintptr_t)buf0, LEN, k0};
-	qp->rq[1] = (struct srnic_rwqe){.wr_id = 11, .num_sge = 1,
+	qp->q.rq[0].sge[0] = (struct srnic_sge){(uintptr_t)buf0, LEN, k0};
+	qp->q.rq[1] = (struct srnic_rwqe){.wr_id = 11, .num_sge = 1,
 					.length = LEN};
-	qp->rq[1].sge[0] = (struct srnic_sge){(uintptr_t)buf1, LEN, k1};
-	qp->rq_prod = 2;
+	qp->q.rq[1].sge[0] = (struct srnic_sge){(uintptr_t)buf1, LEN, k1};
+	qp->q.rq_prod = 2;
 
 	for (i = 0; i < 4; i++) {
 		deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 101, 1, 1, 0, 0,
@@ -341,7 +341,7 @@ static void test_send_ssn(void)
 	CHECK(got == 2 && c[0].wr_id == 10 && c[1].wr_id == 11 &&
 		      c[0].byte_len == LEN && c[0].opcode == SRNIC_WC_RECV,
 	      "two receive completions in order (got %d)", got);
-	CHECK(qp->exp_msn == 102 && qp->rq_comp == 2, "responder state");
+	CHECK(qp->exp_msn == 102 && qp->q.rq_comp == 2, "responder state");
 
 	/* No receive WQE for a third SEND: RNR NAK, nothing completes. */
 	{
@@ -434,7 +434,7 @@ static void test_access(void)
 static void post_read(struct srnic_qp *qp, uint64_t wr_id, uint8_t *local,
 		      uint32_t len, uint32_t key)
 {
-	struct srnic_swqe *w = &qp->sq[0];
+	struct srnic_swqe *w = &qp->q.sq[0];
 
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr_id;
@@ -445,7 +445,7 @@ static void post_read(struct srnic_qp *qp, uint64_t wr_id, uint8_t *local,
 	w->sge[0] = (struct srnic_sge){(uintptr_t)local, len, key};
 	w->remote_addr = 0x1000;
 	w->rkey = 5;
-	qp->sq_prod = 1;
+	qp->q.sq_prod = 1;
 }
 
 /* The requester side: a READ's response packets in any order fill the
@@ -477,7 +477,7 @@ static void test_read_response(void)
 		uint8_t frame[SRNIC_MAX_HLEN + STRIDE], *p = frame;
 
 		pkt.opcode = SRNIC_OP_READ_RESP;
-		pkt.dst_qpn = qp->qpn;
+		pkt.dst_qpn = qp->q.qpn;
 		pkt.src_qpn = PEER_QPN;
 		pkt.msn = qp->run[0].msn;
 		pkt.txid = qp->run[0].txid;
@@ -720,7 +720,7 @@ static void test_integration(void)
 	 * completes it and takes the QP to the error state) */
 	CHECK(qp->on_active, "QP of the old incarnation given no turn");
 	srnic_completer_complete(eng, qp);
-	CHECK(qp->state == SRNIC_QPS_ERR, "QP of the old incarnation not failed");
+	CHECK(qp->q.state == SRNIC_QPS_ERR, "QP of the old incarnation not failed");
 	CHECK(srnic_cq_poll(cq, c, 2) == 1 && c[0].wr_id == 91 &&
 		      c[0].status == SRNIC_WC_RETRY_EXC_ERR,
 	      "the READ in flight did not end with a retry error");
@@ -744,7 +744,7 @@ static void test_integration(void)
 	eng->node->peer[0].retired[0] = PEER_INC;
 	boot.src_inc = PEER_INC;
 	srnic_integrate_booting(eng, &boot, 0);
-	CHECK(qp->state == SRNIC_QPS_RTS && drain_wire(out, 4) == 0,
+	CHECK(qp->q.state == SRNIC_QPS_RTS && drain_wire(out, 4) == 0,
 	      "a BOOTING of a retired incarnation failed a QP or was answered");
 	eng->node->npeers = 0;
 	srnic_engine_destroy_qp(eng, qp);
@@ -798,7 +798,7 @@ static void test_credits(void)
 	uint32_t len = NPKTS * STRIDE;
 	uint8_t *src = calloc(1, len), *dst = calloc(1, len);
 	struct srnic_qp *qp = qp_new(11);
-	struct srnic_swqe *w = &qp->sq[0];
+	struct srnic_swqe *w = &qp->q.sq[0];
 	struct srnic_pkt ack, out[4];
 	uint32_t key, i;
 	unsigned n;
@@ -811,7 +811,7 @@ static void test_credits(void)
 	w->length = len;
 	w->num_sge = 1;
 	w->sge[0] = (struct srnic_sge){(uintptr_t)src, len, key};
-	qp->sq_prod = 1;
+	qp->q.sq_prod = 1;
 	n = run_requester(qp);
 	CHECK(n == SRNIC_FC_WINDOW && qp->fc_blocked,
 	      "sent %u packets on a credit of %u", n, SRNIC_FC_WINDOW);
@@ -1037,14 +1037,14 @@ static void post_recvs(struct srnic_qp *qp, uint8_t *buf, uint32_t len,
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		struct srnic_rwqe *r = &qp->rq[(qp->rq_prod + i) & qp->rq_mask];
+		struct srnic_rwqe *r = &qp->q.rq[(qp->q.rq_prod + i) & qp->q.rq_mask];
 
 		*r = (struct srnic_rwqe){.wr_id = 20 + i, .num_sge = 1,
 					 .length = len};
 		r->sge[0] = (struct srnic_sge){(uintptr_t)buf + i * len, len,
 					       key};
 	}
-	qp->rq_prod += n;
+	qp->q.rq_prod += n;
 }
 
 /*
@@ -1066,7 +1066,7 @@ static void test_uc_give_up(void)
 	uint64_t given = drops(SRNIC_DROP_UC_GIVEN_UP), late, wait;
 	int got;
 
-	qp->type = SRNIC_QPT_UC;
+	qp->q.type = SRNIC_QPT_UC;
 	for (i = 0; i < 4; i++) {
 		m[i] = malloc(LEN);
 		for (k = 0; k < LEN; k++)
@@ -1162,7 +1162,7 @@ static void test_uc_give_up(void)
 				      !(out[i].flags & SRNIC_F_SACK),
 			      "UC sent a NAK or SACK");
 	}
-	CHECK(qp->state == SRNIC_QPS_RTS, "UC QP still in RTS");
+	CHECK(qp->q.state == SRNIC_QPS_RTS, "UC QP still in RTS");
 	/* A packet far beyond any sender's reach is dropped; one a window
 	 * and a bit ahead, numbered consistently, makes its message the
 	 * oldest (the sender went on without the ones before). */
@@ -1194,7 +1194,7 @@ static void datagram(struct srnic_qp *qp, uint32_t qkey, const uint8_t *msg,
 
 	pkt.opcode = SRNIC_OP_UD_SEND;
 	pkt.flags = SRNIC_F_RECV_CQE | SRNIC_F_LAST;
-	pkt.dst_qpn = qp->qpn;
+	pkt.dst_qpn = qp->q.qpn;
 	pkt.src_qpn = 99;
 	pkt.qkey = qkey;
 	pkt.src_ipv4 = 0x0a000009;
@@ -1225,7 +1225,7 @@ static void test_ud(void)
 	uint32_t i;
 	int got;
 
-	qp->type = SRNIC_QPT_UD;
+	qp->q.type = SRNIC_QPT_UD;
 	qp->peer = NULL;
 	qp->at.qkey = 0x1234;
 	for (i = 0; i <= LEN; i++)
@@ -1253,7 +1253,7 @@ static void test_ud(void)
 	CHECK(got >= 1 && c[0].wr_id == 21 &&
 		      c[0].status == SRNIC_WC_LOC_LEN_ERR,
 	      "UD datagram longer than its buffer: LOC_LEN_ERR");
-	CHECK(qp->state == SRNIC_QPS_RTS, "UD QP goes on after it");
+	CHECK(qp->q.state == SRNIC_QPS_RTS, "UD QP goes on after it");
 	datagram(qp, 0x1234, msg, LEN);
 	CHECK(drops(SRNIC_DROP_RNR) == rnr + 1, "UD no receive WQE: dropped");
 	pkt.opcode = SRNIC_OP_UD_SEND;
