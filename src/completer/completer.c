@@ -19,17 +19,17 @@ static uint32_t *find_msn(struct srnic_qp *qp, uint32_t msn, uint32_t *idx)
 {
 	uint32_t i;
 
-	if (qp->q.sq_comp == qp->sq_next)
+	if (qp->q.sq_comp == qp->snd.sq_next)
 		return NULL;
 	/* WQEs take consecutive MSNs, so the first guess is nearly always
 	 * right; a WQE that failed its local checks took none. */
 	i = qp->q.sq_comp + (msn - qp->run[qp->q.sq_comp & qp->q.sq_mask].msn);
-	if (seq_diff(i, qp->q.sq_comp) >= 0 && seq_diff(i, qp->sq_next) < 0 &&
+	if (seq_diff(i, qp->q.sq_comp) >= 0 && seq_diff(i, qp->snd.sq_next) < 0 &&
 	    qp->run[i & qp->q.sq_mask].msn == msn) {
 		*idx = i;
 		return idx;
 	}
-	for (i = qp->q.sq_comp; i != qp->sq_next; i++)
+	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++)
 		if (qp->run[i & qp->q.sq_mask].msn == msn &&
 		    qp->run[i & qp->q.sq_mask].state != SWQE_DONE) {
 			*idx = i;
@@ -72,7 +72,7 @@ static void queue_resend(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (run->resend_queued)
 		return;
 	run->resend_queued = 1;
-	qp->resend[qp->resend_tail++ % SRNIC_WINDOW] = idx;
+	qp->snd.resend[qp->snd.resend_tail++ % SRNIC_WINDOW] = idx;
 	srnic_qp_activate(eng, qp);
 }
 
@@ -85,7 +85,7 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
 		return;
 	/* Cumulative part: every message below pkt->msn has landed. */
-	for (i = qp->q.sq_comp; i != qp->sq_next; i++) {
+	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++) {
 		struct srnic_swqe_run *run = &qp->run[i & qp->q.sq_mask];
 
 		if (run->state == SWQE_DONE)
@@ -107,8 +107,8 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 						      pkt->ts_echo) *
 					 eng->tsc_per_us,
 				 eng->tsc_hz);
-		eng->st->srtt_us = qp->srtt / eng->tsc_per_us;
-		eng->st->rto_us = qp->rto / eng->tsc_per_us;
+		eng->st->srtt_us = qp->snd.srtt / eng->tsc_per_us;
+		eng->st->rto_us = qp->snd.rto / eng->tsc_per_us;
 	}
 	if (moved)
 		srnic_rto_progress(qp);
@@ -136,12 +136,12 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 						  SRNIC_WC_RNR_RETRY_EXC_ERR);
 				break;
 			}
-			qp->rnr_until = srnic_now() +
+			qp->snd.rnr_until = srnic_now() +
 					rnr_delay_tsc(eng, pkt->rnr_timer);
 			/* Later messages were refused as well, or will be
 			 * answered as duplicates: send them all again after
 			 * the delay, without charging their retry counts. */
-			for (i = idx; i != qp->sq_next; i++) {
+			for (i = idx; i != qp->snd.sq_next; i++) {
 				struct srnic_swqe_run *r =
 					&qp->run[i & qp->q.sq_mask];
 
@@ -149,10 +149,10 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 					continue;
 				if (r->state == SWQE_SENDING) {
 					r->state = SWQE_WAITING;
-					if (qp->cur_busy && qp->sq_cur == i)
-						qp->cur_busy = 0;
+					if (qp->snd.cur_busy && qp->snd.sq_cur == i)
+						qp->snd.cur_busy = 0;
 				}
-				r->deadline = qp->rnr_until + qp->at.timeout_tsc;
+				r->deadline = qp->snd.rnr_until + qp->at.timeout_tsc;
 				queue_resend(eng, qp, i);
 			}
 			break;
@@ -224,7 +224,7 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * last sign of progress of any of them, not from the request.  It
 	 * is progress for the probes' back-off too (a READ-only QP hears no
 	 * ACK that would end it). */
-	qp->rd_progress = srnic_now();
+	qp->snd.rd_progress = srnic_now();
 	srnic_rto_progress(qp);
 	if (srnic_track_complete(&run->rd)) {
 		srnic_swqe_finish(qp, idx, SRNIC_WC_SUCCESS);
@@ -241,12 +241,12 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	/* Out of credit for a probe interval: the updates were lost, or the
 	 * responder has gone quiet.  Lend a little and go on (srnic_flow.h). */
-	if (qp->fc_blocked && now - qp->fc_blocked_at >= srnic_probe_tsc(qp)) {
+	if (qp->snd.fc_blocked && now - qp->snd.fc_blocked_at >= srnic_probe_tsc(qp)) {
 		if (srnic_qp_reliable(qp))
-			srnic_fc_grant(qp, qp->fc_sent + SRNIC_FC_UPDATE);
+			srnic_fc_grant(qp, qp->snd.fc_sent + SRNIC_FC_UPDATE);
 		else
 			srnic_fc_uc_lend(qp);
-		qp->fc_blocked = 0;
+		qp->snd.fc_blocked = 0;
 		eng->st->fc_lent++;
 		srnic_qp_activate(eng, qp);
 	}
@@ -258,23 +258,23 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * behind a queue that is only slow.  A message that becomes the
 	 * oldest gets a whole timeout from then.
 	 */
-	for (i = qp->q.sq_comp; i != qp->sq_next; i++)
+	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++)
 		if (qp->run[i & qp->q.sq_mask].state != SWQE_DONE)
 			break;
-	if (i != qp->sq_next) {
+	if (i != qp->snd.sq_next) {
 		struct srnic_swqe_run *run = &qp->run[i & qp->q.sq_mask];
 
-		if (!qp->timer_set || qp->timer_idx != i) {
-			qp->timer_set = 1;
-			qp->timer_idx = i;
+		if (!qp->snd.timer_set || qp->snd.timer_idx != i) {
+			qp->snd.timer_set = 1;
+			qp->snd.timer_idx = i;
 			if (run->deadline < now + qp->at.timeout_tsc)
 				run->deadline = now + qp->at.timeout_tsc;
 		}
 		if (run->state == SWQE_WAITING && !run->resend_queued &&
-		    now >= qp->rnr_until) {
+		    now >= qp->snd.rnr_until) {
 			if (now >= run->deadline &&
 			    (!srnic_wr_reads(qp->q.sq[i & qp->q.sq_mask].opcode) ||
-			     now >= qp->rd_progress + qp->at.timeout_tsc)) {
+			     now >= qp->snd.rd_progress + qp->at.timeout_tsc)) {
 				if (++run->retries > qp->at.retry_cnt)
 					srnic_swqe_finish(
 						qp, i, SRNIC_WC_RETRY_EXC_ERR);
@@ -310,7 +310,7 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 {
 	unsigned n = 0;
 
-	while (qp->q.sq_comp != qp->sq_next) {
+	while (qp->q.sq_comp != qp->snd.sq_next) {
 		uint32_t idx = qp->q.sq_comp;
 		struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
 		struct srnic_swqe *w = &qp->q.sq[idx & qp->q.sq_mask];
@@ -359,16 +359,16 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 	}
 	/* (a UC QP's responder may still need the timer, and a requester
 	 * out of credit its loan) */
-	if (qp->q.sq_comp == qp->sq_next && !qp->uc_stuck_at && !qp->fc_blocked)
+	if (qp->q.sq_comp == qp->snd.sq_next && !qp->rcv.uc_stuck_at && !qp->snd.fc_blocked)
 		srnic_qp_timer_off(eng, qp);
-	if (qp->sq_wait && qp->done_count != qp->wait_done) {
+	if (qp->snd.sq_wait && qp->snd.done_count != qp->snd.wait_done) {
 		/* What the next WQE waited for may be done: look again. */
-		qp->sq_wait = 0;
+		qp->snd.sq_wait = 0;
 		srnic_qp_activate(eng, qp);
 	}
 	/* Completions open the window: WQEs posted beyond it wait for this,
 	 * not for another doorbell. */
-	if (n && qp->sq_next != __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE))
+	if (n && qp->snd.sq_next != __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE))
 		srnic_qp_activate(eng, qp);
 	return n;
 }
@@ -379,10 +379,10 @@ void srnic_completer_flush_sq(struct srnic_qp *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE);
 
-	qp->cur_busy = 0;
-	qp->resend_head = qp->resend_tail;
+	qp->snd.cur_busy = 0;
+	qp->snd.resend_head = qp->snd.resend_tail;
 	qp->repair_head = qp->repair_tail;
-	qp->rd_inflight = 0;
+	qp->snd.rd_inflight = 0;
 	qp->flush_pending = 0;
 	while (qp->q.sq_comp != prod) {
 		struct srnic_cqe *c;
@@ -402,5 +402,5 @@ void srnic_completer_flush_sq(struct srnic_qp *qp)
 		sq_release(qp);
 		srnic_cq_publish(qp->q.send_cq);
 	}
-	qp->sq_next = qp->q.sq_comp;
+	qp->snd.sq_next = qp->q.sq_comp;
 }

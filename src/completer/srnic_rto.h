@@ -33,9 +33,9 @@
  * the whole resend costs the timeout, message after message). */
 static inline uint64_t srnic_probe_tsc(const struct srnic_qp *qp)
 {
-	uint64_t t = qp->rto ? qp->rto : qp->at.timeout_tsc / 16;
+	uint64_t t = qp->snd.rto ? qp->snd.rto : qp->at.timeout_tsc / 16;
 
-	t <<= qp->rto_backoff;
+	t <<= qp->snd.rto_backoff;
 	return t < qp->at.timeout_tsc / 4 ? t : qp->at.timeout_tsc / 4;
 }
 
@@ -45,35 +45,35 @@ static inline void srnic_rto_sample(struct srnic_qp *qp, uint64_t rtt,
 {
 	uint64_t min = tsc_hz / 1000000 * SRNIC_RTO_MIN_US, rto;
 
-	if (!qp->srtt) {
-		qp->srtt = rtt;
-		qp->rttvar = rtt / 2;
+	if (!qp->snd.srtt) {
+		qp->snd.srtt = rtt;
+		qp->snd.rttvar = rtt / 2;
 	} else {
-		uint64_t err = qp->srtt > rtt ? qp->srtt - rtt
-					      : rtt - qp->srtt;
+		uint64_t err = qp->snd.srtt > rtt ? qp->snd.srtt - rtt
+					      : rtt - qp->snd.srtt;
 
-		qp->rttvar = (3 * qp->rttvar + err) / 4;
-		qp->srtt = (7 * qp->srtt + rtt) / 8;
+		qp->snd.rttvar = (3 * qp->snd.rttvar + err) / 4;
+		qp->snd.srtt = (7 * qp->snd.srtt + rtt) / 8;
 	}
-	rto = qp->srtt + 4 * qp->rttvar;
+	rto = qp->snd.srtt + 4 * qp->snd.rttvar;
 	if (rto < min)
 		rto = min;
 	if (qp->at.timeout_tsc && rto > qp->at.timeout_tsc)
 		rto = qp->at.timeout_tsc;
-	qp->rto = rto;
+	qp->snd.rto = rto;
 }
 
 /* A probe went out and nothing has moved since the last one. */
 static inline void srnic_rto_backoff(struct srnic_qp *qp)
 {
-	if (qp->rto_backoff < SRNIC_RTO_MAX_BACKOFF)
-		qp->rto_backoff++;
+	if (qp->snd.rto_backoff < SRNIC_RTO_MAX_BACKOFF)
+		qp->snd.rto_backoff++;
 }
 
 /* The responder answered with progress: probe at the estimate again. */
 static inline void srnic_rto_progress(struct srnic_qp *qp)
 {
-	qp->rto_backoff = 0;
+	qp->snd.rto_backoff = 0;
 }
 
 #endif

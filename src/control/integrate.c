@@ -131,12 +131,12 @@ int srnic_integrate_forget(struct srnic_engine *eng,
 		 * the error state.  One with nothing in flight, or a UC QP
 		 * (whose failed send would only stop its send queue), goes
 		 * there now. */
-		for (w = qp->q.sq_comp; w != qp->sq_next; w++)
+		for (w = qp->q.sq_comp; w != qp->snd.sq_next; w++)
 			if (qp->run[w & qp->q.sq_mask].state != SWQE_DONE)
 				break;
-		if (w != qp->sq_next)
+		if (w != qp->snd.sq_next)
 			srnic_swqe_finish(qp, w, SRNIC_WC_RETRY_EXC_ERR);
-		if (w != qp->sq_next && srnic_qp_reliable(qp))
+		if (w != qp->snd.sq_next && srnic_qp_reliable(qp))
 			srnic_qp_activate(eng, qp);
 		else
 			srnic_qp_to_error(eng, qp);

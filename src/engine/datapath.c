@@ -260,10 +260,10 @@ void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 	/* An ACK still owed tells the peer its last messages landed (else
 	 * it would retry them against a QP that is gone); so does one a
 	 * move to the error state left for the QP's turn (qp_error_turn). */
-	if (((qp->ack_lazy || qp->on_ack) && srnic_qp_ack_wanted(qp)) ||
+	if (((qp->rcv.ack_lazy || qp->on_ack) && srnic_qp_ack_wanted(qp)) ||
 	    qp->ack_final)
 		srnic_responder_send_ack(eng, qp);
-	qp->ack_lazy = 0;
+	qp->rcv.ack_lazy = 0;
 	qp->ack_final = 0;
 	for (pp = &eng->ack_head; *pp; pp = &(*pp)->ack_next)
 		if (*pp == qp) {
@@ -295,12 +295,12 @@ static bool qp_busy(const struct srnic_qp *qp)
 		return false;
 	/* Out of credit, new data waits for an ACK, which activates the
 	 * QP again (or for the timer's loan). */
-	return (qp->cur_busy && !qp->fc_blocked) ||
-	       qp->resend_head != qp->resend_tail ||
-	       qp->rd_head != qp->rd_tail || qp->cq_wait ||
-	       (qp->q.state == SRNIC_QPS_RTS && qp->sq_next != prod &&
-		qp->sq_next - qp->q.sq_comp < SRNIC_WINDOW && !qp->fc_blocked &&
-		!qp->sq_wait);
+	return (qp->snd.cur_busy && !qp->snd.fc_blocked) ||
+	       qp->snd.resend_head != qp->snd.resend_tail ||
+	       qp->rcv.rd_head != qp->rcv.rd_tail || qp->cq_wait ||
+	       (qp->q.state == SRNIC_QPS_RTS && qp->snd.sq_next != prod &&
+		qp->snd.sq_next - qp->q.sq_comp < SRNIC_WINDOW && !qp->snd.fc_blocked &&
+		!qp->snd.sq_wait);
 }
 
 /*
@@ -427,12 +427,12 @@ static void send_acks(struct srnic_engine *eng, uint64_t now)
 			srnic_responder_send_ack(eng, qp);
 	}
 	while ((qp = eng->lazy.head) != NULL) {
-		if (qp->ack_lazy && now < qp->ack_at)
+		if (qp->rcv.ack_lazy && now < qp->rcv.ack_at)
 			break;
 		srnic_fifo_pop(&eng->lazy, SRNIC_FIFO_LAZY);
 		qp->on_lazy = 0;
-		if (qp->ack_lazy) {
-			qp->ack_lazy = 0;
+		if (qp->rcv.ack_lazy) {
+			qp->rcv.ack_lazy = 0;
 			if (srnic_qp_ack_wanted(qp))
 				srnic_responder_send_ack(eng, qp);
 		}
@@ -460,7 +460,7 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 	for (n = 0; qp && n < TIMER_SLICE; n++) {
 		/* (the cursor moves on first: the QP may leave the list) */
 		eng->timer_cursor = qp->timer_next;
-		if (qp->uc_stuck_at)
+		if (qp->rcv.uc_stuck_at)
 			srnic_responder_uc_timer(eng, qp, now);
 		srnic_completer_timeouts(eng, qp, now);
 		qp = eng->timer_cursor;

@@ -165,7 +165,7 @@ static void qp_free(struct srnic_qp *qp)
 	srnic_free(qp->q.sq);
 	srnic_free(qp->q.rq);
 	srnic_free(qp->run);
-	srnic_free(qp->rmsg);
+	srnic_free(qp->rcv.rmsg);
 	pthread_spin_destroy(&qp->q.sq_lock);
 	pthread_spin_destroy(&qp->q.rq_lock);
 	srnic_free(qp);
@@ -200,8 +200,8 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	qp->q.sq = srnic_zalloc((size_t)sq_n * sizeof(*qp->q.sq));
 	qp->q.rq = srnic_zalloc((size_t)rq_n * sizeof(*qp->q.rq));
 	qp->run = srnic_zalloc((size_t)sq_n * sizeof(*qp->run));
-	qp->rmsg = srnic_zalloc(SRNIC_WINDOW * sizeof(*qp->rmsg));
-	if (!qp->q.sq || !qp->q.rq || !qp->run || !qp->rmsg) {
+	qp->rcv.rmsg = srnic_zalloc(SRNIC_WINDOW * sizeof(*qp->rcv.rmsg));
+	if (!qp->q.sq || !qp->q.rq || !qp->run || !qp->rcv.rmsg) {
 		qp_free(qp);
 		errno = ENOMEM;
 		return NULL;
@@ -299,28 +299,28 @@ static void qp_reset(struct srnic_qp *qp)
 	srnic_responder_reset(qp);
 	for (i = 0; i <= qp->q.sq_mask; i++)
 		srnic_track_fini(&qp->run[i].rd);
-	qp->q.sq_prod = qp->q.sq_comp = qp->sq_next = qp->sq_cur = 0;
+	qp->q.sq_prod = qp->q.sq_comp = qp->snd.sq_next = qp->snd.sq_cur = 0;
 	qp->q.rq_prod = qp->q.rq_comp = 0;
-	qp->cur_busy = 0;
-	qp->resend_head = qp->resend_tail = 0;
+	qp->snd.cur_busy = 0;
+	qp->snd.resend_head = qp->snd.resend_tail = 0;
 	qp->repair_head = qp->repair_tail = 0;
 	qp->err_new = qp->ack_final = 0;
-	qp->next_ssn = qp->exp_ssn = 0;
-	qp->uc_skew = 0;
-	qp->rd_inflight = 0;
-	qp->rnr_until = 0;
-	qp->srtt = qp->rttvar = qp->rto = 0;
-	qp->timer_set = 0;
-	qp->ts_recent = 0;
-	qp->rto_backoff = 0;
+	qp->snd.next_ssn = qp->rcv.exp_ssn = 0;
+	qp->rcv.uc_skew = 0;
+	qp->snd.rd_inflight = 0;
+	qp->snd.rnr_until = 0;
+	qp->snd.srtt = qp->snd.rttvar = qp->snd.rto = 0;
+	qp->snd.timer_set = 0;
+	qp->rcv.ts_recent = 0;
+	qp->snd.rto_backoff = 0;
 	qp->flush_pending = 0;
 	qp->cq_wait = 0;
-	qp->sq_stopped = 0;
-	qp->sq_wait = 0;
-	qp->inv_fence = 0;
+	qp->snd.sq_stopped = 0;
+	qp->snd.sq_wait = 0;
+	qp->snd.inv_fence = 0;
 	qp->q.db_armed = 0;
-	qp->ack_syndrome = SRNIC_ACK_OK;	/* owed to the old peer only */
-	qp->sack_due = 0;
+	qp->rcv.ack_syndrome = SRNIC_ACK_OK;	/* owed to the old peer only */
+	qp->rcv.sack_due = 0;
 	qp->peer = NULL;
 }
 
@@ -346,7 +346,7 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		qp->at.rq_psn = mod->rq_psn;
 		qp->at.path_shift = mod->path_shift;
 		qp->at.max_dest_rd_atomic = mod->max_dest_rd_atomic;
-		qp->exp_msn = mod->rq_psn;
+		qp->rcv.exp_msn = mod->rq_psn;
 		srnic_fc_reset(qp);
 		qp->peer = c->arg3;
 		qp->peer_inc = qp->peer ? __atomic_load_n(&qp->peer->inc,
@@ -355,8 +355,8 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 	}
 	if (mod->mask & SRNIC_MOD_RTS) {
 		qp->at.sq_psn = mod->sq_psn;
-		qp->next_msn = mod->sq_psn;
-		qp->uc_acked = mod->sq_psn;
+		qp->snd.next_msn = mod->sq_psn;
+		qp->snd.uc_acked = mod->sq_psn;
 		qp->at.max_rd_atomic = mod->max_rd_atomic;
 		/* UC has no timeout attribute, but its credit loan waits a
 		 * sixteenth of one (srnic_probe_tsc): about 4 ms. */
@@ -386,7 +386,7 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 			/* (from SQE: sending resumes with the next WQE
 			 * posted; everything before was flushed) */
 			if (qp->q.state == SRNIC_QPS_SQE)
-				qp->sq_stopped = 0;
+				qp->snd.sq_stopped = 0;
 			break;
 		default:
 			break;

@@ -43,17 +43,17 @@
 /* Requester: may one more new packet go out? */
 static inline bool srnic_fc_open(const struct srnic_qp *qp)
 {
-	return (int32_t)(qp->fc_sent - qp->fc_credit) < 0;
+	return (int32_t)(qp->snd.fc_sent - qp->snd.fc_credit) < 0;
 }
 
 /* Requester: an ACK granted credit up to c (ACKs may arrive out of
  * order: only a newer grant counts).  Returns whether that unblocked us. */
 static inline bool srnic_fc_grant(struct srnic_qp *qp, uint32_t c)
 {
-	if ((int32_t)(c - qp->fc_credit) > 0)
-		qp->fc_credit = c;
-	if (qp->fc_blocked && srnic_fc_open(qp)) {
-		qp->fc_blocked = 0;
+	if ((int32_t)(c - qp->snd.fc_credit) > 0)
+		qp->snd.fc_credit = c;
+	if (qp->snd.fc_blocked && srnic_fc_open(qp)) {
+		qp->snd.fc_blocked = 0;
 		return true;
 	}
 	return false;
@@ -62,13 +62,13 @@ static inline bool srnic_fc_grant(struct srnic_qp *qp, uint32_t c)
 /* Requester, connecting: the window before any ACK. */
 static inline void srnic_fc_reset(struct srnic_qp *qp)
 {
-	qp->uc_inflight = 0;
-	memset(qp->uc_pkts, 0, sizeof(qp->uc_pkts));
-	qp->fc_sent = 0;
-	qp->fc_credit = SRNIC_FC_WINDOW;
-	qp->fc_blocked = 0;
-	qp->fc_landed = 0;
-	qp->fc_acked = 0;
+	qp->snd.uc_inflight = 0;
+	memset(qp->snd.uc_pkts, 0, sizeof(qp->snd.uc_pkts));
+	qp->snd.fc_sent = 0;
+	qp->snd.fc_credit = SRNIC_FC_WINDOW;
+	qp->snd.fc_blocked = 0;
+	qp->rcv.fc_landed = 0;
+	qp->rcv.fc_acked = 0;
 }
 
 /* Responder: a new packet landed.  Returns whether a credit update is
@@ -79,14 +79,14 @@ static inline bool srnic_fc_landed(struct srnic_qp *qp, uint32_t grant)
 	uint32_t every = grant / 2 < SRNIC_FC_UPDATE ? grant / 2
 						     : SRNIC_FC_UPDATE;
 
-	return ++qp->fc_landed - qp->fc_acked >= (every ? every : 1);
+	return ++qp->rcv.fc_landed - qp->rcv.fc_acked >= (every ? every : 1);
 }
 
 /* Responder: the credit the next ACK carries. */
 static inline uint32_t srnic_fc_credit(struct srnic_qp *qp, uint32_t grant)
 {
-	qp->fc_acked = qp->fc_landed;
-	return qp->fc_landed + grant;
+	qp->rcv.fc_acked = qp->rcv.fc_landed;
+	return qp->rcv.fc_landed + grant;
 }
 
 /*
@@ -98,7 +98,7 @@ static inline uint32_t srnic_fc_credit(struct srnic_qp *qp, uint32_t grant)
  */
 static inline bool srnic_fc_uc_open(const struct srnic_qp *qp)
 {
-	return qp->uc_inflight < SRNIC_FC_WINDOW;
+	return qp->snd.uc_inflight < SRNIC_FC_WINDOW;
 }
 
 /* May the UC requester begin message msn? */
@@ -107,37 +107,37 @@ static inline bool srnic_fc_uc_msg_open(const struct srnic_qp *qp,
 {
 	/* (and nothing starts after a SEND with invalidate until it is
 	 * resolved: what comes after must find the key gone) */
-	return msn - qp->uc_acked < SRNIC_WINDOW &&
-	       (!qp->inv_fence ||
-		(int32_t)(qp->uc_acked - qp->inv_fence_msn) > 0);
+	return msn - qp->snd.uc_acked < SRNIC_WINDOW &&
+	       (!qp->snd.inv_fence ||
+		(int32_t)(qp->snd.uc_acked - qp->snd.inv_fence_msn) > 0);
 }
 
 static inline void srnic_fc_uc_sent(struct srnic_qp *qp, uint32_t msn)
 {
 	/* (a message a loan counted as resolved already counts no more) */
-	if ((int32_t)(msn - qp->uc_acked) < 0)
+	if ((int32_t)(msn - qp->snd.uc_acked) < 0)
 		return;
-	qp->uc_inflight++;
-	qp->uc_pkts[msn % SRNIC_WINDOW]++;
+	qp->snd.uc_inflight++;
+	qp->snd.uc_pkts[msn % SRNIC_WINDOW]++;
 }
 
 /* The responder resolved every message below msn.  Returns whether that
  * unblocked the requester. */
 static inline bool srnic_fc_uc_acked(struct srnic_qp *qp, uint32_t msn)
 {
-	if ((int32_t)(msn - qp->next_msn) > 0)
-		msn = qp->next_msn;	/* (a loan ran ahead of the ACKs) */
-	while ((int32_t)(msn - qp->uc_acked) > 0) {
-		uint32_t *n = &qp->uc_pkts[qp->uc_acked++ % SRNIC_WINDOW];
+	if ((int32_t)(msn - qp->snd.next_msn) > 0)
+		msn = qp->snd.next_msn;	/* (a loan ran ahead of the ACKs) */
+	while ((int32_t)(msn - qp->snd.uc_acked) > 0) {
+		uint32_t *n = &qp->snd.uc_pkts[qp->snd.uc_acked++ % SRNIC_WINDOW];
 
-		qp->uc_inflight -= *n < qp->uc_inflight ? *n : qp->uc_inflight;
+		qp->snd.uc_inflight -= *n < qp->snd.uc_inflight ? *n : qp->snd.uc_inflight;
 		*n = 0;
 	}
-	if (qp->inv_fence && (int32_t)(qp->uc_acked - qp->inv_fence_msn) > 0)
-		qp->inv_fence = 0;	/* the invalidation is resolved */
-	if (qp->fc_blocked && srnic_fc_uc_open(qp) &&
-	    srnic_fc_uc_msg_open(qp, qp->next_msn)) {
-		qp->fc_blocked = 0;
+	if (qp->snd.inv_fence && (int32_t)(qp->snd.uc_acked - qp->snd.inv_fence_msn) > 0)
+		qp->snd.inv_fence = 0;	/* the invalidation is resolved */
+	if (qp->snd.fc_blocked && srnic_fc_uc_open(qp) &&
+	    srnic_fc_uc_msg_open(qp, qp->snd.next_msn)) {
+		qp->snd.fc_blocked = 0;
 		return true;
 	}
 	return false;
@@ -150,10 +150,10 @@ static inline bool srnic_fc_uc_acked(struct srnic_qp *qp, uint32_t msn)
 static inline void srnic_fc_uc_lend(struct srnic_qp *qp)
 {
 	if (!srnic_fc_uc_open(qp)) {
-		qp->uc_inflight -= SRNIC_FC_WINDOW / 4;
+		qp->snd.uc_inflight -= SRNIC_FC_WINDOW / 4;
 		return;
 	}
-	srnic_fc_uc_acked(qp, qp->uc_acked + SRNIC_WINDOW / 4);
+	srnic_fc_uc_acked(qp, qp->snd.uc_acked + SRNIC_WINDOW / 4);
 }
 
 #endif

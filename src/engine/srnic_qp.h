@@ -152,18 +152,14 @@ enum srnic_qp_fifo_id {
 	SRNIC_QP_FIFOS
 };
 
-struct srnic_qp {
-	struct srnic_qp_queues q;	/* the provider's view: first */
-
-	/* engine, read-mostly */
-	uint32_t pd;
-	uint32_t access;		/* remote rights the QP grants */
-	struct srnic_swqe_run *run;	/* one per SQ slot */
-
-	/* datapath only */
-	struct srnic_qp_attr_rt at __attribute__((aligned(SRNIC_CACHE_LINE)));
-	struct srnic_peer *peer;
-	uint32_t peer_inc;
+/*
+ * The send side of a QP: the send queue's progress, which the requester
+ * (starting WQEs, sending their packets) and the completer (ACKs, timers,
+ * completions) share, as rxe's req and comp share the send queue; the
+ * completer's requests of the requester go through the runs and the
+ * repair list, not through calls.  Datapath only.
+ */
+struct srnic_qp_send {
 	uint32_t sq_next;	/* next WQE to start */
 	uint32_t sq_cur;	/* WQE being packetized when cur_busy */
 	uint8_t cur_busy;
@@ -196,7 +192,15 @@ struct srnic_qp {
 	uint32_t uc_inflight;	/* UC: packets of messages not resolved */
 	uint32_t uc_pkts[SRNIC_WINDOW];	/* UC: packets sent, by msn */
 	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
+};
 
+/*
+ * The receive side: the responder's messages coming in, the READs and
+ * atomics it answers, and the ACK it owes (which the requester may carry:
+ * it notes where its own packets went, tx_port and tx_epoch).  Datapath
+ * only.
+ */
+struct srnic_qp_recv {
 	uint32_t exp_msn;	/* responder: all messages below are done */
 	uint32_t exp_ssn;	/* receive sequence of rq_comp */
 	uint32_t fc_landed;	/* data packets landed, running count */
@@ -227,6 +231,22 @@ struct srnic_qp {
 	uint32_t rd_head, rd_tail;
 	struct srnic_atomic_done atomic_done[SRNIC_MAX_RD_ATOMIC];
 	uint32_t atomic_next;
+};
+
+struct srnic_qp {
+	struct srnic_qp_queues q;	/* the provider's view: first */
+
+	/* engine, read-mostly */
+	uint32_t pd;
+	uint32_t access;		/* remote rights the QP grants */
+	struct srnic_swqe_run *run;	/* one per SQ slot */
+
+	/* datapath only */
+	struct srnic_qp_attr_rt at __attribute__((aligned(SRNIC_CACHE_LINE)));
+	struct srnic_peer *peer;
+	uint32_t peer_inc;
+	struct srnic_qp_send snd;	/* requester and completer */
+	struct srnic_qp_recv rcv;	/* responder */
 
 	/* engine lists: the FIFOs (active: has work; lazy: a deferred ACK),
 	 * ack (ACK to send now), timer */
@@ -268,21 +288,21 @@ static inline void srnic_swqe_finish(struct srnic_qp *qp, uint32_t idx,
 {
 	struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
 
-	if (qp->cur_busy && qp->sq_cur == idx)
-		qp->cur_busy = 0;
+	if (qp->snd.cur_busy && qp->snd.sq_cur == idx)
+		qp->snd.cur_busy = 0;
 	if (srnic_wr_reads(qp->q.sq[idx & qp->q.sq_mask].opcode) &&
-	    run->state != SWQE_DONE && qp->rd_inflight)
-		qp->rd_inflight--;
+	    run->state != SWQE_DONE && qp->snd.rd_inflight)
+		qp->snd.rd_inflight--;
 	srnic_track_fini(&run->rd);
 	run->state = SWQE_DONE;
 	run->status = status;
-	qp->done_count++;
-	if (qp->inv_fence && idx == qp->inv_fence_idx)
-		qp->inv_fence = 0;	/* the invalidation is acknowledged */
+	qp->snd.done_count++;
+	if (qp->snd.inv_fence && idx == qp->snd.inv_fence_idx)
+		qp->snd.inv_fence = 0;	/* the invalidation is acknowledged */
 	/* Nothing posted after a failed WQE may reach the peer: the QP is
 	 * about to enter the error state, and those WQEs will be flushed. */
 	if (status != SRNIC_WC_SUCCESS)
-		qp->sq_stopped = 1;
+		qp->snd.sq_stopped = 1;
 }
 
 #endif

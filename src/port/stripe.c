@@ -95,5 +95,5 @@ int srnic_stripe_pick(struct srnic_engine *eng, const struct srnic_peer *peer,
 
 int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	return srnic_stripe_pick(eng, qp->peer, &qp->rr_port);
+	return srnic_stripe_pick(eng, qp->peer, &qp->snd.rr_port);
 }

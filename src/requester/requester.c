@@ -80,10 +80,10 @@ static uint8_t stride_shift(const struct srnic_engine *eng,
  * silent probe interval (RC has its timers on already, UC not). */
 static void fc_block(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	if (qp->fc_blocked)
+	if (qp->snd.fc_blocked)
 		return;
-	qp->fc_blocked = 1;
-	qp->fc_blocked_at = srnic_now();
+	qp->snd.fc_blocked = 1;
+	qp->snd.fc_blocked_at = srnic_now();
 	eng->st->fc_blocked++;
 	srnic_qp_timer_on(eng, qp);
 }
@@ -92,8 +92,8 @@ static void fc_block(struct srnic_engine *eng, struct srnic_qp *qp)
  * spinning) until the completer sees one finish. */
 static bool sq_wait(struct srnic_qp *qp)
 {
-	qp->sq_wait = 1;
-	qp->wait_done = qp->done_count;
+	qp->snd.sq_wait = 1;
+	qp->snd.wait_done = qp->snd.done_count;
 	return false;
 }
 
@@ -103,9 +103,9 @@ static bool sq_wait(struct srnic_qp *qp)
  * srnic_fc_uc_msg_open, for the responder's word.) */
 static bool inv_fenced(const struct srnic_qp *qp)
 {
-	uint32_t i = qp->inv_fence_idx;
+	uint32_t i = qp->snd.inv_fence_idx;
 
-	return qp->inv_fence && srnic_qp_reliable(qp) &&
+	return qp->snd.inv_fence && srnic_qp_reliable(qp) &&
 	       (int32_t)(i - qp->q.sq_comp) >= 0 &&
 	       qp->run[i & qp->q.sq_mask].state != SWQE_DONE;
 }
@@ -118,19 +118,19 @@ static bool inv_fenced(const struct srnic_qp *qp)
  */
 static bool local_invalidate(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	struct srnic_swqe_run *run = &qp->run[qp->sq_next & qp->q.sq_mask];
-	const struct srnic_swqe *w = &qp->q.sq[qp->sq_next & qp->q.sq_mask];
+	struct srnic_swqe_run *run = &qp->run[qp->snd.sq_next & qp->q.sq_mask];
+	const struct srnic_swqe *w = &qp->q.sq[qp->snd.sq_next & qp->q.sq_mask];
 	uint32_t i;
 
-	for (i = qp->q.sq_comp; i != qp->sq_next; i++)
+	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++)
 		if (qp->run[i & qp->q.sq_mask].state != SWQE_DONE)
 			return sq_wait(qp);
 	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
-	qp->sq_cur = qp->sq_next++;
+	qp->snd.sq_cur = qp->snd.sq_next++;
 	run->state = SWQE_DONE;
 	if (srnic_mem_revoke(&eng->mem, w->rkey, qp->pd)) {
 		run->status = SRNIC_WC_LOC_PROT_ERR;
-		qp->sq_stopped = 1;
+		qp->snd.sq_stopped = 1;
 	}
 	return true;
 }
@@ -145,20 +145,20 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	struct srnic_swqe *w;
 	uint32_t prod, idx;
 
-	if (srnic_now() < qp->rnr_until)
+	if (srnic_now() < qp->snd.rnr_until)
 		return false;
-	if (qp->resend_head != qp->resend_tail && qp->sq_stopped) {
+	if (qp->snd.resend_head != qp->snd.resend_tail && qp->snd.sq_stopped) {
 		/* After a failure nothing goes out any more. */
-		qp->resend_head = qp->resend_tail;
+		qp->snd.resend_head = qp->snd.resend_tail;
 		return false;
 	}
-	if (qp->resend_head != qp->resend_tail) {
-		idx = qp->resend[qp->resend_head++ % SRNIC_WINDOW];
+	if (qp->snd.resend_head != qp->snd.resend_tail) {
+		idx = qp->snd.resend[qp->snd.resend_head++ % SRNIC_WINDOW];
 		run = &qp->run[idx & qp->q.sq_mask];
 		run->resend_queued = 0;
 		if (run->state != SWQE_WAITING)
 			return next_message(eng, qp);
-		run->txid = qp->next_txid++;
+		run->txid = qp->snd.next_txid++;
 		run->sent = 0;
 		eng->st->retransmits++;
 		if (srnic_wr_reads(qp->q.sq[idx & qp->q.sq_mask].opcode)) {
@@ -172,27 +172,27 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 			return next_message(eng, qp);
 		}
 		run->state = SWQE_SENDING;
-		qp->sq_cur = idx;
-		qp->cur_busy = 1;
+		qp->snd.sq_cur = idx;
+		qp->snd.cur_busy = 1;
 		return true;
 	}
 
 	prod = __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE);
 	/* SQD: what is in flight completes, nothing new starts. */
-	if (qp->q.state != SRNIC_QPS_RTS || qp->sq_stopped || qp->sq_next == prod || qp->sq_next - qp->q.sq_comp >= SRNIC_WINDOW)
+	if (qp->q.state != SRNIC_QPS_RTS || qp->snd.sq_stopped || qp->snd.sq_next == prod || qp->snd.sq_next - qp->q.sq_comp >= SRNIC_WINDOW)
 		return false;
-	w = &qp->q.sq[qp->sq_next & qp->q.sq_mask];
-	run = &qp->run[qp->sq_next & qp->q.sq_mask];
+	w = &qp->q.sq[qp->snd.sq_next & qp->q.sq_mask];
+	run = &qp->run[qp->snd.sq_next & qp->q.sq_mask];
 	if (qp->q.type == SRNIC_QPT_UC &&
-	    !srnic_fc_uc_msg_open(qp, qp->next_msn)) {
+	    !srnic_fc_uc_msg_open(qp, qp->snd.next_msn)) {
 		fc_block(eng, qp);
 		return false;
 	}
 	if (srnic_wr_reads(w->opcode) &&
-	    qp->rd_inflight >= (qp->at.max_rd_atomic ? qp->at.max_rd_atomic
+	    qp->snd.rd_inflight >= (qp->at.max_rd_atomic ? qp->at.max_rd_atomic
 						     : 1))
 		return sq_wait(qp);
-	if ((w->flags & SRNIC_WR_FENCE) && qp->rd_inflight)
+	if ((w->flags & SRNIC_WR_FENCE) && qp->snd.rd_inflight)
 		return sq_wait(qp);
 	if (inv_fenced(qp))
 		return sq_wait(qp);
@@ -201,7 +201,7 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		return local_invalidate(eng, qp);
 
 	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
-	qp->sq_cur = qp->sq_next++;
+	qp->snd.sq_cur = qp->snd.sq_next++;
 	if (srnic_qp_reliable(qp))
 		srnic_qp_timer_on(eng, qp);
 	if (check_sges(eng, qp, w)) {
@@ -210,24 +210,24 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		 * state and the responder must not wait for it. */
 		run->state = SWQE_DONE;
 		run->status = SRNIC_WC_LOC_PROT_ERR;
-		qp->sq_stopped = 1;
+		qp->snd.sq_stopped = 1;
 		return true;
 	}
-	run->msn = qp->next_msn++;
-	run->txid = qp->next_txid++;
+	run->msn = qp->snd.next_msn++;
+	run->txid = qp->snd.next_txid++;
 	/* A message that takes no receive WQE carries the next one's number
 	 * all the same: a UC responder that gives messages up learns from
 	 * any message how many receive WQEs the ones before it took. */
-	run->ssn = qp->next_ssn;
+	run->ssn = qp->snd.next_ssn;
 	if (op_flags[w->opcode] & SRNIC_F_RECV_CQE)
-		qp->next_ssn++;
+		qp->snd.next_ssn++;
 	if (w->opcode == SRNIC_WR_SEND_INV) {
-		qp->inv_fence = 1;
-		qp->inv_fence_idx = qp->sq_cur;
-		qp->inv_fence_msn = run->msn;
+		qp->snd.inv_fence = 1;
+		qp->snd.inv_fence_idx = qp->snd.sq_cur;
+		qp->snd.inv_fence_msn = run->msn;
 	}
 	run->state = SWQE_SENDING;
-	qp->cur_busy = 1;
+	qp->snd.cur_busy = 1;
 	if (srnic_wr_reads(w->opcode)) {
 		if (srnic_track_init(&run->rd, w->length,
 				     stride_shift(eng, qp))) {
@@ -235,10 +235,10 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 			 * responder sees as a lost message, so fail the QP. */
 			run->state = SWQE_DONE;
 			run->status = SRNIC_WC_GENERAL_ERR;
-			qp->cur_busy = 0;
+			qp->snd.cur_busy = 0;
 			return true;
 		}
-		qp->rd_inflight++;
+		qp->snd.rd_inflight++;
 	}
 	return true;
 }
@@ -332,9 +332,9 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 queue:
 	srnic_port_tx(eng, port, m);
 	/* A plain ACK this QP owes goes right behind (send_acks). */
-	qp->tx_epoch = eng->dp_epoch;
-	qp->tx_port = port;
-	if (qp->ack_lazy)
+	qp->rcv.tx_epoch = eng->dp_epoch;
+	qp->rcv.tx_port = port;
+	if (qp->rcv.ack_lazy)
 		srnic_qp_want_ack(eng, qp);
 	return 1;
 }
@@ -354,8 +354,8 @@ static int resend_at(struct srnic_engine *eng, struct srnic_qp *qp,
 static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 			     unsigned budget)
 {
-	struct srnic_swqe_run *run = &qp->run[qp->sq_cur & qp->q.sq_mask];
-	struct srnic_swqe *w = &qp->q.sq[qp->sq_cur & qp->q.sq_mask];
+	struct srnic_swqe_run *run = &qp->run[qp->snd.sq_cur & qp->q.sq_mask];
+	struct srnic_swqe *w = &qp->q.sq[qp->snd.sq_cur & qp->q.sq_mask];
 	struct srnic_pkt pkt;
 	unsigned n = 0;
 
@@ -384,18 +384,18 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 						     : SWQE_DONE;
 				run->deadline = srnic_now() +
 						qp->at.timeout_tsc;
-				qp->cur_busy = 0;
+				qp->snd.cur_busy = 0;
 			}
 			break;
 		}
-		rc = data_pkt_send(eng, qp, qp->sq_cur, &pkt, run->sent, port);
+		rc = data_pkt_send(eng, qp, qp->snd.sq_cur, &pkt, run->sent, port);
 		if (rc <= 0)
 			break;
 		n++;
 		if (fresh && !srnic_qp_reliable(qp))
 			srnic_fc_uc_sent(qp, run->msn);
 		if (fresh) {
-			qp->fc_sent++;
+			qp->snd.fc_sent++;
 			/* An empty message's one packet counts once too. */
 			run->fc_high = run->sent + pkt.pkt_len + !pkt.pkt_len;
 		}
@@ -407,7 +407,7 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 							   : SWQE_DONE;
 			run->deadline = now + qp->at.timeout_tsc;
 			run->probe_at = now + srnic_probe_tsc(qp);
-			qp->cur_busy = 0;
+			qp->snd.cur_busy = 0;
 			break;
 		}
 	}
@@ -432,8 +432,8 @@ static void probe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t idx)
 	if (srnic_wr_reads(w->opcode)) {
 		/* Answers to it (or to the READs before it) still coming:
 		 * nothing to chase yet. */
-		if (srnic_now() - qp->rd_progress < srnic_probe_tsc(qp)) {
-			run->probe_at = qp->rd_progress + srnic_probe_tsc(qp);
+		if (srnic_now() - qp->snd.rd_progress < srnic_probe_tsc(qp)) {
+			run->probe_at = qp->snd.rd_progress + srnic_probe_tsc(qp);
 			return;
 		}
 		reread(eng, qp, idx);
@@ -551,8 +551,8 @@ static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
  */
 static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	struct srnic_swqe_run *run = &qp->run[qp->sq_cur & qp->q.sq_mask];
-	struct srnic_swqe *w = &qp->q.sq[qp->sq_cur & qp->q.sq_mask];
+	struct srnic_swqe_run *run = &qp->run[qp->snd.sq_cur & qp->q.sq_mask];
+	struct srnic_swqe *w = &qp->q.sq[qp->snd.sq_cur & qp->q.sq_mask];
 	const struct srnic_peer *peer =
 		w->ud.mcast ? NULL : &eng->node->peer[w->ud.peer];
 	uint8_t mac[6];
@@ -602,8 +602,8 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (pkt.pkt_len &&
 	    gather(&eng->mem, qp->pd, w, 0, payload, pkt.pkt_len)) {
 		rte_pktmbuf_free(m);
-		srnic_swqe_finish(qp, qp->sq_cur, SRNIC_WC_LOC_PROT_ERR);
-		qp->cur_busy = 0;
+		srnic_swqe_finish(qp, qp->snd.sq_cur, SRNIC_WC_LOC_PROT_ERR);
+		qp->snd.cur_busy = 0;
 		return 0;
 	}
 	/* Members of the group on this node get it through the loopback
@@ -621,7 +621,7 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	srnic_port_tx(eng, port, m);
 done:
 	run->state = SWQE_DONE;
-	qp->cur_busy = 0;
+	qp->snd.cur_busy = 0;
 	return 1;
 }
 
@@ -634,7 +634,7 @@ static void run_repairs(struct srnic_engine *eng, struct srnic_qp *qp)
 		uint8_t what;
 
 		/* (an ask about a WQE completed since: its slot is another's) */
-		if (idx - qp->q.sq_comp >= qp->sq_next - qp->q.sq_comp)
+		if (idx - qp->q.sq_comp >= qp->snd.sq_next - qp->q.sq_comp)
 			continue;
 		what = run->repair;
 		run->repair = 0;
@@ -661,9 +661,9 @@ unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 		return 0;
 	run_repairs(eng, qp);
 	while (n < budget) {
-		if (!qp->cur_busy && !next_message(eng, qp))
+		if (!qp->snd.cur_busy && !next_message(eng, qp))
 			break;
-		if (!qp->cur_busy)
+		if (!qp->snd.cur_busy)
 			break;	/* a WQE failed its checks: let the completer act */
 		{
 			unsigned k = qp->q.type == SRNIC_QPT_UD

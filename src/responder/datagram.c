@@ -98,7 +98,7 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	if (qp->q.srq)
-		srnic_srq_pull(qp, qp->exp_ssn);
+		srnic_srq_pull(qp, qp->rcv.exp_ssn);
 	if (!srnic_rq_posted(qp)) {
 		eng->st->drops[SRNIC_DROP_RNR]++;
 		return;
@@ -107,7 +107,7 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 		eng->st->drops[SRNIC_DROP_CQ_FULL]++;
 		return;
 	}
-	r = srnic_recv_wqe(qp, qp->exp_ssn);
+	r = srnic_recv_wqe(qp, qp->rcv.exp_ssn);
 	room = srnic_sge_check_all(&eng->mem, qp->pd, r->sge, r->num_sge,
 				   SRNIC_ACCESS_LOCAL_WRITE);
 	if (room < 0) {

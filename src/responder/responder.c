@@ -40,14 +40,14 @@ static void nak(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;	/* UC: nobody would act on it */
 	/* One NAK travels with each ACK: the oldest one matters (the
 	 * requester resends everything from there on). */
-	if (qp->ack_syndrome != SRNIC_ACK_OK &&
-	    seq_diff(msn, qp->ack_nak_msn) > 0) {
+	if (qp->rcv.ack_syndrome != SRNIC_ACK_OK &&
+	    seq_diff(msn, qp->rcv.ack_nak_msn) > 0) {
 		srnic_qp_want_ack(eng, qp);
 		return;
 	}
-	qp->ack_syndrome = syndrome;
-	qp->ack_nak_msn = msn;
-	qp->ack_nak_txid = txid;
+	qp->rcv.ack_syndrome = syndrome;
+	qp->rcv.ack_nak_msn = msn;
+	qp->rcv.ack_nak_txid = txid;
 	srnic_qp_want_ack(eng, qp);
 }
 
@@ -69,12 +69,12 @@ void srnic_responder_reset(struct srnic_qp *qp)
 	unsigned i;
 
 	for (i = 0; i < SRNIC_WINDOW; i++)
-		slot_clear(&qp->rmsg[i]);
-	qp->uc_stuck_at = 0;
-	qp->uc_gone_to = qp->uc_gone_from;
-	qp->ninv = 0;
-	qp->rd_head = qp->rd_tail = 0;
-	memset(qp->atomic_done, 0, sizeof(qp->atomic_done));
+		slot_clear(&qp->rcv.rmsg[i]);
+	qp->rcv.uc_stuck_at = 0;
+	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;
+	qp->rcv.ninv = 0;
+	qp->rcv.rd_head = qp->rcv.rd_tail = 0;
+	memset(qp->rcv.atomic_done, 0, sizeof(qp->rcv.atomic_done));
 }
 
 /*
@@ -87,7 +87,7 @@ void srnic_responder_reset(struct srnic_qp *qp)
 void srnic_srq_pull(struct srnic_qp *qp, uint32_t ssn)
 {
 	struct srnic_srq *srq = qp->q.srq;
-	uint32_t need = ssn - qp->exp_ssn + 1, limit;
+	uint32_t need = ssn - qp->rcv.exp_ssn + 1, limit;
 	uint32_t prod = __atomic_load_n(&srq->prod, __ATOMIC_ACQUIRE);
 
 	while (qp->q.rq_prod - qp->q.rq_comp < need && srq->cons != prod &&
@@ -131,9 +131,9 @@ static void inv_forget(struct srnic_qp *qp, uint32_t msn)
 {
 	unsigned i;
 
-	for (i = 0; i < qp->ninv; i++)
-		if (qp->inv[i].msn == msn) {
-			qp->inv[i] = qp->inv[--qp->ninv];
+	for (i = 0; i < qp->rcv.ninv; i++)
+		if (qp->rcv.inv[i].msn == msn) {
+			qp->rcv.inv[i] = qp->rcv.inv[--qp->rcv.ninv];
 			return;
 		}
 }
@@ -143,8 +143,8 @@ static bool inv_revoked_for(const struct srnic_qp *qp, uint32_t msn,
 {
 	unsigned i;
 
-	for (i = 0; i < qp->ninv; i++)
-		if (qp->inv[i].rkey == rkey && seq_diff(msn, qp->inv[i].msn) > 0)
+	for (i = 0; i < qp->rcv.ninv; i++)
+		if (qp->rcv.inv[i].rkey == rkey && seq_diff(msn, qp->rcv.inv[i].msn) > 0)
 			return true;
 	return false;
 }
@@ -154,7 +154,7 @@ static enum srnic_mem_check write_check(const struct srnic_engine *eng,
 					const struct srnic_qp *qp,
 					const struct srnic_pkt *pkt)
 {
-	if (qp->ninv && inv_revoked_for(qp, pkt->msn, pkt->rkey))
+	if (qp->rcv.ninv && inv_revoked_for(qp, pkt->msn, pkt->rkey))
 		return SRNIC_MEM_BAD_KEY;
 	return srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
 			       pkt->pkt_len, SRNIC_ACCESS_REMOTE_WRITE);
@@ -197,7 +197,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 	slot_clear(s);
 	s->msn = pkt->msn;
 	s->txid = pkt->txid;
-	s->ssn = pkt->ssn - qp->uc_skew;	/* (RC: skew 0) */
+	s->ssn = pkt->ssn - qp->rcv.uc_skew;	/* (RC: skew 0) */
 	s->msg_len = pkt->msg_len;
 	s->imm = pkt->imm;
 	s->flags = pkt->flags;
@@ -253,7 +253,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 			     SRNIC_WC_REM_INV_REQ_ERR);
 			return true;
 		}
-		if (qp->ninv == SRNIC_INV_PENDING) {
+		if (qp->rcv.ninv == SRNIC_INV_PENDING) {
 			/* Too many at once: not ready, ask again later. */
 			s->state = RMSG_FREE;
 			eng->st->drops[SRNIC_DROP_RNR]++;
@@ -273,10 +273,10 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		struct srnic_rwqe *r;
 		int64_t room;
 
-		if (qp->q.srq && (uint32_t)(s->ssn - qp->exp_ssn) < SRNIC_WINDOW)
+		if (qp->q.srq && (uint32_t)(s->ssn - qp->rcv.exp_ssn) < SRNIC_WINDOW)
 			srnic_srq_pull(qp, s->ssn);
 		posted = srnic_rq_posted(qp);
-		if ((uint32_t)(s->ssn - qp->exp_ssn) >= posted &&
+		if ((uint32_t)(s->ssn - qp->rcv.exp_ssn) >= posted &&
 		    !srnic_qp_reliable(qp)) {
 			/* UC: no receive WQE, the message is lost (given up
 			 * in its turn: it has a slot, which says how many
@@ -285,7 +285,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 			fail(eng, qp, s, SRNIC_NAK_RNR, SRNIC_WC_GENERAL_ERR);
 			return true;
 		}
-		if ((uint32_t)(s->ssn - qp->exp_ssn) >= posted) {
+		if ((uint32_t)(s->ssn - qp->rcv.exp_ssn) >= posted) {
 			/* No receive WQE for it yet: receiver not ready. */
 			s->state = RMSG_FREE;
 			eng->st->drops[SRNIC_DROP_RNR]++;
@@ -315,11 +315,11 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		return false;	/* no memory: the requester will retry */
 	}
 	if (pkt->flags & SRNIC_F_INV) {
-		qp->inv[qp->ninv].msn = pkt->msn;
-		qp->inv[qp->ninv++].rkey = pkt->rkey;
+		qp->rcv.inv[qp->rcv.ninv].msn = pkt->msn;
+		qp->rcv.inv[qp->rcv.ninv++].rkey = pkt->rkey;
 	}
 	s->state = RMSG_RECEIVING;
-	if (!srnic_qp_reliable(qp) && pkt->msn != qp->exp_msn)
+	if (!srnic_qp_reliable(qp) && pkt->msn != qp->rcv.exp_msn)
 		uc_watch(eng, qp);	/* the oldest may be lost */
 	return true;
 }
@@ -444,7 +444,7 @@ static bool run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		old = __atomic_fetch_add(p, s->operand[0], __ATOMIC_SEQ_CST);
 	}
 	s->operand[0] = old;
-	d = &qp->atomic_done[qp->atomic_next++ % SRNIC_MAX_RD_ATOMIC];
+	d = &qp->rcv.atomic_done[qp->rcv.atomic_next++ % SRNIC_MAX_RD_ATOMIC];
 	d->msn = s->msn;
 	d->value = old;
 	d->valid = 1;
@@ -460,16 +460,16 @@ static bool run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
  * watch dropped while the oldest waited for CQ room). */
 static void uc_head_waits(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	if (!srnic_qp_reliable(qp) && !qp->uc_stuck_at && uc_stuck(qp))
+	if (!srnic_qp_reliable(qp) && !qp->rcv.uc_stuck_at && uc_stuck(qp))
 		uc_watch(eng, qp);
 }
 
 static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	for (;;) {
-		struct srnic_rmsg *s = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
+		struct srnic_rmsg *s = &qp->rcv.rmsg[qp->rcv.exp_msn % SRNIC_WINDOW];
 
-		if (s->msn != qp->exp_msn || s->state == RMSG_FREE) {
+		if (s->msn != qp->rcv.exp_msn || s->state == RMSG_FREE) {
 			uc_head_waits(eng, qp);
 			return;
 		}
@@ -480,13 +480,13 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 				 * is in already: no later arrival may come
 				 * to point at the gap, so point at it now. */
 				struct srnic_rmsg *n =
-					&qp->rmsg[(qp->exp_msn + 1) % SRNIC_WINDOW];
+					&qp->rcv.rmsg[(qp->rcv.exp_msn + 1) % SRNIC_WINDOW];
 
-				if (n->msn == qp->exp_msn + 1 &&
+				if (n->msn == qp->rcv.exp_msn + 1 &&
 				    (n->state == RMSG_PLACED ||
 				     (n->state == RMSG_RECEIVING &&
 				      srnic_track_complete(&n->trk))))
-					maybe_sack(eng, qp, qp->exp_msn + 1);
+					maybe_sack(eng, qp, qp->rcv.exp_msn + 1);
 				return;
 			}
 			if (s->held && !place_held(eng, qp, s)) {
@@ -515,14 +515,14 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 		if (s->state == RMSG_READ) {
 			struct srnic_read_job *j;
 
-			if (qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC)
+			if (qp->rcv.rd_tail - qp->rcv.rd_head == SRNIC_MAX_RD_ATOMIC)
 				return;
 			/* An atomic runs here, once: every message before
 			 * it is done, and its answer has a job to go in. */
 			if (s->opcode == SRNIC_OP_ATOMIC_REQ &&
 			    !run_atomic(eng, qp, s))
 				continue;	/* failed: the case below */
-			j = &qp->rd_jobs[qp->rd_tail++ % SRNIC_MAX_RD_ATOMIC];
+			j = &qp->rcv.rd_jobs[qp->rcv.rd_tail++ % SRNIC_MAX_RD_ATOMIC];
 			j->msn = s->msn;
 			j->txid = s->txid;
 			j->rkey = s->rkey;
@@ -535,7 +535,7 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			j->value = j->atomic ? s->operand[0] : 0;
 			srnic_qp_activate(eng, qp);
 		} else if ((s->flags & SRNIC_F_RECV_CQE) &&
-			   s->ssn != qp->exp_ssn) {
+			   s->ssn != qp->rcv.exp_ssn) {
 			/* Its number names another receive WQE than the one
 			 * whose turn it is: the peer numbered wrong.  Nothing
 			 * completes from it (RC: NAKed; UC: given up). */
@@ -549,7 +549,7 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			}
 		}
 		slot_clear(s);
-		qp->exp_msn++;
+		qp->rcv.exp_msn++;
 		srnic_qp_want_ack_lazy(eng, qp);
 	}
 }
@@ -568,11 +568,11 @@ static void reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint32_t i;
 
 	for (i = 0; i < SRNIC_MAX_RD_ATOMIC; i++)
-		if (qp->atomic_done[i].valid &&
-		    qp->atomic_done[i].msn == pkt->msn)
-			d = &qp->atomic_done[i];
-	for (i = qp->rd_head; d && i != qp->rd_tail; i++) {
-		j = &qp->rd_jobs[i % SRNIC_MAX_RD_ATOMIC];
+		if (qp->rcv.atomic_done[i].valid &&
+		    qp->rcv.atomic_done[i].msn == pkt->msn)
+			d = &qp->rcv.atomic_done[i];
+	for (i = qp->rcv.rd_head; d && i != qp->rcv.rd_tail; i++) {
+		j = &qp->rcv.rd_jobs[i % SRNIC_MAX_RD_ATOMIC];
 		if (j->msn == pkt->msn) {
 			if (seq_diff(pkt->txid, j->txid) > 0)
 				j->txid = pkt->txid;	/* still going out */
@@ -581,11 +581,11 @@ static void reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 			return;
 		}
 	}
-	if (!d || qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC) {
+	if (!d || qp->rcv.rd_tail - qp->rcv.rd_head == SRNIC_MAX_RD_ATOMIC) {
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
-	j = &qp->rd_jobs[qp->rd_tail++ % SRNIC_MAX_RD_ATOMIC];
+	j = &qp->rcv.rd_jobs[qp->rcv.rd_tail++ % SRNIC_MAX_RD_ATOMIC];
 	memset(j, 0, sizeof(*j));
 	j->msn = pkt->msn;
 	j->txid = pkt->txid;
@@ -606,8 +606,8 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	enum srnic_mem_check r;
 	uint32_t i;
 
-	for (i = qp->rd_head; i != qp->rd_tail; i++) {
-		j = &qp->rd_jobs[i % SRNIC_MAX_RD_ATOMIC];
+	for (i = qp->rcv.rd_head; i != qp->rcv.rd_tail; i++) {
+		j = &qp->rcv.rd_jobs[i % SRNIC_MAX_RD_ATOMIC];
 		if (j->msn != pkt->msn)
 			continue;
 		if (j->txid == pkt->txid && j->sent <= pkt->msg_off &&
@@ -643,7 +643,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * part the requester lacks): the range is checked as the first
 	 * request was, READ is idempotent.  A region gone since is NAKed,
 	 * as the first request would have been. */
-	if (qp->rd_tail - qp->rd_head == SRNIC_MAX_RD_ATOMIC ||
+	if (qp->rcv.rd_tail - qp->rcv.rd_head == SRNIC_MAX_RD_ATOMIC ||
 	    (1u << pkt->stride_shift) > eng->payload_max) {
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
@@ -655,7 +655,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		nak(eng, qp, SRNIC_NAK_ACCESS, pkt->msn, pkt->txid);
 		return;
 	}
-	j = &qp->rd_jobs[qp->rd_tail++ % SRNIC_MAX_RD_ATOMIC];
+	j = &qp->rcv.rd_jobs[qp->rcv.rd_tail++ % SRNIC_MAX_RD_ATOMIC];
 	j->msn = pkt->msn;
 	j->txid = pkt->txid;
 	j->rkey = pkt->rkey;
@@ -671,7 +671,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 static void message_in(struct srnic_engine *eng, struct srnic_qp *qp,
 		       struct srnic_rmsg *s)
 {
-	if (s->msn == qp->exp_msn)
+	if (s->msn == qp->rcv.exp_msn)
 		advance(eng, qp);
 	else if (srnic_qp_reliable(qp))
 		maybe_sack(eng, qp, s->msn);
@@ -691,11 +691,11 @@ static bool rx_packet(struct srnic_engine *eng, struct srnic_qp *qp,
 		      const struct srnic_pkt *pkt, struct rte_mbuf *m)
 {
 	struct srnic_rmsg *s;
-	int32_t d = seq_diff(pkt->msn, qp->exp_msn);
+	int32_t d = seq_diff(pkt->msn, qp->rcv.exp_msn);
 	uint32_t idx;
 
 	if (pkt->ts)
-		qp->ts_recent = pkt->ts;	/* echoed by the next ACK */
+		qp->rcv.ts_recent = pkt->ts;	/* echoed by the next ACK */
 	/* RDMA only from a peer that confirmed it forgot our older
 	 * incarnations (integrate.c); SEND needs no such wait. */
 	if (pkt->opcode != SRNIC_OP_SEND && !srnic_qp_peer_rdma_ok(qp)) {
@@ -727,7 +727,7 @@ static bool rx_packet(struct srnic_engine *eng, struct srnic_qp *qp,
 		return false;
 	}
 
-	s = &qp->rmsg[pkt->msn % SRNIC_WINDOW];
+	s = &qp->rcv.rmsg[pkt->msn % SRNIC_WINDOW];
 	if (s->state == RMSG_FREE || s->msn != pkt->msn) {
 		if (!slot_start(eng, qp, s, pkt))
 			return false;
@@ -775,8 +775,8 @@ static bool rx_packet(struct srnic_engine *eng, struct srnic_qp *qp,
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		/* A requester probing a message we still lack packets of
 		 * (it resends its last packet): tell it which. */
-		if (pkt->msn == qp->exp_msn)
-			maybe_sack(eng, qp, qp->exp_msn + 1);
+		if (pkt->msn == qp->rcv.exp_msn)
+			maybe_sack(eng, qp, qp->rcv.exp_msn + 1);
 		return false;
 	}
 
@@ -786,7 +786,7 @@ static bool rx_packet(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * does) sees everything before it.  It is checked now all the same:
 	 * a bad key is NAKed when it arrives, not when the rest does. */
 	if ((pkt->flags & SRNIC_F_LAST) &&
-	    (s->trk.ndone + 1 < s->trk.npkts || pkt->msn != qp->exp_msn)) {
+	    (s->trk.ndone + 1 < s->trk.npkts || pkt->msn != qp->rcv.exp_msn)) {
 		enum srnic_mem_check r = pkt->opcode != SRNIC_OP_WRITE
 						 ? SRNIC_MEM_OK
 						 : write_check(eng, qp, pkt);
@@ -831,8 +831,8 @@ static bool rx_packet(struct srnic_engine *eng, struct srnic_qp *qp,
 static void answer_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 			 const struct srnic_pkt *pkt)
 {
-	struct srnic_rmsg *s = &qp->rmsg[pkt->msn % SRNIC_WINDOW];
-	int32_t d = seq_diff(pkt->msn, qp->exp_msn);
+	struct srnic_rmsg *s = &qp->rcv.rmsg[pkt->msn % SRNIC_WINDOW];
+	int32_t d = seq_diff(pkt->msn, qp->rcv.exp_msn);
 
 	if (!srnic_qp_reliable(qp))
 		return;
@@ -840,7 +840,7 @@ static void answer_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 	    s->state == RMSG_RECEIVING && !srnic_track_complete(&s->trk)) {
 		/* (one SACK a QP waits at a time: one already due goes
 		 * first, and the requester probes again) */
-		if (!qp->sack_due)
+		if (!qp->rcv.sack_due)
 			sack_slot(eng, qp, s, srnic_now());
 		return;
 	}
@@ -878,11 +878,11 @@ static void maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	/* One SACK waits to go out: it goes first (and this call's scan
 	 * would be spent for nothing). */
-	if (qp->sack_due)
+	if (qp->rcv.sack_due)
 		return;
-	for (m = qp->exp_msn; seq_diff(m, below) < 0 &&
-			      seq_diff(m, qp->exp_msn) < SRNIC_WINDOW; m++) {
-		s = &qp->rmsg[m % SRNIC_WINDOW];
+	for (m = qp->rcv.exp_msn; seq_diff(m, below) < 0 &&
+			      seq_diff(m, qp->rcv.exp_msn) < SRNIC_WINDOW; m++) {
+		s = &qp->rcv.rmsg[m % SRNIC_WINDOW];
 		if (s->msn == m && s->state == RMSG_RECEIVING &&
 		    !srnic_track_complete(&s->trk) && now - s->sack_tsc >= gap)
 			break;
@@ -906,10 +906,10 @@ static void sack_slot(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (!srnic_track_test(&s->trk, first + k))
 			bits |= 1ull << (k - 1);
 	s->sack_tsc = now;
-	qp->sack_due = 1;
-	qp->sack_msn = s->msn;
-	qp->sack_first = first;
-	qp->sack_bits = bits;
+	qp->rcv.sack_due = 1;
+	qp->rcv.sack_msn = s->msn;
+	qp->rcv.sack_first = first;
+	qp->rcv.sack_bits = bits;
 	eng->st->sacks_sent++;
 	srnic_qp_want_ack(eng, qp);
 }
@@ -955,13 +955,13 @@ static void uc_late(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	uint64_t t = uc_give_up_tsc(eng);
 
-	if (seq_diff(msn, qp->uc_gone_from) < 0 ||
-	    seq_diff(msn, qp->uc_gone_to) >= 0) {
+	if (seq_diff(msn, qp->rcv.uc_gone_from) < 0 ||
+	    seq_diff(msn, qp->rcv.uc_gone_to) >= 0) {
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
 	eng->st->drops[SRNIC_DROP_UC_LATE]++;
-	qp->uc_gone_to = qp->uc_gone_from;
+	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;
 	t = 2 * t < eng->tsc_per_us * UC_GIVE_UP_MAX_US
 		    ? 2 * t
 		    : eng->tsc_per_us * UC_GIVE_UP_MAX_US;
@@ -973,7 +973,7 @@ static void uc_late(struct srnic_engine *eng, struct srnic_qp *qp,
 
 static bool slot_started(const struct srnic_qp *qp, uint32_t msn)
 {
-	const struct srnic_rmsg *s = &qp->rmsg[msn % SRNIC_WINDOW];
+	const struct srnic_rmsg *s = &qp->rcv.rmsg[msn % SRNIC_WINDOW];
 
 	return s->msn == msn && s->state != RMSG_FREE;
 }
@@ -982,13 +982,13 @@ static bool slot_started(const struct srnic_qp *qp, uint32_t msn)
  * to arrive?  (One that is in and waits for CQ room is not stuck.) */
 static bool uc_stuck(const struct srnic_qp *qp)
 {
-	const struct srnic_rmsg *h = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
+	const struct srnic_rmsg *h = &qp->rcv.rmsg[qp->rcv.exp_msn % SRNIC_WINDOW];
 	uint32_t m;
 
-	if (slot_started(qp, qp->exp_msn) &&
+	if (slot_started(qp, qp->rcv.exp_msn) &&
 	    (h->state != RMSG_RECEIVING || srnic_track_complete(&h->trk)))
 		return false;
-	for (m = qp->exp_msn + 1; seq_diff(m, qp->exp_msn) < SRNIC_WINDOW;
+	for (m = qp->rcv.exp_msn + 1; seq_diff(m, qp->rcv.exp_msn) < SRNIC_WINDOW;
 	     m++)
 		if (slot_started(qp, m))
 			return true;
@@ -998,18 +998,18 @@ static bool uc_stuck(const struct srnic_qp *qp)
 /* Packets of the oldest message so far (its progress). */
 static uint32_t uc_head_landed(const struct srnic_qp *qp)
 {
-	const struct srnic_rmsg *h = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
+	const struct srnic_rmsg *h = &qp->rcv.rmsg[qp->rcv.exp_msn % SRNIC_WINDOW];
 
-	return slot_started(qp, qp->exp_msn) ? h->trk.ndone + 1 : 0;
+	return slot_started(qp, qp->rcv.exp_msn) ? h->trk.ndone + 1 : 0;
 }
 
 static void uc_watch(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	if (qp->uc_stuck_at && qp->uc_stuck_msn == qp->exp_msn)
+	if (qp->rcv.uc_stuck_at && qp->rcv.uc_stuck_msn == qp->rcv.exp_msn)
 		return;
-	qp->uc_stuck_at = srnic_now();
-	qp->uc_stuck_msn = qp->exp_msn;
-	qp->uc_stuck_landed = uc_head_landed(qp);
+	qp->rcv.uc_stuck_at = srnic_now();
+	qp->rcv.uc_stuck_msn = qp->rcv.exp_msn;
+	qp->rcv.uc_stuck_landed = uc_head_landed(qp);
 	srnic_qp_timer_on(eng, qp);
 }
 
@@ -1052,14 +1052,14 @@ static void uc_drop_until(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	uint32_t m;
 
-	for (m = qp->exp_msn; m != to; m++)
+	for (m = qp->rcv.exp_msn; m != to; m++)
 		if (slot_started(qp, m)) {
 			eng->st->drops[SRNIC_DROP_UC_GIVEN_UP]++;
-			slot_clear(&qp->rmsg[m % SRNIC_WINDOW]);
+			slot_clear(&qp->rcv.rmsg[m % SRNIC_WINDOW]);
 			inv_forget(qp, m);	/* (nothing invalidated) */
 		}
-	qp->uc_gone_to = qp->uc_gone_from;	/* (no give-up of the timer's) */
-	qp->exp_msn = to;
+	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;	/* (no give-up of the timer's) */
+	qp->rcv.exp_msn = to;
 }
 
 /* Bytes a give-up may move down (uc_move_down) before it gives up what
@@ -1083,29 +1083,29 @@ static void uc_drop_until(struct srnic_engine *eng, struct srnic_qp *qp,
 static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp,
 		       bool timed)
 {
-	const struct srnic_rmsg *h = &qp->rmsg[qp->exp_msn % SRNIC_WINDOW];
-	uint32_t from = qp->exp_msn, to, d, m, moving = 0, last;
+	const struct srnic_rmsg *h = &qp->rcv.rmsg[qp->rcv.exp_msn % SRNIC_WINDOW];
+	uint32_t from = qp->rcv.exp_msn, to, d, m, moving = 0, last;
 
-	if (slot_started(qp, qp->exp_msn)) {
-		to = qp->exp_msn + 1;
-		d = h->ssn + !!(h->flags & SRNIC_F_RECV_CQE) - qp->exp_ssn;
+	if (slot_started(qp, qp->rcv.exp_msn)) {
+		to = qp->rcv.exp_msn + 1;
+		d = h->ssn + !!(h->flags & SRNIC_F_RECV_CQE) - qp->rcv.exp_ssn;
 	} else {
-		for (to = qp->exp_msn + 1;
-		     seq_diff(to, qp->exp_msn) < SRNIC_WINDOW &&
+		for (to = qp->rcv.exp_msn + 1;
+		     seq_diff(to, qp->rcv.exp_msn) < SRNIC_WINDOW &&
 		     !slot_started(qp, to);
 		     to++)
 			;
-		if (seq_diff(to, qp->exp_msn) >= SRNIC_WINDOW)
+		if (seq_diff(to, qp->rcv.exp_msn) >= SRNIC_WINDOW)
 			return;	/* nothing to go on from yet */
-		d = qp->rmsg[to % SRNIC_WINDOW].ssn - qp->exp_ssn;
+		d = qp->rcv.rmsg[to % SRNIC_WINDOW].ssn - qp->rcv.exp_ssn;
 	}
 	/* Each message takes at most one receive WQE: anything else is a
 	 * peer making numbers up, and everything begun goes. */
-	if (d > to - qp->exp_msn)
+	if (d > to - qp->rcv.exp_msn)
 		moving = UINT32_MAX;
 	last = to - 1;
-	for (m = to; d && seq_diff(m, qp->exp_msn) < SRNIC_WINDOW; m++) {
-		const struct srnic_rmsg *s = &qp->rmsg[m % SRNIC_WINDOW];
+	for (m = to; d && seq_diff(m, qp->rcv.exp_msn) < SRNIC_WINDOW; m++) {
+		const struct srnic_rmsg *s = &qp->rcv.rmsg[m % SRNIC_WINDOW];
 
 		if (!slot_started(qp, m))
 			continue;
@@ -1119,27 +1119,27 @@ static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (moving == UINT32_MAX) {
 		/* Give up everything begun; go on after the last of it, as
 		 * many receive WQEs on as it says (if it is believable). */
-		h = &qp->rmsg[last % SRNIC_WINDOW];
+		h = &qp->rcv.rmsg[last % SRNIC_WINDOW];
 		d = slot_started(qp, last)
 			    ? h->ssn + !!(h->flags & SRNIC_F_RECV_CQE) -
-				      qp->exp_ssn
+				      qp->rcv.exp_ssn
 			    : 0;
-		if (d > last + 1 - qp->exp_msn)
+		if (d > last + 1 - qp->rcv.exp_msn)
 			d = 0;
 		uc_drop_until(eng, qp, last + 1);
-		qp->uc_skew += d;
+		qp->rcv.uc_skew += d;
 	} else {
 		uc_drop_until(eng, qp, to);
-		for (m = to; d && seq_diff(m, qp->exp_msn) < SRNIC_WINDOW;
+		for (m = to; d && seq_diff(m, qp->rcv.exp_msn) < SRNIC_WINDOW;
 		     m++) {
-			struct srnic_rmsg *s = &qp->rmsg[m % SRNIC_WINDOW];
+			struct srnic_rmsg *s = &qp->rcv.rmsg[m % SRNIC_WINDOW];
 
 			if (!slot_started(qp, m))
 				continue;
 			/* (a target before the oldest receive WQE: numbers
 			 * made up; it goes) */
 			if ((s->flags & SRNIC_F_RECV_CQE) &&
-			    seq_diff(s->ssn - d, qp->exp_ssn) < 0)
+			    seq_diff(s->ssn - d, qp->rcv.exp_ssn) < 0)
 				fail(eng, qp, s, SRNIC_NAK_INVALID,
 				     SRNIC_WC_GENERAL_ERR);
 			else if ((s->flags & SRNIC_F_RECV_CQE) &&
@@ -1150,16 +1150,16 @@ static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp,
 				     SRNIC_WC_LOC_LEN_ERR);
 			s->ssn -= d;
 		}
-		qp->uc_skew += d;
+		qp->rcv.uc_skew += d;
 	}
 	/* The messages the time ran out on (not those that failed, or went
 	 * with them over the budget): one of their packets coming after all
 	 * says the time was short (uc_late). */
 	if (timed) {
-		qp->uc_gone_from = from;
-		qp->uc_gone_to = to;
+		qp->rcv.uc_gone_from = from;
+		qp->rcv.uc_gone_to = to;
 	}
-	qp->uc_stuck_at = 0;
+	qp->rcv.uc_stuck_at = 0;
 	srnic_qp_want_ack(eng, qp);	/* (credit) */
 	advance(eng, qp);
 	if (uc_stuck(qp))
@@ -1176,17 +1176,17 @@ static void uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp,
 static bool uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
 		    const struct srnic_pkt *pkt)
 {
-	uint32_t d = pkt->ssn - qp->uc_skew - qp->exp_ssn;
+	uint32_t d = pkt->ssn - qp->rcv.uc_skew - qp->rcv.exp_ssn;
 
 	/* (further than a sender lending itself credit gets in a while, or
 	 * numbers made up: a stray packet, dropped) */
-	if (pkt->msn - qp->exp_msn > UC_JUMP_MAX ||
-	    d > pkt->msn - qp->exp_msn)
+	if (pkt->msn - qp->rcv.exp_msn > UC_JUMP_MAX ||
+	    d > pkt->msn - qp->rcv.exp_msn)
 		return false;
-	uc_drop_until(eng, qp, qp->exp_msn + SRNIC_WINDOW);
-	qp->exp_msn = pkt->msn;
-	qp->uc_skew += d;
-	qp->uc_stuck_at = 0;
+	uc_drop_until(eng, qp, qp->rcv.exp_msn + SRNIC_WINDOW);
+	qp->rcv.exp_msn = pkt->msn;
+	qp->rcv.uc_skew += d;
+	qp->rcv.uc_stuck_at = 0;
 	srnic_qp_want_ack(eng, qp);
 	return true;
 }
@@ -1194,26 +1194,26 @@ static bool uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now)
 {
-	bool same = qp->uc_stuck_msn == qp->exp_msn;
+	bool same = qp->rcv.uc_stuck_msn == qp->rcv.exp_msn;
 
-	if (same && qp->uc_stuck_landed != uc_head_landed(qp)) {
+	if (same && qp->rcv.uc_stuck_landed != uc_head_landed(qp)) {
 		/* It is still coming in: another while from now. */
-		qp->uc_stuck_landed = uc_head_landed(qp);
-		qp->uc_stuck_at = now;
+		qp->rcv.uc_stuck_landed = uc_head_landed(qp);
+		qp->rcv.uc_stuck_at = now;
 		return;
 	}
 	/* (frames still unread defer it, but not for ever: a port or the
 	 * loopback that never runs dry must not keep a loss waiting) */
-	if (same && (now - qp->uc_stuck_at < uc_give_up_tsc(eng) ||
+	if (same && (now - qp->rcv.uc_stuck_at < uc_give_up_tsc(eng) ||
 		     (eng->rx_backlog &&
-		      now - qp->uc_stuck_at < 2 * uc_give_up_tsc(eng))))
+		      now - qp->rcv.uc_stuck_at < 2 * uc_give_up_tsc(eng))))
 		return;
-	qp->uc_stuck_at = 0;
+	qp->rcv.uc_stuck_at = 0;
 	if (same && uc_stuck(qp))
 		uc_give_up(eng, qp, true);	/* (watches again if need be) */
 	else if (uc_stuck(qp))
 		uc_watch(eng, qp);
-	if (!qp->uc_stuck_at && qp->q.sq_comp == qp->sq_next && !qp->fc_blocked)
+	if (!qp->rcv.uc_stuck_at && qp->q.sq_comp == qp->snd.sq_next && !qp->snd.fc_blocked)
 		srnic_qp_timer_off(eng, qp);	/* nothing left to time */
 }
 
@@ -1229,9 +1229,9 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 	enum srnic_mem_check r;
 	unsigned n = 0;
 
-	while (n < budget && qp->rd_head != qp->rd_tail) {
+	while (n < budget && qp->rcv.rd_head != qp->rcv.rd_tail) {
 		struct srnic_read_job *j =
-			&qp->rd_jobs[qp->rd_head % SRNIC_MAX_RD_ATOMIC];
+			&qp->rcv.rd_jobs[qp->rcv.rd_head % SRNIC_MAX_RD_ATOMIC];
 		struct srnic_pkt pkt;
 		struct rte_mbuf *m;
 		uint8_t *payload;
@@ -1242,7 +1242,7 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 			/* Nobody to answer: drop the jobs; the requester asks
 			 * again (READ is idempotent) or gives up. */
 			if (!srnic_qp_peer_reachable(eng, qp))
-				qp->rd_head = qp->rd_tail;
+				qp->rcv.rd_head = qp->rcv.rd_tail;
 			break;
 		}
 		srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_READ_RESP, j->msn);
@@ -1263,7 +1263,7 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (r != SRNIC_MEM_OK) {
 			count_access(eng, r);
 			nak(eng, qp, SRNIC_NAK_ACCESS, j->msn, j->txid);
-			qp->rd_head++;
+			qp->rcv.rd_head++;
 			continue;
 		}
 		if (!j->atomic && pkt.pkt_len >= SRNIC_ZC_MIN &&
@@ -1291,9 +1291,9 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		n++;
 		j->sent += pkt.pkt_len;
 		if (j->sent == j->end)
-			qp->rd_head++;
+			qp->rcv.rd_head++;
 	}
-	if (qp->rd_head == qp->rd_tail)
+	if (qp->rcv.rd_head == qp->rcv.rd_tail)
 		advance(eng, qp);	/* a READ may wait for a free job */
 	return n;
 }
@@ -1309,23 +1309,23 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 		return;
 	/* After a packet of this QP sent in this iteration, on its port: the
 	 * peer finds the data before the ACK (datapath.c, send_acks). */
-	with_data = qp->tx_epoch == eng->dp_epoch;
-	port = with_data ? qp->tx_port : srnic_qp_pick_port(eng, qp);
+	with_data = qp->rcv.tx_epoch == eng->dp_epoch;
+	port = with_data ? qp->rcv.tx_port : srnic_qp_pick_port(eng, qp);
 	if (port < 0)
 		return;
-	srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_ACK, qp->exp_msn);
-	pkt.syndrome = qp->ack_syndrome;
-	pkt.nak_msn = qp->ack_nak_msn;
-	pkt.nak_txid = qp->ack_nak_txid;
+	srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_ACK, qp->rcv.exp_msn);
+	pkt.syndrome = qp->rcv.ack_syndrome;
+	pkt.nak_msn = qp->rcv.ack_nak_msn;
+	pkt.nak_txid = qp->rcv.ack_nak_txid;
 	pkt.rnr_timer = qp->at.min_rnr_timer;
 	pkt.credit = srnic_fc_credit(qp, eng->fc_grant);
-	pkt.ts_echo = qp->ts_recent;
-	qp->ts_recent = 0;	/* a sample is taken once */
-	if (qp->sack_due) {
+	pkt.ts_echo = qp->rcv.ts_recent;
+	qp->rcv.ts_recent = 0;	/* a sample is taken once */
+	if (qp->rcv.sack_due) {
 		pkt.flags |= SRNIC_F_SACK;
-		pkt.sack_msn = qp->sack_msn;
-		pkt.sack_first = qp->sack_first;
-		pkt.sack_bits = qp->sack_bits;
+		pkt.sack_msn = qp->rcv.sack_msn;
+		pkt.sack_first = qp->rcv.sack_first;
+		pkt.sack_bits = qp->rcv.sack_bits;
 	}
 	m = srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port], port, NULL);
 	if (!m)
@@ -1337,7 +1337,7 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	 * first): a lost ACK would leave a requester whose window is full
 	 * waiting a whole timeout, while a second copy costs 70 bytes.  NAKs
 	 * and SACKs go once: they make the requester act. */
-	if (!qp->sack_due && qp->ack_syndrome == SRNIC_ACK_OK) {
+	if (!qp->rcv.sack_due && qp->rcv.ack_syndrome == SRNIC_ACK_OK) {
 		if (!with_data)
 			port = srnic_qp_pick_port(eng, qp);
 		m = port < 0 ? NULL
@@ -1346,8 +1346,8 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 		if (m)
 			srnic_port_tx(eng, port, m);
 	}
-	qp->ack_syndrome = SRNIC_ACK_OK;
-	qp->sack_due = 0;
+	qp->rcv.ack_syndrome = SRNIC_ACK_OK;
+	qp->rcv.sack_due = 0;
 	eng->st->acks_sent++;
 }
 

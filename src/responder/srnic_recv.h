@@ -14,7 +14,7 @@
 static inline struct srnic_rwqe *srnic_recv_wqe(struct srnic_qp *qp,
 						uint32_t ssn)
 {
-	return &qp->q.rq[(qp->q.rq_comp + (ssn - qp->exp_ssn)) & qp->q.rq_mask];
+	return &qp->q.rq[(qp->q.rq_comp + (ssn - qp->rcv.exp_ssn)) & qp->q.rq_mask];
 }
 
 /* The oldest receive WQE is used up.  The application reads rq_comp to
@@ -22,7 +22,7 @@ static inline struct srnic_rwqe *srnic_recv_wqe(struct srnic_qp *qp,
 static inline void srnic_rq_consumed(struct srnic_qp *qp)
 {
 	__atomic_store_n(&qp->q.rq_comp, qp->q.rq_comp + 1, __ATOMIC_RELEASE);
-	qp->exp_ssn++;
+	qp->rcv.exp_ssn++;
 }
 
 /* A QP on an SRQ: move WQEs from the SRQ into the QP's own ring until the

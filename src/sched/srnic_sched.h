@@ -60,7 +60,7 @@ static inline bool srnic_qp_ack_wanted(const struct srnic_qp *qp)
 {
 	return qp->q.state >= SRNIC_QPS_RTR &&
 	       (qp->q.state != SRNIC_QPS_ERR ||
-		qp->ack_syndrome != SRNIC_ACK_OK);
+		qp->rcv.ack_syndrome != SRNIC_ACK_OK);
 }
 
 #endif

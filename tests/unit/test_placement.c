@@ -57,8 +57,8 @@ static struct srnic_qp *qp_new(uint32_t pd)
 	qp->at.path_shift = STRIDE_SHIFT;
 	qp->at.timeout_tsc = eng->tsc_hz;
 	qp->at.retry_cnt = 7;
-	qp->exp_msn = 100;
-	qp->next_msn = 500;
+	qp->rcv.exp_msn = 100;
+	qp->snd.next_msn = 500;
 	qp->q.state = SRNIC_QPS_RTS;
 	return qp;
 }
@@ -187,11 +187,11 @@ static void test_write_out_of_order(void)
 			CHECK(dst[LEN - 1] == 0,
 			      "last byte written before packet %u of %u", i + 1,
 			      NPKT);
-			CHECK(qp->exp_msn == 100, "message done too early");
+			CHECK(qp->rcv.exp_msn == 100, "message done too early");
 		}
 	}
 	CHECK(memcmp(dst, msg, LEN) == 0, "placed bytes differ");
-	CHECK(qp->exp_msn == 101, "exp_msn %u after the message", qp->exp_msn);
+	CHECK(qp->rcv.exp_msn == 101, "exp_msn %u after the message", qp->rcv.exp_msn);
 	n = drain_wire(acks, 8);
 	CHECK(n >= 1 && acks[n - 1].opcode == SRNIC_OP_ACK &&
 		      acks[n - 1].msn == 101 &&
@@ -266,7 +266,7 @@ static void test_txid(void)
 	for (i = 5; i >= 3; i--)
 		deliver(qp, SRNIC_OP_WRITE, fl, 100, 8, 0, key,
 			(uintptr_t)dst, msg, LEN, i);
-	CHECK(qp->exp_msn == 100, "complete with packet 1 missing");
+	CHECK(qp->rcv.exp_msn == 100, "complete with packet 1 missing");
 	/* A straggler of attempt 7 arrives (with other bytes): dropped. */
 	{
 		uint64_t before = drops(SRNIC_DROP_STALE_TXID);
@@ -341,7 +341,7 @@ static void test_send_ssn(void)
 	CHECK(got == 2 && c[0].wr_id == 10 && c[1].wr_id == 11 &&
 		      c[0].byte_len == LEN && c[0].opcode == SRNIC_WC_RECV,
 	      "two receive completions in order (got %d)", got);
-	CHECK(qp->exp_msn == 102 && qp->q.rq_comp == 2, "responder state");
+	CHECK(qp->rcv.exp_msn == 102 && qp->q.rq_comp == 2, "responder state");
 
 	/* No receive WQE for a third SEND: RNR NAK, nothing completes. */
 	{
@@ -409,7 +409,7 @@ static void test_access(void)
 	for (i = 0; i < 4; i++) {
 		uint64_t before = drops(cases[i].counted);
 
-		qp->exp_msn = 100 + i;
+		qp->rcv.exp_msn = 100 + i;
 		/* Odd cases send the held last packet, even ones the first. */
 		deliver(qp, SRNIC_OP_WRITE, 0, 100 + i, 1, 0, cases[i].key,
 			cases[i].va, msg, LEN, i % 2);
@@ -465,7 +465,7 @@ static void test_read_response(void)
 				 SRNIC_ACCESS_LOCAL_WRITE, 6);
 	post_read(qp, 77, local, LEN, key);
 	srnic_requester_run(eng, qp, 8);	/* sends the READ request */
-	CHECK(qp->sq_next == 1 && qp->run[0].state == SWQE_WAITING,
+	CHECK(qp->snd.sq_next == 1 && qp->run[0].state == SWQE_WAITING,
 	      "READ request sent");
 	drain_wire(NULL, 0);
 
@@ -546,8 +546,8 @@ static void test_cross_message_order(void)
 		LEN, 1);
 	CHECK(memcmp(data, msg, LEN) == 0, "data");
 	CHECK(flag == 1, "flag after the data");
-	CHECK(qp->exp_msn == 102, "both messages done (exp_msn %u)",
-	      qp->exp_msn);
+	CHECK(qp->rcv.exp_msn == 102, "both messages done (exp_msn %u)",
+	      qp->rcv.exp_msn);
 	drain_wire(NULL, 0);
 	srnic_engine_destroy_qp(eng, qp);
 	free(data);
@@ -662,9 +662,9 @@ static void test_probe_answer(void)
 		deliver(qp, SRNIC_OP_WRITE, 0, 101, 1, 0, key,
 			(uintptr_t)dst + LEN, msg, LEN, i);
 	drain_wire(out, 4);
-	CHECK(qp->exp_msn == 102 && memcmp(dst, msg, LEN) == 0 &&
+	CHECK(qp->rcv.exp_msn == 102 && memcmp(dst, msg, LEN) == 0 &&
 		      memcmp(dst + LEN, msg, LEN) == 0,
-	      "both messages in, every byte (exp_msn %u)", qp->exp_msn);
+	      "both messages in, every byte (exp_msn %u)", qp->rcv.exp_msn);
 	deliver(qp, SRNIC_OP_WRITE, SRNIC_F_PROBE, 101, 1, 0, key,
 		(uintptr_t)dst + LEN, msg, LEN, 4);
 	n = drain_wire(out, 4);
@@ -813,13 +813,13 @@ static void test_credits(void)
 	w->sge[0] = (struct srnic_sge){(uintptr_t)src, len, key};
 	qp->q.sq_prod = 1;
 	n = run_requester(qp);
-	CHECK(n == SRNIC_FC_WINDOW && qp->fc_blocked,
+	CHECK(n == SRNIC_FC_WINDOW && qp->snd.fc_blocked,
 	      "sent %u packets on a credit of %u", n, SRNIC_FC_WINDOW);
 
 	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_ACK, qp->run[0].msn);
 	ack.credit = SRNIC_FC_WINDOW + 50;
 	srnic_completer_ack(eng, qp, &ack);
-	CHECK(!qp->fc_blocked, "an ACK with more credit did not unblock");
+	CHECK(!qp->snd.fc_blocked, "an ACK with more credit did not unblock");
 	n = run_requester(qp);
 	CHECK(n == 50, "sent %u packets on 50 more credits", n);
 	ack.credit = SRNIC_FC_WINDOW + 10;	/* older, overtaken */
@@ -827,7 +827,7 @@ static void test_credits(void)
 	CHECK(run_requester(qp) == 0, "an older grant counted");
 
 	srnic_completer_timeouts(eng, qp,
-				 qp->fc_blocked_at + srnic_probe_tsc(qp));
+				 qp->snd.fc_blocked_at + srnic_probe_tsc(qp));
 	n = run_requester(qp);
 	CHECK(n == SRNIC_FC_UPDATE,
 	      "lent %u packets after a silent probe interval", n);
@@ -890,7 +890,7 @@ static void test_read_ranges(void)
 	}
 	/* Its probe time: the completer's timer asks the requester, whose
 	 * next turn asks again. */
-	qp->rd_progress = srnic_now() - srnic_probe_tsc(qp);
+	qp->snd.rd_progress = srnic_now() - srnic_probe_tsc(qp);
 	qp->run[0].probe_at = 0;
 	srnic_completer_timeouts(eng, qp, srnic_now());
 	srnic_requester_run(eng, qp, 8);
@@ -1091,21 +1091,21 @@ static void test_uc_give_up(void)
 			m[2], LEN, 2 - i);
 	deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 103, 1, 2, 0, 0, m[3],
 		LEN, 0);
-	CHECK(srnic_cq_poll(cq, c, 8) == 0 && qp->exp_msn == 100,
+	CHECK(srnic_cq_poll(cq, c, 8) == 0 && qp->rcv.exp_msn == 100,
 	      "UC waits for a message lacking a packet");
-	CHECK(qp->uc_stuck_at != 0, "UC watches the stuck message");
-	srnic_responder_uc_timer(eng, qp, qp->uc_stuck_at + 1);
-	CHECK(qp->exp_msn == 100, "UC gave up before its time");
+	CHECK(qp->rcv.uc_stuck_at != 0, "UC watches the stuck message");
+	srnic_responder_uc_timer(eng, qp, qp->rcv.uc_stuck_at + 1);
+	CHECK(qp->rcv.exp_msn == 100, "UC gave up before its time");
 	/* Frames still wait in a port's queue: nothing is called lost, up
 	 * to twice the time. */
 	eng->rx_backlog = true;
 	srnic_responder_uc_timer(eng, qp,
-				 qp->uc_stuck_at + eng->tsc_per_us *
+				 qp->rcv.uc_stuck_at + eng->tsc_per_us *
 							   SRNIC_UC_GIVE_UP_US *
 							   3 / 2);
-	CHECK(qp->exp_msn == 100, "UC gave up with frames not read yet");
+	CHECK(qp->rcv.exp_msn == 100, "UC gave up with frames not read yet");
 	srnic_responder_uc_timer(eng, qp,
-				 qp->uc_stuck_at + eng->tsc_per_us *
+				 qp->rcv.uc_stuck_at + eng->tsc_per_us *
 							   SRNIC_UC_GIVE_UP_US *
 							   3);
 	CHECK(drops(SRNIC_DROP_UC_GIVEN_UP) == given + 1,
@@ -1151,8 +1151,8 @@ static void test_uc_give_up(void)
 	 * goes out (UC answers nothing but credit). */
 	deliver(qp, SRNIC_OP_WRITE, 0, 105, 1, 4, wkey ^ 0x10000,
 		(uintptr_t)wbuf, m[1], LEN, 0);
-	CHECK(qp->exp_msn == 106, "UC bad key given up at once (exp %u)",
-	      qp->exp_msn);
+	CHECK(qp->rcv.exp_msn == 106, "UC bad key given up at once (exp %u)",
+	      qp->rcv.exp_msn);
 	{
 		struct srnic_pkt out[8];
 		unsigned n = drain_wire(out, 8);
@@ -1172,12 +1172,12 @@ static void test_uc_give_up(void)
 		deliver(qp, SRNIC_OP_WRITE, 0, 106 + 1000000, 1, 4, wkey,
 			(uintptr_t)wbuf, m[1], LEN, 0);
 		CHECK(drops(SRNIC_DROP_OUT_OF_WINDOW) == oow + 1 &&
-			      qp->exp_msn == 106,
+			      qp->rcv.exp_msn == 106,
 		      "UC a packet a million messages ahead is dropped");
 		deliver(qp, SRNIC_OP_WRITE, 0, 106 + 200, 1, 4, wkey,
 			(uintptr_t)wbuf, m[1], LEN, 0);
-		CHECK(qp->exp_msn == 306, "UC follows a sender 200 messages "
-		      "ahead (exp %u)", qp->exp_msn);
+		CHECK(qp->rcv.exp_msn == 306, "UC follows a sender 200 messages "
+		      "ahead (exp %u)", qp->rcv.exp_msn);
 	}
 	srnic_engine_destroy_qp(eng, qp);
 	for (i = 0; i < 4; i++)

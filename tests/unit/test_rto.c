@@ -36,19 +36,19 @@ static void test_follows_samples(void)
 	qp_init(&qp, 64000 * US);
 	srnic_rto_sample(&qp, 1000 * US, HZ);
 	/* first sample: srtt = r, rttvar = r/2, rto = 3r */
-	CHECK(qp.rto == 3000 * US, "first RTO %lu us",
-	      (unsigned long)(qp.rto / US));
+	CHECK(qp.snd.rto == 3000 * US, "first RTO %lu us",
+	      (unsigned long)(qp.snd.rto / US));
 	for (i = 0; i < 200; i++)
 		srnic_rto_sample(&qp, 1000 * US, HZ);
-	CHECK(qp.srtt == 1000 * US, "SRTT %lu us after steady samples",
-	      (unsigned long)(qp.srtt / US));
-	CHECK(qp.rto >= 1000 * US && qp.rto < 1100 * US,
+	CHECK(qp.snd.srtt == 1000 * US, "SRTT %lu us after steady samples",
+	      (unsigned long)(qp.snd.srtt / US));
+	CHECK(qp.snd.rto >= 1000 * US && qp.snd.rto < 1100 * US,
 	      "RTO %lu us after steady 1 ms samples",
-	      (unsigned long)(qp.rto / US));
+	      (unsigned long)(qp.snd.rto / US));
 	/* a sudden slow sample widens it, by way of the variance */
 	srnic_rto_sample(&qp, 5000 * US, HZ);
-	CHECK(qp.rto > 4000 * US, "RTO %lu us after a 5 ms outlier",
-	      (unsigned long)(qp.rto / US));
+	CHECK(qp.snd.rto > 4000 * US, "RTO %lu us after a 5 ms outlier",
+	      (unsigned long)(qp.snd.rto / US));
 }
 
 static void test_bounds(void)
@@ -59,11 +59,11 @@ static void test_bounds(void)
 	qp_init(&qp, 8000 * US);
 	for (i = 0; i < 50; i++)
 		srnic_rto_sample(&qp, 10 * US, HZ);
-	CHECK(qp.rto == SRNIC_RTO_MIN_US * US, "RTO %lu us below the floor",
-	      (unsigned long)(qp.rto / US));
+	CHECK(qp.snd.rto == SRNIC_RTO_MIN_US * US, "RTO %lu us below the floor",
+	      (unsigned long)(qp.snd.rto / US));
 	srnic_rto_sample(&qp, 100000 * US, HZ);
-	CHECK(qp.rto == 8000 * US, "RTO %lu us above the verbs timeout",
-	      (unsigned long)(qp.rto / US));
+	CHECK(qp.snd.rto == 8000 * US, "RTO %lu us above the verbs timeout",
+	      (unsigned long)(qp.snd.rto / US));
 }
 
 static void test_backoff(void)
