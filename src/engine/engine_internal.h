@@ -347,6 +347,8 @@ struct srnic_node {
 	struct srnic_proc proc[SRNIC_MAX_PROCS];
 	uint32_t nprocs;	/* attached ones (srnicd writes) */
 	uint32_t nprocs_most;	/* ... the most at once so far */
+	uint32_t stopped_killed;	/* srnicd: processes it killed for
+					 * being stopped with the port token */
 	struct srnic_stats departed;	/* counters of processes gone */
 	uint8_t qp_owner[SRNIC_MAX_QP];	/* slot + 1; 0: free */
 };

@@ -101,6 +101,15 @@ static const struct {
 	{"fc_lent", offsetof(struct srnic_stats, fc_lent)},
 };
 
+/* The pid of the process that holds the port token now, or 0. */
+static int token_holder_pid(const struct srnic_node *node)
+{
+	uint32_t held = __atomic_load_n(&node->port_token, __ATOMIC_RELAXED) &
+			~SRNIC_TOKEN_WAITERS;
+
+	return held && held <= SRNIC_MAX_PROCS ? node->proc[held - 1].pid : 0;
+}
+
 size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 {
 	struct srnic_node *node = eng->node;
@@ -114,9 +123,11 @@ size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 	put_name(&o, eng->cfg.node, sizeof(eng->cfg.node));
 	srnic_stats_node(eng, &total);
 	put(&o, ",\"incarnation\":%u,\"pool_in_use\":%u,"
-		"\"processes_most\":%u,\"retransmits\":%lu,\"drops\":{",
+		"\"processes_most\":%u,\"token_holder\":%d,"
+		"\"stopped_killed\":%u,\"retransmits\":%lu,\"drops\":{",
 	    node->inc, rte_mempool_in_use_count(node->pool),
-	    node->nprocs_most, (unsigned long)total.retransmits);
+	    node->nprocs_most, token_holder_pid(node), node->stopped_killed,
+	    (unsigned long)total.retransmits);
 	put_drops(&o, &total);
 	put(&o, "},\"processes\":[");
 	for (i = 0; i < SRNIC_MAX_PROCS; i++) {

@@ -204,6 +204,7 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 	const char *path = eng->cfg.srnicd_socket;
 	struct conn conns[MAX_CONNS];
 	struct pollfd pfd[MAX_CONNS + 1];
+	struct srnicd_stop_watch stopped = {0};
 	unsigned i, n;
 	int lfd;
 
@@ -225,6 +226,7 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 		}
 		if (poll(pfd, n, POLL_MS) < 0 && errno != EINTR)
 			break;
+		srnicd_watch_stopped(eng, &stopped);
 		for (i = 0; i < MAX_CONNS; i++) {
 			short ev = pfd[i + 1].revents;
 

@@ -29,6 +29,18 @@ size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size);
 size_t srnicd_proc_drops(struct srnic_engine *eng, unsigned slot, char *buf,
 			 size_t size);
 
+/* stopped.c: kill a process that has been stopped (SIGSTOP, a debugger)
+ * while holding the node's port token, which stalls every process's port
+ * I/O and the node's HELLOs.  Called at every turn of serving; w keeps
+ * what was seen last. */
+struct srnicd_stop_watch {
+	uint32_t holder;	/* port token value seen stopped, or 0 */
+	int pid;
+	uint64_t since;		/* ms */
+};
+void srnicd_watch_stopped(struct srnic_engine *eng,
+			  struct srnicd_stop_watch *w);
+
 /* serve.c: serve the socket until SHUTDOWN or *stop; 0, or -1 with the
  * reason printed when the socket cannot be served. */
 int srnicd_serve(struct srnic_engine *eng, volatile int *stop);

@@ -20,6 +20,9 @@
 #  4. SIGKILL of an ib_write_bw client mid-transfer: srnicd lets go of it
 #     within 1 s (no process, no QP of its left), its server fails within
 #     its retry time, and a pingpong running beside it ends intact.
+#  4b. SIGSTOP of a busy process until a stop finds it holding the port
+#     token: srnicd kills it within 0.4 s, says why in its log, and a
+#     pingpong beside it ends intact.
 #  5. SIGKILL of srnicd: an attached ib_write_bw sees errors (the device is
 #     lost) and exits within 2 s; srnicd starts again and serves.
 #  5b. SIGKILL of srnicd again, under a mesh of four processes: the new
@@ -164,18 +167,26 @@ sums=$(for i in 0 1 2; do awk '$1 == 65536 && NF >= 5 {print $4}' "$LOGDIR/d-bw3
 [ "$(echo $sums | wc -w)" = 3 ] || fail "three ib_write_bw pairs: results '$sums'"
 echo "three ib_write_bw pairs (Gb/s: $sums) and a pingpong beside them: $(grep -h 'iters in' "$LOGDIR/d-pp3.a")"
 
+# victim_pair BW PP: an ib_write_bw pair a -> b for 8 s and a pingpong
+# beside it (logs $LOGDIR/BW.{a,b}, PP.{a,b}; pids sb sp cb cp); once a's
+# ib_write_bw is attached and a second into its transfer, its pid is in
+# victim.
+victim_pair() {
+	timeout -k 5 30 "$SRNIC" exec b -- ib_write_bw -D 8 -s 65536 > "$LOGDIR/$1.b" 2>&1 &
+	sb=$!
+	timeout -k 5 30 "$SRNIC" exec b -- ibv_rc_pingpong -g 1 -c -n 20000 -s 1024 -p 18800 > "$LOGDIR/$2.b" 2>&1 &
+	sp=$!
+	wait_listen b 18515 && wait_listen b 18800 || fail "the servers do not listen"
+	timeout -k 5 30 "$SRNIC" exec a -- ib_write_bw -D 8 -s 65536 b > "$LOGDIR/$1.a" 2>&1 &
+	cb=$!
+	timeout -k 5 30 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -c -n 20000 -s 1024 -p 18800 b > "$LOGDIR/$2.a" 2>&1 &
+	cp=$!
+	victim=$(wait_attached ib_write_bw) || exit 1
+	sleep 1	# (mid-transfer)
+}
+
 # 4. SIGKILL one process mid-transfer
-timeout -k 5 30 "$SRNIC" exec b -- ib_write_bw -D 8 -s 65536 > "$LOGDIR/d-bw.b" 2>&1 &
-sb=$!
-timeout -k 5 30 "$SRNIC" exec b -- ibv_rc_pingpong -g 1 -c -n 20000 -s 1024 -p 18800 > "$LOGDIR/d-pp2.b" 2>&1 &
-sp=$!
-wait_listen b 18515 && wait_listen b 18800 || fail "the servers do not listen"
-timeout -k 5 30 "$SRNIC" exec a -- ib_write_bw -D 8 -s 65536 b > "$LOGDIR/d-bw.a" 2>&1 &
-cb=$!
-timeout -k 5 30 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -c -n 20000 -s 1024 -p 18800 b > "$LOGDIR/d-pp2.a" 2>&1 &
-cp=$!
-victim=$(wait_attached ib_write_bw) || exit 1
-sleep 1	# (mid-transfer)
+victim_pair d-bw d-pp2
 kill -9 $victim
 gone=$($CLIENT "$TB/a.sock" gone "$victim" 1000) ||
 	fail "srnicd still holds the killed process $victim after 1 s: $(stats a)"
@@ -189,6 +200,35 @@ echo "its server failed after $(( $(date +%s) - t0 )) s"
 wait $cp || fail "the pingpong beside the killed process failed"
 wait $sp || fail "the pingpong server beside the killed process failed"
 pingpong_ok "$LOGDIR/d-pp2.a" && pingpong_ok "$LOGDIR/d-pp2.b" || fail "pingpong beside the kill"
+
+# 4b. SIGSTOP a busy process until a stop finds it holding the port token:
+#     srnicd kills it within 0.4 s (a stop that finds it without the token
+#     is left alone), and a pingpong beside it ends intact (the node's port
+#     I/O and HELLOs went on, or its QPs and the peer's would have failed).
+victim_pair d-stop.bw d-stop.pp
+# (a stop that finds it without the token: srnicd leaves it alone, and
+# it goes on after 0.4 s)
+caught="" ms=""
+for try in $(seq 100); do
+	kill -STOP "$victim"
+	t0=$(date +%s%N)
+	for _ in $(seq 40); do kill -0 "$victim" 2>/dev/null || break; sleep 0.01; done
+	if ! kill -0 "$victim" 2>/dev/null; then
+		caught=$try ms=$((($(date +%s%N) - t0) / 1000000))
+		break
+	fi
+	kill -CONT "$victim"
+	sleep 0.02
+done
+[ -n "$caught" ] || fail "ib_write_bw (pid $victim), stopped 100 times, was never killed: no stop found it holding the port token, or srnicd let it keep it"
+echo "ib_write_bw (pid $victim), stopped with the port token (stop $caught), was killed by srnicd within $ms ms"
+grep -q "pid $victim) stopped for .* killed" "$TB/a.srnicd.log" || fail "srnicd's log does not say why it killed $victim"
+wait $cb 2>/dev/null
+kill $sb 2>/dev/null; wait $sb 2>/dev/null
+wait $cp || fail "the pingpong beside the stopped process failed"
+wait $sp || fail "the pingpong server beside the stopped process failed"
+pingpong_ok "$LOGDIR/d-stop.pp.a" && pingpong_ok "$LOGDIR/d-stop.pp.b" || fail "pingpong beside the stop"
+jcheck a "st['stopped_killed'] >= 1" || fail "srnicd does not count the kill: $(stats a)"
 
 # bw_attached NAME: an ib_write_bw pair b <- a for 10 s, its client attached
 # to a's srnicd and a second into its transfer (server pid sb, client cb)
