@@ -340,8 +340,9 @@ static uint64_t ports_polled_ms(const struct srnic_engine *eng, uint64_t now)
  * PEER_DEAD_MS without a frame up to then, not up to now: a poller
  * descheduled with the port token held (20-200 ms, measured beside busy
  * programs on two CPUs) leaves the peer's HELLOs waiting in the ports,
- * and judging by now took every peer for dead on every port just before
- * they were read (session 14's pingpong out of retries).
+ * and judging by now would take every peer for dead on every port just
+ * before they are read (one way to session 14's pingpong out of retries;
+ * the other was the pool's ring, engine.c's POOL_OPS).
  */
 static void watch_links(struct srnic_engine *eng, uint64_t now,
 			uint64_t polled)
