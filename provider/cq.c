@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Completion queues.  Polling only: completion channels need the kernel's
- * uverbs file, which srnic does not have (README, "Limits").
+ * Completion queues, polled, or waited on through a completion channel.
+ *
+ * A channel is a pipe: libibverbs' ibv_create_comp_channel would ask the
+ * kernel for it, so srnic's preload library (preload.c) makes it instead,
+ * and a CQ created on it opens its own write end through /proc.  An armed
+ * CQ's next completion (or next solicited or failed one) makes the
+ * datapath write the verbs CQ's address into the pipe, which is what
+ * ibv_get_cq_event reads (srnic_cq_event, srnic_queue.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "srnic_provider.h"
 
@@ -66,20 +76,47 @@ static struct srnic_cq_v *cq_new(struct ibv_context *context, int cqe)
 	return scq;
 }
 
+/* The CQ's end of its completion channel's pipe: a write end of its own
+ * (the channel's fd is the read end); 0, or an errno. */
+static int cq_channel(struct srnic_cq_v *scq, struct ibv_comp_channel *ch)
+{
+	char path[40];
+	struct stat st;
+	int fd;
+
+	if (fstat(ch->fd, &st) || !S_ISFIFO(st.st_mode))
+		return EINVAL;	/* not a channel srnic's preload made */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", ch->fd);
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	scq->cq->notify_handle = (uintptr_t)&scq->vcq.cq;
+	scq->cq->notify_fd = fd;
+	return 0;
+}
+
+static void cq_free(struct srnic_context *ctx, struct srnic_cq_v *scq)
+{
+	srnic_engine_destroy_cq(ctx->eng, scq->cq);
+	free(scq);
+}
+
 struct ibv_cq *srnic_create_cq(struct ibv_context *context, int cqe,
 			       struct ibv_comp_channel *channel, int vector)
 {
 	struct srnic_cq_v *scq;
+	int rc;
 
-	if (channel) {
-		errno = EOPNOTSUPP;	/* no kernel, no completion channel */
-		return NULL;
-	}
 	if (vector < 0 || vector >= context->num_comp_vectors) {
 		errno = EINVAL;
 		return NULL;
 	}
 	scq = cq_new(context, cqe);
+	if (scq && channel && (rc = cq_channel(scq, channel))) {
+		cq_free(to_sctx(context), scq);
+		errno = rc;
+		return NULL;
+	}
 	return scq ? &scq->vcq.cq : NULL;
 }
 
@@ -149,9 +186,31 @@ int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	return 0;
 }
 
-int srnic_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+int srnic_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	return EOPNOTSUPP;	/* needs a completion channel */
+	struct srnic_cq *cq = to_scq(ibcq)->cq;
+	uint32_t i, prod;
+
+	if (cq->notify_fd < 0)
+		return EINVAL;	/* created without a channel */
+	/* (a full fence, against the datapath's in srnic_cq_publish: a
+	 * completion published after the arming makes the event, one
+	 * published before is seen below) */
+	__atomic_store_n(&cq->armed,
+			 solicited_only ? SRNIC_CQ_ARM_SOLICITED
+					: SRNIC_CQ_ARM_ANY,
+			 __ATOMIC_SEQ_CST);
+	/* Completions that came before the arming and are not polled yet
+	 * make the event at once, as on a NIC that arms at the consumer
+	 * index: perftest -e polls one completion an event, and a second
+	 * that came with the first would otherwise wait for good. */
+	pthread_spin_lock(&cq->lock);	/* (the ring stays, as for polls) */
+	prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
+	for (i = cq->cons;
+	     i != prod && __atomic_load_n(&cq->armed, __ATOMIC_RELAXED); i++)
+		srnic_cq_event(cq, &cq->ring[i & cq->mask]);
+	pthread_spin_unlock(&cq->lock);
+	return 0;
 }
 
 int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
@@ -176,10 +235,14 @@ int srnic_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct srnic_cq_v *scq = to_scq(ibcq);
 	struct srnic_context *ctx = to_sctx(ibcq->context);
+	int fd = scq->cq->notify_fd;
 	int rc = srnic_engine_destroy_cq(ctx->eng, scq->cq);
 
 	if (rc)
 		return -rc;
+	/* (the datapath has let go of the CQ: nothing writes to fd now) */
+	if (fd >= 0)
+		close(fd);
 	free(scq);
 	return 0;
 }
@@ -281,9 +344,10 @@ struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
 {
 	struct srnic_cq_v *scq;
 	struct ibv_cq_ex *ex;
+	int rc;
 
-	if (attr->channel) {
-		errno = EOPNOTSUPP;
+	if (attr->comp_vector >= (uint32_t)context->num_comp_vectors) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if ((attr->wc_flags & ~(uint64_t)SUPPORTED_WC_FLAGS) ||
@@ -295,6 +359,11 @@ struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
 	scq = cq_new(context, attr->cqe);
 	if (!scq)
 		return NULL;
+	if (attr->channel && (rc = cq_channel(scq, attr->channel))) {
+		cq_free(to_sctx(context), scq);
+		errno = rc;
+		return NULL;
+	}
 	scq->ex = 1;
 	ex = &scq->vcq.cq_ex;
 	ex->start_poll = ex_start_poll;

@@ -108,6 +108,7 @@ static struct verbs_context *srnic_alloc_context(struct ibv_device *ibdev,
 {
 	struct srnic_context *ctx;
 	char err[320];
+	long ncpu;
 	int rc;
 
 	ctx = SRNIC_ALLOC_CONTEXT(ibdev, cmd_fd, struct srnic_context, vctx,
@@ -130,7 +131,10 @@ static struct verbs_context *srnic_alloc_context(struct ibv_device *ibdev,
 		goto fail;
 	}
 	ctx->vctx.context.async_fd = ctx->async_pipe[0];
-	ctx->vctx.context.num_comp_vectors = 1;
+	/* (one a CPU, as rxe offers: a program may spread its CQs over
+	 * them; srnic's one datapath serves them all alike) */
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ctx->vctx.context.num_comp_vectors = ncpu > 0 ? (int)ncpu : 1;
 	verbs_set_ops(&ctx->vctx, &srnic_ops);
 	return &ctx->vctx;
 

@@ -61,6 +61,7 @@ struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,
 		return NULL;
 	}
 	cq->mask = n - 1;
+	cq->notify_fd = -1;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	return cq;
 }

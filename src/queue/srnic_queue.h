@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #define SRNIC_MAX_SGE 16
 #define SRNIC_MAX_INLINE 256
@@ -151,6 +152,7 @@ enum srnic_wc_opcode {
 #define SRNIC_WC_F_IMM 0x1
 #define SRNIC_WC_F_GRH 0x2	/* UD: a GRH heads the receive buffer */
 #define SRNIC_WC_F_INV 0x4	/* the SEND invalidated key imm (host order) */
+#define SRNIC_WC_F_SOLICITED 0x8 /* its sender asked for a solicited event */
 
 /* What a UD receive buffer holds before the payload, as verbs has it. */
 #define SRNIC_GRH_LEN 40
@@ -168,9 +170,16 @@ struct srnic_cqe {
 	uint32_t reserved;
 };
 
+/* A CQ armed for one event (req_notify_cq): by the next completion, or by
+ * the next solicited or failed one. */
+#define SRNIC_CQ_ARM_ANY 1
+#define SRNIC_CQ_ARM_SOLICITED 2
+
 struct srnic_cq {
 	/* datapath side */
 	uint32_t prod __attribute__((aligned(SRNIC_CACHE_LINE)));
+	uint32_t armed;		/* SRNIC_CQ_ARM_*, or 0: the application
+				 * arms, the datapath disarms as it tells */
 	/* application side */
 	uint32_t cons __attribute__((aligned(SRNIC_CACHE_LINE)));
 	uint32_t empty_polls;
@@ -179,6 +188,11 @@ struct srnic_cq {
 	uint32_t mask __attribute__((aligned(SRNIC_CACHE_LINE)));
 	uint32_t users;		/* QPs that complete into it */
 	struct srnic_cqe *ring;
+	/* a completion channel's pipe (write end; -1: none) and what an
+	 * event puts in it: the verbs CQ, as libibverbs' ibv_get_cq_event
+	 * reads it back */
+	int notify_fd;
+	uint64_t notify_handle;
 };
 
 static inline uint32_t srnic_cq_room(const struct srnic_cq *cq)
@@ -193,9 +207,37 @@ static inline struct srnic_cqe *srnic_cq_slot(struct srnic_cq *cq)
 	return &cq->ring[cq->prod & cq->mask];
 }
 
+/* The armed CQ's event, if the completion c calls for it: one 8-byte
+ * write to the channel's pipe, and the CQ is disarmed.  The datapath's, as
+ * it publishes c; req_notify_cq's, for a c that came before the arming
+ * (the compare-and-swap lets only one of them write). */
+static inline void srnic_cq_event(struct srnic_cq *cq,
+				  const struct srnic_cqe *c)
+{
+	uint32_t arm = __atomic_load_n(&cq->armed, __ATOMIC_RELAXED);
+
+	if (!arm || (arm == SRNIC_CQ_ARM_SOLICITED &&
+		     !(c->flags & SRNIC_WC_F_SOLICITED) && !c->status))
+		return;
+	if (__atomic_compare_exchange_n(&cq->armed, &arm, 0, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		(void)!write(cq->notify_fd, &cq->notify_handle,
+			     sizeof(cq->notify_handle));
+}
+
 static inline void srnic_cq_publish(struct srnic_cq *cq)
 {
+	const struct srnic_cqe *c = &cq->ring[cq->prod & cq->mask];
+
 	__atomic_store_n(&cq->prod, cq->prod + 1, __ATOMIC_RELEASE);
+	/* (a CQ with a channel only: the fence orders the completion's
+	 * publishing before the look at armed, as req_notify_cq orders its
+	 * arming before the application's next poll, so that a completion
+	 * either shows in that poll or makes the event) */
+	if (__builtin_expect(cq->notify_fd >= 0, 0)) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		srnic_cq_event(cq, c);
+	}
 }
 
 /* QP states and types, as the engine knows them. */

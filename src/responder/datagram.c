@@ -75,6 +75,8 @@ static void complete_recv(struct srnic_qp *qp, const struct srnic_pkt *pkt,
 		c->flags |= SRNIC_WC_F_IMM;
 		c->imm = pkt->imm;
 	}
+	if (pkt->flags & SRNIC_F_SOLICITED)
+		c->flags |= SRNIC_WC_F_SOLICITED;
 	srnic_rq_consumed(qp);
 	srnic_cq_publish(cq);
 }

@@ -389,6 +389,8 @@ static bool emit_recv_cqe(struct srnic_engine *eng, struct srnic_qp *qp,
 		c->flags |= SRNIC_WC_F_IMM;
 		c->imm = s->imm;
 	}
+	if (s->flags & SRNIC_F_SOLICITED)
+		c->flags |= SRNIC_WC_F_SOLICITED;
 	if ((s->flags & SRNIC_F_INV) && c->status == SRNIC_WC_SUCCESS) {
 		/* (checked when the message began; a region deregistered
 		 * since has nothing left to invalidate) */

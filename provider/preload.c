@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsrnic-preload.so: the one verbs call srnic cannot serve from its
+ * provider.  libibverbs' ibv_create_comp_channel asks the kernel's uverbs
+ * file for a channel (a command written to cmd_fd, whose answer is an fd),
+ * and srnic has no kernel.  Preloaded (./srnic exec sets LD_PRELOAD), this
+ * library defines that call and its
+ * destroy: for an srnic device the channel is a pipe made here, and the
+ * provider's CQs open their own write ends of it (cq.c); for any other
+ * device, libibverbs' own function runs.  Every other call of the channel
+ * (ibv_get_cq_event, ibv_ack_cq_events, poll/epoll on its fd) is
+ * libibverbs' own and works unchanged.
+ *
+ * The definitions are unversioned; they still take an application's
+ * references to ibv_create_comp_channel@IBVERBS_1.0 (ld.so binds a
+ * versioned reference to an unversioned definition that comes first).
+ * This library links nothing of libibverbs: a program preloaded with it
+ * that never uses verbs does not load libibverbs because of it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The write end each of our channels keeps open (so that a read waits,
+ * rather than seeing the end of the pipe, while no CQ is on the channel):
+ * by the channel's read fd. */
+struct kept {
+	struct kept *next;
+	int rfd, wfd;
+};
+
+static struct kept *kept;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool is_srnic(const struct ibv_context *ctx)
+{
+	return ctx && ctx->device &&
+	       strncmp(ctx->device->name, "srnic", 5) == 0;
+}
+
+static void *real(const char *name)
+{
+	void *fn = dlvsym(RTLD_NEXT, name, "IBVERBS_1.0");
+
+	return fn ? fn : dlsym(RTLD_NEXT, name);
+}
+
+EXPORT struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *ctx)
+{
+	struct ibv_comp_channel *(*next)(struct ibv_context *);
+	struct ibv_comp_channel *ch;
+	struct kept *k;
+	int fds[2];
+
+	if (!is_srnic(ctx)) {
+		next = real("ibv_create_comp_channel");
+		if (!next) {
+			errno = ENOSYS;
+			return NULL;
+		}
+		return next(ctx);
+	}
+	ch = calloc(1, sizeof(*ch));
+	k = calloc(1, sizeof(*k));
+	if (!ch || !k || pipe2(fds, O_CLOEXEC)) {
+		free(ch);
+		free(k);
+		return NULL;
+	}
+	ch->context = ctx;
+	ch->fd = fds[0];
+	ch->refcnt = 0;
+	k->rfd = fds[0];
+	k->wfd = fds[1];
+	pthread_mutex_lock(&kept_lock);
+	k->next = kept;
+	kept = k;
+	pthread_mutex_unlock(&kept_lock);
+	return ch;
+}
+
+EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
+{
+	int (*next)(struct ibv_comp_channel *) =
+		real("ibv_destroy_comp_channel");
+	struct kept **p, *k = NULL;
+	int rfd = ch->fd, rc;
+
+	if (!next)
+		return ENOSYS;
+	/* libibverbs' own: EBUSY while CQs use it, else it closes the read
+	 * end and frees the channel (calloc'ed here, for ours). */
+	rc = next(ch);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&kept_lock);
+	for (p = &kept; *p; p = &(*p)->next)
+		if ((*p)->rfd == rfd) {
+			k = *p;
+			*p = k->next;
+			break;
+		}
+	pthread_mutex_unlock(&kept_lock);
+	if (k) {
+		close(k->wfd);
+		free(k);
+	}
+	return 0;
+}
