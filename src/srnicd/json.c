@@ -101,20 +101,12 @@ static const struct {
 	{"fc_lent", offsetof(struct srnic_stats, fc_lent)},
 };
 
-/* The pid of the process that holds the port token now, or 0. */
-static int token_holder_pid(const struct srnic_node *node)
-{
-	uint32_t held = __atomic_load_n(&node->port_token, __ATOMIC_RELAXED) &
-			~SRNIC_TOKEN_WAITERS;
-
-	return held && held <= SRNIC_MAX_PROCS ? node->proc[held - 1].pid : 0;
-}
-
 size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 {
 	struct srnic_node *node = eng->node;
 	struct out o = {buf, size, 0};
 	struct srnic_stats total;
+	struct srnic_proc *holder = srnicd_token_holder(node);
 	unsigned i, p, c, first = 1, qps = 0;
 
 	if (size)
@@ -126,7 +118,7 @@ size_t srnicd_stats_json(struct srnic_engine *eng, char *buf, size_t size)
 		"\"processes_most\":%u,\"token_holder\":%d,"
 		"\"stopped_killed\":%u,\"retransmits\":%lu,\"drops\":{",
 	    node->inc, rte_mempool_in_use_count(node->pool),
-	    node->nprocs_most, token_holder_pid(node), node->stopped_killed,
+	    node->nprocs_most, holder ? holder->pid : 0, node->stopped_killed,
 	    (unsigned long)total.retransmits);
 	put_drops(&o, &total);
 	put(&o, "},\"processes\":[");

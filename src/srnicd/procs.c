@@ -136,6 +136,14 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 	return (int)slot;
 }
 
+struct srnic_proc *srnicd_token_holder(struct srnic_node *node)
+{
+	uint32_t held = __atomic_load_n(&node->port_token, __ATOMIC_ACQUIRE) &
+			~SRNIC_TOKEN_WAITERS;
+
+	return held && held <= SRNIC_MAX_PROCS ? &node->proc[held - 1] : NULL;
+}
+
 unsigned srnicd_proc_qps(const struct srnic_engine *eng, unsigned slot)
 {
 	unsigned q, n = 0;

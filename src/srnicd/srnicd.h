@@ -19,6 +19,9 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
  * taken back (QP numbers, the port token, queued frames, the packet
  * buffers its lcore's caches kept). */
 void srnicd_proc_release(struct srnic_engine *eng, unsigned slot);
+/* The process that holds the node's port token now (srnicd's own is
+ * slot 0), or NULL. */
+struct srnic_proc *srnicd_token_holder(struct srnic_node *node);
 /* QP numbers the process in slot holds. */
 unsigned srnicd_proc_qps(const struct srnic_engine *eng, unsigned slot);
 
@@ -34,7 +37,7 @@ size_t srnicd_proc_drops(struct srnic_engine *eng, unsigned slot, char *buf,
  * I/O and the node's HELLOs.  Called at every turn of serving; w keeps
  * what was seen last. */
 struct srnicd_stop_watch {
-	uint32_t holder;	/* port token value seen stopped, or 0 */
+	struct srnic_proc *holder;	/* seen stopped with the token */
 	int pid;
 	uint64_t since;		/* ms */
 };

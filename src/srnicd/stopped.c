@@ -48,24 +48,18 @@ void srnicd_watch_stopped(struct srnic_engine *eng,
 			  struct srnicd_stop_watch *w)
 {
 	struct srnic_node *node = eng->node;
-	uint32_t held = __atomic_load_n(&node->port_token, __ATOMIC_ACQUIRE) &
-			~SRNIC_TOKEN_WAITERS;
+	struct srnic_proc *p = srnicd_token_holder(node);
 	uint64_t now = srnic_ms();
-	struct srnic_proc *p;
 
-	/* (nobody, or srnicd itself: slot 0) */
-	if (held <= 1 || held > SRNIC_MAX_PROCS) {
-		w->holder = 0;
-		return;
-	}
-	p = &node->proc[held - 1];
-	if (!__atomic_load_n(&p->live, __ATOMIC_ACQUIRE) || p->pid <= 0 ||
+	/* (nobody, or srnicd itself) */
+	if (!p || p == &node->proc[0] ||
+	    !__atomic_load_n(&p->live, __ATOMIC_ACQUIRE) || p->pid <= 0 ||
 	    !proc_stopped(p->pid)) {
-		w->holder = 0;
+		w->holder = NULL;
 		return;
 	}
-	if (w->holder != held || w->pid != p->pid) {
-		w->holder = held;
+	if (w->holder != p || w->pid != p->pid) {
+		w->holder = p;
 		w->pid = p->pid;
 		w->since = now;
 		return;
@@ -78,5 +72,5 @@ void srnicd_watch_stopped(struct srnic_engine *eng,
 		p->prog, p->pid, (unsigned long)(now - w->since));
 	kill(p->pid, SIGKILL);
 	node->stopped_killed++;
-	w->holder = 0;
+	w->holder = NULL;
 }
