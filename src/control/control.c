@@ -445,7 +445,7 @@ static void watch_self(struct srnic_engine *eng, struct self_watch *w,
 		       uint64_t now, uint64_t polled)
 {
 	uint64_t dp = __atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE);
-	bool late = w->tick && now - w->tick > 5 * TICK_MS;
+	bool late = w->tick && now - w->tick > 5 * TICK_MS, unpolled;
 
 	if (late)
 		ctl_log(eng, "control core stalled: %lu ms between ticks",
@@ -459,10 +459,11 @@ static void watch_self(struct srnic_engine *eng, struct self_watch *w,
 		w->dp_epoch = dp;
 		w->dp_moved = now;
 	}
-	if (polled && now - polled > 5 * TICK_MS && !w->unpolled)
+	unpolled = polled && now - polled > 5 * TICK_MS;
+	if (unpolled && !w->unpolled)
 		ctl_log(eng, "ports unpolled for %lu ms: peers not judged",
 			(unsigned long)(now - polled));
-	w->unpolled = polled && now - polled > 5 * TICK_MS;
+	w->unpolled = unpolled;
 }
 
 static void *control_thread(void *arg)
