@@ -6,7 +6,9 @@
  */
 #include <string.h>
 
-#include "engine_internal.h"
+#include "srnic_completer.h"
+#include "srnic_flow.h"
+#include "srnic_rto.h"
 #include "srnic_sge.h"
 
 static inline int32_t seq_diff(uint32_t a, uint32_t b)

@@ -22,7 +22,7 @@
 
 #include <rte_ethdev.h>
 
-#include "engine_internal.h"
+#include "srnic_control.h"
 #include "srnic_port_guard.h"
 
 #define TICK_MS 10

@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "engine_internal.h"
+#include "srnic_control.h"
 
 #define FILES_TICK_MS 50
 #define STATS_MS 500

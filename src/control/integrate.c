@@ -43,7 +43,7 @@
  */
 #include <string.h>
 
-#include "engine_internal.h"
+#include "srnic_control.h"
 
 #define BOOTING_RETRY_MS 100
 #define READY_BURST 20		/* RDMA_READYs, one each HELLO ... */

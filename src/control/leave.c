@@ -20,7 +20,7 @@
 
 #include <rte_ethdev.h>
 
-#include "engine_internal.h"
+#include "srnic_control.h"
 #include "srnic_port_guard.h"
 
 #define LEAVE_WAIT_MS 300

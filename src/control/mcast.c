@@ -32,7 +32,7 @@
 
 #include <rte_ethdev.h>
 
-#include "engine_internal.h"
+#include "srnic_control.h"
 
 /* This process's group of that GID, if its QPs joined one. */
 static struct srnic_mcast_group *group_by_gid(struct srnic_engine *eng,

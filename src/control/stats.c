@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine_internal.h"
+#include "srnic_control.h"
 
 static const char *const drop_name[SRNIC_DROP_MAX] = {
 	[SRNIC_DROP_MALFORMED] = "malformed",

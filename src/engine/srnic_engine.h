@@ -15,9 +15,7 @@
 #include "srnic_config.h"
 #include "srnic_mem.h"
 #include "srnic_queue.h"
-
-/* QP numbers are indices into a node-wide table; 0..15 are never used. */
-#define SRNIC_MAX_QP 4096
+#include "srnic_event.h"
 
 struct srnic_engine;
 
@@ -125,9 +123,6 @@ int srnic_engine_modify_qp(struct srnic_engine *eng, struct srnic_qp *qp,
 int srnic_engine_resolve_ud(struct srnic_engine *eng, const uint8_t gid[16],
 			    struct srnic_ud_addr *out);
 
-#define SRNIC_MAX_MCAST_GROUPS 64	/* groups a node joins */
-#define SRNIC_MAX_MCAST_QPS 32		/* local QPs in one group */
-
 /* Multicast: let a UD QP take the datagrams sent to the group of gid (an
  * IPv4 multicast GID, as above), or stop.  0 or a negative errno
  * (EINVAL: not a multicast GID or not a UD QP; ENOMEM: too many groups or
@@ -147,25 +142,5 @@ void srnic_engine_kick(struct srnic_engine *eng);
  * if nobody else is.  Returns the work it did (0 also when it did not run);
  * a program that keeps polling thus drives its own traffic. */
 unsigned srnic_engine_progress(struct srnic_engine *eng);
-
-/*
- * Asynchronous events, as verbs has them: the engine calls fn from one of
- * its threads (so fn must be quick and must not call back into the
- * engine).  Port events concern the device as a whole: active once any
- * port carries traffic, down when none does.  handle is the QP's handle
- * for QP events (srnic_qp.handle, set by whoever created it).
- */
-enum srnic_event {
-	SRNIC_EV_PORT_ACTIVE,
-	SRNIC_EV_PORT_DOWN,
-	SRNIC_EV_QP_FATAL,	/* the engine took the QP to the error state */
-	SRNIC_EV_SRQ_LIMIT,	/* handle: the SRQ's */
-	SRNIC_EV_QP_LAST_WQE,	/* a QP on an SRQ entered the error state */
-	SRNIC_EV_DEVICE_FATAL,	/* srnicd, which the process was attached
-				 * to, is gone: every QP is in the error
-				 * state, and every later verb fails */
-};
-typedef void (*srnic_event_fn)(enum srnic_event ev, void *handle);
-void srnic_engine_on_event(srnic_event_fn fn);
 
 #endif

@@ -7,7 +7,7 @@
  */
 #include <rte_mbuf.h>
 
-#include "engine_internal.h"
+#include "srnic_port.h"
 
 bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 		     const struct rte_mbuf *m, struct srnic_pkt *pkt)

@@ -31,7 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "engine_internal.h"
+#include "srnic_port.h"
 
 #define FILE_CHECK_MS 100
 #define DEFAULT_DELAY_US 1000

@@ -16,7 +16,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include "engine_internal.h"
+#include "srnic_port.h"
 
 /* Frames in flight to ourselves: a transmit buffer's worth, twice. */
 #define LOOP_RING (2 * SRNIC_TXBUF)

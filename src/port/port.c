@@ -19,7 +19,7 @@
 #include <rte_ethdev.h>
 #include <rte_log.h>
 
-#include "engine_internal.h"
+#include "srnic_port.h"
 #include "srnic_futex.h"
 #include "srnic_port_guard.h"
 

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "engine_internal.h"
+#include "srnic_port.h"
 
 #define MEMIF_REGION "/memfd:memif_region_"
 /* Larger mappings (rsize and bsize far above the testbed's) are left to

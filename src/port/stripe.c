@@ -8,7 +8,7 @@
  * (loop.c).  Runs on the datapath (the requester's packets, the
  * responder's ACKs and READ responses); srnic_stripe_plan at start.
  */
-#include "engine_internal.h"
+#include "srnic_port.h"
 
 /* Whether any port reaches peer at all (NULL: a multicast group, which
  * any live port reaches). */

@@ -24,6 +24,10 @@
 /* READs and atomics a QP may have outstanding each way */
 #define SRNIC_MAX_RD_ATOMIC 16
 #define SRNIC_CACHE_LINE 64
+/* QP numbers are indices into a node-wide table; 0..15 are never used. */
+#define SRNIC_MAX_QP 4096
+#define SRNIC_MAX_MCAST_GROUPS 64	/* groups a node joins */
+#define SRNIC_MAX_MCAST_QPS 32		/* local QPs in one group */
 
 /* Work request opcodes, as the engine knows them. */
 enum srnic_wr_opcode {

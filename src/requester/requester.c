@@ -9,7 +9,9 @@
  */
 #include <string.h>
 
-#include "engine_internal.h"
+#include "srnic_requester.h"
+#include "srnic_flow.h"
+#include "srnic_rto.h"
 #include "srnic_sge.h"
 
 static const uint16_t op_flags[] = {

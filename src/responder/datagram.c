@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "engine_internal.h"
+#include "srnic_responder.h"
 #include "srnic_recv.h"
 #include "srnic_sge.h"
 

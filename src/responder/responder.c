@@ -12,7 +12,8 @@
  */
 #include <string.h>
 
-#include "engine_internal.h"
+#include "srnic_responder.h"
+#include "srnic_flow.h"
 #include "srnic_recv.h"
 #include "srnic_sge.h"
 

@@ -8,7 +8,7 @@
 #ifndef SRNIC_RECV_H
 #define SRNIC_RECV_H
 
-#include "engine_internal.h"
+#include "srnic_responder.h"
 
 /* The receive WQE for receive sequence ssn (exp_ssn is rq_comp's). */
 static inline struct srnic_rwqe *srnic_recv_wqe(struct srnic_qp *qp,

@@ -4,7 +4,7 @@
  * port's state, the device's end), handed to whoever registered for them:
  * the provider.  Any thread of the engine.
  */
-#include "engine_internal.h"
+#include "srnic_sched.h"
 
 static srnic_event_fn event_fn;
 

@@ -6,7 +6,6 @@
  * list; the loop (datapath.c) runs what the lists hold.  And the QP table,
  * by number.  Datapath only.
  */
-#include "engine_internal.h"
 #include "srnic_sched.h"
 
 void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp)

@@ -8,7 +8,8 @@
 #ifndef SRNIC_SCHED_H
 #define SRNIC_SCHED_H
 
-#include "engine_internal.h"
+#include "srnic_engine_state.h"
+#include "srnic_event.h"
 
 static inline void srnic_fifo_push(struct srnic_qp_fifo *f,
 				   struct srnic_qp *qp,
@@ -62,5 +63,24 @@ static inline bool srnic_qp_ack_wanted(const struct srnic_qp *qp)
 	       (qp->q.state != SRNIC_QPS_ERR ||
 		qp->rcv.ack_syndrome != SRNIC_ACK_OK);
 }
+
+/* sched.c: the datapath's lists, which the roles join to get a turn */
+void srnic_qp_activate(struct srnic_engine *eng, struct srnic_qp *qp);
+/* An ACK (NAK, SACK, credit) to send at the end of this iteration. */
+void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp);
+/* A plain ACK of a finished message: it may wait ack_delay_us for a packet
+ * of this QP's own to follow (one each way per round trip of a ping-pong,
+ * and fewer ACKs under a stream). */
+void srnic_qp_want_ack_lazy(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp);
+struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn);
+/* state.c: a QP taken to the error state (or, UC and UD, its send queue):
+ * marked, and given a turn on which its roles do their parts */
+void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_to_sqe(struct srnic_engine *eng, struct srnic_qp *qp);
+/* event.c: report an asynchronous event (srnic_engine_on_event) */
+void srnic_event(enum srnic_event ev, void *handle);
 
 #endif

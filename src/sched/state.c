@@ -5,7 +5,8 @@
  * part on the QP's next turn (datapath.c, run_qp), as it does all its
  * work, so no role calls another.  Datapath only.
  */
-#include "engine_internal.h"
+#include "srnic_port.h"
+#include "srnic_sched.h"
 
 void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
 {

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * control/: the control core (peers, links, HELLO loss, integration,
+ * multicast groups' filters), the file thread, the node's counters, and
+ * the peer table's lock and the incarnation checks the datapath shares
+ * with it.
+ */
+#ifndef SRNIC_CONTROL_H
+#define SRNIC_CONTROL_H
+
+#include "srnic_sched.h"
+#include "srnic_port.h"
+
+/* stats.c: the node's counters, as a NIC's are the device's: in srnicd's
+ * node those of every process, gone ones too, added up (srtt_us, rto_us
+ * and uc_give_up_us, a QP's last sample, as the highest of them). */
+void srnic_stats_node(const struct srnic_engine *eng, struct srnic_stats *t);
+/* ... and add one process's to t. */
+void srnic_stats_add(struct srnic_stats *t, const struct srnic_stats *st);
+/* A drop reason's name in the counters ("no_qp"...). */
+const char *srnic_drop_name(enum srnic_drop d);
+void srnic_stats_write(struct srnic_engine *eng);
+/* files.c: the thread that writes and reads the node's files (it stops
+ * with the control core, on ctrl_stop) */
+int srnic_files_start(struct srnic_engine *eng);
+void srnic_files_stop(struct srnic_engine *eng);
+
+/* leave.c: leaving links so that the peer survives it */
+void srnic_leave_answer(struct srnic_engine *eng, unsigned p);
+void srnic_leave_links(struct srnic_engine *eng);
+
+/* mcast.c: multicast groups */
+/* What kind of multicast GID gid is (SRNIC_MCAST_IPV4, _IPV6 or 0: none),
+ * and its wire id. */
+uint8_t srnic_mcast_gid(const uint8_t gid[16], uint32_t *id);
+/* Datapath (an engine call): UD QP qp joins, or leaves, the group of
+ * (normalised) GID gid; 0 or -errno. */
+int srnic_mcast_join(struct srnic_engine *eng, struct srnic_qp *qp,
+		     const uint8_t gid[16]);
+int srnic_mcast_leave(struct srnic_engine *eng, struct srnic_qp *qp,
+		      const uint8_t gid[16]);
+/* Datapath, while destroying QP qpn: it leaves every group. */
+void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn);
+/* srnicd: a process gone leaves every group. */
+void srnic_mcast_release_proc(struct srnic_node *node, unsigned slot);
+void srnic_mcast_program_ports(struct srnic_engine *eng);
+
+/* control.c */
+struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
+				     unsigned p);
+/* A control frame for one peer's incarnation dst_inc, on port p. */
+struct rte_mbuf *srnic_control_frame_to(struct srnic_engine *eng, uint8_t op,
+					unsigned p, const uint8_t dst_mac[6],
+					uint32_t dst_inc, uint16_t flags);
+struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4);
+
+/* Whether inc is one of the peer's earlier incarnations. */
+static inline bool srnic_peer_retired(const struct srnic_peer *peer,
+				      uint32_t inc)
+{
+	unsigned i;
+
+	for (i = 0; i < SRNIC_RETIRED; i++)
+		if (__atomic_load_n(&peer->retired[i], __ATOMIC_RELAXED) == inc)
+			return true;
+	return false;
+}
+
+/*
+ * Whether inc is an incarnation of the peer older than the one we know:
+ * one we saw it leave behind, or one with a lower boot count (the high 16
+ * bits, incarnation.c; compared as serial numbers).  A frame of an older
+ * process is late or replayed, and must not act for the live one.
+ */
+static inline bool srnic_peer_older(const struct srnic_peer *peer,
+				    uint32_t inc)
+{
+	uint32_t cur = __atomic_load_n(&peer->inc, __ATOMIC_ACQUIRE);
+
+	return srnic_peer_retired(peer, inc) ||
+	       (cur && inc != cur && (int16_t)((inc >> 16) - (cur >> 16)) < 0);
+}
+
+/* The peer table's lock.  In srnicd's node it is shared with attached
+ * processes (modify_qp resolves GIDs under it) and robust: one killed
+ * while it held it (it only reads) leaves it to the next taker. */
+static inline void srnic_shared_lock(pthread_mutex_t *lock)
+{
+	if (pthread_mutex_lock(lock) == EOWNERDEAD)
+		pthread_mutex_consistent(lock);
+}
+
+static inline void srnic_peer_lock(struct srnic_node *node)
+{
+	srnic_shared_lock(&node->peer_lock);
+}
+
+static inline void srnic_peer_unlock(struct srnic_node *node)
+{
+	pthread_mutex_unlock(&node->peer_lock);
+}
+
+/* integrate.c: the BOOTING / BOOT_ACK / RDMA_READY exchange */
+void srnic_integrate_booting(struct srnic_engine *eng,
+			     const struct srnic_pkt *pkt, unsigned p);
+/* The forgetting part alone: QPs failed, or -1 for a stale BOOTING. */
+int srnic_integrate_forget(struct srnic_engine *eng,
+			   const struct srnic_pkt *pkt);
+void srnic_integrate_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+			unsigned p);
+void srnic_integrate_new_incarnation(struct srnic_peer *peer);
+void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now);
+/* Both directions done with the peer's current incarnation. */
+bool srnic_peer_integrated(const struct srnic_peer *peer);
+
+int srnic_control_start(struct srnic_engine *eng);
+void srnic_control_stop(struct srnic_engine *eng);
+struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
+					 const uint8_t gid[16],
+					 unsigned wait_ms);
+
+#endif

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A process's engine as every layer reads it: its QPs and the datapath's
+ * lists, its memory table, its transmit buffers, the hand-offs from its
+ * application threads; and the small helpers on a QP's connection that
+ * more than one role uses.  Header only: engine/ starts and stops it, each
+ * layer changes only its own parts (docs/architecture.md).
+ */
+#ifndef SRNIC_ENGINE_STATE_H
+#define SRNIC_ENGINE_STATE_H
+
+#include "srnic_node.h"
+#include "srnic_mem.h"
+#include "srnic_qp.h"
+#include "srnic_wire.h"
+
+/* A receive poll's frames: a burst a port, a transmit buffer's worth off
+ * the loopback (dispatch.c) */
+#define SRNIC_RX_KEPT (SRNIC_MAX_PORTS * SRNIC_BURST + SRNIC_TXBUF)
+/* Payloads from this size on are sent from registered memory where the
+ * port allows it (below, a copy costs less than a second mbuf). */
+#define SRNIC_ZC_MIN 2048
+
+/* UC's first give-up time (responder.c says why) */
+#define SRNIC_UC_GIVE_UP_US 16000
+
+/* A FIFO of QPs through their fifo_next[id] links. */
+struct srnic_qp_fifo {
+	struct srnic_qp *head, *tail;
+};
+
+/* A port's transmit buffer: frames a process queued since its last
+ * flush.  Each process has its own for every port. */
+struct srnic_txbuf {
+	uint16_t n;
+	struct rte_mbuf *m[SRNIC_TXBUF];
+};
+
+/* A process's engine: its QPs and their roles' lists, its memory table,
+ * the hand-offs from its application threads, and the datapath token. */
+enum srnic_engine_mode {
+	SRNIC_EMBEDDED,	/* the node is this process's alone */
+	SRNIC_NODE,	/* srnicd: the node, in memory its processes share */
+	SRNIC_ATTACHED,	/* a process of srnicd's node */
+};
+
+struct srnic_engine {
+	struct srnic_config cfg;
+	struct srnic_node *node;
+	enum srnic_engine_mode mode;
+	uint32_t slot;		/* its process's index in the node */
+	unsigned lcore;		/* attached: the EAL lcore its iterations
+				 * run as (srnic_proc) */
+	int srnicd_fd;		/* attached: the connection to srnicd */
+	uint32_t attach_inc;	/* ... and the node's incarnation it gave */
+	struct srnic_eal_memory eal;	/* srnicd's node and its processes */
+	uint64_t tsc_hz;
+	uint64_t tsc_per_us;
+	struct srnic_mem_table mem;
+	/* the groups this process's QPs joined (the node's say which
+	 * processes joined) */
+	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
+	struct srnic_txbuf txbuf[SRNIC_PORT_SLOTS];
+	uint32_t payload_max;	/* bytes of payload a frame can carry */
+	/* Striping: one round of the rotation, ports repeated by weight and
+	 * interleaved (srnic_stripe_plan). */
+	uint8_t stripe[SRNIC_MAX_PORTS * SRNIC_MAX_WEIGHT];
+	uint32_t stripe_len;
+	uint32_t fc_grant;	/* credit each ACK grants (srnic_flow.h) */
+
+	/* QPs by number; numbers below 16 are never used */
+	struct srnic_qp *qp_tab[SRNIC_MAX_QP];
+	uint32_t qpn_next;
+	pthread_mutex_t obj_lock;
+
+	/* hand-offs between threads */
+	struct rte_ring *doorbell;	/* app -> datapath: QPs with work */
+	struct rte_ring *calls;		/* any -> datapath: engine calls */
+
+	/* datapath lists */
+	struct srnic_qp_fifo active;	/* QPs with work */
+	struct srnic_qp *ack_head;	/* ACKs to send now */
+	/* Deferred plain ACKs, in the order they fall due (each waits the
+	 * same ack_delay_tsc) */
+	struct srnic_qp_fifo lazy;
+	uint64_t ack_delay_tsc;
+	struct srnic_qp *timer_head;
+	struct srnic_qp *timer_cursor;	/* where the next tick's slice starts */
+	uint64_t next_tick;
+	uint64_t tick_tsc;
+	/* srnicd's node: when this process first found the port token taken
+	 * with frames to send, not having had it since (0: it has) */
+	uint64_t token_missed_at;
+	/* The last receive poll left frames in a port's queue (it took a
+	 * full burst): what a timer would call lost may be there. */
+	bool rx_backlog;
+	/* Frames for this process's QPs the receive poll took off the
+	 * ports, decoded: sorted under the port token, handled once it is
+	 * given back (dispatch.c). */
+	uint16_t rx_kept;
+	struct rte_mbuf *rx_kept_m[SRNIC_RX_KEPT];
+	struct srnic_pkt rx_kept_pkt[SRNIC_RX_KEPT];
+	/* UC: how long the oldest message may stall the ones behind it
+	 * before it is given up (responder.c); widened by evidence, 0 until
+	 * then: SRNIC_UC_GIVE_UP_US. */
+	uint64_t uc_give_up_tsc;
+
+	/* life (the nap's words: the engine's own, or its process's slot
+	 * in the node when others must wake it) */
+	uint32_t *sleeping;
+	uint32_t *wake;
+	uint32_t own_sleeping, own_wake;
+	/* Whoever holds the token runs the datapath: the engine's thread,
+	 * or an application thread in a post or poll call (datapath.c
+	 * says when).  Iterations count under it; app_iters counts those an
+	 * application thread ran. */
+	uint32_t dp_token __attribute__((aligned(SRNIC_CACHE_LINE)));
+	uint64_t dp_epoch;
+	uint64_t app_iters;
+	uint32_t kicked;	/* a post found the token taken */
+	uint32_t dp_abandoned;	/* an iteration was cut short by exit() */
+	uint32_t fatal;		/* srnicd gone (attach.c): SRNIC_FATAL_* */
+	volatile int stop;
+	int refcnt;
+	pthread_t dp_thread;
+	int dp_started;
+
+	/* its counters: its own, or (attached) its slot's in the node, where
+	 * srnicd reads them */
+	struct srnic_stats *st;
+	struct srnic_stats own_st;
+};
+
+/* A datagram (to a group) this node's current process sent. */
+static inline bool srnic_sent_here(const struct srnic_engine *eng,
+				   const struct srnic_pkt *pkt)
+{
+	return pkt->src_ipv4 == eng->cfg.ipv4 && pkt->src_inc == eng->node->inc;
+}
+
+/* Whether RDMA from qp's peer may land here. */
+static inline bool srnic_qp_peer_rdma_ok(const struct srnic_qp *qp)
+{
+	return __atomic_load_n(&qp->peer->ok_inc, __ATOMIC_ACQUIRE) ==
+	       qp->peer_inc;
+}
+
+/* The base header of a packet of qp's connection. */
+static inline void srnic_qp_pkt_init(struct srnic_pkt *pkt,
+				     const struct srnic_engine *eng,
+				     const struct srnic_qp *qp, uint8_t opcode,
+				     uint32_t msn)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->opcode = opcode;
+	pkt->dst_qpn = qp->at.dest_qpn;
+	pkt->src_qpn = qp->q.qpn;
+	pkt->src_inc = eng->node->inc;
+	pkt->dst_inc = qp->peer_inc;
+	pkt->msn = msn;
+}
+
+/* The 16-bit microsecond clock packets carry (ts, ts_echo): wraps every
+ * 65 ms, plenty for a round trip; never 0, which means "none". */
+static inline uint16_t srnic_ts16(const struct srnic_engine *eng)
+{
+	uint16_t t = (uint16_t)(srnic_now() / eng->tsc_per_us);
+
+	return t ? t : 1;
+}
+
+#endif

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node: what belongs to the adapter rather than to a process using it
+ * (its ports, its peers, its packet pools, its processes, its multicast
+ * groups, its counters), as every layer of the engine reads it, and the
+ * clocks they keep time with.  Header only: the code that changes each
+ * part lives in the layer that owns it (port/, control/, engine/).
+ */
+#ifndef SRNIC_NODE_H
+#define SRNIC_NODE_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "srnic_config.h"
+#include "srnic_queue.h"
+
+#define SRNIC_MAX_PEERS 64
+/* The peer slot after the others is this node itself (loopback): no
+ * control-core loop sees it (they stop at npeers), and a UD address names
+ * it by index as any peer. */
+#define SRNIC_PEER_SELF SRNIC_MAX_PEERS
+#define SRNIC_POOL_SIZE 16383	/* packet buffers of a node */
+#define SRNIC_BURST 32
+#define SRNIC_TXBUF 256
+
+/* Why a received packet was dropped; counted per node. */
+enum srnic_drop {
+	SRNIC_DROP_MALFORMED,
+	SRNIC_DROP_NOT_OURS,
+	SRNIC_DROP_STALE_INC,	/* from or to an earlier incarnation */
+	SRNIC_DROP_NO_QP,
+	SRNIC_DROP_QP_STATE,
+	SRNIC_DROP_STALE_TXID,	/* an older attempt of a message */
+	SRNIC_DROP_DUPLICATE,	/* already landed, or message already done */
+	SRNIC_DROP_OUT_OF_WINDOW,
+	/* access checks, NAKed */
+	SRNIC_DROP_BAD_KEY,	/* no such key, or another PD's */
+	SRNIC_DROP_OUT_OF_BOUNDS,
+	SRNIC_DROP_NO_RIGHTS,	/* the region or QP does not allow it */
+	SRNIC_DROP_RNR,
+	SRNIC_DROP_NO_MBUF,
+	SRNIC_DROP_NOT_INTEGRATED, /* RDMA from a peer before its BOOT_ACK */
+	SRNIC_DROP_BAD_QKEY,	/* a datagram with another Q_Key */
+	SRNIC_DROP_CQ_FULL,	/* a datagram whose CQ had no room */
+	SRNIC_DROP_NO_GROUP,	/* multicast to a group nobody here joined */
+	SRNIC_DROP_UC_GIVEN_UP,	/* UC messages given up: packets lost */
+	SRNIC_DROP_UC_LATE,	/* packets of a UC message given up already:
+				 * the give-up was early (it widens) */
+	SRNIC_DROP_BAD_CRC,	/* integrity trailer wrong, or missing */
+	SRNIC_DROP_BAD_AUTH,	/* control frame without the cluster key's
+				 * MAC, or with a wrong one */
+	SRNIC_DROP_MAX
+};
+
+struct srnic_port_stats {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t delayed;	/* frames the fault injector held back */
+	uint64_t corrupted;	/* ... and the ones it flipped a bit in */
+	uint64_t tx_full;	/* flushes the port did not take whole */
+};
+
+/* A port's receive-side fault injector (src/port/fault.c): a FIFO of frames
+ * held back, and bit flips.  The file thread writes hold, delay_tsc and
+ * corrupt; the rest is the datapath's. */
+#define SRNIC_FAULT_HOLD 1024	/* a power of two */
+struct srnic_fault {
+	uint64_t hold;		/* hold a frame when 32 random bits < hold */
+	uint64_t corrupt;	/* flip a bit in it when 32 random bits <
+				 * corrupt */
+	uint64_t delay_tsc;
+	uint64_t rng;		/* xorshift64 state */
+	uint32_t head, tail;
+	struct rte_mbuf *m[SRNIC_FAULT_HOLD];
+	uint64_t due[SRNIC_FAULT_HOLD];	/* TSC at which m[i] goes on */
+};
+
+struct srnic_port {
+	uint16_t port_id;
+	uint8_t mac[6];
+	/* Link state has one writer per field: the control core follows the
+	 * link (link_up, and link_gen counts its ups); the datapath decides
+	 * whether to touch the port (polling) and remembers in which life of
+	 * the link the peer said goodbye (bye_gen). */
+	uint8_t link_up;
+	uint8_t polling;
+	uint32_t link_gen;
+	uint32_t bye_gen;
+	uint8_t started;	/* rte_eth_dev_start succeeded */
+	uint64_t down_since;	/* control core: ms the link went down */
+	uint64_t started_at;	/* ms of the last successful start */
+	uint32_t start_gen;	/* link_gen at that start */
+	uint64_t next_try;	/* ms: retry a refused start after this */
+	uint8_t reconnects;	/* a client port: restart it to reconnect */
+	uint32_t hello_seq;	/* control core: number of the next HELLO */
+	uint8_t shared_memory;	/* memif: the peer's leaving unmaps the link */
+	uint8_t zero_copy;	/* tx_burst copies frames out: payload may
+				 * stay in registered memory */
+	uint8_t crc;		/* frames carry and must carry a CRC-32C
+				 * (never zero_copy: the frame is sealed
+				 * whole, in one buffer) */
+	char iface[16];		/* af_packet: its kernel interface */
+	struct srnic_port_stats st;
+	struct srnic_fault fault;
+};
+
+/* A remote node as the control core knows it. */
+struct srnic_peer {
+	uint32_t ipv4;
+	uint32_t inc;			/* its current incarnation */
+	uint8_t node_mac[6];
+	char name[SRNIC_NAME_MAX];
+	uint8_t mac[SRNIC_PORT_SLOTS][6]; /* its port on our port i's wire */
+	uint8_t up[SRNIC_MAX_PORTS];	 /* heard from recently on port i */
+	uint64_t last_seen[SRNIC_MAX_PORTS];
+	/* How many of its HELLOs port i loses (per mille, a moving
+	 * average); striping avoids a port that loses far more than the
+	 * peer's best one (lossy). */
+	uint32_t hello_seq[SRNIC_MAX_PORTS];	/* the next one expected */
+	uint32_t hello_inc[SRNIC_MAX_PORTS];	/* ... from this incarnation */
+	uint16_t hello_loss[SRNIC_MAX_PORTS];
+	uint8_t lossy[SRNIC_MAX_PORTS];
+	/* Port i has been quiet for a while although another port still
+	 * hears the peer: striping avoids it until it is heard again. */
+	uint8_t silent[SRNIC_MAX_PORTS];
+	uint32_t silenced;	/* times one of its ports went silent */
+	/* Integration (integrate.c).  The datapath reads ok_inc and
+	 * ready_inc; the control core writes everything. */
+	uint32_t ok_inc;	/* this incarnation of the peer confirmed it
+				 * forgot our older ones: its RDMA is let in */
+	uint32_t ready_inc;	/* this incarnation of the peer lets our
+				 * RDMA in */
+	uint8_t acked_ports;	/* BOOT_ACKs so far from incarnation inc */
+	/* Its incarnations before inc, the latest few: frames that name one
+	 * are late and ignored (control core writes, datapath reads). */
+#define SRNIC_RETIRED 4
+	uint32_t retired[SRNIC_RETIRED];
+	uint32_t nretired;
+	uint64_t booting_at;	/* ms we last sent it BOOTING */
+	uint64_t ready_at;	/* ms we last sent it RDMA_READY */
+	uint32_t ready_sent;	/* RDMA_READYs sent to this incarnation */
+};
+
+/* srnicd's node and its processes: where DPDK keeps the memory they share
+ * (EAL --file-prefix, --huge-dir, --base-virtaddr). */
+struct srnic_eal_memory {
+	char prefix[64];
+	char huge_dir[128];
+	char base_va[24];
+};
+
+/* A multicast group some UD QPs of this process joined (control/mcast.c).
+ * Changed by engine calls, so the process's datapath reads it without a
+ * lock. */
+struct srnic_mcast_group {
+	uint8_t gid[16];
+	uint32_t id;		/* on the wire (dst_ipv4) */
+	uint8_t kind;		/* SRNIC_MCAST_IPV4 or _IPV6 */
+	uint32_t nqp;		/* 0: a free entry */
+	uint32_t qpn[SRNIC_MAX_MCAST_QPS];
+};
+
+/* A multicast group some process of the node joined: which ones (a bit a
+ * slot).  Changed under the node's mcast_lock as processes join and
+ * leave; read without it by whoever polls the ports, to pass each
+ * datagram to the member processes.  A read that races a change can only
+ * pass one to a process that has just left, which drops and counts it. */
+struct srnic_node_group {
+	uint8_t gid[16];
+	uint32_t id;		/* on the wire (dst_ipv4) */
+	uint8_t kind;
+	uint32_t procs;		/* bit per slot; 0: a free entry */
+};
+
+struct srnic_stats {
+	uint64_t drops[SRNIC_DROP_MAX];
+	uint64_t retransmits;	/* messages sent again (timeout, RNR) */
+	uint64_t sack_resent;	/* packets sent again on a SACK */
+	uint64_t sacks_sent;
+	uint64_t probes;	/* last packets sent again to ask for a SACK */
+	uint64_t read_rerequests; /* READ ranges asked for again */
+	uint64_t atomics;	/* atomic operations run (responder) */
+	uint64_t srtt_us, rto_us;	/* of the QP that sampled last */
+	uint64_t uc_give_up_us;
+	uint64_t rnr_naks_sent;
+	uint64_t acks_sent;
+	/* integration */
+	uint64_t booting_sent;
+	uint64_t boot_acks;	/* BOOT_ACKs received: the peer forgot us */
+	uint64_t boot_naks;	/* BOOT_ACKs received: it had nothing */
+	uint64_t boot_answers;	/* BOOT_ACKs we sent */
+	uint64_t qps_cleared;	/* QPs failed: their peer restarted */
+	/* control core: frames of a peer's older process (late or
+	 * replayed) that it refused to learn from */
+	uint64_t ctl_refused;
+	/* flow control */
+	uint64_t fc_blocked;	/* a QP ran out of credit */
+	uint64_t fc_lent;	/* ... and lent itself some after a wait */
+	uint64_t tx_zero_copy;	/* frames sent from registered memory */
+	/* ... still queued when an engine call came, and copied */
+	uint64_t tx_settled;
+};
+
+#define SRNIC_TOKEN_HUNGRY_US 2000
+#define SRNIC_TOKEN_LEAVE_US 1000
+
+/* Processes one node (srnicd) takes; slot 0 is srnicd's own engine. */
+#define SRNIC_MAX_PROCS 32
+/* A process's EAL lcore id is this plus its slot: each has mempool caches
+ * of its own in the node's pools (srnicd's is its CPU's, below). */
+#define SRNIC_PROC_LCORE0 16
+/* The DPDK memzone srnicd keeps the node in. */
+#define SRNIC_NODE_MZ "srnic_node"
+
+/* A process of the node, as srnicd and the process itself see it. */
+struct srnic_proc {
+	uint32_t live;		/* srnicd: the slot is taken */
+	int32_t pid;
+	char prog[32];
+	struct rte_ring *rx;	/* frames for its QPs, from whoever polls */
+	/* its engine's hand-offs (srnicd makes them, as it makes rx) */
+	struct rte_ring *doorbell, *calls;
+	/* its datapath's nap (the futex word is shared: another process's
+	 * poller wakes it when it queues frames for it) */
+	uint32_t sleeping;
+	uint32_t wake;
+	/* Its engine thread stepped aside: its application threads poll,
+	 * and take queued frames themselves (no wake-up needed). */
+	uint32_t aside;
+	struct srnic_stats st;	/* its engine's counters */
+	uint64_t port_polls;	/* its iterations that had the port token */
+	uint64_t token_misses;	/* ... and that found it taken */
+	uint64_t token_waits;	/* sleeps for it, frames to send */
+	uint64_t token_hungry;	/* ... and times it asked for a turn */
+	uint64_t rx_forwarded;	/* frames other pollers queued for it */
+	uint64_t rx_ring_full;	/* ... and dropped: its ring was full */
+};
+
+/*
+ * The node: what belongs to the adapter rather than to a process using it.
+ * Its ports and their link state, the peers the control core learned, the
+ * node's incarnation, its packet buffers, its multicast groups, and the
+ * control core's rings.  The control core writes the peer and link state
+ * and the datapath reads it; the datapath owns the ports' receive side
+ * (polling, bye_gen, the fault injector, the counters).  Nothing in it
+ * points into a process's engine: it is what srnicd will keep in memory
+ * its processes share (today it is allocated with the one engine).
+ */
+struct srnic_node {
+	uint32_t inc;
+	struct rte_mempool *pool;
+	struct rte_mempool *zc_pool;	/* small: zero-copy frames' mbufs */
+	unsigned nports;
+	struct srnic_port port[SRNIC_PORT_SLOTS];	/* SRNIC_PORT_LOOP last */
+	struct rte_ring *loop;	/* loopback frames, flush to next receive */
+	struct rte_ring *ctrl_rx;	/* datapath -> control: mbufs */
+	struct rte_ring *ctrl_tx;	/* control -> datapath: mbufs */
+
+	/* multicast groups some process here joined; mcast_gen counts
+	 * changes, so the control core knows to program the ports' filters
+	 * again */
+	struct srnic_node_group mcast[SRNIC_MAX_MCAST_GROUPS];
+	pthread_mutex_t mcast_lock;	/* shared and robust, as peer_lock */
+	uint32_t mcast_gen;
+	uint32_t mcast_programmed;	/* control core: gen programmed */
+
+	/* peers: control core writes, everyone reads */
+	struct srnic_peer peer[SRNIC_MAX_PEERS + 1];	/* SRNIC_PEER_SELF last */
+	unsigned npeers;
+	pthread_mutex_t peer_lock;
+
+	/* the control core's and the file thread's life */
+	uint32_t ctrl_stop;
+	uint32_t hello_now;	/* ask the control core for HELLOs now */
+	int8_t dev_active;	/* control core: any port up (-1: not yet
+				 * looked at; the first look is no event) */
+	pthread_t ctrl_thread;
+	pthread_t files_thread;	/* files.c: stats and fault files */
+	int ctrl_started, files_started;
+
+	/* srnicd's node: its processes, which QP number is whose, and the
+	 * token of port I/O (whoever holds it polls every port and queues
+	 * each frame for the process whose QP it names).  Embedded: one
+	 * process, slot 0, and no token. */
+	uint8_t shared;
+	uint32_t port_token;	/* 0, or the holder's slot + 1, with
+				 * SRNIC_TOKEN_WAITERS when someone sleeps
+				 * for it (port.c) */
+	uint32_t closing;	/* srnicd stops: its processes poll no more */
+	/* A process starved of the port token for SRNIC_TOKEN_HUNGRY_US
+	 * (its slot + 1, or 0) and since when: the others leave it the token
+	 * for up to SRNIC_TOKEN_LEAVE_US (port.c) */
+	uint32_t hungry;
+	uint64_t hungry_at;
+	uint64_t apps_polled;	/* iterations an application thread of an
+				 * attached process polled the ports in */
+	/* TSC at the end of the last poll of every port (the datapath that
+	 * polled them): a peer's frames sent since may still wait in a port,
+	 * so the control core judges a silence only up to here */
+	uint64_t ports_polled;
+	struct srnic_proc proc[SRNIC_MAX_PROCS];
+	uint32_t nprocs;	/* attached ones (srnicd writes) */
+	uint32_t nprocs_most;	/* ... the most at once so far */
+	uint32_t stopped_killed;	/* srnicd: processes it killed for
+					 * being stopped with the port token */
+	struct srnic_stats departed;	/* counters of processes gone */
+	uint8_t qp_owner[SRNIC_MAX_QP];	/* slot + 1; 0: free */
+};
+
+/* The processes of the node whose QPs joined a group of wire id id (a bit
+ * a slot; see struct srnic_node_group). */
+static inline uint32_t srnic_node_group_procs(const struct srnic_node *node,
+					      uint32_t id)
+{
+	uint32_t procs = 0, p;
+	unsigned i;
+
+	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
+		p = __atomic_load_n(&node->mcast[i].procs, __ATOMIC_ACQUIRE);
+		if (p && node->mcast[i].id == id)
+			procs |= p;
+	}
+	return procs;
+}
+
+/* A counter another thread (or process) bumps, read whole. */
+static inline uint64_t srnic_cnt(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t srnic_now(void)
+{
+	return rte_get_tsc_cycles();
+}
+
+/* Milliseconds of a monotonic clock: control-plane timekeeping. */
+static inline uint64_t srnic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#endif

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * port/: the node's ports as the layers above use them: starting and
+ * stopping them, frames in and out under the port token, the loopback,
+ * the receive-side fault injector, which port a packet takes, and the
+ * frame builders and decoder.  Whoever holds the port token runs it.
+ */
+#ifndef SRNIC_PORT_H
+#define SRNIC_PORT_H
+
+#include "srnic_engine_state.h"
+
+/* port.c: port I/O */
+void srnic_ports_prepare(const struct srnic_config *cfg);
+void srnic_port_vdev_arg(const struct srnic_config *cfg, unsigned i,
+			 char *out, size_t size);
+void srnic_port_retry_start(struct srnic_engine *eng, unsigned i);
+void srnic_port_restart(struct srnic_engine *eng, unsigned i);
+#define SRNIC_PORT_RETRY_MS 250		/* a refused memif client start */
+#define SRNIC_HANDSHAKE_MS 2000		/* what a memif handshake may take */
+int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen);
+void srnic_ports_stop(struct srnic_engine *eng);
+uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
+		       struct rte_mbuf **pkts, uint16_t n);
+void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
+bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
+		       struct rte_mbuf *m);
+unsigned srnic_ports_flush(struct srnic_engine *eng);
+/* srnicd's node: the token of port I/O (a try-lock; always had when the
+ * node is the process's own). */
+bool srnic_ports_take(struct srnic_engine *eng);
+/* ... waiting for it up to wait_ms (0: as long as it takes: srnicd's
+ * control core, to restart a port); false when it did not come. */
+bool srnic_ports_hold(struct srnic_engine *eng, unsigned wait_ms);
+/* Attached: a DPDK secondary maps a memif link's memory when it looks at
+ * the link, and lets go of it when it sees it down; a link that came
+ * back (its peer or srnicd restarted it) must be looked at again before
+ * it is polled.  Under the process's datapath token, not the port
+ * token (it may ask srnicd for the memory, which takes a while). */
+void srnic_ports_remap(struct srnic_engine *eng);
+/* The node's ports whose link is up. */
+unsigned srnic_ports_up(const struct srnic_node *node);
+/* The engine stops: what its transmit buffers hold goes if the token
+ * comes within wait_ms, and is freed either way. */
+void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms);
+void srnic_ports_give(struct srnic_engine *eng);
+/* port_token's bit: someone sleeps for the token. */
+#define SRNIC_TOKEN_WAITERS 0x80000000u
+/* The port token is free again (its holder gave it back, or srnicd took
+ * it from a process that died): whoever sleeps for it wakes. */
+void srnic_port_token_free(struct srnic_node *node);
+void srnic_ports_settle(struct srnic_engine *eng);
+/* The port token held: the control core's frames into this process's
+ * transmit queues (whoever holds the token sends them). */
+void srnic_ports_take_control(struct srnic_engine *eng);
+bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
+int srnic_port_carrier(const struct srnic_port *port);
+void srnic_ports_prefault_shared(void);
+
+/* loop.c: the loopback port (SRNIC_PORT_LOOP), frames to this node */
+int srnic_loop_start(struct srnic_engine *eng, char *err, unsigned errlen);
+void srnic_loop_stop(struct srnic_engine *eng);
+uint16_t srnic_loop_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
+		       uint16_t n);
+uint16_t srnic_loop_tx(struct srnic_engine *eng, struct rte_mbuf **pkts,
+		       uint16_t n);
+
+/* fault.c: delay and reorder received frames (the testbed's faults) */
+uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
+			struct rte_mbuf **pkts, uint16_t got, uint16_t n);
+void srnic_fault_drop(struct srnic_port *port);
+void srnic_fault_poll(struct srnic_engine *eng);
+
+/* Packet builders shared by requester, responder and completer. */
+struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
+				 const struct srnic_pkt *pkt,
+				 const uint8_t dst_mac[6], unsigned p,
+				 uint8_t **payload);
+/*
+ * As srnic_pkt_alloc, for a payload of pkt->pkt_len bytes that stays where
+ * it is (registered memory, checked by the caller) until the port copies it
+ * out: only for ports with zero_copy, and only for RC, whose WQEs complete
+ * once the peer has their data (a frame still queued then is a duplicate,
+ * which the peer drops whatever it carries).  Queued ones get copies of
+ * their own before any engine call runs (srnic_ports_settle): after a
+ * deregistration returns, the program may unmap the memory.
+ */
+struct rte_mbuf *srnic_pkt_alloc_ext(struct srnic_engine *eng,
+				     const struct srnic_pkt *pkt,
+				     const uint8_t dst_mac[6], unsigned p,
+				     const uint8_t *payload);
+
+/* stripe.c: which port a packet takes */
+/* Pick the port for qp's next packet (weighted round-robin over live
+ * paths, lossy ones only when nothing else is left); -1 when none can take
+ * one now. */
+int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp);
+/* The same for peer (NULL: a multicast group), rotating *rr. */
+int srnic_stripe_pick(struct srnic_engine *eng, const struct srnic_peer *peer,
+		      uint32_t *rr);
+/* Lay out the rotation from the configured weights. */
+void srnic_stripe_plan(struct srnic_engine *eng);
+/* Whether any port reaches qp's peer (peer; NULL: any live port). */
+bool srnic_qp_peer_reachable(const struct srnic_engine *eng,
+			     const struct srnic_qp *qp);
+bool srnic_stripe_reachable(const struct srnic_engine *eng,
+			    const struct srnic_peer *peer);
+
+/* decode.c: check (CRC), decode and, for a control frame under a cluster
+ * key, authenticate a frame port p received; false, and the drop counted,
+ * for one that is damaged, malformed, forged or not ours. */
+bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
+		     const struct rte_mbuf *m, struct srnic_pkt *pkt);
+
+/* A frame in one segment: m itself, or a copy of it (m is freed); NULL,
+ * counted as a drop, when no buffer is free. */
+struct rte_mbuf *srnic_mbuf_linear(struct srnic_engine *eng,
+				   struct rte_mbuf *m);
+/* Copy len bytes of a (possibly chained) mbuf starting at off into dst. */
+void srnic_mbuf_copy_out(const struct rte_mbuf *m, uint32_t off, void *dst,
+			 uint32_t len);
+
+#endif

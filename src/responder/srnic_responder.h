@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * responder/: packets into memory, receives, READ answers and ACKs; and
+ * datagrams (datagram.c).  Datapath only.
+ */
+#ifndef SRNIC_RESPONDER_H
+#define SRNIC_RESPONDER_H
+
+#include "srnic_sched.h"
+#include "srnic_port.h"
+
+/* responder.c */
+bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+			const struct srnic_pkt *pkt, struct rte_mbuf *m);
+void srnic_responder_progress(struct srnic_engine *eng, struct srnic_qp *qp);
+unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
+			       unsigned budget);
+void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_responder_reset(struct srnic_qp *qp);
+void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp);
+/* UC: give up the oldest message if it has been stuck long enough */
+void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
+			      uint64_t now);
+/* datagram.c: a datagram for UD QP qp */
+void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
+			      const struct srnic_pkt *pkt,
+			      const uint8_t *group_gid);
+/* ... a datagram to a group, to this process's QPs in it (the engine's
+ * dispatch passes it to the node's other member processes). */
+void srnic_mcast_deliver(struct srnic_engine *eng, const struct srnic_pkt *pkt);
+
+#endif
