@@ -47,11 +47,24 @@ static bool is_srnic(const struct ibv_context *ctx)
 	       strncmp(ctx->device->name, "srnic", 5) == 0;
 }
 
+/* libibverbs' own function: next in the search order, or, when
+ * libibverbs came with a library that was dlopen()ed on its own (UCX's
+ * modules are), where it was loaded. */
 static void *real(const char *name)
 {
 	void *fn = dlvsym(RTLD_NEXT, name, "IBVERBS_1.0");
+	void *lib;
 
-	return fn ? fn : dlsym(RTLD_NEXT, name);
+	if (!fn)
+		fn = dlsym(RTLD_NEXT, name);
+	if (fn)
+		return fn;
+	lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!lib)
+		return NULL;
+	fn = dlvsym(lib, name, "IBVERBS_1.0");
+	dlclose(lib);	/* (NOLOAD took a reference: libibverbs stays) */
+	return fn;
 }
 
 EXPORT struct ibv_comp_channel *
@@ -91,29 +104,37 @@ ibv_create_comp_channel(struct ibv_context *ctx)
 
 EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 {
-	int (*next)(struct ibv_comp_channel *) =
-		real("ibv_destroy_comp_channel");
+	int (*next)(struct ibv_comp_channel *);
 	struct kept **p, *k = NULL;
-	int rfd = ch->fd, rc;
+	int rc = 0;
 
-	if (!next)
-		return ENOSYS;
-	/* libibverbs' own: EBUSY while CQs use it, else it closes the read
-	 * end and frees the channel (calloc'ed here, for ours). */
-	rc = next(ch);
-	if (rc)
-		return rc;
 	pthread_mutex_lock(&kept_lock);
 	for (p = &kept; *p; p = &(*p)->next)
-		if ((*p)->rfd == rfd) {
+		if ((*p)->rfd == ch->fd) {
 			k = *p;
-			*p = k->next;
 			break;
 		}
+	if (k) {
+		/* Ours, as libibverbs destroys its own: EBUSY while CQs use
+		 * it (libibverbs counts them under the context's mutex),
+		 * else both ends closed and the channel freed. */
+		pthread_mutex_lock(&ch->context->mutex);
+		if (ch->refcnt)
+			rc = EBUSY;
+		pthread_mutex_unlock(&ch->context->mutex);
+		if (!rc)
+			*p = k->next;
+	}
 	pthread_mutex_unlock(&kept_lock);
 	if (k) {
+		if (rc)
+			return rc;
+		close(k->rfd);
 		close(k->wfd);
 		free(k);
+		free(ch);
+		return 0;
 	}
-	return 0;
+	next = real("ibv_destroy_comp_channel");
+	return next ? next(ch) : ENOSYS;
 }
