@@ -134,8 +134,15 @@ static void to_wc(const struct srnic_cqe *c, struct ibv_wc *wc)
 		wc->wc_flags |= IBV_WC_WITH_IMM;
 		wc->imm_data = c->imm;
 	}
-	if (c->flags & SRNIC_WC_F_GRH)
+	if (c->flags & SRNIC_WC_F_GRH) {
 		wc->wc_flags |= IBV_WC_GRH;
+		/* Which network header the GRH holds, where mlx5 reports it
+		 * for RoCE v2 (its SL field: 2 IPv4, 1 IPv6; RoCE frames
+		 * carry no SL of their own).  UCX's UD reads it to find the
+		 * destination address in the GRH, and drops every datagram
+		 * whose address it reads wrong. */
+		wc->sl = c->flags & SRNIC_WC_F_GRH_IPV6 ? 1 : 2;
+	}
 	if (c->flags & SRNIC_WC_F_INV) {
 		wc->wc_flags |= IBV_WC_WITH_INV;
 		wc->invalidated_rkey = c->imm;

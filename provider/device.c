@@ -234,8 +234,11 @@ int srnic_query_device_ex(struct ibv_context *context,
 	d->max_res_rd_atom = SRNIC_MAX_RD_ATOMIC * (SRNIC_MAX_QP - 16);
 	/* Atomics run as locked instructions of the responder's CPU on the
 	 * application's memory: atomic against each other, and against the
-	 * CPUs' own atomic instructions on the same bytes. */
-	d->atomic_cap = IBV_ATOMIC_GLOB;
+	 * CPUs' own atomic instructions on the same bytes, which is what
+	 * IBV_ATOMIC_GLOB promises.  The device says IBV_ATOMIC_HCA, the
+	 * weaker promise (and rxe's): UCX 1.13's verbs transports offer
+	 * atomics only on a device that says exactly that. */
+	d->atomic_cap = IBV_ATOMIC_HCA;
 	d->max_srq = SRNIC_MAX_QP;
 	d->max_srq_wr = SRNIC_MAX_QP_WR;
 	d->max_srq_sge = SRNIC_MAX_SGE;

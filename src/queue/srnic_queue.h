@@ -157,6 +157,8 @@ enum srnic_wc_opcode {
 #define SRNIC_WC_F_GRH 0x2	/* UD: a GRH heads the receive buffer */
 #define SRNIC_WC_F_INV 0x4	/* the SEND invalidated key imm (host order) */
 #define SRNIC_WC_F_SOLICITED 0x8 /* its sender asked for a solicited event */
+#define SRNIC_WC_F_GRH_IPV6 0x10 /* ... an IPv6 header (an IPv6 group's
+				  * datagram), else an IPv4 one */
 
 /* What a UD receive buffer holds before the payload, as verbs has it. */
 #define SRNIC_GRH_LEN 40

@@ -58,7 +58,7 @@ static void grh_ipv6(uint8_t grh[SRNIC_GRH_LEN], const struct srnic_pkt *pkt,
 
 /* Complete the oldest receive WQE; the caller checked the CQ's room. */
 static void complete_recv(struct srnic_qp *qp, const struct srnic_pkt *pkt,
-			  uint8_t status)
+			  const uint8_t *group_gid, uint8_t status)
 {
 	struct srnic_cq *cq = qp->q.recv_cq;
 	struct srnic_cqe *c = srnic_cq_slot(cq);
@@ -70,7 +70,7 @@ static void complete_recv(struct srnic_qp *qp, const struct srnic_pkt *pkt,
 	c->status = status;
 	c->opcode = SRNIC_WC_RECV;
 	c->byte_len = SRNIC_GRH_LEN + pkt->pkt_len;
-	c->flags = SRNIC_WC_F_GRH;
+	c->flags = SRNIC_WC_F_GRH | (group_gid ? SRNIC_WC_F_GRH_IPV6 : 0);
 	if (pkt->flags & SRNIC_F_IMM) {
 		c->flags |= SRNIC_WC_F_IMM;
 		c->imm = pkt->imm;
@@ -115,7 +115,7 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (room < 0) {
 		/* The receive WQE itself is wrong (its region went): it
 		 * completes in error and takes the QP down. */
-		complete_recv(qp, pkt, SRNIC_WC_LOC_PROT_ERR);
+		complete_recv(qp, pkt, group_gid, SRNIC_WC_LOC_PROT_ERR);
 		srnic_qp_to_error(eng, qp);
 		return;
 	}
@@ -123,7 +123,7 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 		/* Too long for it: the WQE says so, but the QP goes on.
 		 * Anyone who knows the Q_Key may send a datagram, and a
 		 * long one must not take a UD service down. */
-		complete_recv(qp, pkt, SRNIC_WC_LOC_LEN_ERR);
+		complete_recv(qp, pkt, group_gid, SRNIC_WC_LOC_LEN_ERR);
 		return;
 	}
 	if (group_gid)
@@ -134,11 +134,11 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 			      SRNIC_GRH_LEN) ||
 	    srnic_sge_scatter(&eng->mem, qp->pd, r->sge, r->num_sge,
 			      SRNIC_GRH_LEN, pkt->payload, pkt->pkt_len)) {
-		complete_recv(qp, pkt, SRNIC_WC_LOC_PROT_ERR);
+		complete_recv(qp, pkt, group_gid, SRNIC_WC_LOC_PROT_ERR);
 		srnic_qp_to_error(eng, qp);
 		return;
 	}
-	complete_recv(qp, pkt, SRNIC_WC_SUCCESS);
+	complete_recv(qp, pkt, group_gid, SRNIC_WC_SUCCESS);
 }
 
 /* Datapath: a group's datagram to this process's QPs in the group (every

@@ -150,11 +150,15 @@ static bool inv_revoked_for(const struct srnic_qp *qp, uint32_t msn,
 	return false;
 }
 
-/* May this WRITE packet land? */
+/* May this WRITE packet land?  One that carries nothing (a zero-length
+ * WRITE, which UCX posts to flush a QP) touches no memory: as on IB, its
+ * key and address are not checked (rkey 0, va 0 from UCX). */
 static enum srnic_mem_check write_check(const struct srnic_engine *eng,
 					const struct srnic_qp *qp,
 					const struct srnic_pkt *pkt)
 {
+	if (!pkt->pkt_len)
+		return SRNIC_MEM_OK;
 	if (qp->rcv.ninv && inv_revoked_for(qp, pkt->msn, pkt->rkey))
 		return SRNIC_MEM_BAD_KEY;
 	return srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,

@@ -21,7 +21,7 @@ expect 'max_qp_rd_atom:[[:space:]]+[1-9]'
 expect 'max_sge:[[:space:]]+[1-9]'
 expect 'max_mr:[[:space:]]+[1-9]'
 expect 'max_qp:[[:space:]]+[1-9]'
-expect 'atomic_cap:[[:space:]]+ATOMIC_GLOB'
+expect 'atomic_cap:[[:space:]]+ATOMIC_HCA'
 
 # The provider loads into any program as it is: no static TLS (which
 # glibc has little room for in a library dlopen()ed late), nothing in the

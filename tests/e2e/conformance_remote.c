@@ -2,7 +2,9 @@
 /*
  * Error completions between two nodes, one QP pair a case, made and
  * swapped up front:
- *  RC  a WRITE with a bad rkey completes IBV_WC_REM_ACCESS_ERR, the QP is
+ *  RC  a WRITE of 0 bytes with rkey 0 and address 0 (which UCX posts to
+ *      flush a QP) completes fine: it touches no memory, so nothing is
+ *      checked; a WRITE with a bad rkey completes IBV_WC_REM_ACCESS_ERR, the QP is
  *      in ERR and what comes after is flushed; a SEND longer than the
  *      receive completes IBV_WC_REM_INV_REQ_ERR at the sender (the
  *      responder NAKs it as an invalid request) and IBV_WC_LOC_LEN_ERR at
@@ -21,7 +23,8 @@
  *  UD  a datagram with the wrong Q_Key is dropped and the next one is
  *      received; a receive shorter than the 40-byte GRH plus the payload
  *      completes IBV_WC_LOC_LEN_ERR; a receive completion says
- *      IBV_WC_GRH, the sender's QPN and payload + 40 bytes, and the GRH
+ *      IBV_WC_GRH, the sender's QPN and payload + 40 bytes, and sl 2
+ *      (the GRH holds an IPv4 header, as mlx5 says it), and the GRH
  *      ends in the IPv4 header of the packet (RoCE v2).
  */
 #include <arpa/inet.h>
@@ -314,6 +317,15 @@ static void rc_cases(struct cf_remote *r)
 	struct ibv_sge sge;
 	const char *what;
 
+	what = "RC RDMA WRITE of 0 bytes, rkey 0, address 0";
+	wr_of(r, P_RC_RKEY, &wr, &sge, IBV_WR_RDMA_WRITE, SRC_A, 0, 4);
+	wr.sg_list = NULL;
+	wr.num_sge = 0;
+	wr.wr.rdma.remote_addr = 0;
+	wr.wr.rdma.rkey = 0;
+	one(r, P_RC_RKEY, &wr, IBV_WC_SUCCESS, what);
+	state_is(r, P_RC_RKEY, IBV_QPS_RTS, what);
+
 	what = "RC RDMA WRITE with a bad rkey";
 	wr_of(r, P_RC_RKEY, &wr, &sge, IBV_WR_RDMA_WRITE, SRC_A, WLEN, 1);
 	wr.wr.rdma.remote_addr += OFF_RC_BAD;
@@ -524,6 +536,10 @@ static void ud_received(struct cf_remote *r, const struct ibv_wc *wc)
 		  detail, "UD receive completion: IBV_WC_RECV with IBV_WC_GRH "
 		  "and the immediate, src_qp the sender's QPN, byte_len "
 		  "payload + 40");
+	snprintf(detail, sizeof(detail), "sl %u", wc->sl);
+	cf_report(wc->sl == 2, detail, "UD the completion's sl says the GRH "
+		  "holds an IPv4 header (2), where mlx5 says it and UCX's UD "
+		  "reads it");
 	cf_report(all_bytes(grh + GRH, 0xd2, UD_LEN) &&
 			  all_bytes(grh + GRH + UD_LEN, 0, 64),
 		  "other bytes", "UD the payload is the right-Q_Key "

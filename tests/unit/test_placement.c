@@ -430,6 +430,31 @@ static void test_access(void)
 	free(msg);
 }
 
+/* A WRITE of no bytes touches no memory, so its key and address are not
+ * checked (UCX flushes a QP with one: rkey 0, address 0), also when it
+ * comes ahead of the message before it, whose last packet it may be
+ * taken for. */
+static void test_zero_length_write(void)
+{
+	struct srnic_qp *qp = qp_new(4);
+	uint64_t bad = drops(SRNIC_DROP_BAD_KEY);
+	struct srnic_pkt out[4];
+	uint8_t none[1] = {0};
+	unsigned n, i, naks = 0;
+
+	deliver(qp, SRNIC_OP_WRITE, 0, 101, 1, 0, 0, 0, none, 0, 0);
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, 0, 0, none, 0, 0);
+	n = drain_wire(out, 4);
+	for (i = 0; i < n; i++)
+		naks += out[i].syndrome != SRNIC_ACK_OK;
+	CHECK(naks == 0 && drops(SRNIC_DROP_BAD_KEY) == bad,
+	      "zero-length WRITEs refused: %u NAKs, %llu bad keys", naks,
+	      (unsigned long long)(drops(SRNIC_DROP_BAD_KEY) - bad));
+	CHECK(qp->rcv.exp_msn == 102, "zero-length WRITEs not both done "
+	      "(next message %u)", qp->rcv.exp_msn);
+	srnic_engine_destroy_qp(eng, qp);
+}
+
 /* Post a signaled READ of len bytes into local (key) as send WQE 0. */
 static void post_read(struct srnic_qp *qp, uint64_t wr_id, uint8_t *local,
 		      uint32_t len, uint32_t key)
@@ -1273,6 +1298,7 @@ int main(void)
 	test_txid();
 	test_send_ssn();
 	test_access();
+	test_zero_length_write();
 	test_read_response();
 	test_cross_message_order();
 	test_qp_access();
