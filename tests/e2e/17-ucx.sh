@@ -1,0 +1,87 @@
+# UCX (ucx-utils, unmodified from Debian) over srnic0, through srnicd:
+#  - ucx_info -d lists rc_verbs and ud_verbs on srnic0:1 and opens both;
+#  - ucx_perftest between the nodes at UCT level (rc_verbs: put, get,
+#    active messages, fetch-and-add, compare-and-swap and add, which are
+#    what verbs has: UCX's rc_verbs offers no plain swap on any device;
+#    ud_verbs: active messages) and at
+#    UCP level (tag matching, put, get, fetch-and-add, active messages,
+#    stream) over rc_verbs (UCX_TLS=rc_v: ud_verbs only to wire the
+#    endpoints up) and over ud_verbs alone.
+# What is checked: every run ends with its "Final:" line and exit 0, on
+# both sides.  ucx_perftest does not check the payload of its bandwidth
+# runs; its latency runs do depend on the bytes: put_lat's side waits for
+# the iteration number the other wrote into its buffer, the atomics'
+# results come back as values, and a tag or AM that lands wrong is not
+# matched.  A lost or corrupted one of those hangs the run (the timeout
+# fails it).  Data moved by UCX is byte-checked by MPI's test (issue 15).
+. "$(dirname "$0")/../lib.sh"
+
+command -v ucx_perftest > /dev/null || { echo "SKIP: ucx-utils not installed (./srnic setup installs it)"; exit 77; }
+
+# ucx_info -d: both verbs transports on srnic0:1, and neither fails to open
+on a 30 -- ucx_info -d > "$LOGDIR/ucx_info.a" 2>&1 || fail "ucx_info -d"
+for tl in rc_verbs ud_verbs; do
+	awk -v tl="$tl" '$2 == "Transport:" && $3 == tl {t = 1; next}
+		t && $2 == "Device:" {if ($3 == "srnic0:1") found = 1; t = 0}
+		END {exit !found}' "$LOGDIR/ucx_info.a" ||
+		fail "ucx_info -d lists no $tl on srnic0:1"
+done
+# (an interface that fails to open is listed with this line after it)
+if grep -B3 "failed to open interface" "$LOGDIR/ucx_info.a" | grep -q "srnic0"; then
+	fail "ucx_info -d: an interface on srnic0 failed to open"
+fi
+
+port=13400
+# ucx NAME ENV... -- ARGS...: ucx_perftest as server on b and client on
+# a, with ENV in both; both must end with the results.
+ucx() {
+	local name=$1 env=() rca=0 rcb=0 pid
+	shift
+	while [ "$1" != "--" ]; do env+=("$1"); shift; done
+	shift
+	port=$((port + 1))
+	timeout -k 5 60 "$SRNIC" exec b -- env "${env[@]}" ucx_perftest -p $port "$@" \
+		> "$LOGDIR/ucx-$name.b" 2>&1 &
+	pid=$!
+	wait_listen b $port || true
+	timeout -k 5 60 "$SRNIC" exec a -- env "${env[@]}" ucx_perftest -p $port "$@" b \
+		> "$LOGDIR/ucx-$name.a" 2>&1 || rca=$?
+	wait $pid || rcb=$?
+	if [ $rca != 0 ] || [ $rcb != 0 ] || ! grep -q "^Final:" "$LOGDIR/ucx-$name.a"; then
+		echo "--- $name: client exit $rca, server exit $rcb" >&2
+		grep -v "^[+|]" "$LOGDIR/ucx-$name.a" | tail -8 >&2
+		grep -v "^[+|]" "$LOGDIR/ucx-$name.b" | tail -8 >&2
+		fail "ucx_perftest $name"
+	fi
+	echo "$name: $(grep "^Final:" "$LOGDIR/ucx-$name.a")"
+}
+
+UCT=(-d srnic0:1 -n 2000 -w 200)
+ucx uct-rc-put_lat -- "${UCT[@]}" -x rc_verbs -t put_lat -s 8
+ucx uct-rc-put_bw -- "${UCT[@]}" -x rc_verbs -t put_bw -D zcopy -s 65536
+ucx uct-rc-get -- "${UCT[@]}" -x rc_verbs -t get -D zcopy -s 65536
+ucx uct-rc-am_lat -- "${UCT[@]}" -x rc_verbs -t am_lat -s 8
+ucx uct-rc-am_bw -- "${UCT[@]}" -x rc_verbs -t am_bw -D bcopy -s 4096
+ucx uct-rc-fadd -- "${UCT[@]}" -x rc_verbs -t fadd
+ucx uct-rc-cswap -- "${UCT[@]}" -x rc_verbs -t cswap
+ucx uct-rc-add_lat -- "${UCT[@]}" -x rc_verbs -t add_lat
+ucx uct-ud-am_lat -- "${UCT[@]}" -x ud_verbs -t am_lat -s 8
+ucx uct-ud-am_bw -- "${UCT[@]}" -x ud_verbs -t am_bw -D bcopy -s 1024
+
+UCP=(-n 2000 -w 200)
+for tls in rc_v ud_v; do
+	E=(UCX_TLS=$tls,self UCX_NET_DEVICES=srnic0:1)
+	ucx ucp-$tls-tag_lat "${E[@]}" -- "${UCP[@]}" -t tag_lat -s 8
+	ucx ucp-$tls-tag_bw "${E[@]}" -- "${UCP[@]}" -t tag_bw -s 65536
+	ucx ucp-$tls-am_bw "${E[@]}" -- "${UCP[@]}" -t ucp_am_bw -s 4096
+	ucx ucp-$tls-fadd "${E[@]}" -- "${UCP[@]}" -t ucp_fadd
+done
+E=(UCX_TLS=rc_v,self UCX_NET_DEVICES=srnic0:1)
+ucx ucp-rc_v-put_bw "${E[@]}" -- "${UCP[@]}" -t ucp_put_bw -s 65536
+ucx ucp-rc_v-get "${E[@]}" -- "${UCP[@]}" -t ucp_get -s 65536
+ucx ucp-rc_v-stream_bw "${E[@]}" -- "${UCP[@]}" -t stream_bw -s 65536
+# (the lanes UCP chose: the data over rc_verbs, not over ud_verbs)
+ucx ucp-rc_v-lanes "${E[@]}" UCX_LOG_LEVEL=info -- "${UCP[@]}" -t tag_bw -s 65536
+grep -q "ep_cfg\[[0-9]*\]: tag(rc_verbs/srnic0:1" "$LOGDIR/ucx-ucp-rc_v-lanes.a" ||
+	fail "UCP did not choose rc_verbs on srnic0:1 for tag matching"
+exit 0
