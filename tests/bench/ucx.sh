@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# UCX over srnic against UCX over the nodes' kernel TCP, in one run (issue
+# 15's benchmark): each round runs ucx_perftest's UCP put bandwidth (64 KiB)
+# and put latency (8 B) between nodes a and b of one two-port memif testbed
+# with srnicd, once with UCX_TLS=rc_v on srnic0:1 (rc_verbs; ud_verbs only
+# wires the endpoints up) and once with UCX_TLS=tcp (the veth between the
+# nodes' kernels), the two in turn and in alternate order.  Prints each
+# round and the medians of the within-round ratios (this host is noisy).
+#   tests/bench/ucx.sh [ROUNDS] [ITERATIONS]
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+ROUNDS=${1:-3}
+ITERS=${2:-20000}
+. "$ROOT/tests/bench/lib.sh"
+export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
+SRNIC=$ROOT/srnic
+PORT=18560
+
+run() {	# srnic|tcp test size: the client's "Final:" line
+	local env pid
+	if [ "$1" = srnic ]; then
+		env=(UCX_TLS=rc_v,self UCX_NET_DEVICES=srnic0:1)
+	else
+		env=(UCX_TLS=tcp,self)
+	fi
+	PORT=$((PORT + 1))
+	"$SRNIC" exec b -- env "${env[@]}" ucx_perftest -p $PORT > /dev/null 2>&1 &
+	pid=$!
+	sleep 0.5
+	timeout 120 "$SRNIC" exec a -- env "${env[@]}" ucx_perftest -p $PORT \
+		-t "$2" -s "$3" -n "$ITERS" b 2>/dev/null | grep '^Final:' || true
+	wait $pid 2>/dev/null || true
+}
+
+measure() {	# srnic|tcp: prints "Gb/s us"
+	local bw lat
+	# (Final: iterations, latency 50%, avg, overall; MB/s avg, overall)
+	bw=$(run "$1" ucp_put_bw 65536 | awk '{printf "%.2f", $7 * 8 * 1048576 / 1e9}')
+	lat=$(run "$1" ucp_put_lat 8 | awk '{print $3}')
+	echo "${bw:-0} ${lat:-0}"
+}
+
+trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+"$SRNIC" testbed down > /dev/null 2>&1 || true
+"$SRNIC" setup > /dev/null
+command -v ucx_perftest > /dev/null || { echo "ucx-utils is not installed" >&2; exit 1; }
+"$SRNIC" testbed up --ports 2 --srnicd yes > /dev/null
+bw_ratios=() lat_ratios=()
+for ((r = 1; r <= ROUNDS; r++)); do
+	if ((r % 2)); then
+		read -r sbw slat <<< "$(measure srnic)"
+		read -r tbw tlat <<< "$(measure tcp)"
+	else
+		read -r tbw tlat <<< "$(measure tcp)"
+		read -r sbw slat <<< "$(measure srnic)"
+	fi
+	bwr=$(awk -v a="$sbw" -v b="$tbw" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')
+	latr=$(awk -v a="$slat" -v b="$tlat" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}')
+	bw_ratios+=("$bwr") lat_ratios+=("$latr")
+	echo "round $r: ucp_put_bw 64 KiB srnic $sbw / tcp $tbw Gb/s (${bwr}x); ucp_put_lat 8 B srnic $slat / tcp $tlat us (${latr} of tcp's)"
+done
+echo "median: put bandwidth ${bw_ratios[*]} -> $(printf '%s\n' "${bw_ratios[@]}" | median)x tcp's; put latency ${lat_ratios[*]} -> $(printf '%s\n' "${lat_ratios[@]}" | median) of tcp's"
