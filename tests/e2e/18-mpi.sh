@@ -18,7 +18,7 @@ command -v mpirun > /dev/null || { echo "SKIP: Open MPI not installed (./srnic s
 
 tx_bytes() {	# NODE: bytes its ports sent so far
 	"$SRNIC" stats "$1" | awk '$1 == "port" {for (i = 1; i < NF; i++)
-		if ($i == "tx_bytes") s += $(i + 1)} END {print s + 0}'
+		if ($i == "tx_bytes") s += $(i + 1)} END {printf "%.0f\n", s}'
 }
 
 before=$(tx_bytes a)
