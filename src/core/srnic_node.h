@@ -58,6 +58,8 @@ enum srnic_drop {
 	SRNIC_DROP_BAD_CRC,	/* integrity trailer wrong, or missing */
 	SRNIC_DROP_BAD_AUTH,	/* control frame without the cluster key's
 				 * MAC, or with a wrong one */
+	SRNIC_DROP_UNMAPPED,	/* a READ asked again of memory still
+				 * registered that its program unmapped */
 	SRNIC_DROP_MAX
 };
 

@@ -11,6 +11,8 @@
  * a READ runs only after every earlier message has landed.
  */
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "srnic_responder.h"
 #include "srnic_flow.h"
@@ -603,6 +605,33 @@ static void reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 	srnic_qp_activate(eng, qp);
 }
 
+/*
+ * Whether [va, va + len) is mapped in this process.  A region can stay
+ * registered after its program unmapped the memory: UCX's cache of
+ * registrations lets go of them a while later, and MPI frees a send
+ * buffer as soon as the peer's READ of it has completed.  A request for
+ * part of that READ again, from a requester that had not seen the answer
+ * yet, then read through the hole and killed the process (e2e/18, once
+ * in CI).  Such a request gets no answer the requester still needs, so it
+ * pays a system call (msync validates the range and, MS_ASYNC, does
+ * nothing else); a first request, and every packet, pays none.  (The
+ * program can still unmap the memory between this check and the copies,
+ * as it could under any READ it let a peer make.)
+ */
+static bool mapped(uint64_t va, uint64_t len)
+{
+	static uintptr_t page;
+	uintptr_t start;
+
+	if (!len)
+		return true;
+	if (!page)
+		page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	start = (uintptr_t)va & ~(page - 1);
+	return msync((void *)start, (uintptr_t)(va + len) - start,
+		     MS_ASYNC) == 0;
+}
+
 /* Answer a READ again: the request is idempotent, the response is not kept. */
 static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		   const struct srnic_pkt *pkt)
@@ -659,6 +688,11 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 			 end - pkt->msg_off, SRNIC_ACCESS_REMOTE_READ);
 	if (r != SRNIC_MEM_OK) {
 		count_access(eng, r);
+		nak(eng, qp, SRNIC_NAK_ACCESS, pkt->msn, pkt->txid);
+		return;
+	}
+	if (!mapped(pkt->va + pkt->msg_off, end - pkt->msg_off)) {
+		eng->st->drops[SRNIC_DROP_UNMAPPED]++;
 		nak(eng, qp, SRNIC_NAK_ACCESS, pkt->msn, pkt->txid);
 		return;
 	}

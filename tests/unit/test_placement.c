@@ -9,6 +9,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -882,6 +884,53 @@ static void test_credits(void)
 /* READ recovery is selective: a READ whose answer stopped short asks
  * again for the missing ranges only, and a responder asked for a range
  * answers just that range. */
+/* A READ asked again of memory still registered but no longer mapped
+ * (its program freed it once the READ had completed, as MPI does): the
+ * responder NAKs it and counts it, and does not read through the hole. */
+static void test_reread_unmapped(void)
+{
+	enum { LEN = 4 * STRIDE };
+	long page = sysconf(_SC_PAGESIZE);
+	size_t span = (LEN + page - 1) / page * page;
+	uint8_t *mem = mmap(NULL, span, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct srnic_qp *qp = qp_new(13);
+	uint64_t unmapped = drops(SRNIC_DROP_UNMAPPED);
+	struct srnic_pkt out[8], req;
+	uint32_t key;
+	unsigned n, k, naks = 0, answers = 0;
+
+	if (mem == MAP_FAILED)
+		abort();
+	key = srnic_mem_register(&eng->mem, (uintptr_t)mem, LEN,
+				 SRNIC_ACCESS_REMOTE_READ, 13);
+	munmap(mem, span);
+	memset(&req, 0, sizeof(req));
+	req.opcode = SRNIC_OP_READ_REQ;
+	req.msn = 99;		/* answered already: below the expected 100 */
+	req.txid = 4;
+	req.rkey = key;
+	req.va = (uintptr_t)mem;
+	req.msg_len = LEN;
+	req.msg_off = STRIDE;
+	req.read_len = STRIDE;
+	req.stride_shift = STRIDE_SHIFT;
+	srnic_responder_rx(eng, qp, &req, NULL);
+	srnic_responder_reads(eng, qp, 8);
+	n = drain_wire(out, 8);
+	for (k = 0; k < n; k++) {
+		naks += out[k].syndrome == SRNIC_NAK_ACCESS;
+		answers += out[k].opcode == SRNIC_OP_READ_RESP;
+	}
+	CHECK(naks == 1 && answers == 0 &&
+		      drops(SRNIC_DROP_UNMAPPED) == unmapped + 1,
+	      "a re-read of unmapped memory: %u NAKs, %u answers, %llu "
+	      "counted", naks, answers,
+	      (unsigned long long)(drops(SRNIC_DROP_UNMAPPED) - unmapped));
+	srnic_mem_release(&eng->mem, key);
+	srnic_engine_destroy_qp(eng, qp);
+}
+
 static void test_read_ranges(void)
 {
 	enum { LEN = 10 * STRIDE };
@@ -958,6 +1007,7 @@ static void test_read_ranges(void)
 	srnic_engine_destroy_qp(eng, qp);
 	free(local);
 	free(data);
+	test_reread_unmapped();
 }
 
 /* The port token of a shared node (srnicd's): a process starved of it with
