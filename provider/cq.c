@@ -345,6 +345,12 @@ static unsigned int ex_read_wc_flags(struct ibv_cq_ex *ibcq)
 #define SUPPORTED_WC_FLAGS                                                  \
 	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | \
 	 IBV_WC_EX_WITH_SRC_QP)
+/* Both are promises of the program's that srnic needs no change for: a CQ
+ * never overruns (a QP waits for room, a datagram that finds none is
+ * dropped and counted), so there is no overrun to ignore; and a CQ used by
+ * one thread keeps its lock, uncontended.  UCX asks for IGNORE_OVERRUN. */
+#define SUPPORTED_CQ_FLAGS                                                  \
+	(IBV_CREATE_CQ_ATTR_SINGLE_THREADED | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)
 
 struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
 				     struct ibv_cq_init_attr_ex *attr)
@@ -359,7 +365,8 @@ struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
 	}
 	if ((attr->wc_flags & ~(uint64_t)SUPPORTED_WC_FLAGS) ||
 	    (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
-	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && attr->flags)) {
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~(uint32_t)SUPPORTED_CQ_FLAGS))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

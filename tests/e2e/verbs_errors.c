@@ -203,6 +203,29 @@ static void local_checks(struct node *n)
 	       "create_cq_ex with a channel srnic did not make fails EINVAL");
 	if (cqx)
 		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	/* The creation flags a CQ needs nothing for (UCX asks for
+	 * IGNORE_OVERRUN), and one that is not there. */
+	cqa.channel = NULL;
+	cqa.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	cqa.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN |
+		    IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
+	errno = 0;
+	cqx = ibv_create_cq_ex(n->ctx, &cqa);
+	report(cqx != NULL, cqx ? "" : err_name(errno),
+	       "create_cq_ex with IGNORE_OVERRUN and SINGLE_THREADED succeeds");
+	if (cqx)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	cqa.flags = 0x80000000u;
+	errno = 0;
+	cqx = ibv_create_cq_ex(n->ctx, &cqa);
+	snprintf(detail, sizeof(detail), "%s, errno %s", cqx ? "succeeded" : "failed",
+		 err_name(errno));
+	report(!cqx && errno == EOPNOTSUPP, detail,
+	       "create_cq_ex with an unknown creation flag fails EOPNOTSUPP");
+	if (cqx)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	cqa.comp_mask = 0;
+	cqa.flags = 0;
 	if (ch) {
 		struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
 
