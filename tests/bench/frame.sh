@@ -30,7 +30,7 @@ payload() {	# MTU BSIZE: both nodes' payload and memif buffer size
 	done
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.1f%%", 100 * a / b; else print "-"}'; }
+percent() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.1f%%", 100 * a / b; else print "-"}'; }
 
 r4=() r8=()
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -38,7 +38,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	s4=$(write_bw "$SECS"); t4=$(TESTPMD_BSIZE=8192 testpmd_gbps memif 2 $((4096 + 78)))
 	payload 8192 16384
 	s8=$(write_bw "$SECS"); t8=$(TESTPMD_BSIZE=16384 testpmd_gbps memif 2 $((8192 + 78)))
-	r4+=("$(ratio "$s4" "$t4")"); r8+=("$(ratio "$s8" "$t8")")
+	r4+=("$(percent "$s4" "$t4")"); r8+=("$(percent "$s8" "$t8")")
 	printf 'round %d: mtu 4096: srnic %s testpmd %s Gb/s (%s)   mtu 8192: srnic %s testpmd %s Gb/s (%s)\n' \
 		"$r" "$s4" "$t4" "${r4[-1]}" "$s8" "$t8" "${r8[-1]}"
 done

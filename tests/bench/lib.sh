@@ -44,6 +44,13 @@ gbps_sum() {
 	cat "$@" | awk '$1 == 65536 && NF >= 5 {s += $4} END {printf "%.2f\n", s}'
 }
 
+# ratio A B [DIGITS]: A / B to DIGITS decimals, default 2 (0 when B is 0
+# or missing).
+ratio() {
+	awk -v a="$1" -v b="$2" -v d="${3:-2}" \
+		'BEGIN {printf "%.*f\n", d, (b > 0 ? a / b : 0)}'
+}
+
 # median: the median of the numbers on stdin, one a line.
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 

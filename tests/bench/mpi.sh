@@ -36,7 +36,6 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		read -r t64 t1m tlat <<< "$(netpipe tcp)"
 		read -r s64 s1m slat <<< "$(netpipe srnic)"
 	fi
-	ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
 	r64+=("$(ratio "$s64" "$t64")") r1m+=("$(ratio "$s1m" "$t1m")")
 	rlat+=("$(ratio "$slat" "$tlat")")
 	echo "round $r: NetPIPE 64 KiB srnic $s64 / tcp $t64 Mb/s (${r64[-1]}x), 1 MiB $s1m / $t1m Mb/s (${r1m[-1]}x), 8 B latency $slat / $tlat us (${rlat[-1]} of tcp's)"

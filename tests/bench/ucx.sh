@@ -17,19 +17,15 @@ SRNIC=$ROOT/srnic
 PORT=18560
 
 run() {	# srnic|tcp test size: the client's "Final:" line
-	local env pid
+	local env
 	if [ "$1" = srnic ]; then
 		env=(UCX_TLS=rc_v,self UCX_NET_DEVICES=srnic0:1)
 	else
 		env=(UCX_TLS=tcp,self)
 	fi
 	PORT=$((PORT + 1))
-	"$SRNIC" exec b -- env "${env[@]}" ucx_perftest -p $PORT > /dev/null 2>&1 &
-	pid=$!
-	sleep 0.5
-	timeout 120 "$SRNIC" exec a -- env "${env[@]}" ucx_perftest -p $PORT \
-		-t "$2" -s "$3" -n "$ITERS" b 2>/dev/null | grep '^Final:' || true
-	wait $pid 2>/dev/null || true
+	srnic_pair env "${env[@]}" ucx_perftest -p $PORT -t "$2" -s "$3" \
+		-n "$ITERS" 2>/dev/null | grep '^Final:' || true
 }
 
 measure() {	# srnic|tcp: prints "Gb/s us"
@@ -54,8 +50,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		read -r tbw tlat <<< "$(measure tcp)"
 		read -r sbw slat <<< "$(measure srnic)"
 	fi
-	bwr=$(awk -v a="$sbw" -v b="$tbw" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')
-	latr=$(awk -v a="$slat" -v b="$tlat" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}')
+	bwr=$(ratio "$sbw" "$tbw")
+	latr=$(ratio "$slat" "$tlat" 3)
 	bw_ratios+=("$bwr") lat_ratios+=("$latr")
 	echo "round $r: ucp_put_bw 64 KiB srnic $sbw / tcp $tbw Gb/s (${bwr}x); ucp_put_lat 8 B srnic $slat / tcp $tlat us (${latr} of tcp's)"
 done

@@ -33,26 +33,18 @@ fi
 
 port=13400
 # ucx NAME ENV... -- ARGS...: ucx_perftest as server on b and client on
-# a, with ENV in both; both must end with the results.
+# a (lib.sh's pair), with ENV in both; the client must end with the
+# results.
 ucx() {
-	local name=$1 env=() rca=0 rcb=0 pid
+	local name=$1 env=()
 	shift
 	while [ "$1" != "--" ]; do env+=("$1"); shift; done
 	shift
 	port=$((port + 1))
-	timeout -k 5 60 "$SRNIC" exec b -- env "${env[@]}" ucx_perftest -p $port "$@" \
-		> "$LOGDIR/ucx-$name.b" 2>&1 &
-	pid=$!
-	wait_listen b $port || true
-	timeout -k 5 60 "$SRNIC" exec a -- env "${env[@]}" ucx_perftest -p $port "$@" b \
-		> "$LOGDIR/ucx-$name.a" 2>&1 || rca=$?
-	wait $pid || rcb=$?
-	if [ $rca != 0 ] || [ $rcb != 0 ] || ! grep -q "^Final:" "$LOGDIR/ucx-$name.a"; then
-		echo "--- $name: client exit $rca, server exit $rcb" >&2
-		grep -v "^[+|]" "$LOGDIR/ucx-$name.a" | tail -8 >&2
-		grep -v "^[+|]" "$LOGDIR/ucx-$name.b" | tail -8 >&2
+	pair "ucx-$name" 60 env "${env[@]}" ucx_perftest -p $port "$@" ||
 		fail "ucx_perftest $name"
-	fi
+	grep -q "^Final:" "$LOGDIR/ucx-$name.a" ||
+		fail "ucx_perftest $name: no results"
 	echo "$name: $(grep "^Final:" "$LOGDIR/ucx-$name.a")"
 }
 
