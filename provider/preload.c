@@ -28,6 +28,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "preload.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 /* The write end each of our channels keeps open (so that a read waits,
@@ -49,10 +51,10 @@ static bool is_srnic(const struct ibv_context *ctx)
 
 /* libibverbs' own function: next in the search order, or, when
  * libibverbs came with a library that was dlopen()ed on its own (UCX's
- * modules are), where it was loaded. */
-static void *real(const char *name)
+ * modules are), where it was loaded.  (ucma/ asks it too.) */
+void *preload_verbs_fn(const char *name, const char *version)
 {
-	void *fn = dlvsym(RTLD_NEXT, name, "IBVERBS_1.0");
+	void *fn = dlvsym(RTLD_NEXT, name, version);
 	void *lib;
 
 	if (!fn)
@@ -62,9 +64,14 @@ static void *real(const char *name)
 	lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
 	if (!lib)
 		return NULL;
-	fn = dlvsym(lib, name, "IBVERBS_1.0");
+	fn = dlvsym(lib, name, version);
 	dlclose(lib);	/* (NOLOAD took a reference: libibverbs stays) */
 	return fn;
+}
+
+static void *real(const char *name)
+{
+	return preload_verbs_fn(name, "IBVERBS_1.0");
 }
 
 EXPORT struct ibv_comp_channel *

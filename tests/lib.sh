@@ -65,12 +65,15 @@ wait_listen() {
 # pair NAME TIMEOUT CMD...: run CMD as server on b and as client on a (the
 # client gets "b" appended) once the server listens, wait for both; logs
 # in $LOGDIR/NAME.{a,b}.  Returns non-zero if either side failed.
+# PAIR_PORT, if set, is the TCP port the server is ready at.
 pair() {
 	local name=$1 t=$2 rcb=0 rca=0 pid
 	shift 2
 	timeout -k 5 "$t" "$SRNIC" exec b -- "$@" > "$LOGDIR/$name.b" 2>&1 &
 	pid=$!
-	wait_listen b || true	# (a server that died: its client says so)
+	# (PAIR_PORT: the server's port, where another program of the node
+	# may listen too; a server that died: its client says so)
+	wait_listen b ${PAIR_PORT:-} || true
 	timeout -k 5 "$t" "$SRNIC" exec a -- "$@" b > "$LOGDIR/$name.a" 2>&1 || rca=$?
 	wait $pid || rcb=$?
 	if [ $rca != 0 ] || [ $rcb != 0 ]; then

@@ -1,12 +1,15 @@
 # UCX (ucx-utils, unmodified from Debian) over srnic0, through srnicd:
-#  - ucx_info -d lists rc_verbs and ud_verbs on srnic0:1 and opens both;
+#  - ucx_info -d lists rc_verbs and ud_verbs on srnic0:1 and opens both,
+#    and its rdmacm connection manager;
 #  - ucx_perftest between the nodes at UCT level (rc_verbs: put, get,
 #    active messages, fetch-and-add, compare-and-swap and add, which are
 #    what verbs has: UCX's rc_verbs offers no plain swap on any device;
 #    ud_verbs: active messages) and at
 #    UCP level (tag matching, put, get, fetch-and-add, active messages,
 #    stream) over rc_verbs (UCX_TLS=rc_v: ud_verbs only to wire the
-#    endpoints up) and over ud_verbs alone.
+#    endpoints up) and over ud_verbs alone;
+#  - io_demo, a client and a server connected by UCX's rdma_cm manager
+#    (srnic's rdma_cm, provider/ucma/), reads and writes data-checked.
 # What is checked: every run ends with its "Final:" line and exit 0, on
 # both sides.  ucx_perftest does not check the payload of its bandwidth
 # runs; its latency runs do depend on the bytes: put_lat's side waits for
@@ -76,4 +79,26 @@ ucx ucp-rc_v-stream_bw "${E[@]}" -- "${UCP[@]}" -t stream_bw -s 65536
 ucx ucp-rc_v-lanes "${E[@]}" UCX_LOG_LEVEL=info -- "${UCP[@]}" -t tag_bw -s 65536
 grep -q "ep_cfg\[[0-9]*\]: tag(rc_verbs/srnic0:1" "$LOGDIR/ucx-ucp-rc_v-lanes.a" ||
 	fail "UCP did not choose rc_verbs on srnic0:1 for tag matching"
+
+# UCX's rdma_cm connection manager: listed, opened, and connecting a
+# client to a server by address (io_demo, its data check on: -q) with no
+# other manager allowed.  (UCP's endpoint address must fit rdma_cm's 54
+# bytes of private data: its compact form, v2, does; v1 takes 58.)
+grep -q "^# Connection manager: rdmacm" "$LOGDIR/ucx_info.a" ||
+	fail "ucx_info -d lists no rdmacm connection manager"
+grep -q "failed to open connection manager" "$LOGDIR/ucx_info.a" &&
+	fail "ucx_info -d: a connection manager failed to open"
+E=(env UCX_TLS=rc_v,self UCX_NET_DEVICES=srnic0:1 UCX_ADDRESS_VERSION=v2
+	UCX_SOCKADDR_TLS_PRIORITY=rdmacm)
+timeout -k 5 60 "$SRNIC" exec b -- "${E[@]}" io_demo -p 13600 -q \
+	-d 1024:65536 > "$LOGDIR/ucx-io_demo.b" 2>&1 &
+pid=$!
+wait_listen b $((13600 ^ 0x4000)) || echo "--- io_demo's server never listened" >&2
+on a -- "${E[@]}" io_demo -p 13600 -q -d 1024:65536 -i 2000 -o read,write \
+	-c 3 10.55.0.2 > "$LOGDIR/ucx-io_demo.a" 2>&1 || true
+kill $pid 2>/dev/null; wait $pid 2>/dev/null	# (a server runs till stopped)
+grep -q "Client exit with status 'OK'" "$LOGDIR/ucx-io_demo.a" &&
+	! grep -qi "error\|mismatch" "$LOGDIR/ucx-io_demo.a" ||
+	{ tail -15 "$LOGDIR/ucx-io_demo.a" >&2; fail "io_demo over UCX's rdmacm manager"; }
+echo "io_demo (rdmacm): $(grep -o 'read [0-9.]* MBs.*write [0-9.]* MBs' "$LOGDIR/ucx-io_demo.a" | tail -1)"
 exit 0

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes a parser of untrusted input with libFuzzer (ASan and UBSan on):
-# the wire decoder (every frame), or srnicd's request parser (every message
-# a process sends it).
-#   tests/fuzz/run-fuzz.sh [SECONDS] [wire|request]     default 60 wire
+# the wire decoder (every frame), srnicd's request parser (every message
+# a process sends it), or rdma_cm's connection exchange decoder (every
+# message a peer's CM sends).
+#   tests/fuzz/run-fuzz.sh [SECONDS] [wire|request|cm]     default 60 wire
 # Builds fuzz_wire in its own clang build dir (build-fuzz, or
 # $SRNIC_FUZZ_BUILD): the everyday build may well be gcc, which has no
 # libFuzzer.  The corpus stays in build-fuzz/fuzz-corpus between runs, so
@@ -19,7 +20,7 @@ TARGET=${2:-wire}
 die() { echo "run-fuzz.sh: $*" >&2; exit 1; }
 
 case $SECS in '' | *[!0-9]*) die "SECONDS must be a number, not '$SECS'" ;; esac
-case $TARGET in wire|request) ;; *) die "TARGET: wire or request, not '$TARGET'" ;; esac
+case $TARGET in wire|request|cm) ;; *) die "TARGET: wire, request or cm, not '$TARGET'" ;; esac
 command -v clang > /dev/null || die "clang is needed: apt-get install clang"
 if [ ! -f "$BUILD/build.ninja" ]; then
 	log=$(mktemp)

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdma_cm commands about addresses (run in the caller's thread, ucma.lock
+ * held; ucma_cmd.c dispatches them): bind, address and route resolution,
+ * the queries librdmacm makes after each, and multicast groups.
+ *
+ * An id binds a TCP socket to the address it holds in the RDMA port
+ * space, at the port's TCP twin (ucma_port_flip), so a port is taken by
+ * one process of a node at a time, as the kernel's RDMA ports are, and a
+ * connection is a TCP connection between two ids' twins (cm_thread.c).
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_sa.h>
+
+#include "ucma.h"
+
+static int take_addr(struct sockaddr_storage *to, const void *from,
+		     size_t size)
+{
+	const struct sockaddr *a = from;
+
+	memset(to, 0, sizeof(*to));
+	if (a->sa_family != AF_INET && a->sa_family != AF_INET6)
+		return EAFNOSUPPORT;	/* (AF_IB: librdmacm then uses IP) */
+	if (ucma_addr_len(a) > size)
+		return EINVAL;
+	memcpy(to, a, ucma_addr_len(a));
+	return 0;
+}
+
+/* Binds id's TCP socket to a (port 0: one the system picks). */
+int ucma_bind_to(struct ucma_id *id, const struct sockaddr *a)
+{
+	socklen_t len = sizeof(id->src);
+	struct sockaddr_storage t;
+	int one = 1, s;
+
+	if (!ucma_port_ok(a))
+		return EADDRINUSE;	/* (the one port without a TCP twin) */
+	id->dev = -1;
+	if (!ucma_addr_any(a)) {
+		id->dev = ucma_dev_by_addr(a, NULL);
+		if (id->dev < 0)
+			return ENODEV;	/* no RDMA device has it */
+	}
+	s = socket(a->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		   0);
+	if (s < 0)
+		return errno;
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (a->sa_family == AF_INET6 && id->afonly)
+		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	memset(&t, 0, sizeof(t));
+	memcpy(&t, a, ucma_addr_len(a));
+	ucma_port_flip(&t);
+	if (bind(s, (struct sockaddr *)&t, ucma_addr_len(a))) {
+		int e = errno;
+
+		close(s);
+		return e;
+	}
+	getsockname(s, (struct sockaddr *)&id->src, &len);
+	ucma_port_flip(&id->src);
+	id->sock = s;
+	id->state = ST_BOUND;
+	return 0;
+}
+
+static int bind_addr(struct ucma_id *id, const void *addr, size_t size)
+{
+	struct sockaddr_storage a;
+	int rc = take_addr(&a, addr, size);
+
+	if (rc)
+		return rc;
+	if (id->state != ST_IDLE)
+		return EINVAL;
+	return ucma_bind_to(id, (struct sockaddr *)&a);
+}
+
+int ucma_bind_ip(struct ucma_chan *ch, struct ucma_id *id, const void *c,
+		 uint32_t out)
+{
+	const struct rdma_ucm_bind_ip *cmd = c;
+
+	(void)ch;
+	(void)out;
+	return bind_addr(id, &cmd->addr, sizeof(cmd->addr));
+}
+
+int ucma_bind(struct ucma_chan *ch, struct ucma_id *id, const void *c,
+	      uint32_t out)
+{
+	const struct rdma_ucm_bind *cmd = c;
+
+	(void)ch;
+	(void)out;
+	if (cmd->addr_size > sizeof(cmd->addr))
+		return EINVAL;
+	return bind_addr(id, &cmd->addr, cmd->addr_size);
+}
+
+static void queue(struct ucma_id *id, uint32_t event, int32_t status)
+{
+	ucma_event_queue(id, ucma_event_new(id, event, status));
+}
+
+/* The source address the routing table picks for d (port 0). */
+static int routed_source(const struct sockaddr_storage *d,
+			 struct sockaddr_storage *s)
+{
+	socklen_t len = sizeof(*s);
+	int u, rc = 0;
+
+	u = socket(d->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (u < 0)
+		return errno;
+	if (connect(u, (const struct sockaddr *)d,
+		    ucma_addr_len((const struct sockaddr *)d)) ||
+	    getsockname(u, (struct sockaddr *)s, &len))
+		rc = errno;	/* ENETUNREACH: no route */
+	close(u);
+	if (s->ss_family == AF_INET)
+		((struct sockaddr_in *)s)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)s)->sin6_port = 0;
+	return rc;
+}
+
+/* Address resolution: the source the system would route from (unless the
+ * id has one), the device that address belongs to, both GIDs.  The event
+ * comes at once: a peer on the node's IP network is a neighbour. */
+static int resolve(struct ucma_id *id, const void *src, size_t src_size,
+		   const void *dst, size_t dst_size)
+{
+	struct sockaddr_storage s, d;
+	uint16_t port;
+	int rc;
+
+	rc = take_addr(&d, dst, dst_size);
+	if (rc)
+		return rc;
+	if (id->state != ST_IDLE && id->state != ST_BOUND &&
+	    id->state != ST_ADDR)
+		return EINVAL;
+	if (id->state == ST_IDLE && src &&
+	    ((const struct sockaddr *)src)->sa_family) {
+		rc = take_addr(&s, src, src_size);
+		if (!rc)
+			rc = ucma_bind_to(id, (struct sockaddr *)&s);
+		if (rc)
+			return rc;
+	}
+	memcpy(&id->dst, &d, sizeof(d));
+	if (id->state == ST_IDLE) {
+		rc = routed_source(&d, &s);
+		if (!rc)
+			rc = ucma_bind_to(id, (struct sockaddr *)&s);
+		if (rc == ENODEV) {
+			/* routed out of an interface with no RDMA device:
+			 * the kernel's ADDR_ERROR */
+			queue(id, RDMA_CM_EVENT_ADDR_ERROR, -ENODEV);
+			return 0;
+		}
+		if (rc)
+			return rc;
+	} else if (ucma_addr_any((struct sockaddr *)&id->src)) {
+		/* bound to "any": the port stays, the address is the
+		 * routed one */
+		rc = routed_source(&d, &s);
+		if (rc)
+			return rc;
+		port = htons(ucma_addr_port((struct sockaddr *)&id->src));
+		if (s.ss_family == AF_INET)
+			((struct sockaddr_in *)&s)->sin_port = port;
+		else
+			((struct sockaddr_in6 *)&s)->sin6_port = port;
+		memcpy(&id->src, &s, sizeof(s));
+		id->dev = ucma_dev_by_addr((struct sockaddr *)&s, NULL);
+	}
+	if (id->dev < 0) {
+		queue(id, RDMA_CM_EVENT_ADDR_ERROR, -ENODEV);
+		return 0;
+	}
+	id->state = ST_ADDR;
+	queue(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	return 0;
+}
+
+int ucma_resolve_ip(struct ucma_chan *ch, struct ucma_id *id, const void *c,
+		    uint32_t out)
+{
+	const struct rdma_ucm_resolve_ip *cmd = c;
+
+	(void)ch;
+	(void)out;
+	return resolve(id, &cmd->src_addr, sizeof(cmd->src_addr),
+		       &cmd->dst_addr, sizeof(cmd->dst_addr));
+}
+
+int ucma_resolve_addr(struct ucma_chan *ch, struct ucma_id *id,
+		      const void *c, uint32_t out)
+{
+	const struct rdma_ucm_resolve_addr *cmd = c;
+
+	(void)ch;
+	(void)out;
+	if (cmd->src_size > sizeof(cmd->src_addr) ||
+	    cmd->dst_size > sizeof(cmd->dst_addr))
+		return EINVAL;
+	return resolve(id, cmd->src_size ? &cmd->src_addr : NULL,
+		       cmd->src_size, &cmd->dst_addr, cmd->dst_size);
+}
+
+int ucma_resolve_route(struct ucma_chan *ch, struct ucma_id *id,
+		       const void *c, uint32_t out)
+{
+	(void)ch;
+	(void)c;
+	(void)out;
+	if (id->state != ST_ADDR && id->state != ST_ROUTE)
+		return EINVAL;
+	id->state = ST_ROUTE;
+	id->route = true;
+	queue(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	return 0;
+}
+
+/* The path record of id's route (one path: srnic stripes every port). */
+static void path_rec(const struct ucma_id *id, struct ib_user_path_rec *p)
+{
+	memset(p, 0, sizeof(*p));
+	ucma_addr_gid((const struct sockaddr *)&id->src, p->sgid);
+	ucma_addr_gid((const struct sockaddr *)&id->dst, p->dgid);
+	p->pkey = htons(0xffff);
+	p->hop_limit = 64;
+	p->traffic_class = id->tos;
+	p->reversible = 1;
+	p->numb_path = 1;
+	p->mtu_selector = 2;	/* exactly */
+	p->mtu = ucma.devs[id->dev].active_mtu;
+	p->rate_selector = 2;
+	p->rate = 7;		/* (40 Gb/s: what is reported is a guess) */
+	p->packet_life_time_selector = 2;
+	p->packet_life_time = 14;
+}
+
+int ucma_query_route(struct ucma_chan *ch, struct ucma_id *id, const void *c,
+		     uint32_t out)
+{
+	const struct rdma_ucm_query *cmd = c;
+	struct rdma_ucm_query_route_resp resp;
+	size_t n;
+
+	(void)ch;
+	memset(&resp, 0, sizeof(resp));
+	resp.ibdev_index = (uint32_t)-1;
+	/* (sockaddr_in6 fields: an IPv4 address fits, as the kernel puts
+	 * it there too) */
+	n = ucma_addr_len((struct sockaddr *)&id->src);
+	memcpy(&resp.src_addr, &id->src, n);
+	n = ucma_addr_len((struct sockaddr *)&id->dst);
+	memcpy(&resp.dst_addr, &id->dst, n);
+	if (id->dev >= 0) {
+		resp.node_guid = ucma.devs[id->dev].guid;
+		resp.port_num = 1;
+		path_rec(id, &resp.ib_route[0]);
+		resp.num_paths = id->route ? 1 : 0;
+	}
+	ucma_answer(cmd->response, out, &resp, sizeof(resp));
+	return 0;
+}
+
+int ucma_query(struct ucma_chan *ch, struct ucma_id *id, const void *c,
+	       uint32_t out)
+{
+	const struct rdma_ucm_query *cmd = c;
+	struct rdma_ucm_query_addr_resp resp;
+
+	(void)ch;
+	/* (QUERY is librdmacm's path when it has AF_IB, which a bind of
+	 * AF_IB told it we have not: only the address is answered) */
+	if (cmd->option != RDMA_USER_CM_QUERY_ADDR)
+		return ENOSYS;
+	memset(&resp, 0, sizeof(resp));
+	resp.ibdev_index = (uint32_t)-1;
+	resp.src_size = ucma_addr_len((struct sockaddr *)&id->src);
+	resp.dst_size = ucma_addr_len((struct sockaddr *)&id->dst);
+	memcpy(&resp.src_addr, &id->src, resp.src_size);
+	memcpy(&resp.dst_addr, &id->dst, resp.dst_size);
+	if (id->dev >= 0) {
+		resp.node_guid = ucma.devs[id->dev].guid;
+		resp.port_num = 1;
+		resp.pkey = 0xffff;
+	}
+	ucma_answer(cmd->response, out, &resp, sizeof(resp));
+	return 0;
+}
+
+/* A multicast group: srnic joins IPv4 groups by their IPv4-mapped GID,
+ * which the QP attaches to (librdmacm does, on the join event). */
+static int join(struct ucma_id *id, uint64_t uid, const void *addr,
+		size_t size, uint64_t response, uint32_t out)
+{
+	struct rdma_ucm_create_id_resp resp = {0};
+	struct sockaddr_storage a;
+	struct ucma_event *ev;
+	struct ucma_mc *mc;
+	int rc, k = 0;
+
+	if (id->dev < 0 || id->qp_type != IBV_QPT_UD)
+		return EINVAL;
+	rc = take_addr(&a, addr, size);
+	if (rc)
+		return rc;
+	if (a.ss_family != AF_INET ||
+	    !IN_MULTICAST(ntohl(((struct sockaddr_in *)&a)->sin_addr.s_addr)))
+		return EINVAL;
+	mc = ucma_mc_new(id, uid);
+	if (!mc)
+		return ENOMEM;
+	memcpy(&mc->addr, &a, sizeof(a));
+	ev = ucma_event_new(id, RDMA_CM_EVENT_MULTICAST_JOIN, 0);
+	if (ev) {
+		struct rdma_ucm_ud_param *u = &ev->resp.param.ud;
+
+		ev->resp.uid = uid;
+		ev->resp.id = mc->handle;
+		ev->mc = mc;
+		u->qp_num = 0xffffff;
+		u->qkey = RDMA_UDP_QKEY;
+		ucma_addr_gid((struct sockaddr *)&a, u->ah_attr.grh.dgid);
+		ucma_dev_by_addr((struct sockaddr *)&id->src, &k);
+		u->ah_attr.grh.sgid_index = (uint8_t)k;
+		u->ah_attr.grh.hop_limit = 1;
+		u->ah_attr.is_global = 1;
+		u->ah_attr.port_num = 1;
+		u->ah_attr.dlid = 0xc000;	/* (unused on Ethernet) */
+	}
+	ucma_event_queue(id, ev);
+	resp.id = mc->handle;
+	ucma_answer(response, out, &resp, sizeof(resp));
+	return 0;
+}
+
+int ucma_join_ip_mcast(struct ucma_chan *ch, struct ucma_id *id,
+		       const void *c, uint32_t out)
+{
+	const struct rdma_ucm_join_ip_mcast *cmd = c;
+
+	(void)ch;
+	return join(id, cmd->uid, &cmd->addr, sizeof(cmd->addr),
+		    cmd->response, out);
+}
+
+int ucma_join_mcast(struct ucma_chan *ch, struct ucma_id *id, const void *c,
+		    uint32_t out)
+{
+	const struct rdma_ucm_join_mcast *cmd = c;
+
+	(void)ch;
+	if (cmd->addr_size > sizeof(cmd->addr) ||
+	    cmd->join_flags > RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER)
+		return EINVAL;
+	return join(id, cmd->uid, &cmd->addr, cmd->addr_size, cmd->response,
+		    out);
+}
+
+/* LEAVE_MCAST names the membership, not the id. */
+int ucma_leave_mcast(struct ucma_chan *ch, struct ucma_id *none,
+		     const void *c, uint32_t out)
+{
+	const struct rdma_ucm_destroy_id *cmd = c;
+	struct rdma_ucm_destroy_id_resp resp = {0};
+	struct ucma_mc *mc = ucma_mc_get(cmd->id);
+
+	(void)none;
+	if (!mc || mc->id->chan != ch)
+		return EINVAL;
+	resp.events_reported = mc->events_reported;
+	ucma_mc_free(mc);
+	ucma_answer(cmd->response, out, &resp, sizeof(resp));
+	return 0;
+}

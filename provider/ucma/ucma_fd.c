@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device file /dev/infiniband/rdma_cm, stood in for: open, fstat,
+ * write and close, as every thread of the program calls them.
+ *
+ * open() of the device's path makes a channel (a socket pair, so that the
+ * program's fd works with poll, epoll and O_NONBLOCK); fstat() of it says
+ * "character device", which librdmacm checks; write() on it is a command;
+ * close() of it destroys its ids, as closing the kernel's file does.  Any
+ * other fd goes straight to libc: the test for "ours" is one bit.
+ */
+/* (open and open64, fstat and fstat64 are each defined here: the build's
+ * 64-bit file offsets would make the first of each the second) */
+#undef _FILE_OFFSET_BITS
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "ucma.h"
+
+#define UCMA_PATH "/dev/infiniband/rdma_cm"
+#define UCMA_MAX_FD 65536
+
+struct ucma ucma = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.epfd = -1,
+	.wakefd = -1,
+};
+
+/* Which fds are channels: read without the lock by every write() and
+ * close() of the process, so a bit each, set and cleared atomically. */
+static uint64_t chan_bits[UCMA_MAX_FD / 64];
+
+int ucma_fd_is_chan(int fd)
+{
+	if (fd < 0 || fd >= UCMA_MAX_FD)
+		return 0;
+	return (__atomic_load_n(&chan_bits[fd / 64], __ATOMIC_ACQUIRE) >>
+		(fd % 64)) & 1;
+}
+
+static void mark(int fd, int on)
+{
+	uint64_t bit = 1ull << (fd % 64);
+
+	if (on)
+		__atomic_fetch_or(&chan_bits[fd / 64], bit, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(&chan_bits[fd / 64], ~bit,
+				   __ATOMIC_RELEASE);
+}
+
+/* libc's own functions (found once; a raw system call if not found, so
+ * that this library never fails a call it does not serve). */
+static void *next_fn(void **cache, const char *name)
+{
+	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+
+	if (!fn) {
+		fn = dlsym(RTLD_NEXT, name);
+		__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
+	}
+	return fn;
+}
+
+ssize_t ucma_real_write(int fd, const void *buf, size_t len)
+{
+	static void *cache;
+	ssize_t (*fn)(int, const void *, size_t) = next_fn(&cache, "write");
+
+	return fn ? fn(fd, buf, len) : syscall(SYS_write, fd, buf, len);
+}
+
+static int real_close(int fd)
+{
+	static void *cache;
+	int (*fn)(int) = next_fn(&cache, "close");
+
+	return fn ? fn(fd) : (int)syscall(SYS_close, fd);
+}
+
+static int real_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	static void *cache;
+	int (*fn)(int, const char *, int, ...) = next_fn(&cache, "openat");
+
+	return fn ? fn(dirfd, path, flags, mode)
+		  : (int)syscall(SYS_openat, dirfd, path, flags, mode);
+}
+
+static int ucma_open(int flags)
+{
+	struct ucma_chan *ch;
+	int sv[2], cloexec = flags & O_CLOEXEC ? SOCK_CLOEXEC : 0;
+
+	if (cm_start())
+		return -1;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | cloexec, 0, sv)) {
+		free(ch);
+		return -1;
+	}
+	if (sv[0] >= UCMA_MAX_FD) {
+		real_close(sv[0]);
+		real_close(sv[1]);
+		free(ch);
+		errno = EMFILE;
+		return -1;
+	}
+	fcntl(sv[1], F_SETFD, FD_CLOEXEC);
+	fcntl(sv[1], F_SETFL, O_NONBLOCK);
+	if (flags & O_NONBLOCK)
+		fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	ch->fd = sv[0];
+	ch->wake = sv[1];
+	ch->tail = &ch->head;
+	pthread_mutex_lock(&ucma.lock);
+	ch->next = ucma.chans;
+	ucma.chans = ch;
+	mark(ch->fd, 1);
+	pthread_mutex_unlock(&ucma.lock);
+	return ch->fd;
+}
+
+static bool is_device(const char *path)
+{
+	return path && strcmp(path, UCMA_PATH) == 0;
+}
+
+/* The mode argument that comes with O_CREAT and O_TMPFILE alone. */
+#define MODE_ARG(flags, mode)                                               \
+	do {                                                                \
+		va_list ap;                                                 \
+		va_start(ap, flags);                                        \
+		mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) \
+						       : 0;                 \
+		va_end(ap);                                                 \
+	} while (0)
+
+static int open_at(int dirfd, const char *path, int flags, mode_t mode)
+{
+	if (is_device(path))
+		return ucma_open(flags);
+	return real_openat(dirfd, path, flags, mode);
+}
+
+EXPORT int open(const char *path, int flags, ...)
+{
+	mode_t mode;
+
+	MODE_ARG(flags, mode);
+	return open_at(AT_FDCWD, path, flags, mode);
+}
+
+/* (the same function: a program built with 64-bit file offsets calls
+ * this name) */
+EXPORT int open64(const char *path, int flags, ...)
+	__attribute__((alias("open")));
+
+EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode;
+
+	MODE_ARG(flags, mode);
+	return open_at(dirfd, path, flags, mode);
+}
+
+/* What librdmacm checks of the device it opened: a character device. */
+static void as_device(struct stat *st)
+{
+	st->st_mode = S_IFCHR | 0666;
+	st->st_rdev = makedev(10, 58);	/* a misc device, as the kernel's */
+	st->st_size = 0;
+}
+
+EXPORT int fstat(int fd, struct stat *st)
+{
+	static void *cache;
+	int (*fn)(int, struct stat *) = next_fn(&cache, "fstat");
+	int rc = fn ? fn(fd, st) : (int)syscall(SYS_fstat, fd, st);
+
+	if (rc == 0 && ucma_fd_is_chan(fd))
+		as_device(st);
+	return rc;
+}
+
+EXPORT int fstat64(int fd, struct stat64 *st)
+{
+	static void *cache;
+	int (*fn)(int, struct stat64 *) = next_fn(&cache, "fstat64");
+	int rc = fn ? fn(fd, st) : (int)syscall(SYS_fstat, fd, st);
+
+	if (rc == 0 && ucma_fd_is_chan(fd))
+		as_device((struct stat *)st);
+	return rc;
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t len)
+{
+	struct ucma_chan *ch;
+
+	if (!ucma_fd_is_chan(fd))
+		return ucma_real_write(fd, buf, len);
+	pthread_mutex_lock(&ucma.lock);
+	ch = ucma_chan_by_fd(fd);
+	pthread_mutex_unlock(&ucma.lock);
+	if (!ch) {
+		errno = EBADF;
+		return -1;
+	}
+	/* (the program must not close a channel while it uses it: the
+	 * kernel holds the file for a call, we do not) */
+	return ucma_command(ch, buf, len);
+}
+
+EXPORT int close(int fd)
+{
+	struct ucma_chan *ch;
+
+	if (ucma_fd_is_chan(fd)) {
+		pthread_mutex_lock(&ucma.lock);
+		ch = ucma_chan_by_fd(fd);
+		mark(fd, 0);
+		if (ch)
+			ucma_chan_destroy(ch);
+		pthread_mutex_unlock(&ucma.lock);
+	}
+	return real_close(fd);
+}

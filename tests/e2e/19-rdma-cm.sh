@@ -1,0 +1,123 @@
+# rdma_cm without a kernel: librdmacm (unmodified, from Debian) over the
+# rdma_cm interface srnic's preload library serves (provider/ucma/), the
+# connection exchange over TCP between the nodes' IP addresses.
+#  - rdmacm-utils: rping with its data check (-V: every ping's RDMA READ
+#    and WRITE compared), between the nodes and within one (loopback), ucmatose (RC, 4 connections), udaddy (UD over
+#    SIDR), mckey (a multicast group joined by address), rdma_server and
+#    rdma_client (rdma_create_ep), rstream (rsockets, data verified);
+#  - perftest over rdma_cm (-R): write and send bandwidth, read latency;
+#  - errors as rdma_cm events: no listener (REJECTED, IB CM's reason 8),
+#    a host that is not there (UNREACHABLE), no route (the resolve fails);
+#  - cm_check (tests/e2e/cm_check.c): private data at each message's
+#    limit, reject, INIT_QP_ATTR for every state, the event fd with poll,
+#    epoll and O_NONBLOCK, RDMA WRITE bytes checked, disconnect.
+. "$(dirname "$0")/../lib.sh"
+
+command -v rping > /dev/null || { echo "SKIP: rdmacm-utils not installed (./srnic setup installs it)"; exit 77; }
+
+# tcp_twin PORT: the TCP port an rdma_cm port's connections come to (a
+# listening id listens there; docs/wire-protocol.md).
+tcp_twin() { echo $(($1 ^ 0x4000)); }
+
+# cm NAME PORT SERVER-ARGS... -- CLIENT-ARGS...: the server on b, the
+# client on a once b listens on rdma_cm port PORT; both must exit 0.  Logs
+# in $LOGDIR/NAME.{a,b}.
+cm() {
+	local name=$1 port=$2 srv=() rca=0 rcb=0 pid
+	shift 2
+	while [ "$1" != "--" ]; do srv+=("$1"); shift; done
+	shift
+	timeout -k 5 60 "$SRNIC" exec b -- "${srv[@]}" > "$LOGDIR/$name.b" 2>&1 &
+	pid=$!
+	if [ "$port" != - ]; then
+		# (UD ids listen too: their SIDR exchange is over TCP)
+		wait_listen b "$(tcp_twin "$port")" || echo "--- $name: b never listened on $port" >&2
+	else
+		sleep 3	# (mckey's receiver: nothing to see its join by)
+	fi
+	timeout -k 5 60 "$SRNIC" exec a -- "$@" > "$LOGDIR/$name.a" 2>&1 || rca=$?
+	wait $pid || rcb=$?
+	if [ $rca != 0 ] || [ $rcb != 0 ]; then
+		echo "--- $name: client (a) exit $rca" >&2; tail -15 "$LOGDIR/$name.a" >&2
+		echo "--- $name: server (b) exit $rcb" >&2; tail -15 "$LOGDIR/$name.b" >&2
+		fail "$name"
+	fi
+	echo "$name: ok"
+}
+
+B=10.55.0.2
+# rping -V compares what each RDMA READ brought back with what was sent
+# ("data mismatch" and a failed exit if not).
+cm rping 7174 rping -s -V -C 200 -S 4096 -a 0.0.0.0 -p 7174 -- \
+	rping -c -V -C 200 -S 4096 -a $B -p 7174
+grep -q "data mismatch" "$LOGDIR/rping.a" "$LOGDIR/rping.b" && fail "rping: data mismatch"
+cm rping-verbose 7175 rping -s -v -C 3 -a $B -p 7175 -- rping -c -v -C 3 -a $B -p 7175
+grep -q "ping data: rdma-ping-2: CDEFGHIJKLMNOPQRSTUVWXYZ" "$LOGDIR/rping-verbose.b" ||
+	fail "rping -v: the server printed no third ping"
+
+cm ucmatose 7471 ucmatose -c 4 -C 50 -- ucmatose -c 4 -C 50 -s $B
+for side in a b; do
+	grep -q "return status 0" "$LOGDIR/ucmatose.$side" || fail "ucmatose ($side): no success line"
+done
+cm udaddy 7174 udaddy -c 4 -C 50 -- udaddy -c 4 -C 50 -s $B
+for side in a b; do
+	grep -q "return status 0" "$LOGDIR/udaddy.$side" || fail "udaddy ($side): no success line"
+done
+# mckey: b joins the group and receives, a joins as the sender; b waits
+# for all of a's messages (a lost one hangs it into its timeout).
+cm mckey - mckey -m 239.1.2.3 -b $B -C 50 -- mckey -m 239.1.2.3 -b 10.55.0.1 -s -C 50
+for side in a b; do
+	grep -q "return status 0" "$LOGDIR/mckey.$side" || fail "mckey ($side): no success line"
+done
+cm rdma_server 7471 rdma_server -p 7471 -- rdma_client -s $B -p 7471
+grep -q "rdma_client: end 0" "$LOGDIR/rdma_server.a" || fail "rdma_client did not end 0"
+grep -q "rdma_server: end 0" "$LOGDIR/rdma_server.b" || fail "rdma_server did not end 0"
+# rstream -T v: rsockets (over rdma_cm), every transfer verified.
+cm rstream 7471 rstream -T v -S 65536 -C 200 -- rstream -T v -S 65536 -C 200 -s $B
+grep -qi "fail\|error" "$LOGDIR/rstream.a" "$LOGDIR/rstream.b" && fail "rstream reported an error"
+
+# Loopback: server and client in one node, two processes of srnicd's
+if [ -e "$TB/a.srnicd.pid" ]; then
+	timeout -k 5 60 "$SRNIC" exec a -- rping -s -V -C 50 -a 10.55.0.1 -p 7176 \
+		> "$LOGDIR/cm-loop.server" 2>&1 &
+	pid=$!
+	wait_listen a "$(tcp_twin 7176)" || echo "--- a never listened on 7176" >&2
+	on a -- rping -c -V -C 50 -a 10.55.0.1 -p 7176 > "$LOGDIR/cm-loop.client" 2>&1 ||
+		fail "loopback rping (client)"
+	wait $pid || fail "loopback rping (server)"
+	echo "loopback rping: ok"
+else
+	echo "loopback rping: not run (one process a node without srnicd)"
+fi
+
+# perftest with rdma_cm (-R): connection and data exchange both by rdma_cm
+# (perftest's rdma_cm port is 18515)
+PAIR_PORT=$(tcp_twin 18515) bw cm-write-bw ib_write_bw -R -d srnic0 -n 2000
+PAIR_PORT=$(tcp_twin 18515) bw cm-send-bw ib_send_bw -R -d srnic0 -n 2000
+PAIR_PORT=$(tcp_twin 18515) lat cm-read-lat ib_read_lat -R -d srnic0 -n 500
+
+# Errors, as the kernel's rdma_cm gives them
+on a 30 -- rping -c -a $B -p 7999 -C 1 > "$LOGDIR/cm-no-listener.a" 2>&1 &&
+	fail "rping to a port nobody listens on succeeded"
+grep -q "RDMA_CM_EVENT_REJECTED, error 8" "$LOGDIR/cm-no-listener.a" ||
+	fail "no listener: no REJECTED event with reason 8"
+on a 30 -- rping -c -a 10.55.0.99 -C 1 > "$LOGDIR/cm-no-host.a" 2>&1 &&
+	fail "rping to a host that is not there succeeded"
+grep -q "RDMA_CM_EVENT_UNREACHABLE" "$LOGDIR/cm-no-host.a" ||
+	fail "no host: no UNREACHABLE event"
+on a 30 -- rping -c -a 192.0.2.1 -C 1 > "$LOGDIR/cm-no-route.a" 2>&1 &&
+	fail "rping with no route succeeded"
+grep -q "rdma_resolve_addr: Network is unreachable" "$LOGDIR/cm-no-route.a" ||
+	fail "no route: rdma_resolve_addr did not fail with ENETUNREACH"
+echo "errors: REJECTED (8), UNREACHABLE, ENETUNREACH"
+
+if [ -x "$BUILD/tests/e2e/cm_check" ]; then
+	cm cm_check 7300 "$BUILD/tests/e2e/cm_check" -s -p 7300 -- \
+		"$BUILD/tests/e2e/cm_check" -p 7300 $B
+	for side in a b; do
+		checked "$LOGDIR/cm_check.$side" || fail "cm_check ($side)"
+	done
+else
+	fail "cm_check was not built (librdmacm-dev: ./srnic setup installs it)"
+fi
+exit 0
