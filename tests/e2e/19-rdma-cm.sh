@@ -2,7 +2,8 @@
 # rdma_cm interface srnic's preload library serves (provider/ucma/), the
 # connection exchange over TCP between the nodes' IP addresses.
 #  - rdmacm-utils: rping with its data check (-V: every ping's RDMA READ
-#    and WRITE compared), between the nodes and within one (loopback), ucmatose (RC, 4 connections), udaddy (UD over
+#    and WRITE compared), between the nodes over IPv4 and IPv6 (link-local:
+#    GID 0) and within one node (loopback), ucmatose (RC, 4 connections), udaddy (UD over
 #    SIDR), mckey (a multicast group joined by address), rdma_server and
 #    rdma_client (rdma_create_ep), rstream (rsockets, data verified);
 #  - perftest over rdma_cm (-R): write and send bandwidth, read latency;
@@ -54,6 +55,13 @@ grep -q "data mismatch" "$LOGDIR/rping.a" "$LOGDIR/rping.b" && fail "rping: data
 cm rping-verbose 7175 rping -s -v -C 3 -a $B -p 7175 -- rping -c -v -C 3 -a $B -p 7175
 grep -q "ping data: rdma-ping-2: CDEFGHIJKLMNOPQRSTUVWXYZ" "$LOGDIR/rping-verbose.b" ||
 	fail "rping -v: the server printed no third ping"
+
+# IPv6: b's link-local address on ctl0, which is its GID 0
+B6=$(ip -n "${SRNIC_NS:-srnic}-b" -6 -o addr show dev ctl0 scope link |
+	awk '{sub("/.*", "", $4); print $4}')
+[ -n "$B6" ] || fail "b's ctl0 has no IPv6 link-local address"
+cm rping-ipv6 7177 rping -s -V -C 50 -a :: -p 7177 -- \
+	rping -c -V -C 50 -a "$B6%ctl0" -p 7177
 
 cm ucmatose 7471 ucmatose -c 4 -C 50 -- ucmatose -c 4 -C 50 -s $B
 for side in a b; do
