@@ -238,6 +238,26 @@ int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 	return 0;
 }
 
+/* Event moderation (ibv_modify_cq): the channel's event for this CQ waits
+ * for cq_count completions, or cq_period us after the first of them
+ * (within the engine's 100 us timer tick); count 0 or 1 with period 0
+ * is an event each completion again. */
+int srnic_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
+{
+	struct srnic_cq_v *scq = to_scq(ibcq);
+	struct srnic_context *ctx = to_sctx(ibcq->context);
+
+	if (!attr || (attr->attr_mask & ~IBV_CQ_ATTR_MODERATE))
+		return EINVAL;
+	if (!(attr->attr_mask & IBV_CQ_ATTR_MODERATE))
+		return 0;
+	if (attr->moderate.cq_period > SRNIC_MAX_CQ_PERIOD_US)
+		return EINVAL;
+	return -srnic_engine_moderate_cq(ctx->eng, scq->cq,
+					 attr->moderate.cq_count,
+					 attr->moderate.cq_period);
+}
+
 int srnic_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct srnic_cq_v *scq = to_scq(ibcq);

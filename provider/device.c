@@ -45,6 +45,7 @@ static const struct verbs_context_ops srnic_ops = {
 	.reg_mr = srnic_reg_mr,
 	.req_notify_cq = srnic_req_notify_cq,
 	.resize_cq = srnic_resize_cq,
+	.modify_cq = srnic_modify_cq,
 };
 
 struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx)
@@ -251,6 +252,8 @@ int srnic_query_device_ex(struct ibv_context *context,
 	d->local_ca_ack_delay = 15;
 	d->phys_port_cnt = 1;
 	a.max_dm_size = 0;
+	a.cq_mod_caps.max_cq_count = UINT16_MAX;
+	a.cq_mod_caps.max_cq_period = SRNIC_MAX_CQ_PERIOD_US;
 
 	if (attr_size > sizeof(a))
 		attr_size = sizeof(a);

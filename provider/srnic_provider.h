@@ -148,6 +148,9 @@ struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
 int srnic_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int srnic_destroy_cq(struct ibv_cq *cq);
 int srnic_resize_cq(struct ibv_cq *cq, int cqe);
+int srnic_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
+/* ibv_modify_cq's cq_period, at most (and cq_count is 16 bits) */
+#define SRNIC_MAX_CQ_PERIOD_US 50000
 int srnic_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
 /* qp.c */

@@ -84,6 +84,7 @@ struct srnic_engine {
 	 * same ack_delay_tsc) */
 	struct srnic_qp_fifo lazy;
 	uint64_t ack_delay_tsc;
+	struct srnic_cq *mod_cqs;	/* CQs with event moderation */
 	struct srnic_qp *timer_head;
 	struct srnic_qp *timer_cursor;	/* where the next tick's slice starts */
 	uint64_t next_tick;

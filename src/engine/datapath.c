@@ -448,7 +448,12 @@ static void send_acks(struct srnic_engine *eng, uint64_t now)
 static void run_timers(struct srnic_engine *eng, uint64_t now)
 {
 	struct srnic_qp *qp;
+	struct srnic_cq *cq;
 	unsigned n;
+
+	/* Moderated CQs' events whose period is up (ibv_modify_cq) */
+	for (cq = eng->mod_cqs; cq; cq = cq->mod_next)
+		srnic_cq_moderated(cq, NULL, now);
 
 	/* Short of packet buffers (held packets, full transmit queues):
 	 * grant peers less until they drain. */

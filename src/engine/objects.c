@@ -104,11 +104,50 @@ int srnic_engine_resize_cq(struct srnic_engine *eng, struct srnic_cq *cq,
 	return c.result;
 }
 
+/* Event moderation: the CQ joins (or leaves) the engine's list of CQs
+ * whose period the timer tick watches (datapath.c, run_timers). */
+static void call_moderate_cq(struct srnic_engine *eng, struct srnic_call *c)
+{
+	struct srnic_cq *cq = c->arg, **pp;
+	uint32_t count = (uint32_t)(uintptr_t)c->arg2;
+	uint64_t period_us = (uint64_t)(uintptr_t)c->arg3;
+	bool on = count > 1 || period_us;
+
+	cq->mod_count = count;
+	cq->mod_period = period_us * rte_get_tsc_hz() / 1000000;
+	cq->mod_seen = 0;
+	cq->mod_due = 0;
+	if (on && !cq->mod_listed) {
+		cq->mod_next = eng->mod_cqs;
+		eng->mod_cqs = cq;
+	} else if (!on && cq->mod_listed) {
+		for (pp = &eng->mod_cqs; *pp; pp = &(*pp)->mod_next)
+			if (*pp == cq) {
+				*pp = cq->mod_next;
+				break;
+			}
+	}
+	cq->mod_listed = on;
+	c->result = 0;
+}
+
+int srnic_engine_moderate_cq(struct srnic_engine *eng, struct srnic_cq *cq,
+			     unsigned count, unsigned period_us)
+{
+	struct srnic_call c = {.fn = call_moderate_cq, .arg = cq,
+			       .arg2 = (const void *)(uintptr_t)count,
+			       .arg3 = (void *)(uintptr_t)period_us};
+
+	srnic_engine_call(eng, &c);
+	return c.result;
+}
+
 int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq)
 {
-	(void)eng;
 	if (__atomic_load_n(&cq->users, __ATOMIC_ACQUIRE))
 		return -EBUSY;	/* as verbs says: destroy its QPs first */
+	if (cq->mod_listed)	/* (off the timer's list first) */
+		srnic_engine_moderate_cq(eng, cq, 0, 0);
 	pthread_spin_destroy(&cq->lock);
 	srnic_free(cq->ring);
 	srnic_free(cq);

@@ -60,6 +60,10 @@ int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq);
  * the CQ's pollers out meanwhile (its lock). */
 int srnic_engine_resize_cq(struct srnic_engine *eng, struct srnic_cq *cq,
 			   unsigned depth);
+/* The CQ's event after count completions, or period_us after the first
+ * of them (count <= 1 and period 0: after each, as before). */
+int srnic_engine_moderate_cq(struct srnic_engine *eng, struct srnic_cq *cq,
+			     unsigned count, unsigned period_us);
 
 struct srnic_srq *srnic_engine_create_srq(struct srnic_engine *eng,
 					  unsigned depth, unsigned max_sge);

@@ -199,6 +199,18 @@ struct srnic_cq {
 	 * reads it back */
 	int notify_fd;
 	uint64_t notify_handle;
+	/* Event moderation (ibv_modify_cq), set by an engine call: the
+	 * armed CQ's event waits for mod_count completions, or for
+	 * mod_period (TSC cycles) after the first of them.  Datapath side:
+	 * the completions seen since the arming, when the period ends (0:
+	 * not started: the engine's next timer tick starts it), and the
+	 * engine's list of moderated CQs. */
+	uint32_t mod_count;
+	uint64_t mod_period;
+	uint32_t mod_seen;
+	uint64_t mod_due;
+	struct srnic_cq *mod_next;
+	bool mod_listed;
 };
 
 static inline uint32_t srnic_cq_room(const struct srnic_cq *cq)
@@ -231,6 +243,43 @@ static inline void srnic_cq_event(struct srnic_cq *cq,
 			     sizeof(cq->notify_handle));
 }
 
+/* The moderated CQ's event, once it is due (the datapath's): a call
+ * for each completion that would make the event, and the engine's timer
+ * tick (c NULL), which starts and ends the period. */
+static inline void srnic_cq_moderated(struct srnic_cq *cq,
+				      const struct srnic_cqe *c, uint64_t now)
+{
+	uint32_t arm = __atomic_load_n(&cq->armed, __ATOMIC_RELAXED);
+
+	if (!arm) {
+		cq->mod_seen = 0;	/* (told, or not armed yet) */
+		cq->mod_due = 0;
+		return;
+	}
+	if (c) {
+		if (arm == SRNIC_CQ_ARM_SOLICITED &&
+		    !(c->flags & SRNIC_WC_F_SOLICITED) && !c->status)
+			return;
+		if (++cq->mod_seen < cq->mod_count || !cq->mod_count)
+			return;
+	} else {
+		if (!cq->mod_seen || !cq->mod_period)
+			return;
+		if (!cq->mod_due) {
+			cq->mod_due = now + cq->mod_period;
+			return;
+		}
+		if (now < cq->mod_due)
+			return;
+	}
+	cq->mod_seen = 0;
+	cq->mod_due = 0;
+	if (__atomic_compare_exchange_n(&cq->armed, &arm, 0, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		(void)!write(cq->notify_fd, &cq->notify_handle,
+			     sizeof(cq->notify_handle));
+}
+
 static inline void srnic_cq_publish(struct srnic_cq *cq)
 {
 	const struct srnic_cqe *c = &cq->ring[cq->prod & cq->mask];
@@ -242,7 +291,10 @@ static inline void srnic_cq_publish(struct srnic_cq *cq)
 	 * either shows in that poll or makes the event) */
 	if (__builtin_expect(cq->notify_fd >= 0, 0)) {
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		srnic_cq_event(cq, c);
+		if (cq->mod_listed)
+			srnic_cq_moderated(cq, c, 0);
+		else
+			srnic_cq_event(cq, c);
 	}
 }
 

@@ -22,12 +22,14 @@
  * 4. Two UD QPs: one sends 100 datagrams to the other through the address
  *    handle; each arrives whole, with the sender's QP number and a GRH
  *    (an IPv4 header, RoCE v2) whose source address is our own.
+ * 5. CQ event moderation (ibv_modify_cq): count and period (moderation()).
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,6 +384,126 @@ static void datagrams(void)
 		 ok, NDGRAM, got);
 }
 
+/* Whether the channel has an event within ms; takes it if so. */
+static int event_within(struct ibv_comp_channel *ch, int ms)
+{
+	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+	struct ibv_cq *ecq;
+	void *ectx;
+
+	if (poll(&p, 1, ms) != 1)
+		return 0;
+	if (ibv_get_cq_event(ch, &ecq, &ectx))
+		return 0;
+	ibv_ack_cq_events(ecq, 1);
+	return 1;
+}
+
+/* n signaled 8-byte WRITEs a -> b, every completion polled off cq. */
+static int writes(struct ibv_qp *a, struct ibv_cq *cq, unsigned n,
+		  uint64_t *buf, struct ibv_mr *mr)
+{
+	struct ibv_wc wc;
+
+	for (unsigned i = 0; i < n; i++)
+		if (post_rdma(a, IBV_WR_RDMA_WRITE, buf, 8, mr->lkey,
+			      (uintptr_t)(buf + 1), mr->rkey) ||
+		    vu_poll(cq, &wc, POLL_MS) != 1 || wc.status)
+			return -1;
+	return 0;
+}
+
+/* 5. Event moderation (ibv_modify_cq) on a CQ with a channel: with a
+ *    count of 4 and no period, three completions make no event and the
+ *    fourth does; with a period of 20 ms and a count of 100, three make
+ *    the event once the period is up, not before; a period over the
+ *    device's cap and an unknown attribute are refused. */
+static void moderation(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *scq = NULL, *rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_modify_cq_attr m = {.attr_mask = IBV_CQ_ATTR_MODERATE};
+	struct vu_dest da = {0}, db = {0};
+	uint64_t *buf = calloc(2, 8), t0;
+	struct ibv_device_attr_ex dx;
+	struct ibv_mr *mr;
+	struct ibv_qp *a, *b;
+	int got;
+
+	if (ch)
+		scq = ibv_create_cq(ctx, 64, NULL, ch, 0);
+	if (!ch || !scq || !rcq || !buf)
+		die("moderation: channel, CQs");
+	a = vu_create_rc_qp(pd, scq, 16, 16, 1, NULL);
+	b = vu_create_rc_qp(pd, rcq, 16, 16, 1, NULL);
+	mr = reg(pd, buf, 16);
+	if (!a || !b)
+		die("moderation: QPs");
+	da.qpn = a->qp_num;
+	db.qpn = b->qp_num;
+	da.gid = db.gid = gid;
+	if (vu_to_init(a, 0) || vu_to_init(b, IBV_ACCESS_REMOTE_WRITE) ||
+	    vu_to_rtr(a, &db, IBV_MTU_4096) || vu_to_rtr(b, &da, IBV_MTU_4096) ||
+	    vu_to_rts(a, 0, 14, 7) || vu_to_rts(b, 0, 14, 7))
+		die("moderation: connect");
+	memset(&dx, 0, sizeof(dx));
+	got = ibv_query_device_ex(ctx, NULL, &dx);
+	vu_check(got == 0 && dx.cq_mod_caps.max_cq_count == UINT16_MAX &&
+			 dx.cq_mod_caps.max_cq_period > 0,
+		 NULL, "the device reports CQ moderation (count %u, period %u us)",
+		 dx.cq_mod_caps.max_cq_count, dx.cq_mod_caps.max_cq_period);
+	m.moderate.cq_period = (uint16_t)(dx.cq_mod_caps.max_cq_period + 1);
+	vu_check(dx.cq_mod_caps.max_cq_period == UINT16_MAX ||
+			 ibv_modify_cq(scq, &m) == EINVAL,
+		 NULL, "a period over the cap is refused");
+	m.attr_mask = IBV_CQ_ATTR_RESERVED;
+	vu_check(ibv_modify_cq(scq, &m) == EINVAL, NULL,
+		 "an unknown attribute is refused");
+
+	/* a count of 4, no period */
+	m.attr_mask = IBV_CQ_ATTR_MODERATE;
+	m.moderate.cq_count = 4;
+	m.moderate.cq_period = 0;
+	vu_check(ibv_modify_cq(scq, &m) == 0, NULL, "count 4 set");
+	ibv_req_notify_cq(scq, 0);
+	if (writes(a, scq, 3, buf, mr))
+		die("moderation: writes");
+	vu_check(!event_within(ch, 50), NULL,
+		 "count 4: three completions make no event (50 ms)");
+	if (writes(a, scq, 1, buf, mr))
+		die("moderation: writes");
+	vu_check(event_within(ch, 2000), NULL, "count 4: the fourth does");
+
+	/* a period of 20 ms, a count it never reaches */
+	m.moderate.cq_count = 100;
+	m.moderate.cq_period = 20000;
+	vu_check(ibv_modify_cq(scq, &m) == 0, NULL, "period 20 ms set");
+	ibv_req_notify_cq(scq, 0);
+	t0 = vu_now_ms();
+	if (writes(a, scq, 3, buf, mr))
+		die("moderation: writes");
+	got = event_within(ch, 2000);
+	vu_check(got && vu_now_ms() - t0 >= 19, NULL,
+		 "period 20 ms: the event came after %lu ms",
+		 (unsigned long)(vu_now_ms() - t0));
+
+	/* off again: an event for the next completion */
+	m.moderate.cq_count = 0;
+	m.moderate.cq_period = 0;
+	ibv_modify_cq(scq, &m);
+	ibv_req_notify_cq(scq, 0);
+	if (writes(a, scq, 1, buf, mr))
+		die("moderation: writes");
+	vu_check(event_within(ch, 2000), NULL,
+		 "moderation off: one completion makes the event");
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_dereg_mr(mr);
+	vu_check(ibv_destroy_cq(scq) == 0 && ibv_destroy_cq(rcq) == 0 &&
+			 ibv_destroy_comp_channel(ch) == 0,
+		 NULL, "the moderated CQ and its channel destroyed");
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -425,6 +547,7 @@ int main(int argc, char **argv)
 	vu_check(threads_named("srnic-dp") == 1, NULL,
 		 "the first CQ started the datapath");
 	datagrams();
+	moderation();
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
 	return vu_failed ? 1 : 0;
 }
