@@ -1,0 +1,172 @@
+-- Wireshark/tshark dissector for srnic's wire format (docs/wire-protocol.md;
+-- the code that makes and reads it: src/wire/wire.c).  Every field of the
+-- document is named here; keep the three in step.
+--   tshark -X lua_script:tools/wireshark/srnic.lua -r FILE.pcapng
+--   (or copy this file into ~/.local/lib/wireshark/plugins/)
+local p = Proto("srnic", "srnic software RDMA NIC")
+
+local opcodes = {
+	[1] = "SEND", [2] = "WRITE", [3] = "READ_REQ", [4] = "READ_RESP",
+	[5] = "ACK", [6] = "HELLO", [7] = "BYE", [8] = "BYE_ACK",
+	[9] = "BOOTING", [10] = "BOOT_ACK", [11] = "RDMA_READY",
+	[12] = "ATOMIC_REQ", [13] = "UD_SEND",
+}
+local syndromes = {
+	[0] = "ACK", [1] = "RNR NAK", [2] = "access NAK",
+	[3] = "invalid request NAK", [4] = "operational NAK",
+}
+
+local F = {
+	-- base header (24 bytes)
+	version = ProtoField.uint8("srnic.version", "Version"),
+	opcode = ProtoField.uint8("srnic.opcode", "Opcode", base.DEC, opcodes),
+	flags = ProtoField.uint16("srnic.flags", "Flags", base.HEX),
+	f_imm = ProtoField.bool("srnic.flags.imm", "IMM", 16, nil, 0x0001),
+	f_recv_cqe = ProtoField.bool("srnic.flags.recv_cqe", "RECV_CQE", 16, nil, 0x0002),
+	f_solicited = ProtoField.bool("srnic.flags.solicited", "SOLICITED", 16, nil, 0x0004),
+	f_last = ProtoField.bool("srnic.flags.last", "LAST", 16, nil, 0x0008),
+	f_sack = ProtoField.bool("srnic.flags.sack", "SACK", 16, nil, 0x0010),
+	f_nak = ProtoField.bool("srnic.flags.nak", "NAK", 16, nil, 0x0020),
+	f_cas = ProtoField.bool("srnic.flags.cas", "CAS", 16, nil, 0x0040),
+	f_inv = ProtoField.bool("srnic.flags.inv", "INV", 16, nil, 0x0080),
+	f_crc = ProtoField.bool("srnic.flags.crc", "CRC", 16, nil, 0x0100),
+	f_auth = ProtoField.bool("srnic.flags.auth", "AUTH", 16, nil, 0x0200),
+	f_probe = ProtoField.bool("srnic.flags.probe", "PROBE", 16, nil, 0x0400),
+	dst_qpn = ProtoField.uint32("srnic.dst_qpn", "Destination QP", base.HEX),
+	src_qpn = ProtoField.uint32("srnic.src_qpn", "Source QP", base.HEX),
+	src_inc = ProtoField.uint32("srnic.src_inc", "Source incarnation", base.HEX),
+	dst_inc = ProtoField.uint32("srnic.dst_inc", "Destination incarnation", base.HEX),
+	msn = ProtoField.uint32("srnic.msn", "Message sequence number"),
+	-- data extension (40 bytes)
+	txid = ProtoField.uint32("srnic.txid", "Transaction id", base.HEX),
+	ssn = ProtoField.uint32("srnic.ssn", "Receive sequence number"),
+	rkey = ProtoField.uint32("srnic.rkey", "Remote key (UD: Q_Key)", base.HEX),
+	imm = ProtoField.uint32("srnic.imm", "Immediate data (READ_REQ: read length)", base.HEX),
+	va = ProtoField.uint64("srnic.va", "Virtual address", base.HEX),
+	ud_src = ProtoField.ipv4("srnic.ud.src", "UD source IPv4"),
+	ud_dst = ProtoField.ipv4("srnic.ud.dst", "UD destination IPv4 (group id)"),
+	msg_off = ProtoField.uint32("srnic.msg_off", "Message offset"),
+	pkt_len = ProtoField.uint32("srnic.pkt_len", "Packet payload length"),
+	msg_len = ProtoField.uint32("srnic.msg_len", "Message length"),
+	stride_shift = ProtoField.uint8("srnic.stride_shift", "Stride shift"),
+	reserved = ProtoField.bytes("srnic.reserved", "Reserved"),
+	ts = ProtoField.uint16("srnic.ts", "Send time (us, 16 bits)"),
+	compare_add = ProtoField.uint64("srnic.atomic.compare_add", "Compare / add", base.HEX),
+	swap = ProtoField.uint64("srnic.atomic.swap", "Swap", base.HEX),
+	payload = ProtoField.bytes("srnic.payload", "Payload"),
+	-- ACK extension (32 bytes)
+	syndrome = ProtoField.uint8("srnic.ack.syndrome", "Syndrome", base.DEC, syndromes),
+	rnr_timer = ProtoField.uint8("srnic.ack.rnr_timer", "RNR timer"),
+	ts_echo = ProtoField.uint16("srnic.ack.ts_echo", "Timestamp echo"),
+	nak_msn = ProtoField.uint32("srnic.ack.nak_msn", "NAK message"),
+	nak_txid = ProtoField.uint32("srnic.ack.nak_txid", "NAK transaction id", base.HEX),
+	sack_msn = ProtoField.uint32("srnic.ack.sack_msn", "SACK message"),
+	sack_first = ProtoField.uint32("srnic.ack.sack_first", "SACK first missing packet"),
+	credit = ProtoField.uint32("srnic.ack.credit", "Credit"),
+	sack_bits = ProtoField.uint64("srnic.ack.sack_bits", "SACK bits", base.HEX),
+	-- control extension (40 bytes)
+	node_ip = ProtoField.ipv4("srnic.ctl.ip", "Node IPv4"),
+	port = ProtoField.uint8("srnic.ctl.port", "Sending port"),
+	node_mac = ProtoField.ether("srnic.ctl.mac", "Node MAC"),
+	node_name = ProtoField.stringz("srnic.ctl.name", "Node name"),
+	mac = ProtoField.bytes("srnic.ctl.auth_mac", "HMAC-SHA-512-256"),
+	-- trailer
+	crc = ProtoField.uint32("srnic.crc", "CRC-32C", base.HEX),
+}
+local list = {}
+for _, f in pairs(F) do list[#list + 1] = f end
+p.fields = list
+
+local DATA_OPS = {[1] = true, [2] = true, [3] = true, [4] = true,
+		  [12] = true, [13] = true}
+local CTL_OPS = {[6] = true, [7] = true, [8] = true, [9] = true,
+		 [10] = true, [11] = true}
+
+function p.dissector(tvb, pinfo, tree)
+	if tvb:len() < 24 then return 0 end
+	local op = tvb(1, 1):uint()
+	local flags = tvb(2, 2):uint()
+	local name = opcodes[op] or ("opcode " .. op)
+	pinfo.cols.protocol = "srnic"
+	local t = tree:add(p, tvb(), "srnic " .. name)
+	t:add(F.version, tvb(0, 1))
+	t:add(F.opcode, tvb(1, 1))
+	local ft = t:add(F.flags, tvb(2, 2))
+	for _, f in ipairs({F.f_imm, F.f_recv_cqe, F.f_solicited, F.f_last,
+			    F.f_sack, F.f_nak, F.f_cas, F.f_inv, F.f_crc,
+			    F.f_auth, F.f_probe}) do
+		ft:add(f, tvb(2, 2))
+	end
+	t:add(F.dst_qpn, tvb(4, 4))
+	t:add(F.src_qpn, tvb(8, 4))
+	t:add(F.src_inc, tvb(12, 4))
+	t:add(F.dst_inc, tvb(16, 4))
+	t:add(F.msn, tvb(20, 4))
+	local info = string.format("%s %#x -> %#x msn %d", name,
+		tvb(8, 4):uint(), tvb(4, 4):uint(), tvb(20, 4):uint())
+	local off = 24
+	if DATA_OPS[op] and tvb:len() >= off + 40 then
+		local e = t:add(p, tvb(off, 40), "Data extension")
+		e:add(F.txid, tvb(off, 4))
+		e:add(F.ssn, tvb(off + 4, 4))
+		e:add(F.rkey, tvb(off + 8, 4))
+		e:add(F.imm, tvb(off + 12, 4))
+		if op == 13 then
+			e:add(F.ud_src, tvb(off + 16, 4))
+			e:add(F.ud_dst, tvb(off + 20, 4))
+		else
+			e:add(F.va, tvb(off + 16, 8))
+		end
+		e:add(F.msg_off, tvb(off + 24, 4))
+		e:add(F.pkt_len, tvb(off + 28, 4))
+		e:add(F.msg_len, tvb(off + 32, 4))
+		e:add(F.stride_shift, tvb(off + 36, 1))
+		e:add(F.reserved, tvb(off + 37, 1))
+		e:add(F.ts, tvb(off + 38, 2))
+		local plen = tvb(off + 28, 4):uint()
+		info = info .. string.format(" txid %#x key %#x off %d len %d",
+			tvb(off, 4):uint(), tvb(off + 8, 4):uint(),
+			tvb(off + 24, 4):uint(), plen)
+		off = off + 40
+		if op == 12 and tvb:len() >= off + 16 then
+			t:add(F.compare_add, tvb(off, 8))
+			t:add(F.swap, tvb(off + 8, 8))
+			off = off + 16
+		elseif op ~= 3 and plen > 0 and tvb:len() >= off + plen then
+			t:add(F.payload, tvb(off, plen))
+			off = off + plen
+		end
+	elseif op == 5 and tvb:len() >= off + 32 then
+		local e = t:add(p, tvb(off, 32), "ACK extension")
+		e:add(F.syndrome, tvb(off, 1))
+		e:add(F.rnr_timer, tvb(off + 1, 1))
+		e:add(F.ts_echo, tvb(off + 2, 2))
+		e:add(F.nak_msn, tvb(off + 4, 4))
+		e:add(F.nak_txid, tvb(off + 8, 4))
+		e:add(F.sack_msn, tvb(off + 12, 4))
+		e:add(F.sack_first, tvb(off + 16, 4))
+		e:add(F.credit, tvb(off + 20, 4))
+		e:add(F.sack_bits, tvb(off + 24, 8))
+		info = info .. " " .. (syndromes[tvb(off, 1):uint()] or "?")
+		off = off + 32
+	elseif CTL_OPS[op] and tvb:len() >= off + 40 then
+		local e = t:add(p, tvb(off, 40), "Control extension")
+		e:add(F.node_ip, tvb(off, 4))
+		e:add(F.port, tvb(off + 4, 1))
+		e:add(F.node_mac, tvb(off + 6, 6))
+		e:add(F.node_name, tvb(off + 16, 16))
+		info = info .. " node " .. tvb(off + 16, 16):stringz()
+		off = off + 40
+		if bit.band(flags, 0x200) ~= 0 and tvb:len() >= off + 32 then
+			t:add(F.mac, tvb(off, 32))
+			off = off + 32
+		end
+	end
+	if bit.band(flags, 0x100) ~= 0 and tvb:len() >= off + 4 then
+		t:add(F.crc, tvb(tvb:len() - 4, 4))
+	end
+	pinfo.cols.info = info
+	return tvb:len()
+end
+
+DissectorTable.get("ethertype"):add(0x88B5, p)
