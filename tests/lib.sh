@@ -189,3 +189,31 @@ all_sizes() {	# name rows: a -a run printed a result line for every size
 	n=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5' "$LOGDIR/$1.a" | wc -l)
 	[ "$n" = "$2" ] || fail "$1: $n result lines, want $2"
 }
+
+# capture_write NAME COUNT [FILTER]: ./srnic capture of node a's port 0
+# (COUNT frames; FILTER, libpcap's, where the wire takes one) around an
+# ib_write_bw of 64 KiB messages from a to b, then every frame checked
+# against what perftest set up (tests/e2e/capture_check.py).  The capture
+# is $LOGDIR/NAME.pcap; the transfer's logs $LOGDIR/NAME-bw.{a,b}.
+capture_write() {
+	local name=$1 count=$2 filter=${3:-} pcap=$LOGDIR/$1.pcap log=$LOGDIR/$1.log
+	local cap i
+	rm -f "$pcap"
+	"$SRNIC" capture a 0 -c "$count" ${filter:+-f "$filter"} -w "$pcap" > "$log" 2>&1 &
+	cap=$!
+	# (the file appears as the capture starts: dumpcap's, or the node's
+	# as it turns its tap on)
+	for ((i = 0; i < 200; i++)); do
+		[ -e "$pcap" ] && break
+		sleep 0.05
+	done
+	if [ ! -e "$pcap" ] || ! pair "$name-bw" 90 ib_write_bw -n 2000 -s 65536; then
+		kill $cap 2>/dev/null; rm -f "$TB/a.capture"; cat "$log" >&2
+		fail "$name: the capture did not start, or ib_write_bw failed"
+	fi
+	wait $cap || { cat "$log" >&2; fail "$name: ./srnic capture"; }
+	cat "$log"
+	python3 "$ROOT/tests/e2e/capture_check.py" "$ROOT/tools/wireshark/srnic.lua" \
+		"$pcap" "$LOGDIR/$name-bw.a" 65536 ||
+		fail "$name: the capture does not match the transfer"
+}

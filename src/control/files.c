@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The node's files, on a thread of their own: the counters it writes twice
- * a second (stats_file) and the faults it reads (fault_file).
+ * a second (stats_file), the faults it reads (fault_file) and the packet
+ * captures it writes (capture_file: capture.c).
  *
  * A file system may keep a caller waiting for a second: ext4 renaming over
  * a file whose pages are still being written back, as the testbed's /run
@@ -30,11 +31,13 @@ static void *files_thread(void *arg)
 		uint64_t now = srnic_ms();
 
 		srnic_fault_poll(eng);
+		srnic_capture_poll(eng);
 		if (now - last_stats >= STATS_MS) {
 			last_stats = now;
 			srnic_stats_write(eng);
 		}
-		usleep(FILES_TICK_MS * 1000);
+		/* (a capture's slots are few: emptied every millisecond) */
+		usleep(srnic_capture_active() ? 1000 : FILES_TICK_MS * 1000);
 	}
 	srnic_stats_write(eng);	/* the last word */
 	return NULL;

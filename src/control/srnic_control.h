@@ -23,6 +23,9 @@ void srnic_stats_write(struct srnic_engine *eng);
 /* files.c: the thread that writes and reads the node's files (it stops
  * with the control core, on ctrl_stop) */
 int srnic_files_start(struct srnic_engine *eng);
+/* capture.c: ./srnic capture's requests, served by the file thread */
+void srnic_capture_poll(struct srnic_engine *eng);
+bool srnic_capture_active(void);
 void srnic_files_stop(struct srnic_engine *eng);
 
 /* leave.c: leaving links so that the peer survives it */

@@ -45,6 +45,8 @@ struct srnic_config {
 					 * counters (empty: nowhere) */
 	char fault_file[256];		/* delay and reordering to inject
 					 * (src/port/fault.c; empty: none) */
+	char capture_file[256];		/* ./srnic capture's requests
+					 * (control/capture.c; empty: none) */
 	char state_dir[256];		/* what the node keeps across starts:
 					 * its boot count (incarnation.c) */
 	char srnicd_socket[108];	/* where srnicd serves the node (a

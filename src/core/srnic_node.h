@@ -256,6 +256,37 @@ struct srnic_proc {
  * points into a process's engine: it is what srnicd will keep in memory
  * its processes share (today it is allocated with the one engine).
  */
+/* The capture tap (src/port/tap.c, control/capture.c): copies of one
+ * port's frames, in slots of the node's memory that the datapaths of its
+ * processes fill and the node's file thread writes out. */
+#define SRNIC_TAP_SLOTS 2048
+#define SRNIC_TAP_SNAP 2048	/* bytes of a frame kept (a memif frame is
+				 * at most a 4096-byte MTU's: its headers
+				 * and the payload's first 1.9 KiB) */
+#define SRNIC_TAP_RX 0
+#define SRNIC_TAP_TX 1
+#define SRNIC_BURST_MAX 512	/* frames one call of the tap copies */
+struct srnic_tap_slot {
+	uint64_t tsc;
+	uint32_t len, caplen;
+	uint16_t port;
+	uint8_t dir;
+	uint8_t data[SRNIC_TAP_SNAP];
+};
+struct srnic_tap {
+	uint32_t ports;		/* bit p: port p is captured (0: off) */
+	struct srnic_tap_slot *slots;
+	struct rte_ring *free, *full;	/* slot numbers + 1 */
+	uint64_t dropped;	/* frames no free slot took */
+};
+
+/* Whether port p's frames go to the tap: the only cost while it is off. */
+static inline bool srnic_tap_on(const struct srnic_tap *t, unsigned p)
+{
+	return __builtin_expect(
+		(__atomic_load_n(&t->ports, __ATOMIC_RELAXED) >> p) & 1, 0);
+}
+
 struct srnic_node {
 	uint32_t inc;
 	struct rte_mempool *pool;
@@ -265,6 +296,7 @@ struct srnic_node {
 	struct rte_ring *loop;	/* loopback frames, flush to next receive */
 	struct rte_ring *ctrl_rx;	/* datapath -> control: mbufs */
 	struct rte_ring *ctrl_tx;	/* control -> datapath: mbufs */
+	struct srnic_tap tap;		/* ./srnic capture */
 
 	/* multicast groups some process here joined; mcast_gen counts
 	 * changes, so the control core knows to program the ports' filters

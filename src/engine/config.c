@@ -154,7 +154,8 @@ static const char *read_key(struct srnic_config *cfg, const char *path)
 static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "port", "mem_mb", "hugepages", "eal",
 			      "idle_sleep_us", "ack_delay_us", "resolve_ms",
-			      "stats_file", "fault_file", "weight",
+			      "stats_file", "fault_file", "capture_file",
+			      "weight",
 			      "zero_copy", "crc", "state_dir", "cluster_key",
 			      "srnicd_socket", "huge_dir"};
 
@@ -292,6 +293,11 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 	if (!strcmp(key, "fault_file"))
 		return copy_str(cfg->fault_file, sizeof(cfg->fault_file), val)
 			       ? "fault_file: path too long"
+			       : NULL;
+	if (!strcmp(key, "capture_file"))
+		return copy_str(cfg->capture_file, sizeof(cfg->capture_file),
+				val)
+			       ? "capture_file: path too long"
 			       : NULL;
 	return NULL;	/* the caller names the unknown key */
 }

@@ -269,6 +269,8 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 						RING_F_SC_DEQ);
 		eng->calls = rte_ring_create("srnic_calls", 256,
 					     rte_socket_id(), RING_F_SC_DEQ);
+		if (srnic_tap_init(node))
+			node->pool = NULL;	/* (reported below, as for the pool) */
 		node->ctrl_rx = rte_ring_create("srnic_ctrl_rx", 1024,
 						rte_socket_id(),
 						RING_F_SP_ENQ | RING_F_SC_DEQ);

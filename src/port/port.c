@@ -468,6 +468,8 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 		return 0;	/* a link's memory is going: next time */
 	got = rte_eth_rx_burst(port->port_id, 0, pkts, n);
 	srnic_port_io_leave();
+	if (srnic_tap_on(&eng->node->tap, p) && got)
+		srnic_tap_rx(eng->node, p, pkts, got);
 	for (i = 0; i < got; i++) {
 		pkts[i]->port = p;	/* our index, not DPDK's id */
 		port->st.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
@@ -768,8 +770,20 @@ static unsigned flush_held(struct srnic_engine *eng)
 		 * full port) */
 		if (!srnic_port_io_enter())
 			continue;
-		total += tx_taken(port, tb, rte_eth_tx_burst(port->port_id, 0,
-							     tb->m, tb->n));
+		if (srnic_tap_on(&eng->node->tap, i)) {
+			void *idx[SRNIC_BURST_MAX];
+			uint16_t got = srnic_tap_tx_take(eng->node, i, tb->m,
+							 tb->n, idx);
+			uint16_t sent = rte_eth_tx_burst(port->port_id, 0,
+							 tb->m, tb->n);
+
+			srnic_tap_tx_done(eng->node, idx, got, sent);
+			total += tx_taken(port, tb, sent);
+		} else {
+			total += tx_taken(port, tb,
+					  rte_eth_tx_burst(port->port_id, 0,
+							   tb->m, tb->n));
+		}
 		srnic_port_io_leave();
 	}
 	if (lb->n)

@@ -120,4 +120,13 @@ struct rte_mbuf *srnic_mbuf_linear(struct srnic_engine *eng,
 void srnic_mbuf_copy_out(const struct rte_mbuf *m, uint32_t off, void *dst,
 			 uint32_t len);
 
+/* tap.c: the capture tap (./srnic capture), datapath side */
+int srnic_tap_init(struct srnic_node *node);
+void srnic_tap_rx(struct srnic_node *node, unsigned p, struct rte_mbuf **m,
+		  uint16_t n);
+uint16_t srnic_tap_tx_take(struct srnic_node *node, unsigned p,
+			   struct rte_mbuf **m, uint16_t n, void **idx);
+void srnic_tap_tx_done(struct srnic_node *node, void **idx, uint16_t got,
+		       uint16_t sent);
+
 #endif

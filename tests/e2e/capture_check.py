@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Checks a capture of an ib_write_bw from node a to node b against what
+perftest printed it set up (tests/e2e/30-capture.sh, 31-capture-afpacket.sh).
+
+    capture_check.py LUA PCAP CLIENT_LOG SIZE
+
+tshark reads PCAP with srnic's dissector (LUA).  Every WRITE must go to b's
+QP number from a's, with b's key, at an address of b's buffer, with a
+message number from a's first PSN on, an offset that is a whole number of
+packets and a length that fits the message; the packets of a message carry
+one transaction id (a new one only for a resend).  Every ACK must come
+back to a's QP number.  Control frames (HELLO and the integration's) are
+counted; no frame may be left undissected or malformed.  Exit 1 on any
+of it, or with no WRITE or no ACK.
+"""
+import re
+import subprocess
+import sys
+
+FIELDS = ["srnic.opcode", "srnic.dst_qpn", "srnic.src_qpn", "srnic.rkey",
+          "srnic.va", "srnic.msg_off", "srnic.pkt_len", "srnic.msg_len",
+          "srnic.msn", "srnic.txid", "_ws.malformed", "eth.type"]
+CONTROL = set(range(6, 12))
+
+
+def perftest_addresses(log):
+    """a's QP and first PSN; b's QP, key and buffer, from the client's log."""
+    local = remote = None
+    for line in open(log):
+        m = re.search(r"(local|remote) address: LID \S+ QPN (\S+) PSN (\S+)"
+                      r" RKey (\S+) VAddr (\S+)", line)
+        if m and m.group(1) == "local" and not local:
+            local = [int(x, 16) for x in m.groups()[1:]]
+        elif m and m.group(1) == "remote" and not remote:
+            remote = [int(x, 16) for x in m.groups()[1:]]
+    if not local or not remote:
+        sys.exit(f"{log}: perftest printed no addresses")
+    return local[0], local[1], remote[0], remote[2], remote[3]
+
+
+def main():
+    lua, pcap, log, size = sys.argv[1:5]
+    size = int(size)
+    aqpn, apsn, bqpn, bkey, bva = perftest_addresses(log)
+    cmd = ["tshark", "-X", f"lua_script:{lua}", "-r", pcap, "-T", "fields",
+           "-E", "separator=|"]
+    for f in FIELDS:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"tshark failed: {out.stderr.strip()}")
+    writes = acks = control = bad = 0
+    txids = {}
+    for n, line in enumerate(out.stdout.splitlines(), 1):
+        f = line.split("|")
+        f += [""] * (len(FIELDS) - len(f))
+        if f[10] or not f[0]:
+            ok = False	# malformed, or srnic's EtherType not dissected
+        else:
+            op = int(f[0])
+            if op == 2:
+                dqp, sqp, key, va, off, plen, mlen, msn, txid = (
+                    int(x, 0) for x in f[1:10])
+                ok = (dqp == bqpn and sqp == aqpn and key == bkey and
+                      bva <= va < bva + (64 << 20) and mlen == size and
+                      0 < plen and off % plen == 0 and off + plen <= mlen and
+                      (msn - apsn) % (1 << 32) < 1000000)
+                txids.setdefault(msn, set()).add(txid)
+                writes += 1
+            elif op == 5:
+                ok = int(f[1], 0) == aqpn
+                acks += 1
+            else:
+                ok = op in CONTROL
+                control += 1
+        if not ok:
+            bad += 1
+            if bad <= 5:
+                print(f"frame {n}: {line}")
+    resent = sum(1 for t in txids.values() if len(t) > 1)
+    print(f"{writes} WRITE packets of {len(txids)} messages ({resent} resent),"
+          f" {acks} ACKs, {control} control frames, {bad} wrong")
+    sys.exit(1 if bad or not writes or not acks else 0)
+
+
+if __name__ == "__main__":
+    main()
