@@ -431,6 +431,7 @@ static void on_message(struct ucma_id *id, const struct cm_msg *m)
 
 static void on_readable(struct ucma_id *id)
 {
+	uint32_t handle = id->handle;
 	struct cm_msg m;
 	ssize_t n;
 	int used;
@@ -450,7 +451,7 @@ static void on_readable(struct ucma_id *id)
 			id->rxlen -= (uint32_t)used;
 			on_message(id, &m);
 			/* (a message may end the id or its socket) */
-			if (ucma_id_get(id->handle) != id || id->sock < 0)
+			if (ucma_id_get(handle) != id || id->sock < 0)
 				return;
 		}
 		if (used < 0) {
@@ -507,8 +508,8 @@ static void on_ready(struct ucma_id *id, uint32_t events)
 	}
 	if (!id->tcp_up && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
 		getsockopt(id->sock, SOL_SOCKET, SO_ERROR, &err, &len);
-		connect_done(id, err);
-		if (err || ucma_id_get(id->handle) != id)
+		connect_done(id, err);	/* (the id stays: it reports) */
+		if (err)
 			return;
 	}
 	if (events & EPOLLOUT)

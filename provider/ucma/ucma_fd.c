@@ -58,13 +58,18 @@ static void mark(int fd, int on)
 }
 
 /* libc's own functions (found once; a raw system call if not found, so
- * that this library never fails a call it does not serve). */
+ * that this library never fails a call it does not serve).  A call made
+ * while dlsym looks one up (an allocator that writes an error, say) gets
+ * the system call: never dlsym within dlsym. */
 static void *next_fn(void **cache, const char *name)
 {
+	static __thread int resolving;
 	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
 
-	if (!fn) {
+	if (!fn && !resolving) {
+		resolving = 1;
 		fn = dlsym(RTLD_NEXT, name);
+		resolving = 0;
 		__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
 	}
 	return fn;
