@@ -59,49 +59,10 @@ out:
 	return bad;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	const char *bad;
-	int rc;
-
-	bad = oracle(data, size, &rc);
-	if (bad) {
-		fprintf(stderr, "fuzz_cm: %s\n", bad);
-		abort();
-	}
-	return 0;
-}
+#define FUZZ_NAME "fuzz_cm"
+#include "fuzz_driver.h"
 
 #ifdef SRNIC_FUZZ_STANDALONE
-
-static unsigned checks, failed;
-
-static void expect(const void *msg, size_t len, int want, const char *what)
-{
-	int rc;
-	const char *bad = oracle(msg, len, &rc);
-
-	checks++;
-	if (bad || rc != want) {
-		failed++;
-		printf("not ok - %s: %s (rc %d, want %d)\n", what,
-		       bad ? bad : "wrong answer", rc, want);
-	} else {
-		printf("ok - %s\n", what);
-	}
-}
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 /* A valid message of type t with its largest private data. */
 static unsigned valid(uint8_t type, uint8_t *buf)
@@ -124,19 +85,16 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc == 3 && !strcmp(argv[1], "--write-seeds")) {
-		for (uint8_t ty = CM_REQ; ty < CM_TYPE_MAX; ty++) {
-			char path[512];
-			FILE *f;
+		int rc_seeds = 0;
 
-			len = valid(ty, buf);
-			snprintf(path, sizeof(path), "%s/type%u", argv[2], ty);
-			f = fopen(path, "wb");
-			if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) {
-				perror(path);
-				return 1;
-			}
+		for (uint8_t ty = CM_REQ; ty < CM_TYPE_MAX; ty++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "type%u", ty);
+			rc_seeds |= write_seed(argv[2], name, buf,
+					       valid(ty, buf));
 		}
-		return 0;
+		return rc_seeds;
 	}
 
 	for (uint8_t ty = CM_REQ; ty < CM_TYPE_MAX; ty++) {

@@ -66,64 +66,10 @@ out:
 	return bad;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	const char *bad;
-	int rc;
-
-	bad = oracle(data, size, &rc);
-	if (bad) {
-		fprintf(stderr, "fuzz_request: %s\n", bad);
-		abort();
-	}
-	return 0;
-}
+#define FUZZ_NAME "fuzz_request"
+#include "fuzz_driver.h"
 
 #ifdef SRNIC_FUZZ_STANDALONE
-
-static unsigned checks, failed;
-
-static void expect(const void *msg, size_t len, int want, const char *what)
-{
-	int rc;
-	const char *bad = oracle(msg, len, &rc);
-
-	checks++;
-	if (bad || rc != want) {
-		failed++;
-		printf("not ok - %s: %s (rc %d, want %d)\n", what,
-		       bad ? bad : "wrong answer", rc, want);
-	} else {
-		printf("ok - %s\n", what);
-	}
-}
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static int write_seed(const char *dir, const char *name, const void *msg,
-		      size_t len)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "wb");
-	if (!f || fwrite(msg, 1, len, f) != len) {
-		perror(path);
-		return 1;
-	}
-	return fclose(f) ? 1 : 0;
-}
 
 int main(int argc, char **argv)
 {
