@@ -173,11 +173,6 @@ static void ud_event(struct ucma_event *ev, const struct ucma_id *id,
 	memcpy(u->private_data, m->pd, m->pd_len);
 }
 
-static void queue(struct ucma_id *id, uint32_t event, int32_t status)
-{
-	ucma_event_queue(id, ucma_event_new(id, event, status));
-}
-
 /* The TCP connection ended (or its peer broke the exchange). */
 static void peer_closed(struct ucma_id *id)
 {
@@ -187,20 +182,20 @@ static void peer_closed(struct ucma_id *id)
 		ucma_id_teardown(id);
 		return;
 	case ST_CONNECTING:
-		queue(id, RDMA_CM_EVENT_UNREACHABLE, -ECONNRESET);
+		ucma_queue(id, RDMA_CM_EVENT_UNREACHABLE, -ECONNRESET);
 		id->state = ST_DEAD;
 		break;
 	case ST_REQ_RCVD:
 		id->peer_gone = true;	/* told at accept */
 		break;
 	case ST_REP_SENT:
-		queue(id, RDMA_CM_EVENT_CONNECT_ERROR, -ECONNRESET);
+		ucma_queue(id, RDMA_CM_EVENT_CONNECT_ERROR, -ECONNRESET);
 		id->state = ST_DEAD;
 		break;
 	case ST_REP_RCVD:
 	case ST_ESTABLISHED:
 	case ST_DREQ_SENT:
-		queue(id, RDMA_CM_EVENT_DISCONNECTED, 0);
+		ucma_queue(id, RDMA_CM_EVENT_DISCONNECTED, 0);
 		id->state = ST_DISCONNECTED;
 		break;
 	default:
@@ -231,7 +226,6 @@ static int rebind(struct ucma_id *id)
 
 static void connect_done(struct ucma_id *id, int err)
 {
-	struct ucma_event *ev;
 	uint64_t one = 1;
 
 	if (!err) {
@@ -250,10 +244,9 @@ static void connect_done(struct ucma_id *id, int err)
 	id->state = ST_DEAD;
 	if (err == ECONNREFUSED && id->qp_type != IBV_QPT_UD) {
 		/* nobody listens on that port */
-		ev = ucma_event_new(id, RDMA_CM_EVENT_REJECTED, REJ_NO_SERVICE);
-		ucma_event_queue(id, ev);
+		ucma_queue(id, RDMA_CM_EVENT_REJECTED, REJ_NO_SERVICE);
 	} else {
-		queue(id, RDMA_CM_EVENT_UNREACHABLE,
+		ucma_queue(id, RDMA_CM_EVENT_UNREACHABLE,
 		      err == ECONNREFUSED ? -ECONNRESET : -err);
 	}
 }
@@ -378,7 +371,7 @@ static void on_message(struct ucma_id *id, const struct cm_msg *m)
 		id->close_after_tx = true;
 		if (m->status) {
 			id->state = ST_DEAD;
-			queue(id, RDMA_CM_EVENT_UNREACHABLE, -ECONNRESET);
+			ucma_queue(id, RDMA_CM_EVENT_UNREACHABLE, -ECONNRESET);
 		} else {
 			id->rqpn = m->qpn;
 			id->rqkey = m->qkey;
@@ -394,7 +387,7 @@ static void on_message(struct ucma_id *id, const struct cm_msg *m)
 		if (id->state != ST_REP_SENT)
 			return;
 		id->state = ST_ESTABLISHED;
-		queue(id, RDMA_CM_EVENT_ESTABLISHED, 0);
+		ucma_queue(id, RDMA_CM_EVENT_ESTABLISHED, 0);
 		return;
 	case CM_REJ:
 		if (id->state != ST_CONNECTING && id->state != ST_REP_SENT &&
@@ -413,14 +406,14 @@ static void on_message(struct ucma_id *id, const struct cm_msg *m)
 		if (id->state == ST_ESTABLISHED || id->state == ST_DREQ_SENT ||
 		    id->state == ST_REP_SENT || id->state == ST_REP_RCVD) {
 			id->state = ST_DISCONNECTED;
-			queue(id, RDMA_CM_EVENT_DISCONNECTED, 0);
+			ucma_queue(id, RDMA_CM_EVENT_DISCONNECTED, 0);
 		}
 		flush(id);
 		return;
 	case CM_DREP:
 		if (id->state == ST_DREQ_SENT) {
 			id->state = ST_DISCONNECTED;
-			queue(id, RDMA_CM_EVENT_DISCONNECTED, 0);
+			ucma_queue(id, RDMA_CM_EVENT_DISCONNECTED, 0);
 		}
 		drop_socket(id);
 		return;

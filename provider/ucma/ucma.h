@@ -213,6 +213,7 @@ void ucma_id_free(struct ucma_id *id);
 struct ucma_event *ucma_event_new(struct ucma_id *id, uint32_t event,
 				  int32_t status);
 void ucma_event_queue(struct ucma_id *on, struct ucma_event *ev);
+void ucma_queue(struct ucma_id *id, uint32_t event, int32_t status);
 struct ucma_event *ucma_event_pop(struct ucma_chan *ch);
 void ucma_events_purge(struct ucma_id *id);
 void ucma_events_move(struct ucma_id *id, struct ucma_chan *to);

@@ -105,11 +105,6 @@ int ucma_bind(struct ucma_chan *ch, struct ucma_id *id, const void *c,
 	return bind_addr(id, &cmd->addr, cmd->addr_size);
 }
 
-static void queue(struct ucma_id *id, uint32_t event, int32_t status)
-{
-	ucma_event_queue(id, ucma_event_new(id, event, status));
-}
-
 /* The source address the routing table picks for d (port 0). */
 static int routed_source(const struct sockaddr_storage *d,
 			 struct sockaddr_storage *s)
@@ -164,7 +159,7 @@ static int resolve(struct ucma_id *id, const void *src, size_t src_size,
 		if (rc == ENODEV) {
 			/* routed out of an interface with no RDMA device:
 			 * the kernel's ADDR_ERROR */
-			queue(id, RDMA_CM_EVENT_ADDR_ERROR, -ENODEV);
+			ucma_queue(id, RDMA_CM_EVENT_ADDR_ERROR, -ENODEV);
 			return 0;
 		}
 		if (rc)
@@ -184,11 +179,11 @@ static int resolve(struct ucma_id *id, const void *src, size_t src_size,
 		id->dev = ucma_dev_by_addr((struct sockaddr *)&s, NULL);
 	}
 	if (id->dev < 0) {
-		queue(id, RDMA_CM_EVENT_ADDR_ERROR, -ENODEV);
+		ucma_queue(id, RDMA_CM_EVENT_ADDR_ERROR, -ENODEV);
 		return 0;
 	}
 	id->state = ST_ADDR;
-	queue(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	ucma_queue(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 	return 0;
 }
 
@@ -227,7 +222,7 @@ int ucma_resolve_route(struct ucma_chan *ch, struct ucma_id *id,
 		return EINVAL;
 	id->state = ST_ROUTE;
 	id->route = true;
-	queue(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	ucma_queue(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
 	return 0;
 }
 

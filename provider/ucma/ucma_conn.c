@@ -142,8 +142,7 @@ int ucma_accept(struct ucma_chan *ch, struct ucma_id *id, const void *c,
 	m.flow_control = id->flow_control;
 	if (id->peer_gone) {
 		id->state = ST_DEAD;
-		ucma_event_queue(id, ucma_event_new(id,
-			RDMA_CM_EVENT_CONNECT_ERROR, -ECONNRESET));
+		ucma_queue(id, RDMA_CM_EVENT_CONNECT_ERROR, -ECONNRESET);
 		return 0;
 	}
 	if (ud_id(id)) {

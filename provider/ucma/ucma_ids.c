@@ -170,6 +170,12 @@ void ucma_event_queue(struct ucma_id *on, struct ucma_event *ev)
 	(void)!send(ch->wake, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+/* An event with no parameters, queued on id's own channel. */
+void ucma_queue(struct ucma_id *id, uint32_t event, int32_t status)
+{
+	ucma_event_queue(id, ucma_event_new(id, event, status));
+}
+
 struct ucma_event *ucma_event_pop(struct ucma_chan *ch)
 {
 	struct ucma_event *ev = ch->head;

@@ -59,6 +59,16 @@ static void put32(FILE *f, uint32_t v)
 	fwrite(&v, 4, 1, f);	/* (pcap: the writer's byte order) */
 }
 
+/* The copies waiting in the tap, dropped: their slots given back. */
+static void discard(struct srnic_tap *t)
+{
+	void *idx[64];
+	unsigned n;
+
+	while ((n = rte_ring_dequeue_burst(t->full, idx, 64, NULL)))
+		rte_ring_enqueue_bulk(t->free, idx, n, NULL);
+}
+
 static int start(struct srnic_engine *eng)
 {
 	struct srnic_tap *t = &eng->node->tap;
@@ -66,8 +76,6 @@ static int start(struct srnic_engine *eng)
 	unsigned port;
 	unsigned long long count;
 	struct timespec ts;
-	void *idx[64];
-	unsigned n;
 	FILE *r = fopen(eng->cfg.capture_file, "r");
 
 	if (!r)
@@ -99,8 +107,7 @@ static int start(struct srnic_engine *eng)
 	put32(cap.out, 0);
 	put32(cap.out, SRNIC_TAP_SNAP);
 	put32(cap.out, 1);
-	while ((n = rte_ring_dequeue_burst(t->full, idx, 64, NULL)))
-		rte_ring_enqueue_bulk(t->free, idx, n, NULL);	/* stale */
+	discard(t);	/* (stale: from a capture that ended before) */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	cap.base_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	cap.base_tsc = rte_get_tsc_cycles();
@@ -126,21 +133,31 @@ static void write_slot(const struct srnic_tap_slot *s)
 	cap.written++;
 }
 
-static void stop(struct srnic_engine *eng)
+/* The copies waiting in the tap, written out (as far as COUNT) and their
+ * slots given back. */
+static void drain(struct srnic_tap *t)
 {
-	struct srnic_tap *t = &eng->node->tap;
-	uint64_t dropped;
 	void *idx[64];
 	unsigned n, i;
-	int rc;
 
-	__atomic_store_n(&t->ports, 0, __ATOMIC_RELEASE);
-	usleep(1000);	/* (a burst that saw it on finishes its copies) */
-	while ((n = rte_ring_dequeue_burst(t->full, idx, 64, NULL))) {
+	while ((!cap.want || cap.written < cap.want) &&
+	       (n = rte_ring_dequeue_burst(t->full, idx, 64, NULL))) {
 		for (i = 0; i < n && (!cap.want || cap.written < cap.want); i++)
 			write_slot(&t->slots[(uintptr_t)idx[i] - 1]);
 		rte_ring_enqueue_bulk(t->free, idx, n, NULL);
 	}
+}
+
+static void stop(struct srnic_engine *eng)
+{
+	struct srnic_tap *t = &eng->node->tap;
+	uint64_t dropped;
+	int rc;
+
+	__atomic_store_n(&t->ports, 0, __ATOMIC_RELEASE);
+	usleep(1000);	/* (a burst that saw it on finishes its copies) */
+	drain(t);
+	discard(t);	/* (past COUNT) */
 	dropped = __atomic_load_n(&t->dropped, __ATOMIC_RELAXED) -
 		  cap.dropped0;
 	rc = fclose(cap.out);
@@ -156,23 +173,13 @@ static void stop(struct srnic_engine *eng)
 /* The file thread, each tick (every millisecond while a capture runs). */
 void srnic_capture_poll(struct srnic_engine *eng)
 {
-	struct srnic_tap *t = &eng->node->tap;
-	void *idx[64];
-	unsigned n, i;
-
 	if (!eng->cfg.capture_file[0])
 		return;
 	if (!cap.on) {
 		start(eng);
 		return;
 	}
-	while ((!cap.want || cap.written < cap.want) &&
-	       (n = rte_ring_dequeue_burst(t->full, idx, 64, NULL))) {
-		for (i = 0; i < n; i++)
-			if (!cap.want || cap.written < cap.want)
-				write_slot(&t->slots[(uintptr_t)idx[i] - 1]);
-		rte_ring_enqueue_bulk(t->free, idx, n, NULL);
-	}
+	drain(&eng->node->tap);
 	if ((cap.want && cap.written >= cap.want) ||
 	    access(eng->cfg.capture_file, F_OK))
 		stop(eng);
