@@ -56,16 +56,23 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 	w->imm = (op == SRNIC_WR_SEND_IMM || op == SRNIC_WR_WRITE_IMM)
 			 ? wr->imm_data
 			 : 0;
-	w->remote_addr = wr->wr.rdma.remote_addr;
-	w->rkey = wr->wr.rdma.rkey;
+	/* wr.rdma is one member of a union: a SEND's is whatever the
+	 * caller left there (UCX leaves it unset), and a SEND carries no
+	 * address.  A stale one once made va + length wrap, and the peer
+	 * dropped every try of the SEND as malformed. */
+	w->remote_addr = 0;
+	w->rkey = 0;
+	if (op == SRNIC_WR_WRITE || op == SRNIC_WR_WRITE_IMM ||
+	    op == SRNIC_WR_READ) {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	}
 	if (op == SRNIC_WR_SEND_INV || op == SRNIC_WR_LOCAL_INV)
 		w->rkey = wr->invalidate_rkey;
 	if (op == SRNIC_WR_LOCAL_INV && (total || (wr->send_flags &
 						     IBV_SEND_INLINE)))
 		return EINVAL;	/* it moves no data */
 	if (sqp->vqp.qp.qp_type == IBV_QPT_UD) {
-		w->remote_addr = 0;
-		w->rkey = 0;
 		if (!wr->wr.ud.ah || total > sqp->ud_max)
 			return EINVAL;
 		srnic_ud_dest(w, wr->wr.ud.ah, wr->wr.ud.remote_qpn,

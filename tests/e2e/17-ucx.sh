@@ -97,14 +97,14 @@ wait_listen b $((13600 ^ 0x4000)) || echo "--- io_demo's server never listened" 
 on a -- "${E[@]}" io_demo -p 13600 -q -d 1024:65536 -i 2000 -o read,write \
 	-c 3 10.55.0.2 > "$LOGDIR/ucx-io_demo.a" 2>&1 || true
 kill $pid 2>/dev/null; wait $pid 2>/dev/null	# (a server runs till stopped)
-# (-q: a wrong byte or transaction is an error line and a failed exit.
-# An endpoint that times out is reconnected by io_demo (-c 3) and is said
-# here, not failed: the first connection after the server starts meets
-# frames its peer drops as malformed now and then, a srnic bug not found
-# yet: README, Limits)
+# (-q: a wrong byte or transaction is an error line and a failed exit; an
+# endpoint that times out is one too: io_demo reconnects it (-c 3) and
+# goes on, but RC over a lossless wire has no reason to time out.  Until
+# session 18 one did, in 1 run of 5 or more: a SEND carried the stale
+# wr.rdma of UCX's work request, its address wrapped, and the peer
+# dropped every try as malformed.)
 grep -q "Client exit with status 'OK'" "$LOGDIR/ucx-io_demo.a" &&
-	! grep -v "Endpoint timeout" "$LOGDIR/ucx-io_demo.a" | grep -qi "error\|mismatch" ||
+	! grep -qi "error\|mismatch\|timeout" "$LOGDIR/ucx-io_demo.a" ||
 	{ tail -15 "$LOGDIR/ucx-io_demo.a" >&2; fail "io_demo over UCX's rdmacm manager"; }
-timeouts=$(grep -c "detected error: Endpoint timeout" "$LOGDIR/ucx-io_demo.a" || true)
-echo "io_demo (rdmacm): $(grep -o 'read [0-9.]* MBs.*write [0-9.]* MBs' "$LOGDIR/ucx-io_demo.a" | tail -1); endpoints timed out and reconnected: $timeouts"
+echo "io_demo (rdmacm): $(grep -o 'read [0-9.]* MBs.*write [0-9.]* MBs' "$LOGDIR/ucx-io_demo.a" | tail -1)"
 exit 0

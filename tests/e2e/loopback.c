@@ -14,7 +14,7 @@
  * 2. Two RC QPs, A and B, connected to each other: A WRITEs BYTES (a
  *    message of many packets, by default over 64 of them) into B's region,
  *    READs it back into a region of its own, SENDs with immediate data into
- *    B's receive, and fetch-and-adds a counter of B's 1000 times; every
+ *    B's receive (with a stale wr.rdma in its work request), and fetch-and-adds a counter of B's 1000 times; every
  *    byte and value is checked.  B then WRITEs to A, so both directions
  *    carry data.
  * 3. A WRITE with a key of another PD fails with IBV_WC_REM_ACCESS_ERR: the
@@ -214,6 +214,11 @@ static void connected(void)
 		wr.opcode = IBV_WR_SEND_WITH_IMM;
 		wr.imm_data = htonl(0xabcd1234);
 		wr.send_flags = IBV_SEND_SIGNALED;
+		/* wr.rdma is not a SEND's: what a caller left there must
+		 * not travel (UCX leaves it unset; an address near the top
+		 * once made every try of a SEND a malformed frame) */
+		wr.wr.rdma.remote_addr = ~0ull;
+		wr.wr.rdma.rkey = 0xdeadbeef;
 		if (ibv_post_send(a, &wr, &bad))
 			die("post SEND");
 		for (i = 0; i < 2; i++) {
