@@ -248,18 +248,29 @@ static void rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts,
 	}
 }
 
-/* The frames rx_burst kept, to this process's roles. */
+/*
+ * The frames rx_burst kept, to this process's roles: the ACKs first, then
+ * the rest in the order they came.  An ACK and the peer's answer to what it
+ * acknowledges may come on two ports, and the port polled first is not
+ * always the one that carried the first sent: a program that waits for
+ * both on one completion channel must see its send complete before the
+ * answer's receive (perftest 4.5's ib_send_lat -e polls the send CQ once
+ * on the first event after its send).  They concern the two directions'
+ * separate messages, so nothing else depends on their order.
+ */
 static void rx_handle_kept(struct srnic_engine *eng, bool queued)
 {
-	uint16_t i;
+	uint16_t i, pass;
 
-	for (i = 0; i < eng->rx_kept; i++) {
-		if (i + 1 < eng->rx_kept)
-			rte_prefetch0(rte_pktmbuf_mtod(eng->rx_kept_m[i + 1],
-						       void *));
-		if (!rx_handle(eng, eng->rx_kept_m[i], &eng->rx_kept_pkt[i],
-			       queued))
-			rte_pktmbuf_free(eng->rx_kept_m[i]);
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < eng->rx_kept; i++) {
+			if ((eng->rx_kept_pkt[i].opcode == SRNIC_OP_ACK) !=
+			    (pass == 0))
+				continue;
+			if (!rx_handle(eng, eng->rx_kept_m[i],
+				       &eng->rx_kept_pkt[i], queued))
+				rte_pktmbuf_free(eng->rx_kept_m[i]);
+		}
 	}
 	eng->rx_kept = 0;
 }

@@ -333,7 +333,8 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 queue:
 	srnic_port_tx(eng, port, m);
-	/* A plain ACK this QP owes goes right behind (send_acks). */
+	/* A plain ACK this QP owes (ack_ahead sends it before a new
+	 * message; this is a resend) goes right behind (send_acks). */
 	qp->rcv.tx_epoch = eng->dp_epoch;
 	qp->rcv.tx_port = port;
 	if (qp->rcv.ack_lazy)

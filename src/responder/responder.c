@@ -1348,8 +1348,9 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 
 	if (!qp->peer)
 		return;
-	/* After a packet of this QP sent in this iteration, on its port: the
-	 * peer finds the data before the ACK (datapath.c, send_acks). */
+	/* With a packet of this QP sent in this iteration, or about to be
+	 * (datapath.c, ack_ahead): on its port, so that it keeps its place
+	 * next to the data. */
 	with_data = qp->rcv.tx_epoch == eng->dp_epoch;
 	port = with_data ? qp->rcv.tx_port : srnic_qp_pick_port(eng, qp);
 	if (port < 0)
@@ -1373,9 +1374,8 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 		return;
 	srnic_port_tx(eng, port, m);
 	/* A plain ACK goes out twice (on two ports where there are two; both
-	 * behind the data when it rides with some, since a copy that
-	 * overtook the data would let the peer's poll see its completion
-	 * first): a lost ACK would leave a requester whose window is full
+	 * on the data's port when it rides with some, keeping their place):
+	 * a lost ACK would leave a requester whose window is full
 	 * waiting a whole timeout, while a second copy costs 70 bytes.  NAKs
 	 * and SACKs go once: they make the requester act. */
 	if (!qp->rcv.sack_due && qp->rcv.ack_syndrome == SRNIC_ACK_OK) {

@@ -3,7 +3,10 @@
 # that wait for completions instead of polling for them.
 #  - ibv_rc_pingpong -e and ibv_ud_pingpong -e, received bytes checked (-c),
 #    legacy and ibv_wr_* posting;
-#  - perftest's ib_send_bw -e;
+#  - perftest's ib_send_bw -e, and its latency tests with events
+#    (ib_send_lat -e, ib_read_lat -e: ib_write_lat takes no -e), which
+#    count on a send completing before the answer to it arrives and on
+#    arming a CQ raising no event for what it already holds;
 #  - every process waits in ibv_get_cq_event: no thread of the program
 #    polls, so the datapath is the engine's own thread.
 # The refusals (a channel srnic did not make, arming a CQ without one,
@@ -17,4 +20,6 @@ for side in a b; do
 	grep -h "iters in" "$LOGDIR/ev-rc-4K.$side"
 done
 bw ev-send-bw ib_send_bw -e -n 3000
+lat ev-send-lat ib_send_lat -e -n 2000
+lat ev-read-lat ib_read_lat -e -n 2000
 exit 0

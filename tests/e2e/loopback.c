@@ -22,7 +22,8 @@
  * 4. Two UD QPs: one sends 100 datagrams to the other through the address
  *    handle; each arrives whole, with the sender's QP number and a GRH
  *    (an IPv4 header, RoCE v2) whose source address is our own.
- * 5. CQ event moderation (ibv_modify_cq): count and period (moderation()).
+ * 5. CQ event moderation (ibv_modify_cq): count and period, and arming a
+ *    CQ that holds an unpolled completion (moderation()).
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "verbs_util.h"
 
@@ -501,6 +503,27 @@ static void moderation(void)
 		die("moderation: writes");
 	vu_check(event_within(ch, 2000), NULL,
 		 "moderation off: one completion makes the event");
+
+	/* arming a CQ that holds a completion not polled yet: the next
+	 * completion makes the event, not that one (the verbs man page;
+	 * perftest's ib_send_lat -e arms before it polls) */
+	if (post_rdma(a, IBV_WR_RDMA_WRITE, buf, 8, mr->lkey,
+		      (uintptr_t)(buf + 1), mr->rkey))
+		die("moderation: post");
+	usleep(200000);	/* (it completes meanwhile, unpolled) */
+	ibv_req_notify_cq(scq, 0);
+	vu_check(!event_within(ch, 100), NULL,
+		 "arming with a completion unpolled makes no event");
+	if (writes(a, scq, 1, buf, mr))	/* (polls the older one) */
+		die("moderation: writes");
+	vu_check(event_within(ch, 2000), NULL,
+		 "the next completion makes it");
+	{
+		struct ibv_wc wc;
+
+		vu_check(vu_poll(scq, &wc, POLL_MS) == 1 && !wc.status, NULL,
+			 "and is polled after it");
+	}
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_dereg_mr(mr);
