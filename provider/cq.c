@@ -347,6 +347,23 @@ static uint32_t ex_read_src_qp(struct ibv_cq_ex *ibcq)
 	return ex_to_scq(ibcq)->cur.src_qp;
 }
 
+/* RoCE has no LIDs, service levels or path bits: what an InfiniBand
+ * reader of them gets on Ethernet, 0. */
+static uint32_t ex_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return 0;
+}
+
+static uint8_t ex_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return 0;
+}
+
+static uint8_t ex_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return 0;
+}
+
 static unsigned int ex_read_wc_flags(struct ibv_cq_ex *ibcq)
 {
 	uint8_t f = ex_to_scq(ibcq)->cur.flags;
@@ -358,7 +375,8 @@ static unsigned int ex_read_wc_flags(struct ibv_cq_ex *ibcq)
 
 #define SUPPORTED_WC_FLAGS                                                  \
 	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | \
-	 IBV_WC_EX_WITH_SRC_QP)
+	 IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |     \
+	 IBV_WC_EX_WITH_DLID_PATH_BITS)
 /* Both are promises of the program's that srnic needs no change for: a CQ
  * never overruns (a QP waits for room, a datagram that finds none is
  * dropped and counted), so there is no overrun to ignore; and a CQ used by
@@ -404,5 +422,8 @@ struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
 	ex->read_qp_num = ex_read_qp_num;
 	ex->read_src_qp = ex_read_src_qp;
 	ex->read_wc_flags = ex_read_wc_flags;
+	ex->read_slid = ex_read_slid;
+	ex->read_sl = ex_read_sl;
+	ex->read_dlid_path_bits = ex_read_dlid_path_bits;
 	return ex;
 }

@@ -27,6 +27,7 @@ static const struct verbs_context_ops srnic_ops = {
 	.create_srq = srnic_create_srq,
 	.dealloc_pd = srnic_dealloc_pd,
 	.dereg_mr = srnic_dereg_mr,
+	.rereg_mr = srnic_rereg_mr,
 	.destroy_ah = srnic_destroy_ah,
 	.destroy_cq = srnic_destroy_cq,
 	.destroy_qp = srnic_destroy_qp,
@@ -215,7 +216,10 @@ int srnic_query_device_ex(struct ibv_context *context,
 	d->sys_image_guid = d->node_guid;
 	d->max_mr_size = 1ull << 40;
 	d->page_size_cap = 4096;
-	d->vendor_id = 0;	/* no OUI of its own: perftest's generic path */
+	/* No IEEE OUI of its own: all ones, as rxe (0 reads as "no device"
+	 * to rdma-core's tests; perftest and UCX take their generic paths
+	 * either way, UCX reading the PCI ids from sysfs instead). */
+	d->vendor_id = 0xFFFFFF;
 	d->vendor_part_id = 0x5352;
 	d->hw_ver = 1;
 	d->max_qp = SRNIC_MAX_QP - 16;
@@ -251,6 +255,7 @@ int srnic_query_device_ex(struct ibv_context *context,
 		SRNIC_MAX_MCAST_GROUPS * SRNIC_MAX_MCAST_QPS;
 	d->local_ca_ack_delay = 15;
 	d->phys_port_cnt = 1;
+	a.phys_port_cnt_ex = d->phys_port_cnt;
 	a.max_dm_size = 0;
 	a.cq_mod_caps.max_cq_count = UINT16_MAX;
 	a.cq_mod_caps.max_cq_period = SRNIC_MAX_CQ_PERIOD_US;

@@ -36,32 +36,18 @@ int srnic_dealloc_pd(struct ibv_pd *pd)
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                 \
 	 IBV_ACCESS_RELAXED_ORDERING)
 
-struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
-			    uint64_t hca_va, int access)
+/* The engine's rights for verbs access flags; -1 with errno set for flags
+ * srnic does not know, or remote write or atomic without local write (an
+ * error in verbs). */
+static int32_t mr_rights(int access)
 {
-	struct srnic_context *ctx = to_sctx(pd->context);
-	struct verbs_mr *vmr;
-	uint32_t rights = 0, key;
+	int32_t rights = 0;
 
-	if (srnic_engine_fatal(ctx->eng)) {
-		errno = EIO;
-		return NULL;
-	}
-	if ((access & ~KNOWN_ACCESS) || (!addr && length)) {
+	if ((access & ~KNOWN_ACCESS) ||
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE))) {
 		errno = EINVAL;
-		return NULL;
-	}
-	/* Remote write or atomic without local write is an error in verbs. */
-	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	/* Keys address memory by virtual address: an iova other than the
-	 * address itself is not supported. */
-	if (hca_va != (uintptr_t)addr) {
-		errno = EOPNOTSUPP;
-		return NULL;
+		return -1;
 	}
 	if (access & IBV_ACCESS_LOCAL_WRITE)
 		rights |= SRNIC_ACCESS_LOCAL_WRITE;
@@ -71,13 +57,41 @@ struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		rights |= SRNIC_ACCESS_REMOTE_READ;
 	if (access & IBV_ACCESS_REMOTE_ATOMIC)
 		rights |= SRNIC_ACCESS_REMOTE_ATOMIC;
+	return rights;
+}
+
+struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    uint64_t hca_va, int access)
+{
+	struct srnic_context *ctx = to_sctx(pd->context);
+	struct verbs_mr *vmr;
+	int32_t rights;
+	uint32_t key;
+
+	if (srnic_engine_fatal(ctx->eng)) {
+		errno = EIO;
+		return NULL;
+	}
+	rights = mr_rights(access);
+	if (rights < 0)
+		return NULL;
+	if (!addr && length) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Keys address memory by virtual address: an iova other than the
+	 * address itself is not supported. */
+	if (hca_va != (uintptr_t)addr) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 
 	vmr = calloc(1, sizeof(*vmr));
 	if (!vmr) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	key = srnic_engine_reg_mr(ctx->eng, addr, length, rights,
+	key = srnic_engine_reg_mr(ctx->eng, addr, length, (uint32_t)rights,
 				  to_spd(pd)->handle);
 	if (!key) {
 		free(vmr);
@@ -88,6 +102,39 @@ struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	vmr->mr_type = IBV_MR_TYPE_MR;
 	vmr->access = access;
 	return &vmr->ibv_mr;
+}
+
+/*
+ * ibv_rereg_mr: the region keeps its key and takes what flags change (the
+ * rest as it was), in one step of the datapath, so a packet sees the old
+ * region or the new one.  libibverbs has checked the flags and updates
+ * the MR's pd, addr and length on success; an error (errno) leaves the
+ * region as it was.
+ */
+int srnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access)
+{
+	struct ibv_mr *mr = &vmr->ibv_mr;
+	struct srnic_context *ctx = to_sctx(mr->context);
+	struct ibv_pd *to_pd = flags & IBV_REREG_MR_CHANGE_PD ? pd : mr->pd;
+	int to_access = flags & IBV_REREG_MR_CHANGE_ACCESS ? access : vmr->access;
+	int32_t rights = mr_rights(to_access);
+	int rc;
+
+	if (rights < 0)
+		return errno;
+	if (!to_pd || to_pd->context != mr->context)
+		return errno = EINVAL;
+	if (!(flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
+		addr = mr->addr;
+		length = mr->length;
+	}
+	rc = srnic_engine_rereg_mr(ctx->eng, mr->lkey, addr, length,
+				   (uint32_t)rights, to_spd(to_pd)->handle);
+	if (rc)
+		return errno = -rc;
+	vmr->access = to_access;
+	return 0;
 }
 
 int srnic_dereg_mr(struct verbs_mr *vmr)

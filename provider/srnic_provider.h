@@ -139,6 +139,8 @@ int srnic_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int srnic_dereg_mr(struct verbs_mr *vmr);
+int srnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access);
 
 /* cq.c */
 struct ibv_cq *srnic_create_cq(struct ibv_context *context, int cqe,

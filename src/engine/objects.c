@@ -43,6 +43,30 @@ int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key)
 	return c.result;
 }
 
+struct rereg {
+	uint32_t key, access, pd;
+	uint64_t addr, length;
+};
+
+static void call_rereg(struct srnic_engine *eng, struct srnic_call *c)
+{
+	const struct rereg *r = c->arg;
+
+	c->result = srnic_mem_modify(&eng->mem, r->key, r->addr, r->length,
+				     r->access, r->pd);
+}
+
+int srnic_engine_rereg_mr(struct srnic_engine *eng, uint32_t key, void *addr,
+			  uint64_t length, uint32_t access, uint32_t pd)
+{
+	struct rereg r = {.key = key, .access = access, .pd = pd,
+			  .addr = (uintptr_t)addr, .length = length};
+	struct srnic_call c = {.fn = call_rereg, .arg = &r};
+
+	srnic_engine_call(eng, &c);
+	return c.result;
+}
+
 /* ---- completion queues ---- */
 
 struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,

@@ -101,6 +101,22 @@ int srnic_mem_invalidate(struct srnic_mem_table *t, uint32_t key)
 	return 0;
 }
 
+int srnic_mem_modify(struct srnic_mem_table *t, uint32_t key, uint64_t addr,
+		     uint64_t length, uint32_t access, uint32_t pd)
+{
+	struct srnic_mr *mr = &t->mr[key & (SRNIC_MAX_MR - 1)];
+
+	if (key == 0 || addr + length < addr ||
+	    __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) != key)
+		return -EINVAL;
+	/* (only the datapath reads an entry, and this runs on it) */
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
+	mr->pd = pd;
+	return 0;
+}
+
 int srnic_mem_revoke(struct srnic_mem_table *t, uint32_t key, uint32_t pd)
 {
 	if (!srnic_mem_owned(t, key, pd))

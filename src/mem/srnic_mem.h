@@ -82,6 +82,15 @@ void srnic_mem_fini(struct srnic_mem_table *t);
 uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
 			    uint64_t length, uint32_t access, uint32_t pd);
 
+/*
+ * Datapath side of re-registration (ibv_rereg_mr): the region key names
+ * takes new bounds, rights and PD, and is valid again if it had been
+ * invalidated; every check after it returns sees them.  0, or -EINVAL
+ * when key names no registered region (or the bounds wrap).
+ */
+int srnic_mem_modify(struct srnic_mem_table *t, uint32_t key, uint64_t addr,
+		     uint64_t length, uint32_t access, uint32_t pd);
+
 /* Datapath side of deregistration: after it returns no packet uses key. */
 int srnic_mem_invalidate(struct srnic_mem_table *t, uint32_t key);
 

@@ -231,6 +231,7 @@ static void device_checks(struct cf_node *n)
 	POSITIVE(max_mcast_grp);
 	POSITIVE(max_mcast_qp_attach);
 	POSITIVE(node_guid);
+	POSITIVE(vendor_id);	/* (0 is "no device" to rdma-core's tests) */
 #undef POSITIVE
 	snprintf(detail, sizeof(detail), "max_res_rd_atom %d, "
 		 "max_qp_rd_atom %d", d->max_res_rd_atom, d->max_qp_rd_atom);
@@ -264,6 +265,9 @@ static void device_checks(struct cf_node *n)
 	cf_report(rc == 0 && !memcmp(&ex.orig_attr, d, sizeof(*d)),
 		  rc ? cf_err(rc) : "orig_attr differs",
 		  "query_device_ex: orig_attr is what query_device says");
+	snprintf(detail, sizeof(detail), "%u", ex.phys_port_cnt_ex);
+	cf_report(rc == 0 && ex.phys_port_cnt_ex == d->phys_port_cnt, detail,
+		  "query_device_ex: phys_port_cnt_ex is phys_port_cnt");
 }
 
 /* ::ffff:a.b.c.d with a.b.c.d = ipv4 (network order)? */

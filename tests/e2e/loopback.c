@@ -24,11 +24,14 @@
  *    (an IPv4 header, RoCE v2) whose source address is our own.
  * 5. CQ event moderation (ibv_modify_cq): count and period, and arming a
  *    CQ that holds an unpolled completion (moderation()).
+ * 6. The extended CQ's readers against ibv_poll_cq (extended_cq()).
+ * 7. ibv_rereg_mr of translation, access and PD (rereg()).
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
@@ -532,6 +535,297 @@ static void moderation(void)
 		 NULL, "the moderated CQ and its channel destroyed");
 }
 
+/* A connected pair of RC QPs on p, both on cq, remote write and read on. */
+static void rc_pair(struct ibv_pd *p, struct ibv_cq *cq, struct ibv_qp *qp[2])
+{
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		qp[i] = vu_create_rc_qp(p, cq, 16, 16, 1, NULL);
+		if (!qp[i] || vu_to_init(qp[i], IBV_ACCESS_REMOTE_WRITE |
+							IBV_ACCESS_REMOTE_READ))
+			die("RC pair: QPs");
+	}
+	for (i = 0; i < 2; i++) {
+		struct vu_dest d = {.gid = gid, .qpn = qp[i ^ 1]->qp_num};
+
+		if (vu_to_rtr(qp[i], &d, IBV_MTU_4096) ||
+		    vu_to_rts(qp[i], 0, 14, 7))
+			die("RC pair: connect");
+	}
+}
+
+/* The same work on one connected pair: two receives posted on b, then from
+ * a a SEND with immediate (3000 bytes), a WRITE (4096), a WRITE with
+ * immediate (100, into b's second receive) and a READ of the WRITE's 4096,
+ * all signaled: wr_ids 1-4, receives 11 and 12.  buf: the source (4 KiB),
+ * the WRITEs' target, the receives' buffer. */
+#define EX_SENDS 4
+#define EX_RECVS 2
+#define EX_N (EX_SENDS + EX_RECVS)
+static void ex_work(struct ibv_qp *a, struct ibv_qp *b, uint8_t *buf,
+		    struct ibv_mr *mr)
+{
+	static const enum ibv_wr_opcode op[EX_SENDS] = {
+		IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE,
+		IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ};
+	static const uint32_t len[EX_SENDS] = {3000, 4096, 100, 4096};
+	struct ibv_recv_wr rwr = {0}, *rbad;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	unsigned i;
+
+	for (i = 0; i < EX_RECVS; i++) {
+		sge = (struct ibv_sge){(uintptr_t)(buf + 8192), 4096, mr->lkey};
+		rwr.wr_id = 11 + i;
+		rwr.sg_list = &sge;
+		rwr.num_sge = 1;
+		if (ibv_post_recv(b, &rwr, &rbad))
+			die("extended CQ: post recv");
+	}
+	for (i = 0; i < EX_SENDS; i++) {
+		/* (the READ brings the WRITE's bytes back over the source) */
+		sge = (struct ibv_sge){(uintptr_t)buf, len[i], mr->lkey};
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 1 + i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = op[i];
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.imm_data = htonl(0x5eed0000 + i);
+		wr.wr.rdma.remote_addr = (uintptr_t)(buf + 4096);
+		wr.wr.rdma.rkey = mr->rkey;
+		if (ibv_post_send(a, &wr, &bad))
+			die("extended CQ: post send");
+	}
+}
+
+/* A completion of ex_work by its wr_id's place; NULL for any other. */
+static struct ibv_wc *ex_slot(struct ibv_wc *w, uint64_t wr_id)
+{
+	if (wr_id >= 1 && wr_id <= EX_SENDS)
+		return &w[wr_id - 1];
+	if (wr_id >= 11 && wr_id < 11 + EX_RECVS)
+		return &w[EX_SENDS + wr_id - 11];
+	return NULL;
+}
+
+/* The extended CQ's current completion, as far as ibv_wc holds it. */
+static void ex_read(struct ibv_cq_ex *cqx, struct ibv_wc *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->wr_id = cqx->wr_id;
+	w->status = cqx->status;
+	w->opcode = ibv_wc_read_opcode(cqx);
+	w->byte_len = ibv_wc_read_byte_len(cqx);
+	w->wc_flags = ibv_wc_read_wc_flags(cqx);
+	if (w->wc_flags & IBV_WC_WITH_IMM)
+		w->imm_data = ibv_wc_read_imm_data(cqx);
+	w->qp_num = ibv_wc_read_qp_num(cqx);
+	w->src_qp = ibv_wc_read_src_qp(cqx);
+	w->slid = ibv_wc_read_slid(cqx);
+	w->sl = ibv_wc_read_sl(cqx);
+	w->dlid_path_bits = ibv_wc_read_dlid_path_bits(cqx);
+}
+
+/* 6. The extended CQ: ex_work on two pairs of QPs, one pair's completions
+ *    taken with ibv_poll_cq, the other's with ibv_start_poll,
+ *    ibv_next_poll and the ibv_wc_read_* readers; every field must read
+ *    the same (QP numbers: each pair's own), and the bytes land. */
+static void extended_cq(void)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
+			    IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+			    IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
+			    IBV_WC_EX_WITH_DLID_PATH_BITS,
+	};
+	struct ibv_wc legacy[EX_N], extended[EX_N], wc, *w;
+	struct ibv_poll_cq_attr pa = {0};
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(ctx, &ca);
+	struct ibv_qp *qp[4];
+	uint8_t *buf[2];
+	struct ibv_mr *mr[2];
+	unsigned i, got, differ = 0, intact = 0;
+	uint64_t t0;
+
+	vu_check(cqx != NULL, NULL, "create_cq_ex with every reader srnic has");
+	if (!cq || !cqx)
+		return;
+	/* qp[0] -> qp[1] on the legacy CQ, qp[2] -> qp[3] on the other */
+	rc_pair(pd, cq, qp);
+	rc_pair(pd, ibv_cq_ex_to_cq(cqx), qp + 2);
+	for (i = 0; i < 2; i++) {
+		buf[i] = calloc(1, 3 * 4096);
+		if (!buf[i])
+			die("out of memory");
+		fill(buf[i], 4096, 20 + i);
+		mr[i] = reg(pd, buf[i], 3 * 4096);
+		ex_work(qp[2 * i], qp[2 * i + 1], buf[i], mr[i]);
+	}
+
+	memset(legacy, 0, sizeof(legacy));
+	for (got = 0; got < EX_N; got++) {
+		if (vu_poll(cq, &wc, POLL_MS) != 1 ||
+		    !(w = ex_slot(legacy, wc.wr_id)))
+			break;
+		*w = wc;
+	}
+	vu_check(got == EX_N, NULL, "legacy poll: %u completions of %u", got,
+		 EX_N);
+
+	memset(extended, 0, sizeof(extended));
+	got = 0;
+	for (t0 = vu_now_ms(); got < EX_N && vu_now_ms() - t0 < POLL_MS;) {
+		int rc = ibv_start_poll(cqx, &pa);
+
+		if (rc)
+			continue;	/* (ENOENT: none yet) */
+		do {
+			ex_read(cqx, &wc);
+			if ((w = ex_slot(extended, wc.wr_id)))
+				*w = wc;
+			got++;
+		} while (got < EX_N && ibv_next_poll(cqx) == 0);
+		ibv_end_poll(cqx);
+	}
+	vu_check(got == EX_N, NULL, "extended poll: %u completions of %u", got,
+		 EX_N);
+
+	for (i = 0; i < EX_N; i++) {
+		struct ibv_wc *l = &legacy[i], *x = &extended[i];
+		/* (the legacy pair's QP numbers, as the other pair's) */
+		uint32_t qpn = l->qp_num == qp[0]->qp_num   ? qp[2]->qp_num
+			       : l->qp_num == qp[1]->qp_num ? qp[3]->qp_num
+							    : l->qp_num;
+		uint32_t src = l->src_qp == qp[0]->qp_num   ? qp[2]->qp_num
+			       : l->src_qp == qp[1]->qp_num ? qp[3]->qp_num
+							    : l->src_qp;
+
+		if (l->wr_id != x->wr_id || l->status != x->status ||
+		    l->status != IBV_WC_SUCCESS || l->opcode != x->opcode ||
+		    l->byte_len != x->byte_len || l->wc_flags != x->wc_flags ||
+		    ((l->wc_flags & IBV_WC_WITH_IMM) &&
+		     l->imm_data != x->imm_data) ||
+		    qpn != x->qp_num || src != x->src_qp || l->slid != x->slid ||
+		    l->sl != x->sl || l->dlid_path_bits != x->dlid_path_bits) {
+			differ++;
+			printf("# wr_id %lu: legacy status %d opcode %d len %u "
+			       "flags 0x%x qp %u src %u; extended wr_id %lu "
+			       "status %d opcode %d len %u flags 0x%x qp %u "
+			       "src %u\n",
+			       (unsigned long)l->wr_id, l->status, l->opcode,
+			       l->byte_len, l->wc_flags, l->qp_num, l->src_qp,
+			       (unsigned long)x->wr_id, x->status, x->opcode,
+			       x->byte_len, x->wc_flags, x->qp_num, x->src_qp);
+		}
+	}
+	vu_check(!differ, NULL,
+		 "the extended readers give what ibv_poll_cq gives, field by "
+		 "field, for SEND with immediate, WRITE, WRITE with immediate, "
+		 "READ and two receives (%u differ)", differ);
+	for (i = 0; i < 2; i++)
+		intact += !memcmp(buf[i] + 4096, buf[i], 4096) &&
+			  !memcmp(buf[i] + 8192, buf[i], 3000);
+	vu_check(intact == 2, NULL, "and both pairs' bytes landed intact");
+	for (i = 0; i < 4; i++)
+		ibv_destroy_qp(qp[i]);
+	for (i = 0; i < 2; i++) {
+		ibv_dereg_mr(mr[i]);
+		free(buf[i]);
+	}
+	vu_check(ibv_destroy_cq(cq) == 0 &&
+			 ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)) == 0,
+		 NULL, "both CQs destroyed");
+}
+
+/* 7. ibv_rereg_mr, each change seen by the next access through the same
+ *    rkey: a region of 4 KiB at A moved to 8 KiB at B (WRITE lands in B,
+ *    A untouched), its rights turned to local write and remote read (a
+ *    READ works), then to another PD with remote write back (a QP of that
+ *    PD WRITEs; one of the first PD gets REM_ACCESS_ERR and changes
+ *    nothing). */
+static void rereg(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	uint8_t *a = calloc(1, 4096), *b = calloc(1, 8192),
+		*data = malloc(8192), *back = calloc(1, 8192);
+	struct ibv_mr *mr, *mdata, *mback, *mdata2;
+	struct ibv_qp *p1[2], *p2[2];
+	struct ibv_wc wc;
+	int rc;
+
+	if (!cq || !a || !b || !data || !back)
+		die("rereg: out of memory");
+	rc_pair(pd, cq, p1);
+	rc_pair(pd2, cq, p2);
+	fill(data, 8192, 31);
+	mdata = reg(pd, data, 8192);
+	mdata2 = reg(pd2, data, 8192);
+	mback = reg(pd, back, 8192);
+	mr = ibv_reg_mr(pd, a, 4096, IBV_ACCESS_LOCAL_WRITE |
+					     IBV_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		die("rereg: reg_mr");
+
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b, 8192,
+			  0);
+	vu_check(rc == 0 && mr->addr == b && mr->length == 8192, NULL,
+		 "rereg_mr moves a region (rc %d)", rc);
+	if (post_rdma(p1[0], IBV_WR_RDMA_WRITE, data, 8192, mdata->lkey,
+		      (uintptr_t)b, mr->rkey))
+		die("rereg: post");
+	if (!expect_wc(cq, IBV_WC_SUCCESS, &wc, "a WRITE to the moved region"))
+		vu_check(!memcmp(b, data, 8192) && !a[0] && !memcmp(a, a + 1, 4095),
+			 NULL, "it landed at the new address, the old untouched");
+
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	vu_check(rc == 0, NULL, "rereg_mr changes the rights (rc %d)", rc);
+	if (post_rdma(p1[0], IBV_WR_RDMA_READ, back, 8192, mback->lkey,
+		      (uintptr_t)b, mr->rkey))
+		die("rereg: post");
+	if (!expect_wc(cq, IBV_WC_SUCCESS, &wc, "a READ it now allows"))
+		vu_check(!memcmp(back, data, 8192), NULL, "read back intact");
+
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS,
+			  pd2, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	vu_check(rc == 0 && mr->pd == pd2, NULL,
+		 "rereg_mr moves it to another PD (rc %d)", rc);
+	if (post_rdma(p2[0], IBV_WR_RDMA_WRITE, data + 100, 4096, mdata2->lkey,
+		      (uintptr_t)b, mr->rkey))
+		die("rereg: post");
+	if (!expect_wc(cq, IBV_WC_SUCCESS, &wc,
+		       "a WRITE from a QP of the new PD"))
+		vu_check(!memcmp(b, data + 100, 4096), NULL, "landed intact");
+	memcpy(back, b, 8192);
+	if (post_rdma(p1[0], IBV_WR_RDMA_WRITE, data, 64, mdata->lkey,
+		      (uintptr_t)b, mr->rkey))
+		die("rereg: post");
+	if (!expect_wc(cq, IBV_WC_REM_ACCESS_ERR, &wc,
+		       "a WRITE from a QP of the old PD: REM_ACCESS_ERR"))
+		vu_check(!memcmp(back, b, 8192), NULL, "and changed nothing");
+
+	errno = 0;
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			  IBV_ACCESS_REMOTE_WRITE);
+	vu_check(rc != 0 && errno == EINVAL, NULL,
+		 "rereg_mr to remote write without local write fails EINVAL "
+		 "(rc %d, errno %d)", rc, errno);
+	vu_check(ibv_dereg_mr(mr) == 0, NULL, "and the region deregisters");
+	ibv_destroy_qp(p1[0]);
+	ibv_destroy_qp(p1[1]);
+	ibv_destroy_qp(p2[0]);
+	ibv_destroy_qp(p2[1]);
+	ibv_dereg_mr(mdata);
+	ibv_dereg_mr(mdata2);
+	ibv_dereg_mr(mback);
+	ibv_destroy_cq(cq);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -576,6 +870,8 @@ int main(int argc, char **argv)
 		 "the first CQ started the datapath");
 	datagrams();
 	moderation();
+	extended_cq();
+	rereg();
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
 	return vu_failed ? 1 : 0;
 }
