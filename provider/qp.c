@@ -225,7 +225,22 @@ int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	}
 	if (srnic_engine_fatal(sqp->ctx->eng))
 		return EIO;	/* srnicd is gone: the device is lost */
-	rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, &mod);
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		/* The QP's completions leave its CQs (the engine's
+		 * cq_forget_qp): their pollers wait meanwhile. */
+		struct srnic_cq *s = to_scq(ibqp->send_cq)->cq,
+				*r = to_scq(ibqp->recv_cq)->cq;
+
+		pthread_spin_lock(&s->lock);
+		if (r != s)
+			pthread_spin_lock(&r->lock);
+		rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, &mod);
+		if (r != s)
+			pthread_spin_unlock(&r->lock);
+		pthread_spin_unlock(&s->lock);
+	} else {
+		rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, &mod);
+	}
 	if (rc)
 		return -rc;
 	if (mask & IBV_QP_STATE) {

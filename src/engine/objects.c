@@ -388,6 +388,23 @@ static void qp_reset(struct srnic_qp *qp)
 	qp->peer = NULL;
 }
 
+/* A QP goes to RESET: its completions not polled yet leave cq, the rest
+ * keeping their order (mlx5 does the same; rdma-core's tests count on
+ * it, polling a QP brought back from the error state).  On the datapath,
+ * with the provider holding cq's lock, so no poller reads the ring. */
+static void cq_forget_qp(struct srnic_cq *cq, uint32_t qpn)
+{
+	uint32_t i = cq->prod, to = cq->prod,
+		 cons = __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE);
+
+	while (i != cons) {
+		i--;
+		if (cq->ring[i & cq->mask].qp_num != qpn)
+			cq->ring[--to & cq->mask] = cq->ring[i & cq->mask];
+	}
+	__atomic_store_n(&cq->cons, to, __ATOMIC_RELEASE);
+}
+
 static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 {
 	struct srnic_qp *qp = c->arg;
@@ -442,6 +459,9 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		case SRNIC_QPS_RESET:
 			srnic_qp_lists_remove(eng, qp);
 			qp_reset(qp);
+			cq_forget_qp(qp->q.send_cq, qp->q.qpn);
+			if (qp->q.recv_cq != qp->q.send_cq)
+				cq_forget_qp(qp->q.recv_cq, qp->q.qpn);
 			break;
 		case SRNIC_QPS_ERR:
 			srnic_qp_to_error(eng, qp);

@@ -26,6 +26,8 @@
  *    CQ that holds an unpolled completion (moderation()).
  * 6. The extended CQ's readers against ibv_poll_cq (extended_cq()).
  * 7. ibv_rereg_mr of translation, access and PD (rereg()).
+ * 8. A QP moved to RESET leaves no completion in its CQ
+ *    (reset_cleans_cq()).
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
@@ -826,6 +828,68 @@ static void rereg(void)
 	ibv_destroy_cq(cq);
 }
 
+/* 8. A QP moved to RESET takes its completions not polled yet out of its
+ *    CQ, and the other QP's stay, in order (as on mlx5: rdma-core's tests
+ *    count on it). */
+static void reset_cleans_cq(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_attr err = {.qp_state = IBV_QPS_ERR},
+			   reset = {.qp_state = IBV_QPS_RESET};
+	uint64_t *buf = calloc(2, 8);
+	struct ibv_qp *p1[2], *p2[2];
+	struct ibv_wc wc[4];
+	struct ibv_mr *mr;
+	int n, i, rc = 0;
+
+	if (!cq || !buf)
+		die("reset: out of memory");
+	rc_pair(pd, cq, p1);
+	rc_pair(pd, cq, p2);
+	mr = reg(pd, buf, 16);
+	/* p1[0]: in the error state, a WRITE posted there completes
+	 * flushed; p2[0]: two WRITEs complete; the three wait in cq */
+	if (ibv_modify_qp(p1[0], &err, IBV_QP_STATE))
+		die("reset: to ERR");
+	for (i = 0; i < 3; i++) {
+		struct ibv_qp *q = i == 1 ? p1[0] : p2[0];
+		struct ibv_sge sge = {(uintptr_t)buf, 8, mr->lkey};
+		struct ibv_send_wr wr = {.wr_id = 100 + i, .sg_list = &sge,
+					 .num_sge = 1,
+					 .opcode = IBV_WR_RDMA_WRITE,
+					 .send_flags = IBV_SEND_SIGNALED}, *bad;
+
+		wr.wr.rdma.remote_addr = (uintptr_t)(buf + 1);
+		wr.wr.rdma.rkey = mr->rkey;
+		rc |= ibv_post_send(q, &wr, &bad);
+	}
+	if (rc)
+		die("reset: post");
+	usleep(200000);	/* (all three complete meanwhile) */
+	rc = ibv_modify_qp(p1[0], &reset, IBV_QP_STATE);
+	n = 0;
+	for (i = 0; i < 100 && n < 4; i++) {
+		int got = ibv_poll_cq(cq, 4 - n, wc + n);
+
+		if (got < 0)
+			break;
+		n += got;
+		usleep(1000);
+	}
+	vu_check(rc == 0 && n == 2 && wc[0].wr_id == 100 && wc[1].wr_id == 102 &&
+			 wc[0].qp_num == p2[0]->qp_num && !wc[0].status &&
+			 !wc[1].status,
+		 NULL, "RESET took the QP's flushed completion out of the CQ and "
+		 "left the other QP's two, in order (%d left)", n);
+	for (i = 0; i < 2; i++) {
+		ibv_destroy_qp(p1[i]);
+		ibv_destroy_qp(p2[i]);
+	}
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -872,6 +936,7 @@ int main(int argc, char **argv)
 	moderation();
 	extended_cq();
 	rereg();
+	reset_cleans_cq();
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
 	return vu_failed ? 1 : 0;
 }
