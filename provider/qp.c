@@ -137,9 +137,13 @@ struct ibv_qp *srnic_create_qp(struct ibv_pd *pd,
 struct ibv_qp *srnic_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr)
 {
-	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			 IBV_QP_INIT_ATTR_CREATE_FLAGS;
 
-	if (attr->comp_mask & ~known) {
+	/* (creation flags: none of them, but saying none is fine) */
+	if ((attr->comp_mask & ~known) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
