@@ -37,6 +37,7 @@ static const enum ibv_wc_status wc_status[] = {
 	[SRNIC_WC_RETRY_EXC_ERR] = IBV_WC_RETRY_EXC_ERR,
 	[SRNIC_WC_RNR_RETRY_EXC_ERR] = IBV_WC_RNR_RETRY_EXC_ERR,
 	[SRNIC_WC_GENERAL_ERR] = IBV_WC_GENERAL_ERR,
+	[SRNIC_WC_MW_BIND_ERR] = IBV_WC_MW_BIND_ERR,
 };
 
 static const enum ibv_wc_opcode wc_opcode[] = {
@@ -48,6 +49,7 @@ static const enum ibv_wc_opcode wc_opcode[] = {
 	[SRNIC_WC_COMP_SWAP] = IBV_WC_COMP_SWAP,
 	[SRNIC_WC_FETCH_ADD] = IBV_WC_FETCH_ADD,
 	[SRNIC_WC_LOCAL_INV] = IBV_WC_LOCAL_INV,
+	[SRNIC_WC_BIND_MW] = IBV_WC_BIND_MW,
 };
 
 static struct srnic_cq_v *cq_new(struct ibv_context *context, int cqe)

@@ -28,6 +28,9 @@ static const struct verbs_context_ops srnic_ops = {
 	.dealloc_pd = srnic_dealloc_pd,
 	.dereg_mr = srnic_dereg_mr,
 	.rereg_mr = srnic_rereg_mr,
+	.alloc_mw = srnic_alloc_mw,
+	.dealloc_mw = srnic_dealloc_mw,
+	.bind_mw = srnic_bind_mw,
 	.destroy_ah = srnic_destroy_ah,
 	.destroy_cq = srnic_destroy_cq,
 	.destroy_qp = srnic_destroy_qp,
@@ -225,9 +228,13 @@ int srnic_query_device_ex(struct ibv_context *context,
 	d->max_qp = SRNIC_MAX_QP - 16;
 	d->max_qp_wr = SRNIC_MAX_QP_WR;
 	/* MEM_MGT_EXTENSIONS: send with invalidate and local invalidate
-	 * (of any region's key; there are no memory windows). */
+	 * (of any region's key, and of type 2 windows'); memory windows of
+	 * type 1 and of type 2 bound to a QP (2B). */
 	d->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
-			      IBV_DEVICE_MEM_MGT_EXTENSIONS;
+			      IBV_DEVICE_MEM_MGT_EXTENSIONS |
+			      IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	d->max_mw = SRNIC_MAX_MW;
 	d->max_sge = SRNIC_MAX_SGE;
 	d->max_sge_rd = SRNIC_MAX_SGE;
 	d->max_cq = SRNIC_MAX_QP;

@@ -34,7 +34,7 @@ int srnic_dealloc_pd(struct ibv_pd *pd)
 #define KNOWN_ACCESS                                                        \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                  \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                 \
-	 IBV_ACCESS_RELAXED_ORDERING)
+	 IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_MW_BIND)
 
 /* The engine's rights for verbs access flags; -1 with errno set for flags
  * srnic does not know, or remote write or atomic without local write (an
@@ -57,6 +57,8 @@ static int32_t mr_rights(int access)
 		rights |= SRNIC_ACCESS_REMOTE_READ;
 	if (access & IBV_ACCESS_REMOTE_ATOMIC)
 		rights |= SRNIC_ACCESS_REMOTE_ATOMIC;
+	if (access & IBV_ACCESS_MW_BIND)
+		rights |= SRNIC_ACCESS_MW_BIND;
 	return rights;
 }
 

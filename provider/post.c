@@ -20,6 +20,7 @@ static const int8_t wr_opcode[] = {
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = SRNIC_WR_ATOMIC_FAA,
 	[IBV_WR_LOCAL_INV] = SRNIC_WR_LOCAL_INV,
 	[IBV_WR_SEND_WITH_INV] = SRNIC_WR_SEND_INV,
+	[IBV_WR_BIND_MW] = SRNIC_WR_BIND_MW,
 };
 
 static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
@@ -36,6 +37,15 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 		return EINVAL;
 	if (!srnic_post_op_ok(sqp, op))
 		return EINVAL;
+	if (op == SRNIC_WR_BIND_MW) {
+		/* (a type 2 window: type 1 binds through ibv_bind_mw) */
+		memset(w, 0, offsetof(struct srnic_swqe, sge));
+		w->wr_id = wr->wr_id;
+		if (wr->send_flags & IBV_SEND_SIGNALED)
+			w->flags |= SRNIC_WR_SIGNALED;
+		return srnic_bind_wqe(sqp, w, wr->bind_mw.mw, wr->bind_mw.rkey,
+				      &wr->bind_mw.bind_info, IBV_MW_TYPE_2);
+	}
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > sqp->q->max_send_sge)
 		return EINVAL;
 	for (i = 0; i < wr->num_sge; i++)

@@ -12,7 +12,7 @@
 #define UC_SEND_OPS                                                         \
 	(UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE |                           \
 	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |  \
-	 IBV_QP_EX_WITH_LOCAL_INV)
+	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 #define RC_SEND_OPS                                                         \
 	(UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ |                            \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                                 \

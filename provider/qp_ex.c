@@ -108,6 +108,18 @@ static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 	new_wqe(qpx, SRNIC_WR_SEND_INV, invalidate_rkey, 0, 0);
 }
 
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
+
+	new_wqe(qpx, SRNIC_WR_BIND_MW, 0, 0, 0);
+	if (sqp->wr_cur && (sqp->wr_err = srnic_bind_wqe(sqp, sqp->wr_cur, mw,
+							 rkey, bind_info,
+							 IBV_MW_TYPE_2)))
+		sqp->wr_cur = NULL;
+}
+
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	new_wqe(qpx, SRNIC_WR_LOCAL_INV, invalidate_rkey, 0, 0);
@@ -262,6 +274,8 @@ void srnic_qp_ex_init(struct srnic_qp_v *sqp, uint64_t send_ops)
 		qpx->wr_send_inv = wr_send_inv;
 	if (send_ops & IBV_QP_EX_WITH_LOCAL_INV)
 		qpx->wr_local_inv = wr_local_inv;
+	if (send_ops & IBV_QP_EX_WITH_BIND_MW)
+		qpx->wr_bind_mw = wr_bind_mw;
 	if (send_ops & IBV_QP_EX_WITH_RDMA_WRITE)
 		qpx->wr_rdma_write = wr_rdma_write;
 	if (send_ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)

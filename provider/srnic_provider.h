@@ -139,6 +139,14 @@ int srnic_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int srnic_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *srnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int srnic_dealloc_mw(struct ibv_mw *mw);
+int srnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
+struct srnic_swqe;
+int srnic_bind_wqe(struct srnic_qp_v *sqp, struct srnic_swqe *w,
+		   struct ibv_mw *mw, uint32_t rkey,
+		   const struct ibv_mw_bind_info *bi, enum ibv_mw_type type);
 int srnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access);
 

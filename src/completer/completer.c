@@ -300,6 +300,7 @@ static const uint8_t wc_op[] = {
 	[SRNIC_WR_ATOMIC_FAA] = SRNIC_WC_FETCH_ADD,
 	[SRNIC_WR_SEND_INV] = SRNIC_WC_SEND,
 	[SRNIC_WR_LOCAL_INV] = SRNIC_WC_LOCAL_INV,
+	[SRNIC_WR_BIND_MW] = SRNIC_WC_BIND_MW,
 };
 
 static void sq_release(struct srnic_qp *qp)

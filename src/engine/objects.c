@@ -27,20 +27,49 @@ uint32_t srnic_engine_reg_mr(struct srnic_engine *eng, void *addr,
 				  pd);
 }
 
-static void call_invalidate(struct srnic_engine *eng, struct srnic_call *c)
+/* A key's end: the datapath lets go of it (datapath, then control: its
+ * entry back on the free list), for a region and for a window alike. */
+struct key_end {
+	int (*retire)(struct srnic_mem_table *t, uint32_t key);
+	void (*release)(struct srnic_mem_table *t, uint32_t key);
+	uint32_t key;
+};
+
+static void call_retire(struct srnic_engine *eng, struct srnic_call *c)
 {
-	c->result = srnic_mem_invalidate(&eng->mem, (uint32_t)(uintptr_t)c->arg);
+	const struct key_end *k = c->arg;
+
+	c->result = k->retire(&eng->mem, k->key);
+}
+
+static int key_end(struct srnic_engine *eng, const struct key_end *k)
+{
+	struct srnic_call c = {.fn = call_retire, .arg = (void *)k};
+
+	srnic_engine_call(eng, &c);
+	if (c.result == 0)
+		k->release(&eng->mem, k->key);
+	return c.result;
 }
 
 int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key)
 {
-	struct srnic_call c = {.fn = call_invalidate,
-			       .arg = (void *)(uintptr_t)key};
+	const struct key_end k = {srnic_mem_invalidate, srnic_mem_release, key};
 
-	srnic_engine_call(eng, &c);
-	if (c.result == 0)
-		srnic_mem_release(&eng->mem, key);
-	return c.result;
+	return key_end(eng, &k);
+}
+
+uint32_t srnic_engine_alloc_mw(struct srnic_engine *eng, uint8_t type,
+			       uint32_t pd)
+{
+	return srnic_mw_alloc(&eng->mem, type, pd);
+}
+
+int srnic_engine_dealloc_mw(struct srnic_engine *eng, uint32_t key)
+{
+	const struct key_end k = {srnic_mw_retire, srnic_mw_release, key};
+
+	return key_end(eng, &k);
 }
 
 struct rereg {
@@ -325,6 +354,7 @@ static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)
 	srnic_doorbells_drain_all(eng);
 	qp->destroyed = 1;
 	srnic_mcast_forget_qp(eng, qp->q.qpn);
+	srnic_mw_forget_qp(&eng->mem, qp->q.qpn);
 	srnic_qp_lists_remove(eng, qp);
 	srnic_responder_reset(qp);
 	__atomic_store_n(&eng->qp_tab[qp->q.qpn], NULL, __ATOMIC_RELEASE);

@@ -52,6 +52,11 @@ unsigned srnic_engine_ports_up(const struct srnic_engine *eng);
 uint32_t srnic_engine_reg_mr(struct srnic_engine *eng, void *addr,
 			     uint64_t length, uint32_t access, uint32_t pd);
 int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key);
+/* Memory windows: one of type 1 or 2 in pd (its key, count 0; 0 with
+ * errno set), and its end (unbound first, on the datapath). */
+uint32_t srnic_engine_alloc_mw(struct srnic_engine *eng, uint8_t type,
+			       uint32_t pd);
+int srnic_engine_dealloc_mw(struct srnic_engine *eng, uint32_t key);
 /* ibv_rereg_mr: key's region becomes [addr, addr + length) with access
  * and pd, on the datapath (srnic_mem_modify); 0, or a negative errno. */
 int srnic_engine_rereg_mr(struct srnic_engine *eng, uint32_t key, void *addr,

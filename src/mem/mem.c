@@ -26,8 +26,13 @@ int srnic_mem_init(struct srnic_mem_table *t, uint64_t seed)
 
 	memset(t, 0, sizeof(*t));
 	t->mr = srnic_zalloc((size_t)SRNIC_MAX_MR * sizeof(*t->mr));
-	if (!t->mr)
+	t->mw = srnic_zalloc((size_t)SRNIC_MAX_MW * sizeof(*t->mw));
+	if (!t->mr || !t->mw) {
+		srnic_free(t->mr);
+		srnic_free(t->mw);
 		return -ENOMEM;
+	}
+	srnic_mw_table_init(t);
 	/* Index 0 is never handed out: a key of 0 means "no key". */
 	for (i = 1; i < SRNIC_MAX_MR; i++)
 		t->mr[i].next_free = i + 1 < SRNIC_MAX_MR ? i + 1 : NO_ENTRY;
@@ -45,7 +50,9 @@ void srnic_mem_set_owner(struct srnic_mem_table *t, uint32_t owner)
 void srnic_mem_fini(struct srnic_mem_table *t)
 {
 	srnic_free(t->mr);
+	srnic_free(t->mw);
 	t->mr = NULL;
+	t->mw = NULL;
 	pthread_mutex_destroy(&t->lock);
 }
 
@@ -69,12 +76,14 @@ uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
 	mr = &t->mr[idx];
 	t->free_head = mr->next_free;
 	t->used++;
-	/* A tag of 11 bits would repeat at an index one time in 2047: never
+	/* A tag of 10 bits would repeat at an index one time in 1023: never
 	 * the one just released there, so a stale key of the last region
 	 * misses for sure. */
+	/* (the tag's top bit clear: a region's key never looks like a
+	 * window's, SRNIC_MW_BIT) */
 	do
 		tag = (uint32_t)(next_random(&t->rng) >> 40) &
-		      ((1u << SRNIC_MR_TAG_BITS) - 1);
+		      ((1u << (SRNIC_MR_TAG_BITS - 1)) - 1);
 	while (tag == 0 || (tag << SRNIC_MR_OWNER_BITS | t->owner)
 				       << SRNIC_MR_INDEX_BITS ==
 			       (mr->was & ~(SRNIC_MAX_MR - 1)));
@@ -97,6 +106,8 @@ int srnic_mem_invalidate(struct srnic_mem_table *t, uint32_t key)
 
 	if (key == 0 || __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) != key)
 		return -EINVAL;
+	if (mr->windows)
+		return -EBUSY;	/* windows are bound in it */
 	__atomic_store_n(&mr->key, 0, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -109,6 +120,8 @@ int srnic_mem_modify(struct srnic_mem_table *t, uint32_t key, uint64_t addr,
 	if (key == 0 || addr + length < addr ||
 	    __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) != key)
 		return -EINVAL;
+	if (mr->windows)
+		return -EBUSY;	/* windows are bound in it */
 	/* (only the datapath reads an entry, and this runs on it) */
 	mr->addr = addr;
 	mr->length = length;
@@ -119,6 +132,8 @@ int srnic_mem_modify(struct srnic_mem_table *t, uint32_t key, uint64_t addr,
 
 int srnic_mem_revoke(struct srnic_mem_table *t, uint32_t key, uint32_t pd)
 {
+	if (key & SRNIC_MW_BIT)
+		return srnic_mw_invalidate(t, key, pd);
 	if (!srnic_mem_owned(t, key, pd))
 		return -EINVAL;
 	t->mr[key & (SRNIC_MAX_MR - 1)].pd = SRNIC_PD_REVOKED;

@@ -3,7 +3,7 @@
  * A process's memory table: every registered region of every context of
  * the process, shared by all ports.  A key is
  *
- *   random tag (11 bits) | owner (5 bits) | index (16 bits)
+ *   0 | random tag (10 bits) | owner (5 bits) | index (16 bits)
  *
  * The tag comes from a generator seeded when the table is made, so keys of
  * an earlier incarnation, or guessed ones, miss.  The owner is the
@@ -38,6 +38,23 @@
 #define SRNIC_ACCESS_REMOTE_WRITE 0x2
 #define SRNIC_ACCESS_REMOTE_READ 0x4
 #define SRNIC_ACCESS_REMOTE_ATOMIC 0x8
+#define SRNIC_ACCESS_MW_BIND 0x10	/* windows may be bound in it */
+
+/*
+ * Memory windows (window.c): a key of its own, whose range, rights and QP
+ * a bind sets inside a region registered with SRNIC_ACCESS_MW_BIND.  A
+ * window's key is
+ *
+ *   1 | tag (4 bits) | owner (5 bits) | index (14 bits) | count (8 bits)
+ *
+ * The count is the byte ibv_inc_rkey steps at every bind (a type 2 bind's
+ * key is the program's choice of it); the top bit keeps windows' keys
+ * apart from regions', whose tags leave it clear.
+ */
+#define SRNIC_MW_BIT 0x80000000u
+#define SRNIC_MW_INDEX_BITS 14
+#define SRNIC_MAX_MW (1u << SRNIC_MW_INDEX_BITS)
+#define SRNIC_MW_INDEX(key) ((key) >> 8 & (SRNIC_MAX_MW - 1))
 
 struct srnic_mr {
 	uint32_t key; /* 0 when the entry is free: published last */
@@ -45,13 +62,29 @@ struct srnic_mr {
 	uint32_t pd;
 	uint32_t next_free;
 	uint32_t was;	/* the last key handed out here: the next differs */
+	uint32_t windows;	/* windows bound in it (datapath's count) */
+	uint64_t addr;
+	uint64_t length;
+};
+
+struct srnic_mw {
+	uint32_t key;		/* the bound key; 0: not bound (datapath) */
+	uint32_t base;		/* the key less its count; 0: free entry */
+	uint32_t pd;
+	uint32_t qpn;		/* type 2: the QP it is bound to; 0: any */
+	uint32_t access;	/* remote rights */
+	uint32_t mr_key;	/* the region it lies in */
+	uint32_t next_free;
+	uint8_t type;		/* 1 or 2 */
 	uint64_t addr;
 	uint64_t length;
 };
 
 struct srnic_mem_table {
 	struct srnic_mr *mr;
+	struct srnic_mw *mw;
 	uint32_t free_head;	/* index of the first free entry, or ~0 */
+	uint32_t mw_free_head;	/* the same for windows */
 	uint32_t used;
 	uint64_t rng;		/* xorshift state for key tags */
 	uint32_t owner;		/* the owner field of every key handed out */
@@ -123,6 +156,18 @@ static inline uint32_t srnic_mem_access(const struct srnic_mem_table *t,
 	return t->mr[key & (SRNIC_MAX_MR - 1)].access;
 }
 
+/* [addr, addr + len) inside [base, base + length), and need in access. */
+static inline enum srnic_mem_check
+srnic_mem_range(uint64_t base, uint64_t length, uint32_t access,
+		uint64_t addr, uint64_t len, uint32_t need)
+{
+	if (addr < base || len > length || addr - base > length - len)
+		return SRNIC_MEM_OUT_OF_BOUNDS;
+	if ((access & need) != need)
+		return SRNIC_MEM_NO_RIGHTS;
+	return SRNIC_MEM_OK;
+}
+
 /*
  * The one check every placement and every local gather goes through: the key
  * names a live region of this PD, [addr, addr + len) lies inside it and the
@@ -138,12 +183,68 @@ srnic_mem_check(const struct srnic_mem_table *t, uint32_t key, uint32_t pd,
 		return SRNIC_MEM_BAD_KEY;
 	if (mr->pd != pd)
 		return SRNIC_MEM_BAD_PD;
-	if (addr < mr->addr || len > mr->length ||
-	    addr - mr->addr > mr->length - len)
-		return SRNIC_MEM_OUT_OF_BOUNDS;
-	if ((mr->access & need) != need)
-		return SRNIC_MEM_NO_RIGHTS;
-	return SRNIC_MEM_OK;
+	return srnic_mem_range(mr->addr, mr->length, mr->access, addr, len,
+			       need);
 }
+
+/* ---- memory windows (window.c) ---- */
+
+/* (for mem.c: the windows' part of srnic_mem_init, and of
+ * srnic_mem_revoke) */
+void srnic_mw_table_init(struct srnic_mem_table *t);
+int srnic_mw_invalidate(struct srnic_mem_table *t, uint32_t key, uint32_t pd);
+
+/* Control side: a window of type 1 or 2 in pd, not bound; its key (count
+ * 0), or 0 with errno set. */
+uint32_t srnic_mw_alloc(struct srnic_mem_table *t, uint8_t type, uint32_t pd);
+/* Datapath: the window goes (unbound first); then srnic_mw_release. */
+int srnic_mw_retire(struct srnic_mem_table *t, uint32_t key);
+void srnic_mw_release(struct srnic_mem_table *t, uint32_t key);
+
+/* Datapath: a QP goes; the type 2 windows bound to it are unbound (a
+ * later QP given its number must not reach them). */
+void srnic_mw_forget_qp(struct srnic_mem_table *t, uint32_t qpn);
+
+/* The bind a QP's send queue asks for (its QP's PD and number). */
+struct srnic_mw_bind {
+	uint32_t key;		/* the new key: the window's, any count */
+	uint32_t mr_key;	/* 0 with length 0: unbind */
+	uint32_t access;	/* SRNIC_ACCESS_REMOTE_*, LOCAL_WRITE ignored */
+	uint64_t addr;
+	uint64_t length;
+};
+/* Datapath: bind (or unbind) a window; 0, or -EINVAL for anything the
+ * verbs call it as MW_BIND_ERR: a window of another PD, a type 2 window
+ * bound already, a region without MW_BIND, of another PD, too small, or
+ * without local write under remote write or atomic rights. */
+int srnic_mw_bind(struct srnic_mem_table *t, const struct srnic_mw_bind *b,
+		  uint32_t pd, uint32_t qpn);
+
+/*
+ * The check every remote access goes through: a window's key (through the
+ * QP it is bound to, if type 2) or a region's (srnic_mem_check).
+ */
+static inline enum srnic_mem_check
+srnic_mem_check_remote(const struct srnic_mem_table *t, uint32_t key,
+		       uint32_t pd, uint32_t qpn, uint64_t addr, uint64_t len,
+		       uint32_t need)
+{
+	const struct srnic_mw *w;
+
+	if (!(key & SRNIC_MW_BIT))
+		return srnic_mem_check(t, key, pd, addr, len, need);
+	w = &t->mw[SRNIC_MW_INDEX(key)];
+	if (__atomic_load_n(&w->key, __ATOMIC_ACQUIRE) != key)
+		return SRNIC_MEM_BAD_KEY;
+	if (w->pd != pd || (w->qpn && w->qpn != qpn))
+		return SRNIC_MEM_BAD_PD;
+	return srnic_mem_range(w->addr, w->length, w->access, addr, len, need);
+}
+
+/* What a SEND with invalidate (qpn: the QP it came on) or a local
+ * invalidate may invalidate: a live region of pd with a remote right, or
+ * a bound type 2 window of pd (and of that QP).  */
+bool srnic_mem_invalidatable(const struct srnic_mem_table *t, uint32_t key,
+			     uint32_t pd, uint32_t qpn);
 
 #endif

@@ -40,6 +40,10 @@ enum srnic_wr_opcode {
 	SRNIC_WR_ATOMIC_FAA,	/* fetch-and-add on 8 remote bytes */
 	SRNIC_WR_SEND_INV,	/* SEND that invalidates the peer's key rkey */
 	SRNIC_WR_LOCAL_INV,	/* invalidate our own key rkey, in order */
+	SRNIC_WR_BIND_MW,	/* bind a memory window, in order: rkey its
+				 * new key, remote_addr and compare_add its
+				 * address and length, swap the region's key
+				 * (low 32 bits) and the remote rights (high) */
 };
 
 static inline bool srnic_wr_is_atomic(uint8_t op)
@@ -140,6 +144,7 @@ enum srnic_wc_status {
 	SRNIC_WC_RETRY_EXC_ERR,
 	SRNIC_WC_RNR_RETRY_EXC_ERR,
 	SRNIC_WC_GENERAL_ERR,
+	SRNIC_WC_MW_BIND_ERR,
 };
 
 enum srnic_wc_opcode {
@@ -151,6 +156,7 @@ enum srnic_wc_opcode {
 	SRNIC_WC_COMP_SWAP,
 	SRNIC_WC_FETCH_ADD,
 	SRNIC_WC_LOCAL_INV,
+	SRNIC_WC_BIND_MW,
 };
 
 #define SRNIC_WC_F_IMM 0x1

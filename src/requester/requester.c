@@ -113,12 +113,12 @@ static bool inv_fenced(const struct srnic_qp *qp)
 }
 
 /*
- * Local invalidate: no packet, no message number.  It waits until every
- * WQE before it is done (one of them may still read or resend from the
- * key), then revokes the key; it completes in its turn.  Returns true when
- * it ran.
+ * Local invalidate and memory window binds: no packet, no message number.
+ * Each waits until every WQE before it is done (one of them may still
+ * read or resend from the key), then revokes the key or binds the window;
+ * it completes in its turn.  Returns true when it ran.
  */
-static bool local_invalidate(struct srnic_engine *eng, struct srnic_qp *qp)
+static bool local_op(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	struct srnic_swqe_run *run = &qp->run[qp->snd.sq_next & qp->q.sq_mask];
 	const struct srnic_swqe *w = &qp->q.sq[qp->snd.sq_next & qp->q.sq_mask];
@@ -130,7 +130,17 @@ static bool local_invalidate(struct srnic_engine *eng, struct srnic_qp *qp)
 	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
 	qp->snd.sq_cur = qp->snd.sq_next++;
 	run->state = SWQE_DONE;
-	if (srnic_mem_revoke(&eng->mem, w->rkey, qp->pd)) {
+	if (w->opcode == SRNIC_WR_BIND_MW) {
+		struct srnic_mw_bind b = {
+			.key = w->rkey, .mr_key = (uint32_t)w->swap,
+			.access = (uint32_t)(w->swap >> 32),
+			.addr = w->remote_addr, .length = w->compare_add};
+
+		if (srnic_mw_bind(&eng->mem, &b, qp->pd, qp->q.qpn)) {
+			run->status = SRNIC_WC_MW_BIND_ERR;
+			qp->snd.sq_stopped = 1;
+		}
+	} else if (srnic_mem_revoke(&eng->mem, w->rkey, qp->pd)) {
 		run->status = SRNIC_WC_LOC_PROT_ERR;
 		qp->snd.sq_stopped = 1;
 	}
@@ -199,8 +209,8 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (inv_fenced(qp))
 		return sq_wait(qp);
 
-	if (w->opcode == SRNIC_WR_LOCAL_INV)
-		return local_invalidate(eng, qp);
+	if (w->opcode == SRNIC_WR_LOCAL_INV || w->opcode == SRNIC_WR_BIND_MW)
+		return local_op(eng, qp);
 
 	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
 	qp->snd.sq_cur = qp->snd.sq_next++;

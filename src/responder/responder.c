@@ -120,7 +120,8 @@ static enum srnic_mem_check remote_check(const struct srnic_engine *eng,
 {
 	if (!(qp->access & right))
 		return SRNIC_MEM_NO_RIGHTS;
-	return len ? srnic_mem_check(&eng->mem, rkey, qp->pd, va, len, right)
+	return len ? srnic_mem_check_remote(&eng->mem, rkey, qp->pd, qp->q.qpn,
+					    va, len, right)
 		   : SRNIC_MEM_OK;
 }
 
@@ -163,8 +164,9 @@ static enum srnic_mem_check write_check(const struct srnic_engine *eng,
 		return SRNIC_MEM_OK;
 	if (qp->rcv.ninv && inv_revoked_for(qp, pkt->msn, pkt->rkey))
 		return SRNIC_MEM_BAD_KEY;
-	return srnic_mem_check(&eng->mem, pkt->rkey, qp->pd, pkt->va,
-			       pkt->pkt_len, SRNIC_ACCESS_REMOTE_WRITE);
+	return srnic_mem_check_remote(&eng->mem, pkt->rkey, qp->pd, qp->q.qpn,
+				      pkt->va, pkt->pkt_len,
+				      SRNIC_ACCESS_REMOTE_WRITE);
 }
 
 /* The drop counter an access check's verdict goes to. */
@@ -247,14 +249,14 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	if (pkt->flags & SRNIC_F_INV) {
 		/* Send with invalidate: the key must be a remote key of this
-		 * QP's PD, else the request is invalid (a peer may not take a
-		 * local-only key away); it is revoked on completion. */
+		 * QP's PD (a region's with a remote right, or a type 2
+		 * window's bound to this QP), else the request is invalid (a
+		 * peer may not take a local-only key away); it is revoked on
+		 * completion. */
 		s->rkey = pkt->rkey;
 		if (pkt->opcode != SRNIC_OP_SEND ||
-		    !srnic_mem_owned(&eng->mem, pkt->rkey, qp->pd) ||
-		    !(srnic_mem_access(&eng->mem, pkt->rkey) &
-		      (SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_REMOTE_READ |
-		       SRNIC_ACCESS_REMOTE_ATOMIC))) {
+		    !srnic_mem_invalidatable(&eng->mem, pkt->rkey, qp->pd,
+					     qp->q.qpn)) {
 			eng->st->drops[SRNIC_DROP_BAD_KEY]++;
 			fail(eng, qp, s, SRNIC_NAK_INVALID,
 			     SRNIC_WC_REM_INV_REQ_ERR);
@@ -1297,9 +1299,11 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		/* The region may have gone since the request was checked
 		 * (an atomic's answer is the value it found, kept). */
 		r = pkt.pkt_len && !j->atomic
-			    ? srnic_mem_check(&eng->mem, j->rkey, qp->pd,
-					      j->va + j->sent, pkt.pkt_len,
-					      SRNIC_ACCESS_REMOTE_READ)
+			    ? srnic_mem_check_remote(&eng->mem, j->rkey,
+						     qp->pd, qp->q.qpn,
+						     j->va + j->sent,
+						     pkt.pkt_len,
+						     SRNIC_ACCESS_REMOTE_READ)
 			    : SRNIC_MEM_OK;
 		if (r != SRNIC_MEM_OK) {
 			count_access(eng, r);

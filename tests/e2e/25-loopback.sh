@@ -1,6 +1,9 @@
 # Loopback: QPs of one program on node a connected through a's own GID
 # (tests/e2e/loopback.c: RC WRITE, READ, SEND with immediate, atomics, a
-# foreign key refused, UD datagrams with their GRH; every byte checked).
+# foreign key refused, UD datagrams with their GRH, CQ events and their
+# moderation, the extended CQ's readers, ibv_rereg_mr, RESET clearing a
+# CQ; every byte checked), and memory windows of type 1 and 2 through it
+# (tests/e2e/windows.c).
 # The frames take the loopback port, none the wire: a's counters show the
 # loopback carrying the megabytes and the wire ports next to nothing.
 . "$(dirname "$0")/../lib.sh"
@@ -27,4 +30,9 @@ echo "during the run: $lo bytes on the loopback, $wire on the wire"
 # 4 MiB written each way and read back: 12 MiB at least
 [ "$lo" -ge $((12 * 1048576)) ] && [ "$wire" -le 1048576 ] ||
 	fail "loopback frames went on the wire, or not through the loopback"
+on a 120 -- "$BUILD/tests/e2e/windows" > "$LOGDIR/windows.a" 2>&1
+rc=$?
+cat "$LOGDIR/windows.a"
+[ $rc = 0 ] || fail "windows (exit $rc)"
+grep -q "^# [1-9][0-9]* checks, 0 failed$" "$LOGDIR/windows.a" || fail "windows: no summary"
 exit 0

@@ -540,21 +540,9 @@ static void moderation(void)
 /* A connected pair of RC QPs on p, both on cq, remote write and read on. */
 static void rc_pair(struct ibv_pd *p, struct ibv_cq *cq, struct ibv_qp *qp[2])
 {
-	unsigned i;
-
-	for (i = 0; i < 2; i++) {
-		qp[i] = vu_create_rc_qp(p, cq, 16, 16, 1, NULL);
-		if (!qp[i] || vu_to_init(qp[i], IBV_ACCESS_REMOTE_WRITE |
-							IBV_ACCESS_REMOTE_READ))
-			die("RC pair: QPs");
-	}
-	for (i = 0; i < 2; i++) {
-		struct vu_dest d = {.gid = gid, .qpn = qp[i ^ 1]->qp_num};
-
-		if (vu_to_rtr(qp[i], &d, IBV_MTU_4096) ||
-		    vu_to_rts(qp[i], 0, 14, 7))
-			die("RC pair: connect");
-	}
+	if (vu_loop_pair(p, cq, &gid,
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, qp))
+		die("RC pair");
 }
 
 /* The same work on one connected pair: two receives posted on b, then from

@@ -142,6 +142,26 @@ int vu_to_rts(struct ibv_qp *qp, uint32_t sq_psn, uint8_t timeout,
 	return ibv_modify_qp(qp, &a, mask);
 }
 
+int vu_loop_pair(struct ibv_pd *pd, struct ibv_cq *cq,
+		 const union ibv_gid *gid, int access, struct ibv_qp *qp[2])
+{
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		qp[i] = vu_create_rc_qp(pd, cq, 16, 16, 1, NULL);
+		if (!qp[i] || vu_to_init(qp[i], access))
+			return -1;
+	}
+	for (i = 0; i < 2; i++) {
+		struct vu_dest d = {.gid = *gid, .qpn = qp[i ^ 1]->qp_num};
+
+		if (vu_to_rtr(qp[i], &d, IBV_MTU_4096) ||
+		    vu_to_rts(qp[i], 0, 14, 7))
+			return -1;
+	}
+	return 0;
+}
+
 int vu_qp_state(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a;

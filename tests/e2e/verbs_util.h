@@ -53,6 +53,12 @@ int vu_to_rtr(struct ibv_qp *qp, const struct vu_dest *peer,
 int vu_to_rts(struct ibv_qp *qp, uint32_t sq_psn, uint8_t timeout,
 	      uint8_t retry_cnt);
 
+/* Two RC QPs of one program on pd and cq, connected to each other through
+ * gid (the node's own: the loopback), in RTS with the remote rights of
+ * access.  0 or -1. */
+int vu_loop_pair(struct ibv_pd *pd, struct ibv_cq *cq,
+		 const union ibv_gid *gid, int access, struct ibv_qp *qp[2]);
+
 /* The QP's state as ibv_query_qp reports it, or -1. */
 int vu_qp_state(struct ibv_qp *qp);
 

@@ -92,8 +92,9 @@ static void test_keys(void)
 		prev = key;
 	}
 	CHECK(same == 0, "%u of 20000 re-registrations reused the key", same);
-	/* 20000 draws from 2047 tags see nearly all of them. */
-	CHECK(tags_seen > 2000, "only %u distinct tags in 20000", tags_seen);
+	/* 20000 draws from 1023 tags (the top bit is clear: a window's
+	 * keys have it) see nearly all of them. */
+	CHECK(tags_seen > 1000, "only %u distinct tags in 20000", tags_seen);
 	CHECK(t.used == 100, "used %u after churn", t.used);
 
 	/* Another seed (another engine start) gives other keys: keys of an
