@@ -85,6 +85,7 @@ struct srnic_mem_table {
 	struct srnic_mw *mw;
 	uint32_t free_head;	/* index of the first free entry, or ~0 */
 	uint32_t mw_free_head;	/* the same for windows */
+	uint32_t mw_bound_to_qp; /* type 2 windows bound (datapath's count) */
 	uint32_t used;
 	uint64_t rng;		/* xorshift state for key tags */
 	uint32_t owner;		/* the owner field of every key handed out */

@@ -69,6 +69,8 @@ static void unbind(struct srnic_mem_table *t, struct srnic_mw *w)
 	if (!w->key)
 		return;
 	t->mr[w->mr_key & (SRNIC_MAX_MR - 1)].windows--;
+	if (w->qpn)
+		t->mw_bound_to_qp--;
 	__atomic_store_n(&w->key, 0, __ATOMIC_RELEASE);
 }
 
@@ -122,6 +124,8 @@ int srnic_mw_bind(struct srnic_mem_table *t, const struct srnic_mw_bind *b,
 	w->access = rights;
 	w->qpn = w->type == 2 ? qpn : 0;
 	mr->windows++;
+	if (w->qpn)
+		t->mw_bound_to_qp++;
 	__atomic_store_n(&w->key, b->key, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -130,7 +134,8 @@ void srnic_mw_forget_qp(struct srnic_mem_table *t, uint32_t qpn)
 {
 	uint32_t i;
 
-	for (i = 0; i < SRNIC_MAX_MW; i++)
+	/* (a look at every window, only while some are bound to a QP) */
+	for (i = 0; i < SRNIC_MAX_MW && t->mw_bound_to_qp; i++)
 		if (t->mw[i].key && t->mw[i].qpn == qpn)
 			unbind(t, &t->mw[i]);
 }
