@@ -36,6 +36,15 @@ static const uint8_t op_wire[] = {
 	[SRNIC_WR_SEND_INV] = SRNIC_OP_SEND,
 };
 
+/* A WRITE's or READ's remote range that runs past 2^64 (the wire refuses
+ * it: srnic_wire_decode). */
+static bool remote_wraps(const struct srnic_swqe *w)
+{
+	return (w->opcode == SRNIC_WR_WRITE || w->opcode == SRNIC_WR_WRITE_IMM ||
+		w->opcode == SRNIC_WR_READ) &&
+	       w->remote_addr + w->length < w->remote_addr;
+}
+
 /* Check every local SGE once, when the message starts. */
 static int check_sges(struct srnic_engine *eng, struct srnic_qp *qp,
 		      const struct srnic_swqe *w)
@@ -216,12 +225,15 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->snd.sq_cur = qp->snd.sq_next++;
 	if (srnic_qp_reliable(qp))
 		srnic_qp_timer_on(eng, qp);
-	if (check_sges(eng, qp, w)) {
+	if (check_sges(eng, qp, w) || remote_wraps(w)) {
 		/* Nothing goes out for a WQE we cannot read from, and it takes
 		 * no message number: the QP is about to enter the error
-		 * state and the responder must not wait for it. */
+		 * state and the responder must not wait for it.  (A remote
+		 * range that wraps is in no region: REM_ACCESS_ERR, as the
+		 * peer would answer; its decoder drops such frames.) */
 		run->state = SWQE_DONE;
-		run->status = SRNIC_WC_LOC_PROT_ERR;
+		run->status = remote_wraps(w) ? SRNIC_WC_REM_ACCESS_ERR
+					       : SRNIC_WC_LOC_PROT_ERR;
 		qp->snd.sq_stopped = 1;
 		return true;
 	}

@@ -45,6 +45,7 @@ enum {
 	QP_LOCAL_LEN,
 	QP_BAD_RKEY,
 	QP_REMOTE_LEN,
+	QP_REMOTE_WRAP,
 	QP_NO_READ,
 	QP_SEND_LEN,
 	QP_PEER_GONE,
@@ -689,6 +690,11 @@ static void client_cases(struct node *n)
 	wr.wr.rdma.remote_addr += REGION - 64;
 	error_case(n, QP_REMOTE_LEN, &wr, IBV_WC_REM_ACCESS_ERR,
 		   "RDMA WRITE beyond the end of the remote region");
+
+	write_wr(n, QP_REMOTE_WRAP, &wr, &sge, 128);
+	wr.wr.rdma.remote_addr = UINT64_MAX - 63;
+	error_case(n, QP_REMOTE_WRAP, &wr, IBV_WC_REM_ACCESS_ERR,
+		   "RDMA WRITE whose remote range runs past 2^64");
 
 	write_wr(n, QP_NO_READ, &wr, &sge, PROBE_LEN);
 	sge.addr += REGION / 2;		/* read into the upper half */
