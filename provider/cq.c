@@ -397,8 +397,17 @@ struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
 		errno = EINVAL;
 		return NULL;
 	}
+	/* A parent domain may be named (a CQ has no PD: nothing of it is
+	 * used), but it must be one of this context's. */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != context ||
+	     !to_spd(attr->parent_domain)->protection)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if ((attr->wc_flags & ~(uint64_t)SUPPORTED_WC_FLAGS) ||
-	    (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					   IBV_CQ_INIT_ATTR_MASK_PD)) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~(uint32_t)SUPPORTED_CQ_FLAGS))) {
 		errno = EOPNOTSUPP;

@@ -69,10 +69,13 @@ int srnic_bind_wqe(struct srnic_qp_v *sqp, struct srnic_swqe *w,
 				 IBV_ACCESS_LOCAL_WRITE;
 	uint32_t rights = 0;
 
+	/* (PDs compared by handle: a parent domain is its PD) */
 	if (!mw || mw->type != type || mw->context != sqp->vqp.qp.context ||
-	    mw->pd != sqp->vqp.qp.pd || (rkey & ~0xffu) != (mw->handle & ~0xffu))
+	    to_spd(mw->pd)->handle != to_spd(sqp->vqp.qp.pd)->handle ||
+	    (rkey & ~0xffu) != (mw->handle & ~0xffu))
 		return EINVAL;
-	if (bi->length && (!bi->mr || bi->mr->pd != mw->pd))
+	if (bi->length &&
+	    (!bi->mr || to_spd(bi->mr->pd)->handle != to_spd(mw->pd)->handle))
 		return EINVAL;
 	/* (zero-based windows are not offered: their addresses would be
 	 * offsets, and srnic's keys name virtual addresses) */

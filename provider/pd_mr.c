@@ -25,6 +25,64 @@ struct ibv_pd *srnic_alloc_pd(struct ibv_context *context)
 	return &pd->ibv_pd;
 }
 
+/*
+ * A parent domain is a PD to every verb that takes one: it carries its
+ * protection domain's handle, so QPs, SRQs, regions and windows made with
+ * it are that PD's.  Its thread domain and allocators are accepted and
+ * kept; srnic's queues live in the engine's memory, and a provider may
+ * leave the allocators uncalled.
+ */
+struct ibv_pd *srnic_alloc_parent_domain(struct ibv_context *context,
+					 struct ibv_parent_domain_init_attr *attr)
+{
+	struct srnic_pd *parent;
+
+	if (!attr->pd || attr->pd->context != context ||
+	    to_spd(attr->pd)->protection ||
+	    (attr->td && attr->td->context != context) ||
+	    (attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+					   IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	parent = calloc(1, sizeof(*parent));
+	if (!parent) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	parent->ibv_pd.context = context;
+	parent->handle = to_spd(attr->pd)->handle;
+	parent->protection = attr->pd;
+	parent->td = attr->td;
+	return &parent->ibv_pd;
+}
+
+/* A thread domain: a promise that one thread uses what it is given to;
+ * srnic's posting locks are uncontended then, and stay. */
+struct ibv_td *srnic_alloc_td(struct ibv_context *context,
+			      struct ibv_td_init_attr *attr)
+{
+	struct ibv_td *td;
+
+	if (attr->comp_mask) {
+		errno = EINVAL;
+		return NULL;
+	}
+	td = calloc(1, sizeof(*td));
+	if (!td) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	td->context = context;
+	return td;
+}
+
+int srnic_dealloc_td(struct ibv_td *td)
+{
+	free(td);
+	return 0;
+}
+
 int srnic_dealloc_pd(struct ibv_pd *pd)
 {
 	free(pd);

@@ -37,7 +37,12 @@ struct srnic_context {
 
 struct srnic_pd {
 	struct ibv_pd ibv_pd;
-	uint32_t handle;
+	uint32_t handle;	/* the engine's PD: a parent domain has its PD's */
+	/* a parent domain (ibv_alloc_parent_domain): the PD it stands for,
+	 * its thread domain and allocators (kept: srnic's queues are the
+	 * engine's memory, so it never calls them, which verbs allows) */
+	struct ibv_pd *protection;
+	struct ibv_td *td;
 };
 
 struct srnic_cq_v {
@@ -135,6 +140,11 @@ enum ibv_mtu srnic_active_mtu(const struct srnic_context *ctx);
 
 /* pd_mr.c */
 struct ibv_pd *srnic_alloc_pd(struct ibv_context *context);
+struct ibv_pd *srnic_alloc_parent_domain(struct ibv_context *context,
+					 struct ibv_parent_domain_init_attr *attr);
+struct ibv_td *srnic_alloc_td(struct ibv_context *context,
+			      struct ibv_td_init_attr *attr);
+int srnic_dealloc_td(struct ibv_td *td);
 int srnic_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);

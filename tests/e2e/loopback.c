@@ -28,6 +28,7 @@
  * 7. ibv_rereg_mr of translation, access and PD (rereg()).
  * 8. A QP moved to RESET leaves no completion in its CQ
  *    (reset_cleans_cq()).
+ * 9. A parent domain stands for its PD (parent_domain()).
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
@@ -878,6 +879,63 @@ static void reset_cleans_cq(void)
 	free(buf);
 }
 
+/* 9. A parent domain is its PD to every verb: QPs made with it WRITE into
+ *    a region of the PD, and a region of another PD refuses them; a CQ
+ *    may name it; a parent domain of a parent domain is refused. */
+static void parent_domain(void)
+{
+	struct ibv_parent_domain_init_attr pa = {.pd = pd};
+	struct ibv_pd *parent = ibv_alloc_parent_domain(ctx, &pa), *bad;
+	struct ibv_cq_init_attr_ex ca = {.cqe = 16,
+					 .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD};
+	struct ibv_cq_ex *cqx;
+	uint8_t *dst = calloc(1, 4096), *far = calloc(1, 4096);
+	struct ibv_mr *mdst, *mfar;
+	struct ibv_qp *qp[2];
+	struct ibv_wc wc;
+
+	vu_check(parent != NULL, NULL, "alloc_parent_domain");
+	if (!parent || !dst || !far)
+		return;
+	ca.parent_domain = parent;
+	cqx = ibv_create_cq_ex(ctx, &ca);
+	vu_check(cqx != NULL, NULL, "an extended CQ naming the parent domain");
+	if (!cqx)
+		return;
+	pa.pd = parent;
+	errno = 0;
+	bad = ibv_alloc_parent_domain(ctx, &pa);
+	vu_check(!bad && errno == EINVAL, NULL,
+		 "a parent domain of a parent domain is refused EINVAL");
+	if (vu_loop_pair(parent, ibv_cq_ex_to_cq(cqx), &gid,
+			 IBV_ACCESS_REMOTE_WRITE, qp))
+		die("parent domain: QPs");
+	mdst = reg(pd, dst, 4096);
+	mfar = reg(pd2, far, 4096);
+	if (post_rdma(qp[0], IBV_WR_RDMA_WRITE, src, 4096, msrc->lkey,
+		      (uintptr_t)dst, mdst->rkey))
+		die("parent domain: post");
+	if (!expect_wc(ibv_cq_ex_to_cq(cqx), IBV_WC_SUCCESS, &wc,
+		       "a WRITE from a QP of the parent domain into its PD"))
+		vu_check(!memcmp(dst, src, 4096), NULL, "landed intact");
+	if (post_rdma(qp[0], IBV_WR_RDMA_WRITE, src, 64, msrc->lkey,
+		      (uintptr_t)far, mfar->rkey))
+		die("parent domain: post");
+	if (!expect_wc(ibv_cq_ex_to_cq(cqx), IBV_WC_REM_ACCESS_ERR, &wc,
+		       "into another PD's region: REM_ACCESS_ERR"))
+		vu_check(!far[0] && !memcmp(far, far + 1, 4095), NULL,
+			 "and nothing written");
+	ibv_destroy_qp(qp[0]);
+	ibv_destroy_qp(qp[1]);
+	ibv_dereg_mr(mdst);
+	ibv_dereg_mr(mfar);
+	vu_check(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)) == 0 &&
+			 ibv_dealloc_pd(parent) == 0,
+		 NULL, "the CQ and the parent domain go");
+	free(dst);
+	free(far);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -925,6 +983,7 @@ int main(int argc, char **argv)
 	extended_cq();
 	rereg();
 	reset_cleans_cq();
+	parent_domain();
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
 	return vu_failed ? 1 : 0;
 }
