@@ -22,6 +22,12 @@ expect 'max_sge:[[:space:]]+[1-9]'
 expect 'max_mr:[[:space:]]+[1-9]'
 expect 'max_qp:[[:space:]]+[1-9]'
 expect 'atomic_cap:[[:space:]]+ATOMIC_HCA'
+# (issue 17: what the device now offers, said as verbs says it)
+expect 'vendor_id:[[:space:]]+0xffffff'
+expect '^[[:space:]]+MEM_WINDOW$'
+expect '^[[:space:]]+MEM_WINDOW_TYPE_2B$'
+expect 'max_mw:[[:space:]]+[1-9]'
+expect 'phys_port_cnt:[[:space:]]+1'
 
 # The provider loads into any program as it is: no static TLS (which
 # glibc has little room for in a library dlopen()ed late), nothing in the
