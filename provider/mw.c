@@ -6,7 +6,9 @@
  * order (requester.c, local_op; the window's state: src/mem/window.c).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "srnic_provider.h"
 #include "srnic_post.h"
