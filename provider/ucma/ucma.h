@@ -55,8 +55,17 @@ enum {
 struct ucma_event;
 struct ucma_chan {
 	struct ucma_chan *next;
-	int fd, wake;
+	/* fd: the program's; rfd: ours, on the same socket (its flags, as
+	 * O_NONBLOCK, are the program's), what GET_EVENT waits on: it stays
+	 * while a call runs, though the program close fd and its number go
+	 * to another file; wake: the socket's other end */
+	int fd, rfd, wake;
 	struct ucma_event *head, **tail;
+	/* (under ucma.lock) commands running on it, and whether it was
+	 * closed meanwhile: it is freed when both say so, as the kernel
+	 * holds a file for a call that runs while it is closed */
+	unsigned calls;
+	int closed;
 };
 
 enum ucma_state {
@@ -222,6 +231,9 @@ void ucma_mc_free(struct ucma_mc *mc);
 struct ucma_mc *ucma_mc_get(uint32_t handle);
 void ucma_id_teardown(struct ucma_id *id);
 void ucma_chan_destroy(struct ucma_chan *ch);
+/* The channel's memory and sockets go (its last call ended, or none ran
+ * when it was closed). */
+void ucma_chan_free(struct ucma_chan *ch);
 
 /* ucma_dev.c (ucma.lock held) */
 int ucma_dev_by_addr(const struct sockaddr *a, int *gid_index);

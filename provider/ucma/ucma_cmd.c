@@ -153,13 +153,13 @@ static int get_event(struct ucma_chan *ch, const void *c, uint32_t out)
 	if (out < offsetof(struct rdma_ucm_event_resp, reserved))
 		return ENOSPC;
 	for (;;) {
-		n = recv(ch->fd, &b, 1, 0);
+		n = recv(ch->rfd, &b, 1, 0);
 		if (n < 0)
 			return errno;	/* EAGAIN when O_NONBLOCK */
 		if (n == 0) {
 			/* The channel was closed under this wait.  The
 			 * kernel's would hold its file and wait on, forever:
-			 * so does this (the channel is freed: not touched). */
+			 * so does this (the channel stays, for this call). */
 			for (;;)
 				pause();
 		}

@@ -125,6 +125,13 @@ static int ucma_open(int flags)
 	fcntl(sv[1], F_SETFL, O_NONBLOCK);
 	if (flags & O_NONBLOCK)
 		fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	ch->rfd = fcntl(sv[0], F_DUPFD_CLOEXEC, 0);
+	if (ch->rfd < 0) {
+		real_close(sv[0]);
+		real_close(sv[1]);
+		free(ch);
+		return -1;
+	}
 	ch->fd = sv[0];
 	ch->wake = sv[1];
 	ch->tail = &ch->head;
@@ -209,35 +216,68 @@ EXPORT int fstat64(int fd, struct stat64 *st)
 	return rc;
 }
 
+/*
+ * A command on a channel that another thread closed while this call came
+ * in: the kernel would run it on the file it still holds for the call.  A
+ * wait for an event there waits forever, and so does this one (rping's
+ * event thread meets it when the program tears down: an error would end
+ * the program with a failure); anything else finds the channel gone.
+ */
+static ssize_t closed_under_call(const void *buf, size_t len)
+{
+	const struct rdma_ucm_cmd_hdr *hdr = buf;
+
+	if (len >= sizeof(*hdr) && hdr->cmd == RDMA_USER_CM_CMD_GET_EVENT)
+		for (;;)
+			pause();
+	errno = EBADF;
+	return -1;
+}
+
 EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
 	struct ucma_chan *ch;
+	ssize_t n;
 
 	if (!ucma_fd_is_chan(fd))
 		return ucma_real_write(fd, buf, len);
 	pthread_mutex_lock(&ucma.lock);
-	ch = ucma_chan_by_fd(fd);
-	pthread_mutex_unlock(&ucma.lock);
-	if (!ch) {
-		errno = EBADF;
-		return -1;
+	/* (the number may have gone to another file since: close clears
+	 * its bit under the lock, once the fd is closed) */
+	if (!ucma_fd_is_chan(fd)) {
+		pthread_mutex_unlock(&ucma.lock);
+		return ucma_real_write(fd, buf, len);
 	}
-	/* (the program must not close a channel while it uses it: the
-	 * kernel holds the file for a call, we do not) */
-	return ucma_command(ch, buf, len);
+	ch = ucma_chan_by_fd(fd);
+	if (ch)
+		ch->calls++;
+	pthread_mutex_unlock(&ucma.lock);
+	if (!ch)
+		return closed_under_call(buf, len);
+	n = ucma_command(ch, buf, len);
+	pthread_mutex_lock(&ucma.lock);
+	if (!--ch->calls && ch->closed)
+		ucma_chan_free(ch);
+	pthread_mutex_unlock(&ucma.lock);
+	return n;
 }
 
 EXPORT int close(int fd)
 {
 	struct ucma_chan *ch;
+	int rc;
 
-	if (ucma_fd_is_chan(fd)) {
-		pthread_mutex_lock(&ucma.lock);
-		ch = ucma_chan_by_fd(fd);
-		mark(fd, 0);
-		if (ch)
-			ucma_chan_destroy(ch);
-		pthread_mutex_unlock(&ucma.lock);
-	}
-	return real_close(fd);
+	if (!ucma_fd_is_chan(fd))
+		return real_close(fd);
+	/* The fd is closed before its bit clears, both under the lock: a
+	 * write that saw the bit finds the channel gone (closed_under_call),
+	 * one that did not finds the fd closed, never its socket. */
+	pthread_mutex_lock(&ucma.lock);
+	ch = ucma_chan_by_fd(fd);
+	if (ch)
+		ucma_chan_destroy(ch);
+	rc = real_close(fd);
+	mark(fd, 0);
+	pthread_mutex_unlock(&ucma.lock);
+	return rc;
 }

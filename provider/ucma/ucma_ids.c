@@ -125,7 +125,7 @@ void ucma_mc_free(struct ucma_mc *mc)
 		if (ev->mc == mc) {
 			*p = ev->next;
 			free(ev);
-			(void)!recv(ch->fd, &b, 1, MSG_DONTWAIT);
+			(void)!recv(ch->rfd, &b, 1, MSG_DONTWAIT);
 		} else {
 			p = &ev->next;
 		}
@@ -206,7 +206,7 @@ void ucma_events_purge(struct ucma_id *id)
 			*p = ev->next;
 			ev->next = gone;
 			gone = ev;
-			(void)!recv(ch->fd, &b, 1, MSG_DONTWAIT);
+			(void)!recv(ch->rfd, &b, 1, MSG_DONTWAIT);
 		} else {
 			p = &ev->next;
 		}
@@ -296,6 +296,15 @@ void ucma_chan_destroy(struct ucma_chan *ch)
 			*p = ch->next;
 			break;
 		}
+	/* (a GET_EVENT waiting on it wakes and waits on, forever) */
 	close(ch->wake);
+	ch->closed = 1;
+	if (!ch->calls)
+		ucma_chan_free(ch);
+}
+
+void ucma_chan_free(struct ucma_chan *ch)
+{
+	close(ch->rfd);
 	free(ch);
 }
