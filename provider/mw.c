@@ -69,7 +69,6 @@ int srnic_bind_wqe(struct srnic_qp_v *sqp, struct srnic_swqe *w,
 				 IBV_ACCESS_REMOTE_READ |
 				 IBV_ACCESS_REMOTE_ATOMIC |
 				 IBV_ACCESS_LOCAL_WRITE;
-	uint32_t rights = 0;
 
 	/* (PDs compared by handle: a parent domain is its PD) */
 	if (!mw || mw->type != type || mw->context != sqp->vqp.qp.context ||
@@ -83,17 +82,13 @@ int srnic_bind_wqe(struct srnic_qp_v *sqp, struct srnic_swqe *w,
 	 * offsets, and srnic's keys name virtual addresses) */
 	if (bi->mw_access_flags & ~rights_known)
 		return EINVAL;
-	if (bi->mw_access_flags & IBV_ACCESS_REMOTE_WRITE)
-		rights |= SRNIC_ACCESS_REMOTE_WRITE;
-	if (bi->mw_access_flags & IBV_ACCESS_REMOTE_READ)
-		rights |= SRNIC_ACCESS_REMOTE_READ;
-	if (bi->mw_access_flags & IBV_ACCESS_REMOTE_ATOMIC)
-		rights |= SRNIC_ACCESS_REMOTE_ATOMIC;
 	w->opcode = SRNIC_WR_BIND_MW;
 	w->rkey = rkey;
 	w->remote_addr = bi->addr;
 	w->compare_add = bi->length;
-	w->swap = (uint64_t)rights << 32 | (bi->length ? bi->mr->lkey : 0);
+	/* (the window takes the remote ones: srnic_mw_bind) */
+	w->swap = (uint64_t)srnic_rights_of(bi->mw_access_flags) << 32 |
+		  (bi->length ? bi->mr->lkey : 0);
 	w->length = 0;
 	w->num_sge = 0;
 	return 0;

@@ -99,25 +99,13 @@ int srnic_dealloc_pd(struct ibv_pd *pd)
  * error in verbs). */
 static int32_t mr_rights(int access)
 {
-	int32_t rights = 0;
-
 	if ((access & ~KNOWN_ACCESS) ||
 	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	     !(access & IBV_ACCESS_LOCAL_WRITE))) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (access & IBV_ACCESS_LOCAL_WRITE)
-		rights |= SRNIC_ACCESS_LOCAL_WRITE;
-	if (access & IBV_ACCESS_REMOTE_WRITE)
-		rights |= SRNIC_ACCESS_REMOTE_WRITE;
-	if (access & IBV_ACCESS_REMOTE_READ)
-		rights |= SRNIC_ACCESS_REMOTE_READ;
-	if (access & IBV_ACCESS_REMOTE_ATOMIC)
-		rights |= SRNIC_ACCESS_REMOTE_ATOMIC;
-	if (access & IBV_ACCESS_MW_BIND)
-		rights |= SRNIC_ACCESS_MW_BIND;
-	return rights;
+	return (int32_t)srnic_rights_of(access);
 }
 
 struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,

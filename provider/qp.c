@@ -205,12 +205,8 @@ int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	}
 	if (mask & IBV_QP_ACCESS_FLAGS) {
 		mod.mask |= SRNIC_MOD_ACCESS;
-		if (attr->qp_access_flags & IBV_ACCESS_REMOTE_WRITE)
-			mod.access |= SRNIC_ACCESS_REMOTE_WRITE;
-		if (attr->qp_access_flags & IBV_ACCESS_REMOTE_READ)
-			mod.access |= SRNIC_ACCESS_REMOTE_READ;
-		if (attr->qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)
-			mod.access |= SRNIC_ACCESS_REMOTE_ATOMIC;
+		mod.access = srnic_rights_of(attr->qp_access_flags) &
+			     SRNIC_ACCESS_REMOTE_ANY;
 	}
 	/* Timer attributes may change in RTS and SQD too: the engine gets
 	 * whatever the QP holds after this call. */

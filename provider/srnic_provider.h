@@ -101,6 +101,20 @@ static inline struct srnic_context *to_sctx(struct ibv_context *c)
 						 vctx.context));
 }
 
+/* The engine's rights (SRNIC_ACCESS_*) for verbs access flags: regions',
+ * windows' and QPs' alike; flags it has no right for are the caller's to
+ * refuse. */
+static inline uint32_t srnic_rights_of(int access)
+{
+	return (access & IBV_ACCESS_LOCAL_WRITE ? SRNIC_ACCESS_LOCAL_WRITE : 0) |
+	       (access & IBV_ACCESS_REMOTE_WRITE ? SRNIC_ACCESS_REMOTE_WRITE
+						 : 0) |
+	       (access & IBV_ACCESS_REMOTE_READ ? SRNIC_ACCESS_REMOTE_READ : 0) |
+	       (access & IBV_ACCESS_REMOTE_ATOMIC ? SRNIC_ACCESS_REMOTE_ATOMIC
+						  : 0) |
+	       (access & IBV_ACCESS_MW_BIND ? SRNIC_ACCESS_MW_BIND : 0);
+}
+
 static inline struct srnic_pd *to_spd(struct ibv_pd *pd)
 {
 	return (struct srnic_pd *)pd;

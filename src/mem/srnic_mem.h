@@ -39,6 +39,9 @@
 #define SRNIC_ACCESS_REMOTE_READ 0x4
 #define SRNIC_ACCESS_REMOTE_ATOMIC 0x8
 #define SRNIC_ACCESS_MW_BIND 0x10	/* windows may be bound in it */
+#define SRNIC_ACCESS_REMOTE_ANY                                             \
+	(SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_REMOTE_READ |              \
+	 SRNIC_ACCESS_REMOTE_ATOMIC)
 
 /*
  * Memory windows (window.c): a key of its own, whose range, rights and QP
@@ -210,7 +213,7 @@ void srnic_mw_forget_qp(struct srnic_mem_table *t, uint32_t qpn);
 struct srnic_mw_bind {
 	uint32_t key;		/* the new key: the window's, any count */
 	uint32_t mr_key;	/* 0 with length 0: unbind */
-	uint32_t access;	/* SRNIC_ACCESS_REMOTE_*, LOCAL_WRITE ignored */
+	uint32_t access;	/* SRNIC_ACCESS_*: only the remote ones count */
 	uint64_t addr;
 	uint64_t length;
 };

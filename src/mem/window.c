@@ -98,9 +98,7 @@ int srnic_mw_bind(struct srnic_mem_table *t, const struct srnic_mw_bind *b,
 		  uint32_t pd, uint32_t qpn)
 {
 	struct srnic_mw *w = window_of(t, b->key);
-	uint32_t rights = b->access & (SRNIC_ACCESS_REMOTE_WRITE |
-				       SRNIC_ACCESS_REMOTE_READ |
-				       SRNIC_ACCESS_REMOTE_ATOMIC);
+	uint32_t rights = b->access & SRNIC_ACCESS_REMOTE_ANY;
 	struct srnic_mr *mr;
 
 	if (!w || w->pd != pd || (w->type == 2 && w->key))
@@ -147,9 +145,7 @@ bool srnic_mem_invalidatable(const struct srnic_mem_table *t, uint32_t key,
 
 	if (!(key & SRNIC_MW_BIT))
 		return srnic_mem_owned(t, key, pd) &&
-		       (srnic_mem_access(t, key) &
-			(SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_REMOTE_READ |
-			 SRNIC_ACCESS_REMOTE_ATOMIC));
+		       (srnic_mem_access(t, key) & SRNIC_ACCESS_REMOTE_ANY);
 	w = &t->mw[SRNIC_MW_INDEX(key)];
 	return w->type == 2 && __atomic_load_n(&w->key, __ATOMIC_ACQUIRE) == key &&
 	       w->pd == pd && (!qpn || w->qpn == qpn);

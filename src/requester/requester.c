@@ -165,6 +165,7 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	struct srnic_swqe_run *run;
 	struct srnic_swqe *w;
 	uint32_t prod, idx;
+	uint8_t fail;
 
 	if (srnic_now() < qp->snd.rnr_until)
 		return false;
@@ -225,15 +226,17 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->snd.sq_cur = qp->snd.sq_next++;
 	if (srnic_qp_reliable(qp))
 		srnic_qp_timer_on(eng, qp);
-	if (check_sges(eng, qp, w) || remote_wraps(w)) {
-		/* Nothing goes out for a WQE we cannot read from, and it takes
-		 * no message number: the QP is about to enter the error
-		 * state and the responder must not wait for it.  (A remote
-		 * range that wraps is in no region: REM_ACCESS_ERR, as the
-		 * peer would answer; its decoder drops such frames.) */
+	/* Nothing goes out for a WQE we cannot read from, and it takes no
+	 * message number: the QP is about to enter the error state and the
+	 * responder must not wait for it.  (A remote range that wraps is
+	 * in no region: REM_ACCESS_ERR, as the peer would answer; its
+	 * decoder drops such frames.) */
+	fail = remote_wraps(w)		? SRNIC_WC_REM_ACCESS_ERR
+	       : check_sges(eng, qp, w) ? SRNIC_WC_LOC_PROT_ERR
+					: SRNIC_WC_SUCCESS;
+	if (fail != SRNIC_WC_SUCCESS) {
 		run->state = SWQE_DONE;
-		run->status = remote_wraps(w) ? SRNIC_WC_REM_ACCESS_ERR
-					       : SRNIC_WC_LOC_PROT_ERR;
+		run->status = fail;
 		qp->snd.sq_stopped = 1;
 		return true;
 	}
