@@ -27,6 +27,7 @@ static const struct verbs_context_ops srnic_ops = {
 	.create_srq = srnic_create_srq,
 	.dealloc_pd = srnic_dealloc_pd,
 	.dereg_mr = srnic_dereg_mr,
+	.advise_mr = srnic_advise_mr,
 	.rereg_mr = srnic_rereg_mr,
 	.alloc_mw = srnic_alloc_mw,
 	.alloc_parent_domain = srnic_alloc_parent_domain,
@@ -269,6 +270,21 @@ int srnic_query_device_ex(struct ibv_context *context,
 	a.max_dm_size = 0;
 	a.cq_mod_caps.max_cq_count = UINT16_MAX;
 	a.cq_mod_caps.max_cq_period = SRNIC_MAX_CQ_PERIOD_US;
+	/* On-demand paging, explicit and implicit, for every operation of
+	 * every transport: srnic pins nothing and touches memory with the
+	 * CPU, so a region need only be mapped when a packet reaches it
+	 * (and a hole fails that message: src/mem/guard.c). */
+	a.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	a.odp_caps.per_transport_caps.rc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+		IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	a.odp_caps.per_transport_caps.uc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
+	a.odp_caps.per_transport_caps.ud_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_SRQ_RECV;
 
 	if (attr_size > sizeof(a))
 		attr_size = sizeof(a);

@@ -92,7 +92,8 @@ int srnic_dealloc_pd(struct ibv_pd *pd)
 #define KNOWN_ACCESS                                                        \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                  \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                 \
-	 IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_MW_BIND)
+	 IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_MW_BIND |                  \
+	 IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
 
 /* The engine's rights for verbs access flags; -1 with errno set for flags
  * srnic does not know, or remote write or atomic without local write (an
@@ -123,7 +124,10 @@ struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	rights = mr_rights(access);
 	if (rights < 0)
 		return NULL;
-	if (!addr && length) {
+	/* (address 0 and length SIZE_MAX: an implicit on-demand region,
+	 * the whole address space; any other region at 0 is a mistake) */
+	if (!addr && length &&
+	    !(length == SIZE_MAX && (access & IBV_ACCESS_ON_DEMAND))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -182,6 +186,39 @@ int srnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 	if (rc)
 		return errno = -rc;
 	vmr->access = to_access;
+	return 0;
+}
+
+/*
+ * ibv_advise_mr: prefetch faults each range of an on-demand region in
+ * (writable for PREFETCH_WRITE) before it returns, which satisfies the
+ * asynchronous form as well; PREFETCH_NO_FAULT maps what is there
+ * already, which the CPU's page tables have done: its ranges are only
+ * checked.
+ */
+int srnic_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sges)
+{
+	struct srnic_context *ctx = to_sctx(pd->context);
+	uint32_t i;
+	int rc;
+
+	if (advice != IBV_ADVISE_MR_ADVICE_PREFETCH &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return EOPNOTSUPP;
+	if ((flags & ~(uint32_t)IBV_ADVISE_MR_FLAG_FLUSH) || !num_sges ||
+	    !sg_list)
+		return EINVAL;
+	for (i = 0; i < num_sges; i++) {
+		rc = srnic_engine_prefetch(
+			ctx->eng, sg_list[i].lkey, to_spd(pd)->handle,
+			sg_list[i].addr, sg_list[i].length,
+			advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT,
+			advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE);
+		if (rc)
+			return -rc;
+	}
 	return 0;
 }
 

@@ -131,11 +131,15 @@ static int check_values(const struct srnic_context *ctx,
 		return EINVAL;
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
 		return EINVAL;
+	/* (ON_DEMAND is a region's flag; programs that give a QP the flags
+	 * of their regions pass it, rdma-core's tests among them, and the
+	 * kernel's drivers let it by: it means nothing to a QP) */
 	if ((mask & IBV_QP_ACCESS_FLAGS) &&
 	    (a->qp_access_flags & ~(IBV_ACCESS_LOCAL_WRITE |
 				    IBV_ACCESS_REMOTE_WRITE |
 				    IBV_ACCESS_REMOTE_READ |
-				    IBV_ACCESS_REMOTE_ATOMIC)))
+				    IBV_ACCESS_REMOTE_ATOMIC |
+				    IBV_ACCESS_ON_DEMAND)))
 		return EINVAL;
 	if ((mask & IBV_QP_PATH_MTU) &&
 	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > srnic_active_mtu(ctx)))

@@ -112,7 +112,8 @@ static inline uint32_t srnic_rights_of(int access)
 	       (access & IBV_ACCESS_REMOTE_READ ? SRNIC_ACCESS_REMOTE_READ : 0) |
 	       (access & IBV_ACCESS_REMOTE_ATOMIC ? SRNIC_ACCESS_REMOTE_ATOMIC
 						  : 0) |
-	       (access & IBV_ACCESS_MW_BIND ? SRNIC_ACCESS_MW_BIND : 0);
+	       (access & IBV_ACCESS_MW_BIND ? SRNIC_ACCESS_MW_BIND : 0) |
+	       (access & IBV_ACCESS_ON_DEMAND ? SRNIC_ACCESS_ON_DEMAND : 0);
 }
 
 static inline struct srnic_pd *to_spd(struct ibv_pd *pd)
@@ -163,6 +164,8 @@ int srnic_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int srnic_dereg_mr(struct verbs_mr *vmr);
+int srnic_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sges);
 struct ibv_mw *srnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int srnic_dealloc_mw(struct ibv_mw *mw);
 int srnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,

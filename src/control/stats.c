@@ -37,6 +37,7 @@ static const char *const drop_name[SRNIC_DROP_MAX] = {
 	[SRNIC_DROP_BAD_CRC] = "bad_crc",
 	[SRNIC_DROP_BAD_AUTH] = "bad_auth",
 	[SRNIC_DROP_UNMAPPED] = "unmapped",
+	[SRNIC_DROP_PAGE_FAULT] = "page_fault",
 };
 
 const char *srnic_drop_name(enum srnic_drop d)

@@ -60,6 +60,8 @@ enum srnic_drop {
 				 * MAC, or with a wrong one */
 	SRNIC_DROP_UNMAPPED,	/* a READ asked again of memory still
 				 * registered that its program unmapped */
+	SRNIC_DROP_PAGE_FAULT,	/* a WRITE, READ or atomic that met a page of
+				 * an on-demand region not there, NAKed */
 	SRNIC_DROP_MAX
 };
 

@@ -91,9 +91,20 @@ int srnic_engine_rereg_mr(struct srnic_engine *eng, uint32_t key, void *addr,
 	struct rereg r = {.key = key, .access = access, .pd = pd,
 			  .addr = (uintptr_t)addr, .length = length};
 	struct srnic_call c = {.fn = call_rereg, .arg = &r};
+	int rc = srnic_mem_prepare(&eng->mem, access);
 
+	if (rc)
+		return rc;
 	srnic_engine_call(eng, &c);
 	return c.result;
+}
+
+int srnic_engine_prefetch(struct srnic_engine *eng, uint32_t key, uint32_t pd,
+			  uint64_t addr, uint64_t length, bool fault,
+			  bool write)
+{
+	return srnic_mem_prefetch(&eng->mem, key, pd, addr, length, fault,
+				  write);
 }
 
 /* ---- completion queues ---- */

@@ -61,6 +61,13 @@ int srnic_engine_dealloc_mw(struct srnic_engine *eng, uint32_t key);
  * and pd, on the datapath (srnic_mem_modify); 0, or a negative errno. */
 int srnic_engine_rereg_mr(struct srnic_engine *eng, uint32_t key, void *addr,
 			  uint64_t length, uint32_t access, uint32_t pd);
+/* ibv_advise_mr's prefetch of part of an on-demand region (srnic_mem_
+ * prefetch): 0, or -EINVAL (not an on-demand region of pd, or out of it),
+ * -EFAULT (not mapped), -EOPNOTSUPP (a kernel that cannot fault pages in
+ * on request). */
+int srnic_engine_prefetch(struct srnic_engine *eng, uint32_t key, uint32_t pd,
+			  uint64_t addr, uint64_t length, bool fault,
+			  bool write);
 
 struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,
 					unsigned depth);

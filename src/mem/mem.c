@@ -2,12 +2,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "srnic_alloc.h"
 
 #include "srnic_mem.h"
 
 #define NO_ENTRY UINT32_MAX
+
+#ifndef MADV_POPULATE_READ	/* Linux 5.14; glibc's headers may lag */
+#define MADV_POPULATE_READ 22
+#define MADV_POPULATE_WRITE 23
+#endif
 
 static uint64_t next_random(uint64_t *s)
 {
@@ -56,14 +63,32 @@ void srnic_mem_fini(struct srnic_mem_table *t)
 	pthread_mutex_destroy(&t->lock);
 }
 
+int srnic_mem_prepare(struct srnic_mem_table *t, uint32_t access)
+{
+	int rc;
+
+	if (!(access & SRNIC_ACCESS_ON_DEMAND) || srnic_mem_guarded(t))
+		return 0;
+	rc = srnic_guard_enable();
+	if (rc == 0)
+		__atomic_store_n(&t->guarded, true, __ATOMIC_RELAXED);
+	return rc;
+}
+
 uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
 			    uint64_t length, uint32_t access, uint32_t pd)
 {
 	struct srnic_mr *mr;
 	uint32_t idx, tag;
+	int rc;
 
 	if (addr + length < addr) {
 		errno = EINVAL;
+		return 0;
+	}
+	rc = srnic_mem_prepare(t, access);
+	if (rc) {
+		errno = -rc;
 		return 0;
 	}
 	pthread_mutex_lock(&t->lock);
@@ -98,6 +123,27 @@ uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
 	__atomic_store_n(&mr->key, tag << SRNIC_MR_INDEX_BITS | idx,
 			 __ATOMIC_RELEASE);
 	return mr->key;
+}
+
+int srnic_mem_prefetch(const struct srnic_mem_table *t, uint32_t key,
+		       uint32_t pd, uint64_t addr, uint64_t len, bool fault,
+		       bool write)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), start;
+
+	if (srnic_mem_check(t, key, pd, addr, len,
+			    SRNIC_ACCESS_ON_DEMAND |
+				    (write ? SRNIC_ACCESS_LOCAL_WRITE : 0)))
+		return -EINVAL;
+	if (!len || !fault)
+		return 0;
+	/* The kernel faults the pages in as a touch would, and says EFAULT
+	 * (ENOMEM for a hole, on older kernels) instead of a signal. */
+	start = (uintptr_t)addr & ~(page - 1);
+	if (madvise((void *)start, (uintptr_t)(addr + len) - start,
+		    write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) == 0)
+		return 0;
+	return errno == EINVAL ? -EOPNOTSUPP : -EFAULT;
 }
 
 int srnic_mem_invalidate(struct srnic_mem_table *t, uint32_t key)

@@ -22,7 +22,9 @@
 #define SRNIC_MEM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <pthread.h>
 
 #define SRNIC_MR_INDEX_BITS 16
@@ -39,6 +41,9 @@
 #define SRNIC_ACCESS_REMOTE_READ 0x4
 #define SRNIC_ACCESS_REMOTE_ATOMIC 0x8
 #define SRNIC_ACCESS_MW_BIND 0x10	/* windows may be bound in it */
+/* On-demand paging: the region need not be mapped, now or later; a copy
+ * that meets a hole fails its message (guard.c) instead of the process. */
+#define SRNIC_ACCESS_ON_DEMAND 0x20
 #define SRNIC_ACCESS_REMOTE_ANY                                             \
 	(SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_REMOTE_READ |              \
 	 SRNIC_ACCESS_REMOTE_ATOMIC)
@@ -92,6 +97,10 @@ struct srnic_mem_table {
 	uint32_t used;
 	uint64_t rng;		/* xorshift state for key tags */
 	uint32_t owner;		/* the owner field of every key handed out */
+	/* Set for good by the first on-demand region: from then on every
+	 * copy to or from a program's memory is guarded (and none is
+	 * zero-copy, which would let the port touch it unguarded). */
+	bool guarded;
 	pthread_mutex_t lock;	/* registration only; never on the datapath */
 };
 
@@ -115,6 +124,11 @@ static inline uint32_t srnic_mem_key_owner(uint32_t key)
 }
 void srnic_mem_fini(struct srnic_mem_table *t);
 
+/* Control side: what a region with rights access needs before its key may
+ * be used (an on-demand region: guarded copies).  0 or -errno; registering
+ * does it, re-registering must before it runs. */
+int srnic_mem_prepare(struct srnic_mem_table *t, uint32_t access);
+
 /* Returns the key, or 0 with errno set (ENOMEM table full, EINVAL). */
 uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
 			    uint64_t length, uint32_t access, uint32_t pd);
@@ -127,6 +141,18 @@ uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
  */
 int srnic_mem_modify(struct srnic_mem_table *t, uint32_t key, uint64_t addr,
 		     uint64_t length, uint32_t access, uint32_t pd);
+
+/*
+ * ibv_advise_mr's prefetch, on the caller's thread: [addr, addr + len) of
+ * the on-demand region key names (of pd) is faulted in now (unless
+ * !fault: then only checked), writable if write, so the first packet to
+ * reach it finds it there.  0; -EINVAL when key is no on-demand region of
+ * pd or the range is not inside it; -EFAULT when part of the range is not
+ * mapped (or not writable, for write).
+ */
+int srnic_mem_prefetch(const struct srnic_mem_table *t, uint32_t key,
+		       uint32_t pd, uint64_t addr, uint64_t len, bool fault,
+		       bool write);
 
 /* Datapath side of deregistration: after it returns no packet uses key. */
 int srnic_mem_invalidate(struct srnic_mem_table *t, uint32_t key);
@@ -189,6 +215,58 @@ srnic_mem_check(const struct srnic_mem_table *t, uint32_t key, uint32_t pd,
 		return SRNIC_MEM_BAD_PD;
 	return srnic_mem_range(mr->addr, mr->length, mr->access, addr, len,
 			       need);
+}
+
+/* ---- guarded copies (guard.c) ---- */
+
+/* Install the fault handler (once per process): 0 or -errno. */
+int srnic_guard_enable(void);
+/* Copies (and atomics) that a fault ends with false. */
+bool srnic_guard_copy(void *dst, const void *src, size_t len);
+bool srnic_guard_atomic(uint64_t *p, bool cas, uint64_t add_or_compare,
+			uint64_t swap, uint64_t *old);
+/* Faults the guard has turned into errors, in this process. */
+uint64_t srnic_guard_faults(void);
+
+/* Whether copies of t's memory are guarded (set before the key of the
+ * first on-demand region is published, so a datapath that checked that
+ * key sees it). */
+static inline bool srnic_mem_guarded(const struct srnic_mem_table *t)
+{
+	return __atomic_load_n(&t->guarded, __ATOMIC_RELAXED);
+}
+
+/* Every copy to or from registered memory: false when a page of it was
+ * not there (on-demand regions only; others are copied as they are). */
+static inline bool srnic_mem_copy(const struct srnic_mem_table *t, void *dst,
+				  const void *src, size_t len)
+{
+	if (!srnic_mem_guarded(t)) {
+		memcpy(dst, src, len);
+		return true;
+	}
+	return srnic_guard_copy(dst, src, len);
+}
+
+/* A remote atomic on registered memory: the old value in *old, or false
+ * as srnic_mem_copy. */
+static inline bool srnic_mem_atomic(const struct srnic_mem_table *t,
+				    uint64_t *p, bool cas,
+				    uint64_t add_or_compare, uint64_t swap,
+				    uint64_t *old)
+{
+	if (!srnic_mem_guarded(t)) {
+		*old = add_or_compare;
+		if (cas)
+			__atomic_compare_exchange_n(p, old, swap, false,
+						    __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST);
+		else
+			*old = __atomic_fetch_add(p, add_or_compare,
+						  __ATOMIC_SEQ_CST);
+		return true;
+	}
+	return srnic_guard_atomic(p, cas, add_or_compare, swap, old);
 }
 
 /* ---- memory windows (window.c) ---- */

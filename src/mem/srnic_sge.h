@@ -35,8 +35,8 @@ static inline int64_t srnic_sge_check_all(const struct srnic_mem_table *t,
 
 /* Copy len bytes at message offset off into the SGEs (into) or out of
  * them, checking each piece as it goes (writing needs LOCAL_WRITE, reading
- * any live region of the PD); 0, or -1 on a failed check or when the SGEs
- * end first. */
+ * any live region of the PD); 0, or -1 on a failed check, a page of an
+ * on-demand region not there, or when the SGEs end first. */
 static inline int srnic_sge_copy(const struct srnic_mem_table *t, uint32_t pd,
 				 const struct srnic_sge *sge, unsigned n,
 				 uint32_t off, uint8_t *buf, uint32_t len,
@@ -57,7 +57,8 @@ static inline int srnic_sge_copy(const struct srnic_mem_table *t, uint32_t pd,
 				    into ? SRNIC_ACCESS_LOCAL_WRITE : 0))
 			return -1;
 		mem = (uint8_t *)(uintptr_t)(sge[i].addr + off);
-		memcpy(into ? mem : buf, into ? buf : mem, k);
+		if (!srnic_mem_copy(t, into ? mem : buf, into ? buf : mem, k))
+			return -1;
 		buf += k;
 		len -= k;
 		off = 0;

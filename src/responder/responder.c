@@ -348,7 +348,11 @@ static bool place(struct srnic_engine *eng, struct srnic_qp *qp,
 			count_access(eng, r);
 			return false;
 		}
-		memcpy((void *)(uintptr_t)pkt->va, pkt->payload, pkt->pkt_len);
+		if (!srnic_mem_copy(&eng->mem, (void *)(uintptr_t)pkt->va,
+				    pkt->payload, pkt->pkt_len)) {
+			eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;
+			return false;
+		}
 		return true;
 	}
 	{
@@ -431,7 +435,8 @@ static void fail_placement(struct srnic_engine *eng, struct srnic_qp *qp,
  * have gone since the request came): a locked instruction of the CPU, so
  * it is atomic against every other atomic of this node and the CPUs' own.
  * Leaves the old value in s->operand[0] and keeps it for copies of the
- * request.  False when the check fails (s is failed and NAKed).
+ * request.  False when the check fails, or the page is not there (s is
+ * failed and NAKed).
  */
 static bool run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		       struct srnic_rmsg *s)
@@ -447,12 +452,12 @@ static bool run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		fail(eng, qp, s, SRNIC_NAK_ACCESS, SRNIC_WC_REM_ACCESS_ERR);
 		return false;
 	}
-	if (s->flags & SRNIC_F_CAS) {
-		old = s->operand[0];
-		__atomic_compare_exchange_n(p, &old, s->operand[1], false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	} else {
-		old = __atomic_fetch_add(p, s->operand[0], __ATOMIC_SEQ_CST);
+	if (!srnic_mem_atomic(&eng->mem, p, s->flags & SRNIC_F_CAS,
+			      s->operand[0], s->operand[1], &old)) {
+		/* a page of an on-demand region not there */
+		eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;
+		fail(eng, qp, s, SRNIC_NAK_ACCESS, SRNIC_WC_REM_ACCESS_ERR);
+		return false;
 	}
 	s->operand[0] = old;
 	d = &qp->rcv.atomic_done[qp->rcv.atomic_next++ % SRNIC_MAX_RD_ATOMIC];
@@ -1312,7 +1317,8 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 			continue;
 		}
 		if (!j->atomic && pkt.pkt_len >= SRNIC_ZC_MIN &&
-		    eng->node->port[port].zero_copy) {
+		    eng->node->port[port].zero_copy &&
+		    !srnic_mem_guarded(&eng->mem)) {
 			/* Zero-copy: straight out of the region. */
 			m = srnic_pkt_alloc_ext(
 				eng, &pkt, qp->peer->mac[port], port,
@@ -1324,13 +1330,20 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 					    port, &payload);
 			if (!m)
 				break;
-			if (j->atomic)	/* the 8 bytes as they were */
+			if (j->atomic) {	/* the 8 bytes as they were */
 				memcpy(payload, &j->value, SRNIC_ATOMIC_LEN);
-			else
-				memcpy(payload,
-				       (const void *)(uintptr_t)(j->va +
-								 j->sent),
-				       pkt.pkt_len);
+			} else if (!srnic_mem_copy(
+					   &eng->mem, payload,
+					   (const void *)(uintptr_t)(j->va +
+								     j->sent),
+					   pkt.pkt_len)) {
+				/* a page of an on-demand region not there */
+				rte_pktmbuf_free(m);
+				eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;
+				nak(eng, qp, SRNIC_NAK_ACCESS, j->msn, j->txid);
+				qp->rcv.rd_head++;
+				continue;
+			}
 		}
 		srnic_port_tx(eng, port, m);
 		n++;

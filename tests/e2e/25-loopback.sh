@@ -2,8 +2,10 @@
 # (tests/e2e/loopback.c: RC WRITE, READ, SEND with immediate, atomics, a
 # foreign key refused, UD datagrams with their GRH, CQ events and their
 # moderation, the extended CQ's readers, ibv_rereg_mr, RESET clearing a
-# CQ; every byte checked), and memory windows of type 1 and 2 through it
-# (tests/e2e/windows.c).
+# CQ; every byte checked), memory windows of type 1 and 2 through it
+# (tests/e2e/windows.c), and on-demand paging: fresh and implicit regions,
+# and a hole in a region failing its messages, never the process
+# (tests/e2e/odp.c).
 # The frames take the loopback port, none the wire: a's counters show the
 # loopback carrying the megabytes and the wire ports next to nothing.
 . "$(dirname "$0")/../lib.sh"
@@ -35,4 +37,9 @@ rc=$?
 cat "$LOGDIR/windows.a"
 [ $rc = 0 ] || fail "windows (exit $rc)"
 grep -q "^# [1-9][0-9]* checks, 0 failed$" "$LOGDIR/windows.a" || fail "windows: no summary"
+on a 120 -- "$BUILD/tests/e2e/odp" > "$LOGDIR/odp.a" 2>&1
+rc=$?
+cat "$LOGDIR/odp.a"
+[ $rc = 0 ] || fail "odp (exit $rc)"
+grep -q "^# [1-9][0-9]* checks, 0 failed$" "$LOGDIR/odp.a" || fail "odp: no summary"
 exit 0

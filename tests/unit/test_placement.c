@@ -881,6 +881,24 @@ static void test_credits(void)
 	free(dst);
 }
 
+/* Hand READ request req to qp's responder, let it answer, and count the
+ * access NAKs and the answers that went out. */
+static void ask_read(struct srnic_qp *qp, const struct srnic_pkt *req,
+		     unsigned *naks, unsigned *answers)
+{
+	struct srnic_pkt out[8];
+	unsigned n, k;
+
+	*naks = *answers = 0;
+	srnic_responder_rx(eng, qp, req, NULL);
+	srnic_responder_reads(eng, qp, 8);
+	n = drain_wire(out, 8);
+	for (k = 0; k < n; k++) {
+		*naks += out[k].syndrome == SRNIC_NAK_ACCESS;
+		*answers += out[k].opcode == SRNIC_OP_READ_RESP;
+	}
+}
+
 /* READ recovery is selective: a READ whose answer stopped short asks
  * again for the missing ranges only, and a responder asked for a range
  * answers just that range. */
@@ -896,9 +914,9 @@ static void test_reread_unmapped(void)
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct srnic_qp *qp = qp_new(13);
 	uint64_t unmapped = drops(SRNIC_DROP_UNMAPPED);
-	struct srnic_pkt out[8], req;
+	struct srnic_pkt req;
 	uint32_t key;
-	unsigned n, k, naks = 0, answers = 0;
+	unsigned naks, answers;
 
 	if (mem == MAP_FAILED)
 		abort();
@@ -915,13 +933,7 @@ static void test_reread_unmapped(void)
 	req.msg_off = STRIDE;
 	req.read_len = STRIDE;
 	req.stride_shift = STRIDE_SHIFT;
-	srnic_responder_rx(eng, qp, &req, NULL);
-	srnic_responder_reads(eng, qp, 8);
-	n = drain_wire(out, 8);
-	for (k = 0; k < n; k++) {
-		naks += out[k].syndrome == SRNIC_NAK_ACCESS;
-		answers += out[k].opcode == SRNIC_OP_READ_RESP;
-	}
+	ask_read(qp, &req, &naks, &answers);
 	CHECK(naks == 1 && answers == 0 &&
 		      drops(SRNIC_DROP_UNMAPPED) == unmapped + 1,
 	      "a re-read of unmapped memory: %u NAKs, %u answers, %llu "
@@ -1341,6 +1353,80 @@ static void test_ud(void)
 	free(rbuf);
 }
 
+/*
+ * An on-demand region with a hole (a page its program unmapped): a WRITE
+ * into the hole and a READ of it are NAKed as access errors and counted as
+ * page faults, the process goes on, and the pages around the hole keep
+ * their bytes; a WRITE to a mapped page of the same region then lands.
+ * (Last: the first on-demand region guards the table's copies for good.)
+ */
+static void test_on_demand_hole(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *mem = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *msg = malloc(STRIDE);
+	struct srnic_qp *qp = qp_new(14);
+	uint64_t faulted = drops(SRNIC_DROP_PAGE_FAULT);
+	struct srnic_pkt out[8], req;
+	unsigned n, naks, answers;
+	uint32_t key;
+	long i;
+
+	if (mem == MAP_FAILED || !msg)
+		abort();
+	memset(mem, 0x5a, 3 * page);
+	memset(msg, 0x77, STRIDE);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)mem, 3 * page,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE |
+					 SRNIC_ACCESS_REMOTE_READ |
+					 SRNIC_ACCESS_ON_DEMAND, 14);
+	CHECK(key && srnic_mem_guarded(&eng->mem),
+	      "an on-demand region registers and guards the table");
+	munmap(mem + page, page);
+	drain_wire(out, 8);	/* (what earlier tests left queued) */
+
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key,
+		(uintptr_t)mem + page, msg, STRIDE, 0);
+	n = drain_wire(out, 8);
+	CHECK(n == 1 && out[0].syndrome == SRNIC_NAK_ACCESS &&
+		      out[0].nak_msn == 100 &&
+		      drops(SRNIC_DROP_PAGE_FAULT) == faulted + 1,
+	      "a WRITE into the hole: access NAK, counted (%u frames)", n);
+
+	qp->rcv.exp_msn = 101;
+	memset(&req, 0, sizeof(req));
+	req.opcode = SRNIC_OP_READ_REQ;
+	req.msn = 101;
+	req.txid = 1;
+	req.rkey = key;
+	req.va = (uintptr_t)mem + page;
+	req.msg_len = STRIDE;
+	req.stride_shift = STRIDE_SHIFT;
+	ask_read(qp, &req, &naks, &answers);
+	CHECK(naks == 1 && answers == 0 &&
+		      drops(SRNIC_DROP_PAGE_FAULT) == faulted + 2,
+	      "a READ of the hole: %u NAKs, %u answers", naks, answers);
+
+	qp->rcv.exp_msn = 102;
+	deliver(qp, SRNIC_OP_WRITE, 0, 102, 1, 0, key,
+		(uintptr_t)mem + 2 * page, msg, STRIDE, 0);
+	drain_wire(out, 8);
+	for (i = 0; i < page; i++)
+		if (mem[i] != 0x5a ||
+		    mem[2 * page + i] != (i < STRIDE ? 0x77 : 0x5a))
+			break;
+	CHECK(i == page, "the pages around the hole: byte %ld %s", i,
+	      i == page ? "all as they should be" : "wrong");
+	srnic_mem_invalidate(&eng->mem, key);
+	srnic_mem_release(&eng->mem, key);
+	srnic_engine_destroy_qp(eng, qp);
+	munmap(mem, page);
+	munmap(mem + 2 * page, page);
+	free(msg);
+}
+
 int main(void)
 {
 	engine_up();
@@ -1361,5 +1447,6 @@ int main(void)
 	test_stripe_plan();
 	test_uc_give_up();
 	test_ud();
+	test_on_demand_hole();
 	return check_summary("test_placement");
 }
