@@ -50,6 +50,7 @@ static const enum ibv_wc_opcode wc_opcode[] = {
 	[SRNIC_WC_FETCH_ADD] = IBV_WC_FETCH_ADD,
 	[SRNIC_WC_LOCAL_INV] = IBV_WC_LOCAL_INV,
 	[SRNIC_WC_BIND_MW] = IBV_WC_BIND_MW,
+	[SRNIC_WC_ATOMIC_WRITE] = IBV_WC_ATOMIC_WRITE,
 };
 
 static struct srnic_cq_v *cq_new(struct ibv_context *context, int cqe)

@@ -21,6 +21,7 @@ static const int8_t wr_opcode[] = {
 	[IBV_WR_LOCAL_INV] = SRNIC_WR_LOCAL_INV,
 	[IBV_WR_SEND_WITH_INV] = SRNIC_WR_SEND_INV,
 	[IBV_WR_BIND_MW] = SRNIC_WR_BIND_MW,
+	[IBV_WR_ATOMIC_WRITE] = SRNIC_WR_ATOMIC_WRITE,
 };
 
 static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
@@ -73,10 +74,15 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 	w->remote_addr = 0;
 	w->rkey = 0;
 	if (op == SRNIC_WR_WRITE || op == SRNIC_WR_WRITE_IMM ||
-	    op == SRNIC_WR_READ) {
+	    op == SRNIC_WR_READ || op == SRNIC_WR_ATOMIC_WRITE) {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
+	/* An atomic write: the SGEs (or inline data) hold the 8 bytes, for
+	 * 8 aligned remote bytes. */
+	if (op == SRNIC_WR_ATOMIC_WRITE &&
+	    (total != 8 || (w->remote_addr & 7)))
+		return EINVAL;
 	if (op == SRNIC_WR_SEND_INV || op == SRNIC_WR_LOCAL_INV)
 		w->rkey = wr->invalidate_rkey;
 	if (op == SRNIC_WR_LOCAL_INV && (total || (wr->send_flags &

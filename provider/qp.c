@@ -16,7 +16,7 @@
 #define RC_SEND_OPS                                                         \
 	(UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ |                            \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                                 \
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 static uint64_t send_ops_of(enum ibv_qp_type type)
 {

@@ -175,6 +175,27 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 	new_atomic(qpx, SRNIC_WR_ATOMIC_FAA, rkey, remote_addr, add, 0);
 }
 
+/* The 8 bytes are taken now, as inline data. */
+static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+			    uint64_t remote_addr, const void *atomic_wr)
+{
+	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
+	struct srnic_swqe *w;
+
+	new_wqe(qpx, SRNIC_WR_ATOMIC_WRITE, rkey, remote_addr, 0);
+	w = sqp->wr_cur;
+	if (!w)
+		return;
+	if ((remote_addr & 7) || !atomic_wr) {
+		sqp->wr_err = EINVAL;
+		return;
+	}
+	memcpy(w->inline_data, atomic_wr, 8);
+	w->flags |= SRNIC_WR_INLINE;
+	w->num_sge = 0;
+	w->length = 8;
+}
+
 static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 			   uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -210,7 +231,8 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
 		total += sg[i].length;
 	}
 	if (total > SRNIC_MAX_MSG_BYTES ||
-	    (srnic_wr_is_atomic(w->opcode) && (n != 1 || total != 8))) {
+	    (srnic_wr_is_atomic(w->opcode) && (n != 1 || total != 8)) ||
+	    (w->opcode == SRNIC_WR_ATOMIC_WRITE && total != 8)) {
 		sqp->wr_err = EINVAL;
 		return;
 	}
@@ -286,6 +308,8 @@ void srnic_qp_ex_init(struct srnic_qp_v *sqp, uint64_t send_ops)
 		qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	if (send_ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	if (send_ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		qpx->wr_atomic_write = wr_atomic_write;
 	if (sqp->vqp.qp.qp_type == IBV_QPT_UD)
 		qpx->wr_set_ud_addr = wr_set_ud_addr;
 	qpx->wr_set_sge = wr_set_sge;

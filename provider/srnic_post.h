@@ -25,9 +25,10 @@ static inline bool srnic_post_op_ok(const struct srnic_qp_v *sqp, uint8_t op)
 	switch (sqp->vqp.qp.qp_type) {
 	case IBV_QPT_UD:
 		return op == SRNIC_WR_SEND || op == SRNIC_WR_SEND_IMM;
-	/* (UC: SEND with invalidate and local invalidate are fine) */
+	/* (UC: SEND with invalidate and local invalidate are fine; an
+	 * atomic write, like the other atomics, is RC's) */
 	case IBV_QPT_UC:
-		return !srnic_wr_reads(op);
+		return !srnic_wr_reads(op) && op != SRNIC_WR_ATOMIC_WRITE;
 	default:
 		return true;
 	}

@@ -120,8 +120,8 @@ bool srnic_guard_copy(void *dst, const void *src, size_t len)
 	return true;
 }
 
-bool srnic_guard_atomic(uint64_t *p, bool cas, uint64_t add_or_compare,
-			uint64_t swap, uint64_t *old)
+bool srnic_guard_atomic(uint64_t *p, enum srnic_amo op, uint64_t a,
+			uint64_t b, uint64_t *old)
 {
 	sigjmp_buf jb;
 	uint64_t v;
@@ -129,13 +129,7 @@ bool srnic_guard_atomic(uint64_t *p, bool cas, uint64_t add_or_compare,
 	if (sigsetjmp(jb, 0))
 		return false;
 	ARM(jb);
-	if (cas) {
-		v = add_or_compare;
-		__atomic_compare_exchange_n(p, &v, swap, false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	} else {
-		v = __atomic_fetch_add(p, add_or_compare, __ATOMIC_SEQ_CST);
-	}
+	v = srnic_amo_run(p, op, a, b);
 	DISARM();
 	*old = v;
 	return true;

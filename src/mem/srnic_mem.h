@@ -221,10 +221,35 @@ srnic_mem_check(const struct srnic_mem_table *t, uint32_t key, uint32_t pd,
 
 /* Install the fault handler (once per process): 0 or -errno. */
 int srnic_guard_enable(void);
+/* The remote atomics, on 8 aligned bytes of a program's memory. */
+enum srnic_amo {
+	SRNIC_AMO_ADD,		/* fetch and add a */
+	SRNIC_AMO_CAS,		/* compare with a, swap in b */
+	SRNIC_AMO_STORE,	/* atomic write: store a, as one */
+};
+
+/* One atomic as a locked instruction of this CPU: the old value. */
+static inline uint64_t srnic_amo_run(uint64_t *p, enum srnic_amo op,
+				     uint64_t a, uint64_t b)
+{
+	uint64_t v = a;
+
+	switch (op) {
+	case SRNIC_AMO_CAS:
+		__atomic_compare_exchange_n(p, &v, b, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+		return v;
+	case SRNIC_AMO_STORE:
+		return __atomic_exchange_n(p, a, __ATOMIC_SEQ_CST);
+	default:
+		return __atomic_fetch_add(p, a, __ATOMIC_SEQ_CST);
+	}
+}
+
 /* Copies (and atomics) that a fault ends with false. */
 bool srnic_guard_copy(void *dst, const void *src, size_t len);
-bool srnic_guard_atomic(uint64_t *p, bool cas, uint64_t add_or_compare,
-			uint64_t swap, uint64_t *old);
+bool srnic_guard_atomic(uint64_t *p, enum srnic_amo op, uint64_t a,
+			uint64_t b, uint64_t *old);
 /* Faults the guard has turned into errors, in this process. */
 uint64_t srnic_guard_faults(void);
 
@@ -251,22 +276,14 @@ static inline bool srnic_mem_copy(const struct srnic_mem_table *t, void *dst,
 /* A remote atomic on registered memory: the old value in *old, or false
  * as srnic_mem_copy. */
 static inline bool srnic_mem_atomic(const struct srnic_mem_table *t,
-				    uint64_t *p, bool cas,
-				    uint64_t add_or_compare, uint64_t swap,
-				    uint64_t *old)
+				    uint64_t *p, enum srnic_amo op, uint64_t a,
+				    uint64_t b, uint64_t *old)
 {
 	if (!srnic_mem_guarded(t)) {
-		*old = add_or_compare;
-		if (cas)
-			__atomic_compare_exchange_n(p, old, swap, false,
-						    __ATOMIC_SEQ_CST,
-						    __ATOMIC_SEQ_CST);
-		else
-			*old = __atomic_fetch_add(p, add_or_compare,
-						  __ATOMIC_SEQ_CST);
+		*old = srnic_amo_run(p, op, a, b);
 		return true;
 	}
-	return srnic_guard_atomic(p, cas, add_or_compare, swap, old);
+	return srnic_guard_atomic(p, op, a, b, old);
 }
 
 /* ---- memory windows (window.c) ---- */

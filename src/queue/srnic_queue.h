@@ -44,6 +44,9 @@ enum srnic_wr_opcode {
 				 * new key, remote_addr and compare_add its
 				 * address and length, swap the region's key
 				 * (low 32 bits) and the remote rights (high) */
+	SRNIC_WR_ATOMIC_WRITE,	/* 8 bytes (inline_data) stored as one at 8
+				 * aligned remote bytes: a WRITE to the
+				 * responder, which needs no answer */
 };
 
 static inline bool srnic_wr_is_atomic(uint8_t op)
@@ -157,6 +160,7 @@ enum srnic_wc_opcode {
 	SRNIC_WC_FETCH_ADD,
 	SRNIC_WC_LOCAL_INV,
 	SRNIC_WC_BIND_MW,
+	SRNIC_WC_ATOMIC_WRITE,
 };
 
 #define SRNIC_WC_F_IMM 0x1

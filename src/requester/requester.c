@@ -23,6 +23,7 @@ static const uint16_t op_flags[] = {
 	[SRNIC_WR_ATOMIC_CAS] = SRNIC_F_CAS,
 	[SRNIC_WR_ATOMIC_FAA] = 0,
 	[SRNIC_WR_SEND_INV] = SRNIC_F_RECV_CQE | SRNIC_F_INV,
+	[SRNIC_WR_ATOMIC_WRITE] = SRNIC_F_ATOMIC_WR,
 };
 
 static const uint8_t op_wire[] = {
@@ -34,6 +35,7 @@ static const uint8_t op_wire[] = {
 	[SRNIC_WR_ATOMIC_CAS] = SRNIC_OP_ATOMIC_REQ,
 	[SRNIC_WR_ATOMIC_FAA] = SRNIC_OP_ATOMIC_REQ,
 	[SRNIC_WR_SEND_INV] = SRNIC_OP_SEND,
+	[SRNIC_WR_ATOMIC_WRITE] = SRNIC_OP_WRITE,
 };
 
 /* A WRITE's or READ's remote range that runs past 2^64 (the wire refuses
@@ -41,7 +43,8 @@ static const uint8_t op_wire[] = {
 static bool remote_wraps(const struct srnic_swqe *w)
 {
 	return (w->opcode == SRNIC_WR_WRITE || w->opcode == SRNIC_WR_WRITE_IMM ||
-		w->opcode == SRNIC_WR_READ) &&
+		w->opcode == SRNIC_WR_READ ||
+		w->opcode == SRNIC_WR_ATOMIC_WRITE) &&
 	       w->remote_addr + w->length < w->remote_addr;
 }
 

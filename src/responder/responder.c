@@ -348,6 +348,20 @@ static bool place(struct srnic_engine *eng, struct srnic_qp *qp,
 			count_access(eng, r);
 			return false;
 		}
+		if (pkt->flags & SRNIC_F_ATOMIC_WR) {
+			/* 8 aligned bytes, stored as one (the wire checked
+			 * the length and the alignment) */
+			uint64_t v, old;
+
+			memcpy(&v, pkt->payload, sizeof(v));
+			if (!srnic_mem_atomic(&eng->mem,
+					      (uint64_t *)(uintptr_t)pkt->va,
+					      SRNIC_AMO_STORE, v, 0, &old)) {
+				eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;
+				return false;
+			}
+			return true;
+		}
 		if (!srnic_mem_copy(&eng->mem, (void *)(uintptr_t)pkt->va,
 				    pkt->payload, pkt->pkt_len)) {
 			eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;
@@ -452,7 +466,9 @@ static bool run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		fail(eng, qp, s, SRNIC_NAK_ACCESS, SRNIC_WC_REM_ACCESS_ERR);
 		return false;
 	}
-	if (!srnic_mem_atomic(&eng->mem, p, s->flags & SRNIC_F_CAS,
+	if (!srnic_mem_atomic(&eng->mem, p,
+			      s->flags & SRNIC_F_CAS ? SRNIC_AMO_CAS
+						     : SRNIC_AMO_ADD,
 			      s->operand[0], s->operand[1], &old)) {
 		/* a page of an on-demand region not there */
 		eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;

@@ -76,6 +76,8 @@ enum srnic_opcode {
 #define SRNIC_F_PROBE 0x0400	 /* data: a probe (the message's last packet
 				  * sent again): answer now, with a SACK if
 				  * the message lacks anything */
+#define SRNIC_F_ATOMIC_WR 0x0800 /* WRITE: an atomic write, 8 aligned bytes
+				  * stored as one */
 
 /* The MAC of an authenticated control frame: HMAC-SHA-512-256 (libsodium's
  * crypto_auth) under the cluster key, of the frame's bytes before it. */

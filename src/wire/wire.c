@@ -222,6 +222,16 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 			if (pkt->msg_len != SRNIC_ATOMIC_LEN ||
 			    pkt->msg_off != 0 || (pkt->va & 7))
 				return SRNIC_WIRE_BAD_LENGTH;
+		} else if (pkt->opcode == SRNIC_OP_WRITE &&
+			   (pkt->flags & SRNIC_F_ATOMIC_WR)) {
+			/* An atomic write: one packet, 8 aligned bytes. */
+			if (pkt->pkt_len > len - hlen)
+				return SRNIC_WIRE_SHORT;
+			if (pkt->msg_len != SRNIC_ATOMIC_LEN ||
+			    pkt->pkt_len != SRNIC_ATOMIC_LEN ||
+			    pkt->msg_off != 0 || (pkt->va & 7) ||
+			    pkt->va + SRNIC_ATOMIC_LEN < pkt->va)
+				return SRNIC_WIRE_BAD_LENGTH;
 		} else if (pkt->opcode == SRNIC_OP_READ_REQ) {
 			/* A request carries no payload.  It names the whole
 			 * READ (va, msg_len) and the part of it wanted:

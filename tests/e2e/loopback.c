@@ -29,6 +29,8 @@
  * 8. A QP moved to RESET leaves no completion in its CQ
  *    (reset_cleans_cq()).
  * 9. A parent domain stands for its PD (parent_domain()).
+ * 10. Atomic write, through ibv_post_send and an extended QP
+ *    (atomic_write()).
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
@@ -936,6 +938,96 @@ static void parent_domain(void)
 	free(far);
 }
 
+/* 8 aligned bytes stored as one: through ibv_post_send's
+ * IBV_WR_ATOMIC_WRITE (the 8 bytes in an SGE) and an extended QP's
+ * ibv_wr_atomic_write (taken at the call); each completes as
+ * IBV_WC_ATOMIC_WRITE and changes those 8 bytes only.  Another length, or
+ * an unaligned address, is refused at the post. */
+static void atomic_write(void)
+{
+	static const uint64_t v1 = 0x0123456789abcdefull,
+			      v2 = 0xfeedfacecafebeefull;
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	uint64_t *dst = calloc(8, 8), *val = calloc(2, 8);
+	struct ibv_qp_init_attr_ex xa = {
+		.qp_type = IBV_QPT_RC, .pd = pd,
+		.cap = {.max_send_wr = 16, .max_recv_wr = 16,
+			.max_send_sge = 1, .max_recv_sge = 1},
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE};
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {0}, *bad;
+	struct ibv_mr *mdst, *mval;
+	struct ibv_qp *qp[2], *xy[2];
+	struct ibv_qp_ex *qx;
+	struct ibv_wc wc;
+	unsigned i;
+	int ok;
+
+	if (!cq || !dst || !val)
+		die("atomic write: out of memory");
+	memset(dst, 0x5a, 64);
+	val[0] = v1;
+	mdst = reg(pd, dst, 64);
+	mval = reg(pd, val, 16);
+	rc_pair(pd, cq, qp);
+	sge = (struct ibv_sge){(uintptr_t)val, 8, mval->lkey};
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_ATOMIC_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)(dst + 2);
+	wr.wr.rdma.rkey = mdst->rkey;
+	if (ibv_post_send(qp[0], &wr, &bad))
+		die("atomic write: post");
+	ok = !expect_wc(cq, IBV_WC_SUCCESS, &wc,
+			"IBV_WR_ATOMIC_WRITE completes") &&
+	     wc.opcode == IBV_WC_ATOMIC_WRITE && dst[2] == v1;
+	for (i = 0; i < 8; i++)
+		ok = ok && (i == 2 || dst[i] == 0x5a5a5a5a5a5a5a5aull);
+	vu_check(ok, NULL, "as IBV_WC_ATOMIC_WRITE, its 8 bytes landed and "
+		 "no other");
+	wr.wr.rdma.remote_addr = (uintptr_t)dst + 4;
+	vu_check(ibv_post_send(qp[0], &wr, &bad) == EINVAL, NULL,
+		 "an unaligned atomic write is refused EINVAL");
+	wr.wr.rdma.remote_addr = (uintptr_t)(dst + 2);
+	sge.length = 16;
+	vu_check(ibv_post_send(qp[0], &wr, &bad) == EINVAL, NULL,
+		 "an atomic write of 16 bytes is refused EINVAL");
+
+	xa.send_cq = xa.recv_cq = cq;
+	xy[0] = ibv_create_qp_ex(ctx, &xa);
+	xy[1] = vu_create_rc_qp(pd, cq, 16, 16, 1, NULL);
+	vu_check(xy[0] && xy[1], vu_err_str(errno),
+		 "an extended QP with IBV_QP_EX_WITH_ATOMIC_WRITE");
+	if (!xy[0] || !xy[1])
+		return;
+	if (vu_loop_connect(xy, &gid, IBV_ACCESS_REMOTE_WRITE))
+		die("atomic write: connect");
+	qx = ibv_qp_to_qp_ex(xy[0]);
+	ibv_wr_start(qx);
+	qx->wr_id = 7;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qx, mdst->rkey, (uintptr_t)(dst + 5), &v2);
+	ok = ibv_wr_complete(qx) == 0 &&
+	     !expect_wc(cq, IBV_WC_SUCCESS, &wc, "ibv_wr_atomic_write "
+			"completes") &&
+	     wc.opcode == IBV_WC_ATOMIC_WRITE && wc.wr_id == 7 &&
+	     dst[5] == v2 && dst[2] == v1 && dst[4] == 0x5a5a5a5a5a5a5a5aull &&
+	     dst[6] == 0x5a5a5a5a5a5a5a5aull;
+	vu_check(ok, NULL, "its 8 bytes landed and no other");
+	ibv_destroy_qp(qp[0]);
+	ibv_destroy_qp(qp[1]);
+	ibv_destroy_qp(xy[0]);
+	ibv_destroy_qp(xy[1]);
+	ibv_dereg_mr(mdst);
+	ibv_dereg_mr(mval);
+	ibv_destroy_cq(cq);
+	free(dst);
+	free(val);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -984,6 +1076,7 @@ int main(int argc, char **argv)
 	rereg();
 	reset_cleans_cq();
 	parent_domain();
+	atomic_write();
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
 	return vu_failed ? 1 : 0;
 }

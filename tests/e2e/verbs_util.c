@@ -149,9 +149,20 @@ int vu_loop_pair(struct ibv_pd *pd, struct ibv_cq *cq,
 
 	for (i = 0; i < 2; i++) {
 		qp[i] = vu_create_rc_qp(pd, cq, 16, 16, 1, NULL);
-		if (!qp[i] || vu_to_init(qp[i], access))
+		if (!qp[i])
 			return -1;
 	}
+	return vu_loop_connect(qp, gid, access);
+}
+
+int vu_loop_connect(struct ibv_qp *qp[2], const union ibv_gid *gid,
+		    int access)
+{
+	unsigned i;
+
+	for (i = 0; i < 2; i++)
+		if (vu_to_init(qp[i], access))
+			return -1;
 	for (i = 0; i < 2; i++) {
 		struct vu_dest d = {.gid = *gid, .qpn = qp[i ^ 1]->qp_num};
 

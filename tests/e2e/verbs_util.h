@@ -59,6 +59,10 @@ int vu_to_rts(struct ibv_qp *qp, uint32_t sq_psn, uint8_t timeout,
 int vu_loop_pair(struct ibv_pd *pd, struct ibv_cq *cq,
 		 const union ibv_gid *gid, int access, struct ibv_qp *qp[2]);
 
+/* The same for two RC QPs made elsewhere (in RESET). */
+int vu_loop_connect(struct ibv_qp *qp[2], const union ibv_gid *gid,
+		    int access);
+
 /* The QP's state as ibv_query_qp reports it, or -1. */
 int vu_qp_state(struct ibv_qp *qp);
 

@@ -157,6 +157,16 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 			p->payload = pay;
 			return;
 		}
+		if (p->opcode == SRNIC_OP_WRITE &&
+		    (p->flags & SRNIC_F_ATOMIC_WR)) {
+			/* An atomic write: one packet, 8 aligned bytes. */
+			p->msg_len = p->pkt_len = SRNIC_ATOMIC_LEN;
+			p->va = (p->va >> 1) & ~7ull;
+			for (i = 0; i < p->pkt_len; i++)
+				pay[i] = (uint8_t)rnd();
+			p->payload = pay;
+			return;
+		}
 		if (p->opcode == SRNIC_OP_UD_SEND) {
 			/* A datagram: one packet, the whole message, and the
 			 * Q_Key and addresses in the rkey and va slots. */

@@ -267,6 +267,11 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 			return "payload runs past the message";
 		if (p->va + p->pkt_len < p->va)
 			return "va + pkt_len wraps";
+		if (op == SRNIC_OP_WRITE && (p->flags & SRNIC_F_ATOMIC_WR) &&
+		    (p->msg_len != SRNIC_ATOMIC_LEN ||
+		     p->pkt_len != SRNIC_ATOMIC_LEN || p->msg_off ||
+		     (p->va & 7)))
+			return "atomic write on other than 8 aligned bytes";
 		if (p->stride_shift < SRNIC_MIN_STRIDE_SHIFT ||
 		    p->stride_shift > SRNIC_MAX_STRIDE_SHIFT)
 			return "stride_shift out of range";

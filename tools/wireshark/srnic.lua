@@ -32,6 +32,7 @@ local F = {
 	f_crc = ProtoField.bool("srnic.flags.crc", "CRC", 16, nil, 0x0100),
 	f_auth = ProtoField.bool("srnic.flags.auth", "AUTH", 16, nil, 0x0200),
 	f_probe = ProtoField.bool("srnic.flags.probe", "PROBE", 16, nil, 0x0400),
+	f_atomic_wr = ProtoField.bool("srnic.flags.atomic_wr", "ATOMIC_WR", 16, nil, 0x0800),
 	dst_qpn = ProtoField.uint32("srnic.dst_qpn", "Destination QP", base.HEX),
 	src_qpn = ProtoField.uint32("srnic.src_qpn", "Source QP", base.HEX),
 	src_inc = ProtoField.uint32("srnic.src_inc", "Source incarnation", base.HEX),
@@ -94,7 +95,7 @@ function p.dissector(tvb, pinfo, tree)
 	local ft = t:add(F.flags, tvb(2, 2))
 	for _, f in ipairs({F.f_imm, F.f_recv_cqe, F.f_solicited, F.f_last,
 			    F.f_sack, F.f_nak, F.f_cas, F.f_inv, F.f_crc,
-			    F.f_auth, F.f_probe}) do
+			    F.f_auth, F.f_probe, F.f_atomic_wr}) do
 		ft:add(f, tvb(2, 2))
 	end
 	t:add(F.dst_qpn, tvb(4, 4))
