@@ -19,6 +19,14 @@
  * An armed copy costs a sigsetjmp that saves no signal mask (no system
  * call): SA_NODEFER leaves the signal unblocked in the handler, so the
  * jump back has no mask to restore.
+ *
+ * Which copy is armed on a thread is kept under a pthread key, not in a
+ * __thread variable: the provider is dlopen'ed, where TLS is either
+ * static (initial-exec, which a loader may have no room left for: e2e/01
+ * refuses it) or allocated on a thread's first touch, which a handler
+ * must not risk (a program that crashed inside malloc would hang there).
+ * glibc's pthread_getspecific only reads the thread's own array: it takes
+ * no lock and allocates nothing.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -29,10 +37,8 @@
 
 #include "srnic_mem.h"
 
-/* The copy armed on this thread; initial-exec, so the handler reads it
- * without a call into the dynamic linker (the provider is dlopen'ed). */
-static __thread sigjmp_buf *armed __attribute__((tls_model("initial-exec")));
-
+/* The copy armed on each thread: a sigjmp_buf *, or NULL. */
+static pthread_key_t armed;
 static struct sigaction prev_segv, prev_bus;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int install_error;
@@ -61,10 +67,10 @@ static void pass_on(int sig, siginfo_t *si, void *uc)
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
-	sigjmp_buf *jb = armed;
+	sigjmp_buf *jb = pthread_getspecific(armed);
 
 	if (jb && si->si_code > 0) {	/* a fault, not a kill(2) */
-		armed = NULL;
+		pthread_setspecific(armed, NULL);
 		__atomic_fetch_add(&faults, 1, __ATOMIC_RELAXED);
 		siglongjmp(*jb, 1);
 	}
@@ -75,6 +81,9 @@ static void install(void)
 {
 	struct sigaction sa;
 
+	install_error = pthread_key_create(&armed, NULL);
+	if (install_error)
+		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fault;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
@@ -96,16 +105,16 @@ uint64_t srnic_guard_faults(void)
 }
 
 /* The compiler must not move the copy out of the armed span: the signal
- * fences keep memory accesses on their side of each store of armed. */
+ * fences keep memory accesses on their side of arming and disarming. */
 #define ARM(jb)                                                             \
 	do {                                                                \
-		armed = &(jb);                                              \
+		pthread_setspecific(armed, &(jb));                          \
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);                    \
 	} while (0)
 #define DISARM()                                                            \
 	do {                                                                \
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);                    \
-		armed = NULL;                                               \
+		pthread_setspecific(armed, NULL);                           \
 	} while (0)
 
 bool srnic_guard_copy(void *dst, const void *src, size_t len)
