@@ -367,6 +367,29 @@ static uint8_t ex_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	return 0;
 }
 
+/* Completion timestamps are CLOCK_MONOTONIC nanoseconds: the device's
+ * clock runs at 1 GHz (hca_core_clock), and the wall clock is the
+ * realtime clock's offset from it, taken when the CQ was made. */
+static uint64_t ex_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_scq(ibcq)->cur.ts;
+}
+
+static uint64_t ex_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	struct srnic_cq_v *scq = ex_to_scq(ibcq);
+
+	return scq->cur.ts + (uint64_t)scq->wall_offset;
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static unsigned int ex_read_wc_flags(struct ibv_cq_ex *ibcq)
 {
 	uint8_t f = ex_to_scq(ibcq)->cur.flags;
@@ -379,7 +402,11 @@ static unsigned int ex_read_wc_flags(struct ibv_cq_ex *ibcq)
 #define SUPPORTED_WC_FLAGS                                                  \
 	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | \
 	 IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |     \
-	 IBV_WC_EX_WITH_DLID_PATH_BITS)
+	 IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+#define TIMESTAMP_FLAGS                                                     \
+	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |                                \
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 /* Both are promises of the program's that srnic needs no change for: a CQ
  * never overruns (a QP waits for room, a datagram that finds none is
  * dropped and counted), so there is no overrun to ignore; and a CQ used by
@@ -437,5 +464,14 @@ struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
 	ex->read_slid = ex_read_slid;
 	ex->read_sl = ex_read_sl;
 	ex->read_dlid_path_bits = ex_read_dlid_path_bits;
+	if (attr->wc_flags & TIMESTAMP_FLAGS) {
+		/* (before any QP can complete into it) */
+		scq->cq->timestamps = true;
+		scq->wall_offset = clock_ns(CLOCK_REALTIME) -
+				   clock_ns(CLOCK_MONOTONIC);
+		ex->read_completion_ts = ex_read_completion_ts;
+		ex->read_completion_wallclock_ns =
+			ex_read_completion_wallclock_ns;
+	}
 	return ex;
 }

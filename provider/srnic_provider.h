@@ -52,6 +52,9 @@ struct srnic_cq_v {
 	/* create_cq_ex polling state */
 	struct srnic_cqe cur;
 	int cur_valid;
+	/* CLOCK_REALTIME less CLOCK_MONOTONIC when the CQ was made, in ns:
+	 * what turns a completion's time into wall-clock time */
+	int64_t wall_offset;
 };
 
 struct srnic_qp_v {
@@ -149,6 +152,8 @@ struct srnic_engine *srnic_ctx_start(struct srnic_context *ctx);
 int srnic_query_device_ex(struct ibv_context *context,
 			  const struct ibv_query_device_ex_input *input,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
+int srnic_query_rt_values(struct ibv_context *context,
+			  struct ibv_values_ex *values);
 int srnic_query_port(struct ibv_context *context, uint8_t port,
 		     struct ibv_port_attr *attr);
 enum ibv_mtu srnic_active_mtu(const struct srnic_context *ctx);

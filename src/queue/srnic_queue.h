@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SRNIC_MAX_SGE 16
@@ -184,6 +185,8 @@ struct srnic_cqe {
 	uint8_t flags;
 	uint8_t vendor_err;
 	uint32_t reserved;
+	uint64_t ts;	/* CLOCK_MONOTONIC ns when it was published, in a CQ
+			 * that asks for timestamps (else not set) */
 };
 
 /* A CQ armed for one event (req_notify_cq): by the next completion, or by
@@ -221,6 +224,8 @@ struct srnic_cq {
 	uint64_t mod_due;
 	struct srnic_cq *mod_next;
 	bool mod_listed;
+	/* completions carry their time (set before any QP uses the CQ) */
+	bool timestamps;
 };
 
 static inline uint32_t srnic_cq_room(const struct srnic_cq *cq)
@@ -292,8 +297,17 @@ static inline void srnic_cq_moderated(struct srnic_cq *cq,
 
 static inline void srnic_cq_publish(struct srnic_cq *cq)
 {
-	const struct srnic_cqe *c = &cq->ring[cq->prod & cq->mask];
+	struct srnic_cqe *c = &cq->ring[cq->prod & cq->mask];
 
+	if (__builtin_expect(cq->timestamps, 0)) {
+		/* (the vDSO's clock: no system call where the kernel's
+		 * clocksource is the TSC) */
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		c->ts = (uint64_t)now.tv_sec * 1000000000u +
+			(uint64_t)now.tv_nsec;
+	}
 	__atomic_store_n(&cq->prod, cq->prod + 1, __ATOMIC_RELEASE);
 	/* (a CQ with a channel only: the fence orders the completion's
 	 * publishing before the look at armed, as req_notify_cq orders its

@@ -31,6 +31,7 @@
  * 9. A parent domain stands for its PD (parent_domain()).
  * 10. Atomic write, through ibv_post_send and an extended QP
  *    (atomic_write()).
+ * 11. Completion timestamps, device clock and wall clock (timestamps()).
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
@@ -42,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "verbs_util.h"
@@ -1028,6 +1030,82 @@ static void atomic_write(void)
 	free(val);
 }
 
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* An extended CQ with both timestamp flags: each of three WRITEs'
+ * completion time lies between the post and the poll, in the device's
+ * clock (1 GHz, hca_core_clock, which ibv_query_rt_values_ex reads) and in
+ * wall-clock time; the times do not go back. */
+static void timestamps(void)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK};
+	struct ibv_values_ex rt = {.comp_mask = IBV_VALUES_MASK_RAW_CLOCK};
+	struct ibv_poll_cq_attr pa = {0};
+	struct ibv_device_attr_ex da;
+	uint8_t *dst = calloc(1, 4096);
+	struct ibv_cq_ex *cqx;
+	struct ibv_qp *qp[2];
+	struct ibv_mr *mdst;
+	int64_t t0, t1, w0, w1, raw, ts, wall, last = 0;
+	int i, ok = 1, rc;
+
+	if (ibv_query_device_ex(ctx, NULL, &da))
+		die("timestamps: query_device_ex");
+	vu_check(da.hca_core_clock == 1000000 &&
+			 da.completion_timestamp_mask == UINT64_MAX,
+		 NULL, "the device's clock: 1 GHz (hca_core_clock %llu kHz), "
+		 "64 bits", (unsigned long long)da.hca_core_clock);
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	rc = ibv_query_rt_values_ex(ctx, &rt);
+	raw = rt.raw_clock.tv_nsec;
+	t1 = clock_ns(CLOCK_MONOTONIC);
+	vu_check(!rc && rt.comp_mask == IBV_VALUES_MASK_RAW_CLOCK &&
+			 raw >= t0 && raw <= t1,
+		 NULL, "ibv_query_rt_values_ex reads it");
+	cqx = ibv_create_cq_ex(ctx, &ca);
+	if (!dst || !cqx)
+		die("timestamps: CQ");
+	rc_pair(pd, ibv_cq_ex_to_cq(cqx), qp);
+	mdst = reg(pd, dst, 4096);
+	for (i = 0; i < 3 && ok; i++) {
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		w0 = clock_ns(CLOCK_REALTIME);
+		if (post_rdma(qp[0], IBV_WR_RDMA_WRITE, src, 4096, msrc->lkey,
+			      (uintptr_t)dst, mdst->rkey))
+			die("timestamps: post");
+		while ((rc = ibv_start_poll(cqx, &pa)) == ENOENT)
+			;
+		t1 = clock_ns(CLOCK_MONOTONIC);
+		w1 = clock_ns(CLOCK_REALTIME);
+		ok = !rc && cqx->status == IBV_WC_SUCCESS;
+		if (ok) {
+			ts = (int64_t)ibv_wc_read_completion_ts(cqx);
+			wall = (int64_t)ibv_wc_read_completion_wallclock_ns(cqx);
+			/* (the wall clock may be slewed meanwhile: 1 ms) */
+			ok = ts >= t0 && ts <= t1 && ts >= last &&
+			     wall >= w0 - 1000000 && wall <= w1 + 1000000;
+			last = ts;
+			ibv_end_poll(cqx);
+		}
+	}
+	vu_check(ok, NULL, "each completion's time lies between its post "
+		 "and its poll, in both clocks");
+	ibv_destroy_qp(qp[0]);
+	ibv_destroy_qp(qp[1]);
+	ibv_dereg_mr(mdst);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	free(dst);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -1077,6 +1155,7 @@ int main(int argc, char **argv)
 	reset_cleans_cq();
 	parent_domain();
 	atomic_write();
+	timestamps();
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
 	return vu_failed ? 1 : 0;
 }
