@@ -39,6 +39,10 @@ static const struct verbs_context_ops srnic_ops = {
 	.destroy_cq = srnic_destroy_cq,
 	.destroy_qp = srnic_destroy_qp,
 	.destroy_srq = srnic_destroy_srq,
+	.create_srq_ex = srnic_create_srq_ex,
+	.get_srq_num = srnic_get_srq_num,
+	.open_xrcd = srnic_open_xrcd,
+	.close_xrcd = srnic_close_xrcd,
 	.detach_mcast = srnic_detach_mcast,
 	.modify_qp = srnic_modify_qp,
 	.modify_srq = srnic_modify_srq,
@@ -232,13 +236,14 @@ int srnic_query_device_ex(struct ibv_context *context,
 	d->hw_ver = 1;
 	d->max_qp = SRNIC_MAX_QP - 16;
 	d->max_qp_wr = SRNIC_MAX_QP_WR;
-	/* MEM_MGT_EXTENSIONS: send with invalidate and local invalidate
+	/* XRC: domains, XRC SRQs and XRC QPs (xrc.c).
+	 * MEM_MGT_EXTENSIONS: send with invalidate and local invalidate
 	 * (of any region's key, and of type 2 windows'); memory windows of
 	 * type 1 and of type 2 bound to a QP (2B). */
 	d->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
 			      IBV_DEVICE_MEM_MGT_EXTENSIONS |
 			      IBV_DEVICE_MEM_WINDOW |
-			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC;
 	d->max_mw = SRNIC_MAX_MW;
 	d->max_sge = SRNIC_MAX_SGE;
 	d->max_sge_rd = SRNIC_MAX_SGE;
@@ -292,6 +297,7 @@ int srnic_query_device_ex(struct ibv_context *context,
 	a.odp_caps.per_transport_caps.ud_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		IBV_ODP_SUPPORT_SRQ_RECV;
+	a.xrc_odp_caps = a.odp_caps.per_transport_caps.rc_odp_caps;
 
 	if (attr_size > sizeof(a))
 		attr_size = sizeof(a);

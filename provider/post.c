@@ -88,6 +88,11 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 	if (op == SRNIC_WR_LOCAL_INV && (total || (wr->send_flags &
 						     IBV_SEND_INLINE)))
 		return EINVAL;	/* it moves no data */
+	if (sqp->vqp.qp.qp_type == IBV_QPT_XRC_SEND) {
+		if (!wr->qp_type.xrc.remote_srqn)
+			return EINVAL;	/* every XRC send names its SRQ */
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn;
+	}
 	if (sqp->vqp.qp.qp_type == IBV_QPT_UD) {
 		if (!wr->wr.ud.ah || total > sqp->ud_max)
 			return EINVAL;
@@ -187,9 +192,11 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	bool kick = false;
 	int rc = 0;
 
-	if (qp->srq) {
-		/* Its receives come from the SRQ, and its ring is the
-		 * engine's: not a field of it may be touched here. */
+	if (qp->srq || ibqp->qp_type == IBV_QPT_XRC_SEND ||
+	    ibqp->qp_type == IBV_QPT_XRC_RECV) {
+		/* Its receives come from an SRQ, and its ring is the
+		 * engine's (or it has none): not a field of it may be
+		 * touched here. */
 		if (bad)
 			*bad = wr;
 		return EINVAL;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Queue pairs: creation, modify_qp, query_qp, destruction. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,9 +21,47 @@
 
 static uint64_t send_ops_of(enum ibv_qp_type type)
 {
-	return type == IBV_QPT_RC ? RC_SEND_OPS
-	       : type == IBV_QPT_UC ? UC_SEND_OPS
-				    : UD_SEND_OPS;
+	switch (type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
+		return RC_SEND_OPS;
+	case IBV_QPT_UC:
+		return UC_SEND_OPS;
+	case IBV_QPT_UD:
+		return UD_SEND_OPS;
+	default:
+		return 0;	/* an XRC target sends nothing */
+	}
+}
+
+/*
+ * What each QP type needs at creation: RC, UC and UD a PD and both CQs;
+ * an XRC initiator (XRC_SEND) a PD and a send CQ, and receives nothing;
+ * an XRC target (XRC_RECV) only its domain: it receives for the domain's
+ * SRQs, into their CQs, and sends nothing.  0 or an errno value.
+ */
+static int check_kind(struct ibv_context *context, struct ibv_pd *pd,
+		      struct ibv_qp_init_attr_ex *attr)
+{
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		return pd && attr->send_cq && attr->recv_cq ? 0 : EINVAL;
+	case IBV_QPT_XRC_SEND:
+		if (!pd || !attr->send_cq || attr->srq)
+			return EINVAL;
+		attr->cap.max_recv_wr = attr->cap.max_recv_sge = 0;
+		return 0;
+	case IBV_QPT_XRC_RECV:
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd ||
+		    attr->xrcd->context != context)
+			return EINVAL;
+		memset(&attr->cap, 0, sizeof(attr->cap));
+		return 0;
+	default:
+		return EOPNOTSUPP;
+	}
 }
 
 static int check_caps(struct ibv_qp_cap *cap)
@@ -43,15 +82,12 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 	struct srnic_qp_init init;
 	struct srnic_qp_v *sqp;
 	struct ibv_qp *ibqp;
+	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
 	int rc;
 
-	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (!pd || !attr->send_cq || !attr->recv_cq) {
-		errno = EINVAL;
+	rc = check_kind(context, pd, attr);
+	if (rc) {
+		errno = rc;
 		return NULL;
 	}
 	if (attr->srq) {	/* verbs ignores the receive sizes then */
@@ -71,18 +107,22 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 		return NULL;
 	}
 	memset(&init, 0, sizeof(init));
-	init.type = attr->qp_type == IBV_QPT_RC	  ? SRNIC_QPT_RC
-		    : attr->qp_type == IBV_QPT_UC ? SRNIC_QPT_UC
-						  : SRNIC_QPT_UD;
+	init.type = attr->qp_type == IBV_QPT_UC	  ? SRNIC_QPT_UC
+		    : attr->qp_type == IBV_QPT_UD ? SRNIC_QPT_UD
+						  : SRNIC_QPT_RC;
+	init.xrc = attr->qp_type == IBV_QPT_XRC_SEND ? SRNIC_XRC_INI
+		   : tgt			     ? SRNIC_XRC_TGT
+						     : SRNIC_XRC_NONE;
+	init.xrcd = tgt ? srnic_xrcd_handle(attr->xrcd) : 0;
 	init.sq_sig_all = !!attr->sq_sig_all;
-	init.pd = to_spd(pd)->handle;
+	init.pd = pd ? to_spd(pd)->handle : 0;
 	init.max_send_wr = attr->cap.max_send_wr;
 	init.max_recv_wr = attr->cap.max_recv_wr;
 	init.max_send_sge = attr->cap.max_send_sge;
 	init.max_recv_sge = attr->cap.max_recv_sge;
 	init.max_inline = attr->cap.max_inline_data;
-	init.send_cq = to_scq(attr->send_cq)->cq;
-	init.recv_cq = to_scq(attr->recv_cq)->cq;
+	init.send_cq = tgt ? NULL : to_scq(attr->send_cq)->cq;
+	init.recv_cq = init.xrc ? NULL : to_scq(attr->recv_cq)->cq;
 	init.srq = attr->srq ? to_ssrq(attr->srq)->srq : NULL;
 	sqp->qp = srnic_engine_create_qp(ctx->eng, &init);
 	if (!sqp->qp) {
@@ -94,15 +134,22 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 	sqp->q = srnic_engine_qp_queues(sqp->qp);
 	sqp->q->handle = sqp;	/* async events name it */
 	/* Report what the queues really hold: at least what was asked. */
-	attr->cap.max_send_wr = sqp->q->sq_mask + 1;
-	attr->cap.max_recv_wr = attr->srq ? 0 : sqp->q->rq_mask + 1;
+	if (!tgt)
+		attr->cap.max_send_wr = sqp->q->sq_mask + 1;
+	if (!attr->srq && !init.xrc)
+		attr->cap.max_recv_wr = sqp->q->rq_mask + 1;
 	sqp->cap = attr->cap;
 
 	ibqp = &sqp->vqp.qp;
 	ibqp->context = context;
 	ibqp->pd = pd;
-	ibqp->send_cq = attr->send_cq;
-	ibqp->recv_cq = attr->recv_cq;
+	ibqp->send_cq = tgt ? NULL : attr->send_cq;
+	ibqp->recv_cq = init.xrc ? NULL : attr->recv_cq;
+	if (tgt) {
+		sqp->vqp.comp_mask |= VERBS_QP_XRCD;
+		sqp->vqp.xrcd = (struct verbs_xrcd *)attr->xrcd;
+		srnic_xrcd_use(attr->xrcd, 1);
+	}
 	ibqp->srq = attr->srq;
 	ibqp->qp_num = sqp->q->qpn;
 	ibqp->qp_type = attr->qp_type;
@@ -138,7 +185,7 @@ struct ibv_qp *srnic_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr)
 {
 	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-			 IBV_QP_INIT_ATTR_CREATE_FLAGS;
+			 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_XRCD;
 
 	/* (creation flags: none of them, but saying none is fine) */
 	if ((attr->comp_mask & ~known) ||
@@ -228,16 +275,20 @@ int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
 		/* The QP's completions leave its CQs (the engine's
 		 * cq_forget_qp): their pollers wait meanwhile. */
-		struct srnic_cq *s = to_scq(ibqp->send_cq)->cq,
-				*r = to_scq(ibqp->recv_cq)->cq;
+		struct srnic_cq *s = ibqp->send_cq ? to_scq(ibqp->send_cq)->cq
+						   : NULL,
+				*r = ibqp->recv_cq ? to_scq(ibqp->recv_cq)->cq
+						   : NULL;
 
-		pthread_spin_lock(&s->lock);
-		if (r != s)
+		if (s)
+			pthread_spin_lock(&s->lock);
+		if (r && r != s)
 			pthread_spin_lock(&r->lock);
 		rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, &mod);
-		if (r != s)
+		if (r && r != s)
 			pthread_spin_unlock(&r->lock);
-		pthread_spin_unlock(&s->lock);
+		if (s)
+			pthread_spin_unlock(&s->lock);
 	} else {
 		rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, &mod);
 	}
@@ -308,6 +359,8 @@ int srnic_destroy_qp(struct ibv_qp *ibqp)
 	rc = srnic_engine_destroy_qp(sqp->ctx->eng, sqp->qp);
 	if (rc)
 		return -rc;
+	if (sqp->vqp.comp_mask & VERBS_QP_XRCD)
+		srnic_xrcd_use(&sqp->vqp.xrcd->xrcd, -1);
 	/* No event can come any more.  One reported and not acknowledged
 	 * still names this QP: keep its memory (and mutex) until the
 	 * context closes, rather than wait for a program that may never

@@ -35,7 +35,8 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	uint32_t i;
 
 	/* An atomic whose 8-byte SGE never came is not a work request, nor
-	 * is a datagram without its address, or longer than the path MTU. */
+	 * is a datagram without its address, or longer than the path MTU,
+	 * nor an XRC send that names no SRQ. */
 	for (i = qp->sq_prod; !rc && i != sqp->wr_prod; i++) {
 		const struct srnic_swqe *w = &qp->sq[i & qp->sq_mask];
 
@@ -43,6 +44,10 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 			rc = EINVAL;
 		if (sqp->vqp.qp.qp_type == IBV_QPT_UD &&
 		    (!w->ud.ipv4 || w->length > sqp->ud_max))
+			rc = EINVAL;
+		if (sqp->vqp.qp.qp_type == IBV_QPT_XRC_SEND &&
+		    w->opcode != SRNIC_WR_LOCAL_INV &&
+		    w->opcode != SRNIC_WR_BIND_MW && !w->xrc_srqn)
 			rc = EINVAL;
 	}
 	kick = !rc && srnic_sq_publish(sqp, sqp->wr_prod);
@@ -210,6 +215,14 @@ static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	srnic_ud_dest(sqp->wr_cur, ah, remote_qpn, remote_qkey);
 }
 
+static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
+
+	if (sqp->wr_cur)
+		sqp->wr_cur->xrc_srqn = remote_srqn;
+}
+
 static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
 			    const struct ibv_sge *sg)
 {
@@ -312,6 +325,8 @@ void srnic_qp_ex_init(struct srnic_qp_v *sqp, uint64_t send_ops)
 		qpx->wr_atomic_write = wr_atomic_write;
 	if (sqp->vqp.qp.qp_type == IBV_QPT_UD)
 		qpx->wr_set_ud_addr = wr_set_ud_addr;
+	if (sqp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
+		qpx->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	qpx->wr_set_sge = wr_set_sge;
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The verbs QP state machine for RC, UC and UD QPs: which transitions exist,
- * which attributes each one requires and which it allows, and the range of
- * every value.  Anything else is EINVAL, as a hardware provider's kernel
- * driver would answer.
+ * The verbs QP state machine for RC, UC, UD and XRC QPs: which transitions
+ * exist, which attributes each one requires and which it allows, and the
+ * range of every value.  Anything else is EINVAL, as a hardware provider's
+ * kernel driver would answer.
  */
 #include <errno.h>
 
@@ -181,6 +181,7 @@ int srnic_qp_check_modify(const struct srnic_context *ctx,
 {
 	enum ibv_qp_state next = mask & IBV_QP_STATE ? attr->qp_state : cur;
 	const struct transition *t;
+	struct transition xrc;
 
 	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		return EINVAL;
@@ -197,9 +198,30 @@ int srnic_qp_check_modify(const struct srnic_context *ctx,
 		/* Changing attributes in place is the X -> X transition. */
 		next = cur;
 	}
-	t = type == IBV_QPT_RC	 ? &rc_table[cur][next]
-	    : type == IBV_QPT_UC ? &uc_table[cur][next]
-				 : &ud_table[cur][next];
+	t = type == IBV_QPT_UC	 ? &uc_table[cur][next]
+	    : type == IBV_QPT_UD ? &ud_table[cur][next]
+				 : &rc_table[cur][next];
+	if (type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV) {
+		/* XRC as the kernel has it: RC's table, but an initiator
+		 * answers nothing, so its RTR needs no responder resources
+		 * or RNR timer, and a target sends nothing, so its RTS needs
+		 * only SQ_PSN and TIMEOUT. */
+		xrc = *t;
+		if (type == IBV_QPT_XRC_SEND && cur == IBV_QPS_INIT &&
+		    next == IBV_QPS_RTR) {
+			xrc.required &= ~(IBV_QP_MAX_DEST_RD_ATOMIC |
+					  IBV_QP_MIN_RNR_TIMER);
+			xrc.optional |= IBV_QP_MAX_DEST_RD_ATOMIC |
+					IBV_QP_MIN_RNR_TIMER;
+		}
+		if (type == IBV_QPT_XRC_RECV && cur == IBV_QPS_RTR &&
+		    next == IBV_QPS_RTS) {
+			xrc.required = IBV_QP_SQ_PSN | IBV_QP_TIMEOUT;
+			xrc.optional |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					IBV_QP_MAX_QP_RD_ATOMIC;
+		}
+		t = &xrc;
+	}
 	if (!t->valid)
 		return EINVAL;
 	/* (IBV_QP_CUR_STATE only where a table allows it: into RTS) */

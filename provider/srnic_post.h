@@ -29,6 +29,8 @@ static inline bool srnic_post_op_ok(const struct srnic_qp_v *sqp, uint8_t op)
 	 * atomic write, like the other atomics, is RC's) */
 	case IBV_QPT_UC:
 		return !srnic_wr_reads(op) && op != SRNIC_WR_ATOMIC_WRITE;
+	case IBV_QPT_XRC_RECV:
+		return false;	/* an XRC target sends nothing */
 	default:
 		return true;
 	}

@@ -77,6 +77,7 @@ struct srnic_srq_v {
 	struct ibv_srq ibv_srq;
 	struct srnic_srq *srq;
 	struct srnic_context *ctx;
+	struct ibv_xrcd *xrcd;		/* an XRC SRQ's domain */
 	uint32_t max_wr, max_sge;
 	uint32_t events_reported;	/* under ibv_srq.mutex */
 };
@@ -169,6 +170,13 @@ int srnic_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int srnic_dereg_mr(struct verbs_mr *vmr);
+/* XRC domains (xrc.c): the handle the engine knows one by, and the count
+ * of its SRQs and target QPs, which keep it open. */
+struct ibv_xrcd *srnic_open_xrcd(struct ibv_context *context,
+				 struct ibv_xrcd_init_attr *attr);
+int srnic_close_xrcd(struct ibv_xrcd *xrcd);
+uint32_t srnic_xrcd_handle(struct ibv_xrcd *xrcd);
+void srnic_xrcd_use(struct ibv_xrcd *xrcd, int delta);
 int srnic_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sges);
 struct ibv_mw *srnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
@@ -223,6 +231,9 @@ int srnic_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 		     int mask);
 int srnic_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 int srnic_destroy_srq(struct ibv_srq *srq);
+struct ibv_srq *srnic_create_srq_ex(struct ibv_context *context,
+				    struct ibv_srq_init_attr_ex *attr);
+int srnic_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 int srnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad);
 

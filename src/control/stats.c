@@ -38,6 +38,7 @@ static const char *const drop_name[SRNIC_DROP_MAX] = {
 	[SRNIC_DROP_BAD_AUTH] = "bad_auth",
 	[SRNIC_DROP_UNMAPPED] = "unmapped",
 	[SRNIC_DROP_PAGE_FAULT] = "page_fault",
+	[SRNIC_DROP_BAD_XRC] = "bad_xrc",
 };
 
 const char *srnic_drop_name(enum srnic_drop d)

@@ -71,6 +71,9 @@ struct srnic_engine {
 	/* QPs by number; numbers below 16 are never used */
 	struct srnic_qp *qp_tab[SRNIC_MAX_QP];
 	uint32_t qpn_next;
+	/* XRC SRQs by number (0 unused; made with the first) */
+	struct srnic_srq **xrc_srq;
+	uint32_t xrc_srq_next;
 	pthread_mutex_t obj_lock;
 
 	/* hand-offs between threads */

@@ -62,6 +62,8 @@ enum srnic_drop {
 				 * registered that its program unmapped */
 	SRNIC_DROP_PAGE_FAULT,	/* a WRITE, READ or atomic that met a page of
 				 * an on-demand region not there, NAKed */
+	SRNIC_DROP_BAD_XRC,	/* an XRC request naming no SRQ of the target
+				 * QP's domain, or to a QP not an XRC target */
 	SRNIC_DROP_MAX
 };
 

@@ -87,6 +87,8 @@ struct srnic_rmsg {
 	uint32_t msg_len;
 	uint32_t imm;
 	uint32_t rkey;		/* READ, atomics */
+	uint32_t pd;		/* its memory's: the QP's, or (XRC target) its
+				 * SRQ's */
 	uint64_t va;		/* READ, atomics */
 	uint64_t operand[2];	/* atomics: compare (or add), swap */
 	uint16_t flags;		/* wire flags of the message */
@@ -104,6 +106,7 @@ struct srnic_read_job {
 	uint32_t msn;
 	uint32_t txid;
 	uint32_t rkey;
+	uint32_t pd;		/* the memory's (srnic_rmsg.pd) */
 	uint32_t len;		/* of the whole READ */
 	uint64_t va;		/* of the READ's first byte */
 	uint32_t sent;		/* offset of the next byte to send */
@@ -239,6 +242,11 @@ struct srnic_qp {
 	/* engine, read-mostly */
 	uint32_t pd;
 	uint32_t access;		/* remote rights the QP grants */
+	uint8_t xrc;			/* enum srnic_xrc_role */
+	uint32_t xrcd;			/* SRNIC_XRC_TGT: its domain */
+	/* SRNIC_XRC_TGT: the SRQ each receive WQE in q.rq came from (its
+	 * CQ takes the completion), by ring slot; NULL: none there */
+	struct srnic_srq **xrc_rq_srq;
 	struct srnic_swqe_run *run;	/* one per SQ slot */
 
 	/* datapath only */

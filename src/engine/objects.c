@@ -241,11 +241,74 @@ struct srnic_srq *srnic_engine_create_srq(struct srnic_engine *eng,
 	return srq;
 }
 
+struct srnic_srq *srnic_engine_create_xrc_srq(struct srnic_engine *eng,
+					      unsigned depth, unsigned max_sge,
+					      uint32_t xrcd, uint32_t pd,
+					      struct srnic_cq *cq)
+{
+	struct srnic_srq *srq = srnic_engine_create_srq(eng, depth, max_sge);
+	uint32_t i, n;
+
+	if (!srq)
+		return NULL;
+	srq->xrcd = xrcd;
+	srq->pd = pd;
+	srq->cq = cq;
+	pthread_mutex_lock(&eng->obj_lock);
+	if (!eng->xrc_srq)	/* (the datapath reads it: published) */
+		__atomic_store_n(&eng->xrc_srq,
+				 srnic_zalloc(SRNIC_MAX_XRC_SRQ *
+					      sizeof(*eng->xrc_srq)),
+				 __ATOMIC_RELEASE);
+	for (i = 0; eng->xrc_srq && i < SRNIC_MAX_XRC_SRQ - 1; i++) {
+		n = eng->xrc_srq_next % (SRNIC_MAX_XRC_SRQ - 1) + 1;
+		eng->xrc_srq_next = n;
+		if (!eng->xrc_srq[n])
+			break;
+	}
+	if (!eng->xrc_srq || i == SRNIC_MAX_XRC_SRQ - 1) {
+		pthread_mutex_unlock(&eng->obj_lock);
+		srnic_engine_destroy_srq(eng, srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	srq->srqn = n;
+	__atomic_fetch_add(&cq->users, 1, __ATOMIC_RELAXED);
+	/* (complete before the number is: the datapath finds it by it) */
+	__atomic_store_n(&eng->xrc_srq[n], srq, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&eng->obj_lock);
+	return srq;
+}
+
+/* Datapath: an XRC SRQ goes; target QPs forget the receive WQEs they took
+ * from it and have not completed (their messages complete into no CQ). */
+static void call_forget_xrc_srq(struct srnic_engine *eng, struct srnic_call *c)
+{
+	struct srnic_srq *srq = c->arg;
+	uint32_t q, i;
+
+	__atomic_store_n(&eng->xrc_srq[srq->srqn], NULL, __ATOMIC_RELEASE);
+	for (q = 0; q < SRNIC_MAX_QP; q++) {
+		struct srnic_qp *qp = eng->qp_tab[q];
+
+		if (qp && qp->xrc == SRNIC_XRC_TGT)
+			for (i = 0; i <= qp->q.rq_mask; i++)
+				if (qp->xrc_rq_srq[i] == srq)
+					qp->xrc_rq_srq[i] = NULL;
+	}
+	c->result = 0;
+}
+
 int srnic_engine_destroy_srq(struct srnic_engine *eng, struct srnic_srq *srq)
 {
-	(void)eng;
 	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE))
 		return -EBUSY;	/* as verbs says: destroy its QPs first */
+	if (srq->srqn) {
+		struct srnic_call c = {.fn = call_forget_xrc_srq, .arg = srq};
+
+		srnic_engine_call(eng, &c);
+		__atomic_fetch_sub(&srq->cq->users, 1, __ATOMIC_RELEASE);
+	}
 	pthread_spin_destroy(&srq->lock);
 	srnic_free(srq->rq);
 	srnic_free(srq);
@@ -270,6 +333,7 @@ static void qp_free(struct srnic_qp *qp)
 	srnic_free(qp->q.rq);
 	srnic_free(qp->run);
 	srnic_free(qp->rcv.rmsg);
+	srnic_free(qp->xrc_rq_srq);
 	pthread_spin_destroy(&qp->q.sq_lock);
 	pthread_spin_destroy(&qp->q.rq_lock);
 	srnic_free(qp);
@@ -288,10 +352,11 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 							: 1);
 	/* With an SRQ the datapath moves WQEs in for the messages in the
 	 * window: never more than that. */
-	uint32_t rq_n = init->srq ? SRNIC_WINDOW
-				  : pow2_at_least(init->max_recv_wr
-							  ? init->max_recv_wr
-							  : 1);
+	uint32_t rq_n = init->srq || init->xrc == SRNIC_XRC_TGT
+				? SRNIC_WINDOW
+				: pow2_at_least(init->max_recv_wr
+							? init->max_recv_wr
+							: 1);
 	uint32_t i, qpn;
 
 	qp = srnic_zalloc_aligned(sizeof(*qp), SRNIC_CACHE_LINE);
@@ -305,7 +370,11 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	qp->q.rq = srnic_zalloc((size_t)rq_n * sizeof(*qp->q.rq));
 	qp->run = srnic_zalloc((size_t)sq_n * sizeof(*qp->run));
 	qp->rcv.rmsg = srnic_zalloc(SRNIC_WINDOW * sizeof(*qp->rcv.rmsg));
-	if (!qp->q.sq || !qp->q.rq || !qp->run || !qp->rcv.rmsg) {
+	if (init->xrc == SRNIC_XRC_TGT)
+		qp->xrc_rq_srq = srnic_zalloc((size_t)rq_n *
+					      sizeof(*qp->xrc_rq_srq));
+	if (!qp->q.sq || !qp->q.rq || !qp->run || !qp->rcv.rmsg ||
+	    (init->xrc == SRNIC_XRC_TGT && !qp->xrc_rq_srq)) {
 		qp_free(qp);
 		errno = ENOMEM;
 		return NULL;
@@ -321,6 +390,8 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	qp->q.send_cq = init->send_cq;
 	qp->q.recv_cq = init->recv_cq;
 	qp->q.srq = init->srq;
+	qp->xrc = init->xrc;
+	qp->xrcd = init->xrcd;
 	qp->q.state = SRNIC_QPS_RESET;
 
 	/* QP numbers are the node's: a number is taken in its table, which
@@ -346,8 +417,11 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 		return NULL;
 	}
 	qp->q.qpn = qpn;
-	__atomic_fetch_add(&qp->q.send_cq->users, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&qp->q.recv_cq->users, 1, __ATOMIC_RELAXED);
+	/* (an XRC target has no CQs of its own) */
+	if (qp->q.send_cq)
+		__atomic_fetch_add(&qp->q.send_cq->users, 1, __ATOMIC_RELAXED);
+	if (qp->q.recv_cq)
+		__atomic_fetch_add(&qp->q.recv_cq->users, 1, __ATOMIC_RELAXED);
 	if (qp->q.srq)
 		__atomic_fetch_add(&qp->q.srq->users, 1, __ATOMIC_RELAXED);
 	/* In RESET nothing reaches it; publishing is enough. */
@@ -378,8 +452,10 @@ int srnic_engine_destroy_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 	struct srnic_call c = {.fn = call_destroy_qp, .arg = qp};
 
 	srnic_engine_call(eng, &c);
-	__atomic_fetch_sub(&qp->q.send_cq->users, 1, __ATOMIC_RELEASE);
-	__atomic_fetch_sub(&qp->q.recv_cq->users, 1, __ATOMIC_RELEASE);
+	if (qp->q.send_cq)
+		__atomic_fetch_sub(&qp->q.send_cq->users, 1, __ATOMIC_RELEASE);
+	if (qp->q.recv_cq)
+		__atomic_fetch_sub(&qp->q.recv_cq->users, 1, __ATOMIC_RELEASE);
 	if (qp->q.srq)
 		__atomic_fetch_sub(&qp->q.srq->users, 1, __ATOMIC_RELEASE);
 	qp_free(qp);
@@ -406,6 +482,9 @@ static void qp_reset(struct srnic_qp *qp)
 		srnic_track_fini(&qp->run[i].rd);
 	qp->q.sq_prod = qp->q.sq_comp = qp->snd.sq_next = qp->snd.sq_cur = 0;
 	qp->q.rq_prod = qp->q.rq_comp = 0;
+	if (qp->xrc_rq_srq)
+		memset(qp->xrc_rq_srq, 0,
+		       (qp->q.rq_mask + 1) * sizeof(*qp->xrc_rq_srq));
 	qp->snd.cur_busy = 0;
 	qp->snd.resend_head = qp->snd.resend_tail = 0;
 	qp->repair_head = qp->repair_tail = 0;
@@ -500,8 +579,9 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		case SRNIC_QPS_RESET:
 			srnic_qp_lists_remove(eng, qp);
 			qp_reset(qp);
-			cq_forget_qp(qp->q.send_cq, qp->q.qpn);
-			if (qp->q.recv_cq != qp->q.send_cq)
+			if (qp->q.send_cq)
+				cq_forget_qp(qp->q.send_cq, qp->q.qpn);
+			if (qp->q.recv_cq && qp->q.recv_cq != qp->q.send_cq)
 				cq_forget_qp(qp->q.recv_cq, qp->q.qpn);
 			break;
 		case SRNIC_QPS_ERR:

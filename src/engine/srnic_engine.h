@@ -83,6 +83,13 @@ int srnic_engine_moderate_cq(struct srnic_engine *eng, struct srnic_cq *cq,
 
 struct srnic_srq *srnic_engine_create_srq(struct srnic_engine *eng,
 					  unsigned depth, unsigned max_sge);
+/* An XRC SRQ of domain xrcd (a handle of the caller's): srq->srqn is its
+ * number, by which XRC senders name it; its receives complete into cq and
+ * its messages' memory is checked against pd. */
+struct srnic_srq *srnic_engine_create_xrc_srq(struct srnic_engine *eng,
+					      unsigned depth, unsigned max_sge,
+					      uint32_t xrcd, uint32_t pd,
+					      struct srnic_cq *cq);
 int srnic_engine_destroy_srq(struct srnic_engine *eng, struct srnic_srq *srq);
 /* Arm the SRQ-limit event: SRNIC_EV_SRQ_LIMIT once fewer than limit WQEs
  * are left (0 disarms). */
@@ -90,6 +97,8 @@ void srnic_engine_arm_srq(struct srnic_srq *srq, uint32_t limit);
 
 struct srnic_qp_init {
 	uint8_t type;
+	uint8_t xrc;		/* enum srnic_xrc_role (type RC) */
+	uint32_t xrcd;		/* SRNIC_XRC_TGT: its domain */
 	uint8_t sq_sig_all;
 	uint32_t pd;
 	uint32_t max_send_wr, max_recv_wr;

@@ -871,7 +871,7 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
 		return NULL;
 	}
-	hlen = srnic_wire_hlen(pkt->opcode);
+	hlen = srnic_wire_pkt_hlen(pkt);
 	len = hlen + (srnic_op_carries_payload(pkt->opcode) ? pkt->pkt_len
 							    : 0);
 	/* A control frame's MAC (control.c asks for it), right after the
@@ -933,7 +933,7 @@ struct rte_mbuf *srnic_pkt_alloc_ext(struct srnic_engine *eng,
 	m = rte_pktmbuf_alloc(eng->node->zc_pool);
 	d = m ? rte_pktmbuf_alloc(eng->node->zc_pool) : NULL;
 	hdr = d ? (uint8_t *)rte_pktmbuf_append(
-			  m, srnic_wire_hlen(pkt->opcode))
+			  m, srnic_wire_pkt_hlen(pkt))
 		: NULL;
 	if (!hdr) {
 		rte_pktmbuf_free(m);

@@ -27,6 +27,7 @@
 #define SRNIC_CACHE_LINE 64
 /* QP numbers are indices into a node-wide table; 0..15 are never used. */
 #define SRNIC_MAX_QP 4096
+#define SRNIC_MAX_XRC_SRQ 4096	/* XRC SRQ numbers of a process: 1 up */
 #define SRNIC_MAX_MCAST_GROUPS 64	/* groups a node joins */
 #define SRNIC_MAX_MCAST_QPS 32		/* local QPs in one group */
 
@@ -101,6 +102,7 @@ struct srnic_swqe {
 	uint8_t reserved;
 	uint64_t compare_add;	/* atomics: compare (CAS) or add (FAA) */
 	uint64_t swap;		/* CAS: the new value */
+	uint32_t xrc_srqn;	/* XRC initiator QPs: the remote SRQ */
 	struct srnic_ud_addr ud;	/* UD QPs */
 	union {
 		struct srnic_sge sge[SRNIC_MAX_SGE];
@@ -132,6 +134,13 @@ struct srnic_srq {
 	uint32_t users;		/* QPs on it */
 	void *handle;		/* its creator's, for async events */
 	struct srnic_rwqe *rq;
+	/* XRC (srqn not 0): senders name it by srqn through any XRC target
+	 * QP of its domain; its messages' memory is checked against pd and
+	 * its receives complete into cq */
+	uint32_t srqn;
+	uint32_t xrcd;
+	uint32_t pd;
+	struct srnic_cq *cq;
 	uint32_t cons __attribute__((aligned(SRNIC_CACHE_LINE))); /* datapath */
 };
 
@@ -334,6 +343,11 @@ enum srnic_qp_state {
 };
 
 enum srnic_qp_type { SRNIC_QPT_RC, SRNIC_QPT_UC, SRNIC_QPT_UD };
+
+/* XRC QPs (type RC): an initiator sends to SRQs of a peer's domain, named
+ * in each WQE, and receives nothing; a target receives for every SRQ of
+ * its domain and sends nothing, and has no CQs (each SRQ has its own). */
+enum srnic_xrc_role { SRNIC_XRC_NONE, SRNIC_XRC_INI, SRNIC_XRC_TGT };
 
 /*
  * A queue pair as the application side sees it: its two rings, their

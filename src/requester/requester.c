@@ -282,6 +282,10 @@ static void data_pkt_init(struct srnic_pkt *pkt, struct srnic_engine *eng,
 	pkt->flags = op_flags[w->opcode];
 	if (w->flags & SRNIC_WR_SOLICITED)
 		pkt->flags |= SRNIC_F_SOLICITED;
+	if (qp->xrc == SRNIC_XRC_INI) {	/* the peer's SRQ it is for */
+		pkt->flags |= SRNIC_F_XRC;
+		pkt->xrc_srqn = w->xrc_srqn;
+	}
 	pkt->txid = run->txid;
 	pkt->ssn = run->ssn;
 	pkt->rkey = w->rkey;

@@ -87,42 +87,144 @@ void srnic_responder_reset(struct srnic_qp *qp)
  * QP's receives in its message order.  Arms off the SRQ-limit event when
  * fewer than the limit are left.
  */
-void srnic_srq_pull(struct srnic_qp *qp, uint32_t ssn)
+/* The SRQ-limit event, when fewer WQEs than the armed limit are left;
+ * disarmed by whoever wins: a modify_srq arming it again meanwhile keeps
+ * its new limit. */
+static void srq_limit_check(struct srnic_srq *srq)
 {
-	struct srnic_srq *srq = qp->q.srq;
-	uint32_t need = ssn - qp->rcv.exp_ssn + 1, limit;
 	uint32_t prod = __atomic_load_n(&srq->prod, __ATOMIC_ACQUIRE);
+	uint32_t limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
 
-	while (qp->q.rq_prod - qp->q.rq_comp < need && srq->cons != prod &&
-	       qp->q.rq_prod - qp->q.rq_comp <= qp->q.rq_mask) {
-		qp->q.rq[qp->q.rq_prod & qp->q.rq_mask] =
-			srq->rq[srq->cons & srq->mask];
-		__atomic_store_n(&qp->q.rq_prod, qp->q.rq_prod + 1,
-				 __ATOMIC_RELEASE);
-		/* The slot is the application's again. */
-		__atomic_store_n(&srq->cons, srq->cons + 1, __ATOMIC_RELEASE);
-	}
-	limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
-	/* Disarmed by whoever wins: a modify_srq arming it again meanwhile
-	 * keeps its new limit. */
 	if (limit && prod - srq->cons < limit &&
 	    __atomic_compare_exchange_n(&srq->limit, &limit, 0, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		srnic_event(SRNIC_EV_SRQ_LIMIT, srq->handle);
 }
 
+/* The SRQ's next WQE, moved to *to; false when it has none. */
+static bool srq_take(struct srnic_srq *srq, struct srnic_rwqe *to)
+{
+	if (srq->cons == __atomic_load_n(&srq->prod, __ATOMIC_ACQUIRE))
+		return false;
+	*to = srq->rq[srq->cons & srq->mask];
+	/* The slot is the application's again. */
+	__atomic_store_n(&srq->cons, srq->cons + 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+void srnic_srq_pull(struct srnic_qp *qp, uint32_t ssn)
+{
+	struct srnic_srq *srq = qp->q.srq;
+	uint32_t need = ssn - qp->rcv.exp_ssn + 1;
+
+	while (qp->q.rq_prod - qp->q.rq_comp < need &&
+	       qp->q.rq_prod - qp->q.rq_comp <= qp->q.rq_mask &&
+	       srq_take(srq, &qp->q.rq[qp->q.rq_prod & qp->q.rq_mask]))
+		__atomic_store_n(&qp->q.rq_prod, qp->q.rq_prod + 1,
+				 __ATOMIC_RELEASE);
+	srq_limit_check(srq);
+}
+
+/*
+ * An XRC target: each message takes its receive WQE from the SRQ it names
+ * when it begins, into the place of its receive sequence ssn in the QP's
+ * ring (messages begin in any order, and two of them may name two SRQs,
+ * so the ring fills out of order; xrc_rq_srq says which places hold a
+ * WQE, and from where).  True when ssn has its WQE, now or from before.
+ * An SRQ's WQEs go to messages in the order they begin, which for
+ * messages of one QP is mostly their order.
+ */
+static bool xrc_take(struct srnic_qp *qp, struct srnic_srq *srq, uint32_t ssn)
+{
+	uint32_t d = ssn - qp->rcv.exp_ssn, i;
+
+	if (!srq || d > qp->q.rq_mask)
+		return false;
+	i = (qp->q.rq_comp + d) & qp->q.rq_mask;
+	if (qp->xrc_rq_srq[i])
+		return true;
+	if (!srq_take(srq, &qp->q.rq[i]))
+		return false;
+	qp->xrc_rq_srq[i] = srq;
+	srq_limit_check(srq);
+	return true;
+}
+
+/* The CQ of the receive whose turn it is: an XRC target's comes from the
+ * SRQ its WQE came from (NULL: that SRQ is gone). */
+static struct srnic_cq *recv_cq_of(const struct srnic_qp *qp)
+{
+	if (!qp->xrc_rq_srq)
+		return qp->q.recv_cq;
+	return qp->xrc_rq_srq[qp->q.rq_comp & qp->q.rq_mask]
+		       ? qp->xrc_rq_srq[qp->q.rq_comp & qp->q.rq_mask]->cq
+		       : NULL;
+}
+
+/* The receive whose turn it is is used up (an XRC target's place in the
+ * ring empties: its ring is the datapath's alone, rq_prod kept level). */
+static void rq_done(struct srnic_qp *qp)
+{
+	if (qp->xrc_rq_srq) {
+		qp->xrc_rq_srq[qp->q.rq_comp & qp->q.rq_mask] = NULL;
+		qp->q.rq_prod++;
+	}
+	srnic_rq_consumed(qp);
+}
+
 /* May the peer do this (right) to len bytes at (rkey, va)?  The QP must
  * grant the right and the region allow it; nothing to touch is fine. */
 static enum srnic_mem_check remote_check(const struct srnic_engine *eng,
-					 const struct srnic_qp *qp,
+					 const struct srnic_qp *qp, uint32_t pd,
 					 uint32_t rkey, uint64_t va,
 					 uint64_t len, uint32_t right)
 {
 	if (!(qp->access & right))
 		return SRNIC_MEM_NO_RIGHTS;
-	return len ? srnic_mem_check_remote(&eng->mem, rkey, qp->pd, qp->q.qpn,
+	return len ? srnic_mem_check_remote(&eng->mem, rkey, pd, qp->q.qpn,
 					    va, len, right)
 		   : SRNIC_MEM_OK;
+}
+
+/*
+ * The SRQ a request to an XRC target QP is for: one of its domain, named
+ * by the packet's XRC extension; its PD is the one the message's memory
+ * is checked against.  NULL for any other QP, or a number that names no
+ * SRQ of the domain.
+ */
+static struct srnic_srq *xrc_srq_of(const struct srnic_engine *eng,
+				    const struct srnic_qp *qp,
+				    const struct srnic_pkt *pkt)
+{
+	struct srnic_srq **tab = __atomic_load_n(&eng->xrc_srq,
+						 __ATOMIC_ACQUIRE);
+	struct srnic_srq *srq;
+
+	if (qp->xrc != SRNIC_XRC_TGT || !(pkt->flags & SRNIC_F_XRC) || !tab ||
+	    pkt->xrc_srqn == 0 || pkt->xrc_srqn >= SRNIC_MAX_XRC_SRQ)
+		return NULL;
+	srq = __atomic_load_n(&tab[pkt->xrc_srqn], __ATOMIC_ACQUIRE);
+	return srq && srq->xrcd == qp->xrcd ? srq : NULL;
+}
+
+/* The PD a request's memory is checked against: the QP's, or an XRC
+ * target's SRQ's; false when the request may not come here (an XRC
+ * request to another QP, or one naming no SRQ of the target's domain). */
+static bool request_pd(struct srnic_engine *eng, const struct srnic_qp *qp,
+		       const struct srnic_pkt *pkt, uint32_t *pd)
+{
+	const struct srnic_srq *srq;
+
+	*pd = qp->pd;
+	if (qp->xrc == SRNIC_XRC_NONE && !(pkt->flags & SRNIC_F_XRC))
+		return true;
+	srq = xrc_srq_of(eng, qp, pkt);
+	if (!srq) {
+		eng->st->drops[SRNIC_DROP_BAD_XRC]++;
+		return false;
+	}
+	*pd = srq->pd;
+	return true;
 }
 
 /*
@@ -158,13 +260,14 @@ static bool inv_revoked_for(const struct srnic_qp *qp, uint32_t msn,
  * key and address are not checked (rkey 0, va 0 from UCX). */
 static enum srnic_mem_check write_check(const struct srnic_engine *eng,
 					const struct srnic_qp *qp,
+					const struct srnic_rmsg *s,
 					const struct srnic_pkt *pkt)
 {
 	if (!pkt->pkt_len)
 		return SRNIC_MEM_OK;
 	if (qp->rcv.ninv && inv_revoked_for(qp, pkt->msn, pkt->rkey))
 		return SRNIC_MEM_BAD_KEY;
-	return srnic_mem_check_remote(&eng->mem, pkt->rkey, qp->pd, qp->q.qpn,
+	return srnic_mem_check_remote(&eng->mem, pkt->rkey, s->pd, qp->q.qpn,
 				      pkt->va, pkt->pkt_len,
 				      SRNIC_ACCESS_REMOTE_WRITE);
 }
@@ -211,6 +314,10 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 	s->imm = pkt->imm;
 	s->flags = pkt->flags;
 	s->opcode = pkt->opcode;
+	if (!request_pd(eng, qp, pkt, &s->pd)) {
+		fail(eng, qp, s, SRNIC_NAK_INVALID, SRNIC_WC_REM_INV_REQ_ERR);
+		return true;
+	}
 
 	if (pkt->opcode == SRNIC_OP_ATOMIC_REQ) {
 		/* Runs in its turn, like a READ; checked now as well, so a
@@ -221,7 +328,8 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		s->operand[0] = srnic_get64(pkt->payload);
 		s->operand[1] = srnic_get64(pkt->payload + 8);
 		s->state = RMSG_READ;
-		r = remote_check(eng, qp, pkt->rkey, pkt->va, SRNIC_ATOMIC_LEN,
+		r = remote_check(eng, qp, s->pd, pkt->rkey, pkt->va,
+				 SRNIC_ATOMIC_LEN,
 				 SRNIC_ACCESS_REMOTE_ATOMIC);
 		if (r != SRNIC_MEM_OK) {
 			count_access(eng, r);
@@ -235,7 +343,8 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		s->va = pkt->va;
 		s->trk.shift = pkt->stride_shift;
 		s->state = RMSG_READ;
-		r = remote_check(eng, qp, pkt->rkey, pkt->va, pkt->msg_len,
+		r = remote_check(eng, qp, s->pd, pkt->rkey, pkt->va,
+				 pkt->msg_len,
 				 SRNIC_ACCESS_REMOTE_READ);
 		if (r != SRNIC_MEM_OK) {
 			count_access(eng, r);
@@ -255,7 +364,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		 * completion. */
 		s->rkey = pkt->rkey;
 		if (pkt->opcode != SRNIC_OP_SEND ||
-		    !srnic_mem_invalidatable(&eng->mem, pkt->rkey, qp->pd,
+		    !srnic_mem_invalidatable(&eng->mem, pkt->rkey, s->pd,
 					     qp->q.qpn)) {
 			eng->st->drops[SRNIC_DROP_BAD_KEY]++;
 			fail(eng, qp, s, SRNIC_NAK_INVALID,
@@ -278,15 +387,20 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 
 	if (pkt->flags & SRNIC_F_RECV_CQE) {
-		uint32_t posted;
 		struct srnic_rwqe *r;
+		bool have;
 		int64_t room;
 
-		if (qp->q.srq && (uint32_t)(s->ssn - qp->rcv.exp_ssn) < SRNIC_WINDOW)
-			srnic_srq_pull(qp, s->ssn);
-		posted = srnic_rq_posted(qp);
-		if ((uint32_t)(s->ssn - qp->rcv.exp_ssn) >= posted &&
-		    !srnic_qp_reliable(qp)) {
+		if (qp->xrc == SRNIC_XRC_TGT) {
+			have = xrc_take(qp, xrc_srq_of(eng, qp, pkt), s->ssn);
+		} else {
+			if (qp->q.srq &&
+			    (uint32_t)(s->ssn - qp->rcv.exp_ssn) < SRNIC_WINDOW)
+				srnic_srq_pull(qp, s->ssn);
+			have = (uint32_t)(s->ssn - qp->rcv.exp_ssn) <
+			       srnic_rq_posted(qp);
+		}
+		if (!have && !srnic_qp_reliable(qp)) {
 			/* UC: no receive WQE, the message is lost (given up
 			 * in its turn: it has a slot, which says how many
 			 * receive WQEs it would have taken). */
@@ -294,7 +408,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 			fail(eng, qp, s, SRNIC_NAK_RNR, SRNIC_WC_GENERAL_ERR);
 			return true;
 		}
-		if ((uint32_t)(s->ssn - qp->rcv.exp_ssn) >= posted) {
+		if (!have) {
 			/* No receive WQE for it yet: receiver not ready. */
 			s->state = RMSG_FREE;
 			eng->st->drops[SRNIC_DROP_RNR]++;
@@ -304,7 +418,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		}
 		r = srnic_recv_wqe(qp, s->ssn);
 		if (pkt->opcode == SRNIC_OP_SEND) {
-			room = srnic_sge_check_all(&eng->mem, qp->pd, r->sge,
+			room = srnic_sge_check_all(&eng->mem, s->pd, r->sge,
 						   r->num_sge,
 						   SRNIC_ACCESS_LOCAL_WRITE);
 			if (room < 0) {
@@ -343,7 +457,7 @@ static bool place(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (!pkt->pkt_len)
 		return true;
 	if (pkt->opcode == SRNIC_OP_WRITE) {
-		r = write_check(eng, qp, pkt);
+		r = write_check(eng, qp, s, pkt);
 		if (r != SRNIC_MEM_OK) {
 			count_access(eng, r);
 			return false;
@@ -372,7 +486,7 @@ static bool place(struct srnic_engine *eng, struct srnic_qp *qp,
 	{
 		struct srnic_rwqe *r = srnic_recv_wqe(qp, s->ssn);
 
-		return srnic_sge_scatter(&eng->mem, qp->pd, r->sge, r->num_sge,
+		return srnic_sge_scatter(&eng->mem, s->pd, r->sge, r->num_sge,
 					 pkt->msg_off, pkt->payload,
 					 pkt->pkt_len) == 0;
 	}
@@ -397,10 +511,18 @@ static bool place_held(struct srnic_engine *eng, struct srnic_qp *qp,
 static bool emit_recv_cqe(struct srnic_engine *eng, struct srnic_qp *qp,
 			  struct srnic_rmsg *s)
 {
-	struct srnic_cq *cq = qp->q.recv_cq;
+	struct srnic_cq *cq = recv_cq_of(qp);
 	struct srnic_rwqe *r = srnic_recv_wqe(qp, s->ssn);
 	struct srnic_cqe *c;
 
+	if (!cq) {
+		/* an XRC SRQ destroyed under the message: nowhere to
+		 * complete (its WQE went with it) */
+		if (s->flags & SRNIC_F_INV)
+			inv_forget(qp, s->msn);
+		rq_done(qp);
+		return true;
+	}
 	if (!srnic_cq_room(cq))
 		return false;
 	c = srnic_cq_slot(cq);
@@ -421,14 +543,14 @@ static bool emit_recv_cqe(struct srnic_engine *eng, struct srnic_qp *qp,
 	if ((s->flags & SRNIC_F_INV) && c->status == SRNIC_WC_SUCCESS) {
 		/* (checked when the message began; a region deregistered
 		 * since has nothing left to invalidate) */
-		srnic_mem_revoke(&eng->mem, s->rkey, qp->pd);
+		srnic_mem_revoke(&eng->mem, s->rkey, s->pd);
 		c->flags |= SRNIC_WC_F_INV;
 		c->imm = s->rkey;
 	}
 	if (s->flags & SRNIC_F_INV)
 		inv_forget(qp, s->msn);
 	/* The receive slot is free before the completion shows. */
-	srnic_rq_consumed(qp);
+	rq_done(qp);
 	srnic_cq_publish(cq);
 	return true;
 }
@@ -455,7 +577,7 @@ static void fail_placement(struct srnic_engine *eng, struct srnic_qp *qp,
 static bool run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		       struct srnic_rmsg *s)
 {
-	enum srnic_mem_check r = remote_check(eng, qp, s->rkey, s->va,
+	enum srnic_mem_check r = remote_check(eng, qp, s->pd, s->rkey, s->va,
 					      SRNIC_ATOMIC_LEN,
 					      SRNIC_ACCESS_REMOTE_ATOMIC);
 	uint64_t *p = (uint64_t *)(uintptr_t)s->va, old;
@@ -558,6 +680,7 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			j->msn = s->msn;
 			j->txid = s->txid;
 			j->rkey = s->rkey;
+			j->pd = s->pd;
 			j->va = s->va;
 			j->len = s->msg_len;
 			j->shift = s->trk.shift;
@@ -663,7 +786,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 				     : pkt->msg_len;
 	struct srnic_read_job *j;
 	enum srnic_mem_check r;
-	uint32_t i;
+	uint32_t i, pd;
 
 	for (i = qp->rcv.rd_head; i != qp->rcv.rd_tail; i++) {
 		j = &qp->rcv.rd_jobs[i % SRNIC_MAX_RD_ATOMIC];
@@ -707,7 +830,11 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
-	r = remote_check(eng, qp, pkt->rkey, pkt->va + pkt->msg_off,
+	if (!request_pd(eng, qp, pkt, &pd)) {
+		nak(eng, qp, SRNIC_NAK_INVALID, pkt->msn, pkt->txid);
+		return;
+	}
+	r = remote_check(eng, qp, pd, pkt->rkey, pkt->va + pkt->msg_off,
 			 end - pkt->msg_off, SRNIC_ACCESS_REMOTE_READ);
 	if (r != SRNIC_MEM_OK) {
 		count_access(eng, r);
@@ -723,11 +850,14 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	j->msn = pkt->msn;
 	j->txid = pkt->txid;
 	j->rkey = pkt->rkey;
+	j->pd = pd;
 	j->va = pkt->va;
 	j->len = pkt->msg_len;
 	j->shift = pkt->stride_shift;
 	j->sent = pkt->msg_off;
 	j->end = end;
+	/* (the slot may have answered an atomic last) */
+	j->atomic = 0;
 	srnic_qp_activate(eng, qp);
 }
 
@@ -853,7 +983,7 @@ static bool rx_packet(struct srnic_engine *eng, struct srnic_qp *qp,
 	    (s->trk.ndone + 1 < s->trk.npkts || pkt->msn != qp->rcv.exp_msn)) {
 		enum srnic_mem_check r = pkt->opcode != SRNIC_OP_WRITE
 						 ? SRNIC_MEM_OK
-						 : write_check(eng, qp, pkt);
+						 : write_check(eng, qp, s, pkt);
 
 		if (r != SRNIC_MEM_OK) {
 			count_access(eng, r);
@@ -1321,7 +1451,7 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		 * (an atomic's answer is the value it found, kept). */
 		r = pkt.pkt_len && !j->atomic
 			    ? srnic_mem_check_remote(&eng->mem, j->rkey,
-						     qp->pd, qp->q.qpn,
+						     j->pd, qp->q.qpn,
 						     j->va + j->sent,
 						     pkt.pkt_len,
 						     SRNIC_ACCESS_REMOTE_READ)
@@ -1425,10 +1555,41 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	eng->st->acks_sent++;
 }
 
+/* An XRC target's flush: the WQEs its messages took from their SRQs and
+ * did not complete, into each SRQ's CQ (its ring holds nothing else). */
+static void xrc_flush(struct srnic_qp *qp)
+{
+	uint32_t i;
+
+	for (i = 0; i <= qp->q.rq_mask; i++) {
+		struct srnic_srq *srq = qp->xrc_rq_srq[i];
+		struct srnic_cqe *c;
+
+		if (!srq)
+			continue;
+		if (!srnic_cq_room(srq->cq)) {
+			qp->flush_pending = 1;
+			return;
+		}
+		c = srnic_cq_slot(srq->cq);
+		memset(c, 0, sizeof(*c));
+		c->wr_id = qp->q.rq[i].wr_id;
+		c->qp_num = qp->q.qpn;
+		c->status = SRNIC_WC_WR_FLUSH_ERR;
+		c->opcode = SRNIC_WC_RECV;
+		qp->xrc_rq_srq[i] = NULL;
+		srnic_cq_publish(srq->cq);
+	}
+}
+
 void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->q.rq_prod, __ATOMIC_ACQUIRE);
 
+	if (qp->xrc_rq_srq) {
+		xrc_flush(qp);
+		return;
+	}
 	while (qp->q.rq_comp != prod) {
 		struct srnic_cq *cq = qp->q.recv_cq;
 		struct srnic_cqe *c;

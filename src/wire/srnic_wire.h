@@ -28,8 +28,10 @@
 #define SRNIC_DATA_XLEN 40
 #define SRNIC_ACK_XLEN 32
 #define SRNIC_HELLO_XLEN 40
+#define SRNIC_XRC_XLEN 4	/* SRNIC_F_XRC: the receiving SRQ's number */
 /* Largest header any packet carries: what a payload budget must leave. */
-#define SRNIC_MAX_HLEN (SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + SRNIC_DATA_XLEN)
+#define SRNIC_MAX_HLEN                                                      \
+	(SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + SRNIC_DATA_XLEN + SRNIC_XRC_XLEN)
 
 enum srnic_opcode {
 	SRNIC_OP_SEND = 1,	/* payload into the receiver's next receive WQE */
@@ -78,6 +80,10 @@ enum srnic_opcode {
 				  * the message lacks anything */
 #define SRNIC_F_ATOMIC_WR 0x0800 /* WRITE: an atomic write, 8 aligned bytes
 				  * stored as one */
+#define SRNIC_F_XRC 0x1000	 /* SEND, WRITE, READ_REQ, ATOMIC_REQ of an
+				  * XRC QP: the XRC extension (the SRQ the
+				  * message is for, which also names its PD)
+				  * follows the data extension */
 
 /* The MAC of an authenticated control frame: HMAC-SHA-512-256 (libsodium's
  * crypto_auth) under the cluster key, of the frame's bytes before it. */
@@ -155,6 +161,7 @@ struct srnic_pkt {
 			       * exactly that many bytes */
 	uint16_t ts;	   /* the sender's clock in µs (16 bits, never 0) when
 			    * it sent this packet; 0: none */
+	uint32_t xrc_srqn; /* SRNIC_F_XRC: the receiver's XRC SRQ */
 	/* UD_SEND (rkey and va are zero then) */
 	uint32_t qkey;
 	uint32_t src_ipv4;  /* the sending node, host order */
@@ -253,7 +260,15 @@ static inline bool srnic_op_carries_payload(uint8_t op)
 	       op == SRNIC_OP_UD_SEND;
 }
 
-/* Header bytes (Ethernet included) a packet of this opcode needs. */
+/* The requests an XRC QP sends, which carry the XRC extension. */
+static inline bool srnic_op_xrc(uint8_t op)
+{
+	return op == SRNIC_OP_SEND || op == SRNIC_OP_WRITE ||
+	       op == SRNIC_OP_READ_REQ || op == SRNIC_OP_ATOMIC_REQ;
+}
+
+/* Header bytes (Ethernet included) a packet of this opcode needs, without
+ * the XRC extension (srnic_wire_pkt_hlen). */
 static inline unsigned srnic_wire_hlen(uint8_t op)
 {
 	unsigned x = srnic_op_has_data_ext(op) ? SRNIC_DATA_XLEN
@@ -262,9 +277,16 @@ static inline unsigned srnic_wire_hlen(uint8_t op)
 	return SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + x;
 }
 
+/* Header bytes of pkt itself: with its XRC extension, if it has one. */
+static inline unsigned srnic_wire_pkt_hlen(const struct srnic_pkt *pkt)
+{
+	return srnic_wire_hlen(pkt->opcode) +
+	       ((pkt->flags & SRNIC_F_XRC) ? SRNIC_XRC_XLEN : 0);
+}
+
 /*
  * Write Ethernet and srnic headers for pkt at buf.  buf must have
- * srnic_wire_hlen(pkt->opcode) bytes; the payload goes right after.
+ * srnic_wire_pkt_hlen(pkt) bytes; the payload goes right after.
  * Returns the header length.
  */
 unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],

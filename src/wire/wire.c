@@ -11,6 +11,8 @@
  *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 reserved,
  *            +38 ts
  *            (UD_SEND: +8 qkey, +16 src ipv4, +20 dst ipv4)
+ *  xrc ext    (flag SRNIC_F_XRC: SEND, WRITE, READ_REQ, ATOMIC_REQ) right
+ *            after the data ext: +0 xrc_srqn; the payload follows it
  *  ack ext   +0 syndrome, +1 rnr_timer, +2 ts_echo, +4 nak_msn,
  *            +8 nak_txid, +12 sack_msn, +16 sack_first, +20 credit,
  *            +24 sack_bits (8)
@@ -90,7 +92,7 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 {
 	uint8_t *b = buf + SRNIC_ETH_HLEN;
 	uint8_t *x = b + SRNIC_BASE_HLEN;
-	unsigned hlen = srnic_wire_hlen(pkt->opcode);
+	unsigned hlen = srnic_wire_pkt_hlen(pkt);
 
 	memcpy(buf, dst_mac, 6);
 	memcpy(buf + 6, src_mac, 6);
@@ -126,6 +128,8 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 		x[36] = pkt->stride_shift;
 		x[37] = 0;
 		srnic_put16(x + 38, pkt->ts);
+		if (pkt->flags & SRNIC_F_XRC)
+			srnic_put32(x + SRNIC_DATA_XLEN, pkt->xrc_srqn);
 	} else if (pkt->opcode == SRNIC_OP_ACK) {
 		x[0] = pkt->syndrome;
 		x[1] = pkt->rnr_timer;
@@ -174,6 +178,12 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 		len -= SRNIC_CRC_LEN;
 	}
 	hlen = srnic_wire_hlen(pkt->opcode);
+	if (pkt->flags & SRNIC_F_XRC) {
+		/* (an XRC QP's requests only) */
+		if (!srnic_op_xrc(pkt->opcode))
+			return SRNIC_WIRE_BAD_OPCODE;
+		hlen += SRNIC_XRC_XLEN;
+	}
 	if (len < hlen)
 		return SRNIC_WIRE_SHORT;
 
@@ -203,6 +213,8 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 		pkt->msg_len = srnic_get32(x + 32);
 		pkt->stride_shift = x[36];
 		pkt->ts = srnic_get16(x + 38);
+		if (pkt->flags & SRNIC_F_XRC)
+			pkt->xrc_srqn = srnic_get32(x + SRNIC_DATA_XLEN);
 		pkt->payload = buf + hlen;
 
 		if (pkt->msg_len > SRNIC_MAX_MSG_LEN)

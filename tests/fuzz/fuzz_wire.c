@@ -105,6 +105,10 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 	memset(p, 0, sizeof(*p));
 	p->opcode = 1 + rnd_below(SRNIC_OP_MAX - 1);
 	p->flags = (uint16_t)rnd();
+	if (!srnic_op_xrc(p->opcode))
+		p->flags &= ~SRNIC_F_XRC;
+	else if (p->flags & SRNIC_F_XRC)
+		p->xrc_srqn = (uint32_t)rnd();
 	p->dst_qpn = (uint32_t)rnd();
 	p->src_qpn = (uint32_t)rnd();
 	p->src_inc = (uint32_t)rnd();

@@ -56,6 +56,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(msg_len);
 	WIRE_FIELD(stride_shift);
 	WIRE_FIELD(ts);
+	WIRE_FIELD(xrc_srqn);
 	WIRE_FIELD(qkey);
 	WIRE_FIELD(src_ipv4);
 	WIRE_FIELD(dst_ipv4);
@@ -130,7 +131,7 @@ static inline uint8_t *wire_build(const struct srnic_pkt *p,
 				  const uint8_t dst[6], const uint8_t src[6],
 				  uint32_t *len)
 {
-	uint32_t hlen = srnic_wire_hlen(p->opcode);
+	uint32_t hlen = srnic_wire_pkt_hlen(p);
 	uint32_t plen = srnic_op_carries_payload(p->opcode) ? p->pkt_len : 0;
 	uint32_t alen = wire_has_auth(p->opcode, p->flags) ? SRNIC_AUTH_LEN : 0;
 	uint32_t crc = p->flags & SRNIC_F_CRC ? SRNIC_CRC_LEN : 0;
@@ -202,7 +203,11 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 
 	if (op == 0 || op >= SRNIC_OP_MAX)
 		return "accepted opcode out of range";
-	hlen = srnic_wire_hlen(op);
+	if ((p->flags & SRNIC_F_XRC) && !srnic_op_xrc(op))
+		return "accepted the XRC flag on a packet other than a request";
+	if (!(p->flags & SRNIC_F_XRC) && p->xrc_srqn)
+		return "xrc_srqn set without the XRC flag";
+	hlen = srnic_wire_pkt_hlen(p);
 	if (len < hlen)
 		return "accepted a frame shorter than its header";
 	if (srnic_op_has_data_ext(op)) {
@@ -340,7 +345,7 @@ static inline const char *wire_oracle(const uint8_t *buf, uint32_t len,
 	if (bad)
 		return bad;
 
-	hlen = srnic_wire_hlen(p1.opcode);
+	hlen = srnic_wire_pkt_hlen(&p1);
 	f1 = wire_build(&p1, buf, buf + 6, &n1);
 	if (srnic_wire_decode(f1, n1, &p2) != SRNIC_WIRE_OK) {
 		bad = "re-encoded frame is refused";

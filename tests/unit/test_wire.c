@@ -261,7 +261,7 @@ static void test_byte_map(void)
 	CHECK(srnic_wire_hlen(SRNIC_OP_HELLO) == 78, "HELLO header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_BYE) == 78, "BYE header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_BYE_ACK) == 78, "BYE_ACK header length");
-	CHECK(SRNIC_MAX_HLEN == 78, "SRNIC_MAX_HLEN %d", SRNIC_MAX_HLEN);
+	CHECK(SRNIC_MAX_HLEN == 82, "SRNIC_MAX_HLEN %d", SRNIC_MAX_HLEN);
 	/* Opcode numbers are on the wire too. */
 	CHECK(SRNIC_OP_SEND == 1 && SRNIC_OP_WRITE == 2 &&
 		      SRNIC_OP_READ_REQ == 3 && SRNIC_OP_READ_RESP == 4 &&
@@ -820,6 +820,38 @@ static void test_auth(void)
 	}
 }
 
+/* The XRC extension: 4 bytes after the data extension, the payload after
+ * them; refused on a packet that is not a request. */
+static void test_xrc(void)
+{
+	static const uint8_t dmac[6] = {2, 0, 0, 0, 0, 1},
+			     smac[6] = {2, 0, 0, 0, 0, 2};
+	struct srnic_pkt p, got;
+	uint32_t len;
+	uint8_t *f;
+
+	full_pkt(&p, SRNIC_OP_SEND);
+	p.flags |= SRNIC_F_XRC;
+	p.xrc_srqn = 0x00abcdef;
+	CHECK(srnic_wire_pkt_hlen(&p) == 82, "XRC data header length");
+	f = wire_build(&p, dmac, smac, &len);
+	CHECK(srnic_get32(f + 78) == 0x00abcdef, "xrc_srqn not at 78");
+	CHECK(!memcmp(f + 82, payload, 100), "XRC payload not at 82");
+	CHECK(srnic_wire_decode(f, len, &got) == SRNIC_WIRE_OK &&
+		      got.xrc_srqn == 0x00abcdef && got.payload == f + 82 &&
+		      got.pkt_len == 100,
+	      "XRC SEND round trip");
+	CHECK(srnic_wire_decode(f, 81, &got) == SRNIC_WIRE_SHORT,
+	      "XRC SEND cut inside its extension");
+	free(f);
+	full_pkt(&p, SRNIC_OP_READ_RESP);
+	f = wire_build(&p, dmac, smac, &len);
+	f[16] |= SRNIC_F_XRC >> 8;
+	CHECK(srnic_wire_decode(f, len, &got) == SRNIC_WIRE_BAD_OPCODE,
+	      "the XRC flag on a READ response is refused");
+	free(f);
+}
+
 int main(void)
 {
 	unsigned i;
@@ -835,6 +867,7 @@ int main(void)
 	test_padding();
 	test_sanitized();
 	test_datagram();
+	test_xrc();
 	test_crc();
 	if (CHECK(sodium_init() >= 0, "libsodium did not start"))
 		test_auth();

@@ -33,6 +33,7 @@ local F = {
 	f_auth = ProtoField.bool("srnic.flags.auth", "AUTH", 16, nil, 0x0200),
 	f_probe = ProtoField.bool("srnic.flags.probe", "PROBE", 16, nil, 0x0400),
 	f_atomic_wr = ProtoField.bool("srnic.flags.atomic_wr", "ATOMIC_WR", 16, nil, 0x0800),
+	f_xrc = ProtoField.bool("srnic.flags.xrc", "XRC", 16, nil, 0x1000),
 	dst_qpn = ProtoField.uint32("srnic.dst_qpn", "Destination QP", base.HEX),
 	src_qpn = ProtoField.uint32("srnic.src_qpn", "Source QP", base.HEX),
 	src_inc = ProtoField.uint32("srnic.src_inc", "Source incarnation", base.HEX),
@@ -55,6 +56,8 @@ local F = {
 	compare_add = ProtoField.uint64("srnic.atomic.compare_add", "Compare / add", base.HEX),
 	swap = ProtoField.uint64("srnic.atomic.swap", "Swap", base.HEX),
 	payload = ProtoField.bytes("srnic.payload", "Payload"),
+	-- XRC extension (4 bytes, flag XRC)
+	xrc_srqn = ProtoField.uint32("srnic.xrc.srqn", "XRC SRQ number"),
 	-- ACK extension (32 bytes)
 	syndrome = ProtoField.uint8("srnic.ack.syndrome", "Syndrome", base.DEC, syndromes),
 	rnr_timer = ProtoField.uint8("srnic.ack.rnr_timer", "RNR timer"),
@@ -95,7 +98,7 @@ function p.dissector(tvb, pinfo, tree)
 	local ft = t:add(F.flags, tvb(2, 2))
 	for _, f in ipairs({F.f_imm, F.f_recv_cqe, F.f_solicited, F.f_last,
 			    F.f_sack, F.f_nak, F.f_cas, F.f_inv, F.f_crc,
-			    F.f_auth, F.f_probe, F.f_atomic_wr}) do
+			    F.f_auth, F.f_probe, F.f_atomic_wr, F.f_xrc}) do
 		ft:add(f, tvb(2, 2))
 	end
 	t:add(F.dst_qpn, tvb(4, 4))
@@ -129,6 +132,11 @@ function p.dissector(tvb, pinfo, tree)
 			tvb(off, 4):uint(), tvb(off + 8, 4):uint(),
 			tvb(off + 24, 4):uint(), plen)
 		off = off + 40
+		if bit.band(flags, 0x1000) ~= 0 and tvb:len() >= off + 4 then
+			t:add(F.xrc_srqn, tvb(off, 4))
+			info = info .. string.format(" srqn %d", tvb(off, 4):uint())
+			off = off + 4
+		end
 		if op == 12 and tvb:len() >= off + 16 then
 			t:add(F.compare_add, tvb(off, 8))
 			t:add(F.swap, tvb(off + 8, 8))
