@@ -272,7 +272,7 @@ struct srnic_srq *srnic_engine_create_xrc_srq(struct srnic_engine *eng,
 		errno = ENOMEM;
 		return NULL;
 	}
-	srq->srqn = n;
+	srq->srqn = eng->mem.owner << SRNIC_XRC_SRQ_INDEX_BITS | n;
 	__atomic_fetch_add(&cq->users, 1, __ATOMIC_RELAXED);
 	/* (complete before the number is: the datapath finds it by it) */
 	__atomic_store_n(&eng->xrc_srq[n], srq, __ATOMIC_RELEASE);
@@ -287,7 +287,8 @@ static void call_forget_xrc_srq(struct srnic_engine *eng, struct srnic_call *c)
 	struct srnic_srq *srq = c->arg;
 	uint32_t q, i;
 
-	__atomic_store_n(&eng->xrc_srq[srq->srqn], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&eng->xrc_srq[srq->srqn & (SRNIC_MAX_XRC_SRQ - 1)],
+			 NULL, __ATOMIC_RELEASE);
 	for (q = 0; q < SRNIC_MAX_QP; q++) {
 		struct srnic_qp *qp = eng->qp_tab[q];
 

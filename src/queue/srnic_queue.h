@@ -27,7 +27,11 @@
 #define SRNIC_CACHE_LINE 64
 /* QP numbers are indices into a node-wide table; 0..15 are never used. */
 #define SRNIC_MAX_QP 4096
-#define SRNIC_MAX_XRC_SRQ 4096	/* XRC SRQ numbers of a process: 1 up */
+/* XRC SRQ numbers: the process's slot in its node (the owner field of its
+ * memory keys) above 12 bits of index (from 1), so that one process's
+ * number never names another's SRQ on the node. */
+#define SRNIC_XRC_SRQ_INDEX_BITS 12
+#define SRNIC_MAX_XRC_SRQ (1u << SRNIC_XRC_SRQ_INDEX_BITS)
 #define SRNIC_MAX_MCAST_GROUPS 64	/* groups a node joins */
 #define SRNIC_MAX_MCAST_QPS 32		/* local QPs in one group */
 

@@ -200,11 +200,15 @@ static struct srnic_srq *xrc_srq_of(const struct srnic_engine *eng,
 						 __ATOMIC_ACQUIRE);
 	struct srnic_srq *srq;
 
+	/* (another process's number, or none: no SRQ of this one) */
 	if (qp->xrc != SRNIC_XRC_TGT || !(pkt->flags & SRNIC_F_XRC) || !tab ||
-	    pkt->xrc_srqn == 0 || pkt->xrc_srqn >= SRNIC_MAX_XRC_SRQ)
+	    pkt->xrc_srqn >> SRNIC_XRC_SRQ_INDEX_BITS != eng->mem.owner)
 		return NULL;
-	srq = __atomic_load_n(&tab[pkt->xrc_srqn], __ATOMIC_ACQUIRE);
-	return srq && srq->xrcd == qp->xrcd ? srq : NULL;
+	srq = __atomic_load_n(&tab[pkt->xrc_srqn & (SRNIC_MAX_XRC_SRQ - 1)],
+			      __ATOMIC_ACQUIRE);
+	return srq && srq->srqn == pkt->xrc_srqn && srq->xrcd == qp->xrcd
+		       ? srq
+		       : NULL;
 }
 
 /* The PD a request's memory is checked against: the QP's, or an XRC

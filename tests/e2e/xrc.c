@@ -18,7 +18,10 @@
  *     region's PD) and READs it back;
  *  3. fails on purpose: to target 0 a WRITE naming SRQ 1, whose PD is not
  *     the region's (REM_ACCESS_ERR, and nothing lands); to target 1 a SEND
- *     naming an SRQ number the target has not (REM_INV_REQ_ERR).
+ *     naming target 0's SRQ 0 (REM_INV_REQ_ERR: SRQ numbers are unique on
+ *     a node, so another process's never names one of target 1's; a node
+ *     without srnicd runs each process as a node of its own, and the
+ *     numbers may coincide: then a number neither has).
  *
  * The target checks that every SEND arrived once, whole, in the CQ of the
  * SRQ it named, with the number of the target QP it came through; that
@@ -41,7 +44,8 @@
 #define AREA 65536	/* each initiator's part of a target's region */
 #define TCP_MS 60000
 #define POLL_MS 20000
-#define BAD_SRQN 4000	/* no target makes that many SRQs */
+#define BAD_SRQN 4000	/* no target makes that many SRQs (index 4000 of
+			 * owner 0) */
 
 struct hdr {
 	uint32_t ini, tgt, srq, seq;
@@ -283,6 +287,7 @@ static int initiator(unsigned me, int port, const char *host)
 		*back = malloc(AREA);
 	struct ibv_mr *smr, *amr, *bmr;
 	unsigned t, i, q, ok;
+	uint32_t srqn0_of_0 = 0, foreign;
 	int fd[PROCS];
 	struct ibv_wc wc;
 
@@ -314,6 +319,8 @@ static int initiator(unsigned me, int port, const char *host)
 		connect_qp(ini, &theirs[0], 0);
 		if (vu_sync(fd[t], TCP_MS))
 			die("initiator: sync");
+		if (t == 0)
+			srqn0_of_0 = theirs[1].qpn;
 
 		/* 1. SENDs to both SRQs through the one QP */
 		for (i = 0; i < MSGS; i++)
@@ -369,17 +376,26 @@ static int initiator(unsigned me, int port, const char *host)
 		for (i = 0; i < AREA; i++)
 			area[i] = area_byte(me, t, i, 1);
 		sge = (struct ibv_sge){(uintptr_t)area, AREA, amr->lkey};
+		foreign = srqn0_of_0 != theirs[1].qpn &&
+					  srqn0_of_0 != theirs[2].qpn
+				  ? srqn0_of_0
+				  : BAD_SRQN;
 		wr.opcode = t ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
 		sge.length = t ? MSG : AREA;
-		wr.qp_type.xrc.remote_srqn = t ? BAD_SRQN : theirs[2].qpn;
+		wr.qp_type.xrc.remote_srqn = t ? foreign : theirs[2].qpn;
 		ok = !post(ini, &wr) && vu_poll(cq, &wc, POLL_MS) == 1 &&
 		     wc.status == (t ? IBV_WC_REM_INV_REQ_ERR
 				     : IBV_WC_REM_ACCESS_ERR);
-		vu_check(ok, vu_wc_str(&wc, 1), "target %u: %s", t,
-			 t ? "a SEND naming an SRQ the target has not: "
-			     "REM_INV_REQ_ERR"
-			   : "a WRITE naming SRQ 1, of another PD: "
-			     "REM_ACCESS_ERR");
+		if (t)
+			vu_check(ok, vu_wc_str(&wc, 1),
+				 "target 1: a SEND naming %s: REM_INV_REQ_ERR",
+				 foreign == BAD_SRQN
+					 ? "an SRQ number it has not"
+					 : "target 0's SRQ 0 (another process's)");
+		else
+			vu_check(ok, vu_wc_str(&wc, 1),
+				 "target 0: a WRITE naming SRQ 1, of another "
+				 "PD: REM_ACCESS_ERR");
 		if (vu_sync(fd[t], TCP_MS))
 			die("initiator: sync");
 		ibv_destroy_qp(ini);
