@@ -80,13 +80,6 @@ void srnic_responder_reset(struct srnic_qp *qp)
 	memset(qp->rcv.atomic_done, 0, sizeof(qp->rcv.atomic_done));
 }
 
-/*
- * A QP on an SRQ: move WQEs from the SRQ into the QP's own receive ring
- * until the one for receive sequence ssn is there (or the SRQ is empty).
- * Taking them in SSN order, whatever order messages start in, keeps the
- * QP's receives in its message order.  Arms off the SRQ-limit event when
- * fewer than the limit are left.
- */
 /* The SRQ-limit event, when fewer WQEs than the armed limit are left;
  * disarmed by whoever wins: a modify_srq arming it again meanwhile keeps
  * its new limit. */
@@ -112,6 +105,13 @@ static bool srq_take(struct srnic_srq *srq, struct srnic_rwqe *to)
 	return true;
 }
 
+/*
+ * A QP on an SRQ: move WQEs from the SRQ into the QP's own receive ring
+ * until the one for receive sequence ssn is there (or the SRQ is empty).
+ * Taking them in SSN order, whatever order messages start in, keeps the
+ * QP's receives in its message order.  Arms off the SRQ-limit event when
+ * fewer than the limit are left.
+ */
 void srnic_srq_pull(struct srnic_qp *qp, uint32_t ssn)
 {
 	struct srnic_srq *srq = qp->q.srq;
