@@ -282,7 +282,8 @@ static int ex_next(struct ibv_cq_ex *ibcq)
 {
 	struct srnic_cq_v *scq = ex_to_scq(ibcq);
 
-	if (srnic_cq_poll(scq->cq, &scq->cur, 1) != 1) {
+	if (scq->cq->ts ? !srnic_cq_poll_ts(scq->cq, &scq->cur, &scq->cur_ts)
+			: srnic_cq_poll(scq->cq, &scq->cur, 1) != 1) {
 		scq->cur_valid = 0;
 		return ENOENT;
 	}
@@ -372,14 +373,14 @@ static uint8_t ex_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
  * realtime clock's offset from it, taken when the CQ was made. */
 static uint64_t ex_read_completion_ts(struct ibv_cq_ex *ibcq)
 {
-	return ex_to_scq(ibcq)->cur.ts;
+	return ex_to_scq(ibcq)->cur_ts;
 }
 
 static uint64_t ex_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
 {
 	struct srnic_cq_v *scq = ex_to_scq(ibcq);
 
-	return scq->cur.ts + (uint64_t)scq->wall_offset;
+	return scq->cur_ts + (uint64_t)scq->wall_offset;
 }
 
 static int64_t clock_ns(clockid_t id)
@@ -464,9 +465,14 @@ struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
 	ex->read_slid = ex_read_slid;
 	ex->read_sl = ex_read_sl;
 	ex->read_dlid_path_bits = ex_read_dlid_path_bits;
+	if ((attr->wc_flags & TIMESTAMP_FLAGS) &&
+	    (rc = srnic_engine_cq_timestamps(to_sctx(context)->eng,
+					     scq->cq))) {
+		cq_free(to_sctx(context), scq);
+		errno = -rc;
+		return NULL;
+	}
 	if (attr->wc_flags & TIMESTAMP_FLAGS) {
-		/* (before any QP can complete into it) */
-		scq->cq->timestamps = true;
 		scq->wall_offset = clock_ns(CLOCK_REALTIME) -
 				   clock_ns(CLOCK_MONOTONIC);
 		ex->read_completion_ts = ex_read_completion_ts;

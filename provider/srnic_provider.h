@@ -51,6 +51,7 @@ struct srnic_cq_v {
 	int ex;			/* created with create_cq_ex */
 	/* create_cq_ex polling state */
 	struct srnic_cqe cur;
+	uint64_t cur_ts;		/* its time (a CQ with times) */
 	int cur_valid;
 	/* CLOCK_REALTIME less CLOCK_MONOTONIC when the CQ was made, in ns:
 	 * what turns a completion's time into wall-clock time */

@@ -130,25 +130,43 @@ struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,
 	return cq;
 }
 
+int srnic_engine_cq_timestamps(struct srnic_engine *eng, struct srnic_cq *cq)
+{
+	(void)eng;
+	cq->ts = srnic_zalloc((size_t)(cq->mask + 1) * sizeof(*cq->ts));
+	return cq->ts ? 0 : -ENOMEM;
+}
+
+/* A CQ's rings: its completions, and their times if it keeps them. */
+struct cq_rings {
+	struct srnic_cqe *ring;
+	uint64_t *ts;
+	uint32_t mask;
+};
+
 /* On the datapath, the only producer: move what is unpolled to the new
- * ring, at the same free-running indices. */
+ * rings, at the same free-running indices; the old ones come back in
+ * *r. */
 static void call_resize_cq(struct srnic_engine *eng, struct srnic_call *c)
 {
 	struct srnic_cq *cq = c->arg;
-	struct srnic_cqe *ring = c->arg3, *old = cq->ring;
-	uint32_t mask = (uint32_t)(uintptr_t)c->arg2, i;
-	uint32_t cons = __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE);
+	struct cq_rings *r = c->arg3, old = {cq->ring, cq->ts, cq->mask};
+	uint32_t i, cons = __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE);
 
 	(void)eng;
-	if (cq->prod - cons > mask + 1) {
+	if (cq->prod - cons > r->mask + 1) {
 		c->result = -EINVAL;	/* more unpolled than it would hold */
 		return;
 	}
-	for (i = cons; i != cq->prod; i++)
-		ring[i & mask] = old[i & cq->mask];
-	cq->ring = ring;
-	cq->mask = mask;
-	c->arg3 = old;
+	for (i = cons; i != cq->prod; i++) {
+		r->ring[i & r->mask] = old.ring[i & old.mask];
+		if (old.ts)
+			r->ts[i & r->mask] = old.ts[i & old.mask];
+	}
+	cq->ring = r->ring;
+	cq->ts = r->ts;
+	cq->mask = r->mask;
+	*r = old;
 	c->result = 0;
 }
 
@@ -156,15 +174,20 @@ int srnic_engine_resize_cq(struct srnic_engine *eng, struct srnic_cq *cq,
 			   unsigned depth)
 {
 	uint32_t n = pow2_at_least(depth ? depth : 1);
-	struct srnic_cqe *ring = srnic_zalloc((size_t)n * sizeof(*ring));
-	struct srnic_call c = {.fn = call_resize_cq, .arg = cq,
-			       .arg2 = (const void *)(uintptr_t)(n - 1),
-			       .arg3 = ring};
+	struct cq_rings r = {
+		.ring = srnic_zalloc((size_t)n * sizeof(*r.ring)),
+		.ts = cq->ts ? srnic_zalloc((size_t)n * sizeof(*r.ts)) : NULL,
+		.mask = n - 1};
+	struct srnic_call c = {.fn = call_resize_cq, .arg = cq, .arg3 = &r};
 
-	if (!ring)
+	if (!r.ring || (cq->ts && !r.ts)) {
+		srnic_free(r.ring);
+		srnic_free(r.ts);
 		return -ENOMEM;
+	}
 	srnic_engine_call(eng, &c);
-	srnic_free(c.arg3);	/* the ring not in use */
+	srnic_free(r.ring);	/* the rings not in use */
+	srnic_free(r.ts);
 	return c.result;
 }
 
@@ -214,6 +237,7 @@ int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq)
 		srnic_engine_moderate_cq(eng, cq, 0, 0);
 	pthread_spin_destroy(&cq->lock);
 	srnic_free(cq->ring);
+	srnic_free(cq->ts);
 	srnic_free(cq);
 	return 0;
 }
@@ -520,8 +544,12 @@ static void cq_forget_qp(struct srnic_cq *cq, uint32_t qpn)
 
 	while (i != cons) {
 		i--;
-		if (cq->ring[i & cq->mask].qp_num != qpn)
-			cq->ring[--to & cq->mask] = cq->ring[i & cq->mask];
+		if (cq->ring[i & cq->mask].qp_num == qpn)
+			continue;
+		--to;
+		cq->ring[to & cq->mask] = cq->ring[i & cq->mask];
+		if (cq->ts)
+			cq->ts[to & cq->mask] = cq->ts[i & cq->mask];
 	}
 	__atomic_store_n(&cq->cons, to, __ATOMIC_RELEASE);
 }

@@ -72,6 +72,9 @@ int srnic_engine_prefetch(struct srnic_engine *eng, uint32_t key, uint32_t pd,
 struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,
 					unsigned depth);
 int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq);
+/* The CQ keeps each completion's time (cq->ts): before any QP uses it.
+ * 0 or -ENOMEM. */
+int srnic_engine_cq_timestamps(struct srnic_engine *eng, struct srnic_cq *cq);
 /* A new depth (at least what is unpolled: else -EINVAL); the caller keeps
  * the CQ's pollers out meanwhile (its lock). */
 int srnic_engine_resize_cq(struct srnic_engine *eng, struct srnic_cq *cq,

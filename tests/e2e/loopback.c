@@ -1099,6 +1099,24 @@ static void timestamps(void)
 	}
 	vu_check(ok, NULL, "each completion's time lies between its post "
 		 "and its poll, in both clocks");
+	/* a completion waiting through a resize keeps its time */
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	if (post_rdma(qp[0], IBV_WR_RDMA_WRITE, src, 64, msrc->lkey,
+		      (uintptr_t)dst, mdst->rkey))
+		die("timestamps: post");
+	usleep(20000);
+	rc = ibv_resize_cq(ibv_cq_ex_to_cq(cqx), 64);
+	ok = !rc;
+	while (ok && (rc = ibv_start_poll(cqx, &pa)) == ENOENT)
+		;
+	t1 = clock_ns(CLOCK_MONOTONIC);
+	if (ok && !rc) {
+		ts = (int64_t)ibv_wc_read_completion_ts(cqx);
+		ok = cqx->status == IBV_WC_SUCCESS && ts >= t0 && ts <= t1;
+		ibv_end_poll(cqx);
+	}
+	vu_check(ok && !rc, NULL, "and one that waited through "
+		 "ibv_resize_cq keeps its time");
 	ibv_destroy_qp(qp[0]);
 	ibv_destroy_qp(qp[1]);
 	ibv_dereg_mr(mdst);
