@@ -106,13 +106,13 @@ struct srnic_read_job {
 	uint32_t msn;
 	uint32_t txid;
 	uint32_t rkey;
-	uint32_t pd;		/* the memory's (srnic_rmsg.pd) */
 	uint32_t len;		/* of the whole READ */
 	uint64_t va;		/* of the READ's first byte */
 	uint32_t sent;		/* offset of the next byte to send */
 	uint32_t end;		/* the job ends before this offset */
 	uint8_t shift;		/* the requester's packet size */
 	uint8_t atomic;		/* the answer is value, not memory */
+	uint32_t pd;		/* the memory's (srnic_rmsg.pd) */
 	uint64_t value;		/* atomics: the 8 bytes as they were */
 };
 
