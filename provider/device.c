@@ -190,6 +190,11 @@ static const struct verbs_device_ops srnic_dev_ops = {
 };
 SRNIC_PROVIDER_REGISTER(srnic_dev_ops);
 
+bool srnic_device_is_ours(struct ibv_device *device)
+{
+	return ((struct verbs_device *)device)->ops == &srnic_dev_ops;
+}
+
 /* ---- what the device says about itself ---- */
 
 static uint64_t node_guid(const struct srnic_config *cfg)

@@ -7,6 +7,7 @@
 #define SRNIC_PROVIDER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -148,6 +149,8 @@ void srnic_keep_until_close(struct srnic_context *ctx, void *obj);
  * datapath starts with the first of them).  NULL with errno set on
  * failure. */
 struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx);
+/* Whether a device of libibverbs' is one of this provider's. */
+bool srnic_device_is_ours(struct ibv_device *device);
 struct srnic_engine *srnic_ctx_start(struct srnic_context *ctx);
 
 /* device.c */

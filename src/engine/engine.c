@@ -615,3 +615,19 @@ unsigned srnic_engine_ports_up(const struct srnic_engine *eng)
 	return srnic_ports_up(eng->node);
 }
 
+void srnic_engine_describe(const struct srnic_engine *eng,
+			   struct srnic_engine_desc *d)
+{
+	unsigned p;
+
+	memset(d, 0, sizeof(*d));
+	d->running = srnic_engine_running(eng);
+	d->attached = d->running && eng->mode == SRNIC_ATTACHED;
+	d->slot = d->attached ? eng->slot : 0;
+	for (p = 0; p < eng->cfg.nports; p++)
+		if (!d->running ||
+		    __atomic_load_n(&eng->node->port[p].link_up,
+				    __ATOMIC_RELAXED))
+			d->ports_up |= 1u << p;
+}
+

@@ -48,6 +48,17 @@ void srnic_engine_put(struct srnic_engine *eng);
 /* Link state as the control core sees it: how many ports are up. */
 unsigned srnic_engine_ports_up(const struct srnic_engine *eng);
 
+/* What srnic_query_device (include/srnic.h) says of the engine. */
+struct srnic_engine_desc {
+	bool running;		/* its datapath runs */
+	bool attached;		/* ... as a process of srnicd's node */
+	uint32_t slot;		/* attached: the process's slot */
+	uint32_t ports_up;	/* bit p: port p's link is up (every
+				 * configured port, before it runs) */
+};
+void srnic_engine_describe(const struct srnic_engine *eng,
+			   struct srnic_engine_desc *d);
+
 /* Memory registration; keys are the same for local and remote use. */
 uint32_t srnic_engine_reg_mr(struct srnic_engine *eng, void *addr,
 			     uint64_t length, uint32_t access, uint32_t pd);

@@ -48,6 +48,13 @@ pre=$(echo "$env" | sed -n 's/^LD_PRELOAD=//p')
 on a -- env -u LD_PRELOAD ibv_devinfo | grep -q PORT_ACTIVE ||
 	fail "ibv_devinfo without the preload library"
 
+# srnic's own verbs (include/srnic.h), from libsrnic: tests/e2e/srnic_api.c
+nports=$(grep -c '^[[:space:]]*port[[:space:]]*=' "$TB/a.conf")
+on a 60 -- "$BUILD/tests/e2e/srnic_api" a "$nports" > "$LOGDIR/srnic-api.a" 2>&1 ||
+	{ cat "$LOGDIR/srnic-api.a"; fail "srnic_api"; }
+cat "$LOGDIR/srnic-api.a"
+checked "$LOGDIR/srnic-api.a" || fail "srnic_api"
+
 # Node b is a different node: its own GUID and address.
 vb=$(on b -- ibv_devinfo -v) || fail "ibv_devinfo -v on b failed"
 echo "$vb" | grep -q '::ffff:10.55.0.2, RoCE v2' || fail "node b's GID"

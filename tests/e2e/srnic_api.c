@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * srnic_api: srnic's own verbs (include/srnic.h), linked from libsrnic as
+ * a program would (tests/e2e/01-devinfo.sh).
+ *
+ *   srnic_api NODE NPORTS
+ *
+ *  1. srnic_is_srnic_device says yes for srnic0, no for a device of
+ *     another provider (a stand-in whose provider ops are not srnic's).
+ *  2. srnic_query_device names the node, its ports and its address (GID
+ *     1's IPv4), says the datapath does not run before the first CQ and
+ *     runs after it, with every port up; EINVAL for an unknown comp_mask,
+ *     EOPNOTSUPP for another provider's context.
+ *  3. The library the program linked is the provider libibverbs loaded:
+ *     one copy of it in the process.
+ * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
+ * failure.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srnic.h"
+#include "verbs_util.h"
+
+/* Executable mappings of libsrnic.so.1 (the library, not the preload
+ * library beside it) in this process. */
+static unsigned srnic_text_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " r-xp ") && strstr(line, "/libsrnic.so."))
+			n++;
+	fclose(f);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	struct srnic_device_attr a = {0};
+	/* another provider's device and context: zeroes, whose provider
+	 * ops (after the ibv_device) are not srnic's */
+	static uint64_t fake[512];
+	struct ibv_context other = {.device = (struct ibv_device *)fake};
+	struct ibv_context *ctx;
+	union ibv_gid gid;
+	struct ibv_cq *cq;
+	uint32_t all, ipv4;
+	unsigned nports;
+	int rc;
+
+	if (argc != 3)
+		return fprintf(stderr, "usage: srnic_api NODE NPORTS\n"), 2;
+	nports = (unsigned)atoi(argv[2]);
+	all = (1u << nports) - 1;
+	ctx = vu_open_first();
+	if (!ctx || ibv_query_gid(ctx, VU_PORT, VU_GID_INDEX, &gid))
+		return 2;
+	ipv4 = (uint32_t)gid.raw[12] << 24 | (uint32_t)gid.raw[13] << 16 |
+	       (uint32_t)gid.raw[14] << 8 | gid.raw[15];
+
+	vu_check(srnic_is_srnic_device(ctx->device) &&
+			 !srnic_is_srnic_device(other.device),
+		 NULL, "srnic_is_srnic_device: srnic0 yes, another's no");
+	rc = srnic_query_device(ctx, &a);
+	vu_check(!rc && !strcmp(a.node, argv[1]) && a.nports == nports &&
+			 a.ipv4 == ipv4 && a.mtu >= 256 && !a.running &&
+			 a.ports_up == all,
+		 vu_err_str(rc), "srnic_query_device: node %s, %u ports, "
+		 "mtu %u, not running yet", a.node, a.nports, a.mtu);
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	if (!cq)
+		return 2;
+	rc = srnic_query_device(ctx, &a);
+	vu_check(!rc && a.running && a.ports_up == all, vu_err_str(rc),
+		 "after the first CQ: running, ports up 0x%x%s (slot %u)",
+		 a.ports_up, a.attached ? ", attached to srnicd" : "", a.slot);
+	a.comp_mask = 1;
+	vu_check(srnic_query_device(ctx, &a) == EINVAL, NULL,
+		 "an unknown comp_mask: EINVAL");
+	a.comp_mask = 0;
+	vu_check(srnic_query_device(&other, &a) == EOPNOTSUPP, NULL,
+		 "another provider's context: EOPNOTSUPP");
+	vu_check(srnic_text_maps() == 1, NULL,
+		 "libsrnic and the provider libibverbs loaded are one copy "
+		 "(%u mappings of its code)", srnic_text_maps());
+	ibv_destroy_cq(cq);
+	ibv_close_device(ctx);
+	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
+	return vu_failed ? 1 : 0;
+}
