@@ -152,6 +152,20 @@ static void to_wc(const struct srnic_cqe *c, struct ibv_wc *wc)
 	}
 }
 
+/*
+ * Whether a poll that found nothing may run the datapath itself (and look
+ * again): not while the CQ is armed.  Its program waits for the event; a
+ * completion this poll published would both make that event and be taken
+ * by this very poll, leaving an event with nothing behind it.  perftest's
+ * -e loops poll once per event and lose step over one (ib_send_lat -e's
+ * server then waited forever, in 2 runs of 3 once the provider's calls
+ * became direct ones); the engine's own thread brings the completion.
+ */
+static bool may_progress(const struct srnic_cq *cq)
+{
+	return !__atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE);
+}
+
 static int poll_some(struct srnic_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct srnic_cqe c[16];
@@ -182,7 +196,8 @@ int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	got = poll_some(cq, n, wc);
 	/* Nothing yet: move the datapath on from here (when nobody else is
 	 * at it), and look again. */
-	if (!got && srnic_engine_progress(to_sctx(ibcq->context)->eng))
+	if (!got && may_progress(cq) &&
+	    srnic_engine_progress(to_sctx(ibcq->context)->eng))
 		got = poll_some(cq, n, wc);
 	if (got) {
 		__atomic_store_n(&cq->empty_polls, 0, __ATOMIC_RELAXED);
@@ -304,7 +319,8 @@ static int ex_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 	rc = ex_next(ibcq);
 	if (rc) {
 		pthread_spin_unlock(&scq->cq->lock);
-		if (!srnic_engine_progress(to_sctx(ibcq->context)->eng)) {
+		if (!may_progress(scq->cq) ||
+		    !srnic_engine_progress(to_sctx(ibcq->context)->eng)) {
 			sched_yield();
 			return rc;
 		}
