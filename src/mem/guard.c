@@ -42,7 +42,6 @@ static pthread_key_t armed;
 static struct sigaction prev_segv, prev_bus;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int install_error;
-static uint64_t faults;
 
 static void pass_on(int sig, siginfo_t *si, void *uc)
 {
@@ -69,11 +68,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 {
 	sigjmp_buf *jb = pthread_getspecific(armed);
 
-	if (jb && si->si_code > 0) {	/* a fault, not a kill(2) */
-		pthread_setspecific(armed, NULL);
-		__atomic_fetch_add(&faults, 1, __ATOMIC_RELAXED);
-		siglongjmp(*jb, 1);
-	}
+	if (jb && si->si_code > 0)	/* a fault, not a kill(2) */
+		siglongjmp(*jb, 1);	/* (the copy disarms, back there) */
 	pass_on(sig, si, uc);
 }
 
@@ -99,11 +95,6 @@ int srnic_guard_enable(void)
 	return -install_error;
 }
 
-uint64_t srnic_guard_faults(void)
-{
-	return __atomic_load_n(&faults, __ATOMIC_RELAXED);
-}
-
 /* The compiler must not move the copy out of the armed span: the signal
  * fences keep memory accesses on their side of arming and disarming. */
 #define ARM(jb)                                                             \
@@ -121,8 +112,10 @@ bool srnic_guard_copy(void *dst, const void *src, size_t len)
 {
 	sigjmp_buf jb;
 
-	if (sigsetjmp(jb, 0))
+	if (sigsetjmp(jb, 0)) {
+		pthread_setspecific(armed, NULL);
 		return false;
+	}
 	ARM(jb);
 	memcpy(dst, src, len);
 	DISARM();
@@ -135,8 +128,10 @@ bool srnic_guard_atomic(uint64_t *p, enum srnic_amo op, uint64_t a,
 	sigjmp_buf jb;
 	uint64_t v;
 
-	if (sigsetjmp(jb, 0))
+	if (sigsetjmp(jb, 0)) {
+		pthread_setspecific(armed, NULL);
 		return false;
+	}
 	ARM(jb);
 	v = srnic_amo_run(p, op, a, b);
 	DISARM();

@@ -250,8 +250,6 @@ static inline uint64_t srnic_amo_run(uint64_t *p, enum srnic_amo op,
 bool srnic_guard_copy(void *dst, const void *src, size_t len);
 bool srnic_guard_atomic(uint64_t *p, enum srnic_amo op, uint64_t a,
 			uint64_t b, uint64_t *old);
-/* Faults the guard has turned into errors, in this process. */
-uint64_t srnic_guard_faults(void);
 
 /* Whether copies of t's memory are guarded (set before the key of the
  * first on-demand region is published, so a datapath that checked that
