@@ -297,8 +297,8 @@ static int ex_next(struct ibv_cq_ex *ibcq)
 {
 	struct srnic_cq_v *scq = ex_to_scq(ibcq);
 
-	if (scq->cq->ts ? !srnic_cq_poll_ts(scq->cq, &scq->cur, &scq->cur_ts)
-			: srnic_cq_poll(scq->cq, &scq->cur, 1) != 1) {
+	if (srnic_cq_poll_ts(scq->cq, &scq->cur,
+			     scq->cq->ts ? &scq->cur_ts : NULL, 1) != 1) {
 		scq->cur_valid = 0;
 		return ENOENT;
 	}

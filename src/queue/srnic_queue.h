@@ -407,33 +407,29 @@ static inline uint32_t srnic_qp_state(const struct srnic_qp_queues *q)
 	return __atomic_load_n(&q->state, __ATOMIC_ACQUIRE);
 }
 
-/* Application: take one completion, and its time (a CQ with times). */
-static inline bool srnic_cq_poll_ts(struct srnic_cq *cq, struct srnic_cqe *out,
-				    uint64_t *ts)
-{
-	uint32_t prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
-
-	if (cq->cons == prod)
-		return false;
-	*out = cq->ring[cq->cons & cq->mask];
-	*ts = cq->ts[cq->cons & cq->mask];
-	__atomic_store_n(&cq->cons, cq->cons + 1, __ATOMIC_RELEASE);
-	return true;
-}
-
-/* Application: take up to n completions. */
-static inline int srnic_cq_poll(struct srnic_cq *cq, struct srnic_cqe *out,
-				int n)
+/* Application: take up to n completions, and their times into ts (not
+ * NULL: a CQ that keeps them); read before the slots are given back. */
+static inline int srnic_cq_poll_ts(struct srnic_cq *cq, struct srnic_cqe *out,
+				   uint64_t *ts, int n)
 {
 	uint32_t prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
 	int got = 0;
 
 	while (got < n && cq->cons + got != prod) {
 		out[got] = cq->ring[(cq->cons + got) & cq->mask];
+		if (ts)
+			ts[got] = cq->ts[(cq->cons + got) & cq->mask];
 		got++;
 	}
 	__atomic_store_n(&cq->cons, cq->cons + got, __ATOMIC_RELEASE);
 	return got;
+}
+
+/* Application: take up to n completions. */
+static inline int srnic_cq_poll(struct srnic_cq *cq, struct srnic_cqe *out,
+				int n)
+{
+	return srnic_cq_poll_ts(cq, out, NULL, n);
 }
 
 #endif

@@ -212,22 +212,23 @@ static struct srnic_srq *xrc_srq_of(const struct srnic_engine *eng,
 }
 
 /* The PD a request's memory is checked against: the QP's, or an XRC
- * target's SRQ's; false when the request may not come here (an XRC
- * request to another QP, or one naming no SRQ of the target's domain). */
+ * target's SRQ's (*srq, else NULL); false when the request may not come
+ * here (an XRC request to another QP, or one naming no SRQ of the
+ * target's domain). */
 static bool request_pd(struct srnic_engine *eng, const struct srnic_qp *qp,
-		       const struct srnic_pkt *pkt, uint32_t *pd)
+		       const struct srnic_pkt *pkt, uint32_t *pd,
+		       struct srnic_srq **srq)
 {
-	const struct srnic_srq *srq;
-
 	*pd = qp->pd;
+	*srq = NULL;
 	if (qp->xrc == SRNIC_XRC_NONE && !(pkt->flags & SRNIC_F_XRC))
 		return true;
-	srq = xrc_srq_of(eng, qp, pkt);
-	if (!srq) {
+	*srq = xrc_srq_of(eng, qp, pkt);
+	if (!*srq) {
 		eng->st->drops[SRNIC_DROP_BAD_XRC]++;
 		return false;
 	}
-	*pd = srq->pd;
+	*pd = (*srq)->pd;
 	return true;
 }
 
@@ -308,6 +309,7 @@ static void fail(struct srnic_engine *eng, struct srnic_qp *qp,
 static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		       struct srnic_rmsg *s, const struct srnic_pkt *pkt)
 {
+	struct srnic_srq *srq;	/* an XRC target's: the message's SRQ */
 	enum srnic_mem_check r;
 
 	slot_clear(s);
@@ -318,7 +320,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 	s->imm = pkt->imm;
 	s->flags = pkt->flags;
 	s->opcode = pkt->opcode;
-	if (!request_pd(eng, qp, pkt, &s->pd)) {
+	if (!request_pd(eng, qp, pkt, &s->pd, &srq)) {
 		fail(eng, qp, s, SRNIC_NAK_INVALID, SRNIC_WC_REM_INV_REQ_ERR);
 		return true;
 	}
@@ -396,7 +398,7 @@ static bool slot_start(struct srnic_engine *eng, struct srnic_qp *qp,
 		int64_t room;
 
 		if (qp->xrc == SRNIC_XRC_TGT) {
-			have = xrc_take(qp, xrc_srq_of(eng, qp, pkt), s->ssn);
+			have = xrc_take(qp, srq, s->ssn);
 		} else {
 			if (qp->q.srq &&
 			    (uint32_t)(s->ssn - qp->rcv.exp_ssn) < SRNIC_WINDOW)
@@ -789,6 +791,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint32_t end = pkt->read_len ? pkt->msg_off + pkt->read_len
 				     : pkt->msg_len;
 	struct srnic_read_job *j;
+	struct srnic_srq *srq;
 	enum srnic_mem_check r;
 	uint32_t i, pd;
 
@@ -834,7 +837,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
-	if (!request_pd(eng, qp, pkt, &pd)) {
+	if (!request_pd(eng, qp, pkt, &pd, &srq)) {
 		nak(eng, qp, SRNIC_NAK_INVALID, pkt->msn, pkt->txid);
 		return;
 	}
