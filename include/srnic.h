@@ -51,6 +51,79 @@ struct srnic_device_attr {
 int srnic_query_device(struct ibv_context *context,
 		       struct srnic_device_attr *attr);
 
+/*
+ * Multicast and broadcast RDMA WRITE (docs/multicast-rdma.md).  A node
+ * joins group g (0 to SRNIC_MAX_GROUPS - 1) by registering a region for
+ * it; one multicast WRITE of a UD QP then lands at the same offset of the
+ * group's region on every other node that holds one, and completes (in
+ * the QP's send CQ, as IBV_WC_RDMA_WRITE) once each of them has all of
+ * it.  Group 0 is broadcast: its packets go to every node.
+ */
+#define SRNIC_MAX_GROUPS 64
+#define SRNIC_GROUP_BROADCAST 0
+
+/*
+ * A region of pd for group g: a multicast WRITE's offset counts from
+ * addr, and it must lie inside length.  access must include
+ * IBV_ACCESS_REMOTE_WRITE (and, as verbs wants, LOCAL_WRITE).  One region
+ * per group per node: EBUSY if a process of the node has one.  It is an
+ * ordinary region otherwise (ibv_dereg_mr ends it, and the node's
+ * membership with it).  Starts the context's datapath, which places the
+ * group's packets.  NULL with errno set on failure.
+ */
+struct ibv_mr *srnic_reg_mr_group(struct ibv_pd *pd, void *addr,
+				  size_t length, int access, unsigned group);
+
+/* A node, as the calls below name it. */
+struct srnic_group_member {
+	uint32_t ipv4;		/* its address, host order */
+	char node[16];		/* its name */
+	int status;		/* srnic_mc_failed: the enum ibv_wc_status it
+				 * failed with; else 0 */
+};
+
+/*
+ * The other nodes that hold a region for group (as their HELLOs say) and
+ * that a port reaches: the members a multicast WRITE posted now goes to.
+ * Returns how many there are (the first max of them are in members), or
+ * -1 with errno set (EOPNOTSUPP, EINVAL).
+ */
+int srnic_query_group(struct ibv_context *context, unsigned group,
+		      struct srnic_group_member *members, int max);
+
+/* A multicast RDMA WRITE: the bytes of sg_list to offset in every
+ * member's region for group. */
+struct srnic_mc_write_wr {
+	uint64_t wr_id;
+	struct ibv_sge *sg_list;
+	int num_sge;
+	unsigned int send_flags;	/* IBV_SEND_SIGNALED, or 0 */
+	unsigned int group;
+	uint64_t offset;
+};
+
+/*
+ * Post a multicast WRITE on qp, a UD QP (in RTS), behind its other sends.
+ * One is in flight at a time; the QP's datagrams go on around it and
+ * complete in order behind it.  If a member fails it (it stops answering,
+ * restarts, or its region is too small), the WRITE completes with an
+ * error (IBV_WC_RETRY_EXC_ERR, IBV_WC_REM_ACCESS_ERR), the other members
+ * have the data all the same, and the send queue stops as after any failed
+ * UD send (a move back to RTS resumes it).  0 or an errno, as
+ * ibv_post_send: EINVAL (not a UD QP, a bad group, flags, SGE count or
+ * length, an offset range that wraps), ENOMEM (the send queue is full).
+ */
+int srnic_post_mc_write(struct ibv_qp *qp, const struct srnic_mc_write_wr *wr);
+
+/*
+ * The members qp's last failed multicast WRITE gave up on (*wr_id: its
+ * work request's id), each with its status.  Returns how many (0: none
+ * has failed), the first max of them in members; -1 with errno set
+ * (EOPNOTSUPP).
+ */
+int srnic_mc_failed(struct ibv_qp *qp, uint64_t *wr_id,
+		    struct srnic_group_member *members, int max);
+
 #ifdef __cplusplus
 }
 #endif

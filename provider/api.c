@@ -12,6 +12,10 @@
 
 #include "srnic.h"
 #include "srnic_provider.h"
+#include "srnic_post.h"
+
+/* Nodes a group can have: every peer the engine knows. */
+#define SRNIC_MAX_GROUP_MEMBERS 64
 
 #define SRNIC_API __attribute__((visibility("default")))
 
@@ -52,4 +56,164 @@ SRNIC_API int srnic_query_device(struct ibv_context *context,
 	attr->attached = d.attached;
 	attr->slot = d.slot;
 	return 0;
+}
+
+/* ---- multicast and broadcast RDMA WRITE ---- */
+
+SRNIC_API struct ibv_mr *srnic_reg_mr_group(struct ibv_pd *pd, void *addr,
+					    size_t length, int access,
+					    unsigned group)
+{
+	struct srnic_context *ctx;
+	struct ibv_mr *mr;
+	int rc;
+
+	if (!pd || !srnic_context(pd->context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (group >= SRNIC_MAX_GROUPS || !(access & IBV_ACCESS_REMOTE_WRITE)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = to_sctx(pd->context);
+	/* (a member places the group's packets: its datapath must run) */
+	if (!srnic_ctx_start(ctx))
+		return NULL;
+	mr = ibv_reg_mr(pd, addr, length, access);
+	if (!mr)
+		return NULL;
+	rc = srnic_engine_group_region(ctx->eng, group, mr->lkey,
+				       to_spd(pd)->handle, addr, length);
+	if (rc) {
+		ibv_dereg_mr(mr);
+		errno = -rc;
+		return NULL;
+	}
+	return mr;
+}
+
+static void members_out(const struct srnic_engine_member *in, int n,
+			struct srnic_group_member *out, int max)
+{
+	int i;
+
+	for (i = 0; i < n && i < max; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].ipv4 = in[i].ipv4;
+		memcpy(out[i].node, in[i].name, sizeof(out[i].node));
+		out[i].node[sizeof(out[i].node) - 1] = '\0';
+		out[i].status = in[i].status
+					? (int)srnic_wc_status_of(
+						  (uint8_t)in[i].status)
+					: 0;
+	}
+}
+
+SRNIC_API int srnic_query_group(struct ibv_context *context, unsigned group,
+				struct srnic_group_member *members, int max)
+{
+	struct srnic_engine_member m[SRNIC_MAX_GROUP_MEMBERS];
+	struct srnic_context *ctx;
+	int n;
+
+	if (!srnic_context(context)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (group >= SRNIC_MAX_GROUPS || max < 0 || (max && !members)) {
+		errno = EINVAL;
+		return -1;
+	}
+	ctx = to_sctx(context);
+	/* (its control core learns the peers: the engine must be up) */
+	if (!srnic_ctx_start(ctx))
+		return -1;
+	n = srnic_engine_group_members(ctx->eng, group, m,
+				       SRNIC_MAX_GROUP_MEMBERS);
+	if (n < 0) {
+		errno = -n;
+		return -1;
+	}
+	members_out(m, n, members, max);
+	return n;
+}
+
+SRNIC_API int srnic_post_mc_write(struct ibv_qp *ibqp,
+				  const struct srnic_mc_write_wr *wr)
+{
+	struct srnic_qp_v *sqp;
+	struct srnic_qp_queues *q;
+	struct srnic_swqe *w;
+	uint64_t total = 0;
+	uint32_t prod;
+	bool kick;
+	int i, rc;
+
+	if (!ibqp || !srnic_context(ibqp->context))
+		return EOPNOTSUPP;
+	sqp = to_sqp(ibqp);
+	q = sqp->q;
+	if (!wr || ibqp->qp_type != IBV_QPT_UD || wr->group >= SRNIC_MAX_GROUPS ||
+	    (wr->send_flags & ~(unsigned)IBV_SEND_SIGNALED) ||
+	    wr->num_sge < 0 || (uint32_t)wr->num_sge > q->max_send_sge ||
+	    (wr->num_sge && !wr->sg_list))
+		return EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > SRNIC_MAX_MSG_BYTES || wr->offset + total < wr->offset)
+		return EINVAL;
+	pthread_spin_lock(&q->sq_lock);
+	rc = srnic_sq_state_ok(q);
+	prod = q->sq_prod;
+	if (!rc && !srnic_sq_room(q, prod))
+		rc = ENOMEM;
+	if (!rc) {
+		w = &q->sq[prod & q->sq_mask];
+		memset(w, 0, offsetof(struct srnic_swqe, sge));
+		w->wr_id = wr->wr_id;
+		w->opcode = SRNIC_WR_MC_WRITE;
+		w->flags = wr->send_flags & IBV_SEND_SIGNALED ? SRNIC_WR_SIGNALED
+							     : 0;
+		w->length = (uint32_t)total;
+		w->rkey = wr->group;
+		w->remote_addr = wr->offset;
+		w->num_sge = (uint8_t)wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			w->sge[i].addr = wr->sg_list[i].addr;
+			w->sge[i].length = wr->sg_list[i].length;
+			w->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		prod++;
+	}
+	kick = srnic_sq_publish(sqp, prod);
+	pthread_spin_unlock(&q->sq_lock);
+	if (kick)
+		srnic_engine_kick(sqp->ctx->eng);
+	return rc;
+}
+
+SRNIC_API int srnic_mc_failed(struct ibv_qp *ibqp, uint64_t *wr_id,
+			      struct srnic_group_member *members, int max)
+{
+	struct srnic_engine_member m[SRNIC_MAX_GROUP_MEMBERS];
+	struct srnic_qp_v *sqp;
+	uint64_t id = 0;
+	int n;
+
+	if (!ibqp || !srnic_context(ibqp->context)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (max < 0 || (max && !members)) {
+		errno = EINVAL;
+		return -1;
+	}
+	sqp = to_sqp(ibqp);
+	n = srnic_engine_group_failed(sqp->ctx->eng, sqp->qp, &id, m,
+				      SRNIC_MAX_GROUP_MEMBERS);
+	if (wr_id)
+		*wr_id = id;
+	members_out(m, n, members, max);
+	return n;
 }

@@ -40,6 +40,13 @@ static const enum ibv_wc_status wc_status[] = {
 	[SRNIC_WC_MW_BIND_ERR] = IBV_WC_MW_BIND_ERR,
 };
 
+enum ibv_wc_status srnic_wc_status_of(uint8_t status)
+{
+	return status < sizeof(wc_status) / sizeof(wc_status[0])
+		       ? wc_status[status]
+		       : IBV_WC_GENERAL_ERR;
+}
+
 static const enum ibv_wc_opcode wc_opcode[] = {
 	[SRNIC_WC_SEND] = IBV_WC_SEND,
 	[SRNIC_WC_RDMA_WRITE] = IBV_WC_RDMA_WRITE,

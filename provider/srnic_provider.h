@@ -153,6 +153,9 @@ struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx);
 bool srnic_device_is_ours(struct ibv_device *device);
 struct srnic_engine *srnic_ctx_start(struct srnic_context *ctx);
 
+/* cq.c: verbs' status for the engine's (enum srnic_wc_status) */
+enum ibv_wc_status srnic_wc_status_of(uint8_t status);
+
 /* device.c */
 int srnic_query_device_ex(struct ibv_context *context,
 			  const struct ibv_query_device_ex_input *input,

@@ -302,6 +302,7 @@ static const uint8_t wc_op[] = {
 	[SRNIC_WR_LOCAL_INV] = SRNIC_WC_LOCAL_INV,
 	[SRNIC_WR_BIND_MW] = SRNIC_WC_BIND_MW,
 	[SRNIC_WR_ATOMIC_WRITE] = SRNIC_WC_ATOMIC_WRITE,
+	[SRNIC_WR_MC_WRITE] = SRNIC_WC_RDMA_WRITE,
 };
 
 static void sq_release(struct srnic_qp *qp)

@@ -119,6 +119,7 @@ static void send_hello(struct srnic_engine *eng, unsigned p)
 	/* Numbered per port, so that peers can tell how many they miss. */
 	control_pkt(eng, SRNIC_OP_HELLO, p, &pkt);
 	pkt.msn = eng->node->port[p].hello_seq++;
+	pkt.groups = __atomic_load_n(&eng->node->groups, __ATOMIC_ACQUIRE);
 	m = srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
 
 	if (m && rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0)
@@ -250,8 +251,12 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 				ctl_log(eng, "peer %s up on port %u "
 				     "(incarnation %08x)", peer->name, p,
 				     pkt->src_inc);
-			if (pkt->opcode == SRNIC_OP_HELLO)
+			if (pkt->opcode == SRNIC_OP_HELLO) {
 				hello_loss(eng, peer, p, pkt);
+				/* (the multicast RDMA senders' members) */
+				__atomic_store_n(&peer->groups, pkt->groups,
+						 __ATOMIC_RELEASE);
+			}
 			if (peer->inc != pkt->src_inc) {
 				if (peer->inc)
 					peer->retired[peer->nretired++ %

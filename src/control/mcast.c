@@ -106,6 +106,54 @@ static void node_leave(struct srnic_node *node, unsigned slot,
 void srnic_mcast_release_proc(struct srnic_node *node, unsigned slot)
 {
 	node_leave(node, slot, NULL);
+	srnic_group_release_proc(node, slot);
+}
+
+/*
+ * Multicast RDMA WRITE: which process of the node holds each group's
+ * region (one at most: a WRITE lands at one offset of one region a node),
+ * and the map the node's HELLOs carry.  Under mcast_lock; the poller reads
+ * group_owner to pass each packet to its process, and the control core
+ * sends HELLOs at once when the map changed (peers learn the members from
+ * them).
+ */
+int srnic_group_claim(struct srnic_node *node, unsigned slot, unsigned g)
+{
+	int rc = 0;
+
+	srnic_shared_lock(&node->mcast_lock);
+	if (node->group_owner[g])
+		rc = -EBUSY;
+	else {
+		__atomic_store_n(&node->group_owner[g], (uint8_t)(slot + 1),
+				 __ATOMIC_RELEASE);
+		__atomic_or_fetch(&node->groups, 1ull << g, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&node->mcast_lock);
+	__atomic_store_n(&node->hello_now, 1, __ATOMIC_RELEASE);
+	return rc;
+}
+
+void srnic_group_unclaim(struct srnic_node *node, unsigned slot, unsigned g)
+{
+	srnic_shared_lock(&node->mcast_lock);
+	if (node->group_owner[g] == slot + 1) {
+		__atomic_and_fetch(&node->groups, ~(1ull << g),
+				   __ATOMIC_RELEASE);
+		__atomic_store_n(&node->group_owner[g], 0, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&node->mcast_lock);
+	__atomic_store_n(&node->hello_now, 1, __ATOMIC_RELEASE);
+}
+
+void srnic_group_release_proc(struct srnic_node *node, unsigned slot)
+{
+	unsigned g;
+
+	for (g = 0; g < SRNIC_MAX_GROUPS; g++)
+		if (__atomic_load_n(&node->group_owner[g], __ATOMIC_ACQUIRE) ==
+		    slot + 1)
+			srnic_group_unclaim(node, slot, g);
 }
 
 uint8_t srnic_mcast_gid(const uint8_t gid[16], uint32_t *id)

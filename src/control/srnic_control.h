@@ -46,6 +46,13 @@ int srnic_mcast_leave(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn);
 /* srnicd: a process gone leaves every group. */
 void srnic_mcast_release_proc(struct srnic_node *node, unsigned slot);
+/* Multicast RDMA WRITE's part of the node: slot's process holds group g's
+ * region here (0, or -EBUSY: another holds it), or lets go of it; HELLO
+ * announces the node's map (mcast.c). */
+int srnic_group_claim(struct srnic_node *node, unsigned slot, unsigned g);
+void srnic_group_unclaim(struct srnic_node *node, unsigned slot, unsigned g);
+/* Every group's region slot's process held (it is gone). */
+void srnic_group_release_proc(struct srnic_node *node, unsigned slot);
 void srnic_mcast_program_ports(struct srnic_engine *eng);
 
 /* control.c */

@@ -39,6 +39,7 @@ static const char *const drop_name[SRNIC_DROP_MAX] = {
 	[SRNIC_DROP_UNMAPPED] = "unmapped",
 	[SRNIC_DROP_PAGE_FAULT] = "page_fault",
 	[SRNIC_DROP_BAD_XRC] = "bad_xrc",
+	[SRNIC_DROP_NOT_MEMBER] = "mc_not_member",
 };
 
 const char *srnic_drop_name(enum srnic_drop d)
@@ -148,6 +149,22 @@ void srnic_stats_write(struct srnic_engine *eng)
 	fprintf(f, "acks_sent %lu\n", (unsigned long)srnic_cnt(&st.acks_sent));
 	fprintf(f, "rnr_naks_sent %lu\n",
 		(unsigned long)srnic_cnt(&st.rnr_naks_sent));
+	/* Multicast RDMA WRITE: the sender's messages, packets to groups,
+	 * repairs and members given up; a member's placed packets and
+	 * answers; and the node's group map. */
+	fprintf(f, "mc_writes %lu mc_packets %lu mc_repairs %lu mc_bytes %lu "
+		"mc_member_failed %lu mc_placed %lu mc_unicast %lu mc_acks %lu "
+		"groups %#llx\n",
+		(unsigned long)srnic_cnt(&st.mc_writes),
+		(unsigned long)srnic_cnt(&st.mc_packets),
+		(unsigned long)srnic_cnt(&st.mc_repairs),
+		(unsigned long)srnic_cnt(&st.mc_bytes),
+		(unsigned long)srnic_cnt(&st.mc_member_failed),
+		(unsigned long)srnic_cnt(&st.mc_placed),
+		(unsigned long)srnic_cnt(&st.mc_unicast),
+		(unsigned long)srnic_cnt(&st.mc_acks),
+		(unsigned long long)__atomic_load_n(&eng->node->groups,
+						    __ATOMIC_RELAXED));
 	for (i = 0; i < SRNIC_DROP_MAX; i++)
 		fprintf(f, "drop %s %lu\n", drop_name[i],
 			(unsigned long)srnic_cnt(&st.drops[i]));

@@ -10,6 +10,7 @@
 #define SRNIC_ENGINE_STATE_H
 
 #include "srnic_node.h"
+#include "srnic_group_state.h"
 #include "srnic_mem.h"
 #include "srnic_qp.h"
 #include "srnic_wire.h"
@@ -60,6 +61,10 @@ struct srnic_engine {
 	/* the groups this process's QPs joined (the node's say which
 	 * processes joined) */
 	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
+	/* multicast RDMA WRITE (src/group): this process's group regions,
+	 * and what it has of each sender's current message */
+	struct srnic_group_region group[SRNIC_MAX_GROUPS];
+	struct srnic_group_source group_src[SRNIC_GROUP_SOURCES];
 	struct srnic_txbuf txbuf[SRNIC_PORT_SLOTS];
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
 	/* Striping: one round of the rotation, ports repeated by weight and

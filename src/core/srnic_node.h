@@ -21,6 +21,7 @@
 #include <rte_ring.h>
 
 #include "srnic_config.h"
+#include "srnic_wire.h"
 #include "srnic_queue.h"
 
 #define SRNIC_MAX_PEERS 64
@@ -64,6 +65,8 @@ enum srnic_drop {
 				 * an on-demand region not there, NAKed */
 	SRNIC_DROP_BAD_XRC,	/* an XRC request naming no SRQ of the target
 				 * QP's domain, or to a QP not an XRC target */
+	SRNIC_DROP_NOT_MEMBER,	/* a multicast WRITE to a group this node
+				 * holds no region for */
 	SRNIC_DROP_MAX
 };
 
@@ -153,6 +156,9 @@ struct srnic_peer {
 	uint64_t booting_at;	/* ms we last sent it BOOTING */
 	uint64_t ready_at;	/* ms we last sent it RDMA_READY */
 	uint32_t ready_sent;	/* RDMA_READYs sent to this incarnation */
+	/* The multicast RDMA groups it holds a region for (its HELLOs' map:
+	 * control core writes, the datapath reads). */
+	uint64_t groups;
 };
 
 /* srnicd's node and its processes: where DPDK keeps the memory they share
@@ -213,6 +219,16 @@ struct srnic_stats {
 	uint64_t tx_zero_copy;	/* frames sent from registered memory */
 	/* ... still queued when an engine call came, and copied */
 	uint64_t tx_settled;
+	/* multicast RDMA WRITE (src/group) */
+	uint64_t mc_writes;	/* messages the sender finished */
+	uint64_t mc_packets;	/* new data packets sent to a group */
+	uint64_t mc_repairs;	/* ... sent again to one member, unicast */
+	uint64_t mc_bytes;	/* payload of both (what mc_writes moved
+				 * once would be its length) */
+	uint64_t mc_member_failed; /* members a message gave up on */
+	uint64_t mc_placed;	/* packets a member placed */
+	uint64_t mc_unicast;	/* ... that came as repairs, to it alone */
+	uint64_t mc_acks;	/* ACKs a member sent */
 };
 
 #define SRNIC_TOKEN_HUNGRY_US 2000
@@ -309,6 +325,11 @@ struct srnic_node {
 	pthread_mutex_t mcast_lock;	/* shared and robust, as peer_lock */
 	uint32_t mcast_gen;
 	uint32_t mcast_programmed;	/* control core: gen programmed */
+	/* Multicast RDMA WRITE: the process holding group g's region here
+	 * (its slot + 1; 0: none), and the map HELLO announces.  Changed
+	 * under mcast_lock, read by the ports' poller. */
+	uint8_t group_owner[SRNIC_MAX_GROUPS];
+	uint64_t groups;
 
 	/* peers: control core writes, everyone reads */
 	struct srnic_peer peer[SRNIC_MAX_PEERS + 1];	/* SRNIC_PEER_SELF last */

@@ -29,6 +29,7 @@
 
 struct rte_mbuf;
 struct srnic_peer;
+struct srnic_group_send;
 
 /* Requester progress of one send WQE (parallel to the SQ ring). */
 enum srnic_swqe_state {
@@ -248,6 +249,9 @@ struct srnic_qp {
 	 * CQ takes the completion), by ring slot; NULL: none there */
 	struct srnic_srq **xrc_rq_srq;
 	struct srnic_swqe_run *run;	/* one per SQ slot */
+	/* UD: its multicast WRITE in flight (src/group; made with the
+	 * first, datapath only) */
+	struct srnic_group_send *gsend;
 
 	/* datapath only */
 	struct srnic_qp_attr_rt at __attribute__((aligned(SRNIC_CACHE_LINE)));

@@ -296,6 +296,7 @@ static bool qp_busy(const struct srnic_qp *qp)
 	/* Out of credit, new data waits for an ACK, which activates the
 	 * QP again (or for the timer's loan). */
 	return (qp->snd.cur_busy && !qp->snd.fc_blocked) ||
+	       srnic_group_send_busy(qp) ||
 	       qp->snd.resend_head != qp->snd.resend_tail ||
 	       qp->rcv.rd_head != qp->rcv.rd_tail || qp->cq_wait ||
 	       (qp->q.state == SRNIC_QPS_RTS && qp->snd.sq_next != prod &&
@@ -367,6 +368,10 @@ static unsigned run_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	n += srnic_responder_reads(eng, qp, SRNIC_BURST);
 	ack_ahead(eng, qp);
+	/* (a UD QP's multicast WRITE first: the requester stops at one
+	 * until it has started) */
+	if (qp->q.type == SRNIC_QPT_UD)
+		n += srnic_group_send_run(eng, qp, SRNIC_BURST);
 	n += srnic_requester_run(eng, qp, SRNIC_BURST);
 	srnic_completer_complete(eng, qp);
 	srnic_responder_progress(eng, qp);
@@ -494,6 +499,12 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 	for (n = 0; qp && n < TIMER_SLICE; n++) {
 		/* (the cursor moves on first: the QP may leave the list) */
 		eng->timer_cursor = qp->timer_next;
+		if (qp->q.type == SRNIC_QPT_UD) {
+			/* (its timers are a multicast WRITE's) */
+			srnic_group_timers(eng, qp, now);
+			qp = eng->timer_cursor;
+			continue;
+		}
 		if (qp->rcv.uc_stuck_at)
 			srnic_responder_uc_timer(eng, qp, now);
 		srnic_completer_timeouts(eng, qp, now);

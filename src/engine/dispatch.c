@@ -131,13 +131,26 @@ static enum rx_fate rx_sort(struct srnic_engine *eng, struct rte_mbuf *m,
 	if (to_group(pkt))
 		return queued || srnic_mcast_forward(eng, pkt, m) ? RX_MINE
 								  : RX_FREE;
-	if (!node->shared)
+	if (srnic_group_write(pkt)) {
+		/* A multicast WRITE: the process holding the group's region
+		 * here places it, or nobody does. */
+		owner = pkt->rkey < SRNIC_MAX_GROUPS
+				? __atomic_load_n(&node->group_owner[pkt->rkey],
+						  __ATOMIC_ACQUIRE)
+				: 0;
+		if (!owner) {
+			eng->st->drops[SRNIC_DROP_NOT_MEMBER]++;
+			return RX_FREE;
+		}
+	} else if (!node->shared) {
 		return RX_MINE;
-	owner = pkt->dst_qpn < SRNIC_MAX_QP
-			? __atomic_load_n(&node->qp_owner[pkt->dst_qpn],
-					  __ATOMIC_ACQUIRE)
-			: 0;
-	if (owner == eng->slot + 1)
+	} else {
+		owner = pkt->dst_qpn < SRNIC_MAX_QP
+				? __atomic_load_n(&node->qp_owner[pkt->dst_qpn],
+						  __ATOMIC_ACQUIRE)
+				: 0;
+	}
+	if (owner == eng->slot + 1 || !node->shared)
 		return RX_MINE;
 	if (owner && !queued)
 		return proc_queue(eng, &node->proc[owner - 1], m) ? RX_GONE
@@ -165,11 +178,24 @@ static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
 		srnic_mcast_deliver(eng, pkt); /* (no incarnation) */
 		return false;
 	}
+	if (srnic_group_write(pkt)) {
+		srnic_group_member_rx(eng, pkt, m); /* (to any incarnation) */
+		return false;
+	}
 	if (pkt->dst_inc != eng->node->inc) {
 		eng->st->drops[SRNIC_DROP_STALE_INC]++;
 		return false;
 	}
 	qp = srnic_qp_lookup(eng, pkt->dst_qpn);
+	if (srnic_group_ack_pkt(pkt)) {
+		/* A member's answer to a UD QP's multicast WRITE. */
+		if (!qp || qp->q.type != SRNIC_QPT_UD) {
+			eng->st->drops[SRNIC_DROP_NO_QP]++;
+			return false;
+		}
+		srnic_group_ack(eng, qp, pkt);
+		return false;
+	}
 	if (pkt->opcode == SRNIC_OP_UD_SEND) {
 		/* A datagram: from anyone who knows the Q_Key. */
 		if (!qp || qp->q.type != SRNIC_QPT_UD) {

@@ -19,6 +19,7 @@
 #include "srnic_requester.h"
 #include "srnic_responder.h"
 #include "srnic_completer.h"
+#include "srnic_group.h"
 #include "srnic_control.h"
 
 /* An operation the datapath core runs for another thread. */

@@ -79,3 +79,116 @@ int srnic_engine_resolve_ud(struct srnic_engine *eng, const uint8_t gid[16],
 	out->ipv4 = peer->ipv4;
 	return 0;
 }
+
+/* ---- multicast RDMA WRITE: group regions (src/group places into them) ---- */
+
+struct group_region_call {
+	unsigned g;
+	struct srnic_group_region r;
+};
+
+static void call_group_region(struct srnic_engine *eng, struct srnic_call *c)
+{
+	const struct group_region_call *a = c->arg;
+
+	eng->group[a->g] = a->r;
+	c->result = 0;
+}
+
+static void set_region(struct srnic_engine *eng, unsigned g,
+		       const struct srnic_group_region *r)
+{
+	struct group_region_call a = {.g = g, .r = *r};
+	struct srnic_call c = {.fn = call_group_region, .arg = &a};
+
+	srnic_engine_call(eng, &c);
+}
+
+int srnic_engine_group_region(struct srnic_engine *eng, unsigned g,
+			      uint32_t key, uint32_t pd, const void *addr,
+			      uint64_t length)
+{
+	const struct srnic_group_region r = {
+		.key = key, .pd = pd, .addr = (uintptr_t)addr, .length = length};
+	int rc;
+
+	if (g >= SRNIC_MAX_GROUPS)
+		return -EINVAL;
+	/* The node first: a second process's claim fails before it could
+	 * take packets; then this process's table, before peers hear of
+	 * it from the HELLOs the claim asks for. */
+	rc = srnic_group_claim(eng->node, eng->slot, g);
+	if (rc)
+		return rc;
+	set_region(eng, g, &r);
+	return 0;
+}
+
+void srnic_engine_group_forget_key(struct srnic_engine *eng, uint32_t key)
+{
+	static const struct srnic_group_region none;
+	unsigned g;
+
+	for (g = 0; g < SRNIC_MAX_GROUPS; g++)
+		if (key && eng->group[g].key == key) {
+			srnic_group_unclaim(eng->node, eng->slot, g);
+			set_region(eng, g, &none);
+		}
+}
+
+int srnic_engine_group_members(struct srnic_engine *eng, unsigned g,
+			       struct srnic_engine_member *out, int max)
+{
+	unsigned n, i;
+	int k = 0;
+
+	if (g >= SRNIC_MAX_GROUPS)
+		return -EINVAL;
+	n = __atomic_load_n(&eng->node->npeers, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n && i < SRNIC_MAX_PEERS; i++) {
+		const struct srnic_peer *peer = &eng->node->peer[i];
+
+		if (!((__atomic_load_n(&peer->groups, __ATOMIC_ACQUIRE) >> g) &
+		      1) ||
+		    !srnic_stripe_reachable(eng, peer))
+			continue;
+		if (k < max) {
+			out[k].ipv4 = peer->ipv4;
+			memcpy(out[k].name, peer->name, sizeof(out[k].name));
+			out[k].name[sizeof(out[k].name) - 1] = '\0';
+			out[k].status = 0;
+		}
+		k++;
+	}
+	return k;
+}
+
+int srnic_engine_group_failed(struct srnic_engine *eng, struct srnic_qp *qp,
+			      uint64_t *wr_id, struct srnic_engine_member *out,
+			      int max)
+{
+	const struct srnic_group_send *gs = qp->gsend;
+	uint32_t n, i, k;
+	int got = 0;
+
+	if (!gs)
+		return 0;
+	n = __atomic_load_n(&gs->nfailed, __ATOMIC_ACQUIRE);
+	*wr_id = gs->failed_wr_id;
+	for (i = 0; i < n; i++) {
+		const struct srnic_peer *peer = srnic_peer_find(eng,
+							       gs->failed_ipv4[i]);
+
+		if (got < max) {
+			out[got].ipv4 = gs->failed_ipv4[i];
+			out[got].status = gs->failed_status[i];
+			memset(out[got].name, 0, sizeof(out[got].name));
+			for (k = 0; peer && k + 1 < sizeof(out[got].name) &&
+				    k < sizeof(peer->name) && peer->name[k];
+			     k++)
+				out[got].name[k] = peer->name[k];
+		}
+		got++;
+	}
+	return got;
+}

@@ -56,6 +56,7 @@ int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key)
 {
 	const struct key_end k = {srnic_mem_invalidate, srnic_mem_release, key};
 
+	srnic_engine_group_forget_key(eng, key);
 	return key_end(eng, &k);
 }
 
@@ -359,6 +360,7 @@ static void qp_free(struct srnic_qp *qp)
 	srnic_free(qp->run);
 	srnic_free(qp->rcv.rmsg);
 	srnic_free(qp->xrc_rq_srq);
+	srnic_group_send_free(qp);
 	pthread_spin_destroy(&qp->q.sq_lock);
 	pthread_spin_destroy(&qp->q.rq_lock);
 	srnic_free(qp);

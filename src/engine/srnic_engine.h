@@ -175,6 +175,28 @@ int srnic_engine_attach_mcast(struct srnic_engine *eng, struct srnic_qp *qp,
 int srnic_engine_detach_mcast(struct srnic_engine *eng, struct srnic_qp *qp,
 			      const uint8_t gid[16]);
 
+/* Multicast RDMA WRITE (src/group).  Region: key (of pd, length bytes
+ * at addr) becomes group g's region on this node: 0, or -EINVAL (no such
+ * group), -EBUSY (the node has one for g).  Forget_key: the key's group
+ * regions end (its deregistration).  Members: the other nodes that hold a
+ * region for g and that a port reaches, up to max of them in out; returns
+ * how many there are.  Failed: the members qp's last failed multicast
+ * WRITE gave up on (*wr_id: its WQE's), as members does. */
+struct srnic_engine_member {
+	uint32_t ipv4;
+	char name[16];
+	int status;		/* srnic_wc_status */
+};
+int srnic_engine_group_region(struct srnic_engine *eng, unsigned g,
+			      uint32_t key, uint32_t pd, const void *addr,
+			      uint64_t length);
+void srnic_engine_group_forget_key(struct srnic_engine *eng, uint32_t key);
+int srnic_engine_group_members(struct srnic_engine *eng, unsigned g,
+			       struct srnic_engine_member *out, int max);
+int srnic_engine_group_failed(struct srnic_engine *eng, struct srnic_qp *qp,
+			      uint64_t *wr_id, struct srnic_engine_member *out,
+			      int max);
+
 /* Posting: mark qp as having new work (under the QP's post lock), then,
  * with the lock dropped, kick the datapath: the caller's thread runs it if
  * it is free, else its thread is told. */

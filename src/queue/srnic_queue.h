@@ -53,6 +53,9 @@ enum srnic_wr_opcode {
 	SRNIC_WR_ATOMIC_WRITE,	/* 8 bytes (inline_data) stored as one at 8
 				 * aligned remote bytes: a WRITE to the
 				 * responder, which needs no answer */
+	SRNIC_WR_MC_WRITE,	/* UD: a multicast RDMA WRITE (srnic.h): rkey
+				 * the group, remote_addr the offset in its
+				 * regions (src/group sends it) */
 };
 
 static inline bool srnic_wr_is_atomic(uint8_t op)

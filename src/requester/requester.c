@@ -222,6 +222,11 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (inv_fenced(qp))
 		return sq_wait(qp);
 
+	/* A multicast WRITE is src/group's to start, in the QP's turn before
+	 * this role's: the WQEs after it wait until it has (idle, while
+	 * another is in flight, until that one finishes). */
+	if (w->opcode == SRNIC_WR_MC_WRITE)
+		return qp->gsend && qp->gsend->active ? sq_wait(qp) : false;
 	if (w->opcode == SRNIC_WR_LOCAL_INV || w->opcode == SRNIC_WR_BIND_MW)
 		return local_op(eng, qp);
 

@@ -84,6 +84,16 @@ enum srnic_opcode {
 				  * XRC QP: the XRC extension (the SRQ the
 				  * message is for, which also names its PD)
 				  * follows the data extension */
+#define SRNIC_F_GROUP 0x2000	 /* WRITE: a multicast RDMA WRITE, to every
+				  * node holding a region for the group
+				  * (dst_qpn SRNIC_QPN_MCAST, rkey the group,
+				  * va the offset in its region); ACK: a
+				  * member's answer to one (docs/multicast-
+				  * rdma.md) */
+/* What a multicast WRITE never carries. */
+#define SRNIC_F_GROUP_NOT                                                   \
+	(SRNIC_F_IMM | SRNIC_F_RECV_CQE | SRNIC_F_SOLICITED | SRNIC_F_CAS |   \
+	 SRNIC_F_INV | SRNIC_F_ATOMIC_WR | SRNIC_F_XRC)
 
 /* The MAC of an authenticated control frame: HMAC-SHA-512-256 (libsodium's
  * crypto_auth) under the cluster key, of the frame's bytes before it. */
@@ -105,6 +115,26 @@ enum srnic_opcode {
 /* dst_qpn of a datagram to a multicast group: every QP attached to the
  * group named by dst_ipv4 takes it. */
 #define SRNIC_QPN_MCAST 0xFFFFFFu
+
+/* Groups of multicast RDMA WRITE: numbered 0-63, as many as the bits of
+ * the map a HELLO carries (the groups its node holds a region for).  Group
+ * 0 is broadcast: its frames go to every node. */
+#define SRNIC_MAX_GROUPS 64
+
+/* The Ethernet address a multicast RDMA WRITE to group g goes to: the
+ * broadcast address for group 0, else a locally administered group
+ * address (03:53:52:4e:00:g, "SRN"). */
+static inline void srnic_group_mac(uint8_t g, uint8_t mac[6])
+{
+	static const uint8_t base[6] = {0x03, 0x53, 0x52, 0x4e, 0x00, 0x00};
+
+	if (g == 0) {
+		memset(mac, 0xff, 6);
+		return;
+	}
+	memcpy(mac, base, 6);
+	mac[5] = g;
+}
 
 /* The Ethernet address of multicast group `id` (host order): for IPv4
  * 01:00:5e and the group's low 23 bits (RFC 1112), for IPv6 33:33 and its
@@ -188,6 +218,8 @@ struct srnic_pkt {
 	uint8_t port;	    /* sender's port index */
 	uint8_t node_mac[6];
 	char node_name[16];
+	uint64_t groups;    /* HELLO: bit g, the node holds a region for
+			     * multicast RDMA group g */
 	uint8_t eth_src[6]; /* control frames: the sending port's MAC */
 	const uint8_t *payload;
 	const uint8_t *auth; /* SRNIC_F_AUTH: the MAC, right after the

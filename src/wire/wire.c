@@ -17,7 +17,7 @@
  *            +8 nak_txid, +12 sack_msn, +16 sack_first, +20 credit,
  *            +24 sack_bits (8)
  *  hello ext +0 ipv4, +4 port, +5 reserved, +6 node mac, +12 reserved,
- *            +16 node name (16), +32 reserved
+ *            +16 node name (16), +32 groups (8: HELLO's group map)
  *  auth       (flag SRNIC_F_AUTH, control frames) 32 bytes right after
  *            the hello ext: MAC of the frame's bytes before it
  *  trailer    (flag SRNIC_F_CRC) the frame's last 4 bytes: CRC-32C of all
@@ -146,6 +146,7 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 		x[4] = pkt->port;
 		memcpy(x + 6, pkt->node_mac, 6);
 		memcpy(x + 16, pkt->node_name, sizeof(pkt->node_name));
+		srnic_put64(x + 32, pkt->groups);
 	}
 	return hlen;
 }
@@ -184,6 +185,11 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 			return SRNIC_WIRE_BAD_OPCODE;
 		hlen += SRNIC_XRC_XLEN;
 	}
+	/* A multicast WRITE is a plain WRITE of its bytes: nothing for a
+	 * receive, nothing atomic, no SRQ (and its ACK is an ACK). */
+	if ((pkt->flags & SRNIC_F_GROUP) && pkt->opcode != SRNIC_OP_ACK &&
+	    (pkt->opcode != SRNIC_OP_WRITE || (pkt->flags & SRNIC_F_GROUP_NOT)))
+		return SRNIC_WIRE_BAD_OPCODE;
 	if (len < hlen)
 		return SRNIC_WIRE_SHORT;
 
@@ -312,6 +318,7 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 		memcpy(pkt->node_mac, x + 6, 6);
 		memcpy(pkt->node_name, x + 16, sizeof(pkt->node_name));
 		pkt->node_name[sizeof(pkt->node_name) - 1] = '\0';
+		pkt->groups = srnic_get64(x + 32);
 		memcpy(pkt->eth_src, buf + 6, 6);
 	}
 	return SRNIC_WIRE_OK;

@@ -109,6 +109,14 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		p->flags &= ~SRNIC_F_XRC;
 	else if (p->flags & SRNIC_F_XRC)
 		p->xrc_srqn = (uint32_t)rnd();
+	/* The group flag: an ACK's, or a plain WRITE's (which then carries
+	 * nothing else of a request's). */
+	if ((p->flags & SRNIC_F_GROUP) && p->opcode == SRNIC_OP_WRITE) {
+		p->flags &= ~SRNIC_F_GROUP_NOT;
+		p->xrc_srqn = 0;
+	} else if (p->opcode != SRNIC_OP_ACK) {
+		p->flags &= ~SRNIC_F_GROUP;
+	}
 	p->dst_qpn = (uint32_t)rnd();
 	p->src_qpn = (uint32_t)rnd();
 	p->src_inc = (uint32_t)rnd();
@@ -223,6 +231,7 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		n = rnd_below(sizeof(p->node_name));
 		for (i = 0; i < n; i++)
 			p->node_name[i] = 'a' + rnd_below(26);
+		p->groups = rnd();
 	}
 }
 

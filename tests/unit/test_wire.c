@@ -91,6 +91,7 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	for (i = 0; i < 6; i++)
 		p->node_mac[i] = 0x40 + i;
 	strcpy(p->node_name, "node-a");
+	p->groups = 0x8000000000000006ull;
 	memcpy(p->eth_src, "\x01\x02\x03\x04\x05\x06", 6);
 
 	switch (op) {
@@ -190,6 +191,7 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		want->port = p->port;
 		memcpy(want->node_mac, p->node_mac, 6);
 		memcpy(want->node_name, p->node_name, sizeof(p->node_name));
+		want->groups = p->groups;
 		/* The decoder takes the sending port from the frame. */
 		memcpy(want->eth_src, smac, 6);
 	}
@@ -326,6 +328,7 @@ static void test_byte_map(void)
 	CHECK(!memcmp(f + 44, p.node_mac, 6), "node mac");
 	CHECK(srnic_get32(f + 50) == 0, "HELLO reserved");
 	CHECK(!memcmp(f + 54, "node-a\0", 7), "node name");
+	CHECK(srnic_get64(f + 70) == 0x8000000000000006ull, "HELLO groups");
 	CHECK(len == 78, "HELLO frame of %u", len);
 	free(f);
 }
@@ -852,6 +855,51 @@ static void test_xrc(void)
 	free(f);
 }
 
+/* Multicast RDMA WRITE: the group flag on a plain WRITE and on an ACK,
+ * nowhere else, and a WRITE with it carries nothing of a receive's. */
+static void test_group(void)
+{
+	static const uint8_t dmac[6] = {3, 0x53, 0x52, 0x4e, 0, 1},
+			     smac[6] = {2, 0, 0, 0, 0, 2};
+	struct srnic_pkt p, got;
+	uint32_t len;
+	uint8_t *f, mac[6];
+
+	full_pkt(&p, SRNIC_OP_WRITE);
+	p.flags = SRNIC_F_GROUP | SRNIC_F_LAST;
+	p.dst_qpn = SRNIC_QPN_MCAST;
+	p.rkey = 5;
+	f = wire_build(&p, dmac, smac, &len);
+	CHECK(srnic_wire_decode(f, len, &got) == SRNIC_WIRE_OK &&
+		      (got.flags & SRNIC_F_GROUP) && got.rkey == 5 &&
+		      got.dst_qpn == SRNIC_QPN_MCAST,
+	      "a multicast WRITE round trip");
+	f[17] |= SRNIC_F_IMM;
+	CHECK(srnic_wire_decode(f, len, &got) == SRNIC_WIRE_BAD_OPCODE,
+	      "a multicast WRITE with immediate data is refused");
+	free(f);
+	full_pkt(&p, SRNIC_OP_ACK);
+	p.flags = SRNIC_F_GROUP | SRNIC_F_SACK;
+	f = wire_build(&p, dmac, smac, &len);
+	CHECK(srnic_wire_decode(f, len, &got) == SRNIC_WIRE_OK &&
+		      (got.flags & SRNIC_F_GROUP),
+	      "a member's ACK round trip");
+	free(f);
+	full_pkt(&p, SRNIC_OP_SEND);
+	p.flags = SRNIC_F_LAST;
+	f = wire_build(&p, dmac, smac, &len);
+	f[16] |= SRNIC_F_GROUP >> 8;
+	CHECK(srnic_wire_decode(f, len, &got) == SRNIC_WIRE_BAD_OPCODE,
+	      "the group flag on a SEND is refused");
+	free(f);
+	srnic_group_mac(0, mac);
+	CHECK(!memcmp(mac, "\xff\xff\xff\xff\xff\xff", 6),
+	      "group 0 is broadcast");
+	srnic_group_mac(9, mac);
+	CHECK((mac[0] & 3) == 3 && mac[5] == 9,
+	      "a group's address: multicast, local, its number last");
+}
+
 int main(void)
 {
 	unsigned i;
@@ -868,6 +916,7 @@ int main(void)
 	test_sanitized();
 	test_datagram();
 	test_xrc();
+	test_group();
 	test_crc();
 	if (CHECK(sodium_init() >= 0, "libsodium did not start"))
 		test_auth();

@@ -34,6 +34,7 @@ local F = {
 	f_probe = ProtoField.bool("srnic.flags.probe", "PROBE", 16, nil, 0x0400),
 	f_atomic_wr = ProtoField.bool("srnic.flags.atomic_wr", "ATOMIC_WR", 16, nil, 0x0800),
 	f_xrc = ProtoField.bool("srnic.flags.xrc", "XRC", 16, nil, 0x1000),
+	f_group = ProtoField.bool("srnic.flags.group", "GROUP", 16, nil, 0x2000),
 	dst_qpn = ProtoField.uint32("srnic.dst_qpn", "Destination QP", base.HEX),
 	src_qpn = ProtoField.uint32("srnic.src_qpn", "Source QP", base.HEX),
 	src_inc = ProtoField.uint32("srnic.src_inc", "Source incarnation", base.HEX),
@@ -73,6 +74,7 @@ local F = {
 	port = ProtoField.uint8("srnic.ctl.port", "Sending port"),
 	node_mac = ProtoField.ether("srnic.ctl.mac", "Node MAC"),
 	node_name = ProtoField.stringz("srnic.ctl.name", "Node name"),
+	groups = ProtoField.uint64("srnic.ctl.groups", "Multicast RDMA groups held", base.HEX),
 	mac = ProtoField.bytes("srnic.ctl.auth_mac", "HMAC-SHA-512-256"),
 	-- trailer
 	crc = ProtoField.uint32("srnic.crc", "CRC-32C", base.HEX),
@@ -98,7 +100,8 @@ function p.dissector(tvb, pinfo, tree)
 	local ft = t:add(F.flags, tvb(2, 2))
 	for _, f in ipairs({F.f_imm, F.f_recv_cqe, F.f_solicited, F.f_last,
 			    F.f_sack, F.f_nak, F.f_cas, F.f_inv, F.f_crc,
-			    F.f_auth, F.f_probe, F.f_atomic_wr, F.f_xrc}) do
+			    F.f_auth, F.f_probe, F.f_atomic_wr, F.f_xrc,
+			    F.f_group}) do
 		ft:add(f, tvb(2, 2))
 	end
 	t:add(F.dst_qpn, tvb(4, 4))
@@ -106,6 +109,8 @@ function p.dissector(tvb, pinfo, tree)
 	t:add(F.src_inc, tvb(12, 4))
 	t:add(F.dst_inc, tvb(16, 4))
 	t:add(F.msn, tvb(20, 4))
+	-- (a multicast RDMA WRITE, and a member's ACK to one)
+	if bit.band(flags, 0x2000) ~= 0 then name = "MC_" .. name end
 	local info = string.format("%s %#x -> %#x msn %d", name,
 		tvb(8, 4):uint(), tvb(4, 4):uint(), tvb(20, 4):uint())
 	local off = 24
@@ -164,6 +169,7 @@ function p.dissector(tvb, pinfo, tree)
 		e:add(F.port, tvb(off + 4, 1))
 		e:add(F.node_mac, tvb(off + 6, 6))
 		e:add(F.node_name, tvb(off + 16, 16))
+		e:add(F.groups, tvb(off + 32, 8))
 		info = info .. " node " .. tvb(off + 16, 16):stringz()
 		off = off + 40
 		if bit.band(flags, 0x200) ~= 0 and tvb:len() >= off + 32 then
