@@ -1,0 +1,61 @@
+# Multicast RDMA WRITE (docs/multicast-rdma.md).
+#  1. Its verbs between a and b of the suite's testbed, every byte checked
+#     (tests/e2e/group_check.c): group regions and their errors, members,
+#     WRITEs and their order among datagrams, a region too small failing
+#     its member by name, leaving a group.
+#  2. ./srnic demo mcast-rdma on four nodes of its own (a writes to b and
+#     c, d holds another group's region):
+#     - 256 MiB: b and c end equal to a's bytes, d untouched and counting
+#       what it dropped, a sends at most 1.1x the data;
+#     - 5% loss both ways on c's rail 1: the same, and the repairs go to c
+#       (b places next to none from unicast, c many);
+#     - c killed at 30%: a's WRITE fails naming c, a goes on to b, whose
+#       bytes end equal to a's.
+. "$(dirname "$0")/../lib.sh"
+
+PAIR_PORT=18700 pair_checked group_check 120 "$BUILD/tests/e2e/group_check" ||
+	fail "group_check"
+
+export SRNIC_MC_NS=${SRNIC_NS:-srnic}-mc SRNIC_MC_RUN=${SRNIC_RUN:-/run/srnic}-mc
+mc_tb=$SRNIC_MC_RUN/testbed
+cleanup() { SRNIC_NS=$SRNIC_MC_NS SRNIC_RUN=$SRNIC_MC_RUN "$SRNIC" testbed down >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+cleanup
+SRNIC_NS=$SRNIC_MC_NS SRNIC_RUN=$SRNIC_MC_RUN "$SRNIC" testbed up --nodes 4 --wire afpacket \
+	> "$LOGDIR/mcast-testbed.log" 2>&1 || { cat "$LOGDIR/mcast-testbed.log"; fail "four-node testbed"; }
+
+# demo NAME ARGS...: the demo's run, its log in $LOGDIR/mcast-NAME.log;
+# prints its summary line's fields: bytes members wrong untouched ratio
+demo() {
+	local name=$1 rc=0
+	shift
+	timeout -k 5 240 "$ROOT/examples/mcast-rdma-demo.sh" "$@" > "$LOGDIR/mcast-$name.log" 2>&1 || rc=$?
+	echo "--- $name (exit $rc)"
+	grep -vE '^progress' "$LOGDIR/mcast-$name.log"
+	return $rc
+}
+# placed RUN NODE: the packets NODE placed from repairs; dropped RUN: d's
+placed() { awk -v n="$2" '$1 == n && $2 == "placed" { print $3 }' "$LOGDIR/mcast-$1.log"; }
+dropped() { awk '$1 == "d" && $2 == "dropped" { print $3 }' "$LOGDIR/mcast-$1.log"; }
+line() { grep '^mcast-rdma: ' "$LOGDIR/mcast-$1.log"; }
+ratio_ok() { line "$1" | awk '{ r = $NF; sub(/x$/, "", r); exit !(r + 0 > 0 && r + 0 <= 1.1) }'; }
+
+demo plain --size 256M || fail "the demo (256 MiB)"
+line plain | grep -q "268435456 bytes to 2 members, 0 wrong, non-member untouched" ||
+	fail "the demo's line: $(line plain)"
+ratio_ok plain || fail "a sent more than 1.1x the data: $(line plain)"
+[ "$(dropped plain)" -gt 0 ] 2>/dev/null || fail "d counted no packet it dropped"
+
+demo loss --size 64M --loss c:1:5 || fail "the demo with loss on c's rail"
+line loss | grep -q "67108864 bytes to 2 members, 0 wrong, non-member untouched" ||
+	fail "with loss: $(line loss)"
+ratio_ok loss || fail "with loss, a sent more than 1.1x the data: $(line loss)"
+rb=$(placed loss b) rc_=$(placed loss c)
+[ "${rc_:-0}" -ge 100 ] || fail "c placed $rc_ repairs, not the ones its loss needs"
+[ "${rb:-x}" -le $((rc_ / 100)) ] 2>/dev/null || fail "b placed $rb repairs: c's loss was resent to b too"
+
+demo kill --size 64M --kill c:30 || fail "the demo with c killed"
+grep -Eq '^write [0-9]+ failed: c \(' "$LOGDIR/mcast-kill.log" || fail "no WRITE failed naming c"
+line kill | grep -q "67108864 bytes to 2 members, 0 wrong, non-member untouched" ||
+	fail "with c killed: $(line kill)"
+exit 0
