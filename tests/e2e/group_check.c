@@ -19,7 +19,8 @@
  *     srnic_mc_failed names b with that status and the WRITE's id; the
  *     send queue then takes the QP back to RTS and goes on.  b's bytes
  *     past its region are untouched.
- *  5. A WRITE to group 6, which nobody holds, completes.
+ *  5. A WRITE to group 6, which nobody holds, completes; 4 KiB to group
+ *     0 (broadcast) land in b's region for it.
  *  6. b deregisters group 3's region: a sees it leave the group.
  * Prints "ok"/"not ok" lines and "# N checks, M failed".
  */
@@ -68,13 +69,15 @@ static uint64_t first_bad(const uint8_t *p, uint64_t from, uint64_t to,
 static int member(struct ibv_context *ctx, int fd)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
-	uint8_t *big = malloc(BIG), *small = malloc(2 * SMALL);
+	uint8_t *big = malloc(BIG), *small = malloc(2 * SMALL),
+		*bcast = malloc(SMALL);
 	int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-	struct ibv_mr *mr3, *mr4, *mr;
+	struct ibv_mr *mr3, *mr4, *mr0, *mr;
 	uint64_t bad;
 
-	if (!pd || !big || !small)
+	if (!pd || !big || !small || !bcast)
 		return 2;
+	fill(bcast, SMALL, 0xca9a);
 	fill(big, BIG, 0xca9a);
 	fill(small, 2 * SMALL, 0xca9a);
 
@@ -92,7 +95,11 @@ static int member(struct ibv_context *ctx, int fd)
 	mr4 = srnic_reg_mr_group(pd, small, SMALL, rw, 4);
 	vu_check(mr4 != NULL, vu_err_str(errno),
 		 "a 4 KiB region for group 4");
-	if (!mr3 || !mr4)
+	mr0 = srnic_reg_mr_group(pd, bcast, SMALL, rw,
+				 SRNIC_GROUP_BROADCAST);
+	vu_check(mr0 != NULL, vu_err_str(errno),
+		 "a region for group 0, broadcast");
+	if (!mr3 || !mr4 || !mr0)
 		return 2;
 	/* 1: regions ready; 2: a wrote */
 	if (vu_sync(fd, TIMEOUT_MS) || vu_sync(fd, TIMEOUT_MS))
@@ -108,6 +115,9 @@ static int member(struct ibv_context *ctx, int fd)
 	bad = first_bad(big, ODD_OFF + ODD_LEN, BIG, 7, 0);
 	vu_check(bad == BIG, NULL, "... and the 1 MiB again after them "
 		 "(first wrong: %lu)", (unsigned long)bad);
+	bad = first_bad(bcast, 0, SMALL, 9, 0);
+	vu_check(bad == SMALL, NULL, "the broadcast region holds a's 4 KiB "
+		 "(first wrong byte: %lu)", (unsigned long)bad);
 	bad = first_bad(small, SMALL, 2 * SMALL, 0xca9a, 0);
 	vu_check(bad == 2 * SMALL, NULL,
 		 "nothing landed past group 4's 4 KiB (first changed: %lu)",
@@ -118,6 +128,7 @@ static int member(struct ibv_context *ctx, int fd)
 	if (vu_sync(fd, TIMEOUT_MS) || vu_sync(fd, TIMEOUT_MS))
 		return 2;
 	ibv_dereg_mr(mr4);
+	ibv_dereg_mr(mr0);
 	ibv_dealloc_pd(pd);
 	return 0;
 }
@@ -310,6 +321,15 @@ static int sender(struct ibv_context *ctx, int fd, const char *peer)
 				 wc.wr_id == 5,
 			 vu_wc_str(&wc, got),
 			 "a WRITE to a group without members completes");
+		fill(buf + BIG, SMALL, 9);
+		sge.addr = (uintptr_t)buf + BIG;
+		n = members(ctx, SRNIC_GROUP_BROADCAST, 1, m, 8);
+		rc = mc_write(qp, 6, SRNIC_GROUP_BROADCAST, 0, &sge, 1);
+		got = vu_poll(cq, &wc, TIMEOUT_MS);
+		vu_check(n == 1 && !rc && got == 1 &&
+				 wc.status == IBV_WC_SUCCESS && wc.wr_id == 6,
+			 vu_wc_str(&wc, got),
+			 "4 KiB broadcast (group 0, %d member)", n);
 	}
 	if (vu_sync(fd, TIMEOUT_MS) || vu_sync(fd, TIMEOUT_MS))
 		return 2;
