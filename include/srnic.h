@@ -42,6 +42,12 @@ struct srnic_device_attr {
 	uint32_t attached;		/* the node is srnicd's, and this
 					 * process one of those attached */
 	uint32_t slot;			/* attached: the process's slot */
+	/* The node's adapters (docs/key-migration.md): this context's is
+	 * srnic<device>, of ndev, and has the ports of dev_ports (a bit a
+	 * port). */
+	uint32_t device;
+	uint32_t ndev;
+	uint32_t dev_ports;
 };
 
 /*

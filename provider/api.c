@@ -45,13 +45,12 @@ SRNIC_API int srnic_query_device(struct ibv_context *context,
 	attr->ipv4 = ctx->cfg.ipv4;
 	attr->nports = ctx->cfg.nports;
 	attr->mtu = ctx->cfg.mtu;
-	if (ctx->eng) {
+	if (ctx->eng)
 		srnic_engine_describe(ctx->eng, &d);
-	} else {
-		d.ports_up = ctx->cfg.nports >= 32 ? UINT32_MAX
-						   : (1u << ctx->cfg.nports) - 1;
-	}
-	attr->ports_up = d.ports_up;
+	attr->ports_up = srnic_ctx_ports_up(ctx);
+	attr->device = ctx->dev;
+	attr->ndev = ctx->cfg.ndev;
+	attr->dev_ports = srnic_ctx_ports(ctx);
 	attr->running = d.running;
 	attr->attached = d.attached;
 	attr->slot = d.slot;

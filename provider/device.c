@@ -138,6 +138,16 @@ static struct verbs_context *srnic_alloc_context(struct ibv_device *ibdev,
 		fprintf(stderr, "%s\n", err);
 		goto fail;
 	}
+	/* srnic<K>: the node's adapter K (a "device" line of its
+	 * configuration gave it ports) */
+	ctx->dev = (uint8_t)strtoul(ibdev->name + 5, NULL, 10);
+	if (strncmp(ibdev->name, "srnic", 5) || ctx->dev >= ctx->cfg.ndev) {
+		fprintf(stderr, "srnic: %s: the configuration %s has %u "
+			"device(s), srnic0 to srnic%u\n", ibdev->name,
+			ctx->cfg.path, ctx->cfg.ndev, ctx->cfg.ndev - 1);
+		rc = -ENODEV;
+		goto fail;
+	}
 	/* Async events arrive on a pipe of ours: there is no kernel to ask
 	 * for one (events.c). */
 	if (srnic_events_open(ctx)) {
@@ -197,15 +207,43 @@ bool srnic_device_is_ours(struct ibv_device *device)
 
 /* ---- what the device says about itself ---- */
 
-static uint64_t node_guid(const struct srnic_config *cfg)
+/* The GUID of adapter dev: EUI-64 from the node MAC, as the link-local
+ * GID uses it, its fourth byte 0xff less the adapter's number (./srnic
+ * sysfs writes the same). */
+static uint64_t node_guid(const struct srnic_config *cfg, uint8_t dev)
 {
-	/* EUI-64 from the node MAC, as the link-local GID uses it. */
 	const uint8_t *m = cfg->mac;
-	uint8_t g[8] = {m[0] ^ 2, m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]};
+	uint8_t g[8] = {m[0] ^ 2, m[1], m[2], (uint8_t)(0xff - dev), 0xfe,
+			m[3], m[4], m[5]};
 	uint64_t v;
 
 	memcpy(&v, g, 8);
 	return v;	/* verbs keeps GUIDs in network order */
+}
+
+/* The node's ports that are this adapter's (a bit a port). */
+uint32_t srnic_ctx_ports(const struct srnic_context *ctx)
+{
+	uint32_t mask = 0;
+	unsigned p;
+
+	for (p = 0; p < ctx->cfg.nports; p++)
+		if (ctx->cfg.port_dev[p] == ctx->dev)
+			mask |= 1u << p;
+	return mask;
+}
+
+/* The node's ports whose link is up (all of them before the engine
+ * runs: a configured port counts as cabled). */
+uint32_t srnic_ctx_ports_up(const struct srnic_context *ctx)
+{
+	struct srnic_engine_desc d = {0};
+
+	if (!ctx->eng)
+		return ctx->cfg.nports >= 32 ? UINT32_MAX
+					     : (1u << ctx->cfg.nports) - 1;
+	srnic_engine_describe(ctx->eng, &d);
+	return d.ports_up;
 }
 
 enum ibv_mtu srnic_active_mtu(const struct srnic_context *ctx)
@@ -229,8 +267,9 @@ int srnic_query_device_ex(struct ibv_context *context,
 		return EINVAL;
 	memset(&a, 0, sizeof(a));
 	snprintf(d->fw_ver, sizeof(d->fw_ver), "srnic-0.1");
-	d->node_guid = node_guid(&ctx->cfg);
-	d->sys_image_guid = d->node_guid;
+	d->node_guid = node_guid(&ctx->cfg, ctx->dev);
+	/* (one system: every adapter of the node says srnic0's) */
+	d->sys_image_guid = node_guid(&ctx->cfg, 0);
 	d->max_mr_size = 1ull << 40;
 	d->page_size_cap = 4096;
 	/* No IEEE OUI of its own: all ones, as rxe (0 reads as "no device"
@@ -344,7 +383,7 @@ int srnic_query_port(struct ibv_context *context, uint8_t port,
 	 * port counts as up, as a cabled NIC port would.  Once it runs, the
 	 * port is down when every link of the node is. */
 	if (ctx->eng && srnic_engine_running(ctx->eng) &&
-	    !srnic_engine_ports_up(ctx->eng))
+	    !(srnic_ctx_ports_up(ctx) & srnic_ctx_ports(ctx)))
 		state = IBV_PORT_DOWN;
 	memset(attr, 0, sizeof(*attr));
 	attr->state = state;

@@ -143,7 +143,8 @@ struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		errno = ENOMEM;
 		return NULL;
 	}
-	key = srnic_engine_reg_mr(ctx->eng, addr, length, (uint32_t)rights,
+	key = srnic_engine_reg_mr(ctx->eng, ctx->dev, addr, length,
+				  (uint32_t)rights,
 				  to_spd(pd)->handle);
 	if (!key) {
 		free(vmr);

@@ -115,6 +115,7 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 						     : SRNIC_XRC_NONE;
 	init.xrcd = tgt ? srnic_xrcd_handle(attr->xrcd) : 0;
 	init.sq_sig_all = !!attr->sq_sig_all;
+	init.dev = ctx->dev;
 	init.pd = pd ? to_spd(pd)->handle : 0;
 	init.max_send_wr = attr->cap.max_send_wr;
 	init.max_recv_wr = attr->cap.max_recv_wr;

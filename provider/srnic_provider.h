@@ -28,6 +28,8 @@ struct srnic_context {
 	struct verbs_context vctx;
 	struct srnic_config cfg;
 	struct srnic_engine *eng;	/* started by the first PD */
+	uint8_t dev;			/* which of the node's adapters it is
+					 * (srnic<dev>): its QPs and keys */
 	pthread_mutex_t lock;
 	int async_pipe[2];
 	uint32_t next_pd;
@@ -152,6 +154,11 @@ struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx);
 /* Whether a device of libibverbs' is one of this provider's. */
 bool srnic_device_is_ours(struct ibv_device *device);
 struct srnic_engine *srnic_ctx_start(struct srnic_context *ctx);
+
+/* device.c: the node's ports that are the context's adapter's, and
+ * those whose link is up (a bit a port) */
+uint32_t srnic_ctx_ports(const struct srnic_context *ctx);
+uint32_t srnic_ctx_ports_up(const struct srnic_context *ctx);
 
 /* cq.c: verbs' status for the engine's (enum srnic_wc_status) */
 enum ibv_wc_status srnic_wc_status_of(uint8_t status);

@@ -120,6 +120,8 @@ static void send_hello(struct srnic_engine *eng, unsigned p)
 	control_pkt(eng, SRNIC_OP_HELLO, p, &pkt);
 	pkt.msn = eng->node->port[p].hello_seq++;
 	pkt.groups = __atomic_load_n(&eng->node->groups, __ATOMIC_ACQUIRE);
+	pkt.dev = eng->cfg.port_dev[p];
+	pkt.ndev = (uint8_t)eng->cfg.ndev;
 	m = srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
 
 	if (m && rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0)
@@ -255,6 +257,11 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 				hello_loss(eng, peer, p, pkt);
 				/* (the multicast RDMA senders' members) */
 				__atomic_store_n(&peer->groups, pkt->groups,
+						 __ATOMIC_RELEASE);
+				/* (its adapters: where its QPs are) */
+				__atomic_store_n(&peer->dev_on[p], pkt->dev,
+						 __ATOMIC_RELEASE);
+				__atomic_store_n(&peer->ndev, pkt->ndev,
 						 __ATOMIC_RELEASE);
 			}
 			if (peer->inc != pkt->src_inc) {

@@ -110,6 +110,15 @@ static inline void srnic_peer_unlock(struct srnic_node *node)
 	pthread_mutex_unlock(&node->peer_lock);
 }
 
+/* keys.c: key migration between the node's adapters.  Miss: adapter dev
+ * received a request with key, neither its own nor imported (datapath);
+ * settle: ask the issuer about each miss, import or refuse the key
+ * (datapath, after the burst); forget: the key ends, in every adapter's
+ * imports (an engine call, with its deregistration). */
+void srnic_keys_miss(struct srnic_engine *eng, uint8_t dev, uint32_t key);
+void srnic_keys_settle(struct srnic_engine *eng);
+void srnic_keys_forget(struct srnic_engine *eng, uint32_t key);
+
 /* integrate.c: the BOOTING / BOOT_ACK / RDMA_READY exchange */
 void srnic_integrate_booting(struct srnic_engine *eng,
 			     const struct srnic_pkt *pkt, unsigned p);

@@ -40,6 +40,7 @@ static const char *const drop_name[SRNIC_DROP_MAX] = {
 	[SRNIC_DROP_PAGE_FAULT] = "page_fault",
 	[SRNIC_DROP_BAD_XRC] = "bad_xrc",
 	[SRNIC_DROP_NOT_MEMBER] = "mc_not_member",
+	[SRNIC_DROP_KEY_FOREIGN] = "key_foreign",
 };
 
 const char *srnic_drop_name(enum srnic_drop d)
@@ -52,6 +53,8 @@ void srnic_stats_add(struct srnic_stats *t, const struct srnic_stats *st)
 	const uint64_t *from = (const uint64_t *)st;
 	uint64_t *to = (uint64_t *)t;
 	uint64_t srtt = t->srtt_us, rto = t->rto_us, give_up = t->uc_give_up_us;
+	uint64_t import_us = t->key_import_ns;
+	uint64_t first_us = t->key_first_import_ns;
 	size_t i;
 
 	_Static_assert(sizeof(*st) % sizeof(uint64_t) == 0,
@@ -61,6 +64,9 @@ void srnic_stats_add(struct srnic_stats *t, const struct srnic_stats *st)
 	t->srtt_us = RTE_MAX(srtt, srnic_cnt(&st->srtt_us));
 	t->rto_us = RTE_MAX(rto, srnic_cnt(&st->rto_us));
 	t->uc_give_up_us = RTE_MAX(give_up, srnic_cnt(&st->uc_give_up_us));
+	t->key_import_ns = RTE_MAX(import_us, srnic_cnt(&st->key_import_ns));
+	t->key_first_import_ns = RTE_MAX(first_us,
+					 srnic_cnt(&st->key_first_import_ns));
 }
 
 void srnic_stats_node(const struct srnic_engine *eng, struct srnic_stats *t)
@@ -149,6 +155,16 @@ void srnic_stats_write(struct srnic_engine *eng)
 	fprintf(f, "acks_sent %lu\n", (unsigned long)srnic_cnt(&st.acks_sent));
 	fprintf(f, "rnr_naks_sent %lu\n",
 		(unsigned long)srnic_cnt(&st.rnr_naks_sent));
+	/* Key migration between the node's adapters: keys imported and
+	 * refused, the longest miss-to-import time, and how the node's keys
+	 * are looked up. */
+	fprintf(f, "keys_imported %lu keys_refused %lu key_import_ns %lu "
+		"key_first_import_ns %lu key_scope %s devices %u\n",
+		(unsigned long)srnic_cnt(&st.keys_imported),
+		(unsigned long)srnic_cnt(&st.keys_refused),
+		(unsigned long)srnic_cnt(&st.key_import_ns),
+		(unsigned long)srnic_cnt(&st.key_first_import_ns),
+		eng->cfg.key_scope_device ? "device" : "node", eng->cfg.ndev);
 	/* Multicast RDMA WRITE: the sender's messages, packets to groups,
 	 * repairs and members given up; a member's placed packets and
 	 * answers; and the node's group map. */

@@ -16,6 +16,9 @@
 #define SRNIC_PORT_SLOTS (SRNIC_MAX_PORTS + 1)
 #define SRNIC_NAME_MAX 16
 #define SRNIC_MAX_WEIGHT 16
+/* Verbs devices (adapters) a node's ports can be split into: srnic0 to
+ * srnic3 (docs/key-migration.md). */
+#define SRNIC_MAX_DEVICES 4
 
 struct srnic_config {
 	char path[256];
@@ -32,6 +35,14 @@ struct srnic_config {
 	 * that cross a wire, no for memif and net_ring, whose frames never
 	 * leave the host's memory). */
 	uint8_t crc[SRNIC_MAX_PORTS];
+	/* Adapters: port p belongs to verbs device srnic<port_dev[p]> (0
+	 * unless a "device = srnicK PORTS" line names it), of ndev.  With
+	 * key_scope_device, a key is looked up by the device its packet
+	 * came in on, which takes a key of another as foreign and imports
+	 * it (key migration); else every device knows every key. */
+	unsigned ndev;
+	uint8_t port_dev[SRNIC_MAX_PORTS];
+	int key_scope_device;
 	unsigned mem_mb;		/* EAL memory */
 	int hugepages;			/* 0: run EAL with --no-huge */
 	char eal_extra[256];		/* more EAL arguments, space separated */

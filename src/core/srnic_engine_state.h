@@ -11,6 +11,7 @@
 
 #include "srnic_node.h"
 #include "srnic_group_state.h"
+#include "srnic_keys.h"
 #include "srnic_mem.h"
 #include "srnic_qp.h"
 #include "srnic_wire.h"
@@ -65,6 +66,8 @@ struct srnic_engine {
 	 * and what it has of each sender's current message */
 	struct srnic_group_region group[SRNIC_MAX_GROUPS];
 	struct srnic_group_source group_src[SRNIC_GROUP_SOURCES];
+	/* key migration between the node's adapters (key_scope = device) */
+	struct srnic_keys keys;
 	struct srnic_txbuf txbuf[SRNIC_PORT_SLOTS];
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
 	/* Striping: one round of the rotation, ports repeated by weight and

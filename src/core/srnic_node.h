@@ -67,6 +67,9 @@ enum srnic_drop {
 				 * QP's domain, or to a QP not an XRC target */
 	SRNIC_DROP_NOT_MEMBER,	/* a multicast WRITE to a group this node
 				 * holds no region for */
+	SRNIC_DROP_KEY_FOREIGN,	/* an RDMA request at an adapter that did
+				 * not issue its key, before the key's
+				 * import (or refusal): resent, not NAKed */
 	SRNIC_DROP_MAX
 };
 
@@ -159,6 +162,11 @@ struct srnic_peer {
 	/* The multicast RDMA groups it holds a region for (its HELLOs' map:
 	 * control core writes, the datapath reads). */
 	uint64_t groups;
+	/* Its adapters (HELLO): how many, and which one its port on our
+	 * port i's link is of.  A QP of its adapter d (QPN % ndev == d) is
+	 * reached on d's ports while any is up. */
+	uint8_t ndev;
+	uint8_t dev_on[SRNIC_MAX_PORTS];
 };
 
 /* srnicd's node and its processes: where DPDK keeps the memory they share
@@ -229,6 +237,11 @@ struct srnic_stats {
 	uint64_t mc_placed;	/* packets a member placed */
 	uint64_t mc_unicast;	/* ... that came as repairs, to it alone */
 	uint64_t mc_acks;	/* ACKs a member sent */
+	/* key migration (control/keys.c) */
+	uint64_t keys_imported;	/* another adapter's keys taken in */
+	uint64_t keys_refused;	/* keys no adapter issued */
+	uint64_t key_import_ns;	/* the longest miss-to-import time, ns */
+	uint64_t key_first_import_ns;	/* ... and the first's */
 };
 
 #define SRNIC_TOKEN_HUNGRY_US 2000

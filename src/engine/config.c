@@ -157,7 +157,8 @@ static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "stats_file", "fault_file", "capture_file",
 			      "weight",
 			      "zero_copy", "crc", "state_dir", "cluster_key",
-			      "srnicd_socket", "huge_dir"};
+			      "srnicd_socket", "huge_dir", "device",
+			      "key_scope"};
 
 static bool is_known(const char *key)
 {
@@ -167,6 +168,66 @@ static bool is_known(const char *key)
 		if (!strcmp(key, known[i]))
 			return true;
 	return false;
+}
+
+/* "device = srnicK P[,P...]": the ports, already declared, that make
+ * verbs device srnicK (1 to 3; srnic0 keeps the others). */
+static const char *apply_device(struct srnic_config *cfg, const char *val)
+{
+	static char why[128];
+	unsigned k, p, n = 0;
+	const char *s;
+	char *end;
+
+	if (strncmp(val, "srnic", 5) || val[5] < '1' ||
+	    val[5] >= '0' + SRNIC_MAX_DEVICES || val[6] != ' ')
+		return "device: srnic1 to srnic3, then its ports (e.g. "
+		       "'device = srnic1 1'): srnic0 keeps the rest";
+	k = (unsigned)(val[5] - '0');
+	for (s = val + 7; *s; s = end) {
+		while (*s == ' ' || *s == ',')
+			s++;
+		if (!*s)
+			break;
+		p = (unsigned)strtoul(s, &end, 10);
+		if (end == s || p >= cfg->nports) {
+			snprintf(why, sizeof(why), "device: srnic%u: no port "
+				 "'%.8s' (ports are numbered from 0, and go "
+				 "before the device lines)", k, s);
+			return why;
+		}
+		if (cfg->port_dev[p]) {
+			snprintf(why, sizeof(why), "device: port %u is "
+				 "srnic%u's already", p, cfg->port_dev[p]);
+			return why;
+		}
+		cfg->port_dev[p] = (uint8_t)k;
+		n++;
+	}
+	if (!n)
+		return "device: which ports? (e.g. 'device = srnic1 1')";
+	if (k + 1 > cfg->ndev)
+		cfg->ndev = k + 1;
+	return NULL;
+}
+
+/* Every device srnic0 to srnic<ndev - 1> has a port; NULL or why not. */
+static const char *devices_whole(const struct srnic_config *cfg)
+{
+	static char why[96];
+	unsigned k, p;
+
+	for (k = 0; k < cfg->ndev; k++) {
+		for (p = 0; p < cfg->nports && cfg->port_dev[p] != k; p++)
+			;
+		if (p == cfg->nports) {
+			snprintf(why, sizeof(why), "device: srnic%u has no "
+				 "port (devices take ports in order, srnic0 "
+				 "the ones left)", k);
+			return why;
+		}
+	}
+	return NULL;
 }
 
 /* One "key = value" line; returns a reason on error, NULL when fine. */
@@ -234,6 +295,14 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 		if (parse_uint(val, 1, SRNIC_MAX_WEIGHT, &w))
 			return "weight: 1 to 16";
 		cfg->weight[cfg->nports - 1] = w;
+		return NULL;
+	}
+	if (!strcmp(key, "device"))
+		return apply_device(cfg, val);
+	if (!strcmp(key, "key_scope")) {
+		if (strcmp(val, "node") && strcmp(val, "device"))
+			return "key_scope: node or device";
+		cfg->key_scope_device = !strcmp(val, "device");
 		return NULL;
 	}
 	if (!strcmp(key, "mem_mb"))
@@ -364,6 +433,13 @@ int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
 		snprintf(err, errlen,
 			 "srnic: %s: node, ipv4 and at least one port are "
 			 "required", path);
+		return -EINVAL;
+	}
+	if (!cfg->ndev)
+		cfg->ndev = 1;
+	if (devices_whole(cfg)) {
+		snprintf(err, errlen, "srnic: %s: %s", path,
+			 devices_whole(cfg));
 		return -EINVAL;
 	}
 	if (!(cfg->mac[0] | cfg->mac[1] | cfg->mac[2] | cfg->mac[3] |

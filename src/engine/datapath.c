@@ -528,6 +528,10 @@ static unsigned dp_iteration(struct srnic_engine *eng)
 	work += run_calls(eng);
 	work += drain_doorbells(eng);
 	work += srnic_rx_ports(eng);
+	/* (keys the burst found foreign: settled before the requesters'
+	 * resends come) */
+	if (unlikely(eng->keys.nmiss))
+		srnic_keys_settle(eng);
 	now = srnic_now();
 	/* (before the QPs' turns: a probe or a resend the timers ask the
 	 * requester for goes in this iteration, not after a nap) */

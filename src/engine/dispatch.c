@@ -159,6 +159,35 @@ static enum rx_fate rx_sort(struct srnic_engine *eng, struct rte_mbuf *m,
 	return RX_FREE;
 }
 
+/*
+ * Key migration (key_scope = device): an RDMA request that came in on a
+ * port of an adapter that neither issued its key nor imported it.  It is
+ * dropped, not NAKed (the requester sends it again), and the key reported
+ * (control/keys.c settles it after this burst).  A key the adapter
+ * imported, or was told is nobody's (the usual checks NAK that one), goes
+ * on.
+ */
+static bool key_foreign(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+			unsigned port)
+{
+	uint8_t dev, alias;
+
+	if (port >= eng->node->nports ||
+	    !((pkt->opcode == SRNIC_OP_WRITE && pkt->pkt_len) ||
+	      pkt->opcode == SRNIC_OP_READ_REQ ||
+	      pkt->opcode == SRNIC_OP_ATOMIC_REQ))
+		return false;
+	dev = eng->cfg.port_dev[port];
+	if (srnic_mem_key_dev(&eng->mem, pkt->rkey) == dev)
+		return false;
+	alias = srnic_key_alias_of(&eng->keys, dev, pkt->rkey);
+	if (alias == SRNIC_ALIAS_IMPORTED || alias == SRNIC_ALIAS_REFUSED)
+		return false;
+	eng->st->drops[SRNIC_DROP_KEY_FOREIGN]++;
+	srnic_keys_miss(eng, dev, pkt->rkey);
+	return true;
+}
+
 /* A frame for this process's QPs (sorted; queued: off its own ring):
  * true when the roles kept m. */
 static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
@@ -218,6 +247,9 @@ static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
 		eng->st->drops[SRNIC_DROP_STALE_INC]++;
 		return false;
 	}
+	if (unlikely(eng->cfg.key_scope_device) &&
+	    key_foreign(eng, pkt, m->port))
+		return false;
 	switch (pkt->opcode) {
 	case SRNIC_OP_ACK:
 		if (srnic_qp_reliable(qp))

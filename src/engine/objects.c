@@ -20,11 +20,12 @@ static uint32_t pow2_at_least(uint32_t n)
 
 /* ---- memory regions ---- */
 
-uint32_t srnic_engine_reg_mr(struct srnic_engine *eng, void *addr,
-			     uint64_t length, uint32_t access, uint32_t pd)
+uint32_t srnic_engine_reg_mr(struct srnic_engine *eng, uint8_t dev,
+			     void *addr, uint64_t length, uint32_t access,
+			     uint32_t pd)
 {
-	return srnic_mem_register(&eng->mem, (uintptr_t)addr, length, access,
-				  pd);
+	return srnic_mem_register_on(&eng->mem, dev, (uintptr_t)addr, length,
+				     access, pd);
 }
 
 /* A key's end: the datapath lets go of it (datapath, then control: its
@@ -40,6 +41,9 @@ static void call_retire(struct srnic_engine *eng, struct srnic_call *c)
 	const struct key_end *k = c->arg;
 
 	c->result = k->retire(&eng->mem, k->key);
+	/* (and out of every adapter's imports, before the call returns) */
+	if (c->result == 0)
+		srnic_keys_forget(eng, k->key);
 }
 
 static int key_end(struct srnic_engine *eng, const struct key_end *k)
@@ -430,6 +434,11 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 
 		qpn = eng->qpn_next;
 		eng->qpn_next = qpn + 1 < SRNIC_MAX_QP ? qpn + 1 : 16;
+		/* (an adapter's QPs: its number modulo the node's adapters,
+		 * which is how a peer knows which ports reach it) */
+		if (eng->cfg.ndev > 1 &&
+		    qpn % eng->cfg.ndev != init->dev % eng->cfg.ndev)
+			continue;
 		if (!eng->qp_tab[qpn] &&
 		    __atomic_compare_exchange_n(&eng->node->qp_owner[qpn],
 						&free, eng->slot + 1, false,

@@ -60,8 +60,10 @@ void srnic_engine_describe(const struct srnic_engine *eng,
 			   struct srnic_engine_desc *d);
 
 /* Memory registration; keys are the same for local and remote use. */
-uint32_t srnic_engine_reg_mr(struct srnic_engine *eng, void *addr,
-			     uint64_t length, uint32_t access, uint32_t pd);
+/* A region of adapter dev (srnic<dev>): its key, or 0 with errno set. */
+uint32_t srnic_engine_reg_mr(struct srnic_engine *eng, uint8_t dev,
+			     void *addr, uint64_t length, uint32_t access,
+			     uint32_t pd);
 int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key);
 /* Memory windows: one of type 1 or 2 in pd (its key, count 0; 0 with
  * errno set), and its end (unbound first, on the datapath). */
@@ -114,6 +116,7 @@ struct srnic_qp_init {
 	uint8_t xrc;		/* enum srnic_xrc_role (type RC) */
 	uint32_t xrcd;		/* SRNIC_XRC_TGT: its domain */
 	uint8_t sq_sig_all;
+	uint8_t dev;		/* its adapter: QPN % the node's ndev */
 	uint32_t pd;
 	uint32_t max_send_wr, max_recv_wr;
 	uint32_t max_send_sge, max_recv_sge, max_inline;

@@ -75,8 +75,9 @@ int srnic_mem_prepare(struct srnic_mem_table *t, uint32_t access)
 	return rc;
 }
 
-uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
-			    uint64_t length, uint32_t access, uint32_t pd)
+uint32_t srnic_mem_register_on(struct srnic_mem_table *t, uint8_t dev,
+			       uint64_t addr, uint64_t length, uint32_t access,
+			       uint32_t pd)
 {
 	struct srnic_mr *mr;
 	uint32_t idx, tag;
@@ -120,6 +121,7 @@ uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
 	mr->length = length;
 	mr->access = access;
 	mr->pd = pd;
+	mr->dev = dev;
 	__atomic_store_n(&mr->key, tag << SRNIC_MR_INDEX_BITS | idx,
 			 __ATOMIC_RELEASE);
 	return mr->key;

@@ -71,6 +71,7 @@ struct srnic_mr {
 	uint32_t next_free;
 	uint32_t was;	/* the last key handed out here: the next differs */
 	uint32_t windows;	/* windows bound in it (datapath's count) */
+	uint8_t dev;		/* the adapter (verbs device) that issued it */
 	uint64_t addr;
 	uint64_t length;
 };
@@ -129,9 +130,18 @@ void srnic_mem_fini(struct srnic_mem_table *t);
  * does it, re-registering must before it runs. */
 int srnic_mem_prepare(struct srnic_mem_table *t, uint32_t access);
 
-/* Returns the key, or 0 with errno set (ENOMEM table full, EINVAL). */
-uint32_t srnic_mem_register(struct srnic_mem_table *t, uint64_t addr,
-			    uint64_t length, uint32_t access, uint32_t pd);
+/* Returns the key, or 0 with errno set (ENOMEM table full, EINVAL).  dev:
+ * the adapter (verbs device) that issues it; the table is the node's
+ * adapters' tables in one, each entry saying whose it is. */
+uint32_t srnic_mem_register_on(struct srnic_mem_table *t, uint8_t dev,
+			       uint64_t addr, uint64_t length, uint32_t access,
+			       uint32_t pd);
+static inline uint32_t srnic_mem_register(struct srnic_mem_table *t,
+					  uint64_t addr, uint64_t length,
+					  uint32_t access, uint32_t pd)
+{
+	return srnic_mem_register_on(t, 0, addr, length, access, pd);
+}
 
 /*
  * Datapath side of re-registration (ibv_rereg_mr): the region key names
@@ -177,6 +187,26 @@ static inline bool srnic_mem_owned(const struct srnic_mem_table *t,
 	return key != 0 && pd != SRNIC_PD_REVOKED &&
 	       __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) == key &&
 	       mr->pd == pd;
+}
+
+/* The adapter that issued key (a window's: its region's), or -1 when it
+ * names nothing live. */
+static inline int srnic_mem_key_dev(const struct srnic_mem_table *t,
+				    uint32_t key)
+{
+	const struct srnic_mr *mr;
+
+	if (key & SRNIC_MW_BIT) {
+		const struct srnic_mw *w = &t->mw[SRNIC_MW_INDEX(key)];
+
+		if (__atomic_load_n(&w->key, __ATOMIC_ACQUIRE) != key)
+			return -1;
+		key = w->mr_key;
+	}
+	mr = &t->mr[key & (SRNIC_MAX_MR - 1)];
+	return key && __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) == key
+		       ? mr->dev
+		       : -1;
 }
 
 /* The rights of the region key names (the caller checked it is live). */

@@ -93,7 +93,44 @@ int srnic_stripe_pick(struct srnic_engine *eng, const struct srnic_peer *peer,
 	return -1;
 }
 
+/*
+ * A peer with several adapters (docs/key-migration.md): its QP is of
+ * adapter dest_qpn % ndev, which its HELLOs say the ports of.  Its packets
+ * take that adapter's ports, in the rotation, while any of them can take
+ * one; else the peer's other ports (the adapter is cut off, or its ports
+ * full): what arrives at another adapter then carries a key it did not
+ * issue, which the node imports.
+ */
+static int pick_on_adapter(struct srnic_engine *eng, struct srnic_qp *qp,
+			   unsigned ndev)
+{
+	const struct srnic_peer *peer = qp->peer;
+	uint8_t dev = (uint8_t)(qp->at.dest_qpn % ndev);
+	bool reachable = false;
+	unsigned i, p;
+
+	for (i = 0; i < eng->stripe_len; i++) {
+		p = eng->stripe[qp->snd.rr_port++ % eng->stripe_len];
+		if (__atomic_load_n(&peer->dev_on[p], __ATOMIC_RELAXED) != dev ||
+		    !__atomic_load_n(&peer->up[p], __ATOMIC_RELAXED) ||
+		    !__atomic_load_n(&eng->node->port[p].polling,
+				     __ATOMIC_RELAXED))
+			continue;
+		if (!srnic_port_backlogged(eng, p))
+			return (int)p;
+		reachable = true;
+	}
+	/* (its ports only full: wait for them, the adapter is there) */
+	return reachable ? -1 : srnic_stripe_pick(eng, peer, &qp->snd.rr_port);
+}
+
 int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
 {
+	unsigned ndev = qp->peer ? __atomic_load_n(&qp->peer->ndev,
+						   __ATOMIC_RELAXED)
+				 : 0;
+
+	if (__builtin_expect(ndev > 1, 0))
+		return pick_on_adapter(eng, qp, ndev);
 	return srnic_stripe_pick(eng, qp->peer, &qp->snd.rr_port);
 }

@@ -216,6 +216,9 @@ struct srnic_pkt {
 	/* control frames (HELLO, BYE, BYE_ACK, BOOTING, BOOT_ACK, RDMA_READY) */
 	uint32_t ipv4;	    /* node address, host order */
 	uint8_t port;	    /* sender's port index */
+	uint8_t dev;	    /* HELLO: the verbs device (adapter) that port
+			     * is of, of ndev the node has */
+	uint8_t ndev;
 	uint8_t node_mac[6];
 	char node_name[16];
 	uint64_t groups;    /* HELLO: bit g, the node holds a region for

@@ -16,7 +16,8 @@
  *  ack ext   +0 syndrome, +1 rnr_timer, +2 ts_echo, +4 nak_msn,
  *            +8 nak_txid, +12 sack_msn, +16 sack_first, +20 credit,
  *            +24 sack_bits (8)
- *  hello ext +0 ipv4, +4 port, +5 reserved, +6 node mac, +12 reserved,
+ *  hello ext +0 ipv4, +4 port, +5 dev, +6 node mac, +12 ndev,
+ *            +13 reserved,
  *            +16 node name (16), +32 groups (8: HELLO's group map)
  *  auth       (flag SRNIC_F_AUTH, control frames) 32 bytes right after
  *            the hello ext: MAC of the frame's bytes before it
@@ -144,7 +145,9 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 		memset(x, 0, SRNIC_HELLO_XLEN);
 		srnic_put32(x + 0, pkt->ipv4);
 		x[4] = pkt->port;
+		x[5] = pkt->dev;
 		memcpy(x + 6, pkt->node_mac, 6);
+		x[12] = pkt->ndev;
 		memcpy(x + 16, pkt->node_name, sizeof(pkt->node_name));
 		srnic_put64(x + 32, pkt->groups);
 	}
@@ -315,7 +318,9 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 		}
 		pkt->ipv4 = srnic_get32(x + 0);
 		pkt->port = x[4];
+		pkt->dev = x[5];
 		memcpy(pkt->node_mac, x + 6, 6);
+		pkt->ndev = x[12];
 		memcpy(pkt->node_name, x + 16, sizeof(pkt->node_name));
 		pkt->node_name[sizeof(pkt->node_name) - 1] = '\0';
 		pkt->groups = srnic_get64(x + 32);

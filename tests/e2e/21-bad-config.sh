@@ -122,6 +122,23 @@ expect crc-not-yes-no "$WORK/crc.conf" \
 expect crc-before-port "$WORK/crc-first.conf" \
 	"^srnic: $WORK/crc-first.conf:1: crc: goes after the port" -- ibv_devinfo
 
+# 7b. Adapters: a device line naming a port that is not there, a device
+# past srnic3, a port given twice, srnic0 left with none; a key scope
+# that is neither node nor device.
+dev_case() {	# name regex line...
+	local name=$1 re=$2
+	shift 2
+	{ cat "$CONF"; printf '%s\n' "$@"; } > "$WORK/$name.conf"
+	line=$(wc -l < "$WORK/$name.conf")
+	expect "$name" "$WORK/$name.conf" "^srnic: $WORK/$name.conf(:$line)?: $re" -- ibv_devinfo
+}
+dev_case device-no-port "device: srnic1: no port '7'" "device = srnic1 7"
+dev_case device-past-srnic3 "device: srnic1 to srnic3" "device = srnic9 1"
+dev_case device-port-twice "device: port 1 is srnic1's already" \
+	"device = srnic1 1" "device = srnic2 1"
+dev_case device-srnic0-empty "device: srnic0 has no port" "device = srnic1 0,1"
+dev_case key-scope-bad "key_scope: node or device" "key_scope = adapter"
+
 # 8. The cluster key: missing, not 64 hex digits, readable by others.
 key_case() {	# name key-file regex
 	{ grep -v '^cluster_key' "$CONF"; echo "cluster_key = $2"; } > "$WORK/$1.conf"

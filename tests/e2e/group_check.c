@@ -40,28 +40,12 @@
 #define ODD_LEN 100
 #define TIMEOUT_MS 20000
 
-static uint8_t pattern(uint32_t seed, uint64_t off)
-{
-	uint64_t x = (off + 1) * 0x9e3779b97f4a7c15ull ^ seed;
-
-	x ^= x >> 29;
-	return (uint8_t)(x * 0xbf58476d1ce4e5b9ull >> 56);
-}
-
-static void fill(uint8_t *p, uint64_t len, uint32_t seed)
-{
-	uint64_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pattern(seed, i);
-}
-
-/* The first offset in [from, to) whose byte is not pattern(seed), or to. */
+/* The first offset in [from, to) whose byte is not vu_pattern(seed), or to. */
 static uint64_t first_bad(const uint8_t *p, uint64_t from, uint64_t to,
 			  uint32_t seed, uint64_t seed_base)
 {
 	for (; from < to; from++)
-		if (p[from] != pattern(seed, from - seed_base))
+		if (p[from] != vu_pattern(seed, from - seed_base))
 			return from;
 	return to;
 }
@@ -77,9 +61,9 @@ static int member(struct ibv_context *ctx, int fd)
 
 	if (!pd || !big || !small || !bcast)
 		return 2;
-	fill(bcast, SMALL, 0xca9a);
-	fill(big, BIG, 0xca9a);
-	fill(small, 2 * SMALL, 0xca9a);
+	vu_fill(bcast, SMALL, 0xca9a);
+	vu_fill(big, BIG, 0xca9a);
+	vu_fill(small, 2 * SMALL, 0xca9a);
 
 	mr = srnic_reg_mr_group(pd, big, BIG, rw, SRNIC_MAX_GROUPS);
 	vu_check(!mr && errno == EINVAL, vu_err_str(errno),
@@ -201,9 +185,9 @@ static int sender(struct ibv_context *ctx, int fd, const char *peer)
 
 	if (!pd || !cq || !buf)
 		return 2;
-	fill(buf, BIG, 7);
+	vu_fill(buf, BIG, 7);
 	odd = buf + BIG;
-	fill(odd, ODD_LEN, 8);
+	vu_fill(odd, ODD_LEN, 8);
 	mr = ibv_reg_mr(pd, buf, BIG + SMALL, IBV_ACCESS_LOCAL_WRITE);
 	qp = ud_qp(pd, cq);
 	rc_qp = vu_create_rc_qp(pd, cq, 4, 4, 1, NULL);
@@ -321,7 +305,7 @@ static int sender(struct ibv_context *ctx, int fd, const char *peer)
 				 wc.wr_id == 5,
 			 vu_wc_str(&wc, got),
 			 "a WRITE to a group without members completes");
-		fill(buf + BIG, SMALL, 9);
+		vu_fill(buf + BIG, SMALL, 9);
 		sge.addr = (uintptr_t)buf + BIG;
 		n = members(ctx, SRNIC_GROUP_BROADCAST, 1, m, 8);
 		rc = mc_write(qp, 6, SRNIC_GROUP_BROADCAST, 0, &sge, 1);

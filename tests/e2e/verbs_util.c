@@ -29,6 +29,22 @@ static void nap_us(unsigned us)
 	nanosleep(&ts, NULL);
 }
 
+uint8_t vu_pattern(uint32_t seed, uint64_t off)
+{
+	uint64_t x = (off + 1) * 0x9e3779b97f4a7c15ull ^ seed;
+
+	x ^= x >> 29;
+	return (uint8_t)(x * 0xbf58476d1ce4e5b9ull >> 56);
+}
+
+void vu_fill(uint8_t *p, uint64_t len, uint32_t seed)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = vu_pattern(seed, i);
+}
+
 struct ibv_context *vu_open_first(void)
 {
 	struct ibv_device **list;

@@ -28,6 +28,12 @@ struct vu_dest {
 	uint64_t addr;
 };
 
+/* Test data: each byte depends on the seed and its offset, so a byte at
+ * the wrong place, or left from another run, shows.  vu_fill writes len
+ * such bytes from offset 0. */
+uint8_t vu_pattern(uint32_t seed, uint64_t off);
+void vu_fill(uint8_t *p, uint64_t len, uint32_t seed);
+
 /* Milliseconds on the monotonic clock. */
 uint64_t vu_now_ms(void);
 

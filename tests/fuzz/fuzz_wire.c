@@ -232,6 +232,8 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		for (i = 0; i < n; i++)
 			p->node_name[i] = 'a' + rnd_below(26);
 		p->groups = rnd();
+		p->dev = (uint8_t)rnd();
+		p->ndev = (uint8_t)rnd();
 	}
 }
 

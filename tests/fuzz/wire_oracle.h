@@ -71,6 +71,8 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(credit);
 	WIRE_FIELD(ipv4);
 	WIRE_FIELD(port);
+	WIRE_FIELD(dev);
+	WIRE_FIELD(ndev);
 	WIRE_FIELD(node_mac);
 	WIRE_FIELD(node_name);
 	WIRE_FIELD(groups);
@@ -116,8 +118,7 @@ static inline bool wire_byte_meaningful(uint8_t op, unsigned off)
 	if (op == SRNIC_OP_ACK)
 		return true;
 	/* control frames: the name's last byte is forced to NUL on decode */
-	return off < 5 || (off >= 6 && off < 12) || (off >= 16 && off < 31) ||
-	       (off >= 32 && off < 40);
+	return off < 13 || (off >= 16 && off < 31) || (off >= 32 && off < 40);
 }
 
 /* Whether a packet of this opcode and flags has a MAC behind its headers. */
@@ -213,8 +214,8 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 	    (op != SRNIC_OP_WRITE || (p->flags & SRNIC_F_GROUP_NOT)))
 		return "accepted the group flag on other than a plain WRITE "
 		       "or an ACK";
-	if (!srnic_op_is_control(op) && p->groups)
-		return "group map set on other than a control frame";
+	if (!srnic_op_is_control(op) && (p->groups || p->dev || p->ndev))
+		return "group map or device set on other than a control frame";
 	hlen = srnic_wire_pkt_hlen(p);
 	if (len < hlen)
 		return "accepted a frame shorter than its header";

@@ -88,6 +88,8 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->dst_ipv4 = 0xe0000101;
 	p->ipv4 = 0x0a000001;
 	p->port = 3;
+	p->dev = 1;
+	p->ndev = 2;
 	for (i = 0; i < 6; i++)
 		p->node_mac[i] = 0x40 + i;
 	strcpy(p->node_name, "node-a");
@@ -189,6 +191,8 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 	} else {
 		want->ipv4 = p->ipv4;
 		want->port = p->port;
+		want->dev = p->dev;
+		want->ndev = p->ndev;
 		memcpy(want->node_mac, p->node_mac, 6);
 		memcpy(want->node_name, p->node_name, sizeof(p->node_name));
 		want->groups = p->groups;
@@ -324,9 +328,10 @@ static void test_byte_map(void)
 	f = wire_build(&p, dmac, smac, &len);
 	CHECK(srnic_get32(f + 38) == 0x0a000001, "ipv4");
 	CHECK(f[42] == 3, "port");
-	CHECK(!f[43], "HELLO reserved byte");
+	CHECK(f[43] == 1, "HELLO: the port's device");
 	CHECK(!memcmp(f + 44, p.node_mac, 6), "node mac");
-	CHECK(srnic_get32(f + 50) == 0, "HELLO reserved");
+	CHECK(f[50] == 2 && srnic_get16(f + 51) == 0 && !f[53],
+	      "HELLO: devices, then reserved");
 	CHECK(!memcmp(f + 54, "node-a\0", 7), "node name");
 	CHECK(srnic_get64(f + 70) == 0x8000000000000006ull, "HELLO groups");
 	CHECK(len == 78, "HELLO frame of %u", len);

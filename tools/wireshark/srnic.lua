@@ -75,6 +75,8 @@ local F = {
 	node_mac = ProtoField.ether("srnic.ctl.mac", "Node MAC"),
 	node_name = ProtoField.stringz("srnic.ctl.name", "Node name"),
 	groups = ProtoField.uint64("srnic.ctl.groups", "Multicast RDMA groups held", base.HEX),
+	ctl_dev = ProtoField.uint8("srnic.ctl.dev", "Adapter of the sending port"),
+	ctl_ndev = ProtoField.uint8("srnic.ctl.ndev", "Adapters of the node"),
 	mac = ProtoField.bytes("srnic.ctl.auth_mac", "HMAC-SHA-512-256"),
 	-- trailer
 	crc = ProtoField.uint32("srnic.crc", "CRC-32C", base.HEX),
@@ -167,7 +169,9 @@ function p.dissector(tvb, pinfo, tree)
 		local e = t:add(p, tvb(off, 40), "Control extension")
 		e:add(F.node_ip, tvb(off, 4))
 		e:add(F.port, tvb(off + 4, 1))
+		e:add(F.ctl_dev, tvb(off + 5, 1))
 		e:add(F.node_mac, tvb(off + 6, 6))
+		e:add(F.ctl_ndev, tvb(off + 12, 1))
 		e:add(F.node_name, tvb(off + 16, 16))
 		e:add(F.groups, tvb(off + 32, 8))
 		info = info .. " node " .. tvb(off + 16, 16):stringz()

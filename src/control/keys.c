@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Key migration between the node's adapters (seed 003; docs/key-
+ * migration.md): the control core's part.  An adapter that receives an
+ * RDMA request with a key it did not issue drops the request (the
+ * requester sends it again) and reports the key (engine/dispatch.c).  Here
+ * the issuer's table is asked for it: a live key of another adapter is
+ * imported into the receiving one, which lets its requests in from then
+ * on; a key no adapter issued is refused, and the receiving adapter's
+ * checks NAK it.  Deregistration takes the key out of every adapter's
+ * imports before it returns.
+ *
+ * The node's adapters are one process's tables (each region says which
+ * adapter issued it), so asking the issuer is a table read: it runs on
+ * the datapath thread, right after the burst that reported the misses,
+ * and the requester's next try finds the key settled.
+ */
+#include "srnic_control.h"
+
+/* Adapter dev's alias entry for key, or the free one it would take. */
+static struct srnic_key_alias *alias_slot(struct srnic_keys *k, uint8_t dev,
+					  uint32_t key)
+{
+	struct srnic_key_alias *a = k->alias[dev], *spare = NULL;
+	uint32_t i, s = srnic_key_slot(key);
+
+	for (i = 0; i < SRNIC_KEY_ALIASES; i++) {
+		struct srnic_key_alias *e = &a[(s + i) & (SRNIC_KEY_ALIASES - 1)];
+
+		if (e->state == SRNIC_ALIAS_FREE)
+			return spare ? spare : e;
+		if (e->state == SRNIC_ALIAS_GONE)
+			spare = spare ? spare : e;
+		else if (e->key == key)
+			return e;
+	}
+	return spare;
+}
+
+void srnic_keys_miss(struct srnic_engine *eng, uint8_t dev, uint32_t key)
+{
+	struct srnic_keys *k = &eng->keys;
+	uint32_t i;
+
+	for (i = 0; i < k->nmiss; i++)
+		if (k->miss[i].key == key && k->miss[i].dev == dev)
+			return;	/* (one report a key until it is settled) */
+	if (k->nmiss < SRNIC_KEY_MISSES)
+		k->miss[k->nmiss++] = (struct srnic_key_miss){
+			.key = key, .dev = dev, .tsc = srnic_now()};
+}
+
+void srnic_keys_settle(struct srnic_engine *eng)
+{
+	struct srnic_keys *k = &eng->keys;
+	uint64_t now = srnic_now();
+	uint32_t i;
+
+	for (i = 0; i < k->nmiss; i++) {
+		const struct srnic_key_miss *m = &k->miss[i];
+		struct srnic_key_alias *a = alias_slot(k, m->dev, m->key);
+		int issuer = srnic_mem_key_dev(&eng->mem, m->key);
+		uint64_t ns = (now - m->tsc) * 1000 / eng->tsc_per_us;
+
+		if (!a)
+			continue;	/* its imports are full: dropped again */
+		a->key = m->key;
+		if (issuer >= 0) {
+			a->state = SRNIC_ALIAS_IMPORTED;
+			eng->st->keys_imported++;
+			if (ns > eng->st->key_import_ns)
+				eng->st->key_import_ns = ns;
+			if (eng->st->keys_imported == 1)
+				eng->st->key_first_import_ns = ns;
+		} else {
+			a->state = SRNIC_ALIAS_REFUSED;
+			eng->st->keys_refused++;
+		}
+	}
+	k->nmiss = 0;
+}
+
+void srnic_keys_forget(struct srnic_engine *eng, uint32_t key)
+{
+	uint8_t dev;
+
+	for (dev = 0; dev < SRNIC_MAX_DEVICES; dev++) {
+		struct srnic_key_alias *a;
+
+		if (srnic_key_alias_of(&eng->keys, dev, key) ==
+		    SRNIC_ALIAS_FREE)
+			continue;
+		a = alias_slot(&eng->keys, dev, key);
+		if (a && a->key == key)
+			a->state = SRNIC_ALIAS_GONE;
+	}
+}
