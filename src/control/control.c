@@ -49,10 +49,7 @@ static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
  * aid: stderr may be a file, on which the control core then may wait.) */
 static int log_on = -1;
 
-static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
+void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 {
 	struct timespec ts;
 	struct tm tm;
@@ -79,8 +76,8 @@ static void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 
 
 /* What every control frame says: who sends it, on which port. */
-static void control_pkt(const struct srnic_engine *eng, uint8_t op,
-			unsigned p, struct srnic_pkt *pkt)
+void srnic_control_pkt(const struct srnic_engine *eng, uint8_t op, unsigned p,
+		       struct srnic_pkt *pkt)
 {
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->opcode = op;
@@ -98,7 +95,7 @@ struct rte_mbuf *srnic_control_frame_to(struct srnic_engine *eng, uint8_t op,
 {
 	struct srnic_pkt pkt;
 
-	control_pkt(eng, op, p, &pkt);
+	srnic_control_pkt(eng, op, p, &pkt);
 	pkt.flags |= flags;
 	pkt.dst_inc = dst_inc;
 	return srnic_pkt_alloc(eng, &pkt, dst_mac, p, NULL);
@@ -111,13 +108,25 @@ struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
 	return srnic_control_frame_to(eng, op, p, bcast, 0, 0);
 }
 
+struct rte_mbuf *srnic_control_send(struct srnic_engine *eng,
+				    const struct srnic_pkt *pkt, unsigned p)
+{
+	struct rte_mbuf *m = srnic_pkt_alloc(eng, pkt, bcast, p, NULL);
+
+	if (m && rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0) {
+		rte_pktmbuf_free(m);
+		m = NULL;
+	}
+	return m;
+}
+
 static void send_hello(struct srnic_engine *eng, unsigned p)
 {
 	struct srnic_pkt pkt;
 	struct rte_mbuf *m;
 
 	/* Numbered per port, so that peers can tell how many they miss. */
-	control_pkt(eng, SRNIC_OP_HELLO, p, &pkt);
+	srnic_control_pkt(eng, SRNIC_OP_HELLO, p, &pkt);
 	pkt.msn = eng->node->port[p].hello_seq++;
 	pkt.groups = __atomic_load_n(&eng->node->groups, __ATOMIC_ACQUIRE);
 	pkt.dev = eng->cfg.port_dev[p];
@@ -302,6 +311,8 @@ static void drain_rx(struct srnic_engine *eng, uint64_t now)
 			if (pkt.opcode == SRNIC_OP_BOOT_ACK ||
 			    pkt.opcode == SRNIC_OP_RDMA_READY)
 				srnic_integrate_rx(eng, &pkt, m->port);
+			else if (pkt.opcode == SRNIC_OP_SVC_ANNOUNCE)
+				srnic_service_rx(eng, &pkt, now);
 			else
 				learn(eng, &pkt, m->port, now);
 		}
@@ -498,9 +509,12 @@ static void *control_thread(void *arg)
 					__ATOMIC_ACQ_REL)) {
 			last_hello = now;
 			for (p = 0; p < eng->node->nports; p++)
-				if (eng->node->port[p].polling)
+				if (eng->node->port[p].polling) {
 					send_hello(eng, p);
+					srnic_services_announce(eng, p);
+				}
 		}
+		srnic_services_tick(eng, now);
 		srnic_integrate_tick(eng, now);
 		srnic_mcast_program_ports(eng);
 		usleep(TICK_MS * 1000);
@@ -536,6 +550,10 @@ int srnic_control_start(struct srnic_engine *eng)
 		srnic_integrate_new_incarnation(&eng->node->peer[i]);
 	}
 	self_init(eng);
+	/* (services start over: held by nobody this node knows of, its own
+	 * listening svc_dead_ms before they claim anything) */
+	memset(eng->node->svc, 0, sizeof(eng->node->svc));
+	srnic_services_init(eng);
 	eng->node->ctrl_stop = 0;
 	eng->node->hello_now = 1;
 	eng->node->dev_active = -1;
@@ -574,11 +592,14 @@ static struct srnic_peer *peer_by_gid(struct srnic_engine *eng,
 
 	if (!memcmp(gid, v4mapped, 12)) {
 		uint32_t ip;
+		struct srnic_peer *holder;
 
 		memcpy(&ip, gid + 12, 4);
 		if (ntohl(ip) == eng->cfg.ipv4)
 			return &eng->node->peer[SRNIC_PEER_SELF];
-		return srnic_peer_find(eng, ntohl(ip));
+		/* a service's address: the node that holds it now */
+		holder = srnic_service_holder(eng, ntohl(ip));
+		return holder ? holder : srnic_peer_find(eng, ntohl(ip));
 	}
 	if (gid[0] == 0xfe && gid[1] == 0x80 && gid[11] == 0xff &&
 	    gid[12] == 0xfe) {

@@ -56,6 +56,15 @@ void srnic_group_release_proc(struct srnic_node *node, unsigned slot);
 void srnic_mcast_program_ports(struct srnic_engine *eng);
 
 /* control.c */
+/* The control core's log line (SRNIC_LOG=1; slow path only). */
+void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* What every control frame says (who sends it, on port p) into pkt; and
+ * pkt sent broadcast on port p by the datapath (the mbuf, or NULL). */
+void srnic_control_pkt(const struct srnic_engine *eng, uint8_t op, unsigned p,
+		       struct srnic_pkt *pkt);
+struct rte_mbuf *srnic_control_send(struct srnic_engine *eng,
+				    const struct srnic_pkt *pkt, unsigned p);
 struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
 				     unsigned p);
 /* A control frame for one peer's incarnation dst_inc, on port p. */
@@ -109,6 +118,21 @@ static inline void srnic_peer_unlock(struct srnic_node *node)
 {
 	pthread_mutex_unlock(&node->peer_lock);
 }
+
+/* service.c: services (failover addresses, docs/failover.md).  Init: the
+ * configuration's, at start; rx: a member's announcement; tick: claim
+ * what this node should hold; announce: this node's memberships on port
+ * p (with each HELLO); find: the service of an address (any thread);
+ * holder: the peer holding it, or NULL (any thread). */
+void srnic_services_init(struct srnic_engine *eng);
+void srnic_service_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+		      uint64_t now);
+void srnic_services_tick(struct srnic_engine *eng, uint64_t now);
+void srnic_services_announce(struct srnic_engine *eng, unsigned p);
+struct srnic_service *srnic_service_find(struct srnic_node *node,
+					 uint32_t ipv4);
+struct srnic_peer *srnic_service_holder(struct srnic_engine *eng,
+					uint32_t ipv4);
 
 /* keys.c: key migration between the node's adapters.  Miss: adapter dev
  * received a request with key, neither its own nor imported (datapath);

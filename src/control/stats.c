@@ -194,6 +194,24 @@ void srnic_stats_write(struct srnic_engine *eng)
 		(unsigned long)srnic_cnt(&st.qps_cleared),
 		(unsigned long)srnic_cnt(&st.ctl_refused),
 		eng->cfg.has_key ? "yes" : "no");
+	/* Services: which this node is a member of or heard of, who holds
+	 * each at which term, and this node's part. */
+	for (i = 0; i < SRNIC_MAX_SVC_KNOWN; i++) {
+		const struct srnic_service *sv = &eng->node->svc[i];
+		uint32_t h = sv->holder;
+
+		if (!sv->ipv4)
+			continue;
+		fprintf(f, "service %s %u.%u.%u.%u holder %u.%u.%u.%u term %#x "
+			"role %s takeovers %u stepdowns %u changes %u\n",
+			sv->mine >= 0 ? sv->name : "-", sv->ipv4 >> 24,
+			(sv->ipv4 >> 16) & 255, (sv->ipv4 >> 8) & 255,
+			sv->ipv4 & 255, h >> 24, (h >> 16) & 255,
+			(h >> 8) & 255, h & 255, sv->term,
+			sv->holding ? "holder" : sv->mine >= 0 ? "standby"
+							       : "client",
+			sv->takeovers, sv->stepdowns, sv->changes);
+	}
 	srnic_peer_lock(eng->node);
 	for (i = 0; i < eng->node->npeers; i++) {
 		const struct srnic_peer *peer = &eng->node->peer[i];

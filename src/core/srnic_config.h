@@ -16,6 +16,19 @@
 #define SRNIC_PORT_SLOTS (SRNIC_MAX_PORTS + 1)
 #define SRNIC_NAME_MAX 16
 #define SRNIC_MAX_WEIGHT 16
+/* Services (docs/failover.md) a node is a member of. */
+#define SRNIC_MAX_SERVICES 4
+
+struct srnic_service_conf {
+	char name[SRNIC_NAME_MAX];
+	uint32_t ipv4;		/* the service's address, host order */
+	uint8_t prio;		/* 1-255: the live member with the highest
+				 * holds it (ties: the higher node address) */
+	uint8_t failback;	/* a better member back takes it again at
+				 * once (1, auto) or waits for the holder to
+				 * go (0, expire) */
+};
+
 /* Verbs devices (adapters) a node's ports can be split into: srnic0 to
  * srnic3 (docs/key-migration.md). */
 #define SRNIC_MAX_DEVICES 4
@@ -43,6 +56,12 @@ struct srnic_config {
 	unsigned ndev;
 	uint8_t port_dev[SRNIC_MAX_PORTS];
 	int key_scope_device;
+	/* Services this node is a member of ("service = NAME IPV4 prio=N
+	 * [failback=auto|expire]"), and how long a holder may be silent
+	 * before the best live member takes its service (svc_dead_ms). */
+	unsigned nsvc;
+	struct srnic_service_conf svc[SRNIC_MAX_SERVICES];
+	unsigned svc_dead_ms;
 	unsigned mem_mb;		/* EAL memory */
 	int hugepages;			/* 0: run EAL with --no-huge */
 	char eal_extra[256];		/* more EAL arguments, space separated */

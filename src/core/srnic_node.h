@@ -169,6 +169,34 @@ struct srnic_peer {
 	uint8_t dev_on[SRNIC_MAX_PORTS];
 };
 
+/* A service (a failover address, docs/failover.md) as this node knows it:
+ * one it is a member of (mine: its configuration's index), or one it
+ * learned from the members' announcements (a client's view).  The control
+ * core writes; anyone reads ipv4, holder and term. */
+#define SRNIC_MAX_SVC_KNOWN 16
+#define SRNIC_SVC_MEMBERS 8
+struct srnic_svc_member {
+	uint32_t ipv4;		/* 0: a free entry */
+	uint8_t prio;
+	uint64_t heard;		/* ms of its last announcement */
+};
+struct srnic_service {
+	uint32_t ipv4;		/* the service's address; 0: a free entry */
+	char name[SRNIC_NAME_MAX]; /* (a member's: its configuration's) */
+	int8_t mine;		/* index in cfg.svc, or -1 */
+	uint8_t holding;	/* this node holds it */
+	uint8_t holder_prio;
+	uint32_t holder;	/* the holder's address (0: none known) */
+	uint32_t term;		/* its term: counter << 8 | its address's low
+				 * byte; the highest wins */
+	uint64_t holder_heard;	/* ms */
+	uint64_t since;		/* ms this node began to watch it */
+	uint32_t takeovers;	/* terms this node claimed */
+	uint32_t stepdowns;	/* ... and gave up to a higher one */
+	uint32_t changes;	/* holders (or terms) it saw come */
+	struct srnic_svc_member member[SRNIC_SVC_MEMBERS];
+};
+
 /* srnicd's node and its processes: where DPDK keeps the memory they share
  * (EAL --file-prefix, --huge-dir, --base-virtaddr). */
 struct srnic_eal_memory {
@@ -343,6 +371,10 @@ struct srnic_node {
 	 * under mcast_lock, read by the ports' poller. */
 	uint8_t group_owner[SRNIC_MAX_GROUPS];
 	uint64_t groups;
+
+	/* services: the ones this node is a member of and the ones it heard
+	 * of (control core writes) */
+	struct srnic_service svc[SRNIC_MAX_SVC_KNOWN];
 
 	/* peers: control core writes, everyone reads */
 	struct srnic_peer peer[SRNIC_MAX_PEERS + 1];	/* SRNIC_PEER_SELF last */

@@ -158,7 +158,7 @@ static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "weight",
 			      "zero_copy", "crc", "state_dir", "cluster_key",
 			      "srnicd_socket", "huge_dir", "device",
-			      "key_scope"};
+			      "key_scope", "service", "svc_dead_ms"};
 
 static bool is_known(const char *key)
 {
@@ -208,6 +208,65 @@ static const char *apply_device(struct srnic_config *cfg, const char *val)
 		return "device: which ports? (e.g. 'device = srnic1 1')";
 	if (k + 1 > cfg->ndev)
 		cfg->ndev = k + 1;
+	return NULL;
+}
+
+/* "service = NAME IPV4 prio=N [failback=auto|expire] [mode=group]": a
+ * service this node is a member of (docs/failover.md). */
+static const char *apply_service(struct srnic_config *cfg, const char *val)
+{
+	static char why[160];
+	struct srnic_service_conf *sv;
+	char buf[256], *tok, *save = NULL;
+	struct in_addr a;
+	unsigned i, v;
+
+	if (cfg->nsvc == SRNIC_MAX_SERVICES)
+		return "service: at most 4";
+	if (copy_str(buf, sizeof(buf), val))
+		return "service: too long";
+	sv = &cfg->svc[cfg->nsvc];
+	memset(sv, 0, sizeof(*sv));
+	sv->failback = 1;
+	tok = strtok_r(buf, " \t", &save);
+	if (!tok || copy_str(sv->name, sizeof(sv->name), tok))
+		return "service: NAME IPV4 prio=N [failback=auto|expire], "
+		       "the name 1 to 15 characters";
+	tok = strtok_r(NULL, " \t", &save);
+	if (!tok || inet_pton(AF_INET, tok, &a) != 1)
+		return "service: its address (IPV4) after the name";
+	sv->ipv4 = ntohl(a.s_addr);
+	while ((tok = strtok_r(NULL, " \t", &save)) != NULL) {
+		if (!strncmp(tok, "prio=", 5)) {
+			if (parse_uint(tok + 5, 1, 255, &v))
+				return "service: prio=1 to 255";
+			sv->prio = (uint8_t)v;
+		} else if (!strcmp(tok, "failback=auto")) {
+			sv->failback = 1;
+		} else if (!strcmp(tok, "failback=expire")) {
+			sv->failback = 0;
+		} else if (!strcmp(tok, "mode=group")) {
+			;
+		} else if (!strcmp(tok, "mode=switch")) {
+			return "service: mode=switch is not built yet (the "
+			       "fabric manager it needs): mode=group";
+		} else {
+			snprintf(why, sizeof(why), "service: unknown setting "
+				 "'%.32s' (prio=, failback=, mode=)", tok);
+			return why;
+		}
+	}
+	if (!sv->prio)
+		return "service: prio=N is required (1 to 255: the live "
+		       "member with the highest holds it)";
+	for (i = 0; i < cfg->nsvc; i++)
+		if (!strcmp(cfg->svc[i].name, sv->name) ||
+		    cfg->svc[i].ipv4 == sv->ipv4) {
+			snprintf(why, sizeof(why), "service: %s or its address "
+				 "is there already", sv->name);
+			return why;
+		}
+	cfg->nsvc++;
 	return NULL;
 }
 
@@ -299,6 +358,12 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 	}
 	if (!strcmp(key, "device"))
 		return apply_device(cfg, val);
+	if (!strcmp(key, "service"))
+		return apply_service(cfg, val);
+	if (!strcmp(key, "svc_dead_ms"))
+		return parse_uint(val, 20, 10000, &cfg->svc_dead_ms)
+			       ? "svc_dead_ms: 20 to 10000"
+			       : NULL;
 	if (!strcmp(key, "key_scope")) {
 		if (strcmp(val, "node") && strcmp(val, "device"))
 			return "key_scope: node or device";
@@ -375,7 +440,7 @@ int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
 {
 	const char *path = getenv("SRNIC_CONF");
 	char line[512];
-	unsigned lineno = 0;
+	unsigned lineno = 0, i;
 	FILE *f;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -383,6 +448,7 @@ int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
 	cfg->mem_mb = 256;
 	cfg->hugepages = 1;
 	cfg->idle_sleep_us = 200;
+	cfg->svc_dead_ms = 300;
 	cfg->ack_delay_us = 20;
 	cfg->resolve_ms = 5000;
 	if (!path || !*path)
@@ -437,6 +503,13 @@ int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
 	}
 	if (!cfg->ndev)
 		cfg->ndev = 1;
+	for (i = 0; i < cfg->nsvc; i++)
+		if (cfg->svc[i].ipv4 == cfg->ipv4) {
+			snprintf(err, errlen, "srnic: %s: service %s: its "
+				 "address is the node's own", path,
+				 cfg->svc[i].name);
+			return -EINVAL;
+		}
 	if (devices_whole(cfg)) {
 		snprintf(err, errlen, "srnic: %s: %s", path,
 			 devices_whole(cfg));

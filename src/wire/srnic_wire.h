@@ -58,6 +58,10 @@ enum srnic_opcode {
 	 * sender's and the destination's IPv4 addresses (a group's for
 	 * multicast, with dst_qpn SRNIC_QPN_MCAST). */
 	SRNIC_OP_UD_SEND = 13,
+	/* control: a member of a service (a failover address, docs/
+	 * failover.md) says it is alive, with what priority, and whether it
+	 * holds the service, at term msn; every 10 ms a port, broadcast */
+	SRNIC_OP_SVC_ANNOUNCE = 14,
 	SRNIC_OP_MAX
 };
 
@@ -223,6 +227,11 @@ struct srnic_pkt {
 	char node_name[16];
 	uint64_t groups;    /* HELLO: bit g, the node holds a region for
 			     * multicast RDMA group g */
+	/* SVC_ANNOUNCE: the service (its address), the sender's priority
+	 * for it, and whether the sender holds it (at term msn) */
+	uint32_t svc_ipv4;
+	uint8_t svc_prio;
+	uint8_t svc_holder;
 	uint8_t eth_src[6]; /* control frames: the sending port's MAC */
 	const uint8_t *payload;
 	const uint8_t *auth; /* SRNIC_F_AUTH: the MAC, right after the
@@ -285,7 +294,8 @@ static inline uint8_t srnic_wire_peek_opcode(const uint8_t *buf, uint32_t len)
 /* Control frames: node to node, no QP. */
 static inline bool srnic_op_is_control(uint8_t op)
 {
-	return op >= SRNIC_OP_HELLO && op <= SRNIC_OP_RDMA_READY;
+	return (op >= SRNIC_OP_HELLO && op <= SRNIC_OP_RDMA_READY) ||
+	       op == SRNIC_OP_SVC_ANNOUNCE;
 }
 
 static inline bool srnic_op_carries_payload(uint8_t op)

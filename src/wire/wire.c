@@ -18,7 +18,9 @@
  *            +24 sack_bits (8)
  *  hello ext +0 ipv4, +4 port, +5 dev, +6 node mac, +12 ndev,
  *            +13 reserved,
- *            +16 node name (16), +32 groups (8: HELLO's group map)
+ *            +16 node name (16), +32 groups (8: HELLO's group map;
+ *            SVC_ANNOUNCE: +32 service ipv4, +36 prio, +37 holder,
+ *            +38 reserved)
  *  auth       (flag SRNIC_F_AUTH, control frames) 32 bytes right after
  *            the hello ext: MAC of the frame's bytes before it
  *  trailer    (flag SRNIC_F_CRC) the frame's last 4 bytes: CRC-32C of all
@@ -149,7 +151,13 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 		memcpy(x + 6, pkt->node_mac, 6);
 		x[12] = pkt->ndev;
 		memcpy(x + 16, pkt->node_name, sizeof(pkt->node_name));
-		srnic_put64(x + 32, pkt->groups);
+		if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {
+			srnic_put32(x + 32, pkt->svc_ipv4);
+			x[36] = pkt->svc_prio;
+			x[37] = pkt->svc_holder;
+		} else {
+			srnic_put64(x + 32, pkt->groups);
+		}
 	}
 	return hlen;
 }
@@ -323,7 +331,13 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 		pkt->ndev = x[12];
 		memcpy(pkt->node_name, x + 16, sizeof(pkt->node_name));
 		pkt->node_name[sizeof(pkt->node_name) - 1] = '\0';
-		pkt->groups = srnic_get64(x + 32);
+		if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {
+			pkt->svc_ipv4 = srnic_get32(x + 32);
+			pkt->svc_prio = x[36];
+			pkt->svc_holder = x[37];
+		} else {
+			pkt->groups = srnic_get64(x + 32);
+		}
 		memcpy(pkt->eth_src, buf + 6, 6);
 	}
 	return SRNIC_WIRE_OK;

@@ -41,6 +41,7 @@ static const char *const op_names[] = {
 	[SRNIC_OP_HELLO] = "HELLO",	    [SRNIC_OP_BYE] = "BYE",
 	[SRNIC_OP_BYE_ACK] = "BYE_ACK",	    [SRNIC_OP_BOOTING] = "BOOTING",
 	[SRNIC_OP_BOOT_ACK] = "BOOT_ACK", [SRNIC_OP_RDMA_READY] = "RDMA_READY",
+	[SRNIC_OP_SVC_ANNOUNCE] = "SVC_ANNOUNCE",
 };
 
 static void die(const char *what)
@@ -62,8 +63,8 @@ static uint8_t opcode(const char *name)
 {
 	unsigned op;
 
-	for (op = SRNIC_OP_HELLO; op <= SRNIC_OP_RDMA_READY; op++)
-		if (!strcmp(name, op_names[op]))
+	for (op = SRNIC_OP_HELLO; op < SRNIC_OP_MAX; op++)
+		if (op_names[op] && !strcmp(name, op_names[op]))
 			return op;
 	fprintf(stderr, "inject: no control opcode %s\n", name);
 	exit(2);

@@ -231,7 +231,13 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		n = rnd_below(sizeof(p->node_name));
 		for (i = 0; i < n; i++)
 			p->node_name[i] = 'a' + rnd_below(26);
-		p->groups = rnd();
+		if (p->opcode == SRNIC_OP_SVC_ANNOUNCE) {
+			p->svc_ipv4 = (uint32_t)rnd();
+			p->svc_prio = (uint8_t)rnd();
+			p->svc_holder = (uint8_t)rnd();
+		} else {
+			p->groups = rnd();
+		}
 		p->dev = (uint8_t)rnd();
 		p->ndev = (uint8_t)rnd();
 	}

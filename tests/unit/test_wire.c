@@ -94,6 +94,9 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 		p->node_mac[i] = 0x40 + i;
 	strcpy(p->node_name, "node-a");
 	p->groups = 0x8000000000000006ull;
+	p->svc_ipv4 = 0x0a37000a;
+	p->svc_prio = 10;
+	p->svc_holder = 1;
 	memcpy(p->eth_src, "\x01\x02\x03\x04\x05\x06", 6);
 
 	switch (op) {
@@ -195,7 +198,13 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		want->ndev = p->ndev;
 		memcpy(want->node_mac, p->node_mac, 6);
 		memcpy(want->node_name, p->node_name, sizeof(p->node_name));
-		want->groups = p->groups;
+		if (p->opcode == SRNIC_OP_SVC_ANNOUNCE) {
+			want->svc_ipv4 = p->svc_ipv4;
+			want->svc_prio = p->svc_prio;
+			want->svc_holder = p->svc_holder;
+		} else {
+			want->groups = p->groups;
+		}
 		/* The decoder takes the sending port from the frame. */
 		memcpy(want->eth_src, smac, 6);
 	}
@@ -206,7 +215,7 @@ static const char *op_name(uint8_t op)
 	static const char *const n[] = {
 		"0", "SEND", "WRITE", "READ_REQ", "READ_RESP", "ACK", "HELLO",
 		"BYE", "BYE_ACK", "BOOTING", "BOOT_ACK", "RDMA_READY",
-		"ATOMIC_REQ", "UD_SEND",
+		"ATOMIC_REQ", "UD_SEND", "SVC_ANNOUNCE",
 	};
 
 	return op < SRNIC_OP_MAX ? n[op] : "?";
@@ -275,7 +284,8 @@ static void test_byte_map(void)
 		      SRNIC_OP_BYE == 7 && SRNIC_OP_BYE_ACK == 8 &&
 		      SRNIC_OP_BOOTING == 9 && SRNIC_OP_BOOT_ACK == 10 &&
 		      SRNIC_OP_RDMA_READY == 11 && SRNIC_OP_ATOMIC_REQ == 12 &&
-		      SRNIC_OP_UD_SEND == 13 && SRNIC_OP_MAX == 14,
+		      SRNIC_OP_UD_SEND == 13 && SRNIC_OP_SVC_ANNOUNCE == 14 &&
+		      SRNIC_OP_MAX == 15,
 	      "opcode numbering changed");
 
 	full_pkt(&p, SRNIC_OP_SEND);

@@ -9,7 +9,7 @@ local opcodes = {
 	[1] = "SEND", [2] = "WRITE", [3] = "READ_REQ", [4] = "READ_RESP",
 	[5] = "ACK", [6] = "HELLO", [7] = "BYE", [8] = "BYE_ACK",
 	[9] = "BOOTING", [10] = "BOOT_ACK", [11] = "RDMA_READY",
-	[12] = "ATOMIC_REQ", [13] = "UD_SEND",
+	[12] = "ATOMIC_REQ", [13] = "UD_SEND", [14] = "SVC_ANNOUNCE",
 }
 local syndromes = {
 	[0] = "ACK", [1] = "RNR NAK", [2] = "access NAK",
@@ -77,6 +77,9 @@ local F = {
 	groups = ProtoField.uint64("srnic.ctl.groups", "Multicast RDMA groups held", base.HEX),
 	ctl_dev = ProtoField.uint8("srnic.ctl.dev", "Adapter of the sending port"),
 	ctl_ndev = ProtoField.uint8("srnic.ctl.ndev", "Adapters of the node"),
+	svc_ip = ProtoField.ipv4("srnic.svc.ip", "Service address"),
+	svc_prio = ProtoField.uint8("srnic.svc.prio", "Member priority"),
+	svc_holder = ProtoField.uint8("srnic.svc.holder", "Holds it (term: msn)"),
 	mac = ProtoField.bytes("srnic.ctl.auth_mac", "HMAC-SHA-512-256"),
 	-- trailer
 	crc = ProtoField.uint32("srnic.crc", "CRC-32C", base.HEX),
@@ -88,7 +91,7 @@ p.fields = list
 local DATA_OPS = {[1] = true, [2] = true, [3] = true, [4] = true,
 		  [12] = true, [13] = true}
 local CTL_OPS = {[6] = true, [7] = true, [8] = true, [9] = true,
-		 [10] = true, [11] = true}
+		 [10] = true, [11] = true, [14] = true}
 
 function p.dissector(tvb, pinfo, tree)
 	if tvb:len() < 24 then return 0 end
@@ -173,7 +176,13 @@ function p.dissector(tvb, pinfo, tree)
 		e:add(F.node_mac, tvb(off + 6, 6))
 		e:add(F.ctl_ndev, tvb(off + 12, 1))
 		e:add(F.node_name, tvb(off + 16, 16))
-		e:add(F.groups, tvb(off + 32, 8))
+		if op == 14 then
+			e:add(F.svc_ip, tvb(off + 32, 4))
+			e:add(F.svc_prio, tvb(off + 36, 1))
+			e:add(F.svc_holder, tvb(off + 37, 1))
+		else
+			e:add(F.groups, tvb(off + 32, 8))
+		end
 		info = info .. " node " .. tvb(off + 16, 16):stringz()
 		off = off + 40
 		if bit.band(flags, 0x200) ~= 0 and tvb:len() >= off + 32 then

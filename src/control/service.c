@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Services (seed 000; docs/failover.md): an address that belongs to a
+ * service, not a node, held by one member node at a time.  Control core.
+ *
+ * Every member of a service announces itself every HELLO interval on
+ * every port (SVC_ANNOUNCE: the service's address, its priority, and
+ * whether it holds the service, at which term).  A term is a counter in
+ * the high 24 bits and the claimant's address's low byte below: the
+ * highest term wins, so after a partition heals one holder is left, and a
+ * holder that hears a higher term steps down.  When the holder has been
+ * silent for svc_dead_ms (or there is none), the best live member (the
+ * highest priority, then the highest address) claims the next term; a
+ * member that has just started listens that long first.  With
+ * failback=auto, a member better than the holder claims at once (a
+ * primary that came back); with failback=expire it waits until the holder
+ * is gone.
+ *
+ * Every node, member or not, learns the services from the announcements:
+ * a GID of a service's address resolves to its holder (srnic_control_
+ * resolve), so programs address the service, not a node.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "srnic_control.h"
+
+/* A member of a service as its announcements say. */
+static struct srnic_svc_member *member_of(struct srnic_service *sv,
+					  uint32_t ipv4)
+{
+	struct srnic_svc_member *free_m = NULL;
+	unsigned i;
+
+	for (i = 0; i < SRNIC_SVC_MEMBERS; i++) {
+		if (sv->member[i].ipv4 == ipv4)
+			return &sv->member[i];
+		if (!sv->member[i].ipv4 && !free_m)
+			free_m = &sv->member[i];
+	}
+	if (free_m)
+		free_m->ipv4 = ipv4;
+	return free_m;
+}
+
+struct srnic_service *srnic_service_find(struct srnic_node *node,
+					 uint32_t ipv4)
+{
+	unsigned i;
+
+	for (i = 0; i < SRNIC_MAX_SVC_KNOWN; i++)
+		if (__atomic_load_n(&node->svc[i].ipv4, __ATOMIC_ACQUIRE) == ipv4)
+			return &node->svc[i];
+	return NULL;
+}
+
+/* The service of that address, made if new (control core only). */
+static struct srnic_service *service_of(struct srnic_engine *eng,
+					uint32_t ipv4, uint64_t now)
+{
+	struct srnic_service *sv = srnic_service_find(eng->node, ipv4);
+	unsigned i;
+
+	for (i = 0; !sv && i < SRNIC_MAX_SVC_KNOWN; i++)
+		if (!eng->node->svc[i].ipv4) {
+			sv = &eng->node->svc[i];
+			memset(sv, 0, sizeof(*sv));
+			sv->mine = -1;
+			sv->since = now;
+			__atomic_store_n(&sv->ipv4, ipv4, __ATOMIC_RELEASE);
+		}
+	return sv;
+}
+
+void srnic_services_init(struct srnic_engine *eng)
+{
+	uint64_t now = srnic_ms();
+	unsigned i;
+
+	for (i = 0; i < eng->cfg.nsvc; i++) {
+		struct srnic_service *sv =
+			service_of(eng, eng->cfg.svc[i].ipv4, now);
+
+		if (!sv)
+			break;
+		sv->mine = (int8_t)i;
+		snprintf(sv->name, sizeof(sv->name), "%s",
+			 eng->cfg.svc[i].name);
+	}
+}
+
+static uint32_t next_term(uint32_t term, uint32_t self)
+{
+	return ((term >> 8) + 1) << 8 | (self & 0xff);
+}
+
+/* Whether member (prio a, address x) beats (prio b, address y). */
+static bool better(uint8_t a, uint32_t x, uint8_t b, uint32_t y)
+{
+	return a != b ? a > b : x > y;
+}
+
+static void claim(struct srnic_engine *eng, struct srnic_service *sv,
+		  uint64_t now, const char *why)
+{
+	uint32_t term = next_term(sv->term, eng->cfg.ipv4);
+
+	__atomic_store_n(&sv->holder, eng->cfg.ipv4, __ATOMIC_RELEASE);
+	__atomic_store_n(&sv->term, term, __ATOMIC_RELEASE);
+	sv->holding = 1;
+	sv->holder_heard = now;
+	sv->holder_prio = eng->cfg.svc[sv->mine].prio;
+	sv->takeovers++;
+	__atomic_store_n(&eng->node->hello_now, 1, __ATOMIC_RELEASE);
+	ctl_log(eng, "service %s: holding it, term %#x (%s)", sv->name, term,
+		why);
+}
+
+void srnic_service_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+		      uint64_t now)
+{
+	struct srnic_service *sv;
+	struct srnic_svc_member *m;
+	const struct srnic_peer *peer = srnic_peer_find(eng, pkt->ipv4);
+
+	if (pkt->ipv4 == eng->cfg.ipv4 || !pkt->svc_ipv4 ||
+	    (peer && srnic_peer_older(peer, pkt->src_inc)))
+		return;		/* ourselves, nothing, or a late frame */
+	sv = service_of(eng, pkt->svc_ipv4, now);
+	if (!sv)
+		return;
+	m = member_of(sv, pkt->ipv4);
+	if (m) {
+		m->prio = pkt->svc_prio;
+		m->heard = now;
+	}
+	if (!pkt->svc_holder)
+		return;
+	if (pkt->msn > sv->term ||
+	    (pkt->msn == sv->term && pkt->ipv4 == sv->holder)) {
+		if (sv->holding && pkt->msn > sv->term) {
+			sv->holding = 0;
+			sv->stepdowns++;
+			ctl_log(eng, "service %s: %u.%u.%u.%u holds it at term "
+				"%#x: stepping down", sv->name,
+				pkt->ipv4 >> 24, (pkt->ipv4 >> 16) & 255,
+				(pkt->ipv4 >> 8) & 255, pkt->ipv4 & 255,
+				pkt->msn);
+		}
+		if (sv->holder != pkt->ipv4 || sv->term != pkt->msn)
+			sv->changes++;
+		__atomic_store_n(&sv->holder, pkt->ipv4, __ATOMIC_RELEASE);
+		__atomic_store_n(&sv->term, pkt->msn, __ATOMIC_RELEASE);
+		sv->holder_heard = now;
+		sv->holder_prio = pkt->svc_prio;
+	}
+}
+
+/* A member's turn: claim the service when the holder is gone (after
+ * listening svc_dead_ms since start) and this node is the best live
+ * member, or (failback=auto) when this node is better than the holder. */
+static void member_tick(struct srnic_engine *eng, struct srnic_service *sv,
+			uint64_t now)
+{
+	const struct srnic_service_conf *c = &eng->cfg.svc[sv->mine];
+	unsigned dead = eng->cfg.svc_dead_ms, i;
+	bool holder_alive;
+
+	if (sv->holding)
+		return;
+	holder_alive = sv->holder && now - sv->holder_heard < dead;
+	if (holder_alive) {
+		if (c->failback &&
+		    better(c->prio, eng->cfg.ipv4, sv->holder_prio, sv->holder))
+			claim(eng, sv, now, "failback: better than the holder");
+		return;
+	}
+	if (now - sv->since < dead)
+		return;		/* just started: listen first */
+	for (i = 0; i < SRNIC_SVC_MEMBERS; i++) {
+		const struct srnic_svc_member *m = &sv->member[i];
+
+		if (m->ipv4 && m->ipv4 != sv->holder && now - m->heard < dead &&
+		    better(m->prio, m->ipv4, c->prio, eng->cfg.ipv4))
+			return;	/* a better live member will claim it */
+	}
+	claim(eng, sv, now, sv->holder ? "the holder went silent"
+				       : "no holder");
+}
+
+void srnic_services_tick(struct srnic_engine *eng, uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < SRNIC_MAX_SVC_KNOWN; i++) {
+		struct srnic_service *sv = &eng->node->svc[i];
+
+		if (sv->ipv4 && sv->mine >= 0)
+			member_tick(eng, sv, now);
+	}
+}
+
+void srnic_services_announce(struct srnic_engine *eng, unsigned p)
+{
+	unsigned i;
+
+	for (i = 0; i < SRNIC_MAX_SVC_KNOWN; i++) {
+		const struct srnic_service *sv = &eng->node->svc[i];
+		struct srnic_pkt pkt;
+
+		if (!sv->ipv4 || sv->mine < 0)
+			continue;
+		srnic_control_pkt(eng, SRNIC_OP_SVC_ANNOUNCE, p, &pkt);
+		pkt.msn = sv->holding ? sv->term : 0;
+		pkt.svc_ipv4 = sv->ipv4;
+		pkt.svc_prio = eng->cfg.svc[sv->mine].prio;
+		pkt.svc_holder = sv->holding;
+		srnic_control_send(eng, &pkt, p);
+	}
+}
+
+struct srnic_peer *srnic_service_holder(struct srnic_engine *eng,
+					uint32_t ipv4)
+{
+	const struct srnic_service *sv = srnic_service_find(eng->node, ipv4);
+	uint32_t holder;
+
+	if (!sv)
+		return NULL;
+	holder = __atomic_load_n(&sv->holder, __ATOMIC_ACQUIRE);
+	if (!holder)
+		return NULL;
+	if (holder == eng->cfg.ipv4)
+		return &eng->node->peer[SRNIC_PEER_SELF];
+	return srnic_peer_find(eng, holder);
+}
