@@ -130,6 +130,33 @@ int srnic_post_mc_write(struct ibv_qp *qp, const struct srnic_mc_write_wr *wr);
 int srnic_mc_failed(struct ibv_qp *qp, uint64_t *wr_id,
 		    struct srnic_group_member *members, int max);
 
+/*
+ * Services (docs/failover.md): an address one member node holds at a
+ * time, taken over by another when it fails.  Clients connect an RC QP to
+ * the service's GID (::ffff:ADDRESS) and QP number SRNIC_SVC_QPN(slot);
+ * the QP follows the holder through takeovers, resending what was not
+ * acknowledged, with no completion lost or doubled.
+ */
+#define SRNIC_SVC_SLOTS 256
+#define SRNIC_SVC_QPN(slot) (0xF00u + (slot))
+
+/*
+ * A member's QP of slot `slot` of the service at svc_ipv4 (host order),
+ * which the node's configuration makes it a member of: QP number
+ * SRNIC_SVC_QPN(slot) on every member.  An RC QP (no SRQ), made as
+ * ibv_create_qp makes one; the program takes it to INIT, with the access
+ * flags it grants, and posts its receives.  It waits there: when this node
+ * holds the service and a client's QP connects, or comes over after a
+ * takeover, srnic binds it to that client, moves it to RTS and reports
+ * IBV_EVENT_COMM_EST.  A member that stops holding the service fails its
+ * bound QPs (IBV_EVENT_QP_FATAL).  NULL with errno set: EOPNOTSUPP,
+ * EINVAL (not RC, an SRQ, a slot out of range, not a member of that
+ * service), EBUSY (this node has the slot's QP already).
+ */
+struct ibv_qp *srnic_svc_create_qp(struct ibv_pd *pd,
+				   struct ibv_qp_init_attr *attr,
+				   uint32_t svc_ipv4, unsigned slot);
+
 #ifdef __cplusplus
 }
 #endif

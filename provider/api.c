@@ -216,3 +216,31 @@ SRNIC_API int srnic_mc_failed(struct ibv_qp *ibqp, uint64_t *wr_id,
 	members_out(m, n, members, max);
 	return n;
 }
+
+/* ---- services (docs/failover.md) ---- */
+
+_Static_assert(SRNIC_SVC_SLOTS == SRNIC_SVC_QP_SLOTS &&
+		       SRNIC_SVC_QPN(0) == SRNIC_SVC_QPN_BASE,
+	       "include/srnic.h's service QP numbers are the engine's");
+
+SRNIC_API struct ibv_qp *srnic_svc_create_qp(struct ibv_pd *pd,
+					     struct ibv_qp_init_attr *attr,
+					     uint32_t svc_ipv4, unsigned slot)
+{
+	struct srnic_context *ctx;
+	unsigned i;
+
+	if (!pd || !srnic_context(pd->context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	ctx = to_sctx(pd->context);
+	for (i = 0; i < ctx->cfg.nsvc && ctx->cfg.svc[i].ipv4 != svc_ipv4; i++)
+		;
+	if (!attr || attr->qp_type != IBV_QPT_RC || attr->srq ||
+	    slot >= SRNIC_SVC_QP_SLOTS || i == ctx->cfg.nsvc) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return srnic_svc_qp_new(pd, attr, svc_ipv4, slot);
+}

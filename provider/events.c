@@ -38,7 +38,8 @@ static void on_event(enum srnic_event ev, void *handle)
 {
 	struct srnic_context *ctx;
 
-	if (ev == SRNIC_EV_QP_FATAL || ev == SRNIC_EV_QP_LAST_WQE) {
+	if (ev == SRNIC_EV_QP_FATAL || ev == SRNIC_EV_QP_LAST_WQE ||
+	    ev == SRNIC_EV_COMM_EST) {
 		struct srnic_qp_v *sqp = handle;
 
 		/* Counted under the QP's mutex: destroy_qp waits for the
@@ -49,6 +50,8 @@ static void on_event(enum srnic_event ev, void *handle)
 				put_event(sqp->ctx, (uintptr_t)&sqp->vqp.qp,
 					  ev == SRNIC_EV_QP_FATAL
 						  ? IBV_EVENT_QP_FATAL
+					  : ev == SRNIC_EV_COMM_EST
+						  ? IBV_EVENT_COMM_EST
 						  : IBV_EVENT_QP_LAST_WQE_REACHED);
 			pthread_mutex_unlock(&sqp->vqp.qp.mutex);
 		}

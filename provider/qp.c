@@ -75,8 +75,11 @@ static int check_caps(struct ibv_qp_cap *cap)
 	return 0;
 }
 
+/* A QP (svc_slot: a member's service QP, slot + 1, of the service at
+ * svc_ipv4; 0 for any other). */
 static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
-			     struct ibv_qp_init_attr_ex *attr, int ex)
+			     struct ibv_qp_init_attr_ex *attr, int ex,
+			     uint32_t svc_ipv4, unsigned svc_slot)
 {
 	struct srnic_context *ctx = to_sctx(context);
 	struct srnic_qp_init init;
@@ -116,6 +119,8 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 	init.xrcd = tgt ? srnic_xrcd_handle(attr->xrcd) : 0;
 	init.sq_sig_all = !!attr->sq_sig_all;
 	init.dev = ctx->dev;
+	init.svc_ipv4 = svc_ipv4;
+	init.svc_slot = (uint16_t)svc_slot;
 	init.pd = pd ? to_spd(pd)->handle : 0;
 	init.max_send_wr = attr->cap.max_send_wr;
 	init.max_recv_wr = attr->cap.max_recv_wr;
@@ -166,8 +171,10 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 	return ibqp;
 }
 
-struct ibv_qp *srnic_create_qp(struct ibv_pd *pd,
-			       struct ibv_qp_init_attr *attr)
+/* A QP from the legacy attributes (svc_slot as qp_new's). */
+static struct ibv_qp *qp_from_attr(struct ibv_pd *pd,
+				   struct ibv_qp_init_attr *attr,
+				   uint32_t svc_ipv4, unsigned svc_slot)
 {
 	struct ibv_qp_init_attr_ex ex;
 	struct ibv_qp *qp;
@@ -176,10 +183,16 @@ struct ibv_qp *srnic_create_qp(struct ibv_pd *pd,
 	memcpy(&ex, attr, sizeof(*attr));
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ex.pd = pd;
-	qp = qp_new(pd->context, pd, &ex, 0);
+	qp = qp_new(pd->context, pd, &ex, 0, svc_ipv4, svc_slot);
 	if (qp)
 		attr->cap = ex.cap;
 	return qp;
+}
+
+struct ibv_qp *srnic_create_qp(struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *attr)
+{
+	return qp_from_attr(pd, attr, 0, 0);
 }
 
 struct ibv_qp *srnic_create_qp_ex(struct ibv_context *context,
@@ -203,7 +216,14 @@ struct ibv_qp *srnic_create_qp_ex(struct ibv_context *context,
 	return qp_new(context, attr->comp_mask & IBV_QP_INIT_ATTR_PD
 				       ? attr->pd
 				       : NULL,
-		      attr, 1);
+		      attr, 1, 0, 0);
+}
+
+struct ibv_qp *srnic_svc_qp_new(struct ibv_pd *pd,
+				struct ibv_qp_init_attr *attr,
+				uint32_t svc_ipv4, unsigned slot)
+{
+	return qp_from_attr(pd, attr, svc_ipv4, slot + 1);
 }
 
 static uint8_t mtu_shift(enum ibv_mtu mtu)

@@ -160,6 +160,12 @@ struct srnic_engine *srnic_ctx_start(struct srnic_context *ctx);
 uint32_t srnic_ctx_ports(const struct srnic_context *ctx);
 uint32_t srnic_ctx_ports_up(const struct srnic_context *ctx);
 
+/* qp.c: a member's QP of slot slot of the service at svc_ipv4 (the
+ * checks are the caller's: include/srnic.h's srnic_svc_create_qp) */
+struct ibv_qp *srnic_svc_qp_new(struct ibv_pd *pd,
+				struct ibv_qp_init_attr *attr,
+				uint32_t svc_ipv4, unsigned slot);
+
 /* cq.c: verbs' status for the engine's (enum srnic_wc_status) */
 enum ibv_wc_status srnic_wc_status_of(uint8_t status);
 

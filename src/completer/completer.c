@@ -241,6 +241,10 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
 		return;
+	/* (a service's client between holders: its retries are not spent
+	 * while it asks the new one to bind) */
+	if (qp->svc_resync)
+		return;
 	/* Out of credit for a probe interval: the updates were lost, or the
 	 * responder has gone quiet.  Lend a little and go on (srnic_flow.h). */
 	if (qp->snd.fc_blocked && now - qp->snd.fc_blocked_at >= srnic_probe_tsc(qp)) {

@@ -194,6 +194,12 @@ void srnic_stats_write(struct srnic_engine *eng)
 		(unsigned long)srnic_cnt(&st.qps_cleared),
 		(unsigned long)srnic_cnt(&st.ctl_refused),
 		eng->cfg.has_key ? "yes" : "no");
+	fprintf(f, "svc_resyncs %lu svc_rebinds %lu svc_binds %lu "
+		"svc_qps_dropped %lu\n",
+		(unsigned long)srnic_cnt(&st.svc_resyncs),
+		(unsigned long)srnic_cnt(&st.svc_rebinds),
+		(unsigned long)srnic_cnt(&st.svc_binds),
+		(unsigned long)srnic_cnt(&st.svc_qps_dropped));
 	/* Services: which this node is a member of or heard of, who holds
 	 * each at which term, and this node's part. */
 	for (i = 0; i < SRNIC_MAX_SVC_KNOWN; i++) {

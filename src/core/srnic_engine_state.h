@@ -62,12 +62,6 @@ struct srnic_engine {
 	/* the groups this process's QPs joined (the node's say which
 	 * processes joined) */
 	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
-	/* multicast RDMA WRITE (src/group): this process's group regions,
-	 * and what it has of each sender's current message */
-	struct srnic_group_region group[SRNIC_MAX_GROUPS];
-	struct srnic_group_source group_src[SRNIC_GROUP_SOURCES];
-	/* key migration between the node's adapters (key_scope = device) */
-	struct srnic_keys keys;
 	struct srnic_txbuf txbuf[SRNIC_PORT_SLOTS];
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
 	/* Striping: one round of the rotation, ports repeated by weight and
@@ -141,6 +135,19 @@ struct srnic_engine {
 	 * srnicd reads them */
 	struct srnic_stats *st;
 	struct srnic_stats own_st;
+
+	/* (the large tables of the slow paths last, past the hot fields) */
+	/* multicast RDMA WRITE (src/group): this process's group regions,
+	 * and what it has of each sender's current message */
+	struct srnic_group_region group[SRNIC_MAX_GROUPS];
+	struct srnic_group_source group_src[SRNIC_GROUP_SOURCES];
+	/* key migration between the node's adapters (key_scope = device) */
+	struct srnic_keys keys;
+	/* service QPs, clients' and members' (engine/service.c): the timer
+	 * tick looks at each */
+#define SRNIC_SVC_QPS 64
+	struct srnic_qp *svc_qps[SRNIC_SVC_QPS];
+	uint32_t nsvc_qps;
 };
 
 /* A datagram (to a group) this node's current process sent. */

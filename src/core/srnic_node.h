@@ -270,6 +270,11 @@ struct srnic_stats {
 	uint64_t keys_refused;	/* keys no adapter issued */
 	uint64_t key_import_ns;	/* the longest miss-to-import time, ns */
 	uint64_t key_first_import_ns;	/* ... and the first's */
+	/* service QPs (engine/service.c) */
+	uint64_t svc_resyncs;	/* a client's SVC_RESYNCs sent */
+	uint64_t svc_rebinds;	/* ... its QPs moved to a new holder */
+	uint64_t svc_binds;	/* a member's QPs bound to a client */
+	uint64_t svc_qps_dropped; /* ... failed: the service went on */
 };
 
 #define SRNIC_TOKEN_HUNGRY_US 2000

@@ -252,6 +252,16 @@ struct srnic_qp {
 	/* UD: its multicast WRITE in flight (src/group; made with the
 	 * first, datapath only) */
 	struct srnic_group_send *gsend;
+	/* A service's QP (engine/service.c): a client's (svc_ipv4 the
+	 * service, svc_term the holder's term it is bound to, svc_resync:
+	 * asking that holder to bind, nothing sent meanwhile) or a member's
+	 * (svc_slot: its slot + 1, parked in INIT until a client binds it).
+	 * Set by engine calls, then the datapath's. */
+	uint32_t svc_ipv4;
+	uint32_t svc_term;
+	uint16_t svc_slot;
+	uint8_t svc_resync;
+	uint64_t svc_resync_at;
 
 	/* datapath only */
 	struct srnic_qp_attr_rt at __attribute__((aligned(SRNIC_CACHE_LINE)));

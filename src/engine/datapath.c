@@ -295,6 +295,9 @@ static bool qp_busy(const struct srnic_qp *qp)
 		return false;
 	/* Out of credit, new data waits for an ACK, which activates the
 	 * QP again (or for the timer's loan). */
+	/* (a service's client asking its holder to bind sends nothing) */
+	if (unlikely(qp->svc_resync))
+		return qp->rcv.rd_head != qp->rcv.rd_tail || qp->cq_wait;
 	return (qp->snd.cur_busy && !qp->snd.fc_blocked) ||
 	       srnic_group_send_busy(qp) ||
 	       qp->snd.resend_head != qp->snd.resend_tail ||
@@ -495,6 +498,8 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 		rte_mempool_avail_count(eng->node->pool) < SRNIC_POOL_SIZE / 8
 			? SRNIC_FC_WINDOW / 8
 			: SRNIC_FC_WINDOW;
+	if (eng->nsvc_qps)
+		srnic_svc_qps_tick(eng, now);
 	qp = eng->timer_cursor ? eng->timer_cursor : eng->timer_head;
 	for (n = 0; qp && n < TIMER_SLICE; n++) {
 		/* (the cursor moves on first: the QP may leave the list) */

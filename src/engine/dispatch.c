@@ -216,6 +216,18 @@ static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
 		return false;
 	}
 	qp = srnic_qp_lookup(eng, pkt->dst_qpn);
+	if (pkt->opcode == SRNIC_OP_SVC_RESYNC ||
+	    pkt->opcode == SRNIC_OP_SVC_RESYNC_ACK) {
+		/* A service QP's binding (engine/service.c): the member's QP
+		 * is not connected yet, the client's is to another. */
+		if (!qp || qp->q.type != SRNIC_QPT_RC)
+			eng->st->drops[SRNIC_DROP_NO_QP]++;
+		else if (pkt->opcode == SRNIC_OP_SVC_RESYNC)
+			srnic_svc_resync_rx(eng, qp, pkt);
+		else
+			srnic_svc_resync_ack_rx(eng, qp, pkt);
+		return false;
+	}
 	if (srnic_group_ack_pkt(pkt)) {
 		/* A member's answer to a UD QP's multicast WRITE. */
 		if (!qp || qp->q.type != SRNIC_QPT_UD) {

@@ -99,4 +99,16 @@ void srnic_procs_queue(struct srnic_engine *eng, uint32_t procs,
 bool srnic_mcast_forward(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 			 struct rte_mbuf *m);
 
+/* service.c: service QPs on the datapath (docs/failover.md) */
+void srnic_svc_qps_tick(struct srnic_engine *eng, uint64_t now);
+void srnic_svc_resync_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+			 const struct srnic_pkt *pkt);
+void srnic_svc_resync_ack_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+			     const struct srnic_pkt *pkt);
+/* qp is (on) or is no more (off) a service QP the tick looks at. */
+void srnic_svc_qp_track(struct srnic_engine *eng, struct srnic_qp *qp,
+			bool on);
+/* objects.c: a verbs timeout code (4.096 us << code) in TSC cycles */
+uint64_t srnic_timeout_tsc(const struct srnic_engine *eng, uint8_t code);
+
 #endif

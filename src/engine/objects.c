@@ -433,10 +433,16 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 		uint8_t free = 0;
 
 		qpn = eng->qpn_next;
-		eng->qpn_next = qpn + 1 < SRNIC_MAX_QP ? qpn + 1 : 16;
+		eng->qpn_next = qpn + 1 < SRNIC_SVC_QPN_BASE ? qpn + 1 : 16;
+		/* (a service's slot: its one number, the same on every
+		 * member) */
+		if (init->svc_slot) {
+			qpn = SRNIC_SVC_QPN_BASE + init->svc_slot - 1u;
+			i = SRNIC_MAX_QP - 1;	/* one try */
+		}
 		/* (an adapter's QPs: its number modulo the node's adapters,
 		 * which is how a peer knows which ports reach it) */
-		if (eng->cfg.ndev > 1 &&
+		if (eng->cfg.ndev > 1 && !init->svc_slot &&
 		    qpn % eng->cfg.ndev != init->dev % eng->cfg.ndev)
 			continue;
 		if (!eng->qp_tab[qpn] &&
@@ -449,10 +455,12 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	if (i == SRNIC_MAX_QP) {
 		pthread_mutex_unlock(&eng->obj_lock);
 		qp_free(qp);
-		errno = ENOMEM;
+		errno = init->svc_slot ? EBUSY : ENOMEM;	/* (slot taken) */
 		return NULL;
 	}
 	qp->q.qpn = qpn;
+	qp->svc_ipv4 = init->svc_ipv4;
+	qp->svc_slot = init->svc_slot;
 	/* (an XRC target has no CQs of its own) */
 	if (qp->q.send_cq)
 		__atomic_fetch_add(&qp->q.send_cq->users, 1, __ATOMIC_RELAXED);
@@ -477,6 +485,7 @@ static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)
 	srnic_mcast_forget_qp(eng, qp->q.qpn);
 	srnic_mw_forget_qp(&eng->mem, qp->q.qpn);
 	srnic_qp_lists_remove(eng, qp);
+	srnic_svc_qp_track(eng, qp, false);
 	srnic_responder_reset(qp);
 	__atomic_store_n(&eng->qp_tab[qp->q.qpn], NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&eng->node->qp_owner[qp->q.qpn], 0, __ATOMIC_RELEASE);
@@ -498,7 +507,7 @@ int srnic_engine_destroy_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 	return c.result;
 }
 
-static uint64_t timeout_tsc(const struct srnic_engine *eng, uint8_t code)
+uint64_t srnic_timeout_tsc(const struct srnic_engine *eng, uint8_t code)
 {
 	/* verbs: 4.096 us << code; 0 means "wait forever", which would hang
 	 * a program whose peer died, so it becomes about a second. */
@@ -593,6 +602,20 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		qp->peer_inc = qp->peer ? __atomic_load_n(&qp->peer->inc,
 							   __ATOMIC_ACQUIRE)
 					: 0;
+		/* a client of a service: it follows the service's holder
+		 * (engine/service.c) */
+		if (!qp->svc_slot) {
+			const struct srnic_service *sv =
+				mod->svc_ipv4 ? srnic_service_find(eng->node,
+								   mod->svc_ipv4)
+					      : NULL;
+
+			qp->svc_ipv4 = sv ? mod->svc_ipv4 : 0;
+			qp->svc_term = sv ? __atomic_load_n(&sv->term,
+							    __ATOMIC_ACQUIRE)
+					  : 0;
+			srnic_svc_qp_track(eng, qp, sv != NULL);
+		}
 	}
 	if (mod->mask & SRNIC_MOD_RTS) {
 		qp->at.sq_psn = mod->sq_psn;
@@ -602,10 +625,10 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		/* UC has no timeout attribute, but its credit loan waits a
 		 * sixteenth of one (srnic_probe_tsc): about 4 ms. */
 		if (!qp->at.timeout_tsc)
-			qp->at.timeout_tsc = timeout_tsc(eng, 14);
+			qp->at.timeout_tsc = srnic_timeout_tsc(eng, 14);
 	}
 	if (mod->mask & SRNIC_MOD_TIMERS) {
-		qp->at.timeout_tsc = timeout_tsc(eng, mod->timeout);
+		qp->at.timeout_tsc = srnic_timeout_tsc(eng, mod->timeout);
 		qp->at.retry_cnt = mod->retry_cnt;
 		qp->at.rnr_retry = mod->rnr_retry;
 		qp->at.min_rnr_timer = mod->min_rnr_timer;
@@ -618,6 +641,10 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		switch (mod->state) {
 		case SRNIC_QPS_RESET:
 			srnic_qp_lists_remove(eng, qp);
+			srnic_svc_qp_track(eng, qp, false);
+			qp->svc_resync = 0;
+			if (!qp->svc_slot)
+				qp->svc_ipv4 = 0;
 			qp_reset(qp);
 			if (qp->q.send_cq)
 				cq_forget_qp(qp->q.send_cq, qp->q.qpn);
@@ -632,6 +659,17 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 			 * posted; everything before was flushed) */
 			if (qp->q.state == SRNIC_QPS_SQE)
 				qp->snd.sq_stopped = 0;
+			/* a service's client asks its holder to bind first */
+			if (qp->svc_ipv4 && !qp->svc_slot &&
+			    qp->q.state == SRNIC_QPS_RTR) {
+				qp->svc_resync = 1;
+				qp->svc_resync_at = 0;
+			}
+			break;
+		case SRNIC_QPS_INIT:
+			/* a member's service QP waits here for a client */
+			if (qp->svc_slot)
+				srnic_svc_qp_track(eng, qp, true);
 			break;
 		default:
 			break;
@@ -649,10 +687,23 @@ int srnic_engine_modify_qp(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_call c = {.fn = call_modify_qp, .arg = qp, .arg2 = mod};
 
 	if (mod->mask & SRNIC_MOD_RTR) {
+		static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0,
+						     0, 0, 0, 0, 0xff, 0xff};
+		struct srnic_qp_mod m = *mod;
+
 		c.arg3 = srnic_control_resolve(eng, mod->peer_gid,
 					       eng->cfg.resolve_ms);
 		if (!c.arg3)
 			return -EHOSTUNREACH;
+		/* (a service's address: the QP follows its holder) */
+		m.svc_ipv4 = !memcmp(mod->peer_gid, v4mapped, 12)
+				     ? srnic_get32(mod->peer_gid + 12)
+				     : 0;
+		if (m.svc_ipv4 && !srnic_service_find(eng->node, m.svc_ipv4))
+			m.svc_ipv4 = 0;
+		c.arg2 = &m;
+		srnic_engine_call(eng, &c);
+		return c.result;
 	}
 	srnic_engine_call(eng, &c);
 	return c.result;

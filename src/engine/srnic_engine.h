@@ -117,6 +117,11 @@ struct srnic_qp_init {
 	uint32_t xrcd;		/* SRNIC_XRC_TGT: its domain */
 	uint8_t sq_sig_all;
 	uint8_t dev;		/* its adapter: QPN % the node's ndev */
+	/* a member's QP of a service (docs/failover.md): the service's
+	 * address and slot + 1 (its number SRNIC_SVC_QPN_BASE + slot);
+	 * 0: an ordinary QP */
+	uint32_t svc_ipv4;
+	uint16_t svc_slot;
 	uint32_t pd;
 	uint32_t max_send_wr, max_recv_wr;
 	uint32_t max_send_sge, max_recv_sge, max_inline;
@@ -153,6 +158,8 @@ struct srnic_qp_mod {
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
 	uint32_t access;	/* SRNIC_ACCESS_REMOTE_* */
 	uint32_t qkey;
+	uint32_t svc_ipv4;	/* (the engine's: the peer GID is a service's
+				 * address) */
 };
 
 /* Returns 0 or a negative errno (EHOSTUNREACH: the GID did not resolve). */

@@ -27,6 +27,10 @@
 #define SRNIC_CACHE_LINE 64
 /* QP numbers are indices into a node-wide table; 0..15 are never used. */
 #define SRNIC_MAX_QP 4096
+/* Service QPs (docs/failover.md): slot s of a service is QP number
+ * SRNIC_SVC_QPN_BASE + s on every member; other QPs are numbered below. */
+#define SRNIC_SVC_QPN_BASE 0xF00
+#define SRNIC_SVC_QP_SLOTS (SRNIC_MAX_QP - SRNIC_SVC_QPN_BASE)
 /* XRC SRQ numbers: the process's slot in its node (the owner field of its
  * memory keys) above 12 bits of index (from 1), so that one process's
  * number never names another's SRQ on the node. */

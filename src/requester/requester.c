@@ -700,6 +700,10 @@ unsigned srnic_requester_run(struct srnic_engine *eng, struct srnic_qp *qp,
 	if ((qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD) ||
 	    (!qp->peer && qp->q.type != SRNIC_QPT_UD))
 		return 0;
+	/* A service's client waits for its holder's answer to send: what
+	 * is queued goes to the QP bound then (engine/service.c). */
+	if (qp->svc_resync)
+		return 0;
 	run_repairs(eng, qp);
 	while (n < budget) {
 		if (!qp->snd.cur_busy && !next_message(eng, qp))

@@ -17,6 +17,7 @@ enum srnic_event {
 	SRNIC_EV_PORT_ACTIVE,
 	SRNIC_EV_PORT_DOWN,
 	SRNIC_EV_QP_FATAL,	/* the engine took the QP to the error state */
+	SRNIC_EV_COMM_EST,	/* a service QP was bound to its client */
 	SRNIC_EV_SRQ_LIMIT,	/* handle: the SRQ's */
 	SRNIC_EV_QP_LAST_WQE,	/* a QP on an SRQ entered the error state */
 	SRNIC_EV_DEVICE_FATAL,	/* srnicd, which the process was attached

@@ -62,6 +62,15 @@ enum srnic_opcode {
 	 * failover.md) says it is alive, with what priority, and whether it
 	 * holds the service, at term msn; every 10 ms a port, broadcast */
 	SRNIC_OP_SVC_ANNOUNCE = 14,
+	/* A client's QP to a service asks the service's holder to bind its
+	 * QP of that number to it (at the start, and after each takeover),
+	 * and the holder says done.  ACK-shaped: msn is the message the
+	 * holder's QP is to take next from the client, sack_msn that
+	 * message's receive number, nak_msn and sack_first the message and
+	 * receive numbers the client expects next from it, credit the
+	 * client's packet size (log2); the ACK echoes msn. */
+	SRNIC_OP_SVC_RESYNC = 15,
+	SRNIC_OP_SVC_RESYNC_ACK = 16,
 	SRNIC_OP_MAX
 };
 
@@ -291,6 +300,13 @@ static inline uint8_t srnic_wire_peek_opcode(const uint8_t *buf, uint32_t len)
 	return buf[SRNIC_ETH_HLEN + 1];
 }
 
+/* What has the ACK extension: ACKs, and a service QP's resync. */
+static inline bool srnic_op_ack_shaped(uint8_t op)
+{
+	return op == SRNIC_OP_ACK || op == SRNIC_OP_SVC_RESYNC ||
+	       op == SRNIC_OP_SVC_RESYNC_ACK;
+}
+
 /* Control frames: node to node, no QP. */
 static inline bool srnic_op_is_control(uint8_t op)
 {
@@ -317,7 +333,7 @@ static inline bool srnic_op_xrc(uint8_t op)
 static inline unsigned srnic_wire_hlen(uint8_t op)
 {
 	unsigned x = srnic_op_has_data_ext(op) ? SRNIC_DATA_XLEN
-		     : op == SRNIC_OP_ACK	 ? SRNIC_ACK_XLEN
+		     : srnic_op_ack_shaped(op)	 ? SRNIC_ACK_XLEN
 						 : SRNIC_HELLO_XLEN;
 	return SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + x;
 }

@@ -133,7 +133,7 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 		srnic_put16(x + 38, pkt->ts);
 		if (pkt->flags & SRNIC_F_XRC)
 			srnic_put32(x + SRNIC_DATA_XLEN, pkt->xrc_srqn);
-	} else if (pkt->opcode == SRNIC_OP_ACK) {
+	} else if (srnic_op_ack_shaped(pkt->opcode)) {
 		x[0] = pkt->syndrome;
 		x[1] = pkt->rnr_timer;
 		srnic_put16(x + 2, pkt->ts_echo);
@@ -306,7 +306,7 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 			    (pkt->msg_off != 0 || pkt->pkt_len != pkt->msg_len))
 				return SRNIC_WIRE_BAD_LENGTH;
 		}
-	} else if (pkt->opcode == SRNIC_OP_ACK) {
+	} else if (srnic_op_ack_shaped(pkt->opcode)) {
 		pkt->syndrome = x[0];
 		pkt->rnr_timer = x[1] & 31;
 		pkt->ts_echo = srnic_get16(x + 2);

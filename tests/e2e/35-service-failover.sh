@@ -95,7 +95,7 @@ echo "3. b back: b holds web again, c steps down: ok"
 t0=$(date +%s%3N)
 "$SRNIC" testbed fault b 0 down; "$SRNIC" testbed fault b 1 down
 wait_role c "^holder 10.55.0.3$" 5 || fail "c did not take web while b was cut off"
-sleep $(awk -v t="$t0" -v n="$(date +%s%3N)" 'BEGIN { d = 1 - (n - t) / 1000; print d > 0 ? d : 0 }')
+sleep "$(awk -v t="$t0" -v n="$(date +%s%3N)" 'BEGIN { d = 1 - (n - t) / 1000; print (d > 0 ? d : 0) }')"
 "$SRNIC" testbed fault b 0 up; "$SRNIC" testbed fault b 1 up
 sleep 1.5
 h=$(holders)

@@ -218,7 +218,7 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		for (i = 0; i < p->pkt_len; i++)
 			pay[i] = (uint8_t)rnd();
 		p->payload = pay;
-	} else if (p->opcode == SRNIC_OP_ACK) {
+	} else if (srnic_op_ack_shaped(p->opcode)) {
 		p->syndrome = rnd_below(SRNIC_NAK_OPERATIONAL + 1);
 		p->rnr_timer = rnd_below(32);
 		p->nak_msn = (uint32_t)rnd();

@@ -118,7 +118,7 @@ static inline bool wire_byte_meaningful(uint8_t op, unsigned off)
 	off -= 38;
 	if (srnic_op_has_data_ext(op))
 		return off != 37;
-	if (op == SRNIC_OP_ACK)
+	if (srnic_op_ack_shaped(op))
 		return true;
 	/* control frames: the name's last byte is forced to NUL on decode */
 	if (op == SRNIC_OP_SVC_ANNOUNCE)
@@ -308,7 +308,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 			       : stride;
 		if (p->pkt_len != want)
 			return "packet not cut at the stride";
-	} else if (op == SRNIC_OP_ACK) {
+	} else if (srnic_op_ack_shaped(op)) {
 		if (p->syndrome > SRNIC_NAK_OPERATIONAL)
 			return "accepted an unknown syndrome";
 		if (p->rnr_timer > 31)
@@ -391,7 +391,7 @@ static inline const char *wire_oracle(const uint8_t *buf, uint32_t len,
 
 		if (!wire_byte_meaningful(p1.opcode, i))
 			continue;
-		if (p1.opcode == SRNIC_OP_ACK && i == 39)
+		if (srnic_op_ack_shaped(p1.opcode) && i == 39)
 			in &= 31;	/* rnr_timer keeps 5 bits */
 		if (in != out) {
 			snprintf(why, sizeof(why),

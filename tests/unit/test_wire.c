@@ -181,7 +181,7 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		/* The decoder points past the header even for a READ
 		 * request, whose payload is empty. */
 		want->payload = frame + srnic_wire_hlen(p->opcode);
-	} else if (p->opcode == SRNIC_OP_ACK) {
+	} else if (srnic_op_ack_shaped(p->opcode)) {
 		want->syndrome = p->syndrome;
 		want->rnr_timer = p->rnr_timer;
 		want->nak_msn = p->nak_msn;
@@ -215,7 +215,8 @@ static const char *op_name(uint8_t op)
 	static const char *const n[] = {
 		"0", "SEND", "WRITE", "READ_REQ", "READ_RESP", "ACK", "HELLO",
 		"BYE", "BYE_ACK", "BOOTING", "BOOT_ACK", "RDMA_READY",
-		"ATOMIC_REQ", "UD_SEND", "SVC_ANNOUNCE",
+		"ATOMIC_REQ", "UD_SEND", "SVC_ANNOUNCE", "SVC_RESYNC",
+		"SVC_RESYNC_ACK",
 	};
 
 	return op < SRNIC_OP_MAX ? n[op] : "?";
@@ -285,7 +286,8 @@ static void test_byte_map(void)
 		      SRNIC_OP_BOOTING == 9 && SRNIC_OP_BOOT_ACK == 10 &&
 		      SRNIC_OP_RDMA_READY == 11 && SRNIC_OP_ATOMIC_REQ == 12 &&
 		      SRNIC_OP_UD_SEND == 13 && SRNIC_OP_SVC_ANNOUNCE == 14 &&
-		      SRNIC_OP_MAX == 15,
+		      SRNIC_OP_SVC_RESYNC == 15 &&
+		      SRNIC_OP_SVC_RESYNC_ACK == 16 && SRNIC_OP_MAX == 17,
 	      "opcode numbering changed");
 
 	full_pkt(&p, SRNIC_OP_SEND);

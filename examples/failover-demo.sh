@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# ./srnic demo failover: a client's RC QP to a service lives through the
+# holder's death and return (docs/failover.md).  Three afpacket nodes: a
+# is the client, b (priority 10) and c (priority 5) are members of service
+# "web" at 10.55.0.100, each with a QP of its slot 0 parked
+# (tests/e2e/svc_check.c).  a sends requests, each answered by whoever
+# holds web; at 30% b is killed (SIGKILL) and c takes over; at 60% b comes
+# back and takes web again (failback=auto) or leaves it with c (expire).
+# One line says how it went:
+#
+#   failover: N requests, 0 lost, D duplicates, takeover T ms, failback F ms
+#
+# (T and F: from the last answer of the old holder to the first of the
+# new one, at the client.)
+#
+#   --requests N       how many (50000)
+#   --svc-dead-ms MS   how long a silent holder is waited for (300)
+#   --failback auto|expire
+#
+# It brings up a testbed of its own (SRNIC_NS and SRNIC_RUN with -fo
+# appended) and takes it down after.  Exit 0 when every request got its
+# answer and the client's QP never failed.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SRNIC=$ROOT/srnic
+PROG=${SRNIC_BUILD:-$ROOT/build}/tests/e2e/svc_check
+export SRNIC_NS=${SRNIC_FO_NS:-${SRNIC_NS:-srnic}-fo}
+export SRNIC_RUN=${SRNIC_FO_RUN:-${SRNIC_RUN:-/run/srnic}-fo}
+TB=$SRNIC_RUN/testbed
+SVC=10.55.0.100
+
+n=50000 dead=300 failback=auto
+while [ $# -gt 0 ]; do
+	case $1 in
+	--requests) n=$2; shift 2 ;;
+	--svc-dead-ms) dead=$2; shift 2 ;;
+	--failback) failback=$2; shift 2 ;;
+	*) echo "failover: unknown option '$1'" >&2; exit 1 ;;
+	esac
+done
+
+work=$(mktemp -d)
+kill_node() { kill -9 $(ip netns pids "$SRNIC_NS-$1" 2>/dev/null) 2>/dev/null || true; }
+cleanup() {
+	local m
+	for m in a b c; do kill_node $m; done
+	"$SRNIC" testbed down >/dev/null 2>&1 || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+"$SRNIC" testbed down >/dev/null 2>&1 || true
+"$SRNIC" testbed up --nodes 3 --wire afpacket >/dev/null
+
+for m in b c; do
+	cp "$TB/$m.conf" "$work/$m.conf"
+	{
+		echo "service = web $SVC prio=$([ $m = b ] && echo 10 || echo 5) failback=$failback"
+		echo "svc_dead_ms = $dead"
+	} >> "$work/$m.conf"
+done
+# serve NODE: its member program (not this shell's job: one is killed on
+# purpose)
+serve() {
+	(SRNIC_LOG=1 SRNIC_CONF_OVERRIDE=$work/$1.conf timeout -k 5 300 \
+		"$SRNIC" exec "$1" -- "$PROG" serve $SVC >> "$work/$1.log" 2>&1 &)
+}
+role() { awk -v s=$SVC '$1 == "service" && $3 == s { print $9 }' "$TB/$1.stats" 2>/dev/null; }
+serve b
+serve c
+for ((i = 0; i < 100; i++)); do
+	[ "$(role b)" = holder ] && [ "$(role c)" = standby ] && break
+	sleep 0.1
+done
+echo "b holds web, c stands by"
+
+timeout -k 5 300 "$SRNIC" exec a -- "$PROG" client $SVC "$n" > "$work/a.log" 2>&1 &
+client=$!
+at() {	# at PCT: until the client has done PCT% (or is gone)
+	while kill -0 $client 2>/dev/null; do
+		[ "$(grep '^progress' "$work/a.log" | tail -1 | tr -dc 0-9)" -ge "$1" ] 2>/dev/null && return 0
+		sleep 0.005
+	done
+	return 1
+}
+if at 30; then
+	kill_node b
+	echo "b killed at 30%"
+fi
+if at 60; then
+	serve b
+	echo "b back at 60%"
+fi
+rc=0
+wait $client || rc=1
+grep -v '^progress' "$work/a.log"
+for m in b c; do
+	echo "--- $m"
+	grep -E 'service web|bound|dropped' "$work/$m.log" || true
+done
+line=$(grep '^failover: ' "$work/a.log" || true)
+[ -n "$line" ] || { echo "failover: the client said nothing" >&2; exit 1; }
+# "holders b c b, moves T F ms": the takeover, and the failback if any
+read -r takeover back < <(echo "$line" | sed -n 's/.* moves \([0-9 a-z]*\) ms.*/\1/p')
+if [ -n "${back:-}" ]; then back="$back ms"; else back=none; fi
+echo "$(echo "$line" | cut -d, -f1-3), takeover ${takeover:-?} ms, failback $back"
+exit $rc

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Service QPs on the datapath (docs/failover.md): a client's RC QP to a
+ * service follows the service's holder, and a member's QP of a service
+ * slot binds to the client that asks.
+ *
+ * A client's QP whose destination GID was a service's address is bound to
+ * the holder of the term it saw.  At RTS, and whenever the term changes
+ * (a takeover), it asks the holder with SVC_RESYNC to bind the holder's QP
+ * of that number to it: the message and receive numbers each side is to
+ * take next.  Until the holder answers it sends nothing; then what was
+ * not acknowledged goes again, under fresh transaction ids, and no
+ * completion is lost or doubled at the client (the holder may see a
+ * request twice: the last window the old holder had not acknowledged).
+ *
+ * A member's QP of a service slot has the same number on every member
+ * (SRNIC_SVC_QPN).  Its program takes it to INIT and posts receives; it
+ * is parked there until the holder's copy gets a SVC_RESYNC, which binds
+ * it to the client, moves it to RTS and tells the program
+ * (IBV_EVENT_COMM_EST).  A member that stops holding the service (a
+ * higher term) fails its bound QPs (IBV_EVENT_QP_FATAL): their clients
+ * resync with the new holder.
+ */
+#include <string.h>
+
+#include "engine_internal.h"
+
+#define RESYNC_EVERY_US 5000	/* a SVC_RESYNC again until answered */
+
+static bool holding(struct srnic_engine *eng, uint32_t svc)
+{
+	const struct srnic_service *sv = srnic_service_find(eng->node, svc);
+
+	return sv && __atomic_load_n(&sv->holding, __ATOMIC_ACQUIRE);
+}
+
+/* The message (and its receive number) the client's QP is to (re)send
+ * first: the oldest it has not had acknowledged, else its next. */
+static void first_unacked(const struct srnic_qp *qp, uint32_t *msn,
+			  uint32_t *ssn)
+{
+	uint32_t i;
+
+	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++) {
+		const struct srnic_swqe_run *run = &qp->run[i & qp->q.sq_mask];
+		uint8_t op = qp->q.sq[i & qp->q.sq_mask].opcode;
+
+		if (op == SRNIC_WR_LOCAL_INV || op == SRNIC_WR_BIND_MW)
+			continue;	/* (no message) */
+		if (run->state != SWQE_DONE) {
+			*msn = run->msn;
+			*ssn = run->ssn;
+			return;
+		}
+	}
+	*msn = qp->snd.next_msn;
+	*ssn = qp->snd.next_ssn;
+}
+
+static void send_to_peer(struct srnic_engine *eng, struct srnic_qp *qp,
+			 const struct srnic_pkt *pkt)
+{
+	int port = srnic_qp_pick_port(eng, qp);
+	struct rte_mbuf *m;
+
+	if (port < 0)
+		return;
+	m = srnic_pkt_alloc(eng, pkt, qp->peer->mac[port], (unsigned)port,
+			    NULL);
+	if (m)
+		srnic_port_tx(eng, (unsigned)port, m);
+}
+
+static void send_resync(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	struct srnic_pkt pkt;
+	uint32_t msn, ssn;
+
+	first_unacked(qp, &msn, &ssn);
+	srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_SVC_RESYNC, msn);
+	pkt.sack_msn = ssn;
+	pkt.nak_msn = qp->rcv.exp_msn;
+	pkt.sack_first = qp->rcv.exp_ssn;
+	pkt.credit = qp->at.path_shift;
+	send_to_peer(eng, qp, &pkt);
+	eng->st->svc_resyncs++;
+}
+
+/* A client's QP moves to the holder of term: everything it had in flight
+ * goes again (fresh transaction ids, after the holder answers), what it
+ * had partly received from the old holder is forgotten. */
+static void client_rebind(struct srnic_engine *eng, struct srnic_qp *qp,
+			  struct srnic_peer *holder, uint32_t term)
+{
+	uint32_t i;
+
+	qp->peer = holder;
+	qp->peer_inc = __atomic_load_n(&holder->inc, __ATOMIC_ACQUIRE);
+	qp->svc_term = term;
+	srnic_responder_reset(qp);
+	srnic_fc_reset(qp);
+	qp->snd.cur_busy = 0;
+	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++) {
+		struct srnic_swqe_run *run = &qp->run[i & qp->q.sq_mask];
+
+		if (run->state != SWQE_SENDING && run->state != SWQE_WAITING)
+			continue;
+		run->state = SWQE_WAITING;
+		run->retries = 0;
+		if (!run->resend_queued) {
+			run->resend_queued = 1;
+			qp->snd.resend[qp->snd.resend_tail++ % SRNIC_WINDOW] = i;
+		}
+	}
+	qp->svc_resync = 1;
+	qp->svc_resync_at = 0;
+	eng->st->svc_rebinds++;
+}
+
+static void client_tick(struct srnic_engine *eng, struct srnic_qp *qp,
+			uint64_t now)
+{
+	const struct srnic_service *sv =
+		srnic_service_find(eng->node, qp->svc_ipv4);
+	uint32_t term, holder;
+	struct srnic_peer *peer;
+
+	if (!sv || (qp->q.state != SRNIC_QPS_RTS &&
+		    qp->q.state != SRNIC_QPS_SQD))
+		return;
+	term = __atomic_load_n(&sv->term, __ATOMIC_ACQUIRE);
+	holder = __atomic_load_n(&sv->holder, __ATOMIC_ACQUIRE);
+	if (term != qp->svc_term && holder) {
+		peer = srnic_service_holder(eng, qp->svc_ipv4);
+		if (peer)
+			client_rebind(eng, qp, peer, term);
+	}
+	if (qp->svc_resync && now >= qp->svc_resync_at) {
+		send_resync(eng, qp);
+		qp->svc_resync_at = now + RESYNC_EVERY_US * eng->tsc_per_us;
+	}
+}
+
+/* A member's bound QP whose service went to another holder. */
+static void member_tick(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (qp->q.state != SRNIC_QPS_RTS || holding(eng, qp->svc_ipv4))
+		return;
+	eng->st->svc_qps_dropped++;
+	srnic_qp_to_error(eng, qp);
+	srnic_event(SRNIC_EV_QP_FATAL, qp->q.handle);
+}
+
+void srnic_svc_qps_tick(struct srnic_engine *eng, uint64_t now)
+{
+	uint32_t i;
+
+	for (i = 0; i < eng->nsvc_qps; i++) {
+		struct srnic_qp *qp = eng->svc_qps[i];
+
+		if (qp->svc_slot)
+			member_tick(eng, qp);
+		else
+			client_tick(eng, qp, now);
+	}
+}
+
+void srnic_svc_resync_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+			 const struct srnic_pkt *pkt)
+{
+	struct srnic_pkt ack;
+	struct srnic_peer *peer = NULL;
+	unsigned n, i;
+
+	if (!qp->svc_slot || !holding(eng, qp->svc_ipv4)) {
+		eng->st->drops[SRNIC_DROP_NO_QP]++;
+		return;
+	}
+	if (qp->q.state == SRNIC_QPS_RTS) {
+		if (qp->at.dest_qpn != pkt->src_qpn ||
+		    qp->peer_inc != pkt->src_inc) {
+			eng->st->drops[SRNIC_DROP_QP_STATE]++;
+			return;	/* another client's */
+		}
+	} else if (qp->q.state != SRNIC_QPS_INIT) {
+		eng->st->drops[SRNIC_DROP_QP_STATE]++;
+		return;
+	} else {
+		n = __atomic_load_n(&eng->node->npeers, __ATOMIC_ACQUIRE);
+		for (i = 0; i < n && !peer; i++)
+			if (__atomic_load_n(&eng->node->peer[i].inc,
+					    __ATOMIC_ACQUIRE) == pkt->src_inc)
+				peer = &eng->node->peer[i];
+		if (!peer) {
+			eng->st->drops[SRNIC_DROP_STALE_INC]++;
+			return;
+		}
+		qp->peer = peer;
+		qp->peer_inc = pkt->src_inc;
+		qp->at.dest_qpn = pkt->src_qpn;
+		qp->at.rq_psn = pkt->msn;
+		qp->rcv.exp_msn = pkt->msn;
+		qp->rcv.exp_ssn = pkt->sack_msn;
+		qp->at.sq_psn = pkt->nak_msn;
+		qp->snd.next_msn = pkt->nak_msn;
+		qp->snd.uc_acked = pkt->nak_msn;
+		qp->snd.next_ssn = pkt->sack_first;
+		qp->at.path_shift = pkt->credit < SRNIC_MIN_STRIDE_SHIFT ||
+						    pkt->credit > SRNIC_MAX_STRIDE_SHIFT
+					    ? SRNIC_MIN_STRIDE_SHIFT
+					    : (uint8_t)pkt->credit;
+		qp->at.max_rd_atomic = qp->at.max_dest_rd_atomic = 16;
+		qp->at.timeout_tsc = srnic_timeout_tsc(eng, 14);
+		qp->at.retry_cnt = 7;
+		qp->at.rnr_retry = 7;
+		qp->at.min_rnr_timer = 12;
+		srnic_fc_reset(qp);
+		__atomic_store_n(&qp->q.state, SRNIC_QPS_RTS, __ATOMIC_RELEASE);
+		srnic_qp_activate(eng, qp);
+		eng->st->svc_binds++;
+		srnic_event(SRNIC_EV_COMM_EST, qp->q.handle);
+	}
+	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_SVC_RESYNC_ACK, pkt->msn);
+	send_to_peer(eng, qp, &ack);
+}
+
+void srnic_svc_resync_ack_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+			     const struct srnic_pkt *pkt)
+{
+	if (!qp->svc_resync || pkt->src_inc != qp->peer_inc ||
+	    pkt->src_qpn != qp->at.dest_qpn)
+		return;		/* late, or an old holder's */
+	qp->svc_resync = 0;
+	srnic_qp_activate(eng, qp);
+}
+
+void srnic_svc_qp_track(struct srnic_engine *eng, struct srnic_qp *qp,
+			bool on)
+{
+	uint32_t i;
+
+	for (i = 0; i < eng->nsvc_qps; i++)
+		if (eng->svc_qps[i] == qp) {
+			if (!on)
+				eng->svc_qps[i] = eng->svc_qps[--eng->nsvc_qps];
+			return;
+		}
+	if (on && eng->nsvc_qps < SRNIC_SVC_QPS)
+		eng->svc_qps[eng->nsvc_qps++] = qp;
+}

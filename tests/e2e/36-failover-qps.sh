@@ -1,0 +1,43 @@
+# A client's RC QP to a service lives through the holder's death and
+# return (docs/failover.md): ./srnic demo failover, three afpacket nodes of
+# its own (a the client, b and c members with QPs of the service's slot 0
+# parked, tests/e2e/svc_check.c).
+#  1. b killed at 30%, back at 60% (failback=auto): every request answered,
+#     duplicates only within the last window (64), the QP never failed,
+#     the takeover within 1 s, the answers coming from b, c, then b.
+#  2. svc_dead_ms = 50: the takeover within 250 ms.
+#  3. failback=expire: b back leaves the service with c.
+. "$(dirname "$0")/../lib.sh"
+
+export SRNIC_FO_NS=${SRNIC_NS:-srnic}-fo SRNIC_FO_RUN=${SRNIC_RUN:-/run/srnic}-fo
+
+# demo NAME ARGS...: the demo's run, its log in $LOGDIR/fo-NAME.log
+demo() {
+	local name=$1 rc=0
+	shift
+	timeout -k 5 300 "$ROOT/examples/failover-demo.sh" "$@" > "$LOGDIR/fo-$name.log" 2>&1 || rc=$?
+	echo "--- $name (exit $rc)"
+	cat "$LOGDIR/fo-$name.log"
+	return $rc
+}
+line() { grep '^failover: .*takeover' "$LOGDIR/fo-$1.log"; }
+# check NAME MAX_TAKEOVER_MS HOLDERS
+check() {
+	local l dups t
+	l=$(line "$1") || fail "$1: no summary line"
+	echo "$l" | grep -q ', 0 lost,' || fail "$1: requests lost: $l"
+	dups=$(echo "$l" | sed -n 's/.* \([0-9]*\) duplicates.*/\1/p')
+	[ "${dups:-99999}" -le 64 ] || fail "$1: $dups duplicates, over one window"
+	t=$(echo "$l" | sed -n 's/.*takeover \([0-9]*\) ms.*/\1/p')
+	[ -n "$t" ] && [ "$t" -le "$2" ] || fail "$1: takeover ${t:-?} ms, over $2 ms"
+	grep -q "holders $3," "$LOGDIR/fo-$1.log" || fail "$1: the answers did not come from $3"
+	grep -q '^qp: RTS, 0 completions in error' "$LOGDIR/fo-$1.log" || fail "$1: the client's QP failed"
+}
+
+demo auto --requests 40000 || fail "the demo"
+check auto 1000 "b c b"
+demo tuned --requests 40000 --svc-dead-ms 50 || fail "the demo, svc_dead_ms 50"
+check tuned 250 "b c b"
+demo expire --requests 40000 --failback expire || fail "the demo, failback=expire"
+check expire 1000 "b c"
+exit 0
