@@ -3,8 +3,9 @@
 # holder's death and return (docs/failover.md).  Three afpacket nodes: a
 # is the client, b (priority 10) and c (priority 5) are members of service
 # "web" at 10.55.0.100, each with a QP of its slot 0 parked
-# (tests/e2e/svc_check.c).  a sends requests, each answered by whoever
-# holds web; at 30% b is killed (SIGKILL) and c takes over; at 60% b comes
+# (tests/e2e/svc_check.c) and slot 0's region (the same key on both).  a
+# sends requests, each answered by whoever holds web, and WRITEs to the
+# region now and then; at 30% b is killed (SIGKILL) and c takes over; at 60% b comes
 # back and takes web again (failback=auto) or leaves it with c (expire).
 # One line says how it went:
 #
@@ -73,8 +74,13 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 echo "b holds web, c stands by"
+# slot 0's region: the same key on both members (the client WRITEs to it)
+kb=$(sed -n 's/^region key \(0x[0-9a-f]*\) .*/\1/p' "$work/b.log" | head -1)
+kc=$(sed -n 's/^region key \(0x[0-9a-f]*\) .*/\1/p' "$work/c.log" | head -1)
+echo "service region key: b $kb, c $kc"
+[ -n "$kb" ] && [ "$kb" = "$kc" ] || { echo "failover: the members' keys differ" >&2; exit 1; }
 
-timeout -k 5 300 "$SRNIC" exec a -- "$PROG" client $SVC "$n" > "$work/a.log" 2>&1 &
+timeout -k 5 300 "$SRNIC" exec a -- "$PROG" client $SVC "$n" "$kb" > "$work/a.log" 2>&1 &
 client=$!
 at() {	# at PCT: until the client has done PCT% (or is gone)
 	while kill -0 $client 2>/dev/null; do

@@ -143,19 +143,33 @@ int srnic_mc_failed(struct ibv_qp *qp, uint64_t *wr_id,
 /*
  * A member's QP of slot `slot` of the service at svc_ipv4 (host order),
  * which the node's configuration makes it a member of: QP number
- * SRNIC_SVC_QPN(slot) on every member.  An RC QP (no SRQ), made as
- * ibv_create_qp makes one; the program takes it to INIT, with the access
+ * SRNIC_SVC_QPN(slot) on every member.  A UD QP is an ordinary one then:
+ * datagrams to the service's GID and that number reach the holder's.  An
+ * RC QP (no SRQ) is made as ibv_create_qp makes one; the program takes it
+ * to INIT, with the access
  * flags it grants, and posts its receives.  It waits there: when this node
  * holds the service and a client's QP connects, or comes over after a
  * takeover, srnic binds it to that client, moves it to RTS and reports
  * IBV_EVENT_COMM_EST.  A member that stops holding the service fails its
  * bound QPs (IBV_EVENT_QP_FATAL).  NULL with errno set: EOPNOTSUPP,
- * EINVAL (not RC, an SRQ, a slot out of range, not a member of that
- * service), EBUSY (this node has the slot's QP already).
+ * EINVAL (neither RC nor UD, an SRQ, a slot out of range, not a member
+ * of that service), EBUSY (this node has the slot's QP already).
  */
 struct ibv_qp *srnic_svc_create_qp(struct ibv_pd *pd,
 				   struct ibv_qp_init_attr *attr,
 				   uint32_t svc_ipv4, unsigned slot);
+
+/*
+ * A member's region of slot `slot` of the service at svc_ipv4: an
+ * ordinary region (ibv_dereg_mr ends it) whose key is the same for that
+ * service and slot on every member, so a client's WRITEs and READs go on
+ * after a takeover.  One per slot on a node (the slots are the node's,
+ * whatever the service): EBUSY for a second.  NULL with errno set:
+ * EOPNOTSUPP, EINVAL (a slot past the last, not a member of the service),
+ * EBUSY, and ibv_reg_mr's errors.
+ */
+struct ibv_mr *srnic_svc_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+				int access, uint32_t svc_ipv4, unsigned slot);
 
 #ifdef __cplusplus
 }

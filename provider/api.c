@@ -219,6 +219,27 @@ SRNIC_API int srnic_mc_failed(struct ibv_qp *ibqp, uint64_t *wr_id,
 
 /* ---- services (docs/failover.md) ---- */
 
+/* pd is a srnic context's, whose node is a member of the service at
+ * svc_ipv4, and slot one of its slots; else false with errno set. */
+static bool svc_slot_ok(struct ibv_pd *pd, uint32_t svc_ipv4, unsigned slot)
+{
+	const struct srnic_context *ctx;
+	unsigned i;
+
+	if (!pd || !srnic_context(pd->context)) {
+		errno = EOPNOTSUPP;
+		return false;
+	}
+	ctx = to_sctx(pd->context);
+	for (i = 0; i < ctx->cfg.nsvc && ctx->cfg.svc[i].ipv4 != svc_ipv4; i++)
+		;
+	if (slot >= SRNIC_SVC_SLOTS || i == ctx->cfg.nsvc) {
+		errno = EINVAL;
+		return false;
+	}
+	return true;
+}
+
 _Static_assert(SRNIC_SVC_SLOTS == SRNIC_SVC_QP_SLOTS &&
 		       SRNIC_SVC_QPN(0) == SRNIC_SVC_QPN_BASE,
 	       "include/srnic.h's service QP numbers are the engine's");
@@ -227,20 +248,22 @@ SRNIC_API struct ibv_qp *srnic_svc_create_qp(struct ibv_pd *pd,
 					     struct ibv_qp_init_attr *attr,
 					     uint32_t svc_ipv4, unsigned slot)
 {
-	struct srnic_context *ctx;
-	unsigned i;
-
-	if (!pd || !srnic_context(pd->context)) {
-		errno = EOPNOTSUPP;
+	if (!svc_slot_ok(pd, svc_ipv4, slot))
 		return NULL;
-	}
-	ctx = to_sctx(pd->context);
-	for (i = 0; i < ctx->cfg.nsvc && ctx->cfg.svc[i].ipv4 != svc_ipv4; i++)
-		;
-	if (!attr || attr->qp_type != IBV_QPT_RC || attr->srq ||
-	    slot >= SRNIC_SVC_QP_SLOTS || i == ctx->cfg.nsvc) {
+	if (!attr ||
+	    (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
+	    attr->srq) {
 		errno = EINVAL;
 		return NULL;
 	}
 	return srnic_svc_qp_new(pd, attr, svc_ipv4, slot);
+}
+
+SRNIC_API struct ibv_mr *srnic_svc_reg_mr(struct ibv_pd *pd, void *addr,
+					  size_t length, int access,
+					  uint32_t svc_ipv4, unsigned slot)
+{
+	if (!svc_slot_ok(pd, svc_ipv4, slot))
+		return NULL;
+	return srnic_svc_mr_new(pd, addr, length, access, svc_ipv4, slot);
 }

@@ -109,8 +109,11 @@ static int32_t mr_rights(int access)
 	return (int32_t)srnic_rights_of(access);
 }
 
-struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
-			    uint64_t hca_va, int access)
+/* A region (svc_slot: a service's, slot + 1, of the service at svc_ipv4:
+ * its key the same on every member; 0 for any other). */
+static struct ibv_mr *mr_new(struct ibv_pd *pd, void *addr, size_t length,
+			     uint64_t hca_va, int access, uint32_t svc_ipv4,
+			     unsigned svc_slot)
 {
 	struct srnic_context *ctx = to_sctx(pd->context);
 	struct verbs_mr *vmr;
@@ -143,9 +146,13 @@ struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		errno = ENOMEM;
 		return NULL;
 	}
-	key = srnic_engine_reg_mr(ctx->eng, ctx->dev, addr, length,
-				  (uint32_t)rights,
-				  to_spd(pd)->handle);
+	key = svc_slot ? srnic_engine_reg_mr_svc(ctx->eng, ctx->dev, svc_ipv4,
+						 svc_slot - 1, addr, length,
+						 (uint32_t)rights,
+						 to_spd(pd)->handle)
+		       : srnic_engine_reg_mr(ctx->eng, ctx->dev, addr, length,
+					     (uint32_t)rights,
+					     to_spd(pd)->handle);
 	if (!key) {
 		free(vmr);
 		return NULL;
@@ -155,6 +162,19 @@ struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	vmr->mr_type = IBV_MR_TYPE_MR;
 	vmr->access = access;
 	return &vmr->ibv_mr;
+}
+
+struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    uint64_t hca_va, int access)
+{
+	return mr_new(pd, addr, length, hca_va, access, 0, 0);
+}
+
+struct ibv_mr *srnic_svc_mr_new(struct ibv_pd *pd, void *addr, size_t length,
+				int access, uint32_t svc_ipv4, unsigned slot)
+{
+	return mr_new(pd, addr, length, (uintptr_t)addr, access, svc_ipv4,
+		      slot + 1);
 }
 
 /*

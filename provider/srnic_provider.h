@@ -166,6 +166,11 @@ struct ibv_qp *srnic_svc_qp_new(struct ibv_pd *pd,
 				struct ibv_qp_init_attr *attr,
 				uint32_t svc_ipv4, unsigned slot);
 
+/* pd_mr.c: a service's region of slot slot (include/srnic.h's
+ * srnic_svc_reg_mr checks the rest) */
+struct ibv_mr *srnic_svc_mr_new(struct ibv_pd *pd, void *addr, size_t length,
+				int access, uint32_t svc_ipv4, unsigned slot);
+
 /* cq.c: verbs' status for the engine's (enum srnic_wc_status) */
 enum ibv_wc_status srnic_wc_status_of(uint8_t status);
 

@@ -281,7 +281,11 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 			if (now >= run->deadline &&
 			    (!srnic_wr_reads(qp->q.sq[i & qp->q.sq_mask].opcode) ||
 			     now >= qp->snd.rd_progress + qp->at.timeout_tsc)) {
-				if (++run->retries > qp->at.retry_cnt)
+				/* (a service's client while no holder is
+				 * heard: the try is free, svc_grace_ms) */
+				if (!qp->svc_grace)
+					run->retries++;
+				if (run->retries > qp->at.retry_cnt)
 					srnic_swqe_finish(
 						qp, i, SRNIC_WC_RETRY_EXC_ERR);
 				else

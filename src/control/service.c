@@ -66,6 +66,7 @@ static struct srnic_service *service_of(struct srnic_engine *eng,
 			sv = &eng->node->svc[i];
 			memset(sv, 0, sizeof(*sv));
 			sv->mine = -1;
+			sv->holder_peer = -1;
 			sv->since = now;
 			__atomic_store_n(&sv->ipv4, ipv4, __ATOMIC_RELEASE);
 		}
@@ -100,12 +101,26 @@ static bool better(uint8_t a, uint32_t x, uint8_t b, uint32_t y)
 	return a != b ? a > b : x > y;
 }
 
+/* The holder is ipv4 now (its peer entry too, for datagrams). */
+static void set_holder(struct srnic_engine *eng, struct srnic_service *sv,
+		       uint32_t ipv4)
+{
+	const struct srnic_peer *peer = ipv4 == eng->cfg.ipv4
+						? &eng->node->peer[SRNIC_PEER_SELF]
+						: srnic_peer_find(eng, ipv4);
+
+	__atomic_store_n(&sv->holder_peer,
+			 peer ? (int16_t)(peer - eng->node->peer) : -1,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&sv->holder, ipv4, __ATOMIC_RELEASE);
+}
+
 static void claim(struct srnic_engine *eng, struct srnic_service *sv,
 		  uint64_t now, const char *why)
 {
 	uint32_t term = next_term(sv->term, eng->cfg.ipv4);
 
-	__atomic_store_n(&sv->holder, eng->cfg.ipv4, __ATOMIC_RELEASE);
+	set_holder(eng, sv, eng->cfg.ipv4);
 	__atomic_store_n(&sv->term, term, __ATOMIC_RELEASE);
 	sv->holding = 1;
 	sv->holder_heard = now;
@@ -149,7 +164,7 @@ void srnic_service_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		}
 		if (sv->holder != pkt->ipv4 || sv->term != pkt->msn)
 			sv->changes++;
-		__atomic_store_n(&sv->holder, pkt->ipv4, __ATOMIC_RELEASE);
+		set_holder(eng, sv, pkt->ipv4);
 		__atomic_store_n(&sv->term, pkt->msn, __ATOMIC_RELEASE);
 		sv->holder_heard = now;
 		sv->holder_prio = pkt->svc_prio;

@@ -62,6 +62,9 @@ struct srnic_config {
 	unsigned nsvc;
 	struct srnic_service_conf svc[SRNIC_MAX_SERVICES];
 	unsigned svc_dead_ms;
+	unsigned svc_grace_ms;		/* a client's QP of a service retries
+					 * for free this long while no holder
+					 * is heard */
 	unsigned mem_mb;		/* EAL memory */
 	int hugepages;			/* 0: run EAL with --no-huge */
 	char eal_extra[256];		/* more EAL arguments, space separated */

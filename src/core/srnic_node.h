@@ -187,6 +187,9 @@ struct srnic_service {
 	uint8_t holding;	/* this node holds it */
 	uint8_t holder_prio;
 	uint32_t holder;	/* the holder's address (0: none known) */
+	int16_t holder_peer;	/* ... its peer entry (SRNIC_PEER_SELF: this
+				 * node), -1 none: where a datagram to the
+				 * service goes */
 	uint32_t term;		/* its term: counter << 8 | its address's low
 				 * byte; the highest wins */
 	uint64_t holder_heard;	/* ms */

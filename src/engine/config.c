@@ -158,7 +158,8 @@ static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "weight",
 			      "zero_copy", "crc", "state_dir", "cluster_key",
 			      "srnicd_socket", "huge_dir", "device",
-			      "key_scope", "service", "svc_dead_ms"};
+			      "key_scope", "service", "svc_dead_ms",
+			      "svc_grace_ms"};
 
 static bool is_known(const char *key)
 {
@@ -360,6 +361,10 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 		return apply_device(cfg, val);
 	if (!strcmp(key, "service"))
 		return apply_service(cfg, val);
+	if (!strcmp(key, "svc_grace_ms"))
+		return parse_uint(val, 0, 60000, &cfg->svc_grace_ms)
+			       ? "svc_grace_ms: 0 to 60000"
+			       : NULL;
 	if (!strcmp(key, "svc_dead_ms"))
 		return parse_uint(val, 20, 10000, &cfg->svc_dead_ms)
 			       ? "svc_dead_ms: 20 to 10000"
@@ -449,6 +454,7 @@ int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
 	cfg->hugepages = 1;
 	cfg->idle_sleep_us = 200;
 	cfg->svc_dead_ms = 300;
+	cfg->svc_grace_ms = 2000;
 	cfg->ack_delay_us = 20;
 	cfg->resolve_ms = 5000;
 	if (!path || !*path)

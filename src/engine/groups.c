@@ -77,6 +77,21 @@ int srnic_engine_resolve_ud(struct srnic_engine *eng, const uint8_t gid[16],
 		return -EHOSTUNREACH;
 	out->peer = (uint16_t)(peer - eng->node->peer);
 	out->ipv4 = peer->ipv4;
+	/* A service's address: each datagram to its holder then, the
+	 * service's address its destination. */
+	{
+		const struct srnic_service *sv;
+		uint32_t ip = srnic_get32(gid + 12);
+
+		sv = gid[10] == 0xff && gid[11] == 0xff &&
+			     !memcmp(gid, "\0\0\0\0\0\0\0\0\0\0", 10)
+			     ? srnic_service_find(eng->node, ip)
+			     : NULL;
+		if (sv) {
+			out->svc = (uint8_t)(sv - eng->node->svc + 1);
+			out->ipv4 = ip;
+		}
+	}
 	return 0;
 }
 

@@ -28,6 +28,14 @@ uint32_t srnic_engine_reg_mr(struct srnic_engine *eng, uint8_t dev,
 				     access, pd);
 }
 
+uint32_t srnic_engine_reg_mr_svc(struct srnic_engine *eng, uint8_t dev,
+				 uint32_t svc_ipv4, unsigned slot, void *addr,
+				 uint64_t length, uint32_t access, uint32_t pd)
+{
+	return srnic_mem_register_svc(&eng->mem, dev, svc_ipv4, slot,
+				      (uintptr_t)addr, length, access, pd);
+}
+
 /* A key's end: the datapath lets go of it (datapath, then control: its
  * entry back on the free list), for a region and for a window alike. */
 struct key_end {

@@ -26,6 +26,7 @@
 #include "engine_internal.h"
 
 #define RESYNC_EVERY_US 5000	/* a SVC_RESYNC again until answered */
+#define GRACE_AFTER_MS 30	/* holder unheard this long: between holders */
 
 static bool holding(struct srnic_engine *eng, uint32_t svc)
 {
@@ -130,6 +131,17 @@ static void client_tick(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	term = __atomic_load_n(&sv->term, __ATOMIC_ACQUIRE);
 	holder = __atomic_load_n(&sv->holder, __ATOMIC_ACQUIRE);
+	/* No holder heard for a few HELLO intervals: the service is between
+	 * holders, and the QP's tries meanwhile are free, up to
+	 * svc_grace_ms from the last word of one. */
+	{
+		uint64_t quiet = srnic_ms() -
+				 __atomic_load_n(&sv->holder_heard,
+						 __ATOMIC_ACQUIRE);
+
+		qp->svc_grace = quiet >= GRACE_AFTER_MS &&
+				quiet < eng->cfg.svc_grace_ms;
+	}
 	if (term != qp->svc_term && holder) {
 		peer = srnic_service_holder(eng, qp->svc_ipv4);
 		if (peer)
@@ -144,7 +156,10 @@ static void client_tick(struct srnic_engine *eng, struct srnic_qp *qp,
 /* A member's bound QP whose service went to another holder. */
 static void member_tick(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	if (qp->q.state != SRNIC_QPS_RTS || holding(eng, qp->svc_ipv4))
+	/* (a UD QP of a slot binds to nobody: it takes the datagrams to the
+	 * service while this node holds it) */
+	if (qp->q.type != SRNIC_QPT_RC || qp->q.state != SRNIC_QPS_RTS ||
+	    holding(eng, qp->svc_ipv4))
 		return;
 	eng->st->svc_qps_dropped++;
 	srnic_qp_to_error(eng, qp);

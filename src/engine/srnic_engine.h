@@ -64,6 +64,11 @@ void srnic_engine_describe(const struct srnic_engine *eng,
 uint32_t srnic_engine_reg_mr(struct srnic_engine *eng, uint8_t dev,
 			     void *addr, uint64_t length, uint32_t access,
 			     uint32_t pd);
+/* A service's region of slot slot: its key the same on every member of
+ * the service at svc_ipv4 (0 with errno set: EBUSY, the slot has one). */
+uint32_t srnic_engine_reg_mr_svc(struct srnic_engine *eng, uint8_t dev,
+				 uint32_t svc_ipv4, unsigned slot, void *addr,
+				 uint64_t length, uint32_t access, uint32_t pd);
 int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key);
 /* Memory windows: one of type 1 or 2 in pd (its key, count 0; 0 with
  * errno set), and its end (unbound first, on the datapath). */

@@ -40,9 +40,11 @@ int srnic_mem_init(struct srnic_mem_table *t, uint64_t seed)
 		return -ENOMEM;
 	}
 	srnic_mw_table_init(t);
-	/* Index 0 is never handed out: a key of 0 means "no key". */
-	for (i = 1; i < SRNIC_MAX_MR; i++)
-		t->mr[i].next_free = i + 1 < SRNIC_MAX_MR ? i + 1 : NO_ENTRY;
+	/* Index 0 is never handed out: a key of 0 means "no key"; nor are
+	 * the services' entries, which their slots name. */
+	for (i = 1; i < SRNIC_MR_SVC_FIRST; i++)
+		t->mr[i].next_free = i + 1 < SRNIC_MR_SVC_FIRST ? i + 1
+							       : NO_ENTRY;
 	t->free_head = 1;
 	t->rng = seed | 1;
 	pthread_mutex_init(&t->lock, NULL);
@@ -75,23 +77,47 @@ int srnic_mem_prepare(struct srnic_mem_table *t, uint32_t access)
 	return rc;
 }
 
+/* What a region needs before it takes an entry: a range that does not
+ * wrap, and what its rights ask for (srnic_mem_prepare).  false with errno
+ * set. */
+static bool may_register(struct srnic_mem_table *t, uint64_t addr,
+			 uint64_t length, uint32_t access)
+{
+	int rc;
+
+	if (addr + length < addr) {
+		errno = EINVAL;
+		return false;
+	}
+	rc = srnic_mem_prepare(t, access);
+	if (rc)
+		errno = -rc;
+	return rc == 0;
+}
+
+/* Entry mr holds the region now, under key (published last). */
+static uint32_t publish(struct srnic_mr *mr, uint32_t key, uint8_t dev,
+			uint64_t addr, uint64_t length, uint32_t access,
+			uint32_t pd)
+{
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
+	mr->pd = pd;
+	mr->dev = dev;
+	__atomic_store_n(&mr->key, key, __ATOMIC_RELEASE);
+	return key;
+}
+
 uint32_t srnic_mem_register_on(struct srnic_mem_table *t, uint8_t dev,
 			       uint64_t addr, uint64_t length, uint32_t access,
 			       uint32_t pd)
 {
 	struct srnic_mr *mr;
 	uint32_t idx, tag;
-	int rc;
 
-	if (addr + length < addr) {
-		errno = EINVAL;
+	if (!may_register(t, addr, length, access))
 		return 0;
-	}
-	rc = srnic_mem_prepare(t, access);
-	if (rc) {
-		errno = -rc;
-		return 0;
-	}
 	pthread_mutex_lock(&t->lock);
 	idx = t->free_head;
 	if (idx == NO_ENTRY) {
@@ -116,15 +142,41 @@ uint32_t srnic_mem_register_on(struct srnic_mem_table *t, uint8_t dev,
 	tag = tag << SRNIC_MR_OWNER_BITS | t->owner;
 	mr->was = tag << SRNIC_MR_INDEX_BITS | idx;
 	pthread_mutex_unlock(&t->lock);
+	return publish(mr, tag << SRNIC_MR_INDEX_BITS | idx, dev, addr, length,
+		       access, pd);
+}
 
-	mr->addr = addr;
-	mr->length = length;
-	mr->access = access;
-	mr->pd = pd;
-	mr->dev = dev;
-	__atomic_store_n(&mr->key, tag << SRNIC_MR_INDEX_BITS | idx,
-			 __ATOMIC_RELEASE);
-	return mr->key;
+uint32_t srnic_mem_register_svc(struct srnic_mem_table *t, uint8_t dev,
+				uint32_t svc_ipv4, unsigned slot,
+				uint64_t addr, uint64_t length,
+				uint32_t access, uint32_t pd)
+{
+	uint32_t idx = SRNIC_MR_SVC_FIRST + slot, tag, key;
+	struct srnic_mr *mr;
+	uint64_t h;
+
+	if (slot >= SRNIC_MR_SVC_SLOTS) {
+		errno = EINVAL;
+		return 0;
+	}
+	if (!may_register(t, addr, length, access))
+		return 0;
+	/* The tag from the service and slot alone (every member computes
+	 * the same), never 0, its top bit clear (not a window's key). */
+	h = ((uint64_t)svc_ipv4 << 8 | slot) * 0x9e3779b97f4a7c15ull;
+	tag = (uint32_t)(h >> 55) % ((1u << (SRNIC_MR_TAG_BITS - 1)) - 1) + 1;
+	key = tag << (SRNIC_MR_INDEX_BITS + SRNIC_MR_OWNER_BITS) | idx;
+	mr = &t->mr[idx];
+	pthread_mutex_lock(&t->lock);
+	if (mr->was) {
+		pthread_mutex_unlock(&t->lock);
+		errno = EBUSY;
+		return 0;
+	}
+	mr->was = key;
+	t->used++;
+	pthread_mutex_unlock(&t->lock);
+	return publish(mr, key, dev, addr, length, access, pd);
 }
 
 int srnic_mem_prefetch(const struct srnic_mem_table *t, uint32_t key,
@@ -193,6 +245,12 @@ void srnic_mem_release(struct srnic_mem_table *t, uint32_t key)
 	uint32_t idx = key & (SRNIC_MAX_MR - 1);
 
 	pthread_mutex_lock(&t->lock);
+	if (idx >= SRNIC_MR_SVC_FIRST) {	/* (its slot names it) */
+		t->mr[idx].was = 0;
+		t->used--;
+		pthread_mutex_unlock(&t->lock);
+		return;
+	}
 	t->mr[idx].next_free = t->free_head;
 	t->free_head = idx;
 	t->used--;

@@ -34,6 +34,12 @@
  * fails (as SRNIC_MEM_BAD_PD) at no cost to the checks themselves. */
 #define SRNIC_PD_REVOKED UINT32_MAX
 #define SRNIC_MAX_MR (1u << SRNIC_MR_INDEX_BITS)
+/* The last entries are services' (docs/failover.md): slot s of a service
+ * is entry SRNIC_MR_SVC_FIRST + s, its key the same on every member (a
+ * tag from the service's address and the slot, owner 0); the free list
+ * hands out the others. */
+#define SRNIC_MR_SVC_SLOTS 256
+#define SRNIC_MR_SVC_FIRST (SRNIC_MAX_MR - SRNIC_MR_SVC_SLOTS)
 
 /* Access rights, same meaning as verbs'. */
 #define SRNIC_ACCESS_LOCAL_WRITE 0x1
@@ -136,6 +142,13 @@ int srnic_mem_prepare(struct srnic_mem_table *t, uint32_t access);
 uint32_t srnic_mem_register_on(struct srnic_mem_table *t, uint8_t dev,
 			       uint64_t addr, uint64_t length, uint32_t access,
 			       uint32_t pd);
+/* A service's region of slot slot: its key, the same for that service and
+ * slot on every member, or 0 with errno set (EBUSY: the slot has one,
+ * EINVAL). */
+uint32_t srnic_mem_register_svc(struct srnic_mem_table *t, uint8_t dev,
+				uint32_t svc_ipv4, unsigned slot,
+				uint64_t addr, uint64_t length,
+				uint32_t access, uint32_t pd);
 static inline uint32_t srnic_mem_register(struct srnic_mem_table *t,
 					  uint64_t addr, uint64_t length,
 					  uint32_t access, uint32_t pd)

@@ -93,7 +93,9 @@ struct srnic_ud_addr {
 			 * id (srnic_mcast_mac) */
 	uint16_t peer;	/* the node's index among the engine's peers */
 	uint8_t mcast;	/* SRNIC_MCAST_IPV4 or _IPV6 for a group, else 0 */
-	uint8_t reserved;
+	uint8_t svc;	/* a service's address: its entry in the node's
+			 * services + 1, whose holder each datagram goes
+			 * to (docs/failover.md); else 0 */
 };
 
 #define SRNIC_MCAST_IPV4 1

@@ -603,6 +603,20 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	uint32_t rr;
 	int port;
 
+	/* (to a service: whoever holds it now; nobody known, it is lost) */
+	if (w->ud.svc) {
+		int16_t h = __atomic_load_n(
+			&eng->node->svc[w->ud.svc - 1].holder_peer,
+			__ATOMIC_ACQUIRE);
+
+		if (h < 0) {
+			run->state = SWQE_DONE;
+			qp->snd.cur_busy = 0;
+			return 1;
+		}
+		peer = &eng->node->peer[h];
+	}
+
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.opcode = SRNIC_OP_UD_SEND;
 	pkt.flags = (op_flags[w->opcode] & SRNIC_F_IMM) | SRNIC_F_RECV_CQE |

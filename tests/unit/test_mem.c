@@ -254,6 +254,47 @@ static void test_check(void)
 	srnic_mem_fini(&t);
 }
 
+/* A service's region: the same key for its service and slot in any
+ * table (every member's), one per slot, the same again after a release. */
+static void test_service_keys(void)
+{
+	struct srnic_mem_table t, u;
+	uint32_t a, b, c, d;
+
+	CHECK(srnic_mem_init(&t, 1) == 0 && srnic_mem_init(&u, 99) == 0,
+	      "init");
+	a = srnic_mem_register_svc(&t, 0, 0x0a370064, 3, 0x5000, 0x1000,
+				   SRNIC_ACCESS_REMOTE_WRITE, 1);
+	b = srnic_mem_register_svc(&u, 0, 0x0a370064, 3, 0x9000, 0x2000,
+				   SRNIC_ACCESS_REMOTE_WRITE, 7);
+	CHECK(a && a == b, "a service slot's key on two members: %#x %#x",
+	      a, b);
+	CHECK(IDX(a) == SRNIC_MR_SVC_FIRST + 3 && !(a & SRNIC_MW_BIT),
+	      "its entry is the slot's: %#x", a);
+	CHECK(srnic_mem_check(&t, a, 1, 0x5000, 0x1000,
+			      SRNIC_ACCESS_REMOTE_WRITE) == SRNIC_MEM_OK &&
+		      srnic_mem_check(&u, b, 7, 0x9000, 0x2000,
+				      SRNIC_ACCESS_REMOTE_WRITE) == SRNIC_MEM_OK,
+	      "each member's region behind it");
+	errno = 0;
+	CHECK(!srnic_mem_register_svc(&t, 0, 0x0a370064, 3, 0x5000, 0x1000,
+				      0, 1) && errno == EBUSY,
+	      "a second region for the slot is EBUSY");
+	c = srnic_mem_register_svc(&t, 0, 0x0a370064, 5, 0x5000, 0x1000, 0, 1);
+	d = srnic_mem_register_svc(&u, 0, 0x0a370065, 5, 0x5000, 0x1000, 0,
+				   1);
+	CHECK(c && c != a && d && d != c,
+	      "another slot, another service: other keys (%#x %#x)", c, d);
+	deregister(&t, a);
+	CHECK(srnic_mem_check(&t, a, 1, 0x5000, 0x1000, 0) != SRNIC_MEM_OK,
+	      "gone with its release");
+	CHECK(srnic_mem_register_svc(&t, 0, 0x0a370064, 3, 0x6000, 0x1000, 0,
+				     1) == a,
+	      "the same key again after its release");
+	srnic_mem_fini(&t);
+	srnic_mem_fini(&u);
+}
+
 static void test_full(void)
 {
 	struct srnic_mem_table t;
@@ -262,18 +303,19 @@ static void test_full(void)
 	uint32_t i, key, dup = 0;
 
 	CHECK(srnic_mem_init(&t, 1) == 0, "init");
-	/* Index 0 is never used, so there is room for SRNIC_MAX_MR - 1. */
-	for (i = 0; i < SRNIC_MAX_MR - 1; i++) {
+	/* Index 0 is never used, nor the services' entries, so there is
+	 * room for SRNIC_MR_SVC_FIRST - 1. */
+	for (i = 0; i < SRNIC_MR_SVC_FIRST - 1; i++) {
 		keys[i] = srnic_mem_register(&t, 0x10000 + i * 64ull, 64,
 					     SRNIC_ACCESS_LOCAL_WRITE, 1);
 		if (!CHECK(keys[i] != 0, "register %u of %u failed", i,
-			   SRNIC_MAX_MR - 1))
+			   SRNIC_MR_SVC_FIRST - 1))
 			break;
 		dup += idx_used[IDX(keys[i])]++ != 0;
 	}
 	CHECK(dup == 0, "%u indices handed out twice", dup);
 	CHECK(!idx_used[0], "index 0 handed out");
-	CHECK(t.used == SRNIC_MAX_MR - 1, "used %u", t.used);
+	CHECK(t.used == SRNIC_MR_SVC_FIRST - 1, "used %u", t.used);
 
 	errno = 0;
 	key = srnic_mem_register(&t, 0x1000, 64, 0, 1);
@@ -285,7 +327,7 @@ static void test_full(void)
 	      key, errno);
 
 	/* Every region is still intact and checkable. */
-	for (i = 0, dup = 0; i < SRNIC_MAX_MR - 1; i++)
+	for (i = 0, dup = 0; i < SRNIC_MR_SVC_FIRST - 1; i++)
 		dup += srnic_mem_check(&t, keys[i], 1, 0x10000 + i * 64ull, 64,
 				       SRNIC_ACCESS_LOCAL_WRITE) !=
 		       SRNIC_MEM_OK;
@@ -482,6 +524,7 @@ int main(void)
 	test_keys();
 	test_check();
 	test_full();
+	test_service_keys();
 	test_sge();
 	return check_summary("test_mem");
 }
