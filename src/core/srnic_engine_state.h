@@ -141,6 +141,7 @@ struct srnic_engine {
 	 * and what it has of each sender's current message */
 	struct srnic_group_region group[SRNIC_MAX_GROUPS];
 	struct srnic_group_source group_src[SRNIC_GROUP_SOURCES];
+	uint32_t group_msn;	/* the last multicast WRITE's number */
 	/* key migration between the node's adapters (key_scope = device) */
 	struct srnic_keys keys;
 	/* service QPs, clients' and members' (engine/service.c): the timer

@@ -81,7 +81,7 @@ struct srnic_group_send {
 	uint8_t shift;		/* log2 of the packet size */
 	uint8_t blocked;	/* window shut: an ACK opens it */
 	uint32_t idx;		/* its WQE's SQ index */
-	uint32_t msn;		/* messages numbered per QP */
+	uint32_t msn;		/* its number (the process's count) */
 	uint32_t txid;
 	uint32_t npkts;
 	uint32_t next;		/* the next packet not yet multicast */

@@ -293,11 +293,11 @@ static bool qp_busy(const struct srnic_qp *qp)
 	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_RTR &&
 	    qp->q.state != SRNIC_QPS_SQD)
 		return false;
-	/* Out of credit, new data waits for an ACK, which activates the
-	 * QP again (or for the timer's loan). */
 	/* (a service's client asking its holder to bind sends nothing) */
 	if (unlikely(qp->svc_resync))
 		return qp->rcv.rd_head != qp->rcv.rd_tail || qp->cq_wait;
+	/* Out of credit, new data waits for an ACK, which activates the
+	 * QP again (or for the timer's loan). */
 	return (qp->snd.cur_busy && !qp->snd.fc_blocked) ||
 	       srnic_group_send_busy(qp) ||
 	       qp->snd.resend_head != qp->snd.resend_tail ||

@@ -262,7 +262,10 @@ static bool start(struct srnic_engine *eng, struct srnic_qp *qp)
 	gs->blocked = 0;
 	gs->idx = idx;
 	gs->group = (uint8_t)w->rkey;
-	gs->msn++;
+	/* (numbered by the process, not the QP: a QP made again with the
+	 * same number goes on from where its members are, and a member never
+	 * takes its first message for an old one) */
+	gs->msn = ++eng->group_msn;
 	gs->txid++;
 	gs->shift = stride_shift(eng);
 	gs->npkts = srnic_track_npkts(w->length, gs->shift);
