@@ -104,6 +104,10 @@ for m in b c; do
 	echo "--- $m"
 	grep -E 'service web|bound|dropped' "$work/$m.log" || true
 done
+# (group mode: the clients send to web's group address, so every member
+# hears what goes to the holder, and a standby drops it)
+sleep 0.6	# (the counters are written twice a second)
+echo "frames for web's holder that c heard and dropped: $(awk '$1 == "drop" && $2 == "stale_incarnation" { print $3 }' "$TB/c.stats" 2>/dev/null)"
 line=$(grep '^failover: ' "$work/a.log" || true)
 [ -n "$line" ] || { echo "failover: the client said nothing" >&2; exit 1; }
 # "holders b c b, moves T F ms": the takeover, and the failback if any

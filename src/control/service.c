@@ -101,7 +101,50 @@ static bool better(uint8_t a, uint32_t x, uint8_t b, uint32_t y)
 	return a != b ? a > b : x > y;
 }
 
-/* The holder is ipv4 now (its peer entry too, for datagrams). */
+/* The service's peer mirrors its remote holder h (NULL: none known, or
+ * this node): its incarnation and integration, which paths reach it;
+ * its address on every port is the service's group address
+ * (srnic_mcast_mac of the service's IPv4), which every member hears. */
+static void mirror(struct srnic_engine *eng, struct srnic_service *sv,
+		   const struct srnic_peer *h)
+{
+	struct srnic_peer *ps = &sv->peer;
+	unsigned p;
+
+	if (ps->ipv4 != sv->ipv4) {
+		ps->ipv4 = sv->ipv4;
+		snprintf(ps->name, sizeof(ps->name), "%s",
+			 sv->name[0] ? sv->name : "service");
+		for (p = 0; p < SRNIC_MAX_PORTS; p++)
+			srnic_mcast_mac(sv->ipv4, false, ps->mac[p]);
+	}
+	for (p = 0; p < SRNIC_MAX_PORTS; p++) {
+		__atomic_store_n(&ps->up[p], h ? __atomic_load_n(&h->up[p],
+							     __ATOMIC_ACQUIRE)
+					       : 0,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&ps->lossy[p], h ? h->lossy[p] : 0,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&ps->silent[p], h ? h->silent[p] : 0,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&ps->dev_on[p], h ? h->dev_on[p] : 0,
+				 __ATOMIC_RELEASE);
+	}
+	if (!h)
+		return;
+	__atomic_store_n(&ps->ndev, h->ndev, __ATOMIC_RELEASE);
+	__atomic_store_n(&ps->ok_inc, __atomic_load_n(&h->ok_inc,
+						      __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&ps->ready_inc, __atomic_load_n(&h->ready_inc,
+							 __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&ps->inc, __atomic_load_n(&h->inc, __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELEASE);
+}
+
+/* The holder is ipv4 now (its peer entry too, for datagrams): the
+ * service's peer follows it before the new holder shows. */
 static void set_holder(struct srnic_engine *eng, struct srnic_service *sv,
 		       uint32_t ipv4)
 {
@@ -109,6 +152,8 @@ static void set_holder(struct srnic_engine *eng, struct srnic_service *sv,
 						? &eng->node->peer[SRNIC_PEER_SELF]
 						: srnic_peer_find(eng, ipv4);
 
+	mirror(eng, sv, peer == &eng->node->peer[SRNIC_PEER_SELF] ? NULL
+								   : peer);
 	__atomic_store_n(&sv->holder_peer,
 			 peer ? (int16_t)(peer - eng->node->peer) : -1,
 			 __ATOMIC_RELEASE);
@@ -209,9 +254,17 @@ void srnic_services_tick(struct srnic_engine *eng, uint64_t now)
 
 	for (i = 0; i < SRNIC_MAX_SVC_KNOWN; i++) {
 		struct srnic_service *sv = &eng->node->svc[i];
+		int16_t h;
 
-		if (sv->ipv4 && sv->mine >= 0)
+		if (!sv->ipv4)
+			continue;
+		if (sv->mine >= 0)
 			member_tick(eng, sv, now);
+		/* (the holder's paths come and go between its changes) */
+		h = __atomic_load_n(&sv->holder_peer, __ATOMIC_ACQUIRE);
+		mirror(eng, sv, h >= 0 && h != SRNIC_PEER_SELF
+					? &eng->node->peer[h]
+					: NULL);
 	}
 }
 
@@ -247,5 +300,7 @@ struct srnic_peer *srnic_service_holder(struct srnic_engine *eng,
 		return NULL;
 	if (holder == eng->cfg.ipv4)
 		return &eng->node->peer[SRNIC_PEER_SELF];
-	return srnic_peer_find(eng, holder);
+	/* (the service itself: its group address, the holder's
+	 * incarnation) */
+	return (struct srnic_peer *)&sv->peer;
 }

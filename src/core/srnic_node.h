@@ -198,6 +198,12 @@ struct srnic_service {
 	uint32_t stepdowns;	/* ... and gave up to a higher one */
 	uint32_t changes;	/* holders (or terms) it saw come */
 	struct srnic_svc_member member[SRNIC_SVC_MEMBERS];
+	/* The service as a peer (its group address on every port, the
+	 * holder's incarnation and paths): what a client's QP and address
+	 * handle send to, so every member hears the frames and only the
+	 * holder takes them (seed 000's group mode).  The control core
+	 * keeps it the holder's mirror. */
+	struct srnic_peer peer;
 };
 
 /* srnicd's node and its processes: where DPDK keeps the memory they share

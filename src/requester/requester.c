@@ -603,18 +603,18 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	uint32_t rr;
 	int port;
 
-	/* (to a service: whoever holds it now; nobody known, it is lost) */
+	/* (to a service: to its group address, for its holder, or to this
+	 * node if it holds it; nobody known, it is lost) */
 	if (w->ud.svc) {
-		int16_t h = __atomic_load_n(
-			&eng->node->svc[w->ud.svc - 1].holder_peer,
-			__ATOMIC_ACQUIRE);
+		const struct srnic_service *sv = &eng->node->svc[w->ud.svc - 1];
+		int16_t h = __atomic_load_n(&sv->holder_peer, __ATOMIC_ACQUIRE);
 
 		if (h < 0) {
 			run->state = SWQE_DONE;
 			qp->snd.cur_busy = 0;
 			return 1;
 		}
-		peer = &eng->node->peer[h];
+		peer = h == SRNIC_PEER_SELF ? &eng->node->peer[h] : &sv->peer;
 	}
 
 	memset(&pkt, 0, sizeof(pkt));

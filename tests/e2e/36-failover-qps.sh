@@ -10,6 +10,8 @@
 #     lost only around the takeovers.
 #  2. svc_dead_ms = 50: the takeover within 250 ms.
 #  3. failback=expire: b back leaves the service with c.
+# The clients send to web's group address: c, standing by, hears the
+# holder's frames and drops them.
 . "$(dirname "$0")/../lib.sh"
 
 export SRNIC_FO_NS=${SRNIC_NS:-srnic}-fo SRNIC_FO_RUN=${SRNIC_RUN:-/run/srnic}-fo
@@ -42,6 +44,8 @@ check() {
 
 demo auto --requests 60000 || fail "the demo"
 check auto 1000 "b c b"
+heard=$(sed -n "s/^frames for web's holder that c heard and dropped: \([0-9]*\)$/\1/p" "$LOGDIR/fo-auto.log")
+[ "${heard:-0}" -gt 0 ] || fail "auto: c heard none of the holder's frames (not sent to web's group address?)"
 demo tuned --requests 40000 --svc-dead-ms 50 || fail "the demo, svc_dead_ms 50"
 # (b's return may come after the last request: a quick takeover leaves
 # less of the run; what this run is for is the takeover)
