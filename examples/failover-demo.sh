@@ -17,6 +17,10 @@
 #   --requests N       how many (50000)
 #   --svc-dead-ms MS   how long a silent holder is waited for (300)
 #   --failback auto|expire
+#   --mode group|switch  how the service's frames reach the holder: its
+#                        group address, every member hearing them (default),
+#                        or its own address, which ./srnic fabric points at
+#                        the holder's port alone
 #
 # It brings up a testbed of its own (SRNIC_NS and SRNIC_RUN with -fo
 # appended) and takes it down after.  Exit 0 when every request got its
@@ -31,12 +35,13 @@ export SRNIC_RUN=${SRNIC_FO_RUN:-${SRNIC_RUN:-/run/srnic}-fo}
 TB=$SRNIC_RUN/testbed
 SVC=10.55.0.100
 
-n=50000 dead=300 failback=auto
+n=50000 dead=300 failback=auto mode=group
 while [ $# -gt 0 ]; do
 	case $1 in
 	--requests) n=$2; shift 2 ;;
 	--svc-dead-ms) dead=$2; shift 2 ;;
 	--failback) failback=$2; shift 2 ;;
+	--mode) mode=$2; shift 2 ;;
 	*) echo "failover: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -56,10 +61,11 @@ trap cleanup EXIT
 for m in b c; do
 	cp "$TB/$m.conf" "$work/$m.conf"
 	{
-		echo "service = web $SVC prio=$([ $m = b ] && echo 10 || echo 5) failback=$failback"
+		echo "service = web $SVC prio=$([ $m = b ] && echo 10 || echo 5) failback=$failback mode=$mode"
 		echo "svc_dead_ms = $dead"
 	} >> "$work/$m.conf"
 done
+[ "$mode" = group ] || "$SRNIC" fabric start
 # serve NODE: its member program (not this shell's job: one is killed on
 # purpose)
 serve() {
@@ -108,6 +114,11 @@ done
 # hears what goes to the holder, and a standby drops it)
 sleep 0.6	# (the counters are written twice a second)
 echo "frames for web's holder that c heard and dropped: $(awk '$1 == "drop" && $2 == "stale_incarnation" { print $3 }' "$TB/c.stats" 2>/dev/null)"
+if [ "$mode" = switch ]; then
+	echo "--- the fabric"
+	cat "$TB/fabric.log"
+	echo "web's address on rail 0: $(ip netns exec "$SRNIC_NS-sw" bridge fdb show br br-rail0 | awk '$1 == "02:5e:0a:37:00:64" { print $3 }')"
+fi
 line=$(grep '^failover: ' "$work/a.log" || true)
 [ -n "$line" ] || { echo "failover: the client said nothing" >&2; exit 1; }
 # "holders b c b, moves T F ms": the takeover, and the failback if any

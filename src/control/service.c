@@ -85,6 +85,7 @@ void srnic_services_init(struct srnic_engine *eng)
 		if (!sv)
 			break;
 		sv->mine = (int8_t)i;
+		sv->mode = eng->cfg.svc[i].mode;
 		snprintf(sv->name, sizeof(sv->name), "%s",
 			 eng->cfg.svc[i].name);
 	}
@@ -101,6 +102,21 @@ static bool better(uint8_t a, uint32_t x, uint8_t b, uint32_t y)
 	return a != b ? a > b : x > y;
 }
 
+void srnic_service_mac(uint32_t ipv4, uint8_t mode, uint8_t mac[6])
+{
+	if (mode == SRNIC_SVC_SWITCH) {
+		/* 02:5e and the address: local, unicast, the service's */
+		mac[0] = 0x02;
+		mac[1] = 0x5e;
+		mac[2] = (uint8_t)(ipv4 >> 24);
+		mac[3] = (uint8_t)(ipv4 >> 16);
+		mac[4] = (uint8_t)(ipv4 >> 8);
+		mac[5] = (uint8_t)ipv4;
+	} else {
+		srnic_mcast_mac(ipv4, false, mac);
+	}
+}
+
 /* The service's peer mirrors its remote holder h (NULL: none known, or
  * this node): its incarnation and integration, which paths reach it;
  * its address on every port is the service's group address
@@ -115,9 +131,9 @@ static void mirror(struct srnic_engine *eng, struct srnic_service *sv,
 		ps->ipv4 = sv->ipv4;
 		snprintf(ps->name, sizeof(ps->name), "%s",
 			 sv->name[0] ? sv->name : "service");
-		for (p = 0; p < SRNIC_MAX_PORTS; p++)
-			srnic_mcast_mac(sv->ipv4, false, ps->mac[p]);
 	}
+	for (p = 0; p < SRNIC_MAX_PORTS; p++)
+		srnic_service_mac(sv->ipv4, sv->mode, ps->mac[p]);
 	for (p = 0; p < SRNIC_MAX_PORTS; p++) {
 		__atomic_store_n(&ps->up[p], h ? __atomic_load_n(&h->up[p],
 							     __ATOMIC_ACQUIRE)
@@ -189,6 +205,8 @@ void srnic_service_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	sv = service_of(eng, pkt->svc_ipv4, now);
 	if (!sv)
 		return;
+	if (sv->mine < 0)
+		sv->mode = pkt->svc_mode;	/* (a client's: as members say) */
 	m = member_of(sv, pkt->ipv4);
 	if (m) {
 		m->prio = pkt->svc_prio;
@@ -283,6 +301,7 @@ void srnic_services_announce(struct srnic_engine *eng, unsigned p)
 		pkt.svc_ipv4 = sv->ipv4;
 		pkt.svc_prio = eng->cfg.svc[sv->mine].prio;
 		pkt.svc_holder = sv->holding;
+		pkt.svc_mode = sv->mode;
 		srnic_control_send(eng, &pkt, p);
 	}
 }

@@ -133,6 +133,9 @@ struct srnic_service *srnic_service_find(struct srnic_node *node,
 					 uint32_t ipv4);
 struct srnic_peer *srnic_service_holder(struct srnic_engine *eng,
 					uint32_t ipv4);
+/* The Ethernet address a service's frames go to: its group address
+ * (SRNIC_SVC_GROUP) or its own unicast one (SRNIC_SVC_SWITCH). */
+void srnic_service_mac(uint32_t ipv4, uint8_t mode, uint8_t mac[6]);
 
 /* keys.c: key migration between the node's adapters.  Miss: adapter dev
  * received a request with key, neither its own nor imported (datapath);

@@ -18,12 +18,18 @@
 #define SRNIC_MAX_WEIGHT 16
 /* Services (docs/failover.md) a node is a member of. */
 #define SRNIC_MAX_SERVICES 4
+/* How a service's frames reach its holder: to its group address, which
+ * every member hears; or to a unicast address of its own, which the
+ * fabric (./srnic fabric) forwards to the holder's port alone. */
+#define SRNIC_SVC_GROUP 0
+#define SRNIC_SVC_SWITCH 1
 
 struct srnic_service_conf {
 	char name[SRNIC_NAME_MAX];
 	uint32_t ipv4;		/* the service's address, host order */
 	uint8_t prio;		/* 1-255: the live member with the highest
 				 * holds it (ties: the higher node address) */
+	uint8_t mode;		/* SRNIC_SVC_GROUP or SRNIC_SVC_SWITCH */
 	uint8_t failback;	/* a better member back takes it again at
 				 * once (1, auto) or waits for the holder to
 				 * go (0, expire) */

@@ -186,6 +186,7 @@ struct srnic_service {
 	int8_t mine;		/* index in cfg.svc, or -1 */
 	uint8_t holding;	/* this node holds it */
 	uint8_t holder_prio;
+	uint8_t mode;		/* SRNIC_SVC_GROUP or _SWITCH: its members' */
 	uint32_t holder;	/* the holder's address (0: none known) */
 	int16_t holder_peer;	/* ... its peer entry (SRNIC_PEER_SELF: this
 				 * node), -1 none: where a datagram to the

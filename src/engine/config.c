@@ -212,7 +212,7 @@ static const char *apply_device(struct srnic_config *cfg, const char *val)
 	return NULL;
 }
 
-/* "service = NAME IPV4 prio=N [failback=auto|expire] [mode=group]": a
+/* "service = NAME IPV4 prio=N [failback=auto|expire] [mode=group|switch]": a
  * service this node is a member of (docs/failover.md). */
 static const char *apply_service(struct srnic_config *cfg, const char *val)
 {
@@ -247,10 +247,9 @@ static const char *apply_service(struct srnic_config *cfg, const char *val)
 		} else if (!strcmp(tok, "failback=expire")) {
 			sv->failback = 0;
 		} else if (!strcmp(tok, "mode=group")) {
-			;
+			sv->mode = SRNIC_SVC_GROUP;
 		} else if (!strcmp(tok, "mode=switch")) {
-			return "service: mode=switch is not built yet (the "
-			       "fabric manager it needs): mode=group";
+			sv->mode = SRNIC_SVC_SWITCH;
 		} else {
 			snprintf(why, sizeof(why), "service: unknown setting "
 				 "'%.32s' (prio=, failback=, mode=)", tok);

@@ -138,15 +138,15 @@ dev_case device-port-twice "device: port 1 is srnic1's already" \
 	"device = srnic1 1" "device = srnic2 1"
 dev_case device-srnic0-empty "device: srnic0 has no port" "device = srnic1 0,1"
 dev_case key-scope-bad "key_scope: node or device" "key_scope = adapter"
-# 7c. Services: no priority, one out of range, an unknown setting, switch
-# mode (not built), a service twice, the node's own address.
+# 7c. Services: no priority, one out of range, an unknown setting or
+# mode, a service twice, the node's own address.
 ownip=$(sed -n 's/^ipv4 = //p' "$CONF")
 dev_case service-no-prio "service: prio=N is required" "service = web 10.9.9.9"
 dev_case service-prio-range "service: prio=1 to 255" "service = web 10.9.9.9 prio=0"
 dev_case service-unknown "service: unknown setting 'flavour=x'" \
 	"service = web 10.9.9.9 prio=5 flavour=x"
-dev_case service-switch "service: mode=switch is not built yet" \
-	"service = web 10.9.9.9 prio=5 mode=switch"
+dev_case service-bad-mode "service: unknown setting 'mode=bridge'" \
+	"service = web 10.9.9.9 prio=5 mode=bridge"
 dev_case service-twice "service: web or its address is there already" \
 	"service = web 10.9.9.9 prio=5" "service = web 10.9.9.8 prio=5"
 dev_case service-own-address "service web: its address is the node's own" \

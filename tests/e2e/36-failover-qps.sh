@@ -12,6 +12,10 @@
 #  3. failback=expire: b back leaves the service with c.
 # The clients send to web's group address: c, standing by, hears the
 # holder's frames and drops them.
+#  4. Switch mode: ./srnic fabric points web's own address at the
+#     holder's port on every rail; the same checks as 1, c hears next to
+#     none of the holder's frames, and at the end the address leads to
+#     b's port.
 . "$(dirname "$0")/../lib.sh"
 
 export SRNIC_FO_NS=${SRNIC_NS:-srnic}-fo SRNIC_FO_RUN=${SRNIC_RUN:-/run/srnic}-fo
@@ -46,6 +50,12 @@ demo auto --requests 60000 || fail "the demo"
 check auto 1000 "b c b"
 heard=$(sed -n "s/^frames for web's holder that c heard and dropped: \([0-9]*\)$/\1/p" "$LOGDIR/fo-auto.log")
 [ "${heard:-0}" -gt 0 ] || fail "auto: c heard none of the holder's frames (not sent to web's group address?)"
+demo switch --requests 60000 --mode switch || fail "the demo, switch mode"
+check switch 1000 "b c b"
+heard=$(sed -n "s/^frames for web's holder that c heard and dropped: \([0-9]*\)$/\1/p" "$LOGDIR/fo-switch.log")
+[ "${heard:-99999}" -lt 1000 ] || fail "switch: c heard $heard of the holder's frames (the fabric should send them to the holder's port alone)"
+grep -q "^web's address on rail 0: r0-b$" "$LOGDIR/fo-switch.log" ||
+	fail "switch: web's address does not lead to b's port at the end"
 demo tuned --requests 40000 --svc-dead-ms 50 || fail "the demo, svc_dead_ms 50"
 # (b's return may come after the last request: a quick takeover leaves
 # less of the run; what this run is for is the takeover)
