@@ -110,6 +110,13 @@ for m in b c; do
 	echo "--- $m"
 	grep -E 'service web|bound|dropped' "$work/$m.log" || true
 done
+# the client said goodbye: its connection closed (failback=expire hands
+# the service back then)
+for ((i = 0; i < 30; i++)); do
+	[ "$(role b)" = holder ] && break
+	sleep 0.1
+done
+echo "after the client's goodbye: b $(role b), c $(role c)"
 # (group mode: the clients send to web's group address, so every member
 # hears what goes to the holder, and a standby drops it)
 sleep 0.6	# (the counters are written twice a second)

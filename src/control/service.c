@@ -13,8 +13,9 @@
  * highest priority, then the highest address) claims the next term; a
  * member that has just started listens that long first.  With
  * failback=auto, a member better than the holder claims at once (a
- * primary that came back); with failback=expire it waits until the holder
- * is gone.
+ * primary that came back); with failback=expire it waits until the
+ * holder's connections have closed (it announces how many QPs it has
+ * bound to clients).
  *
  * Every node, member or not, learns the services from the announcements:
  * a GID of a service's address resolves to its holder (srnic_control_
@@ -231,6 +232,7 @@ void srnic_service_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		__atomic_store_n(&sv->term, pkt->msn, __ATOMIC_RELEASE);
 		sv->holder_heard = now;
 		sv->holder_prio = pkt->svc_prio;
+		sv->holder_bound = pkt->svc_bound;
 	}
 }
 
@@ -248,9 +250,14 @@ static void member_tick(struct srnic_engine *eng, struct srnic_service *sv,
 		return;
 	holder_alive = sv->holder && now - sv->holder_heard < dead;
 	if (holder_alive) {
-		if (c->failback &&
-		    better(c->prio, eng->cfg.ipv4, sv->holder_prio, sv->holder))
-			claim(eng, sv, now, "failback: better than the holder");
+		/* A better member takes it back: at once (auto), or once the
+		 * holder's connections have all closed (expire). */
+		if (better(c->prio, eng->cfg.ipv4, sv->holder_prio, sv->holder) &&
+		    (c->failback || !sv->holder_bound))
+			claim(eng, sv, now, c->failback
+						   ? "failback: better than the holder"
+						   : "failback: the holder's "
+						     "connections closed");
 		return;
 	}
 	if (now - sv->since < dead)
@@ -302,6 +309,14 @@ void srnic_services_announce(struct srnic_engine *eng, unsigned p)
 		pkt.svc_prio = eng->cfg.svc[sv->mine].prio;
 		pkt.svc_holder = sv->holding;
 		pkt.svc_mode = sv->mode;
+		{
+			uint32_t b = __atomic_load_n(&sv->bound,
+						     __ATOMIC_ACQUIRE);
+
+			pkt.svc_bound = sv->holding ? (uint8_t)(b < 255 ? b
+									: 255)
+						    : 0;
+		}
 		srnic_control_send(eng, &pkt, p);
 	}
 }

@@ -187,6 +187,10 @@ struct srnic_service {
 	uint8_t holding;	/* this node holds it */
 	uint8_t holder_prio;
 	uint8_t mode;		/* SRNIC_SVC_GROUP or _SWITCH: its members' */
+	uint8_t holder_bound;	/* the holder's QPs bound to clients (its
+				 * announcements say) */
+	uint32_t bound;		/* this node's QPs of it bound to clients
+				 * (every process's datapath counts) */
 	uint32_t holder;	/* the holder's address (0: none known) */
 	int16_t holder_peer;	/* ... its peer entry (SRNIC_PEER_SELF: this
 				 * node), -1 none: where a datagram to the

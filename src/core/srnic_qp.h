@@ -261,6 +261,8 @@ struct srnic_qp {
 	uint32_t svc_term;
 	uint16_t svc_slot;
 	uint8_t svc_resync;
+	uint8_t svc_bound;	/* a member's, bound to a client (counted in
+				 * its service's bound) */
 	uint8_t svc_grace;	/* no holder heard lately, within
 				 * svc_grace_ms: timeouts cost no retry */
 	uint64_t svc_resync_at;

@@ -153,9 +153,28 @@ static void client_tick(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 }
 
+/* A member's QP is (on) or is no more (off) bound to a client: its
+ * service's count, which the holder announces (failback=expire waits for
+ * it to reach 0). */
+static void bound(struct srnic_engine *eng, struct srnic_qp *qp, bool on)
+{
+	struct srnic_service *sv = srnic_service_find(eng->node, qp->svc_ipv4);
+
+	if (!sv || qp->svc_bound == on)
+		return;
+	qp->svc_bound = on;
+	if (on)
+		__atomic_add_fetch(&sv->bound, 1, __ATOMIC_RELEASE);
+	else
+		__atomic_sub_fetch(&sv->bound, 1, __ATOMIC_RELEASE);
+}
+
 /* A member's bound QP whose service went to another holder. */
 static void member_tick(struct srnic_engine *eng, struct srnic_qp *qp)
 {
+	/* (a bound QP that left RTS: its connection closed) */
+	if (qp->svc_bound && qp->q.state != SRNIC_QPS_RTS)
+		bound(eng, qp, false);
 	/* (a UD QP of a slot binds to nobody: it takes the datagrams to the
 	 * service while this node holds it) */
 	if (qp->q.type != SRNIC_QPT_RC || qp->q.state != SRNIC_QPS_RTS ||
@@ -233,6 +252,7 @@ void srnic_svc_resync_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		__atomic_store_n(&qp->q.state, SRNIC_QPS_RTS, __ATOMIC_RELEASE);
 		srnic_qp_activate(eng, qp);
 		eng->st->svc_binds++;
+		bound(eng, qp, true);
 		srnic_event(SRNIC_EV_COMM_EST, qp->q.handle);
 	}
 	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_SVC_RESYNC_ACK, pkt->msn);
@@ -254,6 +274,8 @@ void srnic_svc_qp_track(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	uint32_t i;
 
+	if (!on)
+		bound(eng, qp, false);	/* (destroyed or reset) */
 	for (i = 0; i < eng->nsvc_qps; i++)
 		if (eng->svc_qps[i] == qp) {
 			if (!on)

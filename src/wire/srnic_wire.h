@@ -242,6 +242,7 @@ struct srnic_pkt {
 	uint8_t svc_prio;
 	uint8_t svc_holder;
 	uint8_t svc_mode;   /* SRNIC_SVC_GROUP or _SWITCH (srnic_config.h) */
+	uint8_t svc_bound;  /* the holder's QPs bound to clients (255: more) */
 	uint8_t eth_src[6]; /* control frames: the sending port's MAC */
 	const uint8_t *payload;
 	const uint8_t *auth; /* SRNIC_F_AUTH: the MAC, right after the

@@ -20,7 +20,7 @@
  *            +13 reserved,
  *            +16 node name (16), +32 groups (8: HELLO's group map;
  *            SVC_ANNOUNCE: +32 service ipv4, +36 prio, +37 holder,
- *            +38 mode, +39 reserved)
+ *            +38 mode, +39 bound)
  *  auth       (flag SRNIC_F_AUTH, control frames) 32 bytes right after
  *            the hello ext: MAC of the frame's bytes before it
  *  trailer    (flag SRNIC_F_CRC) the frame's last 4 bytes: CRC-32C of all
@@ -156,6 +156,7 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 			x[36] = pkt->svc_prio;
 			x[37] = pkt->svc_holder;
 			x[38] = pkt->svc_mode;
+			x[39] = pkt->svc_bound;
 		} else {
 			srnic_put64(x + 32, pkt->groups);
 		}
@@ -337,6 +338,7 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 			pkt->svc_prio = x[36];
 			pkt->svc_holder = x[37];
 			pkt->svc_mode = x[38];
+			pkt->svc_bound = x[39];
 		} else {
 			pkt->groups = srnic_get64(x + 32);
 		}

@@ -9,7 +9,8 @@
 #     coming from b, c, then b; datagrams to the service (a ping every ms)
 #     lost only around the takeovers.
 #  2. svc_dead_ms = 50: the takeover within 250 ms.
-#  3. failback=expire: b back leaves the service with c.
+#  3. failback=expire: b back leaves the service with c while the client's
+#     connection lasts, and takes it once the client has said goodbye.
 # The clients send to web's group address: c, standing by, hears the
 # holder's frames and drops them.
 #  4. Switch mode: ./srnic fabric points web's own address at the
@@ -63,4 +64,6 @@ check tuned 250 "b c"
 demo expire --requests 40000 --failback expire || fail "the demo, failback=expire"
 check expire 1000 "b c"
 grep -q "holders b c," "$LOGDIR/fo-expire.log" || fail "expire: b took the service back"
+grep -q "^after the client's goodbye: b holder, c standby$" "$LOGDIR/fo-expire.log" ||
+	fail "expire: b did not take the service back once the connection closed"
 exit 0

@@ -50,6 +50,7 @@
 #define WINDOW 64
 #define RECVS 128
 #define RETRY_MS 2000
+#define BYE UINT64_MAX	/* the client's last request: the member closes */
 /* A service region: 1 MiB at the same address on every member (a key
  * addresses memory by virtual address), slot 0's key. */
 #define SVC_REGION ((void *)0x5e0000000000ull)
@@ -314,6 +315,17 @@ static int serve(uint32_t svc)
 			    wc[i].opcode != IBV_WC_RECV)
 				continue;
 			memcpy(rep, s.buf + wc[i].wr_id * s.slot_len, 8);
+			if (!memcmp(rep, &(uint64_t){BYE}, 8)) {
+				/* the client is done: its connection closes,
+				 * a fresh QP waits for the next */
+				printf("goodbye: parking again\n");
+				fflush(stdout);
+				while (ibv_poll_cq(s.cq, 16, wc) > 0)
+					;
+				if (park(&s, svc))
+					return 2;
+				break;
+			}
 			memcpy(rep + 8, node, 16);
 			post_send(&s, 0, rep, REP_LEN, next_send++ % RECVS);
 			post_recv(&s, (unsigned)wc[i].wr_id);
@@ -587,6 +599,19 @@ static int client(uint32_t svc, uint64_t nreq, uint32_t rkey)
 	printf("qp: %s, %" PRIu64 " completions in error, %" PRIu64
 	       " WRITEs to the service's key\n",
 	       vu_state_str(vu_qp_state(s.qp)), errors, writes);
+	/* goodbye: the member closes its side */
+	{
+		uint64_t bye = BYE, until = vu_now_ms() + 2000;
+		uint8_t req[24] = {0};
+		struct ibv_wc wc;
+
+		memcpy(req, &bye, 8);
+		if (!errors && !post_send(&s, BYE, req, REQ_LEN, slot++ % RECVS))
+			while (vu_now_ms() < until &&
+			       !(ibv_poll_cq(s.cq, 1, &wc) == 1 &&
+				 wc.wr_id == BYE))
+				usleep(100);
+	}
 	return lost || errors ? 1 : 0;
 }
 

@@ -236,6 +236,7 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 			p->svc_prio = (uint8_t)rnd();
 			p->svc_holder = (uint8_t)rnd();
 			p->svc_mode = (uint8_t)rnd();
+			p->svc_bound = (uint8_t)rnd();
 		} else {
 			p->groups = rnd();
 		}

@@ -80,6 +80,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(svc_prio);
 	WIRE_FIELD(svc_holder);
 	WIRE_FIELD(svc_mode);
+	WIRE_FIELD(svc_bound);
 	WIRE_FIELD(eth_src);
 #undef WIRE_FIELD
 	return NULL;
@@ -124,7 +125,7 @@ static inline bool wire_byte_meaningful(uint8_t op, unsigned off)
 	/* control frames: the name's last byte is forced to NUL on decode */
 	if (op == SRNIC_OP_SVC_ANNOUNCE)
 		return off < 13 || (off >= 16 && off < 31) ||
-		       (off >= 32 && off < 39);
+		       (off >= 32 && off < 40);
 	return off < 13 || (off >= 16 && off < 31) || (off >= 32 && off < 40);
 }
 
@@ -224,7 +225,8 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 	if (!srnic_op_is_control(op) && (p->groups || p->dev || p->ndev))
 		return "group map or device set on other than a control frame";
 	if (op != SRNIC_OP_SVC_ANNOUNCE &&
-	    (p->svc_ipv4 || p->svc_prio || p->svc_holder || p->svc_mode))
+	    (p->svc_ipv4 || p->svc_prio || p->svc_holder || p->svc_mode ||
+	     p->svc_bound))
 		return "service fields set on other than SVC_ANNOUNCE";
 	if (op == SRNIC_OP_SVC_ANNOUNCE && p->groups)
 		return "group map set on SVC_ANNOUNCE";

@@ -98,6 +98,7 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->svc_prio = 10;
 	p->svc_holder = 1;
 	p->svc_mode = 1;
+	p->svc_bound = 3;
 	memcpy(p->eth_src, "\x01\x02\x03\x04\x05\x06", 6);
 
 	switch (op) {
@@ -204,6 +205,7 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 			want->svc_prio = p->svc_prio;
 			want->svc_holder = p->svc_holder;
 			want->svc_mode = p->svc_mode;
+			want->svc_bound = p->svc_bound;
 		} else {
 			want->groups = p->groups;
 		}

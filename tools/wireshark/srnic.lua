@@ -81,6 +81,7 @@ local F = {
 	svc_prio = ProtoField.uint8("srnic.svc.prio", "Member priority"),
 	svc_holder = ProtoField.uint8("srnic.svc.holder", "Holds it (term: msn)"),
 	svc_mode = ProtoField.uint8("srnic.svc.mode", "Mode (0 group, 1 switch)"),
+	svc_bound = ProtoField.uint8("srnic.svc.bound", "Holder's bound QPs"),
 	mac = ProtoField.bytes("srnic.ctl.auth_mac", "HMAC-SHA-512-256"),
 	-- trailer
 	crc = ProtoField.uint32("srnic.crc", "CRC-32C", base.HEX),
@@ -182,6 +183,7 @@ function p.dissector(tvb, pinfo, tree)
 			e:add(F.svc_prio, tvb(off + 36, 1))
 			e:add(F.svc_holder, tvb(off + 37, 1))
 			e:add(F.svc_mode, tvb(off + 38, 1))
+			e:add(F.svc_bound, tvb(off + 39, 1))
 		else
 			e:add(F.groups, tvb(off + 32, 8))
 		end
