@@ -17,6 +17,8 @@
 #   --requests N       how many (50000)
 #   --svc-dead-ms MS   how long a silent holder is waited for (300)
 #   --failback auto|expire
+#   --cut              instead of the kill, cut b's links for 1 s (both
+#                      rails), then heal them: a partition
 #   --mode group|switch  how the service's frames reach the holder: its
 #                        group address, every member hearing them (default),
 #                        or its own address, which ./srnic fabric points at
@@ -35,13 +37,14 @@ export SRNIC_RUN=${SRNIC_FO_RUN:-${SRNIC_RUN:-/run/srnic}-fo}
 TB=$SRNIC_RUN/testbed
 SVC=10.55.0.100
 
-n=50000 dead=300 failback=auto mode=group
+n=50000 dead=300 failback=auto mode=group cut=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--requests) n=$2; shift 2 ;;
 	--svc-dead-ms) dead=$2; shift 2 ;;
 	--failback) failback=$2; shift 2 ;;
 	--mode) mode=$2; shift 2 ;;
+	--cut) cut=1; shift ;;
 	*) echo "failover: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -81,6 +84,10 @@ for ((i = 0; i < 100; i++)); do
 done
 echo "b holds web, c stands by"
 # slot 0's region: the same key on both members (the client WRITEs to it)
+for ((i = 0; i < 100; i++)); do
+	grep -q '^region key' "$work/b.log" && grep -q '^region key' "$work/c.log" && break
+	sleep 0.05
+done
 kb=$(sed -n 's/^region key \(0x[0-9a-f]*\) .*/\1/p' "$work/b.log" | head -1)
 kc=$(sed -n 's/^region key \(0x[0-9a-f]*\) .*/\1/p' "$work/c.log" | head -1)
 echo "service region key: b $kb, c $kc"
@@ -95,13 +102,23 @@ at() {	# at PCT: until the client has done PCT% (or is gone)
 	done
 	return 1
 }
-if at 30; then
-	kill_node b
-	echo "b killed at 30%"
-fi
-if at 60; then
-	serve b
-	echo "b back at 60%"
+if [ $cut = 1 ]; then
+	if at 30; then
+		"$SRNIC" testbed fault b 0 down; "$SRNIC" testbed fault b 1 down
+		echo "b's links cut at 30%"
+		sleep 1
+		"$SRNIC" testbed fault b 0 up; "$SRNIC" testbed fault b 1 up
+		echo "b's links back after 1 s"
+	fi
+else
+	if at 30; then
+		kill_node b
+		echo "b killed at 30%"
+	fi
+	if at 60; then
+		serve b
+		echo "b back at 60%"
+	fi
 fi
 rc=0
 wait $client || rc=1
@@ -112,8 +129,9 @@ for m in b c; do
 done
 # the client said goodbye: its connection closed (failback=expire hands
 # the service back then)
-for ((i = 0; i < 30; i++)); do
-	[ "$(role b)" = holder ] && break
+# (the counters are written twice a second: wait for both nodes' word)
+for ((i = 0; i < 40; i++)); do
+	[ "$(role b)" = holder ] && [ "$(role c)" = standby ] && break
 	sleep 0.1
 done
 echo "after the client's goodbye: b $(role b), c $(role c)"

@@ -253,7 +253,8 @@ struct srnic_qp {
 	 * first, datapath only) */
 	struct srnic_group_send *gsend;
 	/* A service's QP (engine/service.c): a client's (svc_ipv4 the
-	 * service, svc_term the holder's term it is bound to, svc_resync:
+	 * service, svc_term the holder's term it is bound to (a member's:
+	 * the term it was bound in), svc_resync:
 	 * asking that holder to bind, nothing sent meanwhile) or a member's
 	 * (svc_slot: its slot + 1, parked in INIT until a client binds it).
 	 * Set by engine calls, then the datapath's. */

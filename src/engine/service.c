@@ -175,10 +175,19 @@ static void member_tick(struct srnic_engine *eng, struct srnic_qp *qp)
 	/* (a bound QP that left RTS: its connection closed) */
 	if (qp->svc_bound && qp->q.state != SRNIC_QPS_RTS)
 		bound(eng, qp, false);
+	const struct srnic_service *sv;
+
 	/* (a UD QP of a slot binds to nobody: it takes the datagrams to the
 	 * service while this node holds it) */
-	if (qp->q.type != SRNIC_QPT_RC || qp->q.state != SRNIC_QPS_RTS ||
-	    holding(eng, qp->svc_ipv4))
+	if (qp->q.type != SRNIC_QPT_RC || qp->q.state != SRNIC_QPS_RTS)
+		return;
+	/* Still holding, in the term it was bound in: it stays.  (A holder
+	 * that stepped down and took the service back at once, after a
+	 * partition, holds it in a new term: its clients resync, and must
+	 * find a fresh QP.) */
+	sv = srnic_service_find(eng->node, qp->svc_ipv4);
+	if (sv && __atomic_load_n(&sv->holding, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&sv->term, __ATOMIC_ACQUIRE) == qp->svc_term)
 		return;
 	eng->st->svc_qps_dropped++;
 	srnic_qp_to_error(eng, qp);
@@ -212,9 +221,12 @@ void srnic_svc_resync_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	if (qp->q.state == SRNIC_QPS_RTS) {
 		if (qp->at.dest_qpn != pkt->src_qpn ||
-		    qp->peer_inc != pkt->src_inc) {
+		    qp->peer_inc != pkt->src_inc ||
+		    qp->svc_term != __atomic_load_n(
+				&srnic_service_find(eng->node, qp->svc_ipv4)->term,
+				__ATOMIC_ACQUIRE)) {
 			eng->st->drops[SRNIC_DROP_QP_STATE]++;
-			return;	/* another client's */
+			return;	/* another client's, or an older term's */
 		}
 	} else if (qp->q.state != SRNIC_QPS_INIT) {
 		eng->st->drops[SRNIC_DROP_QP_STATE]++;
@@ -231,6 +243,9 @@ void srnic_svc_resync_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		}
 		qp->peer = peer;
 		qp->peer_inc = pkt->src_inc;
+		qp->svc_term = __atomic_load_n(
+			&srnic_service_find(eng->node, qp->svc_ipv4)->term,
+			__ATOMIC_ACQUIRE);
 		qp->at.dest_qpn = pkt->src_qpn;
 		qp->at.rq_psn = pkt->msn;
 		qp->rcv.exp_msn = pkt->msn;

@@ -13,7 +13,9 @@
 #     connection lasts, and takes it once the client has said goodbye.
 # The clients send to web's group address: c, standing by, hears the
 # holder's frames and drops them.
-#  4. Switch mode: ./srnic fabric points web's own address at the
+#  4. b's links cut for 1 s instead (a partition, both modes): the same
+#     checks, the takeover within 1 s, and one holder (b) once it healed.
+#  5. Switch mode: ./srnic fabric points web's own address at the
 #     holder's port on every rail; the same checks as 1, c hears next to
 #     none of the holder's frames, and at the end the address leads to
 #     b's port.
@@ -57,6 +59,12 @@ heard=$(sed -n "s/^frames for web's holder that c heard and dropped: \([0-9]*\)$
 [ "${heard:-99999}" -lt 1000 ] || fail "switch: c heard $heard of the holder's frames (the fabric should send them to the holder's port alone)"
 grep -q "^web's address on rail 0: r0-b$" "$LOGDIR/fo-switch.log" ||
 	fail "switch: web's address does not lead to b's port at the end"
+for m in group switch; do
+	demo cut-$m --requests 60000 --cut --mode $m || fail "the demo, b cut off ($m mode)"
+	check cut-$m 1000 "b c"
+	[ "$(grep -c "^after the client's goodbye: b holder, c standby$" "$LOGDIR/fo-cut-$m.log")" = 1 ] ||
+		fail "cut-$m: not one holder after the partition healed"
+done
 demo tuned --requests 40000 --svc-dead-ms 50 || fail "the demo, svc_dead_ms 50"
 # (b's return may come after the last request: a quick takeover leaves
 # less of the run; what this run is for is the takeover)
