@@ -239,8 +239,10 @@ void ucma_chan_free(struct ucma_chan *ch);
 int ucma_dev_by_addr(const struct sockaddr *a, int *gid_index);
 void ucma_addr_gid(const struct sockaddr *a, uint8_t gid[16]);
 bool ucma_addr_any(const struct sockaddr *a);
+bool ucma_addr_loopback(const struct sockaddr *a);
 socklen_t ucma_addr_len(const struct sockaddr *a);
 uint16_t ucma_addr_port(const struct sockaddr *a);
+void ucma_addr_set_port(struct sockaddr_storage *a, uint16_t port);
 void ucma_port_flip(struct sockaddr_storage *a);
 bool ucma_port_ok(const struct sockaddr *a);
 

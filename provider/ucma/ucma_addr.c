@@ -57,6 +57,15 @@ int ucma_bind_to(struct ucma_id *id, const struct sockaddr *a)
 		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	memset(&t, 0, sizeof(t));
 	memcpy(&t, a, ucma_addr_len(a));
+	/* (a loopback address: the TCP twin takes every address, as the
+	 * kernel's id listens on all; the id keeps the address it was
+	 * given, with the port) */
+	if (ucma_addr_loopback(a)) {
+		if (t.ss_family == AF_INET)
+			((struct sockaddr_in *)&t)->sin_addr.s_addr = 0;
+		else
+			((struct sockaddr_in6 *)&t)->sin6_addr = in6addr_any;
+	}
 	ucma_port_flip(&t);
 	if (bind(s, (struct sockaddr *)&t, ucma_addr_len(a))) {
 		int e = errno;
@@ -64,8 +73,10 @@ int ucma_bind_to(struct ucma_id *id, const struct sockaddr *a)
 		close(s);
 		return e;
 	}
-	getsockname(s, (struct sockaddr *)&id->src, &len);
-	ucma_port_flip(&id->src);
+	getsockname(s, (struct sockaddr *)&t, &len);
+	ucma_port_flip(&t);
+	memcpy(&id->src, a, ucma_addr_len(a));
+	ucma_addr_set_port(&id->src, ucma_addr_port((struct sockaddr *)&t));
 	id->sock = s;
 	id->state = ST_BOUND;
 	return 0;
@@ -120,10 +131,7 @@ static int routed_source(const struct sockaddr_storage *d,
 	    getsockname(u, (struct sockaddr *)s, &len))
 		rc = errno;	/* ENETUNREACH: no route */
 	close(u);
-	if (s->ss_family == AF_INET)
-		((struct sockaddr_in *)s)->sin_port = 0;
-	else
-		((struct sockaddr_in6 *)s)->sin6_port = 0;
+	ucma_addr_set_port(s, 0);
 	return rc;
 }
 
@@ -134,7 +142,6 @@ static int resolve(struct ucma_id *id, const void *src, size_t src_size,
 		   const void *dst, size_t dst_size)
 {
 	struct sockaddr_storage s, d;
-	uint16_t port;
 	int rc;
 
 	rc = take_addr(&d, dst, dst_size);
@@ -170,11 +177,8 @@ static int resolve(struct ucma_id *id, const void *src, size_t src_size,
 		rc = routed_source(&d, &s);
 		if (rc)
 			return rc;
-		port = htons(ucma_addr_port((struct sockaddr *)&id->src));
-		if (s.ss_family == AF_INET)
-			((struct sockaddr_in *)&s)->sin_port = port;
-		else
-			((struct sockaddr_in6 *)&s)->sin6_port = port;
+		ucma_addr_set_port(&s,
+				   ucma_addr_port((struct sockaddr *)&id->src));
 		memcpy(&id->src, &s, sizeof(s));
 		id->dev = ucma_dev_by_addr((struct sockaddr *)&s, NULL);
 	}

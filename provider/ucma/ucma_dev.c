@@ -84,11 +84,27 @@ void ucma_addr_gid(const struct sockaddr *a, uint8_t gid[16])
 	}
 }
 
+bool ucma_addr_loopback(const struct sockaddr *a)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)a;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)a;
+
+	if (a->sa_family == AF_INET)
+		return ntohl(in->sin_addr.s_addr) >> 24 == IN_LOOPBACKNET;
+	return a->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+}
+
+/* The kernel's rdma_cm takes a loopback address (127/8, ::1) for "any"
+ * too (cma_any_addr): bound to one, an id has no device, and it listens
+ * on every address. */
 bool ucma_addr_any(const struct sockaddr *a)
 {
 	static const uint8_t zero[16];
 	uint8_t gid[16];
 
+	if (ucma_addr_loopback(a))
+		return true;
 	if (a->sa_family == AF_INET)
 		return ((const struct sockaddr_in *)a)->sin_addr.s_addr == 0;
 	ucma_addr_gid(a, gid);
@@ -107,6 +123,14 @@ uint16_t ucma_addr_port(const struct sockaddr *a)
 	return a->sa_family == AF_INET
 		       ? ntohs(((const struct sockaddr_in *)a)->sin_port)
 		       : ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+}
+
+void ucma_addr_set_port(struct sockaddr_storage *a, uint16_t port)
+{
+	if (a->ss_family == AF_INET)
+		((struct sockaddr_in *)a)->sin_port = htons(port);
+	else if (a->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
 }
 
 /* The device holding address a, and the GID index it is at: -1 if none. */

@@ -3,9 +3,11 @@
 # connection exchange over TCP between the nodes' IP addresses.
 #  - rdmacm-utils: rping with its data check (-V: every ping's RDMA READ
 #    and WRITE compared), between the nodes over IPv4 and IPv6 (link-local:
-#    GID 0) and within one node (loopback), ucmatose (RC, 4 connections), udaddy (UD over
-#    SIDR), mckey (a multicast group joined by address), rdma_server and
-#    rdma_client (rdma_create_ep), rstream (rsockets, data verified);
+#    GID 0) and within one node (loopback), a server bound to 127.0.0.1
+#    (which rdma_cm takes for "any address"), ucmatose (RC, 4
+#    connections), udaddy (UD over SIDR), mckey (a multicast group
+#    joined by address), rdma_server and rdma_client (rdma_create_ep),
+#    rstream (rsockets, data verified);
 #  - perftest over rdma_cm (-R): write and send bandwidth, read latency;
 #  - errors as rdma_cm events: no listener (REJECTED, IB CM's reason 8),
 #    a host that is not there (UNREACHABLE), no route (the resolve fails);
@@ -62,6 +64,13 @@ B6=$(ip -n "${SRNIC_NS:-srnic}-b" -6 -o addr show dev ctl0 scope link |
 [ -n "$B6" ] || fail "b's ctl0 has no IPv6 link-local address"
 cm rping-ipv6 7177 rping -s -V -C 50 -a :: -p 7177 -- \
 	rping -c -V -C 50 -a "$B6%ctl0" -p 7177
+
+# a listener bound to 127.0.0.1: the kernel's rdma_cm takes a loopback
+# address for "any" (no device; it listens on every address), and so does
+# srnic's (libfabric's verbs provider counts on it: fi_getinfo binds
+# "localhost" to probe, e2e/28)
+cm rping-lo-bound 7178 rping -s -V -C 10 -a 127.0.0.1 -p 7178 -- \
+	rping -c -V -C 10 -a $B -p 7178
 
 cm ucmatose 7471 ucmatose -c 4 -C 50 -- ucmatose -c 4 -C 50 -s $B
 for side in a b; do
