@@ -54,6 +54,11 @@ struct srnic_config {
 	 * that cross a wire, no for memif and net_ring, whose frames never
 	 * leave the host's memory). */
 	uint8_t crc[SRNIC_MAX_PORTS];
+	/* "link = IFACE" after a tap port's line: the kernel interface that
+	 * is the port's cable (a host's NIC, a veth).  The tap joins the
+	 * bridge IFACE is a port of, and the port is up while IFACE has
+	 * carrier.  Empty: the tap stands alone, as DPDK made it. */
+	char link[SRNIC_MAX_PORTS][16];
 	/* Adapters: port p belongs to verbs device srnic<port_dev[p]> (0
 	 * unless a "device = srnicK PORTS" line names it), of ndev.  With
 	 * key_scope_device, a key is looked up by the device its packet

@@ -114,12 +114,15 @@ struct srnic_port {
 	uint8_t reconnects;	/* a client port: restart it to reconnect */
 	uint32_t hello_seq;	/* control core: number of the next HELLO */
 	uint8_t shared_memory;	/* memif: the peer's leaving unmaps the link */
+	uint8_t shareable;	/* an attached (secondary) process can do
+				 * its I/O: memif, tap */
 	uint8_t zero_copy;	/* tx_burst copies frames out: payload may
 				 * stay in registered memory */
 	uint8_t crc;		/* frames carry and must carry a CRC-32C
 				 * (never zero_copy: the frame is sealed
 				 * whole, in one buffer) */
-	char iface[16];		/* af_packet: its kernel interface */
+	char iface[16];		/* the kernel interface whose carrier is the
+				 * port's (af_packet's iface, a tap's link) */
 	struct srnic_port_stats st;
 	struct srnic_fault fault;
 };

@@ -155,7 +155,7 @@ static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
 			      "port", "mem_mb", "hugepages", "eal",
 			      "idle_sleep_us", "ack_delay_us", "resolve_ms",
 			      "stats_file", "fault_file", "capture_file",
-			      "weight",
+			      "weight", "link",
 			      "zero_copy", "crc", "state_dir", "cluster_key",
 			      "srnicd_socket", "huge_dir", "device",
 			      "key_scope", "service", "svc_dead_ms",
@@ -344,6 +344,18 @@ static const char *apply(struct srnic_config *cfg, const char *key,
 		if (parse_yes_no(val, &on))
 			return "crc: yes or no";
 		cfg->crc[cfg->nports - 1] = on;
+		return NULL;
+	}
+	if (!strcmp(key, "link")) {
+		if (!cfg->nports)
+			return "link: goes after the port line it is for";
+		if (strncmp(cfg->port[cfg->nports - 1], "net_tap", 7))
+			return "link: only a tap port (net_tap) has one";
+		if (copy_str(cfg->link[cfg->nports - 1],
+			     sizeof(cfg->link[0]), val) || !*val ||
+		    strpbrk(val, " \t/"))
+			return "link: a kernel interface name (at most 15 "
+			       "characters)";
 		return NULL;
 	}
 	if (!strcmp(key, "weight")) {

@@ -36,46 +36,6 @@ static int on_intr_thread(struct srnic_port *port, int stop);
 static void server_name(struct srnic_engine *eng, unsigned i, bool real);
 #define TX_DESC 1024
 
-/* An af_packet port rides a kernel interface ("iface=NAME"): its name,
- * or "" for other ports. */
-static void kernel_iface(const char *arg, char *out, size_t size)
-{
-	const char *s = strstr(arg, "iface=");
-	size_t n;
-
-	out[0] = '\0';
-	if (strncmp(arg, "net_af_packet", 13) || !s)
-		return;
-	s += 6;
-	n = strcspn(s, ",");
-	if (n && n < size) {
-		memcpy(out, s, n);
-		out[n] = '\0';
-	}
-}
-
-/*
- * Whether the port's cable is in: DPDK's af_packet says "up" whatever the
- * kernel interface's carrier, so ask the kernel (control core only; a
- * port on no kernel interface answers 1).
- */
-int srnic_port_carrier(const struct srnic_port *port)
-{
-	char path[64], c = '1';
-	FILE *f;
-
-	if (!port->iface[0])
-		return 1;
-	snprintf(path, sizeof(path), "/sys/class/net/%s/carrier", port->iface);
-	f = fopen(path, "r");
-	if (!f)
-		return 1;	/* cannot tell: trust DPDK */
-	if (fread(&c, 1, 1, f) != 1)
-		c = '0';	/* an interface that is down reads EINVAL */
-	fclose(f);
-	return c == '1';
-}
-
 /* The ethdev name is the vdev argument string up to its first comma. */
 static int port_name(const char *arg, char *name, size_t size)
 {
@@ -125,13 +85,20 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	if (rc == 0)
 		rc = rte_eth_tx_queue_setup(id, 0, TX_DESC,
 					    rte_eth_dev_socket_id(id), NULL);
+	if (rc == 0 && srnic_port_is_tap(eng->cfg.port[i]))
+		srnic_port_tap_quiet();
 	if (rc == 0) {
 		/* A memif client cannot start before its server exists; the
 		 * control core keeps trying (srnic_port_retry_start). */
 		p->shared_memory = strncmp(eng->cfg.port[i], "net_memif", 9) == 0;
 		p->reconnects = p->shared_memory &&
 				strstr(eng->cfg.port[i], "role=client") != NULL;
-		kernel_iface(eng->cfg.port[i], p->iface, sizeof(p->iface));
+		/* (DPDK 22.11's tap hands its queues' descriptors to
+		 * secondary processes; af_packet and af_xdp do not) */
+		p->shareable = p->shared_memory ||
+			       srnic_port_is_tap(eng->cfg.port[i]);
+		srnic_port_kernel_iface(&eng->cfg, i, p->iface,
+					sizeof(p->iface));
 		/* Ports that copy a frame out during tx_burst may be given
 		 * payload that stays in registered memory; one that hands the
 		 * mbuf on (net_ring) may not.  (memif's own zero-copy mode,
@@ -140,6 +107,7 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		p->crc = eng->cfg.crc[i];
 		p->zero_copy = eng->cfg.zero_copy && !p->crc &&
 			       (p->shared_memory ||
+				srnic_port_is_tap(eng->cfg.port[i]) ||
 				strncmp(eng->cfg.port[i], "net_af_packet",
 					13) == 0);
 		p->start_gen = p->link_gen;
@@ -159,7 +127,7 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	}
 	rte_eth_macaddr_get(id, &mac);
 	memcpy(p->mac, mac.addr_bytes, 6);
-	return 0;
+	return srnic_port_tap_setup(&eng->cfg, i, p->mac, err, errlen);
 }
 
 /* ---- memif server sockets ----
@@ -485,7 +453,8 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 }
 
 /* The frame is finished: on a port that carries the CRC, seal it (in the
- * room srnic_pkt_alloc left at its end). */
+ * room srnic_pkt_alloc left at its end).  Sealing again gives the same
+ * trailer. */
 static inline void seal(const struct srnic_port *port, struct rte_mbuf *m)
 {
 	if (port->crc) {
@@ -493,6 +462,11 @@ static inline void seal(const struct srnic_port *port, struct rte_mbuf *m)
 		srnic_wire_seal(rte_pktmbuf_mtod(m, uint8_t *),
 				rte_pktmbuf_data_len(m));
 	}
+}
+
+void srnic_port_seal(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
+{
+	seal(&eng->node->port[p], m);
 }
 
 void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)

@@ -23,6 +23,9 @@ void srnic_ports_stop(struct srnic_engine *eng);
 uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf **pkts, uint16_t n);
 void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
+/* The CRC a frame made for port p carries there, now (srnic_port_tx
+ * writes it anyway): for a copy that goes elsewhere whole. */
+void srnic_port_seal(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
 bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);
@@ -54,7 +57,17 @@ void srnic_ports_settle(struct srnic_engine *eng);
  * transmit queues (whoever holds the token sends them). */
 void srnic_ports_take_control(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
+
+/* kernel.c: ports on kernel interfaces (af_packet, tap) */
+bool srnic_port_is_tap(const char *arg);
+void srnic_port_kernel_iface(const struct srnic_config *cfg, unsigned i,
+			     char *out, size_t size);
 int srnic_port_carrier(const struct srnic_port *port);
+void srnic_port_tap_quiet(void);
+/* A tap port, once started (mac is the port's): its kernel queue, and
+ * with a link, the link's bridge. */
+int srnic_port_tap_setup(const struct srnic_config *cfg, unsigned i,
+			 const uint8_t mac[6], char *err, unsigned errlen);
 void srnic_ports_prefault_shared(void);
 
 /* loop.c: the loopback port (SRNIC_PORT_LOOP), frames to this node */

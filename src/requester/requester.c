@@ -661,12 +661,15 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 		qp->snd.cur_busy = 0;
 		return 0;
 	}
-	/* Members of the group on this node get it through the loopback
-	 * (a copy: the wire's may carry a CRC, the loopback's does not). */
+	/* Members of the group on this node get it through the loopback:
+	 * a copy of the frame sealed for the wire, since the loopback
+	 * checks the CRC that the frame's flags say it carries. */
 	if (!peer && srnic_node_group_procs(eng->node, pkt.dst_ipv4) &&
 	    !srnic_port_backlogged(eng, SRNIC_PORT_LOOP)) {
-		struct rte_mbuf *c = rte_pktmbuf_copy(m, eng->node->pool, 0,
-						      UINT32_MAX);
+		struct rte_mbuf *c;
+
+		srnic_port_seal(eng, port, m);
+		c = rte_pktmbuf_copy(m, eng->node->pool, 0, UINT32_MAX);
 
 		if (c)
 			srnic_port_tx(eng, SRNIC_PORT_LOOP, c);

@@ -95,10 +95,12 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 	 * and af_xdp's in DPDK 22.11) would leave an attached process
 	 * unable to send. */
 	for (i = 0; i < node->nports; i++)
-		if (!node->port[i].shared_memory) {
-			snprintf(err, errlen, "port %u is not a memif port: "
-				 "only memif ports can be shared with "
-				 "attached processes yet", i);
+		if (!node->port[i].shareable) {
+			snprintf(err, errlen, "port %u is neither memif nor "
+				 "tap: DPDK does no I/O on it in another "
+				 "process; give the node tap ports (net_tap, "
+				 "docs/install.md) or run it without srnicd",
+				 i);
 			return -EOPNOTSUPP;
 		}
 	for (slot = 1; slot < SRNIC_MAX_PROCS; slot++)

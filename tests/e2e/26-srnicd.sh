@@ -1,5 +1,6 @@
 # srnicd: one node daemon per node, several processes on each at once.
-# A testbed of its own, with srnicd in both nodes (testbed up --srnicd).
+# A testbed of its own, with srnicd in both nodes, on the memif wire or
+# the one SRNIC_TEST_WIRE names (26b-srnicd-tap.sh: tap).
 #  1. srnicd serves its counters as JSON; garbage on its socket gets an
 #     error and a hang-up, and srnicd goes on serving.
 #  2. ibv_devinfo in a node with srnicd: PORT_ACTIVE, in under 50 ms, and
@@ -36,7 +37,7 @@ export SRNIC_NS=${SRNIC_NS:-srnic}-d SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-d
 CLIENT="python3 $ROOT/tools/srnicd_client.py"
 trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
-"$SRNIC" testbed up --srnicd yes > /dev/null || fail "testbed with srnicd"
+"$SRNIC" testbed up --srnicd yes --wire "${SRNIC_TEST_WIRE:-memif}" > /dev/null || fail "testbed with srnicd"
 
 # stats NODE: srnicd's JSON; jq-less checks with python.
 stats() { $CLIENT "$TB/$1.sock" stats --json; }

@@ -143,8 +143,15 @@ int vu_to_init(struct ibv_qp *qp, int access)
 
 int vu_to_rtr(struct ibv_qp *qp, const struct vu_dest *peer, enum ibv_mtu mtu)
 {
+	struct ibv_port_attr pa;
 	struct ibv_qp_attr a;
-	int mask = vu_rtr_attr(&a, peer, mtu);
+	int mask;
+
+	/* At most the port's active MTU, as verbs asks (the tap and
+	 * af_packet wires carry 1024-byte payloads, memif 4096). */
+	if (!ibv_query_port(qp->context, VU_PORT, &pa) && pa.active_mtu < mtu)
+		mtu = pa.active_mtu;
+	mask = vu_rtr_attr(&a, peer, mtu);
 
 	return ibv_modify_qp(qp, &a, mask);
 }
