@@ -25,7 +25,14 @@
 
 #include "srnic_port.h"
 
-static bool is_bridge(const char *iface);
+/* Whether IFACE is a bridge (its link can be one: the tap joins it). */
+static bool is_bridge(const char *iface)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/bridge", iface);
+	return access(path, F_OK) == 0;
+}
 
 bool srnic_port_is_tap(const char *arg)
 {
@@ -122,14 +129,6 @@ void srnic_port_tap_quiet(void)
 			fcntl(fd, F_SETFL, fl & ~O_ASYNC);
 	}
 	closedir(dir);
-}
-
-static bool is_bridge(const char *iface)
-{
-	char path[96];
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/bridge", iface);
-	return access(path, F_OK) == 0;
 }
 
 /* The bridge IFACE is a port of, into br (size IFNAMSIZ); -ENOENT when it

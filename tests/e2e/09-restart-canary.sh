@@ -58,6 +58,8 @@ cleanup() {
 }
 trap cleanup EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
+# (the embedded engine, which this test needs: killing the target kills
+# its node, whose restart is what is tested; afpacket runs no srnicd)
 "$SRNIC" testbed up --wire afpacket > "$WORK/testbed.log" 2>&1 ||
 	{ cat "$WORK/testbed.log"; fail "afpacket testbed"; }
 

@@ -1,4 +1,4 @@
-# Striping weights and lossy ports, on an afpacket testbed of its own whose
+# Striping weights and lossy ports, on a tap testbed of its own whose
 # ports have weights 3 and 1 (./srnic testbed up --weights 3,1):
 #  1. a bulk transfer puts about three quarters of a's bytes on port 0;
 #  2. a port that keeps losing (50% of its frames, both ways, on b's rail 0)
@@ -11,7 +11,7 @@ export SRNIC_NS=${SRNIC_NS:-srnic}-w SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-w
 TB=$SRNIC_RUN/testbed
 trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
-"$SRNIC" testbed up --wire afpacket --weights 3,1 >/dev/null || fail "testbed"
+"$SRNIC" testbed up --wire tap --weights 3,1 >/dev/null || fail "testbed"
 
 # tx_bytes of a's port P ($12 of its port line)
 tx() { "$SRNIC" stats a | awk -v p="$1" '$1 == "port" && $2 == p { print $12 }'; }

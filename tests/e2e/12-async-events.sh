@@ -9,6 +9,8 @@
 export SRNIC_NS=${SRNIC_NS:-srnic}-e SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-e
 trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
+# (the embedded engine, which this test needs: the peer process is its
+# node, whose restart fails the watcher's QP with QP_FATAL)
 "$SRNIC" testbed up --wire afpacket >/dev/null || fail "testbed"
 prog=$BUILD/tests/e2e/async_events
 log=$LOGDIR/async-events.a

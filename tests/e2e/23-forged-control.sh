@@ -58,6 +58,8 @@ forge_booting() {	# mode count
 }
 
 "$SRNIC" testbed down >/dev/null 2>&1
+# (the embedded engine, which this test needs: the replays come from an
+# earlier process of a, each process being a's node)
 "$SRNIC" testbed up --wire afpacket >/dev/null || fail "afpacket testbed"
 
 # An earlier process of a: record its HELLO and its BOOTING to b, where

@@ -11,6 +11,8 @@ export SRNIC_NS=${SRNIC_NS:-srnic}-w SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-w
 
 trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
+# (the embedded engine, which this test needs: the integration it
+# watches runs when b's process, its node, starts)
 "$SRNIC" testbed up --wire afpacket >/dev/null || fail "afpacket testbed"
 "$SRNIC" testbed fault b 1 send_loss=100% || fail "fault b 1 send_loss=100%"
 

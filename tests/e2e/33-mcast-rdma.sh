@@ -21,6 +21,8 @@ mc_tb=$SRNIC_MC_RUN/testbed
 cleanup() { SRNIC_NS=$SRNIC_MC_NS SRNIC_RUN=$SRNIC_MC_RUN "$SRNIC" testbed down >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 cleanup
+# (the embedded engine, which the demo's kill needs: c is killed with its
+# program, which is its node)
 SRNIC_NS=$SRNIC_MC_NS SRNIC_RUN=$SRNIC_MC_RUN "$SRNIC" testbed up --nodes 4 --wire afpacket \
 	> "$LOGDIR/mcast-testbed.log" 2>&1 || { cat "$LOGDIR/mcast-testbed.log"; fail "four-node testbed"; }
 

@@ -25,6 +25,8 @@ cleanup() {
 }
 trap cleanup EXIT
 "$SRNIC" testbed down >/dev/null 2>&1 || true
+# (the embedded engine, which this test needs: a member is killed with
+# its program, which is its node)
 "$SRNIC" testbed up --nodes 3 --wire afpacket > "$WORK/testbed.log" 2>&1 ||
 	{ cat "$WORK/testbed.log"; fail "three-node testbed"; }
 
