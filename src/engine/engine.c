@@ -365,6 +365,8 @@ static void engine_stop(struct srnic_engine *eng)
 	eng->dp_started = 0;
 	if (eng->mode == SRNIC_ATTACHED)
 		srnic_attach_close(eng);
+	else
+		srnic_node_release();
 }
 
 void srnic_eal_memory_set(struct srnic_eal_memory *m, const char *prefix,
@@ -513,6 +515,9 @@ static int engine_start(struct srnic_engine *eng, char *err, unsigned errlen)
 	 * incarnation, and must learn nothing of the keys.  (An attached
 	 * process is of srnicd's incarnation.) */
 	if (eng->mode != SRNIC_ATTACHED &&
+	    srnic_node_claim(&eng->cfg, err, errlen))
+		return -EBUSY;
+	if (eng->mode != SRNIC_ATTACHED &&
 	    srnic_incarnation_draw(&eng->cfg, &eng->node->inc, err, errlen))
 		return -EIO;
 
@@ -531,6 +536,8 @@ static int engine_start(struct srnic_engine *eng, char *err, unsigned errlen)
 	pthread_mutex_unlock(&sa.lock);
 	if (sa.rc) {
 		pthread_join(eng->dp_thread, NULL);
+		if (eng->mode != SRNIC_ATTACHED)
+			srnic_node_release();
 		snprintf(err, errlen, "%s", sa.err);
 		return sa.rc;
 	}

@@ -83,6 +83,11 @@ void srnic_doorbells_drain_all(struct srnic_engine *eng);
  * bits); -1 with a reason in err when the boot count cannot be kept. */
 int srnic_incarnation_draw(const struct srnic_config *cfg, uint32_t *inc,
 			   char *err, unsigned errlen);
+/* ... and the node's claim by this process (srnicd, or a program with no
+ * srnicd to attach to): -1 with a reason when another holds it. */
+int srnic_node_claim(const struct srnic_config *cfg, char *err,
+		     unsigned errlen);
+void srnic_node_release(void);
 
 /* dispatch.c: receive */
 unsigned srnic_rx_ports(struct srnic_engine *eng);

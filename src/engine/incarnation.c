@@ -30,6 +30,10 @@
 #include "engine_internal.h"
 
 #define COUNT_FILE "boot_count"
+#define LOCK_FILE "node.lock"
+/* How long a start waits for the node's last process to finish exiting
+ * (the kernel lets go of its lock only once it has unmapped its memory). */
+#define CLAIM_WAIT_MS 2000
 
 /* mkdir -p for the state directory (0700: only the node's owner). */
 static int make_dir(const char *path)
@@ -102,6 +106,71 @@ static int next_boot_count(const char *dir, uint32_t *count, char *err,
 out:
 	close(fd);	/* (and the lock with it) */
 	return rc;
+}
+
+/*
+ * The node runs in one process at a time: srnicd, or where none serves
+ * it, the one program that uses the device.  A second would open the same
+ * ports (a tap a second time is another queue of it, which the kernel
+ * shares the frames out to) and answer for the same node with another
+ * incarnation.  It is told instead.  An exclusive lock on a file of the
+ * state directory, held while the node runs here; the kernel drops it
+ * when the process dies, however it dies.
+ */
+static int node_lock = -1;
+
+int srnic_node_claim(const struct srnic_config *cfg, char *err,
+		     unsigned errlen)
+{
+	char path[sizeof(((struct srnic_config *)0)->state_dir) + 16];
+	char text[32];
+	unsigned i;
+	ssize_t n;
+	int fd;
+
+	if (node_lock >= 0)
+		return 0;
+	if (make_dir(cfg->state_dir)) {
+		snprintf(err, errlen, "srnic: cannot make the state directory "
+			 "%s: %s (state_dir)", cfg->state_dir, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/" LOCK_FILE, cfg->state_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "srnic: cannot open %s: %s (state_dir)",
+			 path, strerror(errno));
+		return -1;
+	}
+	for (i = 0; flock(fd, LOCK_EX | LOCK_NB); i++) {
+		if (errno != EWOULDBLOCK || i == CLAIM_WAIT_MS / 10) {
+			n = pread(fd, text, sizeof(text) - 1, 0);
+			text[n > 0 ? n : 0] = '\0';
+			text[strcspn(text, "\n")] = '\0';
+			snprintf(err, errlen, "srnic: node %s is run by another "
+				 "process (pid %s) and no srnicd serves it: "
+				 "without srnicd, one program a node uses the "
+				 "device; start srnicd for the node (srnicd "
+				 "--conf %s) and every program attaches to it",
+				 cfg->node, text[0] ? text : "?", cfg->path);
+			close(fd);
+			return -1;
+		}
+		usleep(10 * 1000);
+	}
+	/* (the pid is for the message above only: no harm if unwritten) */
+	n = snprintf(text, sizeof(text), "%d\n", (int)getpid());
+	if (pwrite(fd, text, n, 0) == n)
+		(void)ftruncate(fd, n);
+	node_lock = fd;
+	return 0;
+}
+
+void srnic_node_release(void)
+{
+	if (node_lock >= 0)
+		close(node_lock);
+	node_lock = -1;
 }
 
 int srnic_incarnation_draw(const struct srnic_config *cfg, uint32_t *inc,

@@ -184,5 +184,39 @@ line=$(wc -l < "$WORK/node-dots.conf")
 expect node-name-dots "$WORK/node-dots.conf" \
 	"^srnic: $WORK/node-dots.conf:$line: node: 1 to 15 characters, no '/'" -- ibv_devinfo
 
+# 11. No srnicd (stopped above): the node runs in the one program that uses
+# the device, and a second program of the node is told so, instead of
+# opening the node's ports again.
+# (timeout itself in the background, not a subshell: killing it ends the
+# program, which lets go of the node)
+timeout -k 5 60 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -p 18650 > "$WORK/first.out" 2>&1 &
+first=$!
+lock=$(sed -n 's/^state_dir = //p' "$CONF")/node.lock
+for _ in $(seq 200); do
+	[ -e "$lock" ] && ! flock -n "$lock" true && break	# (held: it runs)
+	sleep 0.1
+done
+expect second-program "$CONF" \
+	"^srnic: node a is run by another process \(pid [0-9]+\) and no srnicd serves it.*start srnicd" \
+	-- ibv_rc_pingpong -g 1 -p 18651 b
+kill $first 2>/dev/null; wait $first 2>/dev/null
+
+# 12. A srnicd whose ports it cannot share (a port DPDK does no I/O on in
+# another process: net_null here, as af_packet): a program that attaches
+# is refused with what to do, and fails at once instead of hanging.
+sed 's|^port = [^,]*\([0-9]\),.*|port = net_null\1|' "$CONF" > "$WORK/unshared.conf"
+SRNIC_CONF_OVERRIDE=$WORK/unshared.conf "$SRNIC" srnicd a start ||
+	fail "srnicd with net_null ports did not start"
+out=$(on a 20 -- ibv_rc_pingpong -g 1 -n 2 b 2>&1); rc=$?
+printf '%s\n' "$out" | sed 's/^/    /'
+if [ $rc = 0 ] || [ $rc = 124 ] || [ $rc -ge 128 ]; then
+	bad "unshareable ports: exit $rc"
+elif grep -q "srnicd refused to attach this process: port 0 is neither memif nor tap.*net_tap" <<<"$out"; then
+	echo "ok - a program on a srnicd whose ports it cannot share is told what to do"
+else
+	bad "unshareable ports: no message saying what to do"
+fi
+"$SRNIC" srnicd a stop
+
 [ $errors = 0 ] || fail "$errors bad-configuration checks failed"
 echo "all bad-configuration checks passed"

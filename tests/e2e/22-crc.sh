@@ -1,7 +1,7 @@
 # Frame integrity: every port flips one random bit in 1% of the frames it
 # receives (./srnic testbed fault ... corrupt=1%, past any checksum of the
 # wire), on both ports of both nodes.
-#  1. afpacket wire, whose ports carry the CRC by default, and
+#  1. the tap wire, whose ports carry the CRC by default, and
 #  2. memif with the CRC turned on (--crc yes): ibv_rc_pingpong -c,
 #     srnic_integrity (every byte of WRITE, READ and SEND) and ib_write_bw
 #     complete with no wrong byte, and both nodes counted bad_crc drops.
@@ -49,9 +49,9 @@ protected() {	# name: the three runs survive the corruption intact
 	done
 }
 
-testbed --wire afpacket
-protected afpacket
-"$SRNIC" stats a | grep -q '^port 0 .* crc yes' || fail "afpacket ports carry no CRC by default"
+testbed --wire tap
+protected tap
+"$SRNIC" stats a | grep -q '^port 0 .* crc yes' || fail "tap ports carry no CRC by default"
 
 testbed --crc yes
 protected memif-crc
