@@ -39,6 +39,26 @@ write_bw_pairs() {
 	wait "${pids[@]}" || true
 }
 
+# iperf3_gbps SECONDS: kernel TCP from node a to node b (one stream,
+# over the nodes' ctl0), in Gb/s.
+iperf3_gbps() {
+	local pid
+	"$SRNIC" exec b -- iperf3 -s -1 -p 18540 >/dev/null 2>&1 &
+	pid=$!; sleep 0.5
+	timeout 60 "$SRNIC" exec a -- iperf3 -c b -p 18540 -t "$1" -f g 2>/dev/null |
+		awk '/receiver/ {print $(NF - 2)}' || true
+	wait $pid 2>/dev/null || true
+}
+
+# gbps_min FILES...: the smallest of the ib_write_bw 64 KiB results in
+# FILES (0 for one that printed none).
+gbps_min() {
+	local f
+	for f in "$@"; do
+		awk '$1 == 65536 && NF >= 5 {v = $4} END {print v + 0}' "$f"
+	done | sort -g | head -1
+}
+
 # gbps_sum FILES...: the sum of the ib_write_bw 64 KiB results in FILES.
 gbps_sum() {
 	cat "$@" | awk '$1 == 65536 && NF >= 5 {s += $4} END {printf "%.2f\n", s}'

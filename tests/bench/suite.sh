@@ -126,12 +126,8 @@ ucx_test() {	# port test size: ucx_perftest over tcp, the client's output
 }
 
 peers() {	# round
-	local r=$1 v pid
-	"$SRNIC" exec b -- iperf3 -s -1 -p 18540 >/dev/null 2>&1 &
-	pid=$!; sleep 0.5
-	v=$(timeout 60 "$SRNIC" exec a -- iperf3 -c b -p 18540 -t "$SECS" -f g 2>/dev/null |
-		awk '/receiver/ {print $(NF - 2)}' || true)
-	wait $pid 2>/dev/null || true
+	local r=$1 v
+	v=$(iperf3_gbps "$SECS")
 	record kernel - tcp-iperf3 stream "$r" "$v" Gb/s
 
 	v=$(ucx_test 18541 ucp_put_bw 65536 |
