@@ -113,6 +113,10 @@ struct srnic_read_job {
 	uint32_t end;		/* the job ends before this offset */
 	uint8_t shift;		/* the requester's packet size */
 	uint8_t atomic;		/* the answer is value, not memory */
+	/* Asked for again (the responder's reread): the requester may have
+	 * all of it already, and its program may have unmapped the memory
+	 * since; its copies are guarded (responder.c, mapped()). */
+	uint8_t again;
 	uint32_t pd;		/* the memory's (srnic_rmsg.pd) */
 	uint64_t value;		/* atomics: the 8 bytes as they were */
 };

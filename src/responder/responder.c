@@ -693,6 +693,7 @@ static void advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			j->sent = 0;
 			j->end = s->msg_len;
 			j->atomic = s->opcode == SRNIC_OP_ATOMIC_REQ;
+			j->again = 0;
 			j->value = j->atomic ? s->operand[0] : 0;
 			srnic_qp_activate(eng, qp);
 		} else if ((s->flags & SRNIC_F_RECV_CQE) &&
@@ -766,9 +767,17 @@ static void reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
  * yet, then read through the hole and killed the process (e2e/18, once
  * in CI).  Such a request gets no answer the requester still needs, so it
  * pays a system call (msync validates the range and, MS_ASYNC, does
- * nothing else); a first request, and every packet, pays none.  (The
- * program can still unmap the memory between this check and the copies,
- * as it could under any READ it let a peer make.)
+ * nothing else); a first request, and every packet, pays none.  The
+ * program can still unmap the memory between this check and the job's
+ * last copy: the requester that asked again lacked only packets that were
+ * late, they came, the READ completed and MPI freed the buffer while the
+ * job was still answering (e2e/18b, four nodes on the tap wire, two
+ * ranks each: three ranks died of it in its first run, a segfault in
+ * srnic_responder_reads; guarded, a run met three such holes).  So a
+ * job asked for again (j->again) copies under the guard of on-demand
+ * regions (guard.c), never zero-copy, and a hole ends it as this check
+ * does; a first request's job is never guarded: its requester waits for
+ * every byte of it, which the program may not free meanwhile.
  */
 static bool mapped(uint64_t va, uint64_t len)
 {
@@ -782,6 +791,13 @@ static bool mapped(uint64_t va, uint64_t len)
 	start = (uintptr_t)va & ~(page - 1);
 	return msync((void *)start, (uintptr_t)(va + len) - start,
 		     MS_ASYNC) == 0;
+}
+
+/* A job asked for again copies guarded (mapped()): whether it can be,
+ * the guard's handler installed. */
+static uint8_t guard_again(void)
+{
+	return srnic_guard_enable() == 0;
 }
 
 /* Answer a READ again: the request is idempotent, the response is not kept. */
@@ -825,6 +841,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 			j->txid = pkt->txid;
 			j->sent = pkt->msg_off;
 			j->end = end;
+			j->again = guard_again();
 			return;
 		}
 	}
@@ -865,6 +882,7 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	j->end = end;
 	/* (the slot may have answered an atomic last) */
 	j->atomic = 0;
+	j->again = guard_again();
 	srnic_qp_activate(eng, qp);
 }
 
@@ -1437,6 +1455,7 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 		struct rte_mbuf *m;
 		uint8_t *payload;
 		uint32_t left = j->end - j->sent;
+		const void *src = (const void *)(uintptr_t)(j->va + j->sent);
 		int port = srnic_qp_pick_port(eng, qp);
 
 		if (port < 0) {
@@ -1469,13 +1488,12 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 			qp->rcv.rd_head++;
 			continue;
 		}
-		if (!j->atomic && pkt.pkt_len >= SRNIC_ZC_MIN &&
+		if (!j->atomic && !j->again && pkt.pkt_len >= SRNIC_ZC_MIN &&
 		    eng->node->port[port].zero_copy &&
 		    !srnic_mem_guarded(&eng->mem)) {
 			/* Zero-copy: straight out of the region. */
 			m = srnic_pkt_alloc_ext(
-				eng, &pkt, qp->peer->mac[port], port,
-				(const uint8_t *)(uintptr_t)(j->va + j->sent));
+				eng, &pkt, qp->peer->mac[port], port, src);
 			if (!m)
 				break;
 		} else {
@@ -1485,14 +1503,19 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 				break;
 			if (j->atomic) {	/* the 8 bytes as they were */
 				memcpy(payload, &j->value, SRNIC_ATOMIC_LEN);
-			} else if (!srnic_mem_copy(
-					   &eng->mem, payload,
-					   (const void *)(uintptr_t)(j->va +
-								     j->sent),
-					   pkt.pkt_len)) {
-				/* a page of an on-demand region not there */
+			} else if (j->again
+					   ? !srnic_guard_copy(payload, src,
+							       pkt.pkt_len)
+					   : !srnic_mem_copy(&eng->mem, payload,
+							     src,
+							     pkt.pkt_len)) {
+				/* a page of an on-demand region not there,
+				 * or of one unmapped since it was asked for
+				 * again (mapped()) */
 				rte_pktmbuf_free(m);
-				eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;
+				eng->st->drops[j->again
+						       ? SRNIC_DROP_UNMAPPED
+						       : SRNIC_DROP_PAGE_FAULT]++;
 				nak(eng, qp, SRNIC_NAK_ACCESS, j->msn, j->txid);
 				qp->rcv.rd_head++;
 				continue;

@@ -1,4 +1,6 @@
-# UCX (ucx-utils, unmodified from Debian) over srnic0, through srnicd:
+# UCX (ucx-utils, unmodified from Debian) over srnic0, through srnicd, on
+# the suite's testbed, or, with SRNIC_TEST_WIRE set (17b-ucx-tap.sh: tap),
+# on a testbed of its own of 2 nodes on that wire:
 #  - ucx_info -d lists rc_verbs and ud_verbs on srnic0:1 and opens both,
 #    and its rdmacm connection manager;
 #  - ucx_perftest between the nodes at UCT level (rc_verbs: put, get,
@@ -16,10 +18,13 @@
 # the iteration number the other wrote into its buffer, the atomics'
 # results come back as values, and a tag or AM that lands wrong is not
 # matched.  A lost or corrupted one of those hangs the run (the timeout
-# fails it).  Data moved by UCX is byte-checked by MPI's test (issue 15).
+# fails it).  Data moved by UCX is byte-checked by MPI's test (issue 15)
+# and by io_demo (below).
+. "$(dirname "$0")/own-testbed.bash" u
 . "$(dirname "$0")/../lib.sh"
 
 command -v ucx_perftest > /dev/null || { echo "SKIP: ucx-utils not installed (./srnic setup installs it)"; exit 77; }
+own_testbed
 
 # ucx_info -d: both verbs transports on srnic0:1, and neither fails to open
 on a 30 -- ucx_info -d > "$LOGDIR/ucx_info.a" 2>&1 || fail "ucx_info -d"
@@ -51,7 +56,10 @@ ucx() {
 	echo "$name: $(grep "^Final:" "$LOGDIR/ucx-$name.a")"
 }
 
-UCT=(-d srnic0:1 -n 2000 -w 200)
+# (on the tap wire, slower than memif, half the iterations)
+iters=2000
+[ -z "${SRNIC_TEST_WIRE:-}" ] || iters=1000
+UCT=(-d srnic0:1 -n $iters -w 200)
 ucx uct-rc-put_lat -- "${UCT[@]}" -x rc_verbs -t put_lat -s 8
 ucx uct-rc-put_bw -- "${UCT[@]}" -x rc_verbs -t put_bw -D zcopy -s 65536
 ucx uct-rc-get -- "${UCT[@]}" -x rc_verbs -t get -D zcopy -s 65536
@@ -61,9 +69,11 @@ ucx uct-rc-fadd -- "${UCT[@]}" -x rc_verbs -t fadd
 ucx uct-rc-cswap -- "${UCT[@]}" -x rc_verbs -t cswap
 ucx uct-rc-add_lat -- "${UCT[@]}" -x rc_verbs -t add_lat
 ucx uct-ud-am_lat -- "${UCT[@]}" -x ud_verbs -t am_lat -s 8
-ucx uct-ud-am_bw -- "${UCT[@]}" -x ud_verbs -t am_bw -D bcopy -s 1024
+# (a datagram with UCX's 8-byte header within the port's MTU: 1024 on the
+# tap wire, 4096 on memif)
+ucx uct-ud-am_bw -- "${UCT[@]}" -x ud_verbs -t am_bw -D bcopy -s 1000
 
-UCP=(-n 2000 -w 200)
+UCP=(-n $iters -w 200)
 for tls in rc_v ud_v; do
 	E=(UCX_TLS=$tls,self UCX_NET_DEVICES=srnic0:1)
 	ucx ucp-$tls-tag_lat "${E[@]}" -- "${UCP[@]}" -t tag_lat -s 8

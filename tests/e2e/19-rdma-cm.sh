@@ -1,51 +1,68 @@
 # rdma_cm without a kernel: librdmacm (unmodified, from Debian) over the
 # rdma_cm interface srnic's preload library serves (provider/ucma/), the
-# connection exchange over TCP between the nodes' IP addresses.
+# connection exchange over TCP between the nodes' IP addresses.  On the
+# suite's testbed, or, with SRNIC_TEST_WIRE set (19b-rdma-cm-tap.sh: tap),
+# on a testbed of its own of 2 nodes on that wire.
 #  - rdmacm-utils: rping with its data check (-V: every ping's RDMA READ
 #    and WRITE compared), between the nodes over IPv4 and IPv6 (link-local:
-#    GID 0) and within one node (loopback), a server bound to 127.0.0.1
-#    (which rdma_cm takes for "any address"), ucmatose (RC, 4
-#    connections), udaddy (UD over SIDR), mckey (a multicast group
-#    joined by address), rdma_server and rdma_client (rdma_create_ep),
-#    rstream (rsockets, data verified);
+#    GID 0), a server bound to 127.0.0.1 (which rdma_cm takes for "any
+#    address"), ucmatose (RC, 4 connections), udaddy (UD over SIDR), mckey
+#    (a multicast group joined by address), rdma_server and rdma_client
+#    (rdma_create_ep), rstream (rsockets, data verified);
+#  - within one node, where srnicd runs (the passive and the active side
+#    two processes of the node, through its loopback, as rdma-core's own
+#    tests run rdma_cm): rping -V in a and in b to the node's own address
+#    (b's through its loopback: its counters), ucmatose and udaddy in b;
 #  - perftest over rdma_cm (-R): write and send bandwidth, read latency;
 #  - errors as rdma_cm events: no listener (REJECTED, IB CM's reason 8),
 #    a host that is not there (UNREACHABLE), no route (the resolve fails);
 #  - cm_check (tests/e2e/cm_check.c): private data at each message's
 #    limit, reject, INIT_QP_ATTR for every state, the event fd with poll,
 #    epoll and O_NONBLOCK, RDMA WRITE bytes checked, disconnect.
+. "$(dirname "$0")/own-testbed.bash" cm
 . "$(dirname "$0")/../lib.sh"
 
 command -v rping > /dev/null || { echo "SKIP: rdmacm-utils not installed (./srnic setup installs it)"; exit 77; }
+own_testbed
 
 # tcp_twin PORT: the TCP port an rdma_cm port's connections come to (a
 # listening id listens there; docs/wire-protocol.md).
 tcp_twin() { echo $(($1 ^ 0x4000)); }
 
 # cm NAME PORT SERVER-ARGS... -- CLIENT-ARGS...: the server on b, the
-# client on a once b listens on rdma_cm port PORT; both must exit 0.  Logs
-# in $LOGDIR/NAME.{a,b}.
+# client on a (CM_SERVER and CM_CLIENT name other nodes) once the server
+# listens on rdma_cm port PORT; both must exit 0.  Logs in
+# $LOGDIR/NAME.{a,b}: the client's, the server's.
 cm() {
-	local name=$1 port=$2 srv=() rca=0 rcb=0 pid
+	local name=$1 port=$2 srv=() rca=0 rcb=0 pid s=${CM_SERVER:-b} c=${CM_CLIENT:-a}
 	shift 2
 	while [ "$1" != "--" ]; do srv+=("$1"); shift; done
 	shift
-	timeout -k 5 60 "$SRNIC" exec b -- "${srv[@]}" > "$LOGDIR/$name.b" 2>&1 &
+	timeout -k 5 60 "$SRNIC" exec $s -- "${srv[@]}" > "$LOGDIR/$name.b" 2>&1 &
 	pid=$!
 	if [ "$port" != - ]; then
 		# (UD ids listen too: their SIDR exchange is over TCP)
-		wait_listen b "$(tcp_twin "$port")" || echo "--- $name: b never listened on $port" >&2
+		wait_listen $s "$(tcp_twin "$port")" || echo "--- $name: $s never listened on $port" >&2
 	else
 		sleep 3	# (mckey's receiver: nothing to see its join by)
 	fi
-	timeout -k 5 60 "$SRNIC" exec a -- "$@" > "$LOGDIR/$name.a" 2>&1 || rca=$?
+	timeout -k 5 60 "$SRNIC" exec $c -- "$@" > "$LOGDIR/$name.a" 2>&1 || rca=$?
 	wait $pid || rcb=$?
 	if [ $rca != 0 ] || [ $rcb != 0 ]; then
-		echo "--- $name: client (a) exit $rca" >&2; tail -15 "$LOGDIR/$name.a" >&2
-		echo "--- $name: server (b) exit $rcb" >&2; tail -15 "$LOGDIR/$name.b" >&2
+		echo "--- $name: client ($c) exit $rca" >&2; tail -15 "$LOGDIR/$name.a" >&2
+		echo "--- $name: server ($s) exit $rcb" >&2; tail -15 "$LOGDIR/$name.b" >&2
 		fail "$name"
 	fi
 	echo "$name: ok"
+}
+
+# status_ok NAME: both sides of a cm run of ucmatose, udaddy or mckey
+# printed their success line.
+status_ok() {
+	local side
+	for side in a b; do
+		grep -q "return status 0" "$LOGDIR/$1.$side" || fail "$1 ($side): no success line"
+	done
 }
 
 B=10.55.0.2
@@ -73,19 +90,13 @@ cm rping-lo-bound 7178 rping -s -V -C 10 -a 127.0.0.1 -p 7178 -- \
 	rping -c -V -C 10 -a $B -p 7178
 
 cm ucmatose 7471 ucmatose -c 4 -C 50 -- ucmatose -c 4 -C 50 -s $B
-for side in a b; do
-	grep -q "return status 0" "$LOGDIR/ucmatose.$side" || fail "ucmatose ($side): no success line"
-done
+status_ok ucmatose
 cm udaddy 7174 udaddy -c 4 -C 50 -- udaddy -c 4 -C 50 -s $B
-for side in a b; do
-	grep -q "return status 0" "$LOGDIR/udaddy.$side" || fail "udaddy ($side): no success line"
-done
+status_ok udaddy
 # mckey: b joins the group and receives, a joins as the sender; b waits
 # for all of a's messages (a lost one hangs it into its timeout).
 cm mckey - mckey -m 239.1.2.3 -b $B -C 50 -- mckey -m 239.1.2.3 -b 10.55.0.1 -s -C 50
-for side in a b; do
-	grep -q "return status 0" "$LOGDIR/mckey.$side" || fail "mckey ($side): no success line"
-done
+status_ok mckey
 cm rdma_server 7471 rdma_server -p 7471 -- rdma_client -s $B -p 7471
 grep -q "rdma_client: end 0" "$LOGDIR/rdma_server.a" || fail "rdma_client did not end 0"
 grep -q "rdma_server: end 0" "$LOGDIR/rdma_server.b" || fail "rdma_server did not end 0"
@@ -93,18 +104,30 @@ grep -q "rdma_server: end 0" "$LOGDIR/rdma_server.b" || fail "rdma_server did no
 cm rstream 7471 rstream -T v -S 65536 -C 200 -- rstream -T v -S 65536 -C 200 -s $B
 grep -qi "fail\|error" "$LOGDIR/rstream.a" "$LOGDIR/rstream.b" && fail "rstream reported an error"
 
-# Loopback: server and client in one node, two processes of srnicd's
-if [ -e "$TB/a.srnicd.pid" ]; then
-	timeout -k 5 60 "$SRNIC" exec a -- rping -s -V -C 50 -a 10.55.0.1 -p 7176 \
-		> "$LOGDIR/cm-loop.server" 2>&1 &
-	pid=$!
-	wait_listen a "$(tcp_twin 7176)" || echo "--- a never listened on 7176" >&2
-	on a -- rping -c -V -C 50 -a 10.55.0.1 -p 7176 > "$LOGDIR/cm-loop.client" 2>&1 ||
-		fail "loopback rping (client)"
-	wait $pid || fail "loopback rping (server)"
-	echo "loopback rping: ok"
+# Within one node: the server and the client two processes of its
+# srnicd, through the node's loopback, to the node's own address
+loop_bytes() {	# NODE: bytes its loopback carried so far
+	"$SRNIC" stats "$1" | awk '$1 == "loopback" {for (i = 1; i < NF; i++)
+		if ($i == "tx_bytes") print $(i + 1)}'
+}
+if [ -e "$TB/a.srnicd.pid" ] && [ -e "$TB/b.srnicd.pid" ]; then
+	CM_SERVER=a CM_CLIENT=a cm cm-loop 7176 rping -s -V -C 50 -a 10.55.0.1 -p 7176 -- \
+		rping -c -V -C 50 -a 10.55.0.1 -p 7176
+	lo=$(loop_bytes b)
+	CM_SERVER=b CM_CLIENT=b cm cm-loop-b 7176 rping -s -V -C 50 -S 4096 -a $B -p 7176 -- \
+		rping -c -V -C 50 -S 4096 -a $B -p 7176
+	grep -q "data mismatch" "$LOGDIR"/cm-loop*.[ab] && fail "rping within a node: data mismatch"
+	# (each ping an RDMA READ of 4096 bytes and a WRITE of as many)
+	lo=$(($(loop_bytes b) - lo))
+	echo "b's loopback carried $lo bytes of rping in b"
+	[ "$lo" -ge $((50 * 2 * 4096)) ] || fail "rping in b: its data did not take b's loopback"
+	CM_SERVER=b CM_CLIENT=b cm ucmatose-in-b 7471 ucmatose -c 4 -C 50 -- \
+		ucmatose -c 4 -C 50 -s $B
+	status_ok ucmatose-in-b
+	CM_SERVER=b CM_CLIENT=b cm udaddy-in-b 7174 udaddy -c 4 -C 50 -- udaddy -c 4 -C 50 -s $B
+	status_ok udaddy-in-b
 else
-	echo "loopback rping: not run (one process a node without srnicd)"
+	echo "within one node: not run (one process a node without srnicd)"
 fi
 
 # perftest with rdma_cm (-R): connection and data exchange both by rdma_cm
