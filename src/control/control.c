@@ -51,9 +51,11 @@ static int log_on = -1;
 
 void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 {
+	char line[512];
 	struct timespec ts;
 	struct tm tm;
 	va_list ap;
+	int n;
 
 	if (log_on < 0) {
 		const char *v = getenv("SRNIC_LOG");
@@ -66,12 +68,18 @@ void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 	 * events read as one story) */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
-	fprintf(stderr, "%02d:%02d:%02d.%03ld srnic[%s]: ", tm.tm_hour,
-		tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, eng->cfg.node);
+	/* One write a line: stderr is unbuffered, and srnicd's main thread
+	 * writes there too ("node N serves ..." landed inside a line once,
+	 * and a test waiting for it missed it). */
+	n = snprintf(line, sizeof(line), "%02d:%02d:%02d.%03ld srnic[%s]: ",
+		     tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+		     eng->cfg.node);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	n = strlen(line);
+	line[n++] = '\n';
+	fwrite(line, 1, n, stderr);
 }
 
 
