@@ -52,9 +52,18 @@ bw uc-write-bw ib_write_bw -c UC -n 2000
 bw uc-write-bw-all ib_write_bw -c UC -a -n 100
 all_sizes uc-write-bw-all 23	# 2 B to 8 MiB
 bw uc-write-bw-q ib_write_bw -c UC -q 4 -s 16384 -n 1000
-bw uc-send-bw ib_send_bw -c UC -s 65536 -n 1000 -r 1024
-bw uc-send-bw-old ib_send_bw -c UC --use_old_post_send -s 8192 -n 1000 -r 1024
-bw uc-send-bw-srq ib_send_bw -c UC --use-srq -n 1000 -r 1024
+# A UC SEND that finds the receiving process's ring full is lost, as UC
+# may lose, and perftest's UC server then waits for it for good.  Under
+# the sanitizers the receiving process is several times slower and its
+# ring overflowed (drop no_buffer) in 2 runs of 2 in session 21; the plain
+# pass runs these, and uc_check is what checks UC's losses.
+if ldd "$BUILD/provider/libsrnic-rdmav34.so" | grep -q libasan; then
+	echo "uc-send-bw, -old, -srq: not under the sanitizers (a lost UC SEND stalls perftest's server)"
+else
+	bw uc-send-bw ib_send_bw -c UC -s 65536 -n 1000 -r 1024
+	bw uc-send-bw-old ib_send_bw -c UC --use_old_post_send -s 8192 -n 1000 -r 1024
+	bw uc-send-bw-srq ib_send_bw -c UC --use-srq -n 1000 -r 1024
+fi
 lat uc-write-lat ib_write_lat -c UC
 lat uc-write-lat-inline ib_write_lat -c UC -s 64 -I 128
 lat uc-send-lat ib_send_lat -c UC -s 8192 -n 300
