@@ -227,11 +227,11 @@ int srnic_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	/* The next completion published after this makes the event, as the
 	 * verbs man page says and rxe does; those already in the ring do
 	 * not (the caller polls them after arming).  A full fence, against
-	 * the datapath's in srnic_cq_publish.  (Until session 18 unpolled
-	 * ones made the event at once, as a NIC that arms at its consumer
-	 * index may: perftest 4.5's ib_send_lat -e, which arms the CQ that
-	 * woke it before polling it, then took that second event for its
-	 * send's, polled the send CQ once and failed.) */
+	 * the datapath's in srnic_cq_publish.  Not arming at the consumer
+	 * index, as some NICs may: then unpolled completions would make the
+	 * event at once, and perftest 4.5's ib_send_lat -e, which arms the
+	 * CQ that woke it before polling it, would take that second event
+	 * for its send's, poll the send CQ once and fail. */
 	__atomic_store_n(&cq->armed,
 			 solicited_only ? SRNIC_CQ_ARM_SOLICITED
 					: SRNIC_CQ_ARM_ANY,
