@@ -23,7 +23,7 @@
  * port allows it (below, a copy costs less than a second mbuf). */
 #define SRNIC_ZC_MIN 2048
 
-/* UC's first give-up time (responder.c says why) */
+/* UC's first give-up time (responder/uc.c says why) */
 #define SRNIC_UC_GIVE_UP_US 16000
 
 /* A FIFO of QPs through their fifo_next[id] links. */
@@ -107,7 +107,7 @@ struct srnic_engine {
 	struct rte_mbuf *rx_kept_m[SRNIC_RX_KEPT];
 	struct srnic_pkt rx_kept_pkt[SRNIC_RX_KEPT];
 	/* UC: how long the oldest message may stall the ones behind it
-	 * before it is given up (responder.c); widened by evidence, 0 until
+	 * before it is given up (responder/uc.c); widened by evidence, 0 until
 	 * then: SRNIC_UC_GIVE_UP_US. */
 	uint64_t uc_give_up_tsc;
 

@@ -115,7 +115,7 @@ struct srnic_read_job {
 	uint8_t atomic;		/* the answer is value, not memory */
 	/* Asked for again (the responder's reread): the requester may have
 	 * all of it already, and its program may have unmapped the memory
-	 * since; its copies are guarded (responder.c, mapped()). */
+	 * since; its copies are guarded (responder/read.c, mapped()). */
 	uint8_t again;
 	uint32_t pd;		/* the memory's (srnic_rmsg.pd) */
 	uint64_t value;		/* atomics: the 8 bytes as they were */

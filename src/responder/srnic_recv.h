@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The receive side of a QP as the responder's two halves share it: the
- * connected one (responder.c), which maps each message to a receive WQE by
+ * connected one (rx.c and start.c), which maps each message to a receive WQE by
  * its receive sequence number, and the datagram one (datagram.c), which
  * takes the next WQE for each datagram.
  */
@@ -26,7 +26,7 @@ static inline void srnic_rq_consumed(struct srnic_qp *qp)
 }
 
 /* A QP on an SRQ: move WQEs from the SRQ into the QP's own ring until the
- * one for ssn is there, or the SRQ is empty (responder.c). */
+ * one for ssn is there, or the SRQ is empty (recv.c). */
 void srnic_srq_pull(struct srnic_qp *qp, uint32_t ssn);
 
 /* Receive WQEs posted and not yet used. */

@@ -9,7 +9,8 @@
 #include "srnic_sched.h"
 #include "srnic_port.h"
 
-/* responder.c */
+/* rx.c, complete.c, read.c, ack.c, recv.c, uc.c (responder_internal.h
+ * says which holds what) */
 bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 			const struct srnic_pkt *pkt, struct rte_mbuf *m);
 void srnic_responder_progress(struct srnic_engine *eng, struct srnic_qp *qp);

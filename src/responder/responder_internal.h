@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the responder's files share.  All of it runs on the datapath thread
+ * of the process that owns the QP; nothing here is seen outside
+ * responder/.
+ *
+ *   rx.c        one packet: the per-packet state machine, placement
+ *   start.c     a message's first packet: the checks made once a message
+ *   complete.c  messages complete in MSN order (receives, READ turns)
+ *   read.c      READ and atomic answers, and requests for them again
+ *   ack.c       ACK, NAK and SACK
+ *   uc.c        UC: giving up messages that will not complete
+ *   recv.c      receive WQEs: SRQs, XRC targets, flush
+ *   access.c    which domain a request's memory is checked in
+ *   datagram.c  UD: a datagram is a message
+ */
+#ifndef SRNIC_RESPONDER_INTERNAL_H
+#define SRNIC_RESPONDER_INTERNAL_H
+
+#include "srnic_responder.h"
+#include "srnic_flow.h"
+#include "srnic_recv.h"
+#include "srnic_sge.h"
+
+static inline int32_t seq_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+static inline void slot_clear(struct srnic_rmsg *s)
+{
+	srnic_track_fini(&s->trk);
+	if (s->held) {
+		rte_pktmbuf_free(s->held);
+		s->held = NULL;
+	}
+	s->state = RMSG_FREE;
+}
+
+/* The drop counter an access check's verdict goes to. */
+static inline void count_access(struct srnic_engine *eng,
+				enum srnic_mem_check r)
+{
+	eng->st->drops[r == SRNIC_MEM_OUT_OF_BOUNDS ? SRNIC_DROP_OUT_OF_BOUNDS
+		      : r == SRNIC_MEM_NO_RIGHTS   ? SRNIC_DROP_NO_RIGHTS
+						   : SRNIC_DROP_BAD_KEY]++;
+}
+
+/* May the peer do this (right) to len bytes at (rkey, va)?  The QP must
+ * grant the right and the region allow it; nothing to touch is fine. */
+static inline enum srnic_mem_check
+remote_check(const struct srnic_engine *eng, const struct srnic_qp *qp,
+	     uint32_t pd, uint32_t rkey, uint64_t va, uint64_t len,
+	     uint32_t right)
+{
+	if (!(qp->access & right))
+		return SRNIC_MEM_NO_RIGHTS;
+	return len ? srnic_mem_check_remote(&eng->mem, rkey, pd, qp->q.qpn,
+					    va, len, right)
+		   : SRNIC_MEM_OK;
+}
+
+/*
+ * Invalidation in message order: a SEND with invalidate revokes its key
+ * when it completes, but a later WRITE may land before that (packets land
+ * as they come).  Until then the key counts as gone already for any
+ * message after it; inv_forget ends that once the SEND is done with.
+ */
+static inline void inv_forget(struct srnic_qp *qp, uint32_t msn)
+{
+	unsigned i;
+
+	for (i = 0; i < qp->rcv.ninv; i++)
+		if (qp->rcv.inv[i].msn == msn) {
+			qp->rcv.inv[i] = qp->rcv.inv[--qp->rcv.ninv];
+			return;
+		}
+}
+
+/* How a message's first packet went (start.c). */
+enum resp_start {
+	RESP_START_REFUSED,	/* slot left free, packet dropped (RNR...) */
+	RESP_START_RECEIVING,	/* its packets land from now on */
+	RESP_START_DECIDED,	/* a READ or atomic waiting its turn, or
+				 * failed: advance() takes it from here */
+};
+
+/* access.c */
+bool resp_request_pd(struct srnic_engine *eng, const struct srnic_qp *qp,
+		     const struct srnic_pkt *pkt, uint32_t *pd,
+		     struct srnic_srq **srq);
+
+/* rx.c */
+bool resp_place(struct srnic_engine *eng, struct srnic_qp *qp,
+		struct srnic_rmsg *s, const struct srnic_pkt *pkt);
+
+/* start.c */
+enum resp_start resp_start_message(struct srnic_engine *eng,
+				   struct srnic_qp *qp, struct srnic_rmsg *s,
+				   const struct srnic_pkt *pkt);
+
+/* complete.c */
+void resp_advance(struct srnic_engine *eng, struct srnic_qp *qp);
+void resp_fail(struct srnic_engine *eng, struct srnic_qp *qp,
+	       struct srnic_rmsg *s, uint8_t syndrome, uint8_t status);
+void resp_fail_placement(struct srnic_engine *eng, struct srnic_qp *qp,
+			 struct srnic_rmsg *s);
+
+/* read.c */
+void resp_read_job_from_slot(struct srnic_engine *eng, struct srnic_qp *qp,
+			     const struct srnic_rmsg *s);
+void resp_reread(struct srnic_engine *eng, struct srnic_qp *qp,
+		 const struct srnic_pkt *pkt);
+void resp_reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
+			  const struct srnic_pkt *pkt);
+bool resp_run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
+		     struct srnic_rmsg *s);
+
+/* ack.c */
+void resp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t syndrome,
+	      uint32_t msn, uint32_t txid);
+void resp_maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
+		     uint32_t below);
+void resp_sack_slot(struct srnic_engine *eng, struct srnic_qp *qp,
+		    struct srnic_rmsg *s, uint64_t now);
+
+/* uc.c */
+void resp_uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp,
+		     bool timed);
+void resp_uc_watch(struct srnic_engine *eng, struct srnic_qp *qp);
+bool resp_uc_stuck(const struct srnic_qp *qp);
+bool resp_uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
+		  const struct srnic_pkt *pkt);
+void resp_uc_late(struct srnic_engine *eng, struct srnic_qp *qp,
+		  uint32_t msn);
+
+/* recv.c */
+bool resp_xrc_take(struct srnic_qp *qp, struct srnic_srq *srq, uint32_t ssn);
+struct srnic_cq *resp_recv_cq_of(const struct srnic_qp *qp);
+void resp_rq_done(struct srnic_qp *qp);
+
+#endif

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Responder, UC's give-up (datapath thread): a UC message that lost a
+ * packet never completes, so the messages behind it must not wait for it
+ * for ever.
+ */
+#include "responder_internal.h"
+
+/*
+ * UC: nothing is resent, so a message that lost packets (or found no
+ * receive WQE, or a bad key) never completes, and the messages behind it
+ * must not wait for it for ever.  Once a later message is complete, the
+ * oldest gets the give-up time more to finish (longer than packets of one
+ * message fall behind another's across ports); then it is given up.
+ *
+ * How far one port's packets fall behind another's is the host's and the
+ * wire's business: microseconds on a NIC, but on a busy host a veth pair
+ * whose receive work waits for the next kernel tick holds packets for
+ * milliseconds (measured with a CPU hog beside the sanitizer build's
+ * uc_check: packets of given-up messages came 3.7 to 4.3 ms after their
+ * message stalled, one 4 ms tick at HZ=250; a 2 ms time lost a message in
+ * one run of six).  So the time starts at SRNIC_UC_GIVE_UP_US (four
+ * ticks), and
+ * widens, for the
+ * whole engine (it is the ports' lag, not a QP's), each time a packet of
+ * a message whose time ran out comes after all (`drop uc_late`; not one
+ * of a message that failed, which is given up at once), as TCP's RACK
+ * widens its reordering window on a DSACK.  It never narrows: a loss
+ * then costs the messages behind it a longer wait, never a message.  And
+ * a timer does not call a packet lost while frames still wait in a port's
+ * receive queue (rx_backlog), up to twice the time: an engine that did not
+ * run for a while reads them before it judges.
+ */
+#define UC_GIVE_UP_MAX_US 256000
+
+static uint64_t uc_give_up_tsc(const struct srnic_engine *eng)
+{
+	return eng->uc_give_up_tsc ? eng->uc_give_up_tsc
+				   : eng->tsc_per_us * SRNIC_UC_GIVE_UP_US;
+}
+
+/* A packet of a message behind exp_msn on a UC QP (which resends
+ * nothing): one of the last given up came after all, the give-up was
+ * early, and the time widens (once a give-up). */
+void resp_uc_late(struct srnic_engine *eng, struct srnic_qp *qp,
+		  uint32_t msn)
+{
+	uint64_t t = uc_give_up_tsc(eng);
+
+	if (seq_diff(msn, qp->rcv.uc_gone_from) < 0 ||
+	    seq_diff(msn, qp->rcv.uc_gone_to) >= 0) {
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
+		return;
+	}
+	eng->st->drops[SRNIC_DROP_UC_LATE]++;
+	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;
+	t = 2 * t < eng->tsc_per_us * UC_GIVE_UP_MAX_US
+		    ? 2 * t
+		    : eng->tsc_per_us * UC_GIVE_UP_MAX_US;
+	eng->uc_give_up_tsc = t;
+	eng->st->uc_give_up_us = t / eng->tsc_per_us;
+}
+/* How far ahead a packet may be for uc_jump to follow it (messages). */
+#define UC_JUMP_MAX (64 * SRNIC_WINDOW)
+
+static bool slot_started(const struct srnic_qp *qp, uint32_t msn)
+{
+	const struct srnic_rmsg *s = &qp->rcv.rmsg[msn % SRNIC_WINDOW];
+
+	return s->msn == msn && s->state != RMSG_FREE;
+}
+
+/* Is the oldest message stuck: not (all) in, while a later one has begun
+ * to arrive?  (One that is in and waits for CQ room is not stuck.) */
+bool resp_uc_stuck(const struct srnic_qp *qp)
+{
+	const struct srnic_rmsg *h = &qp->rcv.rmsg[qp->rcv.exp_msn % SRNIC_WINDOW];
+	uint32_t m;
+
+	if (slot_started(qp, qp->rcv.exp_msn) &&
+	    (h->state != RMSG_RECEIVING || srnic_track_complete(&h->trk)))
+		return false;
+	for (m = qp->rcv.exp_msn + 1; seq_diff(m, qp->rcv.exp_msn) < SRNIC_WINDOW;
+	     m++)
+		if (slot_started(qp, m))
+			return true;
+	return false;
+}
+
+/* Packets of the oldest message so far (its progress). */
+static uint32_t uc_head_landed(const struct srnic_qp *qp)
+{
+	const struct srnic_rmsg *h = &qp->rcv.rmsg[qp->rcv.exp_msn % SRNIC_WINDOW];
+
+	return slot_started(qp, qp->rcv.exp_msn) ? h->trk.ndone + 1 : 0;
+}
+
+void resp_uc_watch(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (qp->rcv.uc_stuck_at && qp->rcv.uc_stuck_msn == qp->rcv.exp_msn)
+		return;
+	qp->rcv.uc_stuck_at = srnic_now();
+	qp->rcv.uc_stuck_msn = qp->rcv.exp_msn;
+	qp->rcv.uc_stuck_landed = uc_head_landed(qp);
+	srnic_qp_timer_on(eng, qp);
+}
+
+/*
+ * Move what landed of message s from the receive WQE it had to the one d
+ * before it (which a given-up message left free), checked as any placement
+ * is.  False when the new WQE is too small or fails its check.
+ */
+static bool uc_move_down(struct srnic_engine *eng, struct srnic_qp *qp,
+			 struct srnic_rmsg *s, uint32_t d)
+{
+	const struct srnic_rwqe *from = srnic_recv_wqe(qp, s->ssn);
+	const struct srnic_rwqe *to = srnic_recv_wqe(qp, s->ssn - d);
+	int64_t room = srnic_sge_check_all(&eng->mem, qp->pd, to->sge,
+					   to->num_sge,
+					   SRNIC_ACCESS_LOCAL_WRITE);
+	uint8_t chunk[2048];
+	uint32_t off, n;
+
+	if (room < s->msg_len)
+		return false;
+	/* (what has not landed yet is copied too, harmlessly: its packets
+	 * land at the new place once s->ssn is moved) */
+	for (off = 0; off < s->msg_len; off += n) {
+		n = s->msg_len - off < sizeof(chunk) ? s->msg_len - off
+						      : sizeof(chunk);
+		if (srnic_sge_gather(&eng->mem, qp->pd, from->sge,
+				     from->num_sge, off, chunk, n) ||
+		    srnic_sge_scatter(&eng->mem, qp->pd, to->sge, to->num_sge,
+				      off, chunk, n))
+			return false;
+	}
+	return true;
+}
+
+/* Drop the state of every begun message in [exp_msn, to), and go on from
+ * to. */
+static void uc_drop_until(struct srnic_engine *eng, struct srnic_qp *qp,
+			  uint32_t to)
+{
+	uint32_t m;
+
+	for (m = qp->rcv.exp_msn; m != to; m++)
+		if (slot_started(qp, m)) {
+			eng->st->drops[SRNIC_DROP_UC_GIVEN_UP]++;
+			slot_clear(&qp->rcv.rmsg[m % SRNIC_WINDOW]);
+			inv_forget(qp, m);	/* (nothing invalidated) */
+		}
+	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;	/* (no give-up of the timer's) */
+	qp->rcv.exp_msn = to;
+}
+
+/* Bytes a give-up may move down (uc_move_down) before it gives up what
+ * begun after it instead: a loss must not stall the datapath. */
+#define UC_MOVE_BUDGET (1u << 20)
+
+/* Receive sequence numbers the messages up to and including s took,
+ * from the oldest receive WQE on (a message carries the number of the
+ * next receive WQE even when it takes none). */
+static uint32_t ssns_through(const struct srnic_qp *qp,
+			     const struct srnic_rmsg *s)
+{
+	return s->ssn + !!(s->flags & SRNIC_F_RECV_CQE) - qp->rcv.exp_ssn;
+}
+
+/* The messages to give up, [exp_msn, *to), and the receive sequence
+ * numbers they took (*d); false when none has begun yet to go on from. */
+static bool give_up_range(const struct srnic_qp *qp, uint32_t *to,
+			  uint32_t *d)
+{
+	uint32_t m = qp->rcv.exp_msn;
+
+	if (slot_started(qp, m)) {
+		*to = m + 1;
+		*d = ssns_through(qp, &qp->rcv.rmsg[m % SRNIC_WINDOW]);
+		return true;
+	}
+	for (m++; seq_diff(m, qp->rcv.exp_msn) < SRNIC_WINDOW; m++)
+		if (slot_started(qp, m)) {
+			*to = m;
+			*d = qp->rcv.rmsg[m % SRNIC_WINDOW].ssn - qp->rcv.exp_ssn;
+			return true;
+		}
+	return false;
+}
+
+/* Whether moving the messages begun after `to` down d receive WQEs is
+ * out of the question: more than UC_MOVE_BUDGET bytes, or numbers made
+ * up.  *last is the last message begun. */
+static bool too_much_to_move(const struct srnic_qp *qp, uint32_t to,
+			     uint32_t d, uint32_t *last)
+{
+	/* Each message takes at most one receive WQE: anything else is a
+	 * peer making numbers up, and everything begun goes. */
+	bool over = d > to - qp->rcv.exp_msn;
+	uint64_t moving = 0;
+	uint32_t m;
+
+	*last = to - 1;
+	for (m = to; d && seq_diff(m, qp->rcv.exp_msn) < SRNIC_WINDOW; m++) {
+		const struct srnic_rmsg *s = &qp->rcv.rmsg[m % SRNIC_WINDOW];
+
+		if (!slot_started(qp, m))
+			continue;
+		*last = m;
+		if ((s->flags & SRNIC_F_RECV_CQE) && s->opcode == SRNIC_OP_SEND &&
+		    !over) {
+			moving += s->msg_len;
+			over = moving > UC_MOVE_BUDGET;
+		}
+	}
+	return over;
+}
+
+/* Give up everything begun; go on after the last of it, as many receive
+ * WQEs on as it says (if it is believable). */
+static void give_up_all_begun(struct srnic_engine *eng, struct srnic_qp *qp,
+			      uint32_t last)
+{
+	uint32_t d = slot_started(qp, last)
+			     ? ssns_through(qp, &qp->rcv.rmsg[last % SRNIC_WINDOW])
+			     : 0;
+
+	if (d > last + 1 - qp->rcv.exp_msn)
+		d = 0;
+	uc_drop_until(eng, qp, last + 1);
+	qp->rcv.uc_skew += d;
+}
+
+/* Give up [exp_msn, to); every message begun after moves its data d
+ * receive WQEs down, into the ones the given-up messages left. */
+static void give_up_and_move_down(struct srnic_engine *eng,
+				  struct srnic_qp *qp, uint32_t to, uint32_t d)
+{
+	uint32_t m;
+
+	uc_drop_until(eng, qp, to);
+	for (m = to; d && seq_diff(m, qp->rcv.exp_msn) < SRNIC_WINDOW; m++) {
+		struct srnic_rmsg *s = &qp->rcv.rmsg[m % SRNIC_WINDOW];
+
+		if (!slot_started(qp, m))
+			continue;
+		/* (a target before the oldest receive WQE: numbers made up;
+		 * it goes) */
+		if ((s->flags & SRNIC_F_RECV_CQE) &&
+		    seq_diff(s->ssn - d, qp->rcv.exp_ssn) < 0)
+			resp_fail(eng, qp, s, SRNIC_NAK_INVALID,
+				  SRNIC_WC_GENERAL_ERR);
+		else if ((s->flags & SRNIC_F_RECV_CQE) &&
+			 s->opcode == SRNIC_OP_SEND && s->state != RMSG_FAILED &&
+			 !uc_move_down(eng, qp, s, d))
+			resp_fail(eng, qp, s, SRNIC_NAK_INVALID,
+				  SRNIC_WC_LOC_LEN_ERR);
+		s->ssn -= d;
+	}
+	qp->rcv.uc_skew += d;
+}
+
+/*
+ * Give up the oldest messages, up to the first one that has begun to
+ * arrive (the oldest itself, if it had), and go on from there.
+ *
+ * Messages after them were mapped to receive WQEs counting the given-up
+ * ones, which took d receive sequence numbers (the first later message
+ * tells).  Those d WQEs stay for the messages after, as a UC responder
+ * reuses the WQE of a message it dropped: every later message that begun
+ * moves its data d WQEs down, and later packets' numbers are taken d lower
+ * (uc_skew).  Receives so complete in order, in the WQEs they were posted
+ * in, and a loss costs one message, not the window behind it.  (Unless
+ * more than UC_MOVE_BUDGET bytes would move: then what begun goes too.)
+ */
+void resp_uc_give_up(struct srnic_engine *eng, struct srnic_qp *qp,
+		     bool timed)
+{
+	uint32_t from = qp->rcv.exp_msn, to, d, last;
+
+	if (!give_up_range(qp, &to, &d))
+		return;	/* nothing to go on from yet */
+	if (too_much_to_move(qp, to, d, &last))
+		give_up_all_begun(eng, qp, last);
+	else
+		give_up_and_move_down(eng, qp, to, d);
+	/* The messages the time ran out on (not those that failed, or went
+	 * with them over the budget): one of their packets coming after all
+	 * says the time was short (uc_late). */
+	if (timed) {
+		qp->rcv.uc_gone_from = from;
+		qp->rcv.uc_gone_to = to;
+	}
+	qp->rcv.uc_stuck_at = 0;
+	srnic_qp_want_ack(eng, qp);	/* (credit) */
+	resp_advance(eng, qp);
+	if (resp_uc_stuck(qp))
+		resp_uc_watch(eng, qp);
+}
+
+/*
+ * A packet of a message a window or more ahead: the messages before its
+ * window will not come any more (their sender has gone on, lending itself
+ * credit), so everything begun goes and the packet's message is the
+ * oldest.  Its receive number says how many receive WQEs those took.
+ * False when the number is impossible (more than a WQE a message).
+ */
+bool resp_uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
+		  const struct srnic_pkt *pkt)
+{
+	uint32_t d = pkt->ssn - qp->rcv.uc_skew - qp->rcv.exp_ssn;
+
+	/* (further than a sender lending itself credit gets in a while, or
+	 * numbers made up: a stray packet, dropped) */
+	if (pkt->msn - qp->rcv.exp_msn > UC_JUMP_MAX ||
+	    d > pkt->msn - qp->rcv.exp_msn)
+		return false;
+	uc_drop_until(eng, qp, qp->rcv.exp_msn + SRNIC_WINDOW);
+	qp->rcv.exp_msn = pkt->msn;
+	qp->rcv.uc_skew += d;
+	qp->rcv.uc_stuck_at = 0;
+	srnic_qp_want_ack(eng, qp);
+	return true;
+}
+
+void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
+			      uint64_t now)
+{
+	bool same = qp->rcv.uc_stuck_msn == qp->rcv.exp_msn;
+
+	if (same && qp->rcv.uc_stuck_landed != uc_head_landed(qp)) {
+		/* It is still coming in: another while from now. */
+		qp->rcv.uc_stuck_landed = uc_head_landed(qp);
+		qp->rcv.uc_stuck_at = now;
+		return;
+	}
+	/* (frames still unread defer it, but not for ever: a port or the
+	 * loopback that never runs dry must not keep a loss waiting) */
+	if (same && (now - qp->rcv.uc_stuck_at < uc_give_up_tsc(eng) ||
+		     (eng->rx_backlog &&
+		      now - qp->rcv.uc_stuck_at < 2 * uc_give_up_tsc(eng))))
+		return;
+	qp->rcv.uc_stuck_at = 0;
+	if (same && resp_uc_stuck(qp))
+		resp_uc_give_up(eng, qp, true);	/* (watches again if need be) */
+	else if (resp_uc_stuck(qp))
+		resp_uc_watch(eng, qp);
+	if (!qp->rcv.uc_stuck_at && qp->q.sq_comp == qp->snd.sq_next && !qp->snd.fc_blocked)
+		srnic_qp_timer_off(eng, qp);	/* nothing left to time */
+}
