@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A node's configuration: one file of "key = value" lines (the files in conf/ show
- * every key).  It is read when the provider needs to describe the device and
+ * A node's configuration: one file of "key = value" lines (docs/configuration.md
+ * lists every key).  It is read when the provider needs to describe the device and
  * again when the engine starts, so both see the same node.
  */
 #ifndef SRNIC_CONFIG_H
