@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A node's configuration: one file of "key = value" lines (the files in conf/ show
- * every key).  It is read when the provider needs to describe the device and
+ * A node's configuration: one file of "key = value" lines (docs/configuration.md
+ * lists every key).  It is read when the provider needs to describe the device and
  * again when the engine starts, so both see the same node.
  */
 #ifndef SRNIC_CONFIG_H
 #define SRNIC_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SRNIC_MAX_PORTS 8
@@ -110,5 +111,56 @@ struct srnic_config {
  * On failure returns a negative errno and writes a one-line reason to err.
  */
 int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen);
+/* The same from the file at path. */
+int srnic_config_load_file(struct srnic_config *cfg, const char *path,
+			   char *err, unsigned errlen);
+
+/*
+ * The keys a configuration may hold: one table (config.c) that the parser
+ * walks, srnic-conf prints from and docs/configuration.md lists.  A key's
+ * kind says how its value reads, where it lands and how it prints; a key
+ * whose value needs more than that (a port line, a device's ports, a
+ * service) names its own parser.
+ */
+enum srnic_conf_kind {
+	SRNIC_CONF_UINT,	/* decimal, lo to hi, into an unsigned */
+	SRNIC_CONF_BOOL,	/* yes or no, into an int */
+	SRNIC_CONF_ENUM,	/* one of names[], its index into an int */
+	SRNIC_CONF_STR,		/* text shorter than size, into char[] */
+	SRNIC_CONF_PATH,	/* an absolute path shorter than size */
+	SRNIC_CONF_IPV4,	/* dotted quad, into a host-order uint32_t */
+	SRNIC_CONF_MAC,		/* xx:xx:xx:xx:xx:xx, into uint8_t[6] */
+	/* One value a port, set by the line after that port's line:
+	 * char[SRNIC_MAX_PORTS][size], or uint8_t[SRNIC_MAX_PORTS] holding
+	 * a number lo to hi or a yes/no. */
+	SRNIC_CONF_PORT_STR,
+	SRNIC_CONF_PORT_U8,
+	SRNIC_CONF_PORT_BOOL,
+	SRNIC_CONF_SERVICES,	/* the svc[] list (its own parser) */
+};
+
+struct srnic_conf_key;
+/* Parses val into cfg; on a bad value writes why (without the key's
+ * name, which the caller puts first) and returns -1. */
+typedef int srnic_conf_parse_fn(struct srnic_config *cfg,
+				const struct srnic_conf_key *key,
+				const char *val, char *why, size_t len);
+
+struct srnic_conf_key {
+	const char *name;
+	enum srnic_conf_kind kind;
+	size_t offset;			/* of the value in srnic_config */
+	size_t size;			/* STR, PATH, PORT_STR: bytes */
+	unsigned lo, hi;		/* UINT, PORT_U8: bounds */
+	unsigned def;			/* UINT, BOOL, ENUM: when absent */
+	const char *const *names;	/* ENUM: the words, NULL-ended */
+	srnic_conf_parse_fn *parse;	/* NULL: the kind's own parser */
+	const char *doc;		/* what it sets, one line */
+};
+
+extern const struct srnic_conf_key srnic_conf_keys[];
+extern const unsigned srnic_conf_nkeys;
+/* The table's entry for name, or NULL. */
+const struct srnic_conf_key *srnic_config_key(const char *name);
 
 #endif

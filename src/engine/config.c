@@ -1,8 +1,19 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The node's configuration file: "key = value" lines, '#' starting a
+ * comment.  Every key is a row of srnic_conf_keys[] (the end of this file):
+ * a line is looked up there and parsed by its key's kind, or by the key's
+ * own parser, so what a key takes and what a bad value is told both come
+ * from its row.  srnic-conf prints a loaded file from the same table, and
+ * docs/configuration.md lists it (tests/unit/test_config.c holds them to
+ * each other).
+ */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,11 +117,233 @@ static bool crosses_wire(const char *port)
 	return strncmp(port, "net_memif", 9) && strncmp(port, "net_ring", 8);
 }
 
-/* The cluster key file: 64 hex digits (32 bytes), an optional newline,
- * and no access for anyone but its owner.  Returns a reason, or NULL. */
-static const char *read_key(struct srnic_config *cfg, const char *path)
+
+/* Writes a reason for a bad value to why; returns -1, a parser's failure. */
+static int __attribute__((format(printf, 3, 4)))
+reject(char *why, size_t len, const char *fmt, ...)
 {
-	static char why[300];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Where a key's value lives in cfg. */
+static void *field(struct srnic_config *cfg, const struct srnic_conf_key *k)
+{
+	return (char *)cfg + k->offset;
+}
+
+/* ---- the kinds' parsers ----------------------------------------------- */
+
+static int parse_uint_kind(struct srnic_config *cfg,
+			   const struct srnic_conf_key *k, const char *val,
+			   char *why, size_t len)
+{
+	if (parse_uint(val, k->lo, k->hi, field(cfg, k)))
+		return reject(why, len, "%u to %u", k->lo, k->hi);
+	return 0;
+}
+
+static int parse_bool_kind(struct srnic_config *cfg,
+			   const struct srnic_conf_key *k, const char *val,
+			   char *why, size_t len)
+{
+	if (parse_yes_no(val, field(cfg, k)))
+		return reject(why, len, "yes or no");
+	return 0;
+}
+
+/* The words of an enum key as a reason: "a, b or c". */
+static int reject_enum(const struct srnic_conf_key *k, char *why, size_t len)
+{
+	size_t n = 0;
+	unsigned i;
+
+	why[0] = '\0';
+	for (i = 0; k->names[i] && n < len; i++)
+		n += snprintf(why + n, len - n, "%s%s",
+			      !i ? "" : k->names[i + 1] ? ", " : " or ",
+			      k->names[i]);
+	return -1;
+}
+
+static int parse_enum_kind(struct srnic_config *cfg,
+			   const struct srnic_conf_key *k, const char *val,
+			   char *why, size_t len)
+{
+	int i;
+
+	for (i = 0; k->names[i]; i++)
+		if (!strcmp(val, k->names[i])) {
+			*(int *)field(cfg, k) = i;
+			return 0;
+		}
+	return reject_enum(k, why, len);
+}
+
+static int parse_str_kind(struct srnic_config *cfg,
+			  const struct srnic_conf_key *k, const char *val,
+			  char *why, size_t len)
+{
+	if (copy_str(field(cfg, k), k->size, val))
+		return reject(why, len, "at most %zu characters", k->size - 1);
+	return 0;
+}
+
+static int parse_path_kind(struct srnic_config *cfg,
+			   const struct srnic_conf_key *k, const char *val,
+			   char *why, size_t len)
+{
+	if (val[0] != '/' || copy_str(field(cfg, k), k->size, val))
+		return reject(why, len, "an absolute path, under %zu "
+			      "characters", k->size);
+	return 0;
+}
+
+static int parse_ipv4_kind(struct srnic_config *cfg,
+			   const struct srnic_conf_key *k, const char *val,
+			   char *why, size_t len)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, val, &a) != 1)
+		return reject(why, len, "not an IPv4 address");
+	*(uint32_t *)field(cfg, k) = ntohl(a.s_addr);
+	return 0;
+}
+
+static int parse_mac_kind(struct srnic_config *cfg,
+			  const struct srnic_conf_key *k, const char *val,
+			  char *why, size_t len)
+{
+	if (parse_mac(val, field(cfg, k)))
+		return reject(why, len, "want xx:xx:xx:xx:xx:xx");
+	return 0;
+}
+
+/* The port a line after a port line is for: the last one; -1 before any. */
+static int last_port(const struct srnic_config *cfg, char *why, size_t len)
+{
+	if (!cfg->nports)
+		return reject(why, len, "goes after the port line it is for");
+	return (int)cfg->nports - 1;
+}
+
+static int parse_port_u8_kind(struct srnic_config *cfg,
+			      const struct srnic_conf_key *k, const char *val,
+			      char *why, size_t len)
+{
+	int p = last_port(cfg, why, len);
+	unsigned v;
+
+	if (p < 0)
+		return -1;
+	if (parse_uint(val, k->lo, k->hi, &v))
+		return reject(why, len, "%u to %u", k->lo, k->hi);
+	((uint8_t *)field(cfg, k))[p] = (uint8_t)v;
+	return 0;
+}
+
+static int parse_port_bool_kind(struct srnic_config *cfg,
+				const struct srnic_conf_key *k,
+				const char *val, char *why, size_t len)
+{
+	int p = last_port(cfg, why, len), on;
+
+	if (p < 0)
+		return -1;
+	if (parse_yes_no(val, &on))
+		return reject(why, len, "yes or no");
+	((uint8_t *)field(cfg, k))[p] = (uint8_t)on;
+	return 0;
+}
+
+/* (PORT_STR and SERVICES keys have parsers of their own) */
+static srnic_conf_parse_fn *const kind_parser[] = {
+	[SRNIC_CONF_UINT] = parse_uint_kind,
+	[SRNIC_CONF_BOOL] = parse_bool_kind,
+	[SRNIC_CONF_ENUM] = parse_enum_kind,
+	[SRNIC_CONF_STR] = parse_str_kind,
+	[SRNIC_CONF_PATH] = parse_path_kind,
+	[SRNIC_CONF_IPV4] = parse_ipv4_kind,
+	[SRNIC_CONF_MAC] = parse_mac_kind,
+	[SRNIC_CONF_PORT_U8] = parse_port_u8_kind,
+	[SRNIC_CONF_PORT_BOOL] = parse_port_bool_kind,
+};
+
+/* ---- keys with parsers of their own ------------------------------------ */
+
+/* (the name makes the default state directory: nothing that climbs out) */
+static int parse_node(struct srnic_config *cfg, const struct srnic_conf_key *k,
+		      const char *val, char *why, size_t len)
+{
+	if (!*val || strchr(val, '/') || !strcmp(val, ".") ||
+	    !strcmp(val, "..") || copy_str(cfg->node, k->size, val))
+		return reject(why, len, "1 to %zu characters, no '/', not . "
+			      "or ..", k->size - 1);
+	return 0;
+}
+
+static int parse_mtu(struct srnic_config *cfg, const struct srnic_conf_key *k,
+		     const char *val, char *why, size_t len)
+{
+	unsigned v;
+
+	if (parse_uint(val, k->lo, k->hi, &v) || (v & (v - 1)))
+		return reject(why, len, "a power of two from %u to %u", k->lo,
+			      k->hi);
+	cfg->mtu = v;
+	return 0;
+}
+
+/* A port line: the next port, with the defaults of the lines that may
+ * follow it (weight 1; a CRC where its frames cross a wire). */
+static int parse_port(struct srnic_config *cfg, const struct srnic_conf_key *k,
+		      const char *val, char *why, size_t len)
+{
+	unsigned p = cfg->nports;
+
+	if (p == SRNIC_MAX_PORTS)
+		return reject(why, len, "too many ports (at most %d)",
+			      SRNIC_MAX_PORTS);
+	if (!*val || copy_str(cfg->port[p], k->size, val))
+		return reject(why, len, "empty or too long");
+	if (memif_zero_copy(val))
+		return reject(why, len, "memif's zero-copy=yes (either role) "
+			      "is refused: DPDK 22.11's memif closes the "
+			      "memory's file descriptor on connect, and its "
+			      "peer then faults (docs/performance.md)");
+	cfg->weight[p] = 1;
+	cfg->crc[p] = crosses_wire(val);
+	cfg->nports++;
+	return 0;
+}
+
+static int parse_link(struct srnic_config *cfg, const struct srnic_conf_key *k,
+		      const char *val, char *why, size_t len)
+{
+	int p = last_port(cfg, why, len);
+
+	if (p < 0)
+		return -1;
+	if (strncmp(cfg->port[p], "net_tap", 7))
+		return reject(why, len, "only a tap port (net_tap) has one");
+	if (!*val || strpbrk(val, " \t/") ||
+	    copy_str(cfg->link[p], k->size, val))
+		return reject(why, len, "a kernel interface name (at most %zu "
+			      "characters)", k->size - 1);
+	return 0;
+}
+
+/* The cluster key file: 64 hex digits (32 bytes), an optional newline, and
+ * no access for anyone but its owner. */
+static int parse_cluster_key(struct srnic_config *cfg,
+			     const struct srnic_conf_key *k, const char *path,
+			     char *why, size_t len)
+{
 	char text[80];
 	struct stat st;
 	size_t n;
@@ -119,424 +352,387 @@ static const char *read_key(struct srnic_config *cfg, const char *path)
 
 	f = fopen(path, "r");
 	if (!f || fstat(fileno(f), &st)) {
-		snprintf(why, sizeof(why), "cluster_key: cannot read %s: %s",
-			 path, strerror(errno));
+		reject(why, len, "cannot read %s: %s", path, strerror(errno));
 		if (f)
 			fclose(f);
-		return why;
+		return -1;
 	}
 	n = fread(text, 1, sizeof(text) - 1, f);
 	fclose(f);
-	if (st.st_mode & 077) {
-		snprintf(why, sizeof(why), "cluster_key: %s may be read by "
-			 "others than its owner (chmod 600 it)", path);
-		return why;
-	}
+	if (st.st_mode & 077)
+		return reject(why, len, "%s may be read by others than its "
+			      "owner (chmod 600 it)", path);
 	text[n] = '\0';
 	if (n && text[n - 1] == '\n')
 		text[--n] = '\0';
 	for (i = 0; n == 64 && i < 32; i++)
-		if (sscanf(text + 2 * i, "%2hhx", &cfg->cluster_key[i]) != 1 ||
-		    !isxdigit((unsigned char)text[2 * i]) ||
-		    !isxdigit((unsigned char)text[2 * i + 1]))
+		if (!isxdigit((unsigned char)text[2 * i]) ||
+		    !isxdigit((unsigned char)text[2 * i + 1]) ||
+		    sscanf(text + 2 * i, "%2hhx", &cfg->cluster_key[i]) != 1)
 			break;
-	if (n != 64 || i != 32) {
-		snprintf(why, sizeof(why), "cluster_key: %s must hold 64 hex "
-			 "digits (32 bytes), e.g. made by "
-			 "'od -An -tx1 -N32 /dev/urandom | tr -d \" \\n\"'",
-			 path);
-		return why;
-	}
+	if (n != 64 || i != 32)
+		return reject(why, len, "%s must hold 64 hex digits (32 "
+			      "bytes), e.g. made by 'od -An -tx1 -N32 "
+			      "/dev/urandom | tr -d \" \\n\"'", path);
 	cfg->has_key = 1;
-	return NULL;
+	return 0;
 }
 
-static const char *known[] = {"node", "ipv4", "mac", "netdev", "mtu",
-			      "port", "mem_mb", "hugepages", "eal",
-			      "idle_sleep_us", "ack_delay_us", "resolve_ms",
-			      "stats_file", "fault_file", "capture_file",
-			      "weight", "link",
-			      "zero_copy", "crc", "state_dir", "cluster_key",
-			      "srnicd_socket", "huge_dir", "device",
-			      "key_scope", "service", "svc_dead_ms",
-			      "svc_grace_ms"};
-
-static bool is_known(const char *key)
+/* "device = srnicK P[,P...]": the ports, already declared, that make verbs
+ * device srnicK (1 to 3; srnic0 keeps the others). */
+static int parse_device(struct srnic_config *cfg,
+			const struct srnic_conf_key *k, const char *val,
+			char *why, size_t len)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (!strcmp(key, known[i]))
-			return true;
-	return false;
-}
-
-/* "device = srnicK P[,P...]": the ports, already declared, that make
- * verbs device srnicK (1 to 3; srnic0 keeps the others). */
-static const char *apply_device(struct srnic_config *cfg, const char *val)
-{
-	static char why[128];
-	unsigned k, p, n = 0;
+	unsigned d, p, n = 0;
 	const char *s;
 	char *end;
 
 	if (strncmp(val, "srnic", 5) || val[5] < '1' ||
 	    val[5] >= '0' + SRNIC_MAX_DEVICES || val[6] != ' ')
-		return "device: srnic1 to srnic3, then its ports (e.g. "
-		       "'device = srnic1 1'): srnic0 keeps the rest";
-	k = (unsigned)(val[5] - '0');
+		return reject(why, len, "srnic1 to srnic%d, then its ports "
+			      "(e.g. 'device = srnic1 1'): srnic0 keeps the "
+			      "rest", SRNIC_MAX_DEVICES - 1);
+	d = (unsigned)(val[5] - '0');
 	for (s = val + 7; *s; s = end) {
-		while (*s == ' ' || *s == ',')
-			s++;
+		s += strspn(s, " ,");
 		if (!*s)
 			break;
 		p = (unsigned)strtoul(s, &end, 10);
-		if (end == s || p >= cfg->nports) {
-			snprintf(why, sizeof(why), "device: srnic%u: no port "
-				 "'%.8s' (ports are numbered from 0, and go "
-				 "before the device lines)", k, s);
-			return why;
-		}
-		if (cfg->port_dev[p]) {
-			snprintf(why, sizeof(why), "device: port %u is "
-				 "srnic%u's already", p, cfg->port_dev[p]);
-			return why;
-		}
-		cfg->port_dev[p] = (uint8_t)k;
+		if (end == s || p >= cfg->nports)
+			return reject(why, len, "srnic%u: no port '%.8s' "
+				      "(ports are numbered from 0, and go "
+				      "before the device lines)", d, s);
+		if (cfg->port_dev[p])
+			return reject(why, len, "port %u is srnic%u's already",
+				      p, cfg->port_dev[p]);
+		cfg->port_dev[p] = (uint8_t)d;
 		n++;
 	}
 	if (!n)
-		return "device: which ports? (e.g. 'device = srnic1 1')";
-	if (k + 1 > cfg->ndev)
-		cfg->ndev = k + 1;
-	return NULL;
+		return reject(why, len, "which ports? (e.g. 'device = srnic1 "
+			      "1')");
+	if (d + 1 > cfg->ndev)
+		cfg->ndev = d + 1;
+	return 0;
 }
 
-/* "service = NAME IPV4 prio=N [failback=auto|expire] [mode=group|switch]": a
- * service this node is a member of (docs/failover.md). */
-static const char *apply_service(struct srnic_config *cfg, const char *val)
+/* One "prio=N", "failback=..." or "mode=..." of a service line. */
+static int service_setting(struct srnic_service_conf *sv, const char *tok,
+			   char *why, size_t len)
 {
-	static char why[160];
-	struct srnic_service_conf *sv;
+	unsigned v;
+
+	if (!strncmp(tok, "prio=", 5)) {
+		if (parse_uint(tok + 5, 1, 255, &v))
+			return reject(why, len, "prio=1 to 255");
+		sv->prio = (uint8_t)v;
+	} else if (!strcmp(tok, "failback=auto")) {
+		sv->failback = 1;
+	} else if (!strcmp(tok, "failback=expire")) {
+		sv->failback = 0;
+	} else if (!strcmp(tok, "mode=group")) {
+		sv->mode = SRNIC_SVC_GROUP;
+	} else if (!strcmp(tok, "mode=switch")) {
+		sv->mode = SRNIC_SVC_SWITCH;
+	} else {
+		return reject(why, len, "unknown setting '%.32s' (prio=, "
+			      "failback=, mode=)", tok);
+	}
+	return 0;
+}
+
+/* "service = NAME IPV4 prio=N [failback=auto|expire] [mode=group|switch]":
+ * a service this node is a member of (docs/failover.md). */
+static int parse_service(struct srnic_config *cfg,
+			 const struct srnic_conf_key *k, const char *val,
+			 char *why, size_t len)
+{
+	struct srnic_service_conf *sv = &cfg->svc[cfg->nsvc];
 	char buf[256], *tok, *save = NULL;
 	struct in_addr a;
-	unsigned i, v;
+	unsigned i;
 
 	if (cfg->nsvc == SRNIC_MAX_SERVICES)
-		return "service: at most 4";
+		return reject(why, len, "at most %d", SRNIC_MAX_SERVICES);
 	if (copy_str(buf, sizeof(buf), val))
-		return "service: too long";
-	sv = &cfg->svc[cfg->nsvc];
+		return reject(why, len, "too long");
 	memset(sv, 0, sizeof(*sv));
 	sv->failback = 1;
 	tok = strtok_r(buf, " \t", &save);
 	if (!tok || copy_str(sv->name, sizeof(sv->name), tok))
-		return "service: NAME IPV4 prio=N [failback=auto|expire], "
-		       "the name 1 to 15 characters";
+		return reject(why, len, "NAME IPV4 prio=N [failback=auto|"
+			      "expire], the name 1 to %zu characters",
+			      sizeof(sv->name) - 1);
 	tok = strtok_r(NULL, " \t", &save);
 	if (!tok || inet_pton(AF_INET, tok, &a) != 1)
-		return "service: its address (IPV4) after the name";
+		return reject(why, len, "its address (IPV4) after the name");
 	sv->ipv4 = ntohl(a.s_addr);
-	while ((tok = strtok_r(NULL, " \t", &save)) != NULL) {
-		if (!strncmp(tok, "prio=", 5)) {
-			if (parse_uint(tok + 5, 1, 255, &v))
-				return "service: prio=1 to 255";
-			sv->prio = (uint8_t)v;
-		} else if (!strcmp(tok, "failback=auto")) {
-			sv->failback = 1;
-		} else if (!strcmp(tok, "failback=expire")) {
-			sv->failback = 0;
-		} else if (!strcmp(tok, "mode=group")) {
-			sv->mode = SRNIC_SVC_GROUP;
-		} else if (!strcmp(tok, "mode=switch")) {
-			sv->mode = SRNIC_SVC_SWITCH;
-		} else {
-			snprintf(why, sizeof(why), "service: unknown setting "
-				 "'%.32s' (prio=, failback=, mode=)", tok);
-			return why;
-		}
-	}
+	while ((tok = strtok_r(NULL, " \t", &save)) != NULL)
+		if (service_setting(sv, tok, why, len))
+			return -1;
 	if (!sv->prio)
-		return "service: prio=N is required (1 to 255: the live "
-		       "member with the highest holds it)";
+		return reject(why, len, "prio=N is required (1 to 255: the "
+			      "live member with the highest holds it)");
 	for (i = 0; i < cfg->nsvc; i++)
 		if (!strcmp(cfg->svc[i].name, sv->name) ||
-		    cfg->svc[i].ipv4 == sv->ipv4) {
-			snprintf(why, sizeof(why), "service: %s or its address "
-				 "is there already", sv->name);
-			return why;
-		}
+		    cfg->svc[i].ipv4 == sv->ipv4)
+			return reject(why, len, "%s or its address is there "
+				      "already", sv->name);
 	cfg->nsvc++;
+	return 0;
+}
+
+/* ---- the table ------------------------------------------------------- */
+
+#define AT(f) offsetof(struct srnic_config, f)
+#define SIZE(f) sizeof(((struct srnic_config *)0)->f)
+
+static const char *const key_scopes[] = {"node", "device", NULL};
+
+const struct srnic_conf_key srnic_conf_keys[] = {
+	/* who the node is */
+	{ .name = "node", .kind = SRNIC_CONF_STR, .offset = AT(node),
+	  .size = SIZE(node), .parse = parse_node,
+	  .doc = "the node's name (it names the default state directory "
+		 "and srnicd socket)" },
+	{ .name = "ipv4", .kind = SRNIC_CONF_IPV4, .offset = AT(ipv4),
+	  .doc = "the node's address: GID 1 is ::ffff:IPV4 (RoCE v2)" },
+	{ .name = "mac", .kind = SRNIC_CONF_MAC, .offset = AT(mac),
+	  .doc = "the node's MAC: its node GUID and GID 0 (fe80::EUI-64)" },
+	{ .name = "netdev", .kind = SRNIC_CONF_STR, .offset = AT(netdev),
+	  .size = SIZE(netdev),
+	  .doc = "the kernel interface the GIDs name (none: lo)" },
+	{ .name = "mtu", .kind = SRNIC_CONF_UINT, .offset = AT(mtu),
+	  .lo = 256, .hi = 8192, .def = 4096, .parse = parse_mtu,
+	  .doc = "bytes of payload a packet carries at most" },
+	/* the ports, each with the lines after it */
+	{ .name = "port", .kind = SRNIC_CONF_PORT_STR, .offset = AT(port),
+	  .size = SIZE(port[0]), .parse = parse_port,
+	  .doc = "a port: DPDK vdev arguments as for --vdev, one line a "
+		 "port, in order" },
+	{ .name = "weight", .kind = SRNIC_CONF_PORT_U8, .offset = AT(weight),
+	  .lo = 1, .hi = SRNIC_MAX_WEIGHT,
+	  .doc = "the port's packets in each round of striping (none: 1)" },
+	{ .name = "crc", .kind = SRNIC_CONF_PORT_BOOL, .offset = AT(crc),
+	  .doc = "the port's frames end in a CRC-32C (none: yes, but no for "
+		 "memif and net_ring)" },
+	{ .name = "link", .kind = SRNIC_CONF_PORT_STR, .offset = AT(link),
+	  .size = SIZE(link[0]), .parse = parse_link,
+	  .doc = "a tap port's cable: the kernel interface whose bridge it "
+		 "joins and whose carrier it follows" },
+	{ .name = "device", .kind = SRNIC_CONF_PORT_U8,
+	  .offset = AT(port_dev), .parse = parse_device,
+	  .doc = "srnicK P[,P...]: the ports that make verbs device srnicK "
+		 "(1 to 3; srnic0 keeps the rest)" },
+	{ .name = "key_scope", .kind = SRNIC_CONF_ENUM,
+	  .offset = AT(key_scope_device), .names = key_scopes,
+	  .doc = "device: a key is looked up by the device its packet came "
+		 "in on (key migration)" },
+	/* services (docs/failover.md) */
+	{ .name = "service", .kind = SRNIC_CONF_SERVICES, .offset = AT(svc),
+	  .parse = parse_service,
+	  .doc = "NAME IPV4 prio=N [failback=auto|expire] "
+		 "[mode=group|switch]: a service the node is a member of" },
+	{ .name = "svc_dead_ms", .kind = SRNIC_CONF_UINT,
+	  .offset = AT(svc_dead_ms), .lo = 20, .hi = 10000, .def = 300,
+	  .doc = "how long a holder may be silent before the best live "
+		 "member takes its service" },
+	{ .name = "svc_grace_ms", .kind = SRNIC_CONF_UINT,
+	  .offset = AT(svc_grace_ms), .lo = 0, .hi = 60000, .def = 2000,
+	  .doc = "how long a client's QP of a service retries for free "
+		 "while no holder is heard" },
+	/* DPDK */
+	{ .name = "mem_mb", .kind = SRNIC_CONF_UINT, .offset = AT(mem_mb),
+	  .lo = 64, .hi = 65536, .def = 256,
+	  .doc = "MiB of memory EAL takes" },
+	{ .name = "hugepages", .kind = SRNIC_CONF_BOOL,
+	  .offset = AT(hugepages), .def = 1,
+	  .doc = "no: EAL runs on ordinary pages (--no-huge)" },
+	{ .name = "eal", .kind = SRNIC_CONF_STR, .offset = AT(eal_extra),
+	  .size = SIZE(eal_extra),
+	  .doc = "more EAL arguments, space separated" },
+	/* the datapath */
+	{ .name = "idle_sleep_us", .kind = SRNIC_CONF_UINT,
+	  .offset = AT(idle_sleep_us), .lo = 0, .hi = 100000, .def = 200,
+	  .doc = "longest nap of an idle datapath core (0: it never "
+		 "sleeps)" },
+	/* (at most 200: below the RTO's floor, 250 us, or the peer probes) */
+	{ .name = "ack_delay_us", .kind = SRNIC_CONF_UINT,
+	  .offset = AT(ack_delay_us), .lo = 0, .hi = 200, .def = 20,
+	  .doc = "how long a plain ACK may wait for a packet to ride with "
+		 "(0: never)" },
+	{ .name = "zero_copy", .kind = SRNIC_CONF_BOOL,
+	  .offset = AT(zero_copy), .def = 0,
+	  .doc = "RC payload leaves from registered memory where the port "
+		 "allows it" },
+	{ .name = "resolve_ms", .kind = SRNIC_CONF_UINT,
+	  .offset = AT(resolve_ms), .lo = 1, .hi = 600000, .def = 5000,
+	  .doc = "how long modify_qp(RTR) waits to find the peer's GID" },
+	/* files the node shares with ./srnic and srnicd */
+	{ .name = "stats_file", .kind = SRNIC_CONF_STR,
+	  .offset = AT(stats_file), .size = SIZE(stats_file),
+	  .doc = "where the engine writes its counters (none: nowhere)" },
+	{ .name = "fault_file", .kind = SRNIC_CONF_STR,
+	  .offset = AT(fault_file), .size = SIZE(fault_file),
+	  .doc = "delay and reordering to inject on receive, re-read when "
+		 "it changes (none: no faults)" },
+	{ .name = "capture_file", .kind = SRNIC_CONF_STR,
+	  .offset = AT(capture_file), .size = SIZE(capture_file),
+	  .doc = "where ./srnic capture leaves its requests (none: no "
+		 "capture of memif ports)" },
+	/* (16 bytes kept for the names of the files in it) */
+	{ .name = "state_dir", .kind = SRNIC_CONF_PATH,
+	  .offset = AT(state_dir), .size = SIZE(state_dir) - 16,
+	  .doc = "what the node keeps across starts, its boot count (none: "
+		 "/var/lib/srnic/NODE)" },
+	{ .name = "srnicd_socket", .kind = SRNIC_CONF_PATH,
+	  .offset = AT(srnicd_socket), .size = SIZE(srnicd_socket),
+	  .doc = "where srnicd serves the node (none: /run/srnic/NODE.sock)" },
+	{ .name = "huge_dir", .kind = SRNIC_CONF_PATH, .offset = AT(huge_dir),
+	  .size = SIZE(huge_dir),
+	  .doc = "srnicd: the hugetlbfs its memory files go to (none: the "
+		 "first mounted)" },
+	{ .name = "cluster_key", .kind = SRNIC_CONF_BOOL,
+	  .offset = AT(has_key), .parse = parse_cluster_key,
+	  .doc = "a file of 64 hex digits, mode 600: control frames carry "
+		 "its MAC, and those without are dropped" },
+};
+
+const unsigned srnic_conf_nkeys =
+	sizeof(srnic_conf_keys) / sizeof(srnic_conf_keys[0]);
+
+const struct srnic_conf_key *srnic_config_key(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < srnic_conf_nkeys; i++)
+		if (!strcmp(srnic_conf_keys[i].name, name))
+			return &srnic_conf_keys[i];
 	return NULL;
 }
 
-/* Every device srnic0 to srnic<ndev - 1> has a port; NULL or why not. */
-static const char *devices_whole(const struct srnic_config *cfg)
+/* ---- loading a file -------------------------------------------------- */
+
+static void set_defaults(struct srnic_config *cfg)
 {
-	static char why[96];
-	unsigned k, p;
-
-	for (k = 0; k < cfg->ndev; k++) {
-		for (p = 0; p < cfg->nports && cfg->port_dev[p] != k; p++)
-			;
-		if (p == cfg->nports) {
-			snprintf(why, sizeof(why), "device: srnic%u has no "
-				 "port (devices take ports in order, srnic0 "
-				 "the ones left)", k);
-			return why;
-		}
-	}
-	return NULL;
-}
-
-/* One "key = value" line; returns a reason on error, NULL when fine. */
-static const char *apply(struct srnic_config *cfg, const char *key,
-			 const char *val)
-{
-	struct in_addr a;
-
-	if (!strcmp(key, "node"))
-		/* (it names the default state directory) */
-		return copy_str(cfg->node, sizeof(cfg->node), val) || !*val ||
-				       strchr(val, '/') || !strcmp(val, ".") ||
-				       !strcmp(val, "..")
-			       ? "node: 1 to 15 characters, no '/', not . or .."
-			       : NULL;
-	if (!strcmp(key, "ipv4")) {
-		if (inet_pton(AF_INET, val, &a) != 1)
-			return "ipv4: not an IPv4 address";
-		cfg->ipv4 = ntohl(a.s_addr);
-		return NULL;
-	}
-	if (!strcmp(key, "mac"))
-		return parse_mac(val, cfg->mac) ? "mac: want xx:xx:xx:xx:xx:xx"
-						: NULL;
-	if (!strcmp(key, "netdev"))
-		return copy_str(cfg->netdev, sizeof(cfg->netdev), val)
-			       ? "netdev: name too long"
-			       : NULL;
-	if (!strcmp(key, "mtu")) {
-		if (parse_uint(val, 256, 8192, &cfg->mtu) ||
-		    (cfg->mtu & (cfg->mtu - 1)))
-			return "mtu: a power of two from 256 to 8192";
-		return NULL;
-	}
-	if (!strcmp(key, "port")) {
-		if (cfg->nports == SRNIC_MAX_PORTS)
-			return "port: too many ports (at most 8)";
-		if (copy_str(cfg->port[cfg->nports], sizeof(cfg->port[0]),
-			     val) || !*val)
-			return "port: empty or too long";
-		if (memif_zero_copy(val))
-			return "port: memif's zero-copy=yes (either role) is "
-			       "refused: DPDK 22.11's memif closes the "
-			       "memory's file descriptor on connect, and its "
-			       "peer then faults (docs/performance.md)";
-		cfg->weight[cfg->nports] = 1;
-		cfg->crc[cfg->nports++] = crosses_wire(val);
-		return NULL;
-	}
-	if (!strcmp(key, "crc")) {
-		int on;
-
-		if (!cfg->nports)
-			return "crc: goes after the port line it is for";
-		if (parse_yes_no(val, &on))
-			return "crc: yes or no";
-		cfg->crc[cfg->nports - 1] = on;
-		return NULL;
-	}
-	if (!strcmp(key, "link")) {
-		if (!cfg->nports)
-			return "link: goes after the port line it is for";
-		if (strncmp(cfg->port[cfg->nports - 1], "net_tap", 7))
-			return "link: only a tap port (net_tap) has one";
-		if (copy_str(cfg->link[cfg->nports - 1],
-			     sizeof(cfg->link[0]), val) || !*val ||
-		    strpbrk(val, " \t/"))
-			return "link: a kernel interface name (at most 15 "
-			       "characters)";
-		return NULL;
-	}
-	if (!strcmp(key, "weight")) {
-		unsigned w;
-
-		if (!cfg->nports)
-			return "weight: goes after the port line it is for";
-		if (parse_uint(val, 1, SRNIC_MAX_WEIGHT, &w))
-			return "weight: 1 to 16";
-		cfg->weight[cfg->nports - 1] = w;
-		return NULL;
-	}
-	if (!strcmp(key, "device"))
-		return apply_device(cfg, val);
-	if (!strcmp(key, "service"))
-		return apply_service(cfg, val);
-	if (!strcmp(key, "svc_grace_ms"))
-		return parse_uint(val, 0, 60000, &cfg->svc_grace_ms)
-			       ? "svc_grace_ms: 0 to 60000"
-			       : NULL;
-	if (!strcmp(key, "svc_dead_ms"))
-		return parse_uint(val, 20, 10000, &cfg->svc_dead_ms)
-			       ? "svc_dead_ms: 20 to 10000"
-			       : NULL;
-	if (!strcmp(key, "key_scope")) {
-		if (strcmp(val, "node") && strcmp(val, "device"))
-			return "key_scope: node or device";
-		cfg->key_scope_device = !strcmp(val, "device");
-		return NULL;
-	}
-	if (!strcmp(key, "mem_mb"))
-		return parse_uint(val, 64, 65536, &cfg->mem_mb)
-			       ? "mem_mb: 64 to 65536"
-			       : NULL;
-	if (!strcmp(key, "hugepages"))
-		return parse_yes_no(val, &cfg->hugepages)
-			       ? "hugepages: yes or no"
-			       : NULL;
-	if (!strcmp(key, "zero_copy"))
-		return parse_yes_no(val, &cfg->zero_copy)
-			       ? "zero_copy: yes or no"
-			       : NULL;
-	if (!strcmp(key, "eal"))
-		return copy_str(cfg->eal_extra, sizeof(cfg->eal_extra), val)
-			       ? "eal: too long"
-			       : NULL;
-	if (!strcmp(key, "idle_sleep_us"))
-		return parse_uint(val, 0, 100000, &cfg->idle_sleep_us)
-			       ? "idle_sleep_us: 0 to 100000"
-			       : NULL;
-	if (!strcmp(key, "ack_delay_us"))
-		/* (below the RTO's floor, 250 us: the peer would probe) */
-		return parse_uint(val, 0, 200, &cfg->ack_delay_us)
-			       ? "ack_delay_us: 0 to 200"
-			       : NULL;
-	if (!strcmp(key, "resolve_ms"))
-		return parse_uint(val, 1, 600000, &cfg->resolve_ms)
-			       ? "resolve_ms: 1 to 600000"
-			       : NULL;
-	if (!strcmp(key, "stats_file"))
-		return copy_str(cfg->stats_file, sizeof(cfg->stats_file), val)
-			       ? "stats_file: path too long"
-			       : NULL;
-	if (!strcmp(key, "cluster_key"))
-		return read_key(cfg, val);
-	if (!strcmp(key, "srnicd_socket"))
-		return copy_str(cfg->srnicd_socket,
-				sizeof(cfg->srnicd_socket), val) ||
-				       val[0] != '/'
-			       ? "srnicd_socket: an absolute path, under 108 "
-				 "characters"
-			       : NULL;
-	if (!strcmp(key, "huge_dir"))
-		return copy_str(cfg->huge_dir, sizeof(cfg->huge_dir), val) ||
-				       val[0] != '/'
-			       ? "huge_dir: an absolute path, under 128 "
-				 "characters"
-			       : NULL;
-	if (!strcmp(key, "state_dir"))
-		return copy_str(cfg->state_dir, sizeof(cfg->state_dir) - 16,
-				val) || val[0] != '/'
-			       ? "state_dir: an absolute path, under 240 "
-				 "characters"
-			       : NULL;
-	if (!strcmp(key, "fault_file"))
-		return copy_str(cfg->fault_file, sizeof(cfg->fault_file), val)
-			       ? "fault_file: path too long"
-			       : NULL;
-	if (!strcmp(key, "capture_file"))
-		return copy_str(cfg->capture_file, sizeof(cfg->capture_file),
-				val)
-			       ? "capture_file: path too long"
-			       : NULL;
-	return NULL;	/* the caller names the unknown key */
-}
-
-int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
-{
-	const char *path = getenv("SRNIC_CONF");
-	char line[512];
-	unsigned lineno = 0, i;
-	FILE *f;
+	const struct srnic_conf_key *k;
 
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->mtu = 4096;
-	cfg->mem_mb = 256;
-	cfg->hugepages = 1;
-	cfg->idle_sleep_us = 200;
-	cfg->svc_dead_ms = 300;
-	cfg->svc_grace_ms = 2000;
-	cfg->ack_delay_us = 20;
-	cfg->resolve_ms = 5000;
-	if (!path || !*path)
-		path = DEFAULT_CONF;
-	snprintf(cfg->path, sizeof(cfg->path), "%s", path);
+	for (k = srnic_conf_keys; k < srnic_conf_keys + srnic_conf_nkeys; k++)
+		if (k->kind == SRNIC_CONF_UINT)
+			*(unsigned *)field(cfg, k) = k->def;
+		else if (k->kind == SRNIC_CONF_BOOL ||
+			 k->kind == SRNIC_CONF_ENUM)
+			*(int *)field(cfg, k) = (int)k->def;
+}
 
+/* One "key = value" line, its comment and blanks gone. */
+static int apply_line(struct srnic_config *cfg, char *s, char *why,
+		      size_t len)
+{
+	const struct srnic_conf_key *k;
+	char *eq = strchr(s, '='), reason[400];
+
+	if (!eq)
+		return reject(why, len, "expected key = value");
+	*eq = '\0';
+	s = trim(s);
+	k = srnic_config_key(s);
+	if (!k)
+		return reject(why, len, "unknown key '%s'", s);
+	if ((k->parse ? k->parse : kind_parser[k->kind])(cfg, k, trim(eq + 1),
+							  reason,
+							  sizeof(reason)))
+		return reject(why, len, "%s: %s", k->name, reason);
+	return 0;
+}
+
+static int read_lines(struct srnic_config *cfg, FILE *f, char *err,
+		      unsigned errlen)
+{
+	char line[512], why[480], *s;
+	unsigned lineno = 0;
+
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		s = strchr(line, '#');
+		if (s)
+			*s = '\0';
+		s = trim(line);
+		if (*s && apply_line(cfg, s, why, sizeof(why))) {
+			snprintf(err, errlen, "srnic: %s:%u: %s", cfg->path,
+				 lineno, why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Every device srnic0 to srnic<ndev - 1> has a port. */
+static int devices_whole(const struct srnic_config *cfg, char *why,
+			 size_t len)
+{
+	unsigned d, p;
+
+	for (d = 0; d < cfg->ndev; d++) {
+		for (p = 0; p < cfg->nports && cfg->port_dev[p] != d; p++)
+			;
+		if (p == cfg->nports)
+			return reject(why, len, "device: srnic%u has no port "
+				      "(devices take ports in order, srnic0 "
+				      "the ones left)", d);
+	}
+	return 0;
+}
+
+/* What no one line can be held to: the keys every node needs, and keys
+ * that must agree with each other. */
+static int check_whole(const struct srnic_config *cfg, char *why, size_t len)
+{
+	unsigned i;
+
+	if (!cfg->node[0] || !cfg->ipv4 || !cfg->nports)
+		return reject(why, len, "node, ipv4 and at least one port "
+			      "are required");
+	for (i = 0; i < cfg->nsvc; i++)
+		if (cfg->svc[i].ipv4 == cfg->ipv4)
+			return reject(why, len, "service %s: its address is "
+				      "the node's own", cfg->svc[i].name);
+	if (devices_whole(cfg, why, len))
+		return -1;
+	if (!(cfg->mac[0] | cfg->mac[1] | cfg->mac[2] | cfg->mac[3] |
+	      cfg->mac[4] | cfg->mac[5]))
+		return reject(why, len, "mac is required");
+	return 0;
+}
+
+int srnic_config_load_file(struct srnic_config *cfg, const char *path,
+			   char *err, unsigned errlen)
+{
+	char why[200];
+	FILE *f;
+	int rc;
+
+	set_defaults(cfg);
+	snprintf(cfg->path, sizeof(cfg->path), "%s", path);
 	f = fopen(path, "r");
 	if (!f) {
-		snprintf(err, errlen, "srnic: cannot read configuration %s: %s"
-			 " (set SRNIC_CONF)", path, strerror(errno));
+		snprintf(err, errlen, "srnic: cannot read configuration %s: "
+			 "%s", path, strerror(errno));
 		return -ENOENT;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char *s = line, *eq, *hash;
-		const char *why;
-
-		lineno++;
-		hash = strchr(s, '#');
-		if (hash)
-			*hash = '\0';
-		s = trim(s);
-		if (!*s)
-			continue;
-		eq = strchr(s, '=');
-		if (!eq) {
-			why = "expected key = value";
-		} else {
-			*eq = '\0';
-			s = trim(s);
-			if (!is_known(s)) {
-				snprintf(err, errlen,
-					 "srnic: %s:%u: unknown key '%s'",
-					 path, lineno, s);
-				fclose(f);
-				return -EINVAL;
-			}
-			why = apply(cfg, s, trim(eq + 1));
-		}
-		if (why) {
-			snprintf(err, errlen, "srnic: %s:%u: %s", path, lineno,
-				 why);
-			fclose(f);
-			return -EINVAL;
-		}
-	}
+	rc = read_lines(cfg, f, err, errlen);
 	fclose(f);
-	if (!cfg->node[0] || !cfg->ipv4 || !cfg->nports) {
-		snprintf(err, errlen,
-			 "srnic: %s: node, ipv4 and at least one port are "
-			 "required", path);
-		return -EINVAL;
-	}
+	if (rc)
+		return rc;
 	if (!cfg->ndev)
 		cfg->ndev = 1;
-	for (i = 0; i < cfg->nsvc; i++)
-		if (cfg->svc[i].ipv4 == cfg->ipv4) {
-			snprintf(err, errlen, "srnic: %s: service %s: its "
-				 "address is the node's own", path,
-				 cfg->svc[i].name);
-			return -EINVAL;
-		}
-	if (devices_whole(cfg)) {
-		snprintf(err, errlen, "srnic: %s: %s", path,
-			 devices_whole(cfg));
+	if (check_whole(cfg, why, sizeof(why))) {
+		snprintf(err, errlen, "srnic: %s: %s", path, why);
 		return -EINVAL;
 	}
-	if (!(cfg->mac[0] | cfg->mac[1] | cfg->mac[2] | cfg->mac[3] |
-	      cfg->mac[4] | cfg->mac[5])) {
-		snprintf(err, errlen, "srnic: %s: mac is required", path);
-		return -EINVAL;
-	}
+	/* (defaults that follow from the node's name) */
 	if (!cfg->state_dir[0])
 		snprintf(cfg->state_dir, sizeof(cfg->state_dir),
 			 "/var/lib/srnic/%s", cfg->node);
@@ -544,4 +740,20 @@ int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
 		snprintf(cfg->srnicd_socket, sizeof(cfg->srnicd_socket),
 			 "/run/srnic/%s.sock", cfg->node);
 	return 0;
+}
+
+int srnic_config_load(struct srnic_config *cfg, char *err, unsigned errlen)
+{
+	const char *path = getenv("SRNIC_CONF");
+	size_t n;
+	int rc;
+
+	if (!path || !*path)
+		path = DEFAULT_CONF;
+	rc = srnic_config_load_file(cfg, path, err, errlen);
+	if (rc == -ENOENT) {
+		n = strlen(err);
+		snprintf(err + n, errlen - n, " (set SRNIC_CONF)");
+	}
+	return rc;
 }

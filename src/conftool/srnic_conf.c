@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * srnic-conf FILE [KEY]: a node's configuration as srnicd and the provider
+ * read it (the same parser and checks, src/engine/config.c), for scripts
+ * that would otherwise parse the file again (./srnic).
+ *
+ *   srnic-conf FILE        every key as one JSON object, defaults filled in,
+ *                          with "nports" and "ndev" (the ports and verbs
+ *                          devices the node has)
+ *   srnic-conf FILE KEY    KEY's value alone: one line, or one line a port
+ *                          (port, weight, crc, link, device) or a service
+ *
+ * A bad file exits 1 with the parser's message; an unknown KEY exits 2.
+ */
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "srnic_config.h"
+
+/* Values go out as JSON, or as plain lines (one a value) for a shell. */
+struct out {
+	bool json;
+	unsigned n;	/* values written in the current list */
+};
+
+static void begin_value(struct out *o)
+{
+	if (o->json && o->n++)
+		fputs(", ", stdout);
+}
+
+static void end_value(const struct out *o)
+{
+	if (!o->json)
+		putchar('\n');
+}
+
+static void put_json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void put_str(struct out *o, const char *s)
+{
+	begin_value(o);
+	if (o->json)
+		put_json_string(s);
+	else
+		fputs(s, stdout);
+	end_value(o);
+}
+
+static void put_uint(struct out *o, unsigned v)
+{
+	begin_value(o);
+	printf("%u", v);
+	end_value(o);
+}
+
+static void put_bool(struct out *o, int v)
+{
+	begin_value(o);
+	fputs(o->json ? (v ? "true" : "false") : (v ? "yes" : "no"), stdout);
+	end_value(o);
+}
+
+static void begin_list(struct out *o)
+{
+	o->n = 0;
+	if (o->json)
+		putchar('[');
+}
+
+static void end_list(struct out *o)
+{
+	if (o->json)
+		putchar(']');
+	o->n = 0;
+}
+
+/* A service: an object in JSON, its configuration line in plain text. */
+static void put_service(struct out *o, const struct srnic_service_conf *sv)
+{
+	const char *failback = sv->failback ? "auto" : "expire";
+	const char *mode = sv->mode == SRNIC_SVC_SWITCH ? "switch" : "group";
+	struct in_addr a = { .s_addr = htonl(sv->ipv4) };
+	char ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &a, ip, sizeof(ip));
+	begin_value(o);
+	if (o->json)
+		printf("{\"name\": \"%s\", \"ipv4\": \"%s\", \"prio\": %u, "
+		       "\"failback\": \"%s\", \"mode\": \"%s\"}", sv->name, ip,
+		       sv->prio, failback, mode);
+	else
+		printf("%s %s prio=%u failback=%s mode=%s", sv->name, ip,
+		       sv->prio, failback, mode);
+	end_value(o);
+}
+
+/* One value a port, or the services: a list. */
+static void put_list(struct out *o, const struct srnic_config *cfg,
+		     const struct srnic_conf_key *k, const void *at)
+{
+	unsigned i;
+
+	begin_list(o);
+	for (i = 0; k->kind == SRNIC_CONF_SERVICES && i < cfg->nsvc; i++)
+		put_service(o, &((const struct srnic_service_conf *)at)[i]);
+	for (i = 0; k->kind != SRNIC_CONF_SERVICES && i < cfg->nports; i++)
+		if (k->kind == SRNIC_CONF_PORT_STR)
+			put_str(o, (const char *)at + i * k->size);
+		else if (k->kind == SRNIC_CONF_PORT_BOOL)
+			put_bool(o, ((const uint8_t *)at)[i]);
+		else
+			put_uint(o, ((const uint8_t *)at)[i]);
+	end_list(o);
+}
+
+static void put_key(struct out *o, const struct srnic_config *cfg,
+		    const struct srnic_conf_key *k)
+{
+	const void *at = (const char *)cfg + k->offset;
+	const uint8_t *m = at;
+	char text[sizeof("xx:xx:xx:xx:xx:xx")];
+	struct in_addr a;
+
+	switch (k->kind) {
+	case SRNIC_CONF_UINT:
+		put_uint(o, *(const unsigned *)at);
+		break;
+	case SRNIC_CONF_BOOL:
+		put_bool(o, *(const int *)at);
+		break;
+	case SRNIC_CONF_ENUM:
+		put_str(o, k->names[*(const int *)at]);
+		break;
+	case SRNIC_CONF_STR:
+	case SRNIC_CONF_PATH:
+		put_str(o, at);
+		break;
+	case SRNIC_CONF_IPV4:
+		a.s_addr = htonl(*(const uint32_t *)at);
+		put_str(o, inet_ntop(AF_INET, &a, text, sizeof(text)));
+		break;
+	case SRNIC_CONF_MAC:
+		snprintf(text, sizeof(text), "%02x:%02x:%02x:%02x:%02x:%02x",
+			 m[0], m[1], m[2], m[3], m[4], m[5]);
+		put_str(o, text);
+		break;
+	default:
+		put_list(o, cfg, k, at);
+	}
+}
+
+static void print_json(const struct srnic_config *cfg)
+{
+	struct out o = { .json = true };
+	unsigned i;
+
+	printf("{\"path\": ");
+	put_json_string(cfg->path);
+	for (i = 0; i < srnic_conf_nkeys; i++) {
+		printf(", \"%s\": ", srnic_conf_keys[i].name);
+		o.n = 0;
+		put_key(&o, cfg, &srnic_conf_keys[i]);
+	}
+	printf(", \"nports\": %u, \"ndev\": %u}\n", cfg->nports, cfg->ndev);
+}
+
+/* KEY's value as plain lines; -1 when there is no such key. */
+static int print_key(const struct srnic_config *cfg, const char *name)
+{
+	const struct srnic_conf_key *k = srnic_config_key(name);
+	struct out o = { .json = false };
+
+	if (!strcmp(name, "nports"))
+		printf("%u\n", cfg->nports);
+	else if (!strcmp(name, "ndev"))
+		printf("%u\n", cfg->ndev);
+	else if (k)
+		put_key(&o, cfg, k);
+	else
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct srnic_config cfg;
+	char err[640];
+
+	if (argc < 2 || argc > 3 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: srnic-conf FILE [KEY]\n");
+		return 2;
+	}
+	if (srnic_config_load_file(&cfg, argv[1], err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	if (argc == 2) {
+		print_json(&cfg);
+		return 0;
+	}
+	if (print_key(&cfg, argv[2])) {
+		fprintf(stderr, "srnic-conf: no key '%s' (docs/configuration.md "
+			"lists them)\n", argv[2]);
+		return 2;
+	}
+	return 0;
+}

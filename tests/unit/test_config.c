@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The configuration key table (src/engine/config.c): every key of it is in
+ * docs/configuration.md and every key the doc lists is in it; every key can
+ * be parsed; a good file loads with the table's defaults; a bad value is
+ * told as "FILE:LINE: key: what it takes", as e2e/21-bad-config expects.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "srnic_config.h"
+
+static char path[64];
+
+static const char good[] =
+	"# a comment\n"
+	"node = a\n"
+	"ipv4 = 10.55.0.1   # trailing comment\n"
+	"mac = 02:53:4e:00:00:01\n"
+	"port = net_memif0,role=server,id=0\n"
+	"weight = 3\n"
+	"port = net_tap1,iface=tap1\n"
+	"link = rail1\n"
+	"crc = no\n"
+	"device = srnic1 1\n"
+	"key_scope = device\n"
+	"service = web 10.9.9.9 prio=5 failback=expire mode=switch\n";
+
+static void write_conf(const char *text, const char *extra)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fprintf(f, "%s%s", text, extra);
+	fclose(f);
+}
+
+/* The doc's text, whole. */
+static char *read_doc(void)
+{
+	static char doc[65536];
+	FILE *f = fopen(SRNIC_CONFIG_DOC, "r");
+	size_t n;
+
+	if (!CHECK(f, "cannot read %s", SRNIC_CONFIG_DOC))
+		return NULL;
+	n = fread(doc, 1, sizeof(doc) - 1, f);
+	fclose(f);
+	doc[n] = '\0';
+	return doc;
+}
+
+/* Each key a row of the doc ("| `key` |"), each row a key of the table. */
+static void check_doc(void)
+{
+	const char *doc = read_doc(), *s;
+	char row[64], name[40];
+	unsigned i;
+
+	if (!doc)
+		return;
+	for (i = 0; i < srnic_conf_nkeys; i++) {
+		snprintf(row, sizeof(row), "\n| `%s` |", srnic_conf_keys[i].name);
+		CHECK(strstr(doc, row), "key %s is not in %s",
+		      srnic_conf_keys[i].name, SRNIC_CONFIG_DOC);
+	}
+	for (s = doc; (s = strstr(s, "\n| `")) != NULL; s++)
+		if (sscanf(s, "\n| `%39[^`]` |", name) == 1)
+			CHECK(srnic_config_key(name), "%s lists '%s', which is "
+			      "no key", SRNIC_CONFIG_DOC, name);
+}
+
+static void check_table(void)
+{
+	const struct srnic_conf_key *k;
+	unsigned i, j;
+
+	for (i = 0; i < srnic_conf_nkeys; i++) {
+		k = &srnic_conf_keys[i];
+		CHECK(srnic_config_key(k->name) == k, "%s: looked up elsewhere",
+		      k->name);
+		for (j = i + 1; j < srnic_conf_nkeys; j++)
+			CHECK(strcmp(k->name, srnic_conf_keys[j].name),
+			      "%s twice", k->name);
+		/* (these kinds have no parser of their own) */
+		if (k->kind == SRNIC_CONF_PORT_STR ||
+		    k->kind == SRNIC_CONF_SERVICES)
+			CHECK(k->parse, "%s: no parser", k->name);
+		if (k->kind == SRNIC_CONF_ENUM)
+			CHECK(k->names && k->names[0] && k->names[1],
+			      "%s: an enum of fewer than two words", k->name);
+		CHECK(k->doc && *k->doc, "%s: no doc line", k->name);
+	}
+}
+
+static void check_good(void)
+{
+	struct srnic_config cfg;
+	char err[640];
+
+	write_conf(good, "");
+	if (!CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)),
+		   "good file refused: %s", err))
+		return;
+	CHECK(!strcmp(cfg.node, "a") && cfg.ipv4 == 0x0a370001 &&
+	      cfg.mac[5] == 1, "identity");
+	CHECK(cfg.nports == 2 && cfg.weight[0] == 3 && cfg.weight[1] == 1,
+	      "weights %u %u", cfg.weight[0], cfg.weight[1]);
+	/* (memif: no CRC by default; the tap's is turned off by its line) */
+	CHECK(!cfg.crc[0] && !cfg.crc[1], "crc %u %u", cfg.crc[0], cfg.crc[1]);
+	CHECK(!strcmp(cfg.link[1], "rail1") && !cfg.link[0][0], "links");
+	CHECK(cfg.ndev == 2 && cfg.port_dev[1] == 1 && cfg.key_scope_device,
+	      "devices: %u", cfg.ndev);
+	CHECK(cfg.nsvc == 1 && cfg.svc[0].prio == 5 && !cfg.svc[0].failback &&
+	      cfg.svc[0].mode == SRNIC_SVC_SWITCH, "service");
+	CHECK(cfg.mtu == 4096 && cfg.mem_mb == 256 && cfg.hugepages == 1 &&
+	      cfg.ack_delay_us == 20 && cfg.svc_dead_ms == 300 &&
+	      cfg.resolve_ms == 5000 && !cfg.zero_copy && !cfg.has_key,
+	      "defaults");
+	CHECK(!strcmp(cfg.state_dir, "/var/lib/srnic/a") &&
+	      !strcmp(cfg.srnicd_socket, "/run/srnic/a.sock"),
+	      "defaults from the name: %s %s", cfg.state_dir,
+	      cfg.srnicd_socket);
+}
+
+/* good plus line: refused with a message ending in want ("" = the line's
+ * number and key come first). */
+static void check_bad(const char *line, const char *want)
+{
+	struct srnic_config cfg;
+	char err[640], text[1024], head[128];
+	int rc;
+
+	snprintf(text, sizeof(text), "%s\n", line);
+	write_conf(good, text);
+	rc = srnic_config_load_file(&cfg, path, err, sizeof(err));
+	snprintf(head, sizeof(head), "srnic: %s:13: ", path);
+	CHECK(rc && !strncmp(err, head, strlen(head)) &&
+	      strstr(err, want), "'%s': got '%s', want '%s'", line,
+	      rc ? err : "no error", want);
+}
+
+int main(void)
+{
+	snprintf(path, sizeof(path), "/tmp/srnic-test-config.%d.conf",
+		 (int)getpid());
+	check_table();
+	check_doc();
+	check_good();
+	check_bad("frobnicate = 3", "unknown key 'frobnicate'");
+	check_bad("no equals sign", "expected key = value");
+	check_bad("weight = 17", "weight: 1 to 16");
+	check_bad("ack_delay_us = 5000", "ack_delay_us: 0 to 200");
+	check_bad("zero_copy = maybe", "zero_copy: yes or no");
+	check_bad("mtu = 1000", "mtu: a power of two from 256 to 8192");
+	check_bad("key_scope = adapter", "key_scope: node or device");
+	check_bad("state_dir = relative", "state_dir: an absolute path, under "
+		  "240 characters");
+	check_bad("node = ..", "node: 1 to 15 characters, no '/'");
+	check_bad("mac = 02:53", "mac: want xx:xx:xx:xx:xx:xx");
+	check_bad("ipv4 = 10.1", "ipv4: not an IPv4 address");
+	check_bad("link = a/b", "link: a kernel interface name");
+	check_bad("crc = sometimes", "crc: yes or no");
+	check_bad("port = net_memif2,zero-copy=no,zero-copy=yes",
+		  "port: memif's zero-copy=yes (either role) is refused");
+	check_bad("device = srnic9 1", "device: srnic1 to srnic3");
+	check_bad("device = srnic2 1", "device: port 1 is srnic1's already");
+	check_bad("device = srnic2 7", "device: srnic2: no port '7'");
+	check_bad("service = web 10.9.9.8 prio=5", "service: web or its "
+		  "address is there already");
+	check_bad("service = db 10.9.9.8 prio=0", "service: prio=1 to 255");
+	check_bad("service = db 10.9.9.8 flavour=x", "service: unknown "
+		  "setting 'flavour=x'");
+	check_bad("cluster_key = /nonexistent/key", "cluster_key: cannot read "
+		  "/nonexistent/key");
+	unlink(path);
+	return check_summary("config");
+}
