@@ -24,6 +24,12 @@ clear_nodes() {
 	done
 }
 
+# running PID: true while the process runs (a killed srnicd is a zombie
+# until its parent reaps it)
+running() {
+	grep -qs '^State:[[:space:]]*[^Z]' "/proc/$1/status"
+}
+
 srnicd=$(cat "$TB"/*.srnicd.pid 2>/dev/null)
 # (meson test's timeout sends SIGTERM first: the nodes are cleared then
 # too, or the next test would meet what this one left running)
@@ -31,11 +37,12 @@ trap 'clear_nodes; exit 143' TERM
 bash "$SCRIPT" &
 wait $!
 rc=$?
+trap - TERM
 # (a test may have restarted srnicd: its pid is in the files now)
 srnicd=$(cat "$TB"/*.srnicd.pid 2>/dev/null)
 clear_nodes
 for pid in $srnicd; do
-	kill -0 "$pid" 2>/dev/null && continue
+	running "$pid" && continue
 	echo "FAIL: a node's srnicd (pid $pid) died; the testbed starts again"
 	mkdir -p "$LOGS"
 	"$ROOT/srnic" testbed down > /dev/null 2>&1
