@@ -45,8 +45,9 @@ for pid in $srnicd; do
 	running "$pid" && continue
 	echo "FAIL: a node's srnicd (pid $pid) died; the testbed starts again"
 	mkdir -p "$LOGS"
-	"$ROOT/srnic" testbed down > /dev/null 2>&1
-	"$ROOT/srnic" testbed up > "$LOGS/testbed.log" 2>&1 ||
+	# (srnicd from the plain build, as tests/run brings it up)
+	SRNIC_BUILD=${SRNIC_TESTBED_BUILD:-$ROOT/build} "$ROOT/srnic" testbed down > /dev/null 2>&1
+	SRNIC_BUILD=${SRNIC_TESTBED_BUILD:-$ROOT/build} "$ROOT/srnic" testbed up > "$LOGS/testbed.log" 2>&1 ||
 		{ cat "$LOGS/testbed.log"; echo "FAIL: testbed up"; }
 	exit 1
 done
