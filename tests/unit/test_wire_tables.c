@@ -61,7 +61,7 @@ static void test_table(void)
 	unsigned op;
 
 	for (op = 0; op <= UINT8_MAX; op++) {
-		const struct srnic_op_info *i = srnic_op_info(op);
+		const struct srnic_op_info *i = srnic_op_entry(op);
 		bool known = op != 0 && op < SRNIC_OP_MAX;
 
 		if (!CHECK(known == (i->ext != SRNIC_EXT_NONE),
@@ -170,7 +170,7 @@ static void compare(const char *rel, const struct op_text *texts)
 	unsigned op, n = 0;
 
 	for (op = 0; op <= UINT8_MAX; op++) {
-		const struct srnic_op_info *i = srnic_op_info(op);
+		const struct srnic_op_info *i = srnic_op_entry(op);
 		const struct op_text *t = &texts[op];
 
 		if (!CHECK(t->present == (i->ext != SRNIC_EXT_NONE),
