@@ -285,11 +285,100 @@ static inline uint64_t srnic_get64(const uint8_t *p)
 	return (uint64_t)srnic_get32(p) << 32 | srnic_get32(p + 4);
 }
 
+/* Why srnic_wire_decode refused a frame. */
+enum srnic_wire_err {
+	SRNIC_WIRE_OK = 0,
+	SRNIC_WIRE_NOT_OURS,	 /* other EtherType: not counted as malformed */
+	SRNIC_WIRE_SHORT,	 /* shorter than its headers or payload */
+	SRNIC_WIRE_BAD_VERSION,
+	SRNIC_WIRE_BAD_OPCODE,
+	SRNIC_WIRE_BAD_LENGTH,	 /* lengths and offsets that contradict */
+	SRNIC_WIRE_BAD_CRC,	 /* the trailer does not match, or is missing
+				  * where the port demands one */
+};
+
+/*
+ * The opcode table: one entry per opcode byte, the single source of what
+ * each opcode is.  The decoder, the encoder and the srnic_op_* predicates
+ * below read it; docs/wire-protocol.md and tools/wireshark/srnic.lua
+ * restate it, and tests/unit/test_wire_tables.c fails when they differ.
+ * Bytes that are no opcode have an all-zero entry (SRNIC_EXT_NONE).
+ */
+
+/* The extension that follows an opcode's base header. */
+enum srnic_ext {
+	SRNIC_EXT_NONE = 0, /* not an opcode: the frame is malformed */
+	SRNIC_EXT_DATA,	    /* SRNIC_DATA_XLEN bytes */
+	SRNIC_EXT_ACK,	    /* SRNIC_ACK_XLEN bytes */
+	SRNIC_EXT_HELLO,    /* SRNIC_HELLO_XLEN bytes: the control frames' */
+};
+
+/* Properties of an opcode (srnic_op_info.props). */
+#define SRNIC_OPF_PAYLOAD 0x01 /* pkt_len bytes follow the headers */
+#define SRNIC_OPF_CONTROL 0x02 /* node to node, no QP; may be signed */
+#define SRNIC_OPF_XRC 0x04     /* an XRC QP's request: may be SRNIC_F_XRC */
+#define SRNIC_OPF_GROUP 0x08   /* may be SRNIC_F_GROUP (but never with
+				* any of the entry's group_not flags) */
+
+/*
+ * An opcode's rules beyond its header layout, checked once its headers are
+ * decoded into pkt.  rest points right after the headers (XRC extension
+ * included) and rest_len bytes remain before the trailer.
+ */
+typedef enum srnic_wire_err srnic_op_check_fn(struct srnic_pkt *pkt,
+					      const uint8_t *rest,
+					      uint32_t rest_len);
+
+struct srnic_op_info {
+	const char *name;	 /* as the docs and the dissector call it */
+	srnic_op_check_fn *check;
+	uint8_t ext;		 /* enum srnic_ext */
+	uint8_t hlen;		 /* Ethernet, base header and extension */
+	uint16_t props;		 /* SRNIC_OPF_* */
+	uint16_t group_not;	 /* SRNIC_OPF_GROUP: flags never seen with
+				  * SRNIC_F_GROUP */
+};
+
+/* Indexed by the opcode byte itself, so no lookup needs a bounds check. */
+extern const struct srnic_op_info srnic_op_table[UINT8_MAX + 1];
+
+static inline const struct srnic_op_info *srnic_op_entry(uint8_t op)
+{
+	return &srnic_op_table[op];
+}
+
+/* The opcode's name, "?" for a byte that is none. */
+static inline const char *srnic_op_name(uint8_t op)
+{
+	return srnic_op_table[op].name ? srnic_op_table[op].name : "?";
+}
+
 static inline bool srnic_op_has_data_ext(uint8_t op)
 {
-	return op == SRNIC_OP_SEND || op == SRNIC_OP_WRITE ||
-	       op == SRNIC_OP_READ_REQ || op == SRNIC_OP_READ_RESP ||
-	       op == SRNIC_OP_ATOMIC_REQ || op == SRNIC_OP_UD_SEND;
+	return srnic_op_table[op].ext == SRNIC_EXT_DATA;
+}
+
+/* What has the ACK extension: ACKs, and a service QP's resync. */
+static inline bool srnic_op_ack_shaped(uint8_t op)
+{
+	return srnic_op_table[op].ext == SRNIC_EXT_ACK;
+}
+
+/* Control frames: node to node, no QP. */
+static inline bool srnic_op_is_control(uint8_t op)
+{
+	return srnic_op_table[op].props & SRNIC_OPF_CONTROL;
+}
+
+static inline bool srnic_op_carries_payload(uint8_t op)
+{
+	return srnic_op_table[op].props & SRNIC_OPF_PAYLOAD;
+}
+
+/* The requests an XRC QP sends, which carry the XRC extension. */
+static inline bool srnic_op_xrc(uint8_t op)
+{
+	return srnic_op_table[op].props & SRNIC_OPF_XRC;
 }
 
 /* The opcode of a frame of ours without decoding it (0: not ours, or too
@@ -302,42 +391,12 @@ static inline uint8_t srnic_wire_peek_opcode(const uint8_t *buf, uint32_t len)
 	return buf[SRNIC_ETH_HLEN + 1];
 }
 
-/* What has the ACK extension: ACKs, and a service QP's resync. */
-static inline bool srnic_op_ack_shaped(uint8_t op)
-{
-	return op == SRNIC_OP_ACK || op == SRNIC_OP_SVC_RESYNC ||
-	       op == SRNIC_OP_SVC_RESYNC_ACK;
-}
-
-/* Control frames: node to node, no QP. */
-static inline bool srnic_op_is_control(uint8_t op)
-{
-	return (op >= SRNIC_OP_HELLO && op <= SRNIC_OP_RDMA_READY) ||
-	       op == SRNIC_OP_SVC_ANNOUNCE;
-}
-
-static inline bool srnic_op_carries_payload(uint8_t op)
-{
-	return op == SRNIC_OP_SEND || op == SRNIC_OP_WRITE ||
-	       op == SRNIC_OP_READ_RESP || op == SRNIC_OP_ATOMIC_REQ ||
-	       op == SRNIC_OP_UD_SEND;
-}
-
-/* The requests an XRC QP sends, which carry the XRC extension. */
-static inline bool srnic_op_xrc(uint8_t op)
-{
-	return op == SRNIC_OP_SEND || op == SRNIC_OP_WRITE ||
-	       op == SRNIC_OP_READ_REQ || op == SRNIC_OP_ATOMIC_REQ;
-}
-
 /* Header bytes (Ethernet included) a packet of this opcode needs, without
- * the XRC extension (srnic_wire_pkt_hlen). */
+ * the XRC extension (srnic_wire_pkt_hlen); 0 for a byte that is no
+ * opcode. */
 static inline unsigned srnic_wire_hlen(uint8_t op)
 {
-	unsigned x = srnic_op_has_data_ext(op) ? SRNIC_DATA_XLEN
-		     : srnic_op_ack_shaped(op)	 ? SRNIC_ACK_XLEN
-						 : SRNIC_HELLO_XLEN;
-	return SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + x;
+	return srnic_op_table[op].hlen;
 }
 
 /* Header bytes of pkt itself: with its XRC extension, if it has one. */
@@ -356,24 +415,15 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 			   const uint8_t src_mac[6],
 			   const struct srnic_pkt *pkt);
 
-/* Why srnic_wire_decode refused a frame. */
-enum srnic_wire_err {
-	SRNIC_WIRE_OK = 0,
-	SRNIC_WIRE_NOT_OURS,	 /* other EtherType: not counted as malformed */
-	SRNIC_WIRE_SHORT,	 /* shorter than its headers or payload */
-	SRNIC_WIRE_BAD_VERSION,
-	SRNIC_WIRE_BAD_OPCODE,
-	SRNIC_WIRE_BAD_LENGTH,	 /* lengths and offsets that contradict */
-	SRNIC_WIRE_BAD_CRC,	 /* the trailer does not match, or is missing
-				  * where the port demands one */
-};
-
 /*
  * Decode a contiguous frame of len bytes.  Everything is checked that can be
  * checked without state: sizes, opcode, that the payload fits the frame and
  * the message (msg_off + pkt_len <= msg_len, no wrap).  pkt->payload points
  * into buf.  A frame flagged SRNIC_F_CRC is decoded without its trailer;
- * the trailer itself is srnic_wire_check_crc's (call it first).
+ * the trailer itself is srnic_wire_check_crc's (call it first).  The
+ * checks, in order: the frame (EtherType, version), the opcode
+ * (srnic_op_table), the flags the opcode may carry, the header lengths,
+ * then the opcode's own rules (srnic_op_info.check).
  */
 enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 				      struct srnic_pkt *pkt);

@@ -89,18 +89,8 @@ enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
 	return SRNIC_WIRE_OK;
 }
 
-unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
-			   const uint8_t src_mac[6],
-			   const struct srnic_pkt *pkt)
+static void encode_base(uint8_t *b, const struct srnic_pkt *pkt)
 {
-	uint8_t *b = buf + SRNIC_ETH_HLEN;
-	uint8_t *x = b + SRNIC_BASE_HLEN;
-	unsigned hlen = srnic_wire_pkt_hlen(pkt);
-
-	memcpy(buf, dst_mac, 6);
-	memcpy(buf + 6, src_mac, 6);
-	srnic_put16(buf + 12, SRNIC_ETHERTYPE);
-
 	b[0] = SRNIC_WIRE_VERSION;
 	b[1] = pkt->opcode;
 	srnic_put16(b + 2, pkt->flags);
@@ -109,240 +99,436 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 	srnic_put32(b + 12, pkt->src_inc);
 	srnic_put32(b + 16, pkt->dst_inc);
 	srnic_put32(b + 20, pkt->msn);
-
-	if (srnic_op_has_data_ext(pkt->opcode)) {
-		srnic_put32(x + 0, pkt->txid);
-		srnic_put32(x + 4, pkt->ssn);
-		if (pkt->opcode == SRNIC_OP_UD_SEND) {
-			srnic_put32(x + 8, pkt->qkey);
-			srnic_put32(x + 16, pkt->src_ipv4);
-			srnic_put32(x + 20, pkt->dst_ipv4);
-		} else {
-			srnic_put32(x + 8, pkt->rkey);
-			srnic_put64(x + 16, pkt->va);
-		}
-		if (pkt->opcode == SRNIC_OP_READ_REQ)
-			srnic_put32(x + 12, pkt->read_len);
-		else
-			memcpy(x + 12, &pkt->imm, 4); /* network order already */
-		srnic_put32(x + 24, pkt->msg_off);
-		srnic_put32(x + 28, pkt->pkt_len);
-		srnic_put32(x + 32, pkt->msg_len);
-		x[36] = pkt->stride_shift;
-		x[37] = 0;
-		srnic_put16(x + 38, pkt->ts);
-		if (pkt->flags & SRNIC_F_XRC)
-			srnic_put32(x + SRNIC_DATA_XLEN, pkt->xrc_srqn);
-	} else if (srnic_op_ack_shaped(pkt->opcode)) {
-		x[0] = pkt->syndrome;
-		x[1] = pkt->rnr_timer;
-		srnic_put16(x + 2, pkt->ts_echo);
-		srnic_put32(x + 4, pkt->nak_msn);
-		srnic_put32(x + 8, pkt->nak_txid);
-		srnic_put32(x + 12, pkt->sack_msn);
-		srnic_put32(x + 16, pkt->sack_first);
-		srnic_put32(x + 20, pkt->credit);
-		srnic_put64(x + 24, pkt->sack_bits);
-	} else {
-		memset(x, 0, SRNIC_HELLO_XLEN);
-		srnic_put32(x + 0, pkt->ipv4);
-		x[4] = pkt->port;
-		x[5] = pkt->dev;
-		memcpy(x + 6, pkt->node_mac, 6);
-		x[12] = pkt->ndev;
-		memcpy(x + 16, pkt->node_name, sizeof(pkt->node_name));
-		if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {
-			srnic_put32(x + 32, pkt->svc_ipv4);
-			x[36] = pkt->svc_prio;
-			x[37] = pkt->svc_holder;
-			x[38] = pkt->svc_mode;
-			x[39] = pkt->svc_bound;
-		} else {
-			srnic_put64(x + 32, pkt->groups);
-		}
-	}
-	return hlen;
 }
 
-enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
-				      struct srnic_pkt *pkt)
+static void encode_data_ext(uint8_t *x, const struct srnic_pkt *pkt)
 {
-	const uint8_t *b = buf + SRNIC_ETH_HLEN;
-	const uint8_t *x = b + SRNIC_BASE_HLEN;
-	unsigned hlen;
+	srnic_put32(x + 0, pkt->txid);
+	srnic_put32(x + 4, pkt->ssn);
+	if (pkt->opcode == SRNIC_OP_UD_SEND) {
+		srnic_put32(x + 8, pkt->qkey);
+		srnic_put32(x + 16, pkt->src_ipv4);
+		srnic_put32(x + 20, pkt->dst_ipv4);
+	} else {
+		srnic_put32(x + 8, pkt->rkey);
+		srnic_put64(x + 16, pkt->va);
+	}
+	if (pkt->opcode == SRNIC_OP_READ_REQ)
+		srnic_put32(x + 12, pkt->read_len);
+	else
+		memcpy(x + 12, &pkt->imm, 4); /* network order already */
+	srnic_put32(x + 24, pkt->msg_off);
+	srnic_put32(x + 28, pkt->pkt_len);
+	srnic_put32(x + 32, pkt->msg_len);
+	x[36] = pkt->stride_shift;
+	x[37] = 0;
+	srnic_put16(x + 38, pkt->ts);
+	if (pkt->flags & SRNIC_F_XRC)
+		srnic_put32(x + SRNIC_DATA_XLEN, pkt->xrc_srqn);
+}
 
+static void encode_ack_ext(uint8_t *x, const struct srnic_pkt *pkt)
+{
+	x[0] = pkt->syndrome;
+	x[1] = pkt->rnr_timer;
+	srnic_put16(x + 2, pkt->ts_echo);
+	srnic_put32(x + 4, pkt->nak_msn);
+	srnic_put32(x + 8, pkt->nak_txid);
+	srnic_put32(x + 12, pkt->sack_msn);
+	srnic_put32(x + 16, pkt->sack_first);
+	srnic_put32(x + 20, pkt->credit);
+	srnic_put64(x + 24, pkt->sack_bits);
+}
+
+static void encode_hello_ext(uint8_t *x, const struct srnic_pkt *pkt)
+{
+	memset(x, 0, SRNIC_HELLO_XLEN);
+	srnic_put32(x + 0, pkt->ipv4);
+	x[4] = pkt->port;
+	x[5] = pkt->dev;
+	memcpy(x + 6, pkt->node_mac, 6);
+	x[12] = pkt->ndev;
+	memcpy(x + 16, pkt->node_name, sizeof(pkt->node_name));
+	if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {
+		srnic_put32(x + 32, pkt->svc_ipv4);
+		x[36] = pkt->svc_prio;
+		x[37] = pkt->svc_holder;
+		x[38] = pkt->svc_mode;
+		x[39] = pkt->svc_bound;
+	} else {
+		srnic_put64(x + 32, pkt->groups);
+	}
+}
+
+unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
+			   const uint8_t src_mac[6],
+			   const struct srnic_pkt *pkt)
+{
+	uint8_t *x = buf + SRNIC_ETH_HLEN + SRNIC_BASE_HLEN;
+
+	memcpy(buf, dst_mac, 6);
+	memcpy(buf + 6, src_mac, 6);
+	srnic_put16(buf + 12, SRNIC_ETHERTYPE);
+	encode_base(buf + SRNIC_ETH_HLEN, pkt);
+
+	switch (srnic_op_entry(pkt->opcode)->ext) {
+	case SRNIC_EXT_DATA:
+		encode_data_ext(x, pkt);
+		break;
+	case SRNIC_EXT_ACK:
+		encode_ack_ext(x, pkt);
+		break;
+	default:
+		encode_hello_ext(x, pkt);
+		break;
+	}
+	return srnic_wire_pkt_hlen(pkt);
+}
+
+static void decode_base(const uint8_t *b, struct srnic_pkt *pkt)
+{
+	pkt->dst_qpn = srnic_get32(b + 4);
+	pkt->src_qpn = srnic_get32(b + 8);
+	pkt->src_inc = srnic_get32(b + 12);
+	pkt->dst_inc = srnic_get32(b + 16);
+	pkt->msn = srnic_get32(b + 20);
+}
+
+static void decode_data_ext(const uint8_t *x, struct srnic_pkt *pkt)
+{
+	pkt->txid = srnic_get32(x + 0);
+	pkt->ssn = srnic_get32(x + 4);
+	if (pkt->opcode == SRNIC_OP_UD_SEND) {
+		pkt->qkey = srnic_get32(x + 8);
+		pkt->src_ipv4 = srnic_get32(x + 16);
+		pkt->dst_ipv4 = srnic_get32(x + 20);
+	} else {
+		pkt->rkey = srnic_get32(x + 8);
+		pkt->va = srnic_get64(x + 16);
+	}
+	if (pkt->opcode == SRNIC_OP_READ_REQ)
+		pkt->read_len = srnic_get32(x + 12);
+	else
+		memcpy(&pkt->imm, x + 12, 4);
+	pkt->msg_off = srnic_get32(x + 24);
+	pkt->pkt_len = srnic_get32(x + 28);
+	pkt->msg_len = srnic_get32(x + 32);
+	pkt->stride_shift = x[36];
+	pkt->ts = srnic_get16(x + 38);
+	if (pkt->flags & SRNIC_F_XRC)
+		pkt->xrc_srqn = srnic_get32(x + SRNIC_DATA_XLEN);
+}
+
+static void decode_ack_ext(const uint8_t *x, struct srnic_pkt *pkt)
+{
+	pkt->syndrome = x[0];
+	pkt->rnr_timer = x[1] & 31;
+	pkt->ts_echo = srnic_get16(x + 2);
+	pkt->nak_msn = srnic_get32(x + 4);
+	pkt->nak_txid = srnic_get32(x + 8);
+	pkt->sack_msn = srnic_get32(x + 12);
+	pkt->sack_first = srnic_get32(x + 16);
+	pkt->credit = srnic_get32(x + 20);
+	pkt->sack_bits = srnic_get64(x + 24);
+}
+
+static void decode_hello_ext(const uint8_t *x, struct srnic_pkt *pkt)
+{
+	pkt->ipv4 = srnic_get32(x + 0);
+	pkt->port = x[4];
+	pkt->dev = x[5];
+	memcpy(pkt->node_mac, x + 6, 6);
+	pkt->ndev = x[12];
+	memcpy(pkt->node_name, x + 16, sizeof(pkt->node_name));
+	pkt->node_name[sizeof(pkt->node_name) - 1] = '\0';
+	if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {
+		pkt->svc_ipv4 = srnic_get32(x + 32);
+		pkt->svc_prio = x[36];
+		pkt->svc_holder = x[37];
+		pkt->svc_mode = x[38];
+		pkt->svc_bound = x[39];
+	} else {
+		pkt->groups = srnic_get64(x + 32);
+	}
+}
+
+/* What every data extension must say: a message srnic can move, cut at a
+ * stride it knows (a READ request's too: the responder cuts its answer
+ * with it). */
+static bool data_ext_sane(const struct srnic_pkt *pkt)
+{
+	return pkt->msg_len <= SRNIC_MAX_MSG_LEN &&
+	       pkt->stride_shift >= SRNIC_MIN_STRIDE_SHIFT &&
+	       pkt->stride_shift <= SRNIC_MAX_STRIDE_SHIFT;
+}
+
+/* One packet of a message cut on stride boundaries, so that each has a
+ * fixed index in the message's bitmap: inside the message, the stride's
+ * length (or the rest of the message, for the last one), and empty only
+ * for an empty message. */
+static bool stream_lengths_ok(const struct srnic_pkt *pkt)
+{
+	uint32_t stride = 1u << pkt->stride_shift;
+	uint32_t left;
+
+	if (pkt->msg_off > pkt->msg_len ||
+	    pkt->pkt_len > pkt->msg_len - pkt->msg_off)
+		return false;
+	if (pkt->pkt_len == 0 && pkt->msg_len != 0)
+		return false;
+	if (pkt->va + pkt->pkt_len < pkt->va)
+		return false;
+	if (pkt->msg_off & (stride - 1))
+		return false;
+	left = pkt->msg_len - pkt->msg_off;
+	return pkt->msg_len == 0 ||
+	       pkt->pkt_len == (left < stride ? left : stride);
+}
+
+/* Padding may follow the payload (short frames), but the payload must be
+ * inside the frame. */
+static enum srnic_wire_err check_stream_packet(const struct srnic_pkt *pkt,
+					       uint32_t rest_len)
+{
+	if (pkt->pkt_len > rest_len)
+		return SRNIC_WIRE_SHORT;
+	return stream_lengths_ok(pkt) ? SRNIC_WIRE_OK : SRNIC_WIRE_BAD_LENGTH;
+}
+
+/* An atomic write (ibv_wr_atomic_write): one packet, 8 aligned bytes. */
+static enum srnic_wire_err check_atomic_write(const struct srnic_pkt *pkt,
+					      uint32_t rest_len)
+{
+	if (pkt->pkt_len > rest_len)
+		return SRNIC_WIRE_SHORT;
+	if (pkt->msg_len != SRNIC_ATOMIC_LEN ||
+	    pkt->pkt_len != SRNIC_ATOMIC_LEN || pkt->msg_off != 0 ||
+	    (pkt->va & 7) || pkt->va + SRNIC_ATOMIC_LEN < pkt->va)
+		return SRNIC_WIRE_BAD_LENGTH;
+	return SRNIC_WIRE_OK;
+}
+
+/* SEND, READ_RESP: a packet of a message. */
+static enum srnic_wire_err check_stream(struct srnic_pkt *pkt,
+					const uint8_t *rest, uint32_t rest_len)
+{
+	(void)rest;
+	if (!data_ext_sane(pkt))
+		return SRNIC_WIRE_BAD_LENGTH;
+	return check_stream_packet(pkt, rest_len);
+}
+
+static enum srnic_wire_err check_write(struct srnic_pkt *pkt,
+				       const uint8_t *rest, uint32_t rest_len)
+{
+	(void)rest;
+	if (!data_ext_sane(pkt))
+		return SRNIC_WIRE_BAD_LENGTH;
+	if (pkt->flags & SRNIC_F_ATOMIC_WR)
+		return check_atomic_write(pkt, rest_len);
+	return check_stream_packet(pkt, rest_len);
+}
+
+/* A datagram is one packet: the whole message. */
+static enum srnic_wire_err check_datagram(struct srnic_pkt *pkt,
+					  const uint8_t *rest,
+					  uint32_t rest_len)
+{
+	enum srnic_wire_err e = check_stream(pkt, rest, rest_len);
+
+	if (e != SRNIC_WIRE_OK)
+		return e;
+	if (pkt->msg_off != 0 || pkt->pkt_len != pkt->msg_len)
+		return SRNIC_WIRE_BAD_LENGTH;
+	return SRNIC_WIRE_OK;
+}
+
+/* A READ request carries no payload.  It names the whole READ (va,
+ * msg_len) and the part of it wanted: read_len bytes (0: the rest) from
+ * msg_off, which is a packet boundary inside the READ. */
+static enum srnic_wire_err check_read_req(struct srnic_pkt *pkt,
+					  const uint8_t *rest,
+					  uint32_t rest_len)
+{
+	(void)rest;
+	(void)rest_len;
+	if (!data_ext_sane(pkt) || pkt->pkt_len != 0)
+		return SRNIC_WIRE_BAD_LENGTH;
+	if (pkt->msg_off & ((1u << pkt->stride_shift) - 1))
+		return SRNIC_WIRE_BAD_LENGTH;
+	if (pkt->msg_len ? pkt->msg_off >= pkt->msg_len : pkt->msg_off != 0)
+		return SRNIC_WIRE_BAD_LENGTH;
+	if (pkt->read_len > pkt->msg_len - pkt->msg_off ||
+	    pkt->va + pkt->msg_len < pkt->va)
+		return SRNIC_WIRE_BAD_LENGTH;
+	return SRNIC_WIRE_OK;
+}
+
+/* Two operands, on 8 aligned bytes. */
+static enum srnic_wire_err check_atomic(struct srnic_pkt *pkt,
+					const uint8_t *rest, uint32_t rest_len)
+{
+	(void)rest;
+	if (!data_ext_sane(pkt))
+		return SRNIC_WIRE_BAD_LENGTH;
+	if (pkt->pkt_len > rest_len)
+		return SRNIC_WIRE_SHORT;
+	if (pkt->pkt_len != SRNIC_ATOMIC_PAYLOAD ||
+	    pkt->msg_len != SRNIC_ATOMIC_LEN || pkt->msg_off != 0 ||
+	    (pkt->va & 7))
+		return SRNIC_WIRE_BAD_LENGTH;
+	return SRNIC_WIRE_OK;
+}
+
+/* ACK-shaped: a syndrome srnic knows. */
+static enum srnic_wire_err check_ack(struct srnic_pkt *pkt,
+				     const uint8_t *rest, uint32_t rest_len)
+{
+	(void)rest;
+	(void)rest_len;
+	if (pkt->syndrome > SRNIC_NAK_OPERATIONAL)
+		return SRNIC_WIRE_BAD_OPCODE;
+	return SRNIC_WIRE_OK;
+}
+
+/* A control frame: its MAC, if flagged, right after the headers. */
+static enum srnic_wire_err check_control(struct srnic_pkt *pkt,
+					 const uint8_t *rest,
+					 uint32_t rest_len)
+{
+	if (pkt->flags & SRNIC_F_AUTH) {
+		if (rest_len < SRNIC_AUTH_LEN)
+			return SRNIC_WIRE_SHORT;
+		pkt->auth = rest;
+	}
+	return SRNIC_WIRE_OK;
+}
+
+#define HLEN(xlen) (SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + (xlen))
+#define DATA_OP(n, chk, props_)                                             \
+	{.name = (n), .check = (chk), .ext = SRNIC_EXT_DATA,                \
+	 .hlen = HLEN(SRNIC_DATA_XLEN), .props = (props_)}
+#define ACK_OP(n)                                                           \
+	{.name = (n), .check = check_ack, .ext = SRNIC_EXT_ACK,             \
+	 .hlen = HLEN(SRNIC_ACK_XLEN)}
+#define CONTROL_OP(n)                                                       \
+	{.name = (n), .check = check_control, .ext = SRNIC_EXT_HELLO,       \
+	 .hlen = HLEN(SRNIC_HELLO_XLEN), .props = SRNIC_OPF_CONTROL}
+
+const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
+	[SRNIC_OP_SEND] = DATA_OP("SEND", check_stream,
+				  SRNIC_OPF_PAYLOAD | SRNIC_OPF_XRC),
+	/* a multicast WRITE is a plain WRITE of its bytes: nothing for a
+	 * receive, nothing atomic, no SRQ */
+	[SRNIC_OP_WRITE] = {.name = "WRITE", .check = check_write,
+			    .ext = SRNIC_EXT_DATA,
+			    .hlen = HLEN(SRNIC_DATA_XLEN),
+			    .props = SRNIC_OPF_PAYLOAD | SRNIC_OPF_XRC |
+				     SRNIC_OPF_GROUP,
+			    .group_not = SRNIC_F_GROUP_NOT},
+	[SRNIC_OP_READ_REQ] = DATA_OP("READ_REQ", check_read_req,
+				      SRNIC_OPF_XRC),
+	[SRNIC_OP_READ_RESP] = DATA_OP("READ_RESP", check_stream,
+				       SRNIC_OPF_PAYLOAD),
+	/* (a member's answer to a multicast WRITE is an ACK too) */
+	[SRNIC_OP_ACK] = {.name = "ACK", .check = check_ack,
+			  .ext = SRNIC_EXT_ACK, .hlen = HLEN(SRNIC_ACK_XLEN),
+			  .props = SRNIC_OPF_GROUP},
+	[SRNIC_OP_HELLO] = CONTROL_OP("HELLO"),
+	[SRNIC_OP_BYE] = CONTROL_OP("BYE"),
+	[SRNIC_OP_BYE_ACK] = CONTROL_OP("BYE_ACK"),
+	[SRNIC_OP_BOOTING] = CONTROL_OP("BOOTING"),
+	[SRNIC_OP_BOOT_ACK] = CONTROL_OP("BOOT_ACK"),
+	[SRNIC_OP_RDMA_READY] = CONTROL_OP("RDMA_READY"),
+	[SRNIC_OP_ATOMIC_REQ] = DATA_OP("ATOMIC_REQ", check_atomic,
+					SRNIC_OPF_PAYLOAD | SRNIC_OPF_XRC),
+	[SRNIC_OP_UD_SEND] = DATA_OP("UD_SEND", check_datagram,
+				     SRNIC_OPF_PAYLOAD),
+	[SRNIC_OP_SVC_ANNOUNCE] = CONTROL_OP("SVC_ANNOUNCE"),
+	[SRNIC_OP_SVC_RESYNC] = ACK_OP("SVC_RESYNC"),
+	[SRNIC_OP_SVC_RESYNC_ACK] = ACK_OP("SVC_RESYNC_ACK"),
+};
+
+/* The frame before its opcode: ours, of our version, long enough for the
+ * base header. */
+static enum srnic_wire_err check_frame(const uint8_t *buf, uint32_t len)
+{
 	if (len < SRNIC_ETH_HLEN)
 		return SRNIC_WIRE_SHORT;
 	if (srnic_get16(buf + 12) != SRNIC_ETHERTYPE)
 		return SRNIC_WIRE_NOT_OURS;
 	if (len < SRNIC_ETH_HLEN + SRNIC_BASE_HLEN)
 		return SRNIC_WIRE_SHORT;
-	if (b[0] != SRNIC_WIRE_VERSION)
+	if (buf[SRNIC_ETH_HLEN] != SRNIC_WIRE_VERSION)
 		return SRNIC_WIRE_BAD_VERSION;
-	if (b[1] == 0 || b[1] >= SRNIC_OP_MAX)
+	return SRNIC_WIRE_OK;
+}
+
+/* The flags only some opcodes may carry. */
+static enum srnic_wire_err check_flags(const struct srnic_op_info *op,
+				       uint16_t flags)
+{
+	if ((flags & SRNIC_F_XRC) && !(op->props & SRNIC_OPF_XRC))
+		return SRNIC_WIRE_BAD_OPCODE;
+	if ((flags & SRNIC_F_GROUP) &&
+	    (!(op->props & SRNIC_OPF_GROUP) || (flags & op->group_not)))
+		return SRNIC_WIRE_BAD_OPCODE;
+	return SRNIC_WIRE_OK;
+}
+
+/* Headers into pkt: the base header and the opcode's extension. */
+static void decode_headers(const struct srnic_op_info *op,
+			   const uint8_t *buf, struct srnic_pkt *pkt)
+{
+	const uint8_t *x = buf + SRNIC_ETH_HLEN + SRNIC_BASE_HLEN;
+
+	decode_base(buf + SRNIC_ETH_HLEN, pkt);
+	switch (op->ext) {
+	case SRNIC_EXT_DATA:
+		decode_data_ext(x, pkt);
+		break;
+	case SRNIC_EXT_ACK:
+		decode_ack_ext(x, pkt);
+		break;
+	default:
+		decode_hello_ext(x, pkt);
+		memcpy(pkt->eth_src, buf + 6, 6);
+		break;
+	}
+}
+
+enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
+				      struct srnic_pkt *pkt)
+{
+	const struct srnic_op_info *op;
+	enum srnic_wire_err e;
+	unsigned hlen;
+
+	e = check_frame(buf, len);
+	if (e != SRNIC_WIRE_OK)
+		return e;
+	op = srnic_op_entry(buf[SRNIC_ETH_HLEN + 1]);
+	if (op->ext == SRNIC_EXT_NONE)
 		return SRNIC_WIRE_BAD_OPCODE;
 
 	memset(pkt, 0, sizeof(*pkt));
-	pkt->opcode = b[1];
-	pkt->flags = srnic_get16(b + 2);
+	pkt->opcode = buf[SRNIC_ETH_HLEN + 1];
+	pkt->flags = srnic_get16(buf + FLAGS_OFF);
 	if (pkt->flags & SRNIC_F_CRC) {
 		/* What follows sees the frame without its trailer. */
 		if (len < SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + SRNIC_CRC_LEN)
 			return SRNIC_WIRE_SHORT;
 		len -= SRNIC_CRC_LEN;
 	}
-	hlen = srnic_wire_hlen(pkt->opcode);
-	if (pkt->flags & SRNIC_F_XRC) {
-		/* (an XRC QP's requests only) */
-		if (!srnic_op_xrc(pkt->opcode))
-			return SRNIC_WIRE_BAD_OPCODE;
-		hlen += SRNIC_XRC_XLEN;
-	}
-	/* A multicast WRITE is a plain WRITE of its bytes: nothing for a
-	 * receive, nothing atomic, no SRQ (and its ACK is an ACK). */
-	if ((pkt->flags & SRNIC_F_GROUP) && pkt->opcode != SRNIC_OP_ACK &&
-	    (pkt->opcode != SRNIC_OP_WRITE || (pkt->flags & SRNIC_F_GROUP_NOT)))
-		return SRNIC_WIRE_BAD_OPCODE;
+	e = check_flags(op, pkt->flags);
+	if (e != SRNIC_WIRE_OK)
+		return e;
+	hlen = srnic_wire_pkt_hlen(pkt);
 	if (len < hlen)
 		return SRNIC_WIRE_SHORT;
 
-	pkt->dst_qpn = srnic_get32(b + 4);
-	pkt->src_qpn = srnic_get32(b + 8);
-	pkt->src_inc = srnic_get32(b + 12);
-	pkt->dst_inc = srnic_get32(b + 16);
-	pkt->msn = srnic_get32(b + 20);
-
-	if (srnic_op_has_data_ext(pkt->opcode)) {
-		pkt->txid = srnic_get32(x + 0);
-		pkt->ssn = srnic_get32(x + 4);
-		if (pkt->opcode == SRNIC_OP_UD_SEND) {
-			pkt->qkey = srnic_get32(x + 8);
-			pkt->src_ipv4 = srnic_get32(x + 16);
-			pkt->dst_ipv4 = srnic_get32(x + 20);
-		} else {
-			pkt->rkey = srnic_get32(x + 8);
-			pkt->va = srnic_get64(x + 16);
-		}
-		if (pkt->opcode == SRNIC_OP_READ_REQ)
-			pkt->read_len = srnic_get32(x + 12);
-		else
-			memcpy(&pkt->imm, x + 12, 4);
-		pkt->msg_off = srnic_get32(x + 24);
-		pkt->pkt_len = srnic_get32(x + 28);
-		pkt->msg_len = srnic_get32(x + 32);
-		pkt->stride_shift = x[36];
-		pkt->ts = srnic_get16(x + 38);
-		if (pkt->flags & SRNIC_F_XRC)
-			pkt->xrc_srqn = srnic_get32(x + SRNIC_DATA_XLEN);
+	decode_headers(op, buf, pkt);
+	if (op->ext == SRNIC_EXT_DATA)
 		pkt->payload = buf + hlen;
-
-		if (pkt->msg_len > SRNIC_MAX_MSG_LEN)
-			return SRNIC_WIRE_BAD_LENGTH;
-		/* Every data packet names a stride, a READ request too: the
-		 * responder cuts its answer with it. */
-		if (pkt->stride_shift < SRNIC_MIN_STRIDE_SHIFT ||
-		    pkt->stride_shift > SRNIC_MAX_STRIDE_SHIFT)
-			return SRNIC_WIRE_BAD_LENGTH;
-		if (pkt->opcode == SRNIC_OP_ATOMIC_REQ) {
-			/* Two operands, on 8 aligned bytes. */
-			if (pkt->pkt_len != SRNIC_ATOMIC_PAYLOAD ||
-			    pkt->pkt_len > len - hlen)
-				return pkt->pkt_len > len - hlen
-					       ? SRNIC_WIRE_SHORT
-					       : SRNIC_WIRE_BAD_LENGTH;
-			if (pkt->msg_len != SRNIC_ATOMIC_LEN ||
-			    pkt->msg_off != 0 || (pkt->va & 7))
-				return SRNIC_WIRE_BAD_LENGTH;
-		} else if (pkt->opcode == SRNIC_OP_WRITE &&
-			   (pkt->flags & SRNIC_F_ATOMIC_WR)) {
-			/* An atomic write: one packet, 8 aligned bytes. */
-			if (pkt->pkt_len > len - hlen)
-				return SRNIC_WIRE_SHORT;
-			if (pkt->msg_len != SRNIC_ATOMIC_LEN ||
-			    pkt->pkt_len != SRNIC_ATOMIC_LEN ||
-			    pkt->msg_off != 0 || (pkt->va & 7) ||
-			    pkt->va + SRNIC_ATOMIC_LEN < pkt->va)
-				return SRNIC_WIRE_BAD_LENGTH;
-		} else if (pkt->opcode == SRNIC_OP_READ_REQ) {
-			/* A request carries no payload.  It names the whole
-			 * READ (va, msg_len) and the part of it wanted:
-			 * read_len bytes (0: the rest) from msg_off, which is
-			 * a packet boundary inside the READ. */
-			if (pkt->pkt_len != 0)
-				return SRNIC_WIRE_BAD_LENGTH;
-			if (pkt->msg_off & ((1u << pkt->stride_shift) - 1))
-				return SRNIC_WIRE_BAD_LENGTH;
-			if (pkt->msg_len ? pkt->msg_off >= pkt->msg_len
-					 : pkt->msg_off != 0)
-				return SRNIC_WIRE_BAD_LENGTH;
-			if (pkt->read_len > pkt->msg_len - pkt->msg_off)
-				return SRNIC_WIRE_BAD_LENGTH;
-			if (pkt->va + pkt->msg_len < pkt->va)
-				return SRNIC_WIRE_BAD_LENGTH;
-		} else {
-			/* Padding may follow the payload (short frames), but
-			 * the payload must be inside the frame and inside the
-			 * message, and only an empty message has an empty
-			 * packet. */
-			if (pkt->pkt_len > len - hlen)
-				return SRNIC_WIRE_SHORT;
-			if (pkt->msg_off > pkt->msg_len ||
-			    pkt->pkt_len > pkt->msg_len - pkt->msg_off)
-				return SRNIC_WIRE_BAD_LENGTH;
-			if (pkt->pkt_len == 0 && pkt->msg_len != 0)
-				return SRNIC_WIRE_BAD_LENGTH;
-			if (pkt->va + pkt->pkt_len < pkt->va)
-				return SRNIC_WIRE_BAD_LENGTH;
-			/* Packets are cut on stride boundaries, so each one
-			 * has a fixed index in the message's bitmap. */
-			if (pkt->msg_off & ((1u << pkt->stride_shift) - 1))
-				return SRNIC_WIRE_BAD_LENGTH;
-			if (pkt->msg_len != 0 &&
-			    pkt->pkt_len != (pkt->msg_len - pkt->msg_off <
-							 (1u << pkt->stride_shift)
-						 ? pkt->msg_len - pkt->msg_off
-						 : (1u << pkt->stride_shift)))
-				return SRNIC_WIRE_BAD_LENGTH;
-			/* A datagram is one packet: the whole message. */
-			if (pkt->opcode == SRNIC_OP_UD_SEND &&
-			    (pkt->msg_off != 0 || pkt->pkt_len != pkt->msg_len))
-				return SRNIC_WIRE_BAD_LENGTH;
-		}
-	} else if (srnic_op_ack_shaped(pkt->opcode)) {
-		pkt->syndrome = x[0];
-		pkt->rnr_timer = x[1] & 31;
-		pkt->ts_echo = srnic_get16(x + 2);
-		pkt->nak_msn = srnic_get32(x + 4);
-		pkt->nak_txid = srnic_get32(x + 8);
-		pkt->sack_msn = srnic_get32(x + 12);
-		pkt->sack_first = srnic_get32(x + 16);
-		pkt->credit = srnic_get32(x + 20);
-		pkt->sack_bits = srnic_get64(x + 24);
-		if (pkt->syndrome > SRNIC_NAK_OPERATIONAL)
-			return SRNIC_WIRE_BAD_OPCODE;
-	} else {
-		if (pkt->flags & SRNIC_F_AUTH) {
-			if (len - hlen < SRNIC_AUTH_LEN)
-				return SRNIC_WIRE_SHORT;
-			pkt->auth = buf + hlen;
-		}
-		pkt->ipv4 = srnic_get32(x + 0);
-		pkt->port = x[4];
-		pkt->dev = x[5];
-		memcpy(pkt->node_mac, x + 6, 6);
-		pkt->ndev = x[12];
-		memcpy(pkt->node_name, x + 16, sizeof(pkt->node_name));
-		pkt->node_name[sizeof(pkt->node_name) - 1] = '\0';
-		if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {
-			pkt->svc_ipv4 = srnic_get32(x + 32);
-			pkt->svc_prio = x[36];
-			pkt->svc_holder = x[37];
-			pkt->svc_mode = x[38];
-			pkt->svc_bound = x[39];
-		} else {
-			pkt->groups = srnic_get64(x + 32);
-		}
-		memcpy(pkt->eth_src, buf + 6, 6);
-	}
-	return SRNIC_WIRE_OK;
+	return op->check(pkt, buf + hlen, len - hlen);
 }

@@ -216,14 +216,7 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 
 static const char *op_name(uint8_t op)
 {
-	static const char *const n[] = {
-		"0", "SEND", "WRITE", "READ_REQ", "READ_RESP", "ACK", "HELLO",
-		"BYE", "BYE_ACK", "BOOTING", "BOOT_ACK", "RDMA_READY",
-		"ATOMIC_REQ", "UD_SEND", "SVC_ANNOUNCE", "SVC_RESYNC",
-		"SVC_RESYNC_ACK",
-	};
-
-	return op < SRNIC_OP_MAX ? n[op] : "?";
+	return srnic_op_name(op);
 }
 
 static void test_round_trip(void)
@@ -641,6 +634,108 @@ static void test_lengths(void)
 	free(f);
 }
 
+/* Atomics: a fetch-and-add or compare-and-swap carries its two operands
+ * for 8 aligned bytes, an atomic write 8 bytes for 8 aligned bytes; any
+ * other length, offset or alignment is malformed. */
+static void test_atomics(void)
+{
+	uint32_t len;
+	uint8_t *f = frame_of(SRNIC_OP_ATOMIC_REQ, &len);
+
+	EXPECT(f, len, SRNIC_WIRE_OK, "compare-and-swap");
+	srnic_put32(f + O_PKT_LEN, 8);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "atomic with one operand");
+	srnic_put32(f + O_PKT_LEN, 24);
+	EXPECT(f, len, SRNIC_WIRE_SHORT, "atomic operands past the frame");
+	EXPECT(f, len + 8, SRNIC_WIRE_BAD_LENGTH, "atomic with 24 bytes");
+	srnic_put32(f + O_PKT_LEN, 16);
+	srnic_put32(f + O_MSG_LEN, 16);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "atomic on 16 bytes");
+	srnic_put32(f + O_MSG_LEN, 8);
+	srnic_put32(f + O_MSG_OFF, 8);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "atomic at offset 8");
+	srnic_put32(f + O_MSG_OFF, 0);
+	srnic_put64(f + O_VA, 0x1004);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "atomic on unaligned bytes");
+	srnic_put64(f + O_VA, 0x1000);
+	f[O_SHIFT] = 7;
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "atomic with stride_shift 7");
+	free(f);
+
+	f = single(SRNIC_OP_WRITE, SRNIC_ATOMIC_LEN, 8, &len);
+	f[16] |= SRNIC_F_ATOMIC_WR >> 8;
+	srnic_put64(f + O_VA, 0x2000);
+	EXPECT(f, len, SRNIC_WIRE_OK, "atomic write");
+	EXPECT(f, len - 1, SRNIC_WIRE_SHORT, "atomic write cut by one");
+	srnic_put64(f + O_VA, UINT64_MAX - 15);
+	EXPECT(f, len, SRNIC_WIRE_OK, "atomic write ending at UINT64_MAX");
+	srnic_put64(f + O_VA, UINT64_MAX - 7);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "atomic write wrapping to 0");
+	srnic_put64(f + O_VA, 0x2001);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "atomic write unaligned");
+	srnic_put64(f + O_VA, 0x2000);
+	srnic_put32(f + O_MSG_LEN, 16);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "atomic write, msg_len 16");
+	srnic_put32(f + O_MSG_LEN, 8);
+	srnic_put32(f + O_PKT_LEN, 4);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "atomic write of 4 bytes");
+	free(f);
+}
+
+/* Which opcodes take the XRC and group flags, and the syndromes of the
+ * ACK-shaped ones, spelled out here rather than read from the table. */
+static void test_flag_rules(void)
+{
+	static const uint8_t xrc_ops[] = {SRNIC_OP_SEND, SRNIC_OP_WRITE,
+					  SRNIC_OP_READ_REQ,
+					  SRNIC_OP_ATOMIC_REQ};
+	static const uint16_t group_not[] = {
+		SRNIC_F_IMM, SRNIC_F_RECV_CQE, SRNIC_F_SOLICITED, SRNIC_F_CAS,
+		SRNIC_F_INV, SRNIC_F_ATOMIC_WR, SRNIC_F_XRC};
+	static const uint16_t group_ok[] = {SRNIC_F_SACK, SRNIC_F_NAK,
+					    SRNIC_F_AUTH, SRNIC_F_PROBE,
+					    0x4000, 0x8000};
+	uint32_t len;
+	unsigned i;
+	uint8_t op, *f;
+
+	for (op = SRNIC_OP_SEND; op < SRNIC_OP_MAX; op++) {
+		bool xrc = memchr(xrc_ops, op, sizeof(xrc_ops)) != NULL;
+
+		/* room for the XRC extension ahead of the payload */
+		f = frame_of(op, &len);
+		f[16] |= SRNIC_F_XRC >> 8;
+		EXPECT(f, len + SRNIC_XRC_XLEN,
+		       xrc ? SRNIC_WIRE_OK : SRNIC_WIRE_BAD_OPCODE,
+		       "%s with the XRC flag", op_name(op));
+		srnic_put16(f + 16, SRNIC_F_GROUP | SRNIC_F_LAST);
+		EXPECT(f, len,
+		       op == SRNIC_OP_WRITE || op == SRNIC_OP_ACK
+			       ? SRNIC_WIRE_OK
+			       : SRNIC_WIRE_BAD_OPCODE,
+		       "%s with the group flag", op_name(op));
+		if (srnic_op_ack_shaped(op)) {
+			f[38] = SRNIC_NAK_OPERATIONAL + 1;
+			EXPECT(f, len, SRNIC_WIRE_BAD_OPCODE,
+			       "%s with syndrome %u", op_name(op), f[38]);
+		}
+		free(f);
+	}
+
+	f = single(SRNIC_OP_WRITE, 100, 8, &len);
+	for (i = 0; i < sizeof(group_not) / sizeof(group_not[0]); i++) {
+		srnic_put16(f + 16, SRNIC_F_GROUP | group_not[i]);
+		EXPECT(f, len + SRNIC_XRC_XLEN, SRNIC_WIRE_BAD_OPCODE,
+		       "multicast WRITE with flag %#x", group_not[i]);
+	}
+	for (i = 0; i < sizeof(group_ok) / sizeof(group_ok[0]); i++) {
+		srnic_put16(f + 16, SRNIC_F_GROUP | group_ok[i]);
+		EXPECT(f, len, SRNIC_WIRE_OK, "multicast WRITE with flag %#x",
+		       group_ok[i]);
+	}
+	free(f);
+}
+
 static void test_padding(void)
 {
 	struct srnic_pkt p, got;
@@ -933,6 +1028,8 @@ int main(void)
 	test_truncated();
 	test_version_opcode();
 	test_lengths();
+	test_atomics();
+	test_flag_rules();
 	test_padding();
 	test_sanitized();
 	test_datagram();

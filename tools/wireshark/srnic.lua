@@ -5,12 +5,30 @@
 --   (or copy this file into ~/.local/lib/wireshark/plugins/)
 local p = Proto("srnic", "srnic software RDMA NIC")
 
-local opcodes = {
-	[1] = "SEND", [2] = "WRITE", [3] = "READ_REQ", [4] = "READ_RESP",
-	[5] = "ACK", [6] = "HELLO", [7] = "BYE", [8] = "BYE_ACK",
-	[9] = "BOOTING", [10] = "BOOT_ACK", [11] = "RDMA_READY",
-	[12] = "ATOMIC_REQ", [13] = "UD_SEND", [14] = "SVC_ANNOUNCE",
+-- The opcodes, as srnic_op_table in src/wire/wire.c (the source of truth):
+-- name, the extension after the base header, and whether pkt_len bytes of
+-- payload follow the headers.  tests/unit/test_wire_tables.c reads these
+-- lines and fails when they differ from the table.
+local OPS = {
+	[1] = {name = "SEND", ext = "data", payload = true},
+	[2] = {name = "WRITE", ext = "data", payload = true},
+	[3] = {name = "READ_REQ", ext = "data", payload = false},
+	[4] = {name = "READ_RESP", ext = "data", payload = true},
+	[5] = {name = "ACK", ext = "ack", payload = false},
+	[6] = {name = "HELLO", ext = "hello", payload = false},
+	[7] = {name = "BYE", ext = "hello", payload = false},
+	[8] = {name = "BYE_ACK", ext = "hello", payload = false},
+	[9] = {name = "BOOTING", ext = "hello", payload = false},
+	[10] = {name = "BOOT_ACK", ext = "hello", payload = false},
+	[11] = {name = "RDMA_READY", ext = "hello", payload = false},
+	[12] = {name = "ATOMIC_REQ", ext = "data", payload = true},
+	[13] = {name = "UD_SEND", ext = "data", payload = true},
+	[14] = {name = "SVC_ANNOUNCE", ext = "hello", payload = false},
+	[15] = {name = "SVC_RESYNC", ext = "ack", payload = false},
+	[16] = {name = "SVC_RESYNC_ACK", ext = "ack", payload = false},
 }
+local opcodes = {}
+for op, o in pairs(OPS) do opcodes[op] = o.name end
 local syndromes = {
 	[0] = "ACK", [1] = "RNR NAK", [2] = "access NAK",
 	[3] = "invalid request NAK", [4] = "operational NAK",
@@ -90,16 +108,12 @@ local list = {}
 for _, f in pairs(F) do list[#list + 1] = f end
 p.fields = list
 
-local DATA_OPS = {[1] = true, [2] = true, [3] = true, [4] = true,
-		  [12] = true, [13] = true}
-local CTL_OPS = {[6] = true, [7] = true, [8] = true, [9] = true,
-		 [10] = true, [11] = true, [14] = true}
-
 function p.dissector(tvb, pinfo, tree)
 	if tvb:len() < 24 then return 0 end
 	local op = tvb(1, 1):uint()
 	local flags = tvb(2, 2):uint()
-	local name = opcodes[op] or ("opcode " .. op)
+	local o = OPS[op] or {name = "opcode " .. op}
+	local name = o.name
 	pinfo.cols.protocol = "srnic"
 	local t = tree:add(p, tvb(), "srnic " .. name)
 	t:add(F.version, tvb(0, 1))
@@ -121,7 +135,7 @@ function p.dissector(tvb, pinfo, tree)
 	local info = string.format("%s %#x -> %#x msn %d", name,
 		tvb(8, 4):uint(), tvb(4, 4):uint(), tvb(20, 4):uint())
 	local off = 24
-	if DATA_OPS[op] and tvb:len() >= off + 40 then
+	if o.ext == "data" and tvb:len() >= off + 40 then
 		local e = t:add(p, tvb(off, 40), "Data extension")
 		e:add(F.txid, tvb(off, 4))
 		e:add(F.ssn, tvb(off + 4, 4))
@@ -153,11 +167,11 @@ function p.dissector(tvb, pinfo, tree)
 			t:add(F.compare_add, tvb(off, 8))
 			t:add(F.swap, tvb(off + 8, 8))
 			off = off + 16
-		elseif op ~= 3 and plen > 0 and tvb:len() >= off + plen then
+		elseif o.payload and plen > 0 and tvb:len() >= off + plen then
 			t:add(F.payload, tvb(off, plen))
 			off = off + plen
 		end
-	elseif op == 5 and tvb:len() >= off + 32 then
+	elseif o.ext == "ack" and tvb:len() >= off + 32 then
 		local e = t:add(p, tvb(off, 32), "ACK extension")
 		e:add(F.syndrome, tvb(off, 1))
 		e:add(F.rnr_timer, tvb(off + 1, 1))
@@ -170,7 +184,7 @@ function p.dissector(tvb, pinfo, tree)
 		e:add(F.sack_bits, tvb(off + 24, 8))
 		info = info .. " " .. (syndromes[tvb(off, 1):uint()] or "?")
 		off = off + 32
-	elseif CTL_OPS[op] and tvb:len() >= off + 40 then
+	elseif o.ext == "hello" and tvb:len() >= off + 40 then
 		local e = t:add(p, tvb(off, 40), "Control extension")
 		e:add(F.node_ip, tvb(off, 4))
 		e:add(F.port, tvb(off + 4, 1))
