@@ -79,11 +79,13 @@ pair() {
 	if [ $rca != 0 ] || [ $rcb != 0 ]; then
 		echo "--- $name: client (a) exit $rca" >&2; tail -15 "$LOGDIR/$name.a" >&2
 		echo "--- $name: server (b) exit $rcb" >&2; tail -15 "$LOGDIR/$name.b" >&2
-		# (each node's counters as its engine last wrote them)
+		# (each node's counters as its engine last wrote them, the
+		# lines with a value other than 0)
 		for n in a b; do
 			[ -f "$TB/$n.stats" ] || continue
 			echo "--- $name: node $n's last counters" >&2
-			grep -Ev '^([a-z_]+ )?[a-z_]+ 0$' "$TB/$n.stats" >&2
+			awk '{for (i = 3; i <= NF; i += 2) if ($i != "0") {print; next}}' \
+				"$TB/$n.stats" >&2
 		done
 		return 1
 	fi
@@ -147,15 +149,45 @@ pingpong() {
 	return $rc
 }
 
+# counter NODE NAME [OF]: NODE's counter (or state) NAME as
+# docs/counters.md names it, from ./srnic stats NODE --json; of OF if
+# given: a port's number, "loopback", a peer's name, a service's address,
+# or "ports": every port's, in a list.  A drop: drops.REASON.  A list prints its values on one line, a flag
+# yes or no; nothing, and status 1, when the node has no counters yet or
+# no such thing.
+counter() {
+	"$SRNIC" stats "$1" --json 2>/dev/null | python3 -c '
+import json, sys
+name, of = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None
+try:
+    v = json.load(sys.stdin)
+    if of == "loopback":
+        v = v["loopback"]
+    elif of == "ports":
+        v = [p[name] for p in v["ports"]]
+        name = ""
+    elif of is not None:
+        v = next(o for k in ("ports", "peers", "services") for o in v[k]
+                 if of in (str(o.get("port")), o.get("name"), o.get("ipv4")))
+    for part in filter(None, name.split(".")):
+        v = v[part]
+except (ValueError, KeyError, StopIteration):
+    sys.exit(1)
+if isinstance(v, bool):
+    v = "yes" if v else "no"
+elif isinstance(v, list):
+    v = " ".join(map(str, v))
+print(v)' "$2" ${3+"$3"}
+}
+
 # wait_peer NODE PEER [PORTS]: until NODE's counters show PEER heard on
-# each of PORTS (default "0 1"), 20 s at most.  Remove the nodes' stats
-# files before starting the programs, or an earlier process's counters
-# answer.
+# each of PORTS (default "0 1") and no other, 20 s at most.  Remove the
+# nodes' stats files before starting the programs, or an earlier
+# process's counters answer.
 wait_peer() {
 	local i
 	for ((i = 0; i < 200; i++)); do
-		"$SRNIC" stats "$1" 2>/dev/null |
-			grep -qE "^peer $2 .* ports up ${3:-0 1}\$" && return 0
+		[ "$(counter "$1" ports_up "$2")" = "${3:-0 1}" ] && return 0
 		sleep 0.1
 	done
 	echo "--- $1 did not hear $2 on ports ${3:-0 1}" >&2
