@@ -150,34 +150,55 @@ pingpong() {
 }
 
 # counter NODE NAME [OF]: NODE's counter (or state) NAME as
-# docs/counters.md names it, from ./srnic stats NODE --json; of OF if
-# given: a port's number, "loopback", a peer's name, a service's address,
-# or "ports": every port's, in a list.  A drop: drops.REASON.  A list prints its values on one line, a flag
-# yes or no; nothing, and status 1, when the node has no counters yet or
-# no such thing.
+# docs/counters.md names it, from what ./srnic stats NODE --json shows:
+# srnicd's answer, or the engine's stats_file.json where no srnicd
+# answers; of OF if given: a port's number, "loopback", a peer's name, a
+# service's address, or "ports": every port's, in a list.  A drop:
+# drops.REASON.  NAME may be several names ("role holder"): their values
+# on one line, of one reading.  A list prints its values on one line, a
+# flag yes or no; nothing, and status 1, when the node has no counters yet
+# or no such thing.  (One python and no ./srnic: tests poll it.)
 counter() {
-	"$SRNIC" stats "$1" --json 2>/dev/null | python3 -c '
+	python3 -c '
 import json, sys
-name, of = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None
+sys.path.insert(0, sys.argv[1] + "/tools")
+import srnicd_client as srnicd
+node, names, of = sys.argv[2], sys.argv[3].split(), sys.argv[4:] or [None]
+of = of[0]
+
+def read():
+    try:
+        rep = srnicd.request(node + ".sock", srnicd.header("stats"))
+        return json.loads(srnicd.check(rep, "stats").rstrip(b"\0"))
+    except (OSError, SystemExit):
+        with open(node + ".stats.json") as f:
+            return json.load(f)
+
+def show(v):
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, list):
+        return " ".join(map(str, v))
+    return str(v)
+
 try:
-    v = json.load(sys.stdin)
+    st = read()
     if of == "loopback":
-        v = v["loopback"]
+        st = st["loopback"]
     elif of == "ports":
-        v = [p[name] for p in v["ports"]]
-        name = ""
+        st = {n: [p[n] for p in st["ports"]] for n in names}
     elif of is not None:
-        v = next(o for k in ("ports", "peers", "services") for o in v[k]
-                 if of in (str(o.get("port")), o.get("name"), o.get("ipv4")))
-    for part in filter(None, name.split(".")):
-        v = v[part]
-except (ValueError, KeyError, StopIteration):
+        st = next(o for k in ("ports", "peers", "services") for o in st[k]
+                  if of in (str(o.get("port")), o.get("name"), o.get("ipv4")))
+    out = []
+    for name in names:
+        v = st
+        for part in name.split("."):
+            v = v[part]
+        out.append(show(v))
+except (OSError, ValueError, KeyError, StopIteration):
     sys.exit(1)
-if isinstance(v, bool):
-    v = "yes" if v else "no"
-elif isinstance(v, list):
-    v = " ".join(map(str, v))
-print(v)' "$2" ${3+"$3"}
+print(" ".join(out))' "$ROOT" "${SRNIC_RUN:-/run/srnic}/testbed/$1" "$2" ${3+"$3"}
 }
 
 # wait_peer NODE PEER [PORTS]: until NODE's counters show PEER heard on

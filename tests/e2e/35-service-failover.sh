@@ -45,13 +45,13 @@ conf() {
 # waits for a client that never comes), its log in $WORK/NODE.log
 up() {
 	rm -f "$TB/$1.stats" "$TB/$1.stats.json"
-	(SRNIC_LOG=1 SRNIC_CONF_OVERRIDE=$WORK/$1.conf timeout -k 5 120 \
+	(SRNIC_LOG=1 SRNIC_CONF_OVERRIDE=$WORK/$1.conf timeout -k 5 300 \
 		"$SRNIC" exec "$1" -- ibv_rc_pingpong -g 1 -p 18900 >> "$WORK/$1.log" 2>&1 &)
 }
 kill_node() { kill -9 $(ip netns pids "$SRNIC_NS-$1" 2>/dev/null) 2>/dev/null || true; }
 # role NODE: its role for the service and the holder it knows, from its
 # counters ("holder 10.55.0.2" or "standby 10.55.0.2" or "client ...")
-role() { local r h; r=$(counter "$1" role $SVC) && h=$(counter "$1" holder $SVC) && echo "$r $h"; }
+role() { counter "$1" "role holder" $SVC; }
 # wait_role NODE REGEX SECS: until role NODE matches
 wait_role() {
 	local i
