@@ -53,9 +53,9 @@ for n in a b; do
 done
 # Every port of both nodes held frames back (else this proved nothing).
 for n in a b; do
-	delayed=$(echo $(counter $n delayed 0) $(counter $n delayed 1))
+	delayed=$(counter $n delayed ports)
 	echo "frames delayed by node $n, per port: ${delayed:-?}"
-	[ "$(echo $delayed | wc -w)" = 2 ] && ! echo " $delayed" | grep -q ' 0 ' ||
+	[ "$(echo $delayed | wc -w)" = 2 ] && ! echo " $delayed " | grep -q ' 0 ' ||
 		fail "node $n: a port delayed no frame"
 done
 # Atomics must run exactly once although requests and answers get lost,

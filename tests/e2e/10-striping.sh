@@ -13,8 +13,8 @@ trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
 "$SRNIC" testbed up --wire tap --weights 3,1 >/dev/null || fail "testbed"
 
-# tx_bytes of a's port P
-tx() { counter a tx_bytes "$1"; }
+# tx_bytes of a's ports 0 and 1, one reading
+tx() { counter a tx_bytes ports; }
 
 # wait_lossy SECS PORTS: until a's counters name PORTS (a list, maybe
 # empty) the lossy ones of peer b
@@ -29,7 +29,7 @@ wait_lossy() {
 }
 
 pair weights 60 ib_write_bw -s 65536 -n 3000 || fail "ib_write_bw"
-t0=$(tx 0) t1=$(tx 1)
+read -r t0 t1 <<< "$(tx)"
 echo "weights 3,1: port 0 sent $t0 bytes, port 1 $t1"
 awk -v a="$t0" -v b="$t1" 'BEGIN { s = a / (a + b); exit !(s > 0.68 && s < 0.82) }' ||
 	fail "port 0 carried not about 3/4 of the bytes"
@@ -40,17 +40,19 @@ awk -v a="$t0" -v b="$t1" 'BEGIN { s = a / (a + b); exit !(s > 0.68 && s < 0.82)
 pair lossy-integrity 300 "$BUILD/examples/srnic_integrity" -r 12 &
 run=$!
 wait_lossy 20 0 || fail "port 0 not found lossy"
-t0=$(tx 0) t1=$(tx 1)
+read -r t0 t1 <<< "$(tx)"
 sleep 3
-d0=$(($(tx 0) - t0)) d1=$(($(tx 1) - t1))
+read -r d0 d1 <<< "$(tx)"
+d0=$((d0 - t0)) d1=$((d1 - t1))
 echo "port 0 lossy: in 3 s port 0 sent $d0 bytes, port 1 $d1"
 awk -v a="$d0" -v b="$d1" 'BEGIN { exit !(b > 0 && a < 0.1 * (a + b)) }' ||
 	fail "the lossy port still carried a share"
 "$SRNIC" testbed fault b 0 clear
 wait_lossy 20 "" || fail "port 0 did not come back"
-t0=$(tx 0)
+read -r t0 _ <<< "$(tx)"
 sleep 2
-[ "$(tx 0)" -gt "$t0" ] || fail "port 0 carries nothing since it came back"
+read -r d0 _ <<< "$(tx)"
+[ "$d0" -gt "$t0" ] || fail "port 0 carries nothing since it came back"
 wait $run || fail "integrity with a lossy port"
 grep -q ", 0 bad" "$LOGDIR/lossy-integrity.a" || fail "bad data with a lossy port"
 exit 0

@@ -24,7 +24,7 @@ pb=$!
 ok=""
 for _ in $(seq 40); do
 	sleep 0.1
-	if [ "$(counter b rdma_in a)" = yes ] && [ "$(counter b rdma_out a)" = yes ]; then
+	if [ "$(counter b "rdma_in rdma_out" a)" = "yes yes" ]; then
 		ok=1; break
 	fi
 done
