@@ -79,11 +79,13 @@ pair() {
 	if [ $rca != 0 ] || [ $rcb != 0 ]; then
 		echo "--- $name: client (a) exit $rca" >&2; tail -15 "$LOGDIR/$name.a" >&2
 		echo "--- $name: server (b) exit $rcb" >&2; tail -15 "$LOGDIR/$name.b" >&2
-		# (each node's counters as its engine last wrote them)
+		# (each node's counters as its engine last wrote them, the
+		# lines with a value other than 0)
 		for n in a b; do
 			[ -f "$TB/$n.stats" ] || continue
 			echo "--- $name: node $n's last counters" >&2
-			grep -Ev '^([a-z_]+ )?[a-z_]+ 0$' "$TB/$n.stats" >&2
+			awk '{for (i = 3; i <= NF; i += 2) if ($i != "0") {print; next}}' \
+				"$TB/$n.stats" >&2
 		done
 		return 1
 	fi
@@ -147,15 +149,66 @@ pingpong() {
 	return $rc
 }
 
+# counter NODE NAME [OF]: NODE's counter (or state) NAME as
+# docs/counters.md names it, from what ./srnic stats NODE --json shows:
+# srnicd's answer, or the engine's stats_file.json where no srnicd
+# answers; of OF if given: a port's number, "loopback", a peer's name, a
+# service's address, or "ports": every port's, in a list.  A drop:
+# drops.REASON.  NAME may be several names ("role holder"): their values
+# on one line, of one reading.  A list prints its values on one line, a
+# flag yes or no; nothing, and status 1, when the node has no counters yet
+# or no such thing.  (One python and no ./srnic: tests poll it.)
+counter() {
+	python3 -c '
+import json, sys
+sys.path.insert(0, sys.argv[1] + "/tools")
+import srnicd_client as srnicd
+node, names, of = sys.argv[2], sys.argv[3].split(), sys.argv[4:] or [None]
+of = of[0]
+
+def read():
+    try:
+        rep = srnicd.request(node + ".sock", srnicd.header("stats"))
+        return json.loads(srnicd.check(rep, "stats").rstrip(b"\0"))
+    except (OSError, SystemExit):
+        with open(node + ".stats.json") as f:
+            return json.load(f)
+
+def show(v):
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, list):
+        return " ".join(map(str, v))
+    return str(v)
+
+try:
+    st = read()
+    if of == "loopback":
+        st = st["loopback"]
+    elif of == "ports":
+        st = {n: [p[n] for p in st["ports"]] for n in names}
+    elif of is not None:
+        st = next(o for k in ("ports", "peers", "services") for o in st[k]
+                  if of in (str(o.get("port")), o.get("name"), o.get("ipv4")))
+    out = []
+    for name in names:
+        v = st
+        for part in name.split("."):
+            v = v[part]
+        out.append(show(v))
+except (OSError, ValueError, KeyError, StopIteration):
+    sys.exit(1)
+print(" ".join(out))' "$ROOT" "${SRNIC_RUN:-/run/srnic}/testbed/$1" "$2" ${3+"$3"}
+}
+
 # wait_peer NODE PEER [PORTS]: until NODE's counters show PEER heard on
-# each of PORTS (default "0 1"), 20 s at most.  Remove the nodes' stats
-# files before starting the programs, or an earlier process's counters
-# answer.
+# each of PORTS (default "0 1") and no other, 20 s at most.  Remove the
+# nodes' stats files before starting the programs, or an earlier
+# process's counters answer.
 wait_peer() {
 	local i
 	for ((i = 0; i < 200; i++)); do
-		"$SRNIC" stats "$1" 2>/dev/null |
-			grep -qE "^peer $2 .* ports up ${3:-0 1}\$" && return 0
+		[ "$(counter "$1" ports_up "$2")" = "${3:-0 1}" ] && return 0
 		sleep 0.1
 	done
 	echo "--- $1 did not hear $2 on ports ${3:-0 1}" >&2

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 """Talk to srnicd over its socket (src/attach/srnicd_proto.h).
 
-  srnicd_client.py SOCKET stats [--json]   the node's counters (readable,
-                                           or the JSON srnicd sends)
+  srnicd_client.py SOCKET stats [--json]   the node's counters: the JSON
+                                           srnicd sends, or srnicd's and its
+                                           processes' lines (the node's are
+                                           its stats file's, docs/counters.md)
   srnicd_client.py SOCKET shutdown         leave the links and exit
   srnicd_client.py SOCKET raw HEX          send bytes as they are, print
                                            the answer's status (tests)
@@ -50,21 +52,28 @@ def check(rep, op):
     return rep[HDR.size:]
 
 
+def pairs(d, skip=()):
+    """A JSON object's members as the stats file's "name value" pairs."""
+    out = []
+    for k, v in d.items():
+        if k in skip or isinstance(v, (dict, list)):
+            continue
+        if isinstance(v, bool):
+            v = "yes" if v else "no"
+        out.append(f"{k} {v}")
+    return " ".join(out)
+
+
 def readable(st):
-    out = [f"node {st['node']} (srnicd) incarnation {st['incarnation']:08x} "
-           f"packet buffers in use {st['pool_in_use']} qps {st['qps']}"]
+    """srnicd's own lines (the node's are its stats file's)."""
+    out = [f"srnicd {st['node']} " + pairs(st, skip=st.keys() - {
+        "pool_in_use", "processes_most", "token_holder", "stopped_killed",
+        "qps"})]
     for p in st["processes"]:
+        drops = " ".join(f"{k} {v}" for k, v in p["drops"].items())
         out.append(f"process {p['slot']} pid {p['pid']} {p['prog']} "
-                   f"qps {p['qps']} rx_forwarded {p['rx_forwarded']} "
-                   f"rx_ring_full {p['rx_ring_full']}")
-    for p in st["ports"]:
-        out.append(f"port {p['port']} {p['link']} rx_packets {p['rx_packets']}"
-                   f" rx_bytes {p['rx_bytes']} tx_packets {p['tx_packets']}"
-                   f" tx_bytes {p['tx_bytes']}")
-    for p in st["peers"]:
-        out.append(f"peer {p['name']} incarnation {p['incarnation']:08x} "
-                   f"ports up {p['ports_up']} integrated "
-                   f"{'yes' if p['integrated'] else 'no'}")
+                   + pairs(p, skip=("slot", "pid", "prog"))
+                   + (f" drops {drops}" if drops else ""))
     return "\n".join(out)
 
 

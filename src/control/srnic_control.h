@@ -19,6 +19,11 @@ void srnic_stats_node(const struct srnic_engine *eng, struct srnic_stats *t);
 void srnic_stats_add(struct srnic_stats *t, const struct srnic_stats *st);
 /* A drop reason's name in the counters ("no_qp"...). */
 const char *srnic_drop_name(enum srnic_drop d);
+/* The node's counters and state, to o (counters.h): its stats file's
+ * text or JSON; srnicd adds its processes to the JSON. */
+struct srnic_out;
+void srnic_stats_out(struct srnic_out *o, struct srnic_engine *eng);
+/* stats_file and stats_file.json, afresh */
 void srnic_stats_write(struct srnic_engine *eng);
 /* files.c: the thread that writes and reads the node's files (it stops
  * with the control core, on ctrl_stop) */

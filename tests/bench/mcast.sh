@@ -28,11 +28,14 @@ wire=$(mktemp)
 
 # a_sent: the bytes a's ports sent, as its last process left them (each
 # run's process counts from zero; the file goes before it starts)
-a_sent() { awk '$1 == "port" { s += $12 } END { print s + 0 }' "$TB/a.stats"; }
+a_sent() {
+	python3 -c 'import json, sys; print(sum(p["tx_bytes"] for p in json.load(open(sys.argv[1]))["ports"]))' \
+		"$TB/a.stats.json" 2>/dev/null || echo 0
+}
 
 # multicast: Gb/s delivered (its sender says how long it took)
 multicast() {
-	rm -f "$TB/a.stats"
+	rm -f "$TB/a.stats" "$TB/a.stats.json"
 	"$ROOT/examples/mcast-rdma-demo.sh" --size "${MIB}M" > "$log" 2>&1 ||
 		{ cat "$log" >&2; return 1; }
 	echo "m $(a_sent)" >> "$wire"
@@ -48,7 +51,7 @@ unicast_to() {
 		ip netns exec "$SRNIC_NS-$1" ss -Hltn 2>/dev/null | grep -q . && break
 		sleep 0.05
 	done
-	rm -f "$TB/a.stats"
+	rm -f "$TB/a.stats" "$TB/a.stats.json"
 	"$SRNIC" exec a -- ib_write_bw -s 1048576 -n "$MIB" --report_gbits "$1" |
 		awk '$1 == 1048576 && NF >= 5 { print $4 }'
 	wait $pid

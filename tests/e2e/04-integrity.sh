@@ -28,7 +28,7 @@ grep -q ", 0 bad" "$LOGDIR/zc.a" || fail "integrity with zero-copy transmit repo
 # to the node's once it has seen it go)
 zc=0
 for i in $(seq 20); do
-	zc=$("$SRNIC" stats a | awk '$1 == "zero_copy" {print $3}')
+	zc=$(counter a zero_copy_frames)
 	[ "${zc:-0}" -gt 0 ] && break
 	sleep 0.1
 done

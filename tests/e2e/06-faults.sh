@@ -53,10 +53,9 @@ for n in a b; do
 done
 # Every port of both nodes held frames back (else this proved nothing).
 for n in a b; do
-	delayed=$("$SRNIC" stats $n | awk '/^port / {
-		for (i = 3; i < NF; i++) if ($i == "delayed") printf "%s ", $(i + 1) }')
+	delayed=$(counter $n delayed ports)
 	echo "frames delayed by node $n, per port: ${delayed:-?}"
-	[ "$(echo $delayed | wc -w)" = 2 ] && ! echo " $delayed" | grep -q ' 0 ' ||
+	[ "$(echo $delayed | wc -w)" = 2 ] && ! echo " $delayed " | grep -q ' 0 ' ||
 		fail "node $n: a port delayed no frame"
 done
 # Atomics must run exactly once although requests and answers get lost,
@@ -74,7 +73,9 @@ dropped=$(ip netns exec "$SRNIC_NS-sw" tc -s qdisc show dev r0-b |
 	awk '/clsact/ {f = 1} f && /dropped/ {gsub(",", ""); print $7; exit}')
 echo "frames dropped on one rail toward b: ${dropped:-?}"
 [ "${dropped:-0}" -gt 0 ] || fail "no frame was dropped"
-"$SRNIC" stats b | grep -E '^drop duplicate [1-9]' || fail "no duplicate was seen"
+dups=$(counter b drops.duplicate)
+echo "duplicates b dropped: ${dups:-?}"
+[ "${dups:-0}" -gt 0 ] || fail "no duplicate was seen"
 
 for n in a b; do
 	for p in 0 1; do
@@ -83,10 +84,9 @@ for n in a b; do
 done
 # silenced NODE PEER: how often NODE found one of PEER's ports silent (the
 # node's count, over every process srnicd served)
-silenced() { "$SRNIC" stats "$1" | awk -v p="$2" '$1 == "striping" && $2 == p {
-	for (i = 3; i < NF; i++) if ($i == "silenced") print $(i + 1) }'; }
+silenced() { counter "$1" silenced "$2"; }
 # (the link goes down once both nodes hear each other on both ports)
-rm -f "$TB/a.stats" "$TB/b.stats"
+rm -f "$TB"/[ab].stats*
 before=$(silenced b a)
 ( wait_peer a b && wait_peer b a && sleep 0.5
   "$SRNIC" testbed fault a 0 down; sleep 2; "$SRNIC" testbed fault a 0 up ) &
@@ -95,12 +95,12 @@ pair flap-integrity 180 "$prog" -r 4 || fail "integrity while a link goes down a
 wait $flap
 grep -q ", 0 bad" "$LOGDIR/flap-integrity.a" || fail "bad data across a link flap"
 sleep 1
-"$SRNIC" stats a | grep -E '^peer b .* ports up 0 1$' || fail "port 0 did not come back"
+[ "$(counter a ports_up b)" = "0 1" ] || fail "port 0 did not come back"
 # b found a's port 0 silent (port 1 still heard a) before it found it dead.
 [ "$(silenced b a)" -gt "${before:-0}" ] ||
 	fail "b did not find a's port 0 silent (silenced ${before:-?} before, $(silenced b a) after)"
 
-rm -f "$TB/a.stats" "$TB/b.stats"
+rm -f "$TB"/[ab].stats*
 before=$(silenced a b)
 ( wait_peer a b && wait_peer b a && sleep 0.3
   "$SRNIC" testbed fault b 1 down; sleep 2; "$SRNIC" testbed fault b 1 up ) &

@@ -145,9 +145,8 @@ for ((r = 0; r <= KILLS; r++)); do
 	qstart[$r]=$(field quiet_start_ms "$reg")
 	qend[$r]=$(field quiet_end_ms "$q")
 	seen=$(grep "^target round=$r \(progress\|final\)" "$log" | tail -1)
-	st=$("$SRNIC" stats b)
-	stale[$r]=$(awk '$1 == "drop" && $2 == "stale_incarnation" {print $3}' <<< "$st")
-	inc=$(awk '$1 == "node" {print $4}' <<< "$st")
+	stale[$r]=$(counter b drops.stale_incarnation)
+	inc=$(printf '%08x' "$(counter b incarnation)")
 	incs+=("$inc")
 	printf 'round %2d: incarnation %s wbuf %s rkey %s: canary intact for %s ms (%s scans); %s SENDs, %s WRITEs, %s bytes verified; %s; stale_incarnation %s\n' \
 		"$r" "$inc" "$(field wbuf "$reg")" "$(field rkey "$reg")" \

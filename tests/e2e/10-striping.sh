@@ -13,14 +13,15 @@ trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
 "$SRNIC" testbed up --wire tap --weights 3,1 >/dev/null || fail "testbed"
 
-# tx_bytes of a's port P ($12 of its port line)
-tx() { "$SRNIC" stats a | awk -v p="$1" '$1 == "port" && $2 == p { print $12 }'; }
+# tx_bytes of a's ports 0 and 1, one reading
+tx() { counter a tx_bytes ports; }
 
-# wait_for SECS REGEX: until a's stats show a line matching REGEX
-wait_for() {
-	local i
+# wait_lossy SECS PORTS: until a's counters name PORTS (a list, maybe
+# empty) the lossy ones of peer b
+wait_lossy() {
+	local i lossy
 	for ((i = 0; i < $1 * 4; i++)); do
-		"$SRNIC" stats a 2>/dev/null | grep -Eq "$2" && return 0
+		lossy=$(counter a lossy b) && [ "$lossy" = "$2" ] && return 0
 		sleep 0.25
 	done
 	"$SRNIC" stats a
@@ -28,28 +29,30 @@ wait_for() {
 }
 
 pair weights 60 ib_write_bw -s 65536 -n 3000 || fail "ib_write_bw"
-t0=$(tx 0) t1=$(tx 1)
+read -r t0 t1 <<< "$(tx)"
 echo "weights 3,1: port 0 sent $t0 bytes, port 1 $t1"
 awk -v a="$t0" -v b="$t1" 'BEGIN { s = a / (a + b); exit !(s > 0.68 && s < 0.82) }' ||
 	fail "port 0 carried not about 3/4 of the bytes"
-"$SRNIC" stats a | grep -q '^port 0 .* weight 3 ' || fail "stats: no weight 3 on port 0"
+[ "$(counter a weight 0)" = 3 ] || fail "stats: no weight 3 on port 0"
 
 "$SRNIC" testbed fault b 0 loss=50% || fail "fault"
 # Data keeps moving, and checked, all through what follows.
 pair lossy-integrity 300 "$BUILD/examples/srnic_integrity" -r 12 &
 run=$!
-wait_for 20 '^striping b hello_loss .* lossy 0$' || fail "port 0 not found lossy"
-t0=$(tx 0) t1=$(tx 1)
+wait_lossy 20 0 || fail "port 0 not found lossy"
+read -r t0 t1 <<< "$(tx)"
 sleep 3
-d0=$(($(tx 0) - t0)) d1=$(($(tx 1) - t1))
+read -r d0 d1 <<< "$(tx)"
+d0=$((d0 - t0)) d1=$((d1 - t1))
 echo "port 0 lossy: in 3 s port 0 sent $d0 bytes, port 1 $d1"
 awk -v a="$d0" -v b="$d1" 'BEGIN { exit !(b > 0 && a < 0.1 * (a + b)) }' ||
 	fail "the lossy port still carried a share"
 "$SRNIC" testbed fault b 0 clear
-wait_for 20 '^striping b hello_loss .* lossy$' || fail "port 0 did not come back"
-t0=$(tx 0)
+wait_lossy 20 "" || fail "port 0 did not come back"
+read -r t0 _ <<< "$(tx)"
 sleep 2
-[ "$(tx 0)" -gt "$t0" ] || fail "port 0 carries nothing since it came back"
+read -r d0 _ <<< "$(tx)"
+[ "$d0" -gt "$t0" ] || fail "port 0 carries nothing since it came back"
 wait $run || fail "integrity with a lossy port"
 grep -q ", 0 bad" "$LOGDIR/lossy-integrity.a" || fail "bad data with a lossy port"
 exit 0

@@ -28,8 +28,8 @@ nnodes=$(echo $nodes | wc -w)
 ranks=$((2 * nnodes))
 
 tx_bytes() {	# NODE: bytes its ports sent so far
-	"$SRNIC" stats "$1" | awk '$1 == "port" {for (i = 1; i < NF; i++)
-		if ($i == "tx_bytes") s += $(i + 1)} END {printf "%.0f\n", s}'
+	counter "$1" tx_bytes ports | awk '{for (i = 1; i <= NF; i++) s += $i}
+		END {printf "%.0f\n", s}'
 }
 
 declare -A before

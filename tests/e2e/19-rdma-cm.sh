@@ -107,8 +107,7 @@ grep -qi "fail\|error" "$LOGDIR/rstream.a" "$LOGDIR/rstream.b" && fail "rstream 
 # Within one node: the server and the client two processes of its
 # srnicd, through the node's loopback, to the node's own address
 loop_bytes() {	# NODE: bytes its loopback carried so far
-	"$SRNIC" stats "$1" | awk '$1 == "loopback" {for (i = 1; i < NF; i++)
-		if ($i == "tx_bytes") print $(i + 1)}'
+	counter "$1" tx_bytes loopback
 }
 if [ -e "$TB/a.srnicd.pid" ] && [ -e "$TB/b.srnicd.pid" ]; then
 	CM_SERVER=a CM_CLIENT=a cm cm-loop 7176 rping -s -V -C 50 -a 10.55.0.1 -p 7176 -- \

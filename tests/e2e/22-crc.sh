@@ -25,7 +25,7 @@ corrupt_all() {	# fault setting for every port of both nodes
 }
 
 drop_count() {	# node reason
-	"$SRNIC" stats "$1" | awk -v r="$2" '$1 == "drop" && $2 == r {print $3}'
+	counter "$1" "drops.$2"
 }
 
 testbed() {	# up options...
@@ -51,7 +51,7 @@ protected() {	# name: the three runs survive the corruption intact
 
 testbed --wire tap
 protected tap
-"$SRNIC" stats a | grep -q '^port 0 .* crc yes' || fail "tap ports carry no CRC by default"
+[ "$(counter a crc 0)" = yes ] || fail "tap ports carry no CRC by default"
 
 testbed --crc yes
 protected memif-crc
@@ -64,7 +64,7 @@ landed=""
 for try in 1 2 3; do
 	testbed
 	pair memif-nocrc-$try 60 "$prog" >/dev/null 2>&1
-	"$SRNIC" stats a | grep -q '^port 0 .* crc no' || fail "memif ports carry a CRC by default"
+	[ "$(counter a crc 0)" = no ] || fail "memif ports carry a CRC by default"
 	if grep -iq "wrong" "$LOGDIR/memif-nocrc-$try.a" "$LOGDIR/memif-nocrc-$try.b"; then
 		landed=memif-nocrc-$try
 		break

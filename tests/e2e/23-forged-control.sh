@@ -21,12 +21,9 @@ A_MAC0=02:53:4e:01:00:01 B_MAC0=02:53:4e:01:00:02
 
 in_a() { ip netns exec "$SRNIC_NS-a" "$@"; }
 in_switch() { ip netns exec "$SRNIC_NS-sw" "$@"; }
-stat_of() {	# node line-word key: the value after KEY on the first line starting with WORD
-	"$SRNIC" stats "$1" | awk -v w="$2" -v k="$3" '$1 == w {for (i = 2; i < NF; i++) if ($i == k) {print $(i + 1); exit}}'
-}
-incarnation() { "$SRNIC" stats "$1" | awk '$1 == "node" {print $4}'; }
+incarnation() { local i; i=$(counter "$1" incarnation) && printf '%08x\n' "$i"; }
 # (a node's counters are its last process's: ./srnic stats fails until one ran)
-drops() { "$SRNIC" stats "$1" | awk -v r="$2" '$1 == "drop" && $2 == r {print $3}'; }
+drops() { counter "$1" "drops.$2"; }
 
 # A long pingpong in the background; waits until both nodes' counters are
 # the new processes' (incarnations other than the last ones seen) and name
@@ -40,8 +37,8 @@ pingpong_start() {	# name timeout
 		sleep 0.1
 		[ "$(incarnation a 2>/dev/null)" != "$old_a" ] &&
 			[ "$(incarnation b 2>/dev/null)" != "$old_b" ] &&
-			"$SRNIC" stats a 2>/dev/null | grep -q '^peer b .* ports up 0 1' &&
-			"$SRNIC" stats b 2>/dev/null | grep -q '^peer a .* ports up 0 1' &&
+			[ "$(counter a ports_up b)" = "0 1" ] &&
+			[ "$(counter b ports_up a)" = "0 1" ] &&
 			return 0
 	done
 	cat "$W/$1.out"; fail "$1: the pingpong did not start"
@@ -72,7 +69,7 @@ sleep 0.3
 pingpong old-process 60 ibv_rc_pingpong -g 1 -s 64 -n 100 || fail "the first pingpong"
 wait $cap1 || { cat "$W/cap-hello.log"; fail "no HELLO captured"; }
 wait $cap2 || { cat "$W/cap-booting.log"; fail "no BOOTING captured"; }
-grep -q "cluster_key yes" <("$SRNIC" stats b) || fail "the testbed's nodes have no cluster key"
+[ "$(counter b cluster_key)" = yes ] || fail "the testbed's nodes have no cluster key"
 
 pingpong_start keyed 120
 auth0=$(drops b bad_auth); stale0=$(drops b stale_incarnation)
@@ -85,8 +82,8 @@ in_a "$INJ" replay rail0 "$W/old-booting" 5 || fail "inject replay BOOTING"
 sleep 1	# (the counters are written twice a second)
 auth=$(( $(drops b bad_auth) - auth0 ))
 stale=$(( $(drops b stale_incarnation) - stale0 ))
-refused=$(stat_of b integration older_refused)
-cleared=$(stat_of b integration qps_cleared)
+refused=$(counter b older_refused)
+cleared=$(counter b qps_cleared)
 wait $pp || { cat "$W/keyed.out"; fail "the pingpong under forged control frames"; }
 echo "with the key: b dropped $auth forged frames (bad_auth), $stale stale ones, refused $refused old HELLOs; $cleared QPs failed"
 [ "$auth" -ge 13 ] || fail "b counted $auth bad_auth drops of the 13 forged frames"
@@ -102,7 +99,7 @@ echo "with the key: b dropped $auth forged frames (bad_auth), $stale stale ones,
 pingpong_start unkeyed 30
 forge_booting none 5
 sleep 1
-cleared=$(stat_of b integration qps_cleared)
+cleared=$(counter b qps_cleared)
 wait $pp && fail "without a key the forged BOOTING changed nothing: the test above proves nothing"
 echo "without a key: the forged BOOTING failed $cleared QPs of b, and the pingpong"
 [ "${cleared:-0}" -ge 1 ] || fail "without a key b failed no QP"

@@ -24,19 +24,18 @@ pb=$!
 ok=""
 for _ in $(seq 40); do
 	sleep 0.1
-	st=$("$SRNIC" stats b 2>/dev/null) || continue
-	if grep -q '^integration a rdma_in yes rdma_out yes' <<< "$st"; then
+	if [ "$(counter b "rdma_in rdma_out" a)" = "yes yes" ]; then
 		ok=1; break
 	fi
 done
 kill $pa $pb 2>/dev/null; wait $pa $pb 2>/dev/null
-grep -E '^(peer|integration)' <<< "$st"
+"$SRNIC" stats b | grep -E '^(peer|integration) '
 [ -n "$ok" ] || fail "b's integration with a did not complete within 4 s"
 # b hears a on both ports, a hears b on port 0 only: the one-way port.
-grep -q '^peer a .* ports up 0 1$' <<< "$st" || fail "b does not hear a on both ports"
-"$SRNIC" stats a | grep -q '^peer b .* ports up 0$' ||
+[ "$(counter b ports_up a)" = "0 1" ] || fail "b does not hear a on both ports"
+[ "$(counter a ports_up b)" = 0 ] ||
 	fail "a hears b on port 1: the link is not one-way"
-sent=$(awk '$1 == "integration" && $2 == "booting_sent" {print $3}' <<< "$st")
+sent=$(counter b booting_sent)
 echo "b sent $sent BOOTINGs (2 a round, one port of which never arrives)"
 # The old rule waited ten rounds (20 BOOTINGs) for a one-way port.
 [ "${sent:-99}" -le 6 ] || fail "b needed $sent BOOTINGs: the one-way port waited for a timeout"

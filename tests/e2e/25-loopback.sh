@@ -13,20 +13,21 @@
 # loopback and wire bytes sent: where srnicd runs node a, its counters
 # count from its start (the suite's earlier tests), so what the run added;
 # else the program's own
-sent() { awk '/^loopback / {lo = $9} /^port / {wire += $12} END {printf "%d %d\n", lo, wire}'; }
+sent() {
+	echo "$(counter a tx_bytes loopback)" \
+		"$(counter a tx_bytes ports | awk '{for (i = 1; i <= NF; i++) s += $i} END {printf "%d", s}')"
+}
 lo0=0 wire0=0
 if kill -0 "$(cat "$TB/a.srnicd.pid" 2>/dev/null)" 2>/dev/null; then
-	out=$("$SRNIC" stats a) || fail "./srnic stats a"
-	read -r lo0 wire0 <<< "$(echo "$out" | sent)"
+	read -r lo0 wire0 <<< "$(sent)" || fail "./srnic stats a"
 fi
 on a 120 -- "$BUILD/tests/e2e/loopback" -s $((4 << 20)) > "$LOGDIR/loopback.a" 2>&1
 rc=$?
 cat "$LOGDIR/loopback.a"
 [ $rc = 0 ] || fail "loopback (exit $rc)"
 grep -q "^# [1-9][0-9]* checks, 0 failed$" "$LOGDIR/loopback.a" || fail "loopback: no summary"
-out=$("$SRNIC" stats a) || fail "./srnic stats a"
-echo "$out" | grep -E '^(port|loopback) '
-read -r lo1 wire1 <<< "$(echo "$out" | sent)"
+"$SRNIC" stats a | grep -E '^(port|loopback) ' || fail "./srnic stats a"
+read -r lo1 wire1 <<< "$(sent)"
 lo=$((lo1 - lo0)) wire=$((wire1 - wire0))
 echo "during the run: $lo bytes on the loopback, $wire on the wire"
 # 4 MiB written each way and read back: 12 MiB at least

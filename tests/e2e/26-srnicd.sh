@@ -58,10 +58,10 @@ wait_attached() {	# PROG: until a's srnicd has PROG attached (10 s); its pid
 
 # 1. counters and bad requests
 for _ in $(seq 50); do
-	jcheck a "any(p['name'] == 'b' and p['integrated'] for p in st['peers'])" && break
+	jcheck a "any(p['name'] == 'b' and p['rdma_in'] and p['rdma_out'] for p in st['peers'])" && break
 	sleep 0.1
 done
-jcheck a "any(p['name'] == 'b' and p['integrated'] for p in st['peers'])" ||
+jcheck a "any(p['name'] == 'b' and p['rdma_in'] and p['rdma_out'] for p in st['peers'])" ||
 	fail "srnicd of a does not report b integrated: $(stats a)"
 echo "srnicd a: $(stats a | head -c 300)"
 "$SRNIC" stats a | grep -q '^integration b rdma_in yes rdma_out yes' &&
@@ -293,7 +293,7 @@ jcheck a "st['node'] == 'a'" || fail "the new srnicd does not serve"
 #    process off the ports, says goodbye on its links and exits; the
 #    process sees the device lost.
 for _ in $(seq 50); do
-	jcheck a "any(p['integrated'] for p in st['peers'])" && break
+	jcheck a "any(p['rdma_in'] and p['rdma_out'] for p in st['peers'])" && break
 	sleep 0.1
 done
 bw_attached d-bw3

@@ -44,14 +44,14 @@ conf() {
 # up NODE: a program on NODE keeps its node up (a pingpong server that
 # waits for a client that never comes), its log in $WORK/NODE.log
 up() {
-	rm -f "$TB/$1.stats"
-	(SRNIC_LOG=1 SRNIC_CONF_OVERRIDE=$WORK/$1.conf timeout -k 5 120 \
+	rm -f "$TB/$1.stats" "$TB/$1.stats.json"
+	(SRNIC_LOG=1 SRNIC_CONF_OVERRIDE=$WORK/$1.conf timeout -k 5 300 \
 		"$SRNIC" exec "$1" -- ibv_rc_pingpong -g 1 -p 18900 >> "$WORK/$1.log" 2>&1 &)
 }
 kill_node() { kill -9 $(ip netns pids "$SRNIC_NS-$1" 2>/dev/null) 2>/dev/null || true; }
 # role NODE: its role for the service and the holder it knows, from its
 # counters ("holder 10.55.0.2" or "standby 10.55.0.2" or "client ...")
-role() { awk -v s=$SVC '$1 == "service" && $3 == s { print $9, $5 }' "$TB/$1.stats" 2>/dev/null; }
+role() { counter "$1" "role holder" $SVC; }
 # wait_role NODE REGEX SECS: until role NODE matches
 wait_role() {
 	local i

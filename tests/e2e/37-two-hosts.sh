@@ -233,11 +233,11 @@ echo "srnicd's tap $tap in br0 on each host, srnic0 PORT_ACTIVE"
 for h in $HOSTS; do
 	peer=$([ $h = hostA ] && echo hostB || echo hostA)
 	for ((i = 0; i < 200; i++)); do
-		on $h cat /run/srnic/srnic.stats 2>/dev/null | grep -q "^peer $peer .* ports up 0$" && break
+		on $h cat /run/srnic/srnic.stats 2>/dev/null | grep -q "^peer $peer .* ports_up 0$" && break
 		sleep 0.1
 	done
 	on $h grep -E '^(port|peer) ' /run/srnic/srnic.stats | sed "s/^/$h: /"
-	on $h grep -q "^peer $peer .* ports up 0$" /run/srnic/srnic.stats ||
+	on $h grep -q "^peer $peer .* ports_up 0$" /run/srnic/srnic.stats ||
 		fail "$h does not hear $peer on its port"
 done
 
