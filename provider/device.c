@@ -255,29 +255,28 @@ enum ibv_mtu srnic_active_mtu(const struct srnic_context *ctx)
 		: IBV_MTU_256;
 }
 
-int srnic_query_device_ex(struct ibv_context *context,
-			  const struct ibv_query_device_ex_input *input,
-			  struct ibv_device_attr_ex *out, size_t attr_size)
+/* Who the device is: firmware, GUIDs, vendor ids. */
+static void device_identity(const struct srnic_context *ctx,
+			    struct ibv_device_attr *d)
 {
-	struct srnic_context *ctx = to_sctx(context);
-	struct ibv_device_attr_ex a;
-	struct ibv_device_attr *d = &a.orig_attr;
-
-	if (input && input->comp_mask)
-		return EINVAL;
-	memset(&a, 0, sizeof(a));
 	snprintf(d->fw_ver, sizeof(d->fw_ver), "srnic-0.1");
 	d->node_guid = node_guid(&ctx->cfg, ctx->dev);
 	/* (one system: every adapter of the node says srnic0's) */
 	d->sys_image_guid = node_guid(&ctx->cfg, 0);
-	d->max_mr_size = 1ull << 40;
-	d->page_size_cap = 4096;
 	/* No IEEE OUI of its own: all ones, as rxe (0 reads as "no device"
 	 * to rdma-core's tests; perftest and UCX take their generic paths
 	 * either way, UCX reading the PCI ids from sysfs instead). */
 	d->vendor_id = 0xFFFFFF;
 	d->vendor_part_id = 0x5352;
 	d->hw_ver = 1;
+	d->phys_port_cnt = 1;
+}
+
+/* What the device can do, and how many of each object it holds. */
+static void device_limits(struct ibv_device_attr *d)
+{
+	d->max_mr_size = 1ull << 40;
+	d->page_size_cap = 4096;
 	d->max_qp = SRNIC_MAX_QP - 16;
 	d->max_qp_wr = SRNIC_MAX_QP_WR;
 	/* XRC: domains, XRC SRQs and XRC QPs (xrc.c).
@@ -315,34 +314,57 @@ int srnic_query_device_ex(struct ibv_context *context,
 	d->max_total_mcast_qp_attach =
 		SRNIC_MAX_MCAST_GROUPS * SRNIC_MAX_MCAST_QPS;
 	d->local_ca_ack_delay = 15;
-	d->phys_port_cnt = 1;
-	a.phys_port_cnt_ex = d->phys_port_cnt;
-	/* (the legacy flags are the low half of the extended ones) */
-	a.device_cap_flags_ex = d->device_cap_flags;
-	a.max_dm_size = 0;
-	a.cq_mod_caps.max_cq_count = UINT16_MAX;
-	a.cq_mod_caps.max_cq_period = SRNIC_MAX_CQ_PERIOD_US;
-	/* Completion timestamps: CLOCK_MONOTONIC nanoseconds, a 1 GHz
-	 * clock of 64 bits (provider/cq.c) */
-	a.completion_timestamp_mask = UINT64_MAX;
-	a.hca_core_clock = 1000000;	/* kHz */
-	/* On-demand paging, explicit and implicit, for every operation of
-	 * every transport: srnic pins nothing and touches memory with the
-	 * CPU, so a region need only be mapped when a packet reaches it
-	 * (and a hole fails that message: src/mem/guard.c). */
-	a.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
-	a.odp_caps.per_transport_caps.rc_odp_caps =
+}
+
+/* On-demand paging, explicit and implicit, for every operation of every
+ * transport: srnic pins nothing and touches memory with the CPU, so a
+ * region need only be mapped when a packet reaches it (and a hole fails
+ * that message: src/mem/guard.c). */
+static void device_odp_caps(struct ibv_device_attr_ex *a)
+{
+	a->odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	a->odp_caps.per_transport_caps.rc_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
 		IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
-	a.odp_caps.per_transport_caps.uc_odp_caps =
+	a->odp_caps.per_transport_caps.uc_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
-	a.odp_caps.per_transport_caps.ud_odp_caps =
+	a->odp_caps.per_transport_caps.ud_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		IBV_ODP_SUPPORT_SRQ_RECV;
-	a.xrc_odp_caps = a.odp_caps.per_transport_caps.rc_odp_caps;
+	a->xrc_odp_caps = a->odp_caps.per_transport_caps.rc_odp_caps;
+}
 
+/* The extended attributes beyond the legacy ones. */
+static void device_ex_caps(struct ibv_device_attr_ex *a)
+{
+	a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;
+	/* (the legacy flags are the low half of the extended ones) */
+	a->device_cap_flags_ex = a->orig_attr.device_cap_flags;
+	a->max_dm_size = 0;
+	a->cq_mod_caps.max_cq_count = UINT16_MAX;
+	a->cq_mod_caps.max_cq_period = SRNIC_MAX_CQ_PERIOD_US;
+	/* Completion timestamps: CLOCK_MONOTONIC nanoseconds, a 1 GHz
+	 * clock of 64 bits (provider/cq.c) */
+	a->completion_timestamp_mask = UINT64_MAX;
+	a->hca_core_clock = 1000000;	/* kHz */
+	device_odp_caps(a);
+}
+
+int srnic_query_device_ex(struct ibv_context *context,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *out, size_t attr_size)
+{
+	struct srnic_context *ctx = to_sctx(context);
+	struct ibv_device_attr_ex a;
+
+	if (input && input->comp_mask)
+		return EINVAL;
+	memset(&a, 0, sizeof(a));
+	device_identity(ctx, &a.orig_attr);
+	device_limits(&a.orig_attr);
+	device_ex_caps(&a);
 	if (attr_size > sizeof(a))
 		attr_size = sizeof(a);
 	memcpy(out, &a, attr_size);

@@ -24,36 +24,56 @@ static const int8_t wr_opcode[] = {
 	[IBV_WR_ATOMIC_WRITE] = SRNIC_WR_ATOMIC_WRITE,
 };
 
-static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
-		      struct srnic_swqe *w)
+/* The engine's opcode for a verbs one, or -1 for one it does not know. */
+static inline int send_op_of(enum ibv_wr_opcode opcode)
 {
-	int op = (unsigned)wr->opcode < sizeof(wr_opcode) / sizeof(wr_opcode[0])
-			 ? wr_opcode[wr->opcode]
+	int op = (unsigned)opcode < sizeof(wr_opcode) / sizeof(wr_opcode[0])
+			 ? wr_opcode[opcode]
 			 : -1;
-	uint64_t total = 0;
-	int i;
 
 	/* (the table's holes are 0, SRNIC_WR_SEND: only IBV_WR_SEND is) */
-	if (op < 0 || (op == SRNIC_WR_SEND && wr->opcode != IBV_WR_SEND))
-		return EINVAL;
-	if (!srnic_post_op_ok(sqp, op))
-		return EINVAL;
-	if (op == SRNIC_WR_BIND_MW) {
-		/* (a type 2 window: type 1 binds through ibv_bind_mw) */
-		memset(w, 0, offsetof(struct srnic_swqe, sge));
-		w->wr_id = wr->wr_id;
-		if (wr->send_flags & IBV_SEND_SIGNALED)
-			w->flags |= SRNIC_WR_SIGNALED;
-		return srnic_bind_wqe(sqp, w, wr->bind_mw.mw, wr->bind_mw.rkey,
-				      &wr->bind_mw.bind_info, IBV_MW_TYPE_2);
-	}
+	if (op == SRNIC_WR_SEND && opcode != IBV_WR_SEND)
+		return -1;
+	return op;
+}
+
+/* A type 2 window's bind posted as a WR (type 1 binds through
+ * ibv_bind_mw): it carries no SGEs, only the window and what it binds. */
+static inline int build_bind(struct srnic_qp_v *sqp,
+			     const struct ibv_send_wr *wr, struct srnic_swqe *w)
+{
+	memset(w, 0, offsetof(struct srnic_swqe, sge));
+	w->wr_id = wr->wr_id;
+	if (wr->send_flags & IBV_SEND_SIGNALED)
+		w->flags |= SRNIC_WR_SIGNALED;
+	return srnic_bind_wqe(sqp, w, wr->bind_mw.mw, wr->bind_mw.rkey,
+			      &wr->bind_mw.bind_info, IBV_MW_TYPE_2);
+}
+
+/* The message's length: the sum of its SGEs, which must fit the QP and
+ * one message.  0 or EINVAL. */
+static inline int message_length(const struct srnic_qp_v *sqp,
+				 const struct ibv_send_wr *wr, uint64_t *total)
+{
+	uint64_t sum = 0;
+	int i;
+
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > sqp->q->max_send_sge)
 		return EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
-		total += wr->sg_list[i].length;
-	if (total > SRNIC_MAX_MSG_BYTES)
+		sum += wr->sg_list[i].length;
+	if (sum > SRNIC_MAX_MSG_BYTES)
 		return EINVAL;
+	*total = sum;
+	return 0;
+}
 
+/* What every data-moving WQE has: id, opcode, flags, length, immediate,
+ * and the remote address of the ops that name one. */
+static inline void fill_header(struct srnic_swqe *w,
+			       const struct ibv_send_wr *wr, int op,
+			       uint64_t total)
+{
 	w->wr_id = wr->wr_id;
 	w->opcode = op;
 	w->flags = 0;
@@ -69,8 +89,8 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 			 : 0;
 	/* wr.rdma is one member of a union: a SEND's is whatever the
 	 * caller left there (UCX leaves it unset), and a SEND carries no
-	 * address.  A stale one once made va + length wrap, and the peer
-	 * dropped every try of the SEND as malformed. */
+	 * address.  Copying it anyway can make va + length wrap, and the
+	 * peer then drops every try of the SEND as malformed. */
 	w->remote_addr = 0;
 	w->rkey = 0;
 	if (op == SRNIC_WR_WRITE || op == SRNIC_WR_WRITE_IMM ||
@@ -78,6 +98,14 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
+}
+
+/* The checks and fields particular to the atomic write and the two
+ * invalidates.  0 or EINVAL. */
+static inline int fill_write_inv(struct srnic_swqe *w,
+				 const struct ibv_send_wr *wr, int op,
+				 uint64_t total)
+{
 	/* An atomic write: the SGEs (or inline data) hold the 8 bytes, for
 	 * 8 aligned remote bytes. */
 	if (op == SRNIC_WR_ATOMIC_WRITE &&
@@ -85,9 +113,18 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 		return EINVAL;
 	if (op == SRNIC_WR_SEND_INV || op == SRNIC_WR_LOCAL_INV)
 		w->rkey = wr->invalidate_rkey;
-	if (op == SRNIC_WR_LOCAL_INV && (total || (wr->send_flags &
-						     IBV_SEND_INLINE)))
+	if (op == SRNIC_WR_LOCAL_INV &&
+	    (total || (wr->send_flags & IBV_SEND_INLINE)))
 		return EINVAL;	/* it moves no data */
+	return 0;
+}
+
+/* Where the message goes beyond the QP's connection: an XRC send's SRQ,
+ * a UD send's address handle.  0 or EINVAL. */
+static inline int fill_destination(const struct srnic_qp_v *sqp,
+				   struct srnic_swqe *w,
+				   const struct ibv_send_wr *wr, uint64_t total)
+{
 	if (sqp->vqp.qp.qp_type == IBV_QPT_XRC_SEND) {
 		if (!wr->qp_type.xrc.remote_srqn)
 			return EINVAL;	/* every XRC send names its SRQ */
@@ -99,18 +136,34 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 		srnic_ud_dest(w, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
 			      wr->wr.ud.remote_qkey);
 	}
-	if (srnic_wr_is_atomic(op)) {
-		/* 8 aligned remote bytes; the old value lands in one SGE of
-		 * 8 bytes. */
-		if (wr->num_sge != 1 || total != 8 ||
-		    (wr->wr.atomic.remote_addr & 7) ||
-		    (wr->send_flags & IBV_SEND_INLINE))
-			return EINVAL;
-		w->remote_addr = wr->wr.atomic.remote_addr;
-		w->rkey = wr->wr.atomic.rkey;
-		w->compare_add = wr->wr.atomic.compare_add;
-		w->swap = wr->wr.atomic.swap;
-	}
+	return 0;
+}
+
+/* Compare-and-swap and fetch-and-add: 8 aligned remote bytes, the old
+ * value landing in one SGE of 8 bytes.  0 or EINVAL. */
+static inline int fill_atomic(struct srnic_swqe *w,
+			      const struct ibv_send_wr *wr, uint64_t total)
+{
+	if (wr->num_sge != 1 || total != 8 ||
+	    (wr->wr.atomic.remote_addr & 7) ||
+	    (wr->send_flags & IBV_SEND_INLINE))
+		return EINVAL;
+	w->remote_addr = wr->wr.atomic.remote_addr;
+	w->rkey = wr->wr.atomic.rkey;
+	w->compare_add = wr->wr.atomic.compare_add;
+	w->swap = wr->wr.atomic.swap;
+	return 0;
+}
+
+/* The payload: copied into the WQE when inline (the caller's buffers
+ * may be reused as soon as the post returns), else the SGEs as given.
+ * 0 or EINVAL. */
+static inline int fill_payload(const struct srnic_qp_v *sqp,
+			       struct srnic_swqe *w,
+			       const struct ibv_send_wr *wr, int op,
+			       uint64_t total)
+{
+	int i;
 
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint32_t off = 0;
@@ -134,6 +187,35 @@ static int build_send(struct srnic_qp_v *sqp, const struct ibv_send_wr *wr,
 		w->sge[i].lkey = wr->sg_list[i].lkey;
 	}
 	return 0;
+}
+
+/* One send WR into the WQE at w, checked as verbs promises; the WQE
+ * counts only once the caller publishes it, so an error may leave it
+ * half written.  0 or an errno value. */
+static inline int build_send(struct srnic_qp_v *sqp,
+			     const struct ibv_send_wr *wr,
+			     struct srnic_swqe *w)
+{
+	int op = send_op_of(wr->opcode);
+	uint64_t total;
+	int rc;
+
+	if (op < 0 || !srnic_post_op_ok(sqp, op))
+		return EINVAL;
+	if (op == SRNIC_WR_BIND_MW)
+		return build_bind(sqp, wr, w);
+	rc = message_length(sqp, wr, &total);
+	if (rc)
+		return rc;
+	fill_header(w, wr, op, total);
+	rc = fill_write_inv(w, wr, op, total);
+	if (!rc)
+		rc = fill_destination(sqp, w, wr, total);
+	if (!rc && srnic_wr_is_atomic(op))
+		rc = fill_atomic(w, wr, total);
+	if (rc)
+		return rc;
+	return fill_payload(sqp, w, wr, op, total);
 }
 
 void srnic_rwqe_fill(struct srnic_rwqe *r, const struct ibv_recv_wr *wr)

@@ -75,82 +75,70 @@ static int check_caps(struct ibv_qp_cap *cap)
 	return 0;
 }
 
-/* A QP (svc_slot: a member's service QP, slot + 1, of the service at
- * svc_ipv4; 0 for any other). */
-static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
-			     struct ibv_qp_init_attr_ex *attr, int ex,
-			     uint32_t svc_ipv4, unsigned svc_slot)
+/* Everything verbs lets creation refuse before the engine is asked:
+ * the type's required objects and the queue sizes.  0 or an errno value;
+ * attr's capabilities are normalised on the way. */
+static int qp_check_attr(struct ibv_context *context, struct ibv_pd *pd,
+			 struct ibv_qp_init_attr_ex *attr)
 {
-	struct srnic_context *ctx = to_sctx(context);
-	struct srnic_qp_init init;
-	struct srnic_qp_v *sqp;
-	struct ibv_qp *ibqp;
-	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
-	int rc;
+	int rc = check_kind(context, pd, attr);
 
-	rc = check_kind(context, pd, attr);
-	if (rc) {
-		errno = rc;
-		return NULL;
-	}
+	if (rc)
+		return rc;
 	if (attr->srq) {	/* verbs ignores the receive sizes then */
 		attr->cap.max_recv_wr = 0;
 		attr->cap.max_recv_sge = 0;
 	}
-	rc = check_caps(&attr->cap);
-	if (rc) {
-		errno = rc;
-		return NULL;
-	}
-	if (!srnic_ctx_start(ctx))
-		return NULL;
-	sqp = calloc(1, sizeof(*sqp));
-	if (!sqp) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	memset(&init, 0, sizeof(init));
-	init.type = attr->qp_type == IBV_QPT_UC	  ? SRNIC_QPT_UC
-		    : attr->qp_type == IBV_QPT_UD ? SRNIC_QPT_UD
-						  : SRNIC_QPT_RC;
-	init.xrc = attr->qp_type == IBV_QPT_XRC_SEND ? SRNIC_XRC_INI
-		   : tgt			     ? SRNIC_XRC_TGT
-						     : SRNIC_XRC_NONE;
-	init.xrcd = tgt ? srnic_xrcd_handle(attr->xrcd) : 0;
-	init.sq_sig_all = !!attr->sq_sig_all;
-	init.dev = ctx->dev;
-	init.svc_ipv4 = svc_ipv4;
-	init.svc_slot = (uint16_t)svc_slot;
-	init.pd = pd ? to_spd(pd)->handle : 0;
-	init.max_send_wr = attr->cap.max_send_wr;
-	init.max_recv_wr = attr->cap.max_recv_wr;
-	init.max_send_sge = attr->cap.max_send_sge;
-	init.max_recv_sge = attr->cap.max_recv_sge;
-	init.max_inline = attr->cap.max_inline_data;
-	init.send_cq = tgt ? NULL : to_scq(attr->send_cq)->cq;
-	init.recv_cq = init.xrc ? NULL : to_scq(attr->recv_cq)->cq;
-	init.srq = attr->srq ? to_ssrq(attr->srq)->srq : NULL;
-	sqp->qp = srnic_engine_create_qp(ctx->eng, &init);
-	if (!sqp->qp) {
-		free(sqp);
-		return NULL;
-	}
-	sqp->ctx = ctx;
-	sqp->ud_max = 128u << srnic_active_mtu(ctx);
-	sqp->q = srnic_engine_qp_queues(sqp->qp);
-	sqp->q->handle = sqp;	/* async events name it */
-	/* Report what the queues really hold: at least what was asked. */
-	if (!tgt)
-		attr->cap.max_send_wr = sqp->q->sq_mask + 1;
-	if (!attr->srq && !init.xrc)
-		attr->cap.max_recv_wr = sqp->q->rq_mask + 1;
-	sqp->cap = attr->cap;
+	return check_caps(&attr->cap);
+}
 
-	ibqp = &sqp->vqp.qp;
+/* The engine's creation request for the verbs attributes.  An XRC target
+ * has no send CQ and no XRC QP a receive CQ: their pointers in attr may
+ * be anything, so they are not read. */
+static void qp_init_of(struct srnic_qp_init *init, struct srnic_context *ctx,
+		       struct ibv_pd *pd,
+		       const struct ibv_qp_init_attr_ex *attr,
+		       uint32_t svc_ipv4, unsigned svc_slot)
+{
+	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
+
+	memset(init, 0, sizeof(*init));
+	init->type = attr->qp_type == IBV_QPT_UC   ? SRNIC_QPT_UC
+		     : attr->qp_type == IBV_QPT_UD ? SRNIC_QPT_UD
+						   : SRNIC_QPT_RC;
+	init->xrc = attr->qp_type == IBV_QPT_XRC_SEND ? SRNIC_XRC_INI
+		    : tgt			      ? SRNIC_XRC_TGT
+						      : SRNIC_XRC_NONE;
+	init->xrcd = tgt ? srnic_xrcd_handle(attr->xrcd) : 0;
+	init->sq_sig_all = !!attr->sq_sig_all;
+	init->dev = ctx->dev;
+	init->svc_ipv4 = svc_ipv4;
+	init->svc_slot = (uint16_t)svc_slot;
+	init->pd = pd ? to_spd(pd)->handle : 0;
+	init->max_send_wr = attr->cap.max_send_wr;
+	init->max_recv_wr = attr->cap.max_recv_wr;
+	init->max_send_sge = attr->cap.max_send_sge;
+	init->max_recv_sge = attr->cap.max_recv_sge;
+	init->max_inline = attr->cap.max_inline_data;
+	init->send_cq = tgt ? NULL : to_scq(attr->send_cq)->cq;
+	init->recv_cq = init->xrc ? NULL : to_scq(attr->recv_cq)->cq;
+	init->srq = attr->srq ? to_ssrq(attr->srq)->srq : NULL;
+}
+
+/* The verbs-visible half of a created QP: what ibv_qp's users read
+ * directly, and an XRC target's hold on its domain. */
+static void qp_fill_verbs(struct srnic_qp_v *sqp, struct ibv_context *context,
+			  struct ibv_pd *pd, struct ibv_qp_init_attr_ex *attr,
+			  int ex)
+{
+	struct ibv_qp *ibqp = &sqp->vqp.qp;
+	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
+	bool xrc = tgt || attr->qp_type == IBV_QPT_XRC_SEND;
+
 	ibqp->context = context;
 	ibqp->pd = pd;
 	ibqp->send_cq = tgt ? NULL : attr->send_cq;
-	ibqp->recv_cq = init.xrc ? NULL : attr->recv_cq;
+	ibqp->recv_cq = xrc ? NULL : attr->recv_cq;
 	if (tgt) {
 		sqp->vqp.comp_mask |= VERBS_QP_XRCD;
 		sqp->vqp.xrcd = (struct verbs_xrcd *)attr->xrcd;
@@ -168,7 +156,49 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 		sqp->vqp.comp_mask |= VERBS_QP_EX;
 		srnic_qp_ex_init(sqp, attr->send_ops_flags);
 	}
-	return ibqp;
+}
+
+/* A QP (svc_slot: a member's service QP, slot + 1, of the service at
+ * svc_ipv4; 0 for any other). */
+static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
+			     struct ibv_qp_init_attr_ex *attr, int ex,
+			     uint32_t svc_ipv4, unsigned svc_slot)
+{
+	struct srnic_context *ctx = to_sctx(context);
+	struct srnic_qp_init init;
+	struct srnic_qp_v *sqp;
+	int rc;
+
+	rc = qp_check_attr(context, pd, attr);
+	if (rc) {
+		errno = rc;
+		return NULL;
+	}
+	if (!srnic_ctx_start(ctx))
+		return NULL;
+	sqp = calloc(1, sizeof(*sqp));
+	if (!sqp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp_init_of(&init, ctx, pd, attr, svc_ipv4, svc_slot);
+	sqp->qp = srnic_engine_create_qp(ctx->eng, &init);
+	if (!sqp->qp) {
+		free(sqp);
+		return NULL;
+	}
+	sqp->ctx = ctx;
+	sqp->ud_max = 128u << srnic_active_mtu(ctx);
+	sqp->q = srnic_engine_qp_queues(sqp->qp);
+	sqp->q->handle = sqp;	/* async events name it */
+	/* Report what the queues really hold: at least what was asked. */
+	if (init.xrc != SRNIC_XRC_TGT)
+		attr->cap.max_send_wr = sqp->q->sq_mask + 1;
+	if (!attr->srq && !init.xrc)
+		attr->cap.max_recv_wr = sqp->q->rq_mask + 1;
+	sqp->cap = attr->cap;
+	qp_fill_verbs(sqp, context, pd, attr, ex);
+	return &sqp->vqp.qp;
 }
 
 /* A QP from the legacy attributes (svc_slot as qp_new's). */
@@ -231,10 +261,129 @@ static uint8_t mtu_shift(enum ibv_mtu mtu)
 	return 7 + mtu;	/* IBV_MTU_256 is 1: 2^8 */
 }
 
+/* The state change's part of the engine's request: the transition, and
+ * what RTR (not for UD: it has no peer) and RTS take from attr. */
+static void mod_state(struct srnic_qp_mod *mod, enum ibv_qp_type type,
+		      enum ibv_qp_state cur, const struct ibv_qp_attr *attr)
+{
+	mod->mask |= SRNIC_MOD_STATE;
+	mod->state = attr->qp_state;
+	if (attr->qp_state == IBV_QPS_RTR && cur == IBV_QPS_INIT &&
+	    type != IBV_QPT_UD) {
+		mod->mask |= SRNIC_MOD_RTR;
+		mod->dest_qpn = attr->dest_qp_num;
+		mod->rq_psn = attr->rq_psn;
+		memcpy(mod->peer_gid, attr->ah_attr.grh.dgid.raw, 16);
+		mod->path_shift = mtu_shift(attr->path_mtu);
+		mod->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	}
+	if (attr->qp_state == IBV_QPS_RTS && cur == IBV_QPS_RTR) {
+		mod->mask |= SRNIC_MOD_RTS;
+		mod->sq_psn = attr->sq_psn;
+		mod->max_rd_atomic = attr->max_rd_atomic;
+	}
+}
+
+/* Timer attributes may change in RTS and SQD too, one at a time: the
+ * engine gets all four as the QP holds them after this call. */
+static void mod_timers(struct srnic_qp_mod *mod, const struct srnic_qp_v *sqp,
+		       const struct ibv_qp_attr *attr, int mask)
+{
+	const struct ibv_qp_attr *kept = &sqp->attr;
+
+	mod->mask |= SRNIC_MOD_TIMERS;
+	mod->timeout = mask & IBV_QP_TIMEOUT ? attr->timeout : kept->timeout;
+	mod->retry_cnt = mask & IBV_QP_RETRY_CNT ? attr->retry_cnt
+						 : kept->retry_cnt;
+	mod->rnr_retry = mask & IBV_QP_RNR_RETRY ? attr->rnr_retry
+						 : kept->rnr_retry;
+	mod->min_rnr_timer = mask & IBV_QP_MIN_RNR_TIMER ? attr->min_rnr_timer
+							 : kept->min_rnr_timer;
+}
+
+/* The engine's request for a modify_qp that srnic_qp_check_modify let
+ * through. */
+static void mod_of(struct srnic_qp_mod *mod, const struct srnic_qp_v *sqp,
+		   enum ibv_qp_state cur, const struct ibv_qp_attr *attr,
+		   int mask)
+{
+	memset(mod, 0, sizeof(*mod));
+	if (mask & IBV_QP_STATE)
+		mod_state(mod, sqp->vqp.qp.qp_type, cur, attr);
+	if (mask & IBV_QP_QKEY) {
+		mod->mask |= SRNIC_MOD_QKEY;
+		mod->qkey = attr->qkey;
+	}
+	if (mask & IBV_QP_ACCESS_FLAGS) {
+		mod->mask |= SRNIC_MOD_ACCESS;
+		mod->access = srnic_rights_of(attr->qp_access_flags) &
+			      SRNIC_ACCESS_REMOTE_ANY;
+	}
+	if (mask & (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		    IBV_QP_MIN_RNR_TIMER))
+		mod_timers(mod, sqp, attr, mask);
+}
+
+/* A move to RESET takes the QP's completions out of its CQs (the
+ * engine's cq_forget_qp), so it holds both CQs' locks: their pollers
+ * wait rather than read an entry being removed.  Always send CQ first,
+ * and one lock when both are the same CQ. */
+static int modify_to_reset(struct srnic_qp_v *sqp,
+			   const struct srnic_qp_mod *mod)
+{
+	struct ibv_qp *ibqp = &sqp->vqp.qp;
+	struct srnic_cq *s = ibqp->send_cq ? to_scq(ibqp->send_cq)->cq : NULL;
+	struct srnic_cq *r = ibqp->recv_cq ? to_scq(ibqp->recv_cq)->cq : NULL;
+	int rc;
+
+	if (s)
+		pthread_spin_lock(&s->lock);
+	if (r && r != s)
+		pthread_spin_lock(&r->lock);
+	rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, mod);
+	if (r && r != s)
+		pthread_spin_unlock(&r->lock);
+	if (s)
+		pthread_spin_unlock(&s->lock);
+	return rc;
+}
+
+/* Keep what was set, for query_qp: it answers from this copy. */
+static void keep_attr(struct srnic_qp_v *sqp, const struct ibv_qp_attr *attr,
+		      int mask)
+{
+	struct ibv_qp_attr *k = &sqp->attr;
+
+#define KEEP(flag, field)                                                    \
+	do {                                                                 \
+		if (mask & (flag))                                           \
+			k->field = attr->field;                              \
+	} while (0)
+	KEEP(IBV_QP_PKEY_INDEX, pkey_index);
+	KEEP(IBV_QP_QKEY, qkey);
+	KEEP(IBV_QP_PORT, port_num);
+	KEEP(IBV_QP_ACCESS_FLAGS, qp_access_flags);
+	KEEP(IBV_QP_AV, ah_attr);
+	KEEP(IBV_QP_PATH_MTU, path_mtu);
+	KEEP(IBV_QP_DEST_QPN, dest_qp_num);
+	KEEP(IBV_QP_RQ_PSN, rq_psn);
+	KEEP(IBV_QP_SQ_PSN, sq_psn);
+	KEEP(IBV_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
+	KEEP(IBV_QP_MAX_QP_RD_ATOMIC, max_rd_atomic);
+	KEEP(IBV_QP_MIN_RNR_TIMER, min_rnr_timer);
+	KEEP(IBV_QP_TIMEOUT, timeout);
+	KEEP(IBV_QP_RETRY_CNT, retry_cnt);
+	KEEP(IBV_QP_RNR_RETRY, rnr_retry);
+#undef KEEP
+	sqp->attr_mask |= mask;
+}
+
 int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
 	struct srnic_qp_v *sqp = to_sqp(ibqp);
 	enum ibv_qp_state cur = (enum ibv_qp_state)srnic_qp_state(sqp->q);
+	bool to_reset = (mask & IBV_QP_STATE) &&
+			attr->qp_state == IBV_QPS_RESET;
 	struct srnic_qp_mod mod;
 	int rc;
 
@@ -247,106 +396,19 @@ int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	    memcmp(attr->ah_attr.grh.dgid.raw, sqp->attr.ah_attr.grh.dgid.raw,
 		   16))
 		return EINVAL;
-	memset(&mod, 0, sizeof(mod));
-	if (mask & IBV_QP_STATE) {
-		mod.mask |= SRNIC_MOD_STATE;
-		mod.state = attr->qp_state;
-	}
-	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR &&
-	    cur == IBV_QPS_INIT && ibqp->qp_type != IBV_QPT_UD) {
-		mod.mask |= SRNIC_MOD_RTR;
-		mod.dest_qpn = attr->dest_qp_num;
-		mod.rq_psn = attr->rq_psn;
-		memcpy(mod.peer_gid, attr->ah_attr.grh.dgid.raw, 16);
-		mod.path_shift = mtu_shift(attr->path_mtu);
-		mod.max_dest_rd_atomic = attr->max_dest_rd_atomic;
-	}
-	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS &&
-	    cur == IBV_QPS_RTR) {
-		mod.mask |= SRNIC_MOD_RTS;
-		mod.sq_psn = attr->sq_psn;
-		mod.max_rd_atomic = attr->max_rd_atomic;
-	}
-	if (mask & IBV_QP_QKEY) {
-		mod.mask |= SRNIC_MOD_QKEY;
-		mod.qkey = attr->qkey;
-	}
-	if (mask & IBV_QP_ACCESS_FLAGS) {
-		mod.mask |= SRNIC_MOD_ACCESS;
-		mod.access = srnic_rights_of(attr->qp_access_flags) &
-			     SRNIC_ACCESS_REMOTE_ANY;
-	}
-	/* Timer attributes may change in RTS and SQD too: the engine gets
-	 * whatever the QP holds after this call. */
-	if (mask & (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-		    IBV_QP_MIN_RNR_TIMER)) {
-		mod.mask |= SRNIC_MOD_TIMERS;
-		mod.timeout = mask & IBV_QP_TIMEOUT ? attr->timeout
-						    : sqp->attr.timeout;
-		mod.retry_cnt = mask & IBV_QP_RETRY_CNT ? attr->retry_cnt
-							: sqp->attr.retry_cnt;
-		mod.rnr_retry = mask & IBV_QP_RNR_RETRY ? attr->rnr_retry
-							: sqp->attr.rnr_retry;
-		mod.min_rnr_timer = mask & IBV_QP_MIN_RNR_TIMER
-					    ? attr->min_rnr_timer
-					    : sqp->attr.min_rnr_timer;
-	}
+	mod_of(&mod, sqp, cur, attr, mask);
 	if (srnic_engine_fatal(sqp->ctx->eng))
 		return EIO;	/* srnicd is gone: the device is lost */
-	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
-		/* The QP's completions leave its CQs (the engine's
-		 * cq_forget_qp): their pollers wait meanwhile. */
-		struct srnic_cq *s = ibqp->send_cq ? to_scq(ibqp->send_cq)->cq
-						   : NULL,
-				*r = ibqp->recv_cq ? to_scq(ibqp->recv_cq)->cq
-						   : NULL;
-
-		if (s)
-			pthread_spin_lock(&s->lock);
-		if (r && r != s)
-			pthread_spin_lock(&r->lock);
-		rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, &mod);
-		if (r && r != s)
-			pthread_spin_unlock(&r->lock);
-		if (s)
-			pthread_spin_unlock(&s->lock);
-	} else {
-		rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, &mod);
-	}
+	rc = to_reset ? modify_to_reset(sqp, &mod)
+		      : srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, &mod);
 	if (rc)
 		return -rc;
 	if (mask & IBV_QP_STATE) {
 		ibqp->state = attr->qp_state;
-		if (attr->qp_state == IBV_QPS_RESET)
+		if (to_reset)
 			sqp->attr_mask = 0;
 	}
-	/* Keep what was set, for query_qp. */
-	{
-		struct ibv_qp_attr *k = &sqp->attr;
-
-#define KEEP(flag, field)                                                    \
-	do {                                                                 \
-		if (mask & (flag))                                           \
-			k->field = attr->field;                              \
-	} while (0)
-		KEEP(IBV_QP_PKEY_INDEX, pkey_index);
-		KEEP(IBV_QP_QKEY, qkey);
-		KEEP(IBV_QP_PORT, port_num);
-		KEEP(IBV_QP_ACCESS_FLAGS, qp_access_flags);
-		KEEP(IBV_QP_AV, ah_attr);
-		KEEP(IBV_QP_PATH_MTU, path_mtu);
-		KEEP(IBV_QP_DEST_QPN, dest_qp_num);
-		KEEP(IBV_QP_RQ_PSN, rq_psn);
-		KEEP(IBV_QP_SQ_PSN, sq_psn);
-		KEEP(IBV_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
-		KEEP(IBV_QP_MAX_QP_RD_ATOMIC, max_rd_atomic);
-		KEEP(IBV_QP_MIN_RNR_TIMER, min_rnr_timer);
-		KEEP(IBV_QP_TIMEOUT, timeout);
-		KEEP(IBV_QP_RETRY_CNT, retry_cnt);
-		KEEP(IBV_QP_RNR_RETRY, rnr_retry);
-#undef KEEP
-		sqp->attr_mask |= mask;
-	}
+	keep_attr(sqp, attr, mask);
 	return 0;
 }
 

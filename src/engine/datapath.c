@@ -334,9 +334,9 @@ static void qp_error_turn(struct srnic_engine *eng, struct srnic_qp *qp)
  * to it arrives, as behind a NIC that acknowledges at once.  A program that
  * waits for both on one completion channel counts on that order: perftest
  * 4.5's ib_send_lat -e takes the first event for its send's and polls the
- * send CQ once.  (Until session 18 the ACK went behind the data, and that
- * program failed.)  The requester may send nothing after all (its window
- * or credit is out): the ACK has then only gone early.
+ * send CQ once, and fails when the ACK goes behind the data.  The
+ * requester may send nothing after all (its window or credit is out):
+ * the ACK has then only gone early.
  */
 static void ack_ahead(struct srnic_engine *eng, struct srnic_qp *qp)
 {
@@ -551,114 +551,116 @@ static unsigned dp_iteration(struct srnic_engine *eng)
 	return work;
 }
 
-void srnic_datapath_loop(struct srnic_engine *eng)
+/* How the engine thread paces itself between iterations: spinning,
+ * napping, or stepping aside for applications that drive the datapath. */
+struct dp_pace {
+	uint64_t spin_tsc;	/* SPIN_US in TSC cycles */
+	uint64_t idle_since;	/* when the idle stretch began, 0 if busy */
+	uint64_t nap;		/* the next nap, us */
+	uint64_t app_seen;	/* applications' iterations at the last look */
+	uint64_t look_at;	/* when to look at them again */
+	uint64_t check_at;	/* attached: when to look at srnicd again */
+	unsigned max_nap;	/* idle_sleep_us; 0: never nap */
+	unsigned aside_nap;	/* the longest nap while stepped aside */
+	bool app_drives;	/* applications run the iterations */
+};
+
+/* Iterations the applications ran: srnicd counts the node's attached
+ * applications' polls of its ports, an attached process its own. */
+static inline uint64_t app_iterations(const struct srnic_engine *eng)
 {
-	uint64_t spin_tsc = eng->tsc_per_us * SPIN_US;
-	uint64_t idle_since = 0, nap = NAP_MIN_US, app_seen, look_at = 0;
-	uint64_t check_at = 0;
-	unsigned max_nap = eng->cfg.idle_sleep_us;
-	unsigned aside_nap = max_nap < ASIDE_NAP_US ? max_nap : ASIDE_NAP_US;
-	bool app_drives = false;
+	uint64_t app = __atomic_load_n(&eng->app_iters, __ATOMIC_RELAXED);
 
-	app_seen = eng->app_iters +
-		   (eng->mode == SRNIC_NODE
-			    ? __atomic_load_n(&eng->node->apps_polled,
-					      __ATOMIC_RELAXED)
-			    : 0);
-	dp_leave(eng);	/* application threads may run iterations now */
-	while (!eng->stop) {
-		unsigned work = 0;
-		bool ran, acks = false;
-		uint64_t now;
+	if (eng->mode == SRNIC_NODE)
+		app += __atomic_load_n(&eng->node->apps_polled,
+				       __ATOMIC_RELAXED);
+	return app;
+}
 
-		/* (attached: srnicd's end is seen within 10 ms, whoever
-		 * runs the iterations) */
-		if (eng->mode == SRNIC_ATTACHED && srnic_now() >= check_at) {
-			srnic_attach_check(eng);
-			/* (links that went down and came back: srnic_ports_remap,
-			 * while no iteration of this process polls them) */
-			if (dp_enter(eng)) {
-				srnic_ports_remap(eng);
-				dp_leave(eng);
-			}
-			check_at = srnic_now() +
-				   eng->tsc_per_us * SRNICD_CHECK_US;
-		}
-		ran = dp_enter(eng);
-		if (ran) {
-			work = dp_iteration(eng);
-			acks = eng->ack_head || eng->lazy.head;
-			dp_leave(eng);
-		}
-		now = srnic_now();
-		/* Applications drive the datapath when they ran many
-		 * iterations since the last look: then this thread steps
-		 * aside.  One that polls now and then does not drive it: its
-		 * traffic would move only as often as it polls. */
-		if (now >= look_at) {
-			/* (srnicd: the node's attached applications poll its
-			 * ports; an attached process counts its own) */
-			uint64_t app = __atomic_load_n(&eng->app_iters,
-						       __ATOMIC_RELAXED);
-
-			if (eng->mode == SRNIC_NODE)
-				app += __atomic_load_n(&eng->node->apps_polled,
-						       __ATOMIC_RELAXED);
-
-			app_drives = app - app_seen >= APP_DRIVES;
-			app_seen = app;
-			if (eng->mode == SRNIC_ATTACHED)
-				__atomic_store_n(
-					&eng->node->proc[eng->slot].aside,
-					app_drives, __ATOMIC_RELAXED);
-			look_at = now + spin_tsc;
-		}
-		if (app_drives && max_nap) {
-			/* (short naps: if the application stops calling, what
-			 * it left, deferred ACKs and timers wait no longer) */
-			idle_since = 0;
-			if (nap > aside_nap)
-				nap = aside_nap;
-			if (idle_nap(eng, nap))
-				nap = nap * 2 < aside_nap ? nap * 2 : aside_nap;
-			continue;
-		}
-		if (work) {
-			idle_since = 0;
-			nap = NAP_MIN_US;
-			continue;
-		}
-		/* Idle: spin a little for latency (and for deferred ACKs,
-		 * which fall due within ack_delay_us), then nap so that two
-		 * nodes and their programs can share two cores. */
-		if (!idle_since)
-			idle_since = now;
-		if (!ran) {
-			/* An application thread holds the token: if it was
-			 * descheduled in its iteration, let it finish. */
-			sched_yield();
-			continue;
-		}
-		if (acks || now - idle_since < spin_tsc || !max_nap) {
-			rte_pause();
-			continue;
-		}
-		if (idle_nap(eng, nap)) {
-			/* srnicd with no process attached only keeps its
-			 * links alive: HELLOs every few ms, and its naps
-			 * may be as long. */
-			unsigned most = eng->mode == SRNIC_NODE &&
-						!__atomic_load_n(
-							&eng->node->nprocs,
-							__ATOMIC_RELAXED)
-						? NODE_IDLE_NAP_US
-						: max_nap;
-
-			nap = nap * 2 < most ? nap * 2 : most;
-		}
+/* Attached: srnicd's end is seen within SRNICD_CHECK_US, whoever runs
+ * the iterations; links that went down and came back are remapped
+ * (srnic_ports_remap) while no iteration of this process polls them. */
+static inline void attached_check(struct srnic_engine *eng,
+				  struct dp_pace *p)
+{
+	if (srnic_now() < p->check_at)
+		return;
+	srnic_attach_check(eng);
+	if (dp_enter(eng)) {
+		srnic_ports_remap(eng);
+		dp_leave(eng);
 	}
-	/* Stopping: let an application thread's iteration end, then keep
-	 * the token, so that none starts while the ports stop. */
+	p->check_at = srnic_now() + eng->tsc_per_us * SRNICD_CHECK_US;
+}
+
+/* Applications drive the datapath when they ran many iterations since
+ * the last look: then this thread steps aside.  One that polls now and
+ * then does not drive it: its traffic would move only as often as it
+ * polls.  (An attached process says so in its slot: a poller that
+ * queues frames to it then need not wake this thread.) */
+static inline void look_at_apps(struct srnic_engine *eng, struct dp_pace *p,
+				uint64_t now)
+{
+	uint64_t app = app_iterations(eng);
+
+	p->app_drives = app - p->app_seen >= APP_DRIVES;
+	p->app_seen = app;
+	if (eng->mode == SRNIC_ATTACHED)
+		__atomic_store_n(&eng->node->proc[eng->slot].aside,
+				 p->app_drives, __ATOMIC_RELAXED);
+	p->look_at = now + p->spin_tsc;
+}
+
+/* Stepped aside: short naps, so that if the application stops calling,
+ * what it left (deferred ACKs, timers) waits no longer. */
+static inline void nap_aside(struct srnic_engine *eng, struct dp_pace *p)
+{
+	p->idle_since = 0;
+	if (p->nap > p->aside_nap)
+		p->nap = p->aside_nap;
+	if (idle_nap(eng, p->nap))
+		p->nap = p->nap * 2 < p->aside_nap ? p->nap * 2 : p->aside_nap;
+}
+
+/*
+ * An iteration that found no work (ran: this thread ran it; acks: ACKs
+ * still wait to go).  Spin a little for latency (and for deferred ACKs,
+ * which fall due within ack_delay_us), then nap, each nap twice the
+ * last, so that two nodes and their programs can share two cores.
+ */
+static inline void idle_wait(struct srnic_engine *eng, struct dp_pace *p,
+			     uint64_t now, bool ran, bool acks)
+{
+	unsigned most;
+
+	if (!p->idle_since)
+		p->idle_since = now;
+	if (!ran) {
+		/* An application thread holds the token: if it was
+		 * descheduled in its iteration, let it finish. */
+		sched_yield();
+		return;
+	}
+	if (acks || now - p->idle_since < p->spin_tsc || !p->max_nap) {
+		rte_pause();
+		return;
+	}
+	if (!idle_nap(eng, p->nap))
+		return;
+	/* srnicd with no process attached only keeps its links alive:
+	 * HELLOs every few ms, and its naps may be as long. */
+	most = eng->mode == SRNIC_NODE &&
+			       !__atomic_load_n(&eng->node->nprocs,
+						__ATOMIC_RELAXED)
+		       ? NODE_IDLE_NAP_US
+		       : p->max_nap;
+	p->nap = p->nap * 2 < most ? p->nap * 2 : most;
+}
+
+/* Stopping: let an application thread's iteration end, then keep the
+ * token, so that none starts while the ports stop. */
+static void datapath_stop(struct srnic_engine *eng)
+{
 	while (!dp_enter(eng)) {
 		if (__atomic_load_n(&eng->dp_abandoned, __ATOMIC_ACQUIRE))
 			return;	/* (srnic_datapath_abandon) */
@@ -674,4 +676,51 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 		srnic_ports_flush_last(eng, LAST_FLUSH_MS);
 	else
 		srnic_ports_flush(eng);
+}
+
+/*
+ * The engine thread's loop: an iteration whenever it can take the port
+ * token (application threads run them too, between their own calls),
+ * then the pace: at once again after work, aside while applications
+ * drive, else spin and nap.
+ */
+void srnic_datapath_loop(struct srnic_engine *eng)
+{
+	struct dp_pace p = {
+		.spin_tsc = eng->tsc_per_us * SPIN_US,
+		.nap = NAP_MIN_US,
+		.app_seen = app_iterations(eng),
+		.max_nap = eng->cfg.idle_sleep_us,
+	};
+
+	p.aside_nap = p.max_nap < ASIDE_NAP_US ? p.max_nap : ASIDE_NAP_US;
+	dp_leave(eng);	/* application threads may run iterations now */
+	while (!eng->stop) {
+		unsigned work = 0;
+		bool ran, acks = false;
+		uint64_t now;
+
+		if (eng->mode == SRNIC_ATTACHED)
+			attached_check(eng, &p);
+		ran = dp_enter(eng);
+		if (ran) {
+			work = dp_iteration(eng);
+			acks = eng->ack_head || eng->lazy.head;
+			dp_leave(eng);
+		}
+		now = srnic_now();
+		if (now >= p.look_at)
+			look_at_apps(eng, &p, now);
+		if (p.app_drives && p.max_nap) {
+			nap_aside(eng, &p);
+			continue;
+		}
+		if (work) {
+			p.idle_since = 0;
+			p.nap = NAP_MIN_US;
+			continue;
+		}
+		idle_wait(eng, &p, now, ran, acks);
+	}
+	datapath_stop(eng);
 }

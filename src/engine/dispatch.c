@@ -188,34 +188,38 @@ static bool key_foreign(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	return true;
 }
 
-/* A frame for this process's QPs (sorted; queued: off its own ring):
- * true when the roles kept m. */
-static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
-		      const struct srnic_pkt *pkt, bool queued)
+/* Frames for the node rather than one of its QPs: a peer's booting
+ * notice, and multicast.  True when pkt was one (and is done with). */
+static inline bool rx_node_frame(struct srnic_engine *eng,
+				 const struct rte_mbuf *m,
+				 const struct srnic_pkt *pkt, bool queued)
 {
-	struct srnic_qp *qp;
-
 	if (pkt->opcode == SRNIC_OP_BOOTING) {
 		/* (queued: the poller that passed it on answered it) */
 		if (queued)
 			srnic_integrate_forget(eng, pkt);
 		else
 			srnic_integrate_booting(eng, pkt, m->port);
-		return false;
+		return true;
 	}
 	if (to_group(pkt)) {
 		srnic_mcast_deliver(eng, pkt); /* (no incarnation) */
-		return false;
+		return true;
 	}
 	if (srnic_group_write(pkt)) {
 		srnic_group_member_rx(eng, pkt, m); /* (to any incarnation) */
-		return false;
+		return true;
 	}
-	if (pkt->dst_inc != eng->node->inc) {
-		eng->st->drops[SRNIC_DROP_STALE_INC]++;
-		return false;
-	}
-	qp = srnic_qp_lookup(eng, pkt->dst_qpn);
+	return false;
+}
+
+/* Frames a QP takes from any peer, not only its connected one: a
+ * service's binding, a multicast WRITE's answer, a datagram.  True when
+ * pkt was one (and is done with). */
+static inline bool rx_unconnected(struct srnic_engine *eng,
+				  struct srnic_qp *qp,
+				  const struct srnic_pkt *pkt)
+{
 	if (pkt->opcode == SRNIC_OP_SVC_RESYNC ||
 	    pkt->opcode == SRNIC_OP_SVC_RESYNC_ACK) {
 		/* A service QP's binding (engine/service.c): the member's QP
@@ -226,28 +230,34 @@ static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
 			srnic_svc_resync_rx(eng, qp, pkt);
 		else
 			srnic_svc_resync_ack_rx(eng, qp, pkt);
-		return false;
+		return true;
 	}
 	if (srnic_group_ack_pkt(pkt)) {
 		/* A member's answer to a UD QP's multicast WRITE. */
-		if (!qp || qp->q.type != SRNIC_QPT_UD) {
+		if (!qp || qp->q.type != SRNIC_QPT_UD)
 			eng->st->drops[SRNIC_DROP_NO_QP]++;
-			return false;
-		}
-		srnic_group_ack(eng, qp, pkt);
-		return false;
+		else
+			srnic_group_ack(eng, qp, pkt);
+		return true;
 	}
 	if (pkt->opcode == SRNIC_OP_UD_SEND) {
 		/* A datagram: from anyone who knows the Q_Key. */
-		if (!qp || qp->q.type != SRNIC_QPT_UD) {
+		if (!qp || qp->q.type != SRNIC_QPT_UD)
 			eng->st->drops[SRNIC_DROP_NO_QP]++;
-			return false;
-		}
-		srnic_responder_datagram(eng, qp, pkt, NULL);
-		return false;
+		else
+			srnic_responder_datagram(eng, qp, pkt, NULL);
+		return true;
 	}
-	/* Connected: only from the QP it is connected to, and UC only takes
-	 * SEND and WRITE (and ACKs, which bring credit). */
+	return false;
+}
+
+/* Whether a connected QP takes pkt: only from the QP it is connected to,
+ * in that QP's current incarnation, and UC only SEND and WRITE (and
+ * ACKs, which bring credit).  A refused frame is counted as a drop. */
+static inline bool rx_connected_ok(struct srnic_engine *eng,
+				   const struct srnic_qp *qp,
+				   const struct srnic_pkt *pkt, unsigned port)
+{
 	if (!qp || qp->q.type == SRNIC_QPT_UD ||
 	    pkt->src_qpn != qp->at.dest_qpn ||
 	    (qp->q.type == SRNIC_QPT_UC && pkt->opcode != SRNIC_OP_SEND &&
@@ -259,9 +269,18 @@ static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
 		eng->st->drops[SRNIC_DROP_STALE_INC]++;
 		return false;
 	}
-	if (unlikely(eng->cfg.key_scope_device) &&
-	    key_foreign(eng, pkt, m->port))
-		return false;
+	return !(unlikely(eng->cfg.key_scope_device) &&
+		 key_foreign(eng, pkt, port));
+}
+
+/* A connected QP's frame to its role: ACKs and READ responses to the
+ * requester's completer, requests to the responder (which only a QP
+ * that has a receive side, RTR or later, takes).  True when the
+ * responder kept m. */
+static inline bool rx_connected(struct srnic_engine *eng, struct srnic_qp *qp,
+				const struct srnic_pkt *pkt,
+				struct rte_mbuf *m)
+{
 	switch (pkt->opcode) {
 	case SRNIC_OP_ACK:
 		if (srnic_qp_reliable(qp))
@@ -280,6 +299,27 @@ static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
 		}
 		return srnic_responder_rx(eng, qp, pkt, m);
 	}
+}
+
+/* A frame for this process's QPs (sorted; queued: off its own ring):
+ * true when the roles kept m. */
+static bool rx_handle(struct srnic_engine *eng, struct rte_mbuf *m,
+		      const struct srnic_pkt *pkt, bool queued)
+{
+	struct srnic_qp *qp;
+
+	if (rx_node_frame(eng, m, pkt, queued))
+		return false;
+	if (pkt->dst_inc != eng->node->inc) {
+		eng->st->drops[SRNIC_DROP_STALE_INC]++;
+		return false;
+	}
+	qp = srnic_qp_lookup(eng, pkt->dst_qpn);
+	if (rx_unconnected(eng, qp, pkt))
+		return false;
+	if (!rx_connected_ok(eng, qp, pkt, m->port))
+		return false;
+	return rx_connected(eng, qp, pkt, m);
 }
 
 /*

@@ -57,88 +57,135 @@ struct start_args {
 	char err[256];
 };
 
-static int eal_init(const struct srnic_engine *eng, char *err, size_t errlen)
-{
-	const struct srnic_config *cfg = &eng->cfg;
+/* rte_eal_init's command line, and the strings it points into (which
+ * must outlive the call). */
+struct eal_args {
 	char *argv[MAX_EAL_ARGS];
-	char mem[32], lcore[32], extra[sizeof(cfg->eal_extra)];
+	int argc;
+	char lcore[32], mem[32];
 	char prefix[96], huge[160], base[48];
-	char vdev[SRNIC_MAX_PORTS][sizeof(cfg->port[0])];
-	int argc = 0, rc;
-	unsigned i;
-	char *tok, *save;
-	cpu_set_t cpus;
+	char vdev[SRNIC_MAX_PORTS][sizeof(((struct srnic_config *)0)->port[0])];
+	char extra[sizeof(((struct srnic_config *)0)->eal_extra)];
+};
 
-	/* One lcore, this thread: the engine starts its other thread (the
-	 * control core) itself, and an idle EAL worker per CPU is waste. */
-	sched_getaffinity(0, sizeof(cpus), &cpus);
-	for (i = 0; i < CPU_SETSIZE && !CPU_ISSET(i, &cpus); i++)
+static void eal_arg(struct eal_args *a, char *arg)
+{
+	a->argv[a->argc++] = arg;
+}
+
+/* The first CPU this thread may run on (0 if none is found). */
+static unsigned first_cpu(const cpu_set_t *cpus)
+{
+	unsigned i;
+
+	for (i = 0; i < CPU_SETSIZE && !CPU_ISSET(i, cpus); i++)
 		;
+	return i < CPU_SETSIZE ? i : 0;
+}
+
+/* One lcore, this thread, on cpu: the engine starts its other thread
+ * (the control core) itself, and an idle EAL worker per CPU is waste. */
+static void eal_args_lcore(struct eal_args *a, const struct srnic_engine *eng,
+			   unsigned cpu)
+{
 	if (eng->mode != SRNIC_EMBEDDED)
 		/* (its own lcore id: the node's pools keep a cache for
 		 * each lcore id, and every process of the node shares them;
 		 * srnicd's is 0, its processes' SRNIC_PROC_LCORE0 on) */
-		snprintf(lcore, sizeof(lcore), "--lcores=%u@%u",
-			 eng->mode == SRNIC_NODE ? 0 : eng->lcore,
-			 i < CPU_SETSIZE ? i : 0);
+		snprintf(a->lcore, sizeof(a->lcore), "--lcores=%u@%u",
+			 eng->mode == SRNIC_NODE ? 0 : eng->lcore, cpu);
 	else
-		snprintf(lcore, sizeof(lcore), "-l%u",
-			 i < CPU_SETSIZE ? i : 0);
-	argv[argc++] = "srnic";
-	argv[argc++] = lcore;
-	argv[argc++] = "--no-pci";
-	argv[argc++] = "--no-telemetry";
-	argv[argc++] = "--log-level=*:error";
-	/* DPDK's tap says at every start, at error level, that this kernel
-	 * has no multiq qdisc (so no rte_flow: srnic uses none) and, with no
-	 * process attached, that it could send its queues to none; a real
-	 * failure to start a tap port is srnic's own message. */
-	argv[argc++] = "--log-level=pmd.net.tap:critical";
+		snprintf(a->lcore, sizeof(a->lcore), "-l%u", cpu);
+	eal_arg(a, a->lcore);
+}
+
+/* Where DPDK's memory comes from, by the engine's mode. */
+static void eal_args_memory(struct eal_args *a, const struct srnic_engine *eng)
+{
+	const struct srnic_config *cfg = &eng->cfg;
+
 	if (eng->mode != SRNIC_EMBEDDED) {
 		/* srnicd's node: hugepage files its processes map, at the
 		 * same addresses (high enough to stay clear of a sanitizer's
 		 * shadow memory and of the usual mappings). */
-		snprintf(prefix, sizeof(prefix), "--file-prefix=%s",
+		snprintf(a->prefix, sizeof(a->prefix), "--file-prefix=%s",
 			 eng->eal.prefix);
-		snprintf(huge, sizeof(huge), "--huge-dir=%s",
+		snprintf(a->huge, sizeof(a->huge), "--huge-dir=%s",
 			 eng->eal.huge_dir);
-		snprintf(base, sizeof(base), "--base-virtaddr=%s",
+		snprintf(a->base, sizeof(a->base), "--base-virtaddr=%s",
 			 eng->eal.base_va);
-		argv[argc++] = prefix;
-		argv[argc++] = huge;
-		argv[argc++] = base;
-		argv[argc++] = eng->mode == SRNIC_NODE
-				       ? "--proc-type=primary"
-				       : "--proc-type=secondary";
+		eal_arg(a, a->prefix);
+		eal_arg(a, a->huge);
+		eal_arg(a, a->base);
+		eal_arg(a, eng->mode == SRNIC_NODE ? "--proc-type=primary"
+						   : "--proc-type=secondary");
 	} else if (cfg->hugepages) {
 		/* Nothing of a node's memory is shared with another DPDK
 		 * process, and nothing may be left behind in hugetlbfs when
 		 * it dies. */
-		argv[argc++] = "--in-memory";
+		eal_arg(a, "--in-memory");
 	} else {
-		argv[argc++] = "--no-huge";
-		argv[argc++] = "--no-shconf";
+		eal_arg(a, "--no-huge");
+		eal_arg(a, "--no-shconf");
 	}
-	snprintf(mem, sizeof(mem), "-m%u", cfg->mem_mb);
-	if (eng->mode != SRNIC_ATTACHED)
-		argv[argc++] = mem;
-	/* (a secondary process finds the node's ports by itself) */
-	for (i = 0; eng->mode != SRNIC_ATTACHED && i < cfg->nports; i++) {
-		srnic_port_vdev_arg(cfg, i, vdev[i], sizeof(vdev[i]));
-		argv[argc++] = "--vdev";
-		argv[argc++] = vdev[i];
-	}
-	snprintf(extra, sizeof(extra), "%s", cfg->eal_extra);
-	for (tok = strtok_r(extra, " \t", &save);
-	     tok && argc < MAX_EAL_ARGS - 1; tok = strtok_r(NULL, " \t", &save))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
+	/* (a secondary process uses the node's memory and finds the
+	 * node's ports by itself) */
+	if (eng->mode == SRNIC_ATTACHED)
+		return;
+	snprintf(a->mem, sizeof(a->mem), "-m%u", cfg->mem_mb);
+	eal_arg(a, a->mem);
+}
 
-	/* rte_eal_init pins this thread to one CPU; the datapath should
-	 * float over the CPUs the program was given, as the rest of it does. */
+static void eal_args_ports(struct eal_args *a, const struct srnic_engine *eng)
+{
+	const struct srnic_config *cfg = &eng->cfg;
+	unsigned i;
+
+	for (i = 0; eng->mode != SRNIC_ATTACHED && i < cfg->nports; i++) {
+		srnic_port_vdev_arg(cfg, i, a->vdev[i], sizeof(a->vdev[i]));
+		eal_arg(a, "--vdev");
+		eal_arg(a, a->vdev[i]);
+	}
+}
+
+/* The configuration's own EAL words, as many as fit. */
+static void eal_args_extra(struct eal_args *a, const struct srnic_config *cfg)
+{
+	char *tok, *save;
+
+	snprintf(a->extra, sizeof(a->extra), "%s", cfg->eal_extra);
+	for (tok = strtok_r(a->extra, " \t", &save);
+	     tok && a->argc < MAX_EAL_ARGS - 1;
+	     tok = strtok_r(NULL, " \t", &save))
+		eal_arg(a, tok);
+}
+
+static int eal_init(const struct srnic_engine *eng, char *err, size_t errlen)
+{
+	const struct srnic_config *cfg = &eng->cfg;
+	struct eal_args a = {.argc = 0};
+	cpu_set_t cpus;
+	int rc;
+
+	sched_getaffinity(0, sizeof(cpus), &cpus);
+	eal_arg(&a, "srnic");
+	eal_args_lcore(&a, eng, first_cpu(&cpus));
+	eal_arg(&a, "--no-pci");
+	eal_arg(&a, "--no-telemetry");
+	eal_arg(&a, "--log-level=*:error");
+	/* DPDK's tap says at every start, at error level, that this kernel
+	 * has no multiq qdisc (so no rte_flow: srnic uses none) and, with no
+	 * process attached, that it could send its queues to none; a real
+	 * failure to start a tap port is srnic's own message. */
+	eal_arg(&a, "--log-level=pmd.net.tap:critical");
+	eal_args_memory(&a, eng);
+	eal_args_ports(&a, eng);
+	eal_args_extra(&a, cfg);
+	a.argv[a.argc] = NULL;
+
 	if (eng->mode != SRNIC_ATTACHED)
 		srnic_ports_prepare(cfg);
-	rc = rte_eal_init(argc, argv);
+	rc = rte_eal_init(a.argc, a.argv);
 	if (rc < 0) {
 		snprintf(err, errlen, "srnic: DPDK initialisation failed: %s "
 			 "(the EAL lines above say why: check the port lines "
@@ -146,6 +193,9 @@ static int eal_init(const struct srnic_engine *eng, char *err, size_t errlen)
 			 rte_strerror(rte_errno), cfg->path);
 		return -1;
 	}
+	/* rte_eal_init pinned this thread to one CPU; the datapath should
+	 * float over the CPUs the program was given, as the rest of it
+	 * does. */
 	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 	return 0;
 }

@@ -383,20 +383,21 @@ struct srnic_qp_queues *srnic_engine_qp_queues(struct srnic_qp *qp)
 	return &qp->q;
 }
 
-struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
-					const struct srnic_qp_init *init)
+/* A QP and its rings, sized for init and not yet numbered; NULL with
+ * errno ENOMEM. */
+static struct srnic_qp *qp_alloc(const struct srnic_qp_init *init)
 {
-	struct srnic_qp *qp;
+	bool tgt = init->xrc == SRNIC_XRC_TGT;
 	uint32_t sq_n = pow2_at_least(init->max_send_wr ? init->max_send_wr
 							: 1);
 	/* With an SRQ the datapath moves WQEs in for the messages in the
 	 * window: never more than that. */
-	uint32_t rq_n = init->srq || init->xrc == SRNIC_XRC_TGT
+	uint32_t rq_n = init->srq || tgt
 				? SRNIC_WINDOW
 				: pow2_at_least(init->max_recv_wr
 							? init->max_recv_wr
 							: 1);
-	uint32_t i, qpn;
+	struct srnic_qp *qp;
 
 	qp = srnic_zalloc_aligned(sizeof(*qp), SRNIC_CACHE_LINE);
 	if (!qp) {
@@ -409,17 +410,23 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	qp->q.rq = srnic_zalloc((size_t)rq_n * sizeof(*qp->q.rq));
 	qp->run = srnic_zalloc((size_t)sq_n * sizeof(*qp->run));
 	qp->rcv.rmsg = srnic_zalloc(SRNIC_WINDOW * sizeof(*qp->rcv.rmsg));
-	if (init->xrc == SRNIC_XRC_TGT)
+	if (tgt)
 		qp->xrc_rq_srq = srnic_zalloc((size_t)rq_n *
 					      sizeof(*qp->xrc_rq_srq));
 	if (!qp->q.sq || !qp->q.rq || !qp->run || !qp->rcv.rmsg ||
-	    (init->xrc == SRNIC_XRC_TGT && !qp->xrc_rq_srq)) {
+	    (tgt && !qp->xrc_rq_srq)) {
 		qp_free(qp);
 		errno = ENOMEM;
 		return NULL;
 	}
 	qp->q.sq_mask = sq_n - 1;
 	qp->q.rq_mask = rq_n - 1;
+	return qp;
+}
+
+/* The attributes a QP keeps from its creation request. */
+static void qp_set_init(struct srnic_qp *qp, const struct srnic_qp_init *init)
+{
 	qp->q.type = init->type;
 	qp->q.sq_sig_all = init->sq_sig_all;
 	qp->pd = init->pd;
@@ -431,25 +438,34 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	qp->q.srq = init->srq;
 	qp->xrc = init->xrc;
 	qp->xrcd = init->xrcd;
+	qp->svc_ipv4 = init->svc_ipv4;
+	qp->svc_slot = init->svc_slot;
 	qp->q.state = SRNIC_QPS_RESET;
+}
 
-	/* QP numbers are the node's: a number is taken in its table, which
-	 * every process of srnicd's node shares (the receive side finds the
-	 * process of a frame's QP there). */
-	pthread_mutex_lock(&eng->obj_lock);
+/*
+ * Take a QP number for init, under obj_lock.  Numbers are the node's: a
+ * number is taken in its owner table, which every process of srnicd's
+ * node shares (the receive side finds the process of a frame's QP
+ * there).  A service's QP has exactly one number (the same on every
+ * member); with several adapters a QP's number modulo their count names
+ * its adapter, which is how a peer knows which ports reach it.  0 or
+ * an errno value.
+ */
+static int qpn_take(struct srnic_engine *eng, const struct srnic_qp_init *init,
+		    uint32_t *qpn_out)
+{
+	uint32_t i, qpn;
+
 	for (i = 0; i < SRNIC_MAX_QP; i++) {
 		uint8_t free = 0;
 
 		qpn = eng->qpn_next;
 		eng->qpn_next = qpn + 1 < SRNIC_SVC_QPN_BASE ? qpn + 1 : 16;
-		/* (a service's slot: its one number, the same on every
-		 * member) */
 		if (init->svc_slot) {
 			qpn = SRNIC_SVC_QPN_BASE + init->svc_slot - 1u;
 			i = SRNIC_MAX_QP - 1;	/* one try */
 		}
-		/* (an adapter's QPs: its number modulo the node's adapters,
-		 * which is how a peer knows which ports reach it) */
 		if (eng->cfg.ndev > 1 && !init->svc_slot &&
 		    qpn % eng->cfg.ndev != init->dev % eng->cfg.ndev)
 			continue;
@@ -457,25 +473,46 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 		    __atomic_compare_exchange_n(&eng->node->qp_owner[qpn],
 						&free, eng->slot + 1, false,
 						__ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED))
-			break;
+						__ATOMIC_RELAXED)) {
+			*qpn_out = qpn;
+			return 0;
+		}
 	}
-	if (i == SRNIC_MAX_QP) {
-		pthread_mutex_unlock(&eng->obj_lock);
-		qp_free(qp);
-		errno = init->svc_slot ? EBUSY : ENOMEM;	/* (slot taken) */
-		return NULL;
-	}
-	qp->q.qpn = qpn;
-	qp->svc_ipv4 = init->svc_ipv4;
-	qp->svc_slot = init->svc_slot;
-	/* (an XRC target has no CQs of its own) */
+	return init->svc_slot ? EBUSY : ENOMEM;	/* (the slot is taken) */
+}
+
+/* The CQs and SRQ a QP completes into count it as a user while it lives
+ * (an XRC target has no CQs of its own). */
+static void qp_hold_queues(struct srnic_qp *qp)
+{
 	if (qp->q.send_cq)
 		__atomic_fetch_add(&qp->q.send_cq->users, 1, __ATOMIC_RELAXED);
 	if (qp->q.recv_cq)
 		__atomic_fetch_add(&qp->q.recv_cq->users, 1, __ATOMIC_RELAXED);
 	if (qp->q.srq)
 		__atomic_fetch_add(&qp->q.srq->users, 1, __ATOMIC_RELAXED);
+}
+
+struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
+					const struct srnic_qp_init *init)
+{
+	struct srnic_qp *qp = qp_alloc(init);
+	uint32_t qpn;
+	int rc;
+
+	if (!qp)
+		return NULL;
+	qp_set_init(qp, init);
+	pthread_mutex_lock(&eng->obj_lock);
+	rc = qpn_take(eng, init, &qpn);
+	if (rc) {
+		pthread_mutex_unlock(&eng->obj_lock);
+		qp_free(qp);
+		errno = rc;
+		return NULL;
+	}
+	qp->q.qpn = qpn;
+	qp_hold_queues(qp);
 	/* In RESET nothing reaches it; publishing is enough. */
 	__atomic_store_n(&eng->qp_tab[qpn], qp, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&eng->obj_lock);
@@ -582,59 +619,130 @@ static void cq_forget_qp(struct srnic_cq *cq, uint32_t qpn)
 	__atomic_store_n(&cq->cons, to, __ATOMIC_RELEASE);
 }
 
+/* The provider checked the transition against the state it read; the
+ * datapath may have moved the QP on since (to ERR, or to SQE with
+ * flushed completions still waiting for CQ room).  Only RESET and ERR
+ * leave ERR; RTS leaves SQE once all is flushed.  0 or a negative
+ * errno value. */
+static int modify_overtaken(const struct srnic_qp *qp,
+			    const struct srnic_qp_mod *mod)
+{
+	if (!(mod->mask & SRNIC_MOD_STATE) || mod->state == SRNIC_QPS_RESET ||
+	    mod->state == SRNIC_QPS_ERR)
+		return 0;
+	if (qp->q.state == SRNIC_QPS_ERR)
+		return -EINVAL;
+	if (qp->q.state == SRNIC_QPS_SQE && qp->flush_pending)
+		return -EAGAIN;
+	return 0;
+}
+
+/* A client of a service follows the service's holder (engine/service.c);
+ * a connection to an address no service holds is an ordinary one. */
+static void svc_client_bind(struct srnic_engine *eng, struct srnic_qp *qp,
+			    uint32_t svc_ipv4)
+{
+	const struct srnic_service *sv =
+		svc_ipv4 ? srnic_service_find(eng->node, svc_ipv4) : NULL;
+
+	qp->svc_ipv4 = sv ? svc_ipv4 : 0;
+	qp->svc_term = sv ? __atomic_load_n(&sv->term, __ATOMIC_ACQUIRE) : 0;
+	srnic_svc_qp_track(eng, qp, sv != NULL);
+}
+
+/* INIT to RTR: the peer and the receive side's starting point. */
+static void modify_rtr(struct srnic_engine *eng, struct srnic_qp *qp,
+		       const struct srnic_qp_mod *mod, struct srnic_peer *peer)
+{
+	qp->at.dest_qpn = mod->dest_qpn;
+	qp->at.rq_psn = mod->rq_psn;
+	qp->at.path_shift = mod->path_shift;
+	qp->at.max_dest_rd_atomic = mod->max_dest_rd_atomic;
+	qp->rcv.exp_msn = mod->rq_psn;
+	srnic_fc_reset(qp);
+	qp->peer = peer;
+	qp->peer_inc = peer ? __atomic_load_n(&peer->inc, __ATOMIC_ACQUIRE)
+			    : 0;
+	if (!qp->svc_slot)
+		svc_client_bind(eng, qp, mod->svc_ipv4);
+}
+
+/* RTR to RTS: the send side's starting point. */
+static void modify_rts(struct srnic_engine *eng, struct srnic_qp *qp,
+		       const struct srnic_qp_mod *mod)
+{
+	qp->at.sq_psn = mod->sq_psn;
+	qp->snd.next_msn = mod->sq_psn;
+	qp->snd.uc_acked = mod->sq_psn;
+	qp->at.max_rd_atomic = mod->max_rd_atomic;
+	/* UC has no timeout attribute, but its credit loan waits a
+	 * sixteenth of one (srnic_probe_tsc): about 4 ms. */
+	if (!qp->at.timeout_tsc)
+		qp->at.timeout_tsc = srnic_timeout_tsc(eng, 14);
+}
+
+/* To RESET: off every list, its state cleared and its completions out
+ * of its CQs, as a QP never used. */
+static void enter_reset(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	srnic_qp_lists_remove(eng, qp);
+	srnic_svc_qp_track(eng, qp, false);
+	qp->svc_resync = 0;
+	if (!qp->svc_slot)
+		qp->svc_ipv4 = 0;
+	qp_reset(qp);
+	if (qp->q.send_cq)
+		cq_forget_qp(qp->q.send_cq, qp->q.qpn);
+	if (qp->q.recv_cq && qp->q.recv_cq != qp->q.send_cq)
+		cq_forget_qp(qp->q.recv_cq, qp->q.qpn);
+}
+
+/* What entering state does beyond storing it (still the old state in
+ * qp->q.state while this runs). */
+static void enter_state(struct srnic_engine *eng, struct srnic_qp *qp,
+			uint32_t state)
+{
+	switch (state) {
+	case SRNIC_QPS_RESET:
+		enter_reset(eng, qp);
+		break;
+	case SRNIC_QPS_ERR:
+		srnic_qp_to_error(eng, qp);
+		break;
+	case SRNIC_QPS_RTS:
+		/* (from SQE: sending resumes with the next WQE posted;
+		 * everything before was flushed) */
+		if (qp->q.state == SRNIC_QPS_SQE)
+			qp->snd.sq_stopped = 0;
+		/* a service's client asks its holder to bind first */
+		if (qp->svc_ipv4 && !qp->svc_slot &&
+		    qp->q.state == SRNIC_QPS_RTR) {
+			qp->svc_resync = 1;
+			qp->svc_resync_at = 0;
+		}
+		break;
+	case SRNIC_QPS_INIT:
+		/* a member's service QP waits here for a client */
+		if (qp->svc_slot)
+			srnic_svc_qp_track(eng, qp, true);
+		break;
+	default:
+		break;
+	}
+}
+
 static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 {
 	struct srnic_qp *qp = c->arg;
 	const struct srnic_qp_mod *mod = c->arg2;
 
-	/* The provider checked the transition against the state it read;
-	 * the datapath may have moved the QP on since (to ERR, or to SQE
-	 * with flushed completions still waiting for CQ room).  Only RESET
-	 * and ERR leave ERR; RTS leaves SQE once all is flushed. */
-	if ((mod->mask & SRNIC_MOD_STATE) && mod->state != SRNIC_QPS_RESET &&
-	    mod->state != SRNIC_QPS_ERR &&
-	    (qp->q.state == SRNIC_QPS_ERR ||
-	     (qp->q.state == SRNIC_QPS_SQE && qp->flush_pending))) {
-		c->result = qp->q.state == SRNIC_QPS_ERR ? -EINVAL : -EAGAIN;
+	c->result = modify_overtaken(qp, mod);
+	if (c->result)
 		return;
-	}
-
-	if (mod->mask & SRNIC_MOD_RTR) {
-		qp->at.dest_qpn = mod->dest_qpn;
-		qp->at.rq_psn = mod->rq_psn;
-		qp->at.path_shift = mod->path_shift;
-		qp->at.max_dest_rd_atomic = mod->max_dest_rd_atomic;
-		qp->rcv.exp_msn = mod->rq_psn;
-		srnic_fc_reset(qp);
-		qp->peer = c->arg3;
-		qp->peer_inc = qp->peer ? __atomic_load_n(&qp->peer->inc,
-							   __ATOMIC_ACQUIRE)
-					: 0;
-		/* a client of a service: it follows the service's holder
-		 * (engine/service.c) */
-		if (!qp->svc_slot) {
-			const struct srnic_service *sv =
-				mod->svc_ipv4 ? srnic_service_find(eng->node,
-								   mod->svc_ipv4)
-					      : NULL;
-
-			qp->svc_ipv4 = sv ? mod->svc_ipv4 : 0;
-			qp->svc_term = sv ? __atomic_load_n(&sv->term,
-							    __ATOMIC_ACQUIRE)
-					  : 0;
-			srnic_svc_qp_track(eng, qp, sv != NULL);
-		}
-	}
-	if (mod->mask & SRNIC_MOD_RTS) {
-		qp->at.sq_psn = mod->sq_psn;
-		qp->snd.next_msn = mod->sq_psn;
-		qp->snd.uc_acked = mod->sq_psn;
-		qp->at.max_rd_atomic = mod->max_rd_atomic;
-		/* UC has no timeout attribute, but its credit loan waits a
-		 * sixteenth of one (srnic_probe_tsc): about 4 ms. */
-		if (!qp->at.timeout_tsc)
-			qp->at.timeout_tsc = srnic_timeout_tsc(eng, 14);
-	}
+	if (mod->mask & SRNIC_MOD_RTR)
+		modify_rtr(eng, qp, mod, c->arg3);
+	if (mod->mask & SRNIC_MOD_RTS)
+		modify_rts(eng, qp, mod);
 	if (mod->mask & SRNIC_MOD_TIMERS) {
 		qp->at.timeout_tsc = srnic_timeout_tsc(eng, mod->timeout);
 		qp->at.retry_cnt = mod->retry_cnt;
@@ -646,47 +754,11 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 	if (mod->mask & SRNIC_MOD_QKEY)
 		qp->at.qkey = mod->qkey;
 	if (mod->mask & SRNIC_MOD_STATE) {
-		switch (mod->state) {
-		case SRNIC_QPS_RESET:
-			srnic_qp_lists_remove(eng, qp);
-			srnic_svc_qp_track(eng, qp, false);
-			qp->svc_resync = 0;
-			if (!qp->svc_slot)
-				qp->svc_ipv4 = 0;
-			qp_reset(qp);
-			if (qp->q.send_cq)
-				cq_forget_qp(qp->q.send_cq, qp->q.qpn);
-			if (qp->q.recv_cq && qp->q.recv_cq != qp->q.send_cq)
-				cq_forget_qp(qp->q.recv_cq, qp->q.qpn);
-			break;
-		case SRNIC_QPS_ERR:
-			srnic_qp_to_error(eng, qp);
-			break;
-		case SRNIC_QPS_RTS:
-			/* (from SQE: sending resumes with the next WQE
-			 * posted; everything before was flushed) */
-			if (qp->q.state == SRNIC_QPS_SQE)
-				qp->snd.sq_stopped = 0;
-			/* a service's client asks its holder to bind first */
-			if (qp->svc_ipv4 && !qp->svc_slot &&
-			    qp->q.state == SRNIC_QPS_RTR) {
-				qp->svc_resync = 1;
-				qp->svc_resync_at = 0;
-			}
-			break;
-		case SRNIC_QPS_INIT:
-			/* a member's service QP waits here for a client */
-			if (qp->svc_slot)
-				srnic_svc_qp_track(eng, qp, true);
-			break;
-		default:
-			break;
-		}
+		enter_state(eng, qp, mod->state);
 		__atomic_store_n(&qp->q.state, mod->state, __ATOMIC_RELEASE);
 		if (mod->state == SRNIC_QPS_RTS)
 			srnic_qp_activate(eng, qp);	/* posted early */
 	}
-	c->result = 0;
 }
 
 int srnic_engine_modify_qp(struct srnic_engine *eng, struct srnic_qp *qp,
