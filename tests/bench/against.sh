@@ -43,7 +43,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	# (each measure ends with its testbed down before the next starts;
 	# the trees take turns going first: the first of a round measured
 	# slower, this tree against itself gave +0.63 us and 94.9% in four
-	# rounds, session 15)
+	# rounds)
 	if ((r % 2)); then
 		read -r nbw nlat <<< "$(measure "$ROOT")"
 		read -r obw olat <<< "$(measure "$OLD")"

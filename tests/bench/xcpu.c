@@ -8,8 +8,8 @@
  *
  * Why a benchmark needs it: on this kind of virtual machine the host moves
  * the two vCPUs about, and the round trip is 110-130 ns for seconds at a
- * time, then 540-670 ns (session 18).  Everything srnic hands between two
- * threads (rings, descriptors, the data) pays it.  In session 18, UCX's
+ * time, then 540-670 ns.  Everything srnic hands between two
+ * threads (rings, descriptors, the data) pays it.  UCX's
  * put latency over srnic went from 1.0 to 2.0 us and back within single
  * runs, on one port or two, with srnicd or without, with the programs
  * pinned or not; of 14 short runs between two xcpu readings, the three

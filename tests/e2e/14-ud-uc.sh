@@ -55,7 +55,7 @@ bw uc-write-bw-q ib_write_bw -c UC -q 4 -s 16384 -n 1000
 # A UC SEND that finds the receiving process's ring full is lost, as UC
 # may lose, and perftest's UC server then waits for it for good.  Under
 # the sanitizers the receiving process is several times slower and its
-# ring overflowed (drop no_buffer) in 2 runs of 2 in session 21; the plain
+# ring overflowed (drop no_buffer) in 2 runs of 2; the plain
 # pass runs these, and uc_check is what checks UC's losses.
 if ldd "$BUILD/provider/libsrnic-rdmav34.so" | grep -q libasan; then
 	echo "uc-send-bw, -old, -srq: not under the sanitizers (a lost UC SEND stalls perftest's server)"

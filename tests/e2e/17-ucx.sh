@@ -109,8 +109,8 @@ on a -- "${E[@]}" io_demo -p 13600 -q -d 1024:65536 -i 2000 -o read,write \
 kill $pid 2>/dev/null; wait $pid 2>/dev/null	# (a server runs till stopped)
 # (-q: a wrong byte or transaction is an error line and a failed exit; an
 # endpoint that times out is one too: io_demo reconnects it (-c 3) and
-# goes on, but RC over a lossless wire has no reason to time out.  Until
-# session 18 one did, in 1 run of 5 or more: a SEND carried the stale
+# goes on, but RC over a lossless wire has no reason to time out.  One
+# did, in 1 run of 5 or more, while a SEND still carried the stale
 # wr.rdma of UCX's work request, its address wrapped, and the peer
 # dropped every try as malformed.)
 grep -q "Client exit with status 'OK'" "$LOGDIR/ucx-io_demo.a" &&

@@ -63,8 +63,8 @@ heard=$(sed -n "s/^frames for web's holder that c heard and dropped: \([0-9]*\)$
 grep -q "^web's address on rail 0: r0-b$" "$LOGDIR/fo-switch.log" ||
 	fail "switch: web's address does not lead to b's port at the end"
 for m in group switch; do
-	# KNOWN BUG (session 21, and at 82de491, where the cut runs passed in
-	# CI): once the partition heals, b takes the service back (failback:
+	# KNOWN BUG (at 82de491 and since; the cut runs had passed in CI
+	# there): once the partition heals, b takes the service back (failback:
 	# better than the holder, same incarnation) and the client's requests
 	# go unanswered from then on (13845 and 19765 of 60000 lost, the
 	# client's datagrams too, in 3 runs of 3 on a quiet machine; a faster
