@@ -71,7 +71,7 @@ uint16_t srnic_loop_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 	return got;
 }
 
-/* Frames queued to ourselves, onto the ring (port.c's flush): how many
+/* Frames queued to ourselves, onto the ring (rxtx.c's flush): how many
  * it took. */
 uint16_t srnic_loop_tx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 		       uint16_t n)
