@@ -9,9 +9,9 @@
  * attached process, whichever thread next asks for the link's state.  A
  * poller inside rte_eth_rx_burst or rte_eth_tx_burst on that link at that
  * moment reads freed memory and faults: memif checks that the link is up
- * before a burst, not during it.  Seen in session 10: srnicd SIGKILLed
- * took its peer's srnicd down in one kill of two, its datapath thread
- * faulting in memif's receive.
+ * before a burst, not during it.  Without a guard, an srnicd killed with
+ * SIGKILL took its peer's srnicd down about one time in two, the peer's
+ * datapath thread faulting in memif's receive.
  *
  * So every port I/O call of the process goes between srnic_port_io_enter
  * and srnic_port_io_leave (two atomic operations a burst, not a packet),
