@@ -212,10 +212,8 @@ void srnic_ports_stop(struct srnic_engine *eng)
 
 	for (i = 0; i < eng->node->nports; i++) {
 		struct srnic_port *p = &eng->node->port[i];
-		struct srnic_txbuf *tb = &eng->txbuf[i];
 
-		rte_pktmbuf_free_bulk(tb->m, tb->n);
-		tb->n = 0;
+		srnic_port_tx_discard(eng, i);
 		srnic_fault_drop(p);
 		if (p->started && p->reconnects)
 			await_handshake(p);

@@ -118,6 +118,16 @@ bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 	return sent;
 }
 
+/* What port p's transmit buffer holds will not go: free it.  (The
+ * requester's timers send what it needs again, on another port.) */
+void srnic_port_tx_discard(struct srnic_engine *eng, unsigned p)
+{
+	struct srnic_txbuf *tb = &eng->txbuf[p];
+
+	rte_pktmbuf_free_bulk(tb->m, tb->n);
+	tb->n = 0;
+}
+
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p)
 {
 	return eng->txbuf[p].n > SRNIC_TXBUF - SRNIC_BURST;
@@ -153,10 +163,8 @@ static unsigned flush_held(struct srnic_engine *eng)
 		if (!tb->n)
 			continue;
 		if (!__atomic_load_n(&port->polling, __ATOMIC_ACQUIRE)) {
-			/* Nobody there: what was queued is lost, and the
-			 * requester's timers will send it again elsewhere. */
-			rte_pktmbuf_free_bulk(tb->m, tb->n);
-			tb->n = 0;
+			/* Nobody there: what was queued is lost. */
+			srnic_port_tx_discard(eng, i);
 			continue;
 		}
 		/* (a link's memory going: the frames wait, as for a
@@ -222,10 +230,8 @@ void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms)
 		srnic_ports_give(eng);
 	}
 	/* (what did not go, goes no more) */
-	for (i = 0; i < SRNIC_PORT_SLOTS; i++) {
-		rte_pktmbuf_free_bulk(eng->txbuf[i].m, eng->txbuf[i].n);
-		eng->txbuf[i].n = 0;
-	}
+	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
+		srnic_port_tx_discard(eng, i);
 }
 
 void srnic_ports_settle(struct srnic_engine *eng)

@@ -49,6 +49,9 @@ void srnic_ports_settle(struct srnic_engine *eng);
  * transmit queues (whoever holds the token sends them). */
 void srnic_ports_take_control(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
+/* What port p's transmit buffer holds will not go (the port stops, or its
+ * link goes): free it. */
+void srnic_port_tx_discard(struct srnic_engine *eng, unsigned p);
 
 /* token.c: srnicd's node: the token of port I/O (a try-lock; always had
  * when the node is the process's own). */
