@@ -78,98 +78,140 @@ static void queue_resend(struct srnic_engine *eng, struct srnic_qp *qp,
 	srnic_qp_activate(eng, qp);
 }
 
-void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
-			 const struct srnic_pkt *pkt)
+/* Cumulative part of an ACK: every message below msn has landed.  READs
+ * and atomics finish when their answer has, not here.  Returns whether a
+ * message finished. */
+static inline bool ack_cumulative(struct srnic_qp *qp, uint32_t msn)
 {
 	bool moved = false;
-	uint32_t i, idx;
+	uint32_t i;
 
-	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
-		return;
-	/* Cumulative part: every message below pkt->msn has landed. */
 	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++) {
 		struct srnic_swqe_run *run = &qp->run[i & qp->q.sq_mask];
 
 		if (run->state == SWQE_DONE)
 			continue;
-		if (seq_diff(run->msn, pkt->msn) >= 0)
+		if (seq_diff(run->msn, msn) >= 0)
 			break;
 		if (!srnic_wr_reads(qp->q.sq[i & qp->q.sq_mask].opcode)) {
 			srnic_swqe_finish(qp, i, SRNIC_WC_SUCCESS);
 			moved = true;
 		}
 	}
-	/* The responder echoes the send time of the packet it took in just
-	 * before: a round trip of the path, queues included, but not the
-	 * time messages waited for earlier ones to be repaired (which a
-	 * cumulative ACK would add). */
-	if (pkt->ts_echo) {
-		srnic_rto_sample(qp,
-				 (uint64_t)(uint16_t)(srnic_ts16(eng) -
-						      pkt->ts_echo) *
-					 eng->tsc_per_us,
-				 eng->tsc_hz);
-		eng->st->srtt_us = qp->snd.srtt / eng->tsc_per_us;
-		eng->st->rto_us = qp->snd.rto / eng->tsc_per_us;
+	return moved;
+}
+
+/* The responder echoes the send time of the packet it took in just
+ * before: a round trip of the path, queues included, but not the time
+ * messages waited for earlier ones to be repaired (which a cumulative ACK
+ * would add). */
+static inline void ack_rtt_sample(struct srnic_engine *eng,
+				  struct srnic_qp *qp, uint16_t ts_echo)
+{
+	uint16_t rtt = (uint16_t)(srnic_ts16(eng) - ts_echo);
+
+	srnic_rto_sample(qp, (uint64_t)rtt * eng->tsc_per_us, eng->tsc_hz);
+	eng->st->srtt_us = qp->snd.srtt / eng->tsc_per_us;
+	eng->st->rto_us = qp->snd.rto / eng->tsc_per_us;
+}
+
+/* A SACK: ask the requester to resend what message sack_msn lacks (the
+ * newest SACK of a message says best what that is). */
+static inline void ack_sack(struct srnic_engine *eng, struct srnic_qp *qp,
+			    const struct srnic_pkt *pkt)
+{
+	struct srnic_swqe_run *run;
+	uint32_t idx;
+
+	if (!find_msn(qp, pkt->sack_msn, &idx))
+		return;
+	run = &qp->run[idx & qp->q.sq_mask];
+	run->sack_ask_first = pkt->sack_first;
+	run->sack_ask_bits = pkt->sack_bits;
+	want_repair(eng, qp, idx, SRNIC_REPAIR_SACK);
+}
+
+/*
+ * Message idx was refused for want of a receive WQE: after the delay the
+ * peer asks for, send it again, unless it has used up its RNR retries
+ * (rnr_retry 7: retry for ever).  Later messages were refused as well, or
+ * will be answered as duplicates: they all go again after the delay,
+ * without charging their retry counts.
+ */
+static void nak_rnr(struct srnic_engine *eng, struct srnic_qp *qp,
+		    uint32_t idx, uint8_t rnr_timer)
+{
+	struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
+	uint32_t i;
+
+	if (qp->at.rnr_retry != 7 && ++run->rnr_retries > qp->at.rnr_retry) {
+		srnic_swqe_finish(qp, idx, SRNIC_WC_RNR_RETRY_EXC_ERR);
+		return;
 	}
+	qp->snd.rnr_until = srnic_now() + rnr_delay_tsc(eng, rnr_timer);
+	for (i = idx; i != qp->snd.sq_next; i++) {
+		struct srnic_swqe_run *r = &qp->run[i & qp->q.sq_mask];
+
+		if (r->state == SWQE_DONE)
+			continue;
+		if (r->state == SWQE_SENDING) {
+			r->state = SWQE_WAITING;
+			if (qp->snd.cur_busy && qp->snd.sq_cur == i)
+				qp->snd.cur_busy = 0;
+		}
+		r->deadline = qp->snd.rnr_until + qp->at.timeout_tsc;
+		queue_resend(eng, qp, i);
+	}
+}
+
+/* A NAK of the message's current attempt: an RNR retries, any other ends
+ * the message with the error the syndrome names.  A NAK about an older
+ * attempt, or a message already finished, is stale. */
+static void ack_nak(struct srnic_engine *eng, struct srnic_qp *qp,
+		    const struct srnic_pkt *pkt)
+{
+	struct srnic_swqe_run *run;
+	uint32_t idx;
+
+	if (!find_msn(qp, pkt->nak_msn, &idx))
+		return;
+	run = &qp->run[idx & qp->q.sq_mask];
+	if (run->txid != pkt->nak_txid || run->state == SWQE_DONE)
+		return;
+	switch (pkt->syndrome) {
+	case SRNIC_NAK_RNR:
+		nak_rnr(eng, qp, idx, pkt->rnr_timer);
+		break;
+	case SRNIC_NAK_ACCESS:
+		srnic_swqe_finish(qp, idx, SRNIC_WC_REM_ACCESS_ERR);
+		break;
+	case SRNIC_NAK_INVALID:
+		srnic_swqe_finish(qp, idx, SRNIC_WC_REM_INV_REQ_ERR);
+		break;
+	default:
+		srnic_swqe_finish(qp, idx, SRNIC_WC_REM_OP_ERR);
+		break;
+	}
+}
+
+void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
+			 const struct srnic_pkt *pkt)
+{
+	bool moved;
+
+	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
+		return;
+	moved = ack_cumulative(qp, pkt->msn);
+	if (pkt->ts_echo)
+		ack_rtt_sample(eng, qp, pkt->ts_echo);
 	if (moved)
 		srnic_rto_progress(qp);
 	if (srnic_fc_grant(qp, pkt->credit))
 		srnic_qp_activate(eng, qp);
-
-	if ((pkt->flags & SRNIC_F_SACK) && find_msn(qp, pkt->sack_msn, &idx)) {
-		/* (the newest SACK of a message says best what it lacks) */
-		struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
-
-		run->sack_ask_first = pkt->sack_first;
-		run->sack_ask_bits = pkt->sack_bits;
-		want_repair(eng, qp, idx, SRNIC_REPAIR_SACK);
-	}
-	if (pkt->syndrome != SRNIC_ACK_OK && find_msn(qp, pkt->nak_msn, &idx)) {
-		struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
-
-		if (run->txid != pkt->nak_txid || run->state == SWQE_DONE)
-			goto complete;	/* about an older attempt */
-		switch (pkt->syndrome) {
-		case SRNIC_NAK_RNR:
-			if (qp->at.rnr_retry != 7 &&
-			    ++run->rnr_retries > qp->at.rnr_retry) {
-				srnic_swqe_finish(qp, idx,
-						  SRNIC_WC_RNR_RETRY_EXC_ERR);
-				break;
-			}
-			qp->snd.rnr_until = srnic_now() +
-					rnr_delay_tsc(eng, pkt->rnr_timer);
-			/* Later messages were refused as well, or will be
-			 * answered as duplicates: send them all again after
-			 * the delay, without charging their retry counts. */
-			for (i = idx; i != qp->snd.sq_next; i++) {
-				struct srnic_swqe_run *r =
-					&qp->run[i & qp->q.sq_mask];
-
-				if (r->state == SWQE_DONE)
-					continue;
-				if (r->state == SWQE_SENDING) {
-					r->state = SWQE_WAITING;
-					if (qp->snd.cur_busy && qp->snd.sq_cur == i)
-						qp->snd.cur_busy = 0;
-				}
-				r->deadline = qp->snd.rnr_until + qp->at.timeout_tsc;
-				queue_resend(eng, qp, i);
-			}
-			break;
-		case SRNIC_NAK_ACCESS:
-			srnic_swqe_finish(qp, idx, SRNIC_WC_REM_ACCESS_ERR);
-			break;
-		case SRNIC_NAK_INVALID:
-			srnic_swqe_finish(qp, idx, SRNIC_WC_REM_INV_REQ_ERR);
-			break;
-		default:
-			srnic_swqe_finish(qp, idx, SRNIC_WC_REM_OP_ERR);
-			break;
-		}
-	}
-complete:
+	if (pkt->flags & SRNIC_F_SACK)
+		ack_sack(eng, qp, pkt);
+	if (pkt->syndrome != SRNIC_ACK_OK)
+		ack_nak(eng, qp, pkt);
 	srnic_completer_complete(eng, qp);
 }
 

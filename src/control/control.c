@@ -365,15 +365,108 @@ static uint64_t ports_polled_ms(const struct srnic_engine *eng, uint64_t now)
 	return ago < now ? now - ago : 0;
 }
 
+/* Port p's link as the port reports it now (a kernel port also needs its
+ * carrier); a change is logged, and a link that came up starts a new life
+ * (link_gen). */
+static uint8_t read_link(struct srnic_engine *eng, unsigned p, uint64_t now)
+{
+	struct srnic_port *port = &eng->node->port[p];
+	struct rte_eth_link link;
+	uint8_t up;
+
+	memset(&link, 0, sizeof(link));
+	if (port->started)
+		rte_eth_link_get_nowait(port->port_id, &link);
+	up = link.link_status == RTE_ETH_LINK_UP && srnic_port_carrier(port);
+	if (up == port->link_up)
+		return up;
+	ctl_log(eng, "port %u link %s", p, up ? "up" : "down");
+	port->down_since = now;
+	if (!up)
+		return up;
+	/* A new life of the link: a new peer, new rings. */
+	__atomic_store_n(&port->link_gen, port->link_gen + 1, __ATOMIC_RELEASE);
+	/* (memif memory faulted in now, not by the datapath packet by
+	 * packet: prefault.c) */
+	if (port->shared_memory)
+		srnic_ports_prefault_shared();
+	return up;
+}
+
+/*
+ * A memif client does not reconnect by itself once its server went away
+ * (a peer process that ended or restarted): restart a port that stays
+ * down, once the datapath has let go, and not before a handshake had its
+ * time: cutting one short makes DPDK 22.11's memif server panic.
+ * (started_at may be later than now: srnic_port_retry_start reads the
+ * clock again, so no subtraction of it.)
+ */
+static void restart_if_stuck(struct srnic_engine *eng, unsigned p,
+			     uint64_t now)
+{
+	struct srnic_port *port = &eng->node->port[p];
+
+	if (!port->started || !port->reconnects ||
+	    port->down_since + SRNIC_HANDSHAKE_MS > now ||
+	    port->started_at + SRNIC_HANDSHAKE_MS > now)
+		return;
+	/* link_up is 0: once the burst it may be in ends, the datapath no
+	 * longer touches the port. */
+	__atomic_store_n(&port->link_up, 0, __ATOMIC_RELEASE);
+	ctl_log(eng, "port %u: no link for %lu ms, restarting it", p,
+		(unsigned long)(now - port->started_at));
+	/* No poller in a port while it restarts: srnicd's node, none of its
+	 * processes (the port token); a node of its own, none of this
+	 * process's threads (the port I/O guard, srnic_port_guard.h). */
+	if (eng->node->shared)
+		srnic_ports_hold(eng, 0);
+	else
+		srnic_port_io_close(RESTART_WAIT_MS);
+	srnic_port_restart(eng, p);
+	if (eng->node->shared)
+		srnic_ports_give(eng);
+	else
+		srnic_port_io_open();
+	port->down_since = now;
+}
+
+/* The device's one verbs port is active while any of ours is up: tell the
+ * program when that changes. */
+static void report_device_active(struct srnic_engine *eng)
+{
+	int8_t active = srnic_ports_up(eng->node) > 0;
+
+	if (eng->node->dev_active >= 0 && active != eng->node->dev_active)
+		srnic_event(active ? SRNIC_EV_PORT_ACTIVE : SRNIC_EV_PORT_DOWN,
+			    NULL);
+	eng->node->dev_active = active;
+}
+
+/* A peer is down on a port that has carried no frame of it for
+ * PEER_DEAD_MS up to polled, or that nobody polls. */
+static void watch_peer(struct srnic_engine *eng, struct srnic_peer *peer,
+		       uint64_t polled)
+{
+	unsigned p;
+
+	for (p = 0; p < eng->node->nports; p++)
+		if (peer->up[p] && (peer->last_seen[p] + PEER_DEAD_MS < polled ||
+				    !eng->node->port[p].polling)) {
+			ctl_log(eng, "peer %s down on port %u", peer->name, p);
+			__atomic_store_n(&peer->up[p], 0, __ATOMIC_RELEASE);
+		}
+	watch_silence(eng, peer);
+}
+
 /*
  * Link state and peer liveness: what striping may use.  polled is when
  * this node last read its ports (ports_polled_ms).  A peer is dead after
  * PEER_DEAD_MS without a frame up to then, not up to now: a poller
  * descheduled with the port token held (20-200 ms, measured beside busy
- * programs on two CPUs) leaves the peer's HELLOs waiting in the ports,
- * and judging by now would take every peer for dead on every port just
- * before they are read (one way to session 14's pingpong out of retries;
- * the other was the pool's ring, engine.c's POOL_OPS).
+ * programs on two CPUs) leaves the peer's HELLOs waiting in the ports, and
+ * judging by now would take every peer for dead on every port just before
+ * they are read, and a pingpong beside busy programs ran out of retries
+ * that way.
  */
 static void watch_links(struct srnic_engine *eng, uint64_t now,
 			uint64_t polled)
@@ -381,85 +474,19 @@ static void watch_links(struct srnic_engine *eng, uint64_t now,
 	unsigned p, i;
 
 	for (p = 0; p < eng->node->nports; p++) {
-		struct srnic_port *port = &eng->node->port[p];
-		struct rte_eth_link link;
 		uint8_t up;
 
 		srnic_port_retry_start(eng, p);
-		memset(&link, 0, sizeof(link));
-		if (port->started)
-			rte_eth_link_get_nowait(port->port_id, &link);
-		up = link.link_status == RTE_ETH_LINK_UP &&
-		     srnic_port_carrier(port);
-		if (up != port->link_up) {
-			ctl_log(eng, "port %u link %s", p, up ? "up" : "down");
-			port->down_since = now;
-			/* A new life of the link: a new peer, new rings. */
-			if (up)
-				__atomic_store_n(&port->link_gen,
-						 port->link_gen + 1,
-						 __ATOMIC_RELEASE);
-			/* (memif memory faulted in now, not by the datapath
-			 * packet by packet: prefault.c) */
-			if (up && port->shared_memory)
-				srnic_ports_prefault_shared();
-		}
-		/* A memif client does not reconnect by itself once its server
-		 * went away (a peer process that ended or restarted): restart
-		 * a port that stays down, once the datapath has let go, and
-		 * not before a handshake had its time: cutting one short
-		 * makes DPDK 22.11's memif server panic.  (started_at may be
-		 * later than now: srnic_port_retry_start above reads the
-		 * clock again, so no subtraction of it.) */
-		if (!up && port->started && port->reconnects &&
-		    port->down_since + SRNIC_HANDSHAKE_MS <= now &&
-		    port->started_at + SRNIC_HANDSHAKE_MS <= now) {
-			/* link_up is 0: once the burst it may be in ends,
-			 * the datapath no longer touches the port. */
-			__atomic_store_n(&port->link_up, 0, __ATOMIC_RELEASE);
-			ctl_log(eng, "port %u: no link for %lu ms, restarting it",
-				p, (unsigned long)(now - port->started_at));
-			/* No poller in a port while it restarts: srnicd's
-			 * node, none of its processes (the port token); a
-			 * node of its own, none of this process's threads
-			 * (the port I/O guard, srnic_port_guard.h). */
-			if (eng->node->shared)
-				srnic_ports_hold(eng, 0);
-			else
-				srnic_port_io_close(RESTART_WAIT_MS);
-			srnic_port_restart(eng, p);
-			if (eng->node->shared)
-				srnic_ports_give(eng);
-			else
-				srnic_port_io_open();
-			port->down_since = now;
-		}
-		__atomic_store_n(&port->link_up, up, __ATOMIC_RELEASE);
+		up = read_link(eng, p, now);
+		if (!up)
+			restart_if_stuck(eng, p, now);
+		__atomic_store_n(&eng->node->port[p].link_up, up,
+				 __ATOMIC_RELEASE);
 	}
-	/* The device's one verbs port is active while any of ours is up. */
-	{
-		int8_t active = srnic_ports_up(eng->node) > 0;
-
-		if (eng->node->dev_active >= 0 &&
-		    active != eng->node->dev_active)
-			srnic_event(active ? SRNIC_EV_PORT_ACTIVE
-					   : SRNIC_EV_PORT_DOWN, NULL);
-		eng->node->dev_active = active;
-	}
+	report_device_active(eng);
 	srnic_peer_lock(eng->node);
-	for (i = 0; i < eng->node->npeers; i++) {
-		for (p = 0; p < eng->node->nports; p++)
-			if (eng->node->peer[i].up[p] &&
-			    (eng->node->peer[i].last_seen[p] + PEER_DEAD_MS <
-				     polled ||
-			     !eng->node->port[p].polling)) {
-				ctl_log(eng, "peer %s down on port %u",
-				     eng->node->peer[i].name, p);
-				__atomic_store_n(&eng->node->peer[i].up[p], 0,
-						 __ATOMIC_RELEASE);
-			}
-		watch_silence(eng, &eng->node->peer[i]);
-	}
+	for (i = 0; i < eng->node->npeers; i++)
+		watch_peer(eng, &eng->node->peer[i], polled);
 	srnic_peer_unlock(eng->node);
 }
 

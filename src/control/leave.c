@@ -38,10 +38,8 @@ void srnic_leave_answer(struct srnic_engine *eng, unsigned p)
 		port->bye_gen = __atomic_load_n(&port->link_gen,
 						__ATOMIC_ACQUIRE);
 		__atomic_store_n(&port->polling, 0, __ATOMIC_RELEASE);
-		/* What was queued for the link will not go; the requester's
-		 * timers resend it elsewhere. */
-		rte_pktmbuf_free_bulk(eng->txbuf[p].m, eng->txbuf[p].n);
-		eng->txbuf[p].n = 0;
+		/* What was queued for the link will not go. */
+		srnic_port_tx_discard(eng, p);
 	}
 	m = srnic_control_frame(eng, SRNIC_OP_BYE_ACK, p);
 	if (m)

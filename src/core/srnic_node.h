@@ -419,11 +419,11 @@ struct srnic_node {
 	uint8_t shared;
 	uint32_t port_token;	/* 0, or the holder's slot + 1, with
 				 * SRNIC_TOKEN_WAITERS when someone sleeps
-				 * for it (port.c) */
+				 * for it (token.c) */
 	uint32_t closing;	/* srnicd stops: its processes poll no more */
 	/* A process starved of the port token for SRNIC_TOKEN_HUNGRY_US
 	 * (its slot + 1, or 0) and since when: the others leave it the token
-	 * for up to SRNIC_TOKEN_LEAVE_US (port.c) */
+	 * for up to SRNIC_TOKEN_LEAVE_US (token.c) */
 	uint32_t hungry;
 	uint64_t hungry_at;
 	uint64_t apps_polled;	/* iterations an application thread of an

@@ -45,11 +45,9 @@ int srnic_loop_start(struct srnic_engine *eng, char *err, unsigned errlen)
 
 void srnic_loop_stop(struct srnic_engine *eng)
 {
-	struct srnic_txbuf *tb = &eng->txbuf[SRNIC_PORT_LOOP];
 	struct rte_mbuf *m;
 
-	rte_pktmbuf_free_bulk(tb->m, tb->n);
-	tb->n = 0;
+	srnic_port_tx_discard(eng, SRNIC_PORT_LOOP);
 	while (eng->node->loop &&
 	       rte_ring_sc_dequeue(eng->node->loop, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
@@ -71,7 +69,7 @@ uint16_t srnic_loop_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 	return got;
 }
 
-/* Frames queued to ourselves, onto the ring (port.c's flush): how many
+/* Frames queued to ourselves, onto the ring (rxtx.c's flush): how many
  * it took. */
 uint16_t srnic_loop_tx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 		       uint16_t n)

@@ -10,16 +10,28 @@
 
 #include "srnic_engine_state.h"
 
-/* port.c: port I/O */
-void srnic_ports_prepare(const struct srnic_config *cfg);
-void srnic_port_vdev_arg(const struct srnic_config *cfg, unsigned i,
-			 char *out, size_t size);
+/* port.c: starting and stopping the ports, looking at their links */
 void srnic_port_retry_start(struct srnic_engine *eng, unsigned i);
 void srnic_port_restart(struct srnic_engine *eng, unsigned i);
 #define SRNIC_PORT_RETRY_MS 250		/* a refused memif client start */
 #define SRNIC_HANDSHAKE_MS 2000		/* what a memif handshake may take */
 int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen);
 void srnic_ports_stop(struct srnic_engine *eng);
+/* Attached: a DPDK secondary maps a memif link's memory when it looks at
+ * the link, and lets go of it when it sees it down; a link that came
+ * back (its peer or srnicd restarted it) must be looked at again before
+ * it is polled.  Under the process's datapath token, not the port
+ * token (it may ask srnicd for the memory, which takes a while). */
+void srnic_ports_remap(struct srnic_engine *eng);
+/* The node's ports whose link is up. */
+unsigned srnic_ports_up(const struct srnic_node *node);
+
+/* memif.c: memif server sockets, before EAL starts */
+void srnic_ports_prepare(const struct srnic_config *cfg);
+void srnic_port_vdev_arg(const struct srnic_config *cfg, unsigned i,
+			 char *out, size_t size);
+
+/* rxtx.c: frames in and out */
 uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf **pkts, uint16_t n);
 void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
@@ -29,34 +41,30 @@ void srnic_port_seal(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
 bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);
-/* srnicd's node: the token of port I/O (a try-lock; always had when the
- * node is the process's own). */
+/* The engine stops: what its transmit buffers hold goes if the token
+ * comes within wait_ms, and is freed either way. */
+void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms);
+void srnic_ports_settle(struct srnic_engine *eng);
+/* The port token held: the control core's frames into this process's
+ * transmit queues (whoever holds the token sends them). */
+void srnic_ports_take_control(struct srnic_engine *eng);
+bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
+/* What port p's transmit buffer holds will not go (the port stops, or its
+ * link goes): free it. */
+void srnic_port_tx_discard(struct srnic_engine *eng, unsigned p);
+
+/* token.c: srnicd's node: the token of port I/O (a try-lock; always had
+ * when the node is the process's own). */
 bool srnic_ports_take(struct srnic_engine *eng);
 /* ... waiting for it up to wait_ms (0: as long as it takes: srnicd's
  * control core, to restart a port); false when it did not come. */
 bool srnic_ports_hold(struct srnic_engine *eng, unsigned wait_ms);
-/* Attached: a DPDK secondary maps a memif link's memory when it looks at
- * the link, and lets go of it when it sees it down; a link that came
- * back (its peer or srnicd restarted it) must be looked at again before
- * it is polled.  Under the process's datapath token, not the port
- * token (it may ask srnicd for the memory, which takes a while). */
-void srnic_ports_remap(struct srnic_engine *eng);
-/* The node's ports whose link is up. */
-unsigned srnic_ports_up(const struct srnic_node *node);
-/* The engine stops: what its transmit buffers hold goes if the token
- * comes within wait_ms, and is freed either way. */
-void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms);
 void srnic_ports_give(struct srnic_engine *eng);
 /* port_token's bit: someone sleeps for the token. */
 #define SRNIC_TOKEN_WAITERS 0x80000000u
 /* The port token is free again (its holder gave it back, or srnicd took
  * it from a process that died): whoever sleeps for it wakes. */
 void srnic_port_token_free(struct srnic_node *node);
-void srnic_ports_settle(struct srnic_engine *eng);
-/* The port token held: the control core's frames into this process's
- * transmit queues (whoever holds the token sends them). */
-void srnic_ports_take_control(struct srnic_engine *eng);
-bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
 
 /* kernel.c: ports on kernel interfaces (af_packet, tap) */
 bool srnic_port_is_tap(const char *arg);
@@ -84,7 +92,7 @@ uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
 void srnic_fault_drop(struct srnic_port *port);
 void srnic_fault_poll(struct srnic_engine *eng);
 
-/* Packet builders shared by requester, responder and completer. */
+/* mbuf.c: frame builders shared by requester, responder and completer */
 struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 				 const struct srnic_pkt *pkt,
 				 const uint8_t dst_mac[6], unsigned p,
@@ -125,7 +133,7 @@ bool srnic_stripe_reachable(const struct srnic_engine *eng,
 bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 		     const struct rte_mbuf *m, struct srnic_pkt *pkt);
 
-/* A frame in one segment: m itself, or a copy of it (m is freed); NULL,
+/* mbuf.c: a frame in one segment: m itself, or a copy of it (m is freed); NULL,
  * counted as a drop, when no buffer is free. */
 struct rte_mbuf *srnic_mbuf_linear(struct srnic_engine *eng,
 				   struct rte_mbuf *m);

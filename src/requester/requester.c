@@ -162,92 +162,95 @@ static bool local_op(struct srnic_engine *eng, struct srnic_qp *qp)
 static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		   uint32_t idx);
 
-/* Pick the WQE to packetize next: a resend first, then a new message. */
-static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
+static inline bool resend_pending(const struct srnic_qp *qp)
 {
-	struct srnic_swqe_run *run;
-	struct srnic_swqe *w;
-	uint32_t prod, idx;
-	uint8_t fail;
+	return qp->snd.resend_head != qp->snd.resend_tail;
+}
 
-	if (srnic_now() < qp->snd.rnr_until)
+/*
+ * Give the first queued resend a new attempt (a new txid, from its first
+ * byte).  Returns true when it became the current message; false when the
+ * entry is spent without one: the WQE finished since it was queued, or it
+ * is a READ, whose new attempt is its requests for what is missing.
+ */
+static inline bool restart_resend(struct srnic_engine *eng,
+				  struct srnic_qp *qp)
+{
+	uint32_t idx = qp->snd.resend[qp->snd.resend_head++ % SRNIC_WINDOW];
+	struct srnic_swqe_run *run = &qp->run[idx & qp->q.sq_mask];
+
+	run->resend_queued = 0;
+	if (run->state != SWQE_WAITING)
 		return false;
-	if (qp->snd.resend_head != qp->snd.resend_tail && qp->snd.sq_stopped) {
-		/* After a failure nothing goes out any more. */
-		qp->snd.resend_head = qp->snd.resend_tail;
+	run->txid = qp->snd.next_txid++;
+	run->sent = 0;
+	eng->st->retransmits++;
+	if (srnic_wr_reads(qp->q.sq[idx & qp->q.sq_mask].opcode)) {
+		/* A READ keeps what already landed and asks, under the new
+		 * id, only for what is missing. */
+		uint64_t now = srnic_now();
+
+		reread(eng, qp, idx);
+		run->deadline = now + qp->at.timeout_tsc;
+		run->probe_at = now + srnic_probe_tsc(qp);
 		return false;
 	}
-	if (qp->snd.resend_head != qp->snd.resend_tail) {
-		idx = qp->snd.resend[qp->snd.resend_head++ % SRNIC_WINDOW];
-		run = &qp->run[idx & qp->q.sq_mask];
-		run->resend_queued = 0;
-		if (run->state != SWQE_WAITING)
-			return next_message(eng, qp);
-		run->txid = qp->snd.next_txid++;
-		run->sent = 0;
-		eng->st->retransmits++;
-		if (srnic_wr_reads(qp->q.sq[idx & qp->q.sq_mask].opcode)) {
-			/* A READ keeps what already landed and asks, under
-			 * the new id, only for what is missing. */
-			uint64_t now = srnic_now();
+	run->state = SWQE_SENDING;
+	qp->snd.sq_cur = idx;
+	qp->snd.cur_busy = 1;
+	return true;
+}
 
-			reread(eng, qp, idx);
-			run->deadline = now + qp->at.timeout_tsc;
-			run->probe_at = now + srnic_probe_tsc(qp);
-			return next_message(eng, qp);
-		}
-		run->state = SWQE_SENDING;
-		qp->snd.sq_cur = idx;
-		qp->snd.cur_busy = 1;
+/* Whether the send queue may start a WQE at all: the QP sends (in SQD
+ * what is in flight completes, nothing new starts), nothing failed, a WQE
+ * is posted, and the window has room for it. */
+static inline bool sq_may_start(const struct srnic_qp *qp, uint32_t prod)
+{
+	return qp->q.state == SRNIC_QPS_RTS && !qp->snd.sq_stopped &&
+	       qp->snd.sq_next != prod &&
+	       qp->snd.sq_next - qp->q.sq_comp < SRNIC_WINDOW;
+}
+
+/* Whether w must wait for WQEs before it to finish: the peer's limit of
+ * READs and atomics in flight, a fence behind them, or a SEND with
+ * invalidate not yet resolved (inv_fenced). */
+static inline bool wqe_ordered_behind(const struct srnic_qp *qp,
+				      const struct srnic_swqe *w)
+{
+	unsigned rd_max = qp->at.max_rd_atomic ? qp->at.max_rd_atomic : 1;
+
+	if (srnic_wr_reads(w->opcode) && qp->snd.rd_inflight >= rd_max)
 		return true;
-	}
-
-	prod = __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE);
-	/* SQD: what is in flight completes, nothing new starts. */
-	if (qp->q.state != SRNIC_QPS_RTS || qp->snd.sq_stopped || qp->snd.sq_next == prod || qp->snd.sq_next - qp->q.sq_comp >= SRNIC_WINDOW)
-		return false;
-	w = &qp->q.sq[qp->snd.sq_next & qp->q.sq_mask];
-	run = &qp->run[qp->snd.sq_next & qp->q.sq_mask];
-	if (qp->q.type == SRNIC_QPT_UC &&
-	    !srnic_fc_uc_msg_open(qp, qp->snd.next_msn)) {
-		fc_block(eng, qp);
-		return false;
-	}
-	if (srnic_wr_reads(w->opcode) &&
-	    qp->snd.rd_inflight >= (qp->at.max_rd_atomic ? qp->at.max_rd_atomic
-						     : 1))
-		return sq_wait(qp);
 	if ((w->flags & SRNIC_WR_FENCE) && qp->snd.rd_inflight)
-		return sq_wait(qp);
-	if (inv_fenced(qp))
-		return sq_wait(qp);
-
-	/* A multicast WRITE is src/group's to start, in the QP's turn before
-	 * this role's: the WQEs after it wait until it has (idle, while
-	 * another is in flight, until that one finishes). */
-	if (w->opcode == SRNIC_WR_MC_WRITE)
-		return qp->gsend && qp->gsend->active ? sq_wait(qp) : false;
-	if (w->opcode == SRNIC_WR_LOCAL_INV || w->opcode == SRNIC_WR_BIND_MW)
-		return local_op(eng, qp);
-
-	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
-	qp->snd.sq_cur = qp->snd.sq_next++;
-	if (srnic_qp_reliable(qp))
-		srnic_qp_timer_on(eng, qp);
-	/* Nothing goes out for a WQE we cannot read from, and it takes no
-	 * message number: the QP is about to enter the error state and the
-	 * responder must not wait for it.  (A remote range that wraps is
-	 * in no region: REM_ACCESS_ERR, as the peer would answer; its
-	 * decoder drops such frames.) */
-	fail = remote_wraps(w)		? SRNIC_WC_REM_ACCESS_ERR
-	       : check_sges(eng, qp, w) ? SRNIC_WC_LOC_PROT_ERR
-					: SRNIC_WC_SUCCESS;
-	if (fail != SRNIC_WC_SUCCESS) {
-		run->state = SWQE_DONE;
-		run->status = fail;
-		qp->snd.sq_stopped = 1;
 		return true;
-	}
+	return inv_fenced(qp);
+}
+
+/*
+ * The local checks a message passes before it takes a message number:
+ * SRNIC_WC_SUCCESS, or the status it fails with.  Nothing goes out for a
+ * WQE we cannot read from, and it takes no number, so that the responder
+ * does not wait for it (the QP is about to enter the error state).  A
+ * remote range that wraps is in no region: REM_ACCESS_ERR, as the peer
+ * would answer (its decoder drops such frames).
+ */
+static inline uint8_t wqe_local_status(struct srnic_engine *eng,
+				       struct srnic_qp *qp,
+				       const struct srnic_swqe *w)
+{
+	if (remote_wraps(w))
+		return SRNIC_WC_REM_ACCESS_ERR;
+	if (check_sges(eng, qp, w))
+		return SRNIC_WC_LOC_PROT_ERR;
+	return SRNIC_WC_SUCCESS;
+}
+
+/* Give the message its numbers: MSN, attempt id, and the receive WQE it
+ * will take at the peer. */
+static inline void number_message(struct srnic_qp *qp,
+				  const struct srnic_swqe *w,
+				  struct srnic_swqe_run *run)
+{
 	run->msn = qp->snd.next_msn++;
 	run->txid = qp->snd.next_txid++;
 	/* A message that takes no receive WQE carries the next one's number
@@ -261,21 +264,97 @@ static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 		qp->snd.inv_fence_idx = qp->snd.sq_cur;
 		qp->snd.inv_fence_msn = run->msn;
 	}
+}
+
+/*
+ * Make the WQE at sq_next the current message.  Returns true (the caller's
+ * loop then sees from cur_busy whether it is to be sent, or whether it
+ * failed and the completer is to act).
+ */
+static inline bool start_message(struct srnic_engine *eng,
+				 struct srnic_qp *qp,
+				 const struct srnic_swqe *w)
+{
+	struct srnic_swqe_run *run = &qp->run[qp->snd.sq_next & qp->q.sq_mask];
+	uint8_t status;
+
+	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
+	qp->snd.sq_cur = qp->snd.sq_next++;
+	if (srnic_qp_reliable(qp))
+		srnic_qp_timer_on(eng, qp);
+	status = wqe_local_status(eng, qp, w);
+	if (status != SRNIC_WC_SUCCESS) {
+		run->state = SWQE_DONE;
+		run->status = status;
+		qp->snd.sq_stopped = 1;
+		return true;
+	}
+	number_message(qp, w, run);
 	run->state = SWQE_SENDING;
 	qp->snd.cur_busy = 1;
-	if (srnic_wr_reads(w->opcode)) {
-		if (srnic_track_init(&run->rd, w->length,
-				     stride_shift(eng, qp))) {
-			/* Out of memory for the bitmap: an error the
-			 * responder sees as a lost message, so fail the QP. */
-			run->state = SWQE_DONE;
-			run->status = SRNIC_WC_GENERAL_ERR;
-			qp->snd.cur_busy = 0;
-			return true;
-		}
-		qp->snd.rd_inflight++;
+	if (!srnic_wr_reads(w->opcode))
+		return true;
+	/* A READ tracks which packets of its answer have landed. */
+	if (srnic_track_init(&run->rd, w->length, stride_shift(eng, qp))) {
+		/* Out of memory for the bitmap: an error the responder sees
+		 * as a lost message, so fail the QP. */
+		run->state = SWQE_DONE;
+		run->status = SRNIC_WC_GENERAL_ERR;
+		qp->snd.cur_busy = 0;
+		return true;
 	}
+	qp->snd.rd_inflight++;
 	return true;
+}
+
+/* Start the next posted WQE if nothing holds it back; false when the QP
+ * is to idle (sq_wait and fc_block say until what). */
+static inline bool next_new_message(struct srnic_engine *eng,
+				    struct srnic_qp *qp)
+{
+	uint32_t prod = __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE);
+	const struct srnic_swqe *w;
+
+	if (!sq_may_start(qp, prod))
+		return false;
+	w = &qp->q.sq[qp->snd.sq_next & qp->q.sq_mask];
+	if (qp->q.type == SRNIC_QPT_UC &&
+	    !srnic_fc_uc_msg_open(qp, qp->snd.next_msn)) {
+		fc_block(eng, qp);
+		return false;
+	}
+	if (wqe_ordered_behind(qp, w))
+		return sq_wait(qp);
+	/* A multicast WRITE is src/group's to start, in the QP's turn before
+	 * this role's: the WQEs after it wait until it has (idle, while
+	 * another is in flight, until that one finishes). */
+	if (w->opcode == SRNIC_WR_MC_WRITE)
+		return qp->gsend && qp->gsend->active ? sq_wait(qp) : false;
+	if (w->opcode == SRNIC_WR_LOCAL_INV || w->opcode == SRNIC_WR_BIND_MW)
+		return local_op(eng, qp);
+	return start_message(eng, qp, w);
+}
+
+/*
+ * Pick the WQE to packetize next: a resend first, then a new message.
+ * (Two sources in a fixed order, each a short sequence of checks: plain
+ * calls read better here than a state machine would.)
+ */
+static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (srnic_now() < qp->snd.rnr_until)
+		return false;
+	while (resend_pending(qp)) {
+		/* After a failure nothing goes out any more (a reread may
+		 * have failed one just now). */
+		if (qp->snd.sq_stopped) {
+			qp->snd.resend_head = qp->snd.resend_tail;
+			return false;
+		}
+		if (restart_resend(eng, qp))
+			return true;
+	}
+	return next_new_message(eng, qp);
 }
 
 /* The header every packet of this WQE's current attempt shares. */
@@ -584,72 +663,133 @@ static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
 	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
 }
 
+/* The datagram's WQE is over: UD completes once the frame is queued, or
+ * lost, as a UD send does on hardware.  Returns the one packet it counts. */
+static inline unsigned datagram_done(struct srnic_qp *qp,
+				     struct srnic_swqe_run *run)
+{
+	run->state = SWQE_DONE;
+	qp->snd.cur_busy = 0;
+	return 1;
+}
+
+/*
+ * Where w goes: *peer is the node it names, NULL for a multicast group.
+ * To a service it goes to the service's group address, for its holder, or
+ * to this node if it holds it.  Returns false when nobody holds the
+ * service: the datagram is lost.
+ */
+static inline bool datagram_peer(const struct srnic_engine *eng,
+				 const struct srnic_swqe *w,
+				 const struct srnic_peer **peer)
+{
+	const struct srnic_service *sv;
+	int16_t h;
+
+	*peer = w->ud.mcast ? NULL : &eng->node->peer[w->ud.peer];
+	if (!w->ud.svc)
+		return true;
+	sv = &eng->node->svc[w->ud.svc - 1];
+	h = __atomic_load_n(&sv->holder_peer, __ATOMIC_ACQUIRE);
+	if (h < 0)
+		return false;
+	*peer = h == SRNIC_PEER_SELF ? &eng->node->peer[h] : &sv->peer;
+	return true;
+}
+
+/* The datagram's header; for a multicast group (peer NULL), mac gets the
+ * group's Ethernet address. */
+static inline void datagram_pkt_init(struct srnic_pkt *pkt,
+				     const struct srnic_engine *eng,
+				     const struct srnic_qp *qp,
+				     const struct srnic_swqe *w,
+				     const struct srnic_peer *peer,
+				     uint8_t mac[6])
+{
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->opcode = SRNIC_OP_UD_SEND;
+	pkt->flags = (op_flags[w->opcode] & SRNIC_F_IMM) | SRNIC_F_RECV_CQE |
+		     SRNIC_F_LAST;
+	if (w->flags & SRNIC_WR_SOLICITED)
+		pkt->flags |= SRNIC_F_SOLICITED;
+	pkt->src_qpn = qp->q.qpn;
+	pkt->src_inc = eng->node->inc;
+	pkt->imm = w->imm;
+	pkt->qkey = (int32_t)w->ud.qkey < 0 ? qp->at.qkey : w->ud.qkey;
+	pkt->src_ipv4 = eng->cfg.ipv4;
+	pkt->dst_ipv4 = w->ud.ipv4;
+	pkt->msg_len = pkt->pkt_len = w->length;
+	pkt->stride_shift = SRNIC_MAX_STRIDE_SHIFT;
+	if (peer) {
+		pkt->dst_qpn = w->ud.qpn;
+		pkt->dst_inc = __atomic_load_n(&peer->inc, __ATOMIC_ACQUIRE);
+	} else {
+		pkt->dst_qpn = SRNIC_QPN_MCAST;
+		srnic_mcast_mac(w->ud.ipv4, w->ud.mcast == SRNIC_MCAST_IPV6,
+				mac);
+	}
+}
+
+/* The port of the datagram's flow.  One flow (this QP to that QP) keeps to
+ * one port, so its datagrams arrive in the order they were sent, as on a
+ * NIC with one path a flow; flows spread over the ports, as ECMP spreads
+ * them.  -1 when no port can take it now. */
+static inline int datagram_port(struct srnic_engine *eng,
+				const struct srnic_qp *qp,
+				const struct srnic_swqe *w,
+				const struct srnic_peer *peer)
+{
+	uint32_t rr = (qp->q.qpn * 0x9e3779b1u ^ w->ud.qpn * 0x85ebca6bu ^
+		       w->ud.ipv4) >> 16;
+
+	return srnic_stripe_pick(eng, peer, &rr);
+}
+
+/* Members of the group on this node get a multicast datagram through the
+ * loopback: a copy of the frame sealed for the wire, since the loopback
+ * checks the CRC that the frame's flags say it carries. */
+static inline void datagram_to_local_members(struct srnic_engine *eng,
+					     unsigned port, struct rte_mbuf *m,
+					     uint32_t group)
+{
+	struct rte_mbuf *c;
+
+	if (!srnic_node_group_procs(eng->node, group) ||
+	    srnic_port_backlogged(eng, SRNIC_PORT_LOOP))
+		return;
+	srnic_port_seal(eng, port, m);
+	c = rte_pktmbuf_copy(m, eng->node->pool, 0, UINT32_MAX);
+	if (c)
+		srnic_port_tx(eng, SRNIC_PORT_LOOP, c);
+	else
+		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
+}
+
 /*
  * UD: the current WQE is one datagram, to the node (or multicast group) it
- * names, in one packet on its flow's port.  It completes as
- * soon as it is queued, as a UD send does on hardware; one to a node no
- * port reaches is lost the same way.  Returns packets sent (0 or 1).
+ * names, in one packet on its flow's port.  It completes as soon as it is
+ * queued; one to a node no port reaches is lost the same way.  Returns
+ * packets sent (0 or 1).
  */
 static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	struct srnic_swqe_run *run = &qp->run[qp->snd.sq_cur & qp->q.sq_mask];
 	struct srnic_swqe *w = &qp->q.sq[qp->snd.sq_cur & qp->q.sq_mask];
-	const struct srnic_peer *peer =
-		w->ud.mcast ? NULL : &eng->node->peer[w->ud.peer];
+	const struct srnic_peer *peer;
 	uint8_t mac[6];
 	struct srnic_pkt pkt;
 	struct rte_mbuf *m;
 	uint8_t *payload;
-	uint32_t rr;
 	int port;
 
-	/* (to a service: to its group address, for its holder, or to this
-	 * node if it holds it; nobody known, it is lost) */
-	if (w->ud.svc) {
-		const struct srnic_service *sv = &eng->node->svc[w->ud.svc - 1];
-		int16_t h = __atomic_load_n(&sv->holder_peer, __ATOMIC_ACQUIRE);
-
-		if (h < 0) {
-			run->state = SWQE_DONE;
-			qp->snd.cur_busy = 0;
-			return 1;
-		}
-		peer = h == SRNIC_PEER_SELF ? &eng->node->peer[h] : &sv->peer;
-	}
-
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.opcode = SRNIC_OP_UD_SEND;
-	pkt.flags = (op_flags[w->opcode] & SRNIC_F_IMM) | SRNIC_F_RECV_CQE |
-		    SRNIC_F_LAST;
-	if (w->flags & SRNIC_WR_SOLICITED)
-		pkt.flags |= SRNIC_F_SOLICITED;
-	pkt.src_qpn = qp->q.qpn;
-	pkt.src_inc = eng->node->inc;
-	pkt.imm = w->imm;
-	pkt.qkey = (int32_t)w->ud.qkey < 0 ? qp->at.qkey : w->ud.qkey;
-	pkt.src_ipv4 = eng->cfg.ipv4;
-	pkt.dst_ipv4 = w->ud.ipv4;
-	pkt.msg_len = pkt.pkt_len = w->length;
-	pkt.stride_shift = SRNIC_MAX_STRIDE_SHIFT;
-	if (peer) {
-		pkt.dst_qpn = w->ud.qpn;
-		pkt.dst_inc = __atomic_load_n(&peer->inc, __ATOMIC_ACQUIRE);
-	} else {
-		pkt.dst_qpn = SRNIC_QPN_MCAST;
-		srnic_mcast_mac(w->ud.ipv4, w->ud.mcast == SRNIC_MCAST_IPV6,
-				mac);
-	}
-	/* One flow (this QP to that QP) keeps to one port, so its datagrams
-	 * arrive in the order they were sent, as on a NIC with one path a
-	 * flow; flows spread over the ports, as ECMP spreads them. */
-	rr = (qp->q.qpn * 0x9e3779b1u ^ w->ud.qpn * 0x85ebca6bu ^ w->ud.ipv4) >>
-	     16;
-	port = srnic_stripe_pick(eng, peer, &rr);
-	if (port < 0) {
-		if (!srnic_stripe_reachable(eng, peer))
-			goto done;
-		return 0;	/* ports full: try again */
-	}
+	if (!datagram_peer(eng, w, &peer))
+		return datagram_done(qp, run);
+	datagram_pkt_init(&pkt, eng, qp, w, peer, mac);
+	port = datagram_port(eng, qp, w, peer);
+	if (port < 0)
+		return srnic_stripe_reachable(eng, peer)
+			       ? 0 /* ports full: try again */
+			       : datagram_done(qp, run);
 	m = srnic_pkt_alloc(eng, &pkt, peer ? peer->mac[port] : mac, port,
 			    &payload);
 	if (!m)
@@ -661,26 +801,10 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 		qp->snd.cur_busy = 0;
 		return 0;
 	}
-	/* Members of the group on this node get it through the loopback:
-	 * a copy of the frame sealed for the wire, since the loopback
-	 * checks the CRC that the frame's flags say it carries. */
-	if (!peer && srnic_node_group_procs(eng->node, pkt.dst_ipv4) &&
-	    !srnic_port_backlogged(eng, SRNIC_PORT_LOOP)) {
-		struct rte_mbuf *c;
-
-		srnic_port_seal(eng, port, m);
-		c = rte_pktmbuf_copy(m, eng->node->pool, 0, UINT32_MAX);
-
-		if (c)
-			srnic_port_tx(eng, SRNIC_PORT_LOOP, c);
-		else
-			eng->st->drops[SRNIC_DROP_NO_MBUF]++;
-	}
+	if (!peer)
+		datagram_to_local_members(eng, port, m, pkt.dst_ipv4);
 	srnic_port_tx(eng, port, m);
-done:
-	run->state = SWQE_DONE;
-	qp->snd.cur_busy = 0;
-	return 1;
+	return datagram_done(qp, run);
 }
 
 /* What the completer asked for (SRNIC_REPAIR_*), message by message. */

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Port I/O: receive bursts, and per-port transmit buffers flushed once per
+ * datapath iteration under the port token.  A frame that a port cannot
+ * take yet stays in its buffer (back-pressure), so the wire never sees a
+ * drop the engine caused itself.
+ */
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "srnic_port.h"
+#include "srnic_port_guard.h"
+#include "port_internal.h"
+
+/* Longest sleep for the port token with frames to send: a holder that
+ * is descheduled keeps it for a time slice; the next iteration tries
+ * again (and reads its own ring meanwhile). */
+#define TOKEN_WAIT_US 500
+
+uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
+		       struct rte_mbuf **pkts, uint16_t n)
+{
+	struct srnic_port *port = &eng->node->port[p];
+	uint16_t got, i;
+
+	if (!srnic_port_io_enter())
+		return 0;	/* a link's memory is going: next time */
+	got = rte_eth_rx_burst(port->port_id, 0, pkts, n);
+	srnic_port_io_leave();
+	if (srnic_tap_on(&eng->node->tap, p) && got)
+		srnic_tap_rx(eng->node, p, pkts, got);
+	for (i = 0; i < got; i++) {
+		pkts[i]->port = p;	/* our index, not DPDK's id */
+		port->st.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	}
+	port->st.rx_pkts += got;
+	/* The testbed's delay, reordering and corruption (fault.c): one
+	 * branch when the port has no fault and holds nothing. */
+	if (unlikely(__atomic_load_n(&port->fault.hold, __ATOMIC_RELAXED) |
+		     __atomic_load_n(&port->fault.corrupt, __ATOMIC_RELAXED) |
+		     (port->fault.tail - port->fault.head)))
+		return srnic_fault_rx(eng, p, pkts, got, n);
+	return got;
+}
+
+/* The frame is finished: on a port that carries the CRC, seal it (in the
+ * room srnic_pkt_alloc left at its end).  Sealing again gives the same
+ * trailer. */
+static inline void seal(const struct srnic_port *port, struct rte_mbuf *m)
+{
+	if (port->crc) {
+		RTE_ASSERT(m->nb_segs == 1);
+		srnic_wire_seal(rte_pktmbuf_mtod(m, uint8_t *),
+				rte_pktmbuf_data_len(m));
+	}
+}
+
+void srnic_port_seal(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
+{
+	seal(&eng->node->port[p], m);
+}
+
+void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
+{
+	struct srnic_txbuf *tb = &eng->txbuf[p];
+
+	seal(&eng->node->port[p], m);
+	if (tb->n == SRNIC_TXBUF) {
+		/* Callers check srnic_port_backlogged() before making
+		 * packets; this is the last line of defence. */
+		rte_pktmbuf_free(m);
+		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
+		return;
+	}
+	tb->m[tb->n++] = m;
+}
+
+/*
+ * The control core's frames (HELLOs, integration) go with whichever of
+ * the node's datapaths holds the port token, not only with srnicd's own:
+ * with busy processes on few cores srnicd's is one of many taking turns
+ * with the token, and a peer that hears no HELLO for PEER_DEAD_MS takes
+ * the node for dead on every port.  Datapath, the port token held (the
+ * ring has one consumer at a time: the token's holder).
+ */
+void srnic_ports_take_control(struct srnic_engine *eng)
+{
+	struct rte_mbuf *m[SRNIC_BURST];
+	unsigned i, n;
+
+	n = rte_ring_sc_dequeue_burst(eng->node->ctrl_tx, (void **)m,
+				      SRNIC_BURST, NULL);
+	for (i = 0; i < n; i++)
+		if (m[i]->port < eng->node->nports)
+			srnic_port_tx(eng, m[i]->port, m[i]);
+		else
+			rte_pktmbuf_free(m[i]);
+}
+
+/* A frame out at once, past the transmit buffer (leaving a link, when
+ * nothing else will flush it).  Returns whether the port took it; the
+ * frame is gone either way. */
+bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
+		       struct rte_mbuf *m)
+{
+	bool sent;
+
+	seal(&eng->node->port[p], m);
+	if (!srnic_port_io_enter()) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	sent = rte_eth_tx_burst(eng->node->port[p].port_id, 0, &m, 1) == 1;
+	srnic_port_io_leave();
+	if (!sent)
+		rte_pktmbuf_free(m);
+	return sent;
+}
+
+/* What port p's transmit buffer holds will not go: free it.  (The
+ * requester's timers send what it needs again, on another port.) */
+void srnic_port_tx_discard(struct srnic_engine *eng, unsigned p)
+{
+	struct srnic_txbuf *tb = &eng->txbuf[p];
+
+	rte_pktmbuf_free_bulk(tb->m, tb->n);
+	tb->n = 0;
+}
+
+bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p)
+{
+	return eng->txbuf[p].n > SRNIC_TXBUF - SRNIC_BURST;
+}
+
+/* The first sent frames of port's buffer tb are gone: count them, keep
+ * the rest for the next flush. */
+static uint16_t tx_taken(struct srnic_port *port, struct srnic_txbuf *tb,
+			 uint16_t sent)
+{
+	uint16_t k;
+
+	for (k = 0; k < sent; k++)
+		port->st.tx_bytes += rte_pktmbuf_pkt_len(tb->m[k]);
+	port->st.tx_pkts += sent;
+	port->st.tx_full += sent < tb->n;
+	if (sent && sent < tb->n)
+		memmove(tb->m, tb->m + sent, (tb->n - sent) * sizeof(tb->m[0]));
+	tb->n -= sent;
+	return sent;
+}
+
+/* The flush itself, the port token held. */
+static unsigned flush_held(struct srnic_engine *eng)
+{
+	struct srnic_txbuf *lb = &eng->txbuf[SRNIC_PORT_LOOP];
+	unsigned i, total = 0;
+
+	for (i = 0; i < eng->node->nports; i++) {
+		struct srnic_port *port = &eng->node->port[i];
+		struct srnic_txbuf *tb = &eng->txbuf[i];
+
+		if (!tb->n)
+			continue;
+		if (!__atomic_load_n(&port->polling, __ATOMIC_ACQUIRE)) {
+			/* Nobody there: what was queued is lost. */
+			srnic_port_tx_discard(eng, i);
+			continue;
+		}
+		/* (a link's memory going: the frames wait, as for a
+		 * full port) */
+		if (!srnic_port_io_enter())
+			continue;
+		if (srnic_tap_on(&eng->node->tap, i)) {
+			void *idx[SRNIC_BURST_MAX];
+			uint16_t got = srnic_tap_tx_take(eng->node, i, tb->m,
+							 tb->n, idx);
+			uint16_t sent = rte_eth_tx_burst(port->port_id, 0,
+							 tb->m, tb->n);
+
+			srnic_tap_tx_done(eng->node, idx, got, sent);
+			total += tx_taken(port, tb, sent);
+		} else {
+			total += tx_taken(port, tb,
+					  rte_eth_tx_burst(port->port_id, 0,
+							   tb->m, tb->n));
+		}
+		srnic_port_io_leave();
+	}
+	if (lb->n)
+		total += tx_taken(&eng->node->port[SRNIC_PORT_LOOP], lb,
+				  srnic_loop_tx(eng, lb->m, lb->n));
+	return total;
+}
+
+unsigned srnic_ports_flush(struct srnic_engine *eng)
+{
+	unsigned i, total, waiting = 0;
+
+	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
+		waiting += eng->txbuf[i].n;
+	/* (the control core's frames make the token worth taking too) */
+	if (!waiting && !rte_ring_empty(eng->node->ctrl_tx))
+		waiting = 1;
+	if (!waiting)
+		return 0;
+	if (!srnic_ports_take(eng)) {
+		srnic_token_wait(eng, TOKEN_WAIT_US);
+		/* srnicd's node, the token still taken: the frames wait for
+		 * the next iteration's flush, and count as work meanwhile
+		 * (the datapath must not nap with them queued). */
+		if (!srnic_ports_take(eng)) {
+			srnic_token_missed(eng);
+			return waiting;
+		}
+	}
+	eng->token_missed_at = 0;
+	srnic_ports_take_control(eng);
+	total = flush_held(eng);
+	srnic_ports_give(eng);
+	return total;
+}
+
+void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms)
+{
+	unsigned i;
+
+	if (srnic_ports_hold(eng, wait_ms)) {
+		flush_held(eng);
+		srnic_ports_give(eng);
+	}
+	/* (what did not go, goes no more) */
+	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
+		srnic_port_tx_discard(eng, i);
+}
+
+void srnic_ports_settle(struct srnic_engine *eng)
+{
+	unsigned i, k, left;
+
+	for (i = 0; i < eng->node->nports; i++) {
+		struct srnic_txbuf *tb = &eng->txbuf[i];
+
+		/* A frame whose payload is still in registered memory gets
+		 * a copy of its own (or is dropped, as a full wire would). */
+		for (k = 0, left = 0; k < tb->n; k++) {
+			struct rte_mbuf *m = tb->m[k];
+
+			if (m->nb_segs > 1) {
+				m = srnic_mbuf_linear(eng, m);
+				eng->st->tx_settled += m != NULL;
+			}
+			if (m)
+				tb->m[left++] = m;
+		}
+		tb->n = left;
+	}
+}
