@@ -57,12 +57,24 @@ bw uc-write-bw-q ib_write_bw -c UC -q 4 -s 16384 -n 1000
 # the sanitizers the receiving process is several times slower and its
 # ring overflowed (drop no_buffer) in 2 runs of 2; the plain
 # pass runs these, and uc_check is what checks UC's losses.
+# The plain pass lost one so too, once in a CI run (b counted no_buffer
+# drops): such a run goes once more, and fails only if b counted no
+# loss or the second run fails as well.
+uc_send_bw() {	# name tool args...: bw, again after a counted UC loss
+	local before after
+	before=$(counter b "drops.no_buffer drops.uc_given_up")
+	(bw "$@") && return 0
+	after=$(counter b "drops.no_buffer drops.uc_given_up")
+	[ -n "$after" ] && [ "$after" != "$before" ] || fail "$1"
+	echo "$1: b lost a UC SEND (no_buffer, uc_given_up drops: $before, then $after): once more"
+	bw "$@"
+}
 if ldd "$BUILD/provider/libsrnic-rdmav34.so" | grep -q libasan; then
 	echo "uc-send-bw, -old, -srq: not under the sanitizers (a lost UC SEND stalls perftest's server)"
 else
-	bw uc-send-bw ib_send_bw -c UC -s 65536 -n 1000 -r 1024
-	bw uc-send-bw-old ib_send_bw -c UC --use_old_post_send -s 8192 -n 1000 -r 1024
-	bw uc-send-bw-srq ib_send_bw -c UC --use-srq -n 1000 -r 1024
+	uc_send_bw uc-send-bw ib_send_bw -c UC -s 65536 -n 1000 -r 1024
+	uc_send_bw uc-send-bw-old ib_send_bw -c UC --use_old_post_send -s 8192 -n 1000 -r 1024
+	uc_send_bw uc-send-bw-srq ib_send_bw -c UC --use-srq -n 1000 -r 1024
 fi
 lat uc-write-lat ib_write_lat -c UC
 lat uc-write-lat-inline ib_write_lat -c UC -s 64 -I 128

@@ -112,11 +112,16 @@ read -r wall cpu <<< "$(devinfo)"
 echo "ibv_devinfo beside three pairs at work: $wall ms, $cpu ms of CPU"
 [ "$cpu" -lt $((100 * slow)) ] && [ "$wall" -lt $((1000 * slow)) ] ||
 	fail "ibv_devinfo under traffic: $wall ms, $cpu ms of CPU (limits $((1000 * slow)), $((100 * slow)))"
-rc=0
-for p in $s1 $s2 $s3 $c1 $c2 $c3; do wait $p || rc=1; done
+rc=0 i=0
+for p in $s1 $s2 $s3 $c1 $c2 $c3; do
+	i=$((i + 1))
+	wait $p && continue
+	echo "process $i of the three pairs (1 stress server on b, 2 pingpong server on b, 3 pingpong server on a, 4 stress client on a, 5 pingpong a to b, 6 pingpong a to a): exit $?"
+	rc=1
+done
 procs=$(stats a | python3 -c "import json,sys; print(json.load(sys.stdin)['processes_most'])")
 echo "processes attached to a's srnicd at once, at most: $procs"
-[ $rc = 0 ] || { tail -5 "$LOGDIR"/d-*; fail "a process of the three pairs failed"; }
+[ $rc = 0 ] || { tail -n 5 "$LOGDIR"/d-*; fail "a process of the three pairs failed"; }
 [ "$procs" -ge 3 ] || fail "only $procs processes were attached to a's srnicd at once"
 for f in d-pp.a d-pp.b d-lo.s d-lo.c; do pingpong_ok "$LOGDIR/$f" || fail "$f"; done
 grep -q ' 0 bad' "$LOGDIR/d-stress.a" || { tail -3 "$LOGDIR/d-stress.a"; fail "stress across srnicd: bad data"; }
@@ -276,7 +281,7 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 [ "$(cat "$LOGDIR"/d-hold.* | grep -c '^# .*holding')" = 4 ] ||
-	{ tail -3 "$LOGDIR"/d-hold.*; fail "the mesh of four did not get to hold its QPs"; }
+	{ tail -n 3 "$LOGDIR"/d-hold.*; fail "the mesh of four did not get to hold its QPs"; }
 "$SRNIC" srnicd a kill
 wait $hold_0 $hold_1 2>/dev/null	# (a's: the device is lost)
 sleep 0.5

@@ -34,7 +34,8 @@ srnicd=$(cat "$TB"/*.srnicd.pid 2>/dev/null)
 # (meson test's timeout sends SIGTERM first: the nodes are cleared then
 # too, or the next test would meet what this one left running)
 trap 'clear_nodes; exit 143' TERM
-bash "$SCRIPT" &
+# (its errors in its output, in order: a FAIL line lands where it was said)
+bash "$SCRIPT" 2>&1 &
 wait $!
 rc=$?
 trap - TERM
