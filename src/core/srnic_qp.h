@@ -161,6 +161,18 @@ enum srnic_qp_fifo_id {
 };
 
 /*
+ * Which port a QP's packets take: port/'s (stripe.c), which alone writes
+ * it.  The cursor turns with each pick; the last packet's port and the
+ * datapath iteration it went in let an ACK the responder owes go on the
+ * same port, behind the data, not ahead of it on another.  Datapath only.
+ */
+struct srnic_qp_path {
+	uint32_t cursor;	/* striping rotation */
+	uint8_t sent_port;	/* the port of the last packet sent ... */
+	uint64_t sent_epoch;	/* ... in this datapath iteration */
+};
+
+/*
  * The send side of a QP: the send queue's progress, which the requester
  * (starting WQEs, sending their packets) and the completer (ACKs, timers,
  * completions) share, as rxe's req and comp share the send queue; the
@@ -187,7 +199,6 @@ struct srnic_qp_send {
 	uint64_t rd_progress;	/* TSC of the last READ response packet */
 	uint32_t resend[SRNIC_WINDOW];	/* SQ indices to send again */
 	uint32_t resend_head, resend_tail;
-	uint32_t rr_port;	/* striping cursor */
 	uint32_t timer_idx;	/* the oldest unfinished WQE the timers saw */
 	uint8_t timer_set;
 	uint64_t srtt, rttvar, rto;	/* TSC; see srnic_rto.h */
@@ -204,9 +215,8 @@ struct srnic_qp_send {
 
 /*
  * The receive side: the responder's messages coming in, the READs and
- * atomics it answers, and the ACK it owes (which the requester may carry:
- * it notes where its own packets went, tx_port and tx_epoch).  Datapath
- * only.
+ * atomics it answers, and what the ACK it owes says (when it goes is
+ * sched/'s: on_ack, ack_lazy).  Datapath only.
  */
 struct srnic_qp_recv {
 	uint32_t exp_msn;	/* responder: all messages below are done */
@@ -214,11 +224,6 @@ struct srnic_qp_recv {
 	uint32_t fc_landed;	/* data packets landed, running count */
 	uint32_t fc_acked;	/* fc_landed when the last ACK went out */
 	uint16_t ts_recent;	/* ts of the newest data packet, to echo */
-	uint8_t ack_lazy;	/* the pending ACK may wait until ack_at */
-	uint8_t tx_port;	/* ... or go with this QP's packets: the port
-				 * of the last one, sent in iteration tx_epoch */
-	uint64_t tx_epoch;
-	uint64_t ack_at;
 	uint8_t ack_syndrome;	/* a NAK to send with the next ACK */
 	uint32_t ack_nak_msn, ack_nak_txid;
 	uint8_t sack_due;	/* a SACK to send with the next ACK */
@@ -278,13 +283,17 @@ struct srnic_qp {
 	uint32_t peer_inc;
 	struct srnic_qp_send snd;	/* requester and completer */
 	struct srnic_qp_recv rcv;	/* responder */
+	struct srnic_qp_path path;	/* port/ (stripe.c) */
 
-	/* engine lists: the FIFOs (active: has work; lazy: a deferred ACK),
-	 * ack (ACK to send now), timer */
+	/* The engine's lists, which sched/ puts a QP on and the datapath
+	 * loop (engine/datapath.c) takes it off: the FIFOs (active: has
+	 * work; lazy: a deferred ACK), ack (ACK to send now), timer. */
 	struct srnic_qp *fifo_next[SRNIC_QP_FIFOS];
 	struct srnic_qp *ack_next;
 	struct srnic_qp *timer_next, *timer_prev;
 	uint8_t on_active, on_ack, on_lazy, on_timer;
+	uint8_t ack_lazy;	/* the ACK owed may wait until ack_at */
+	uint64_t ack_at;	/* TSC */
 	uint8_t flush_pending;
 	/* Taken to the error state (srnic_qp_to_error) since its last turn:
 	 * its roles have yet to see it (the responder clears its messages,

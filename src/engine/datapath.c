@@ -260,10 +260,10 @@ void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 	/* An ACK still owed tells the peer its last messages landed (else
 	 * it would retry them against a QP that is gone); so does one a
 	 * move to the error state left for the QP's turn (qp_error_turn). */
-	if (((qp->rcv.ack_lazy || qp->on_ack) && srnic_qp_ack_wanted(qp)) ||
+	if (((qp->ack_lazy || qp->on_ack) && srnic_qp_ack_wanted(qp)) ||
 	    qp->ack_final)
 		srnic_responder_send_ack(eng, qp);
-	qp->rcv.ack_lazy = 0;
+	qp->ack_lazy = 0;
 	qp->ack_final = 0;
 	for (pp = &eng->ack_head; *pp; pp = &(*pp)->ack_next)
 		if (*pp == qp) {
@@ -340,18 +340,16 @@ static void qp_error_turn(struct srnic_engine *eng, struct srnic_qp *qp)
  */
 static void ack_ahead(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	uint32_t rr = qp->snd.rr_port;
 	int port;
 
-	if (!qp->rcv.ack_lazy || qp->on_ack || qp->q.state != SRNIC_QPS_RTS ||
+	if (!qp->ack_lazy || qp->on_ack || qp->q.state != SRNIC_QPS_RTS ||
 	    qp->snd.sq_next == __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE))
 		return;
-	port = srnic_stripe_pick(eng, qp->peer, &rr);
+	port = srnic_qp_peek_port(eng, qp);
 	if (port < 0)
 		return;
-	qp->rcv.ack_lazy = 0;
-	qp->rcv.tx_epoch = eng->dp_epoch;
-	qp->rcv.tx_port = port;
+	qp->ack_lazy = 0;
+	srnic_qp_path_sent(eng, qp, port);
 	srnic_responder_send_ack(eng, qp);
 }
 
@@ -464,12 +462,12 @@ static void send_acks(struct srnic_engine *eng, uint64_t now)
 			srnic_responder_send_ack(eng, qp);
 	}
 	while ((qp = eng->lazy.head) != NULL) {
-		if (qp->rcv.ack_lazy && now < qp->rcv.ack_at)
+		if (qp->ack_lazy && now < qp->ack_at)
 			break;
 		srnic_fifo_pop(&eng->lazy, SRNIC_FIFO_LAZY);
 		qp->on_lazy = 0;
-		if (qp->rcv.ack_lazy) {
-			qp->rcv.ack_lazy = 0;
+		if (qp->ack_lazy) {
+			qp->ack_lazy = 0;
 			if (srnic_qp_ack_wanted(qp))
 				srnic_responder_send_ack(eng, qp);
 		}

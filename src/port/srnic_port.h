@@ -119,6 +119,31 @@ int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp);
 /* The same for peer (NULL: a multicast group), rotating *rr. */
 int srnic_stripe_pick(struct srnic_engine *eng, const struct srnic_peer *peer,
 		      uint32_t *rr);
+/* The port qp's next packet would take, the rotation left where it is:
+ * an ACK sent ahead of that packet goes there (engine/datapath.c). */
+static inline int srnic_qp_peek_port(struct srnic_engine *eng,
+				     const struct srnic_qp *qp)
+{
+	uint32_t cursor = qp->path.cursor;
+
+	return srnic_stripe_pick(eng, qp->peer, &cursor);
+}
+/* A packet of qp went (or is about to go) on port in this datapath
+ * iteration. */
+static inline void srnic_qp_path_sent(struct srnic_engine *eng,
+				      struct srnic_qp *qp, int port)
+{
+	qp->path.sent_port = (uint8_t)port;
+	qp->path.sent_epoch = eng->dp_epoch;
+}
+/* The port of qp's packet sent in this iteration, else -1: an ACK goes
+ * there, to keep its place next to the data. */
+static inline int srnic_qp_path_now(const struct srnic_engine *eng,
+				    const struct srnic_qp *qp)
+{
+	return qp->path.sent_epoch == eng->dp_epoch ? qp->path.sent_port
+						    : -1;
+}
 /* Lay out the rotation from the configured weights. */
 void srnic_stripe_plan(struct srnic_engine *eng);
 /* Whether any port reaches qp's peer (peer; NULL: any live port). */

@@ -110,7 +110,7 @@ static int pick_on_adapter(struct srnic_engine *eng, struct srnic_qp *qp,
 	unsigned i, p;
 
 	for (i = 0; i < eng->stripe_len; i++) {
-		p = eng->stripe[qp->snd.rr_port++ % eng->stripe_len];
+		p = eng->stripe[qp->path.cursor++ % eng->stripe_len];
 		if (__atomic_load_n(&peer->dev_on[p], __ATOMIC_RELAXED) != dev ||
 		    !__atomic_load_n(&peer->up[p], __ATOMIC_RELAXED) ||
 		    !__atomic_load_n(&eng->node->port[p].polling,
@@ -121,7 +121,7 @@ static int pick_on_adapter(struct srnic_engine *eng, struct srnic_qp *qp,
 		reachable = true;
 	}
 	/* (its ports only full: wait for them, the adapter is there) */
-	return reachable ? -1 : srnic_stripe_pick(eng, peer, &qp->snd.rr_port);
+	return reachable ? -1 : srnic_stripe_pick(eng, peer, &qp->path.cursor);
 }
 
 int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -132,5 +132,5 @@ int srnic_qp_pick_port(struct srnic_engine *eng, struct srnic_qp *qp)
 
 	if (__builtin_expect(ndev > 1, 0))
 		return pick_on_adapter(eng, qp, ndev);
-	return srnic_stripe_pick(eng, qp->peer, &qp->snd.rr_port);
+	return srnic_stripe_pick(eng, qp->peer, &qp->path.cursor);
 }

@@ -452,9 +452,8 @@ queue:
 	srnic_port_tx(eng, port, m);
 	/* A plain ACK this QP owes (ack_ahead sends it before a new
 	 * message; this is a resend) goes right behind (send_acks). */
-	qp->rcv.tx_epoch = eng->dp_epoch;
-	qp->rcv.tx_port = port;
-	if (qp->rcv.ack_lazy)
+	srnic_qp_path_sent(eng, qp, port);
+	if (qp->ack_lazy)
 		srnic_qp_want_ack(eng, qp);
 	return 1;
 }

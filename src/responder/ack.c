@@ -95,8 +95,10 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	/* With a packet of this QP sent in this iteration, or about to be
 	 * (datapath.c, ack_ahead): on its port, so that it keeps its place
 	 * next to the data. */
-	with_data = qp->rcv.tx_epoch == eng->dp_epoch;
-	port = with_data ? qp->rcv.tx_port : srnic_qp_pick_port(eng, qp);
+	port = srnic_qp_path_now(eng, qp);
+	with_data = port >= 0;
+	if (!with_data)
+		port = srnic_qp_pick_port(eng, qp);
 	if (port < 0)
 		return;
 	srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_ACK, qp->rcv.exp_msn);

@@ -26,7 +26,7 @@ void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp)
 
 void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	qp->rcv.ack_lazy = 0;	/* (a deferred one goes with it) */
+	qp->ack_lazy = 0;	/* (a deferred one goes with it) */
 	if (qp->on_ack)
 		return;
 	qp->on_ack = 1;
@@ -36,14 +36,14 @@ void srnic_qp_want_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 
 void srnic_qp_want_ack_lazy(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	if (qp->on_ack || qp->rcv.ack_lazy)
+	if (qp->on_ack || qp->ack_lazy)
 		return;	/* one is pending already: it covers this message */
 	if (!eng->ack_delay_tsc) {
 		srnic_qp_want_ack(eng, qp);
 		return;
 	}
-	qp->rcv.ack_lazy = 1;
-	qp->rcv.ack_at = srnic_now() + eng->ack_delay_tsc;
+	qp->ack_lazy = 1;
+	qp->ack_at = srnic_now() + eng->ack_delay_tsc;
 	/* Still queued from an earlier deferral (sent early since): it
 	 * keeps its place, and holds the ones behind it at most one delay
 	 * longer. */

@@ -17,10 +17,10 @@ void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
 		 * the QP's next turn, before the responder forgets its
 		 * messages (on the ACK lists it is now unwanted: a QP in
 		 * error sends only NAKs from there). */
-		qp->ack_final = (qp->rcv.ack_lazy || qp->on_ack) &&
+		qp->ack_final = (qp->ack_lazy || qp->on_ack) &&
 				qp->q.state >= SRNIC_QPS_RTR &&
 				qp->rcv.ack_syndrome == SRNIC_ACK_OK;
-		qp->rcv.ack_lazy = 0;
+		qp->ack_lazy = 0;
 		qp->err_new = 1;
 		/* Its WQEs are about to complete, and the program may then
 		 * reuse their buffers: frames still reading them get their
