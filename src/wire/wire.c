@@ -295,15 +295,17 @@ static enum srnic_wire_err check_stream_packet(const struct srnic_pkt *pkt,
 	return stream_lengths_ok(pkt) ? SRNIC_WIRE_OK : SRNIC_WIRE_BAD_LENGTH;
 }
 
-/* An atomic write (ibv_wr_atomic_write): one packet, 8 aligned bytes. */
-static enum srnic_wire_err check_atomic_write(const struct srnic_pkt *pkt,
-					      uint32_t rest_len)
+/* An atomic's packet: the whole message, on 8 aligned bytes of memory,
+ * with a payload of payload_len bytes in the frame. */
+static enum srnic_wire_err check_atomic_packet(const struct srnic_pkt *pkt,
+					       uint32_t rest_len,
+					       uint32_t payload_len)
 {
 	if (pkt->pkt_len > rest_len)
 		return SRNIC_WIRE_SHORT;
-	if (pkt->msg_len != SRNIC_ATOMIC_LEN ||
-	    pkt->pkt_len != SRNIC_ATOMIC_LEN || pkt->msg_off != 0 ||
-	    (pkt->va & 7) || pkt->va + SRNIC_ATOMIC_LEN < pkt->va)
+	if (pkt->msg_len != SRNIC_ATOMIC_LEN || pkt->pkt_len != payload_len ||
+	    pkt->msg_off != 0 || (pkt->va & 7) ||
+	    pkt->va + SRNIC_ATOMIC_LEN < pkt->va)
 		return SRNIC_WIRE_BAD_LENGTH;
 	return SRNIC_WIRE_OK;
 }
@@ -324,8 +326,8 @@ static enum srnic_wire_err check_write(struct srnic_pkt *pkt,
 	(void)rest;
 	if (!data_ext_sane(pkt))
 		return SRNIC_WIRE_BAD_LENGTH;
-	if (pkt->flags & SRNIC_F_ATOMIC_WR)
-		return check_atomic_write(pkt, rest_len);
+	if (pkt->flags & SRNIC_F_ATOMIC_WR)	/* ibv_wr_atomic_write */
+		return check_atomic_packet(pkt, rest_len, SRNIC_ATOMIC_LEN);
 	return check_stream_packet(pkt, rest_len);
 }
 
@@ -371,13 +373,7 @@ static enum srnic_wire_err check_atomic(struct srnic_pkt *pkt,
 	(void)rest;
 	if (!data_ext_sane(pkt))
 		return SRNIC_WIRE_BAD_LENGTH;
-	if (pkt->pkt_len > rest_len)
-		return SRNIC_WIRE_SHORT;
-	if (pkt->pkt_len != SRNIC_ATOMIC_PAYLOAD ||
-	    pkt->msg_len != SRNIC_ATOMIC_LEN || pkt->msg_off != 0 ||
-	    (pkt->va & 7))
-		return SRNIC_WIRE_BAD_LENGTH;
-	return SRNIC_WIRE_OK;
+	return check_atomic_packet(pkt, rest_len, SRNIC_ATOMIC_PAYLOAD);
 }
 
 /* ACK-shaped: a syndrome srnic knows. */
