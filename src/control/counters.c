@@ -146,6 +146,8 @@ const struct srnic_counter srnic_counters[] = {
 	     "multicast WRITEs to a group this node holds no region for"),
 	DROP(KEY_FOREIGN, "key_foreign",
 	     "RDMA at an adapter before its key's import (resent, not NAKed)"),
+	DROP(MC_SOURCES_FULL, "mc_sources_full",
+	     "multicast WRITEs of a new sender while its set of senders was full"),
 
 	PROC("port_polls", port_polls, "its iterations that had the port token"),
 	PROC("token_misses", token_misses, "... and that found it taken"),

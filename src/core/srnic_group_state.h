@@ -24,9 +24,20 @@ struct srnic_group_region {
 	uint64_t length;
 };
 
-/* Senders a member keeps a message of at once (the least recently heard
- * gives way). */
-#define SRNIC_GROUP_SOURCES 16
+/*
+ * Senders a member keeps track of at once: a sender's entry is in one set,
+ * chosen by a hash of its name, so that a packet's lookup reads one set.
+ * An entry gives way to a new sender only once its own sender has been
+ * silent SRNIC_GROUP_FORGET_MS: by then that sender has either had every
+ * member's answer or given this member up (group/sender.c asserts it), so
+ * no packet of a message it tracked can still come and be placed twice.
+ * A new sender whose set holds no such entry is refused (not answered,
+ * counted as mc_sources_full) and retries.
+ */
+#define SRNIC_GROUP_SOURCE_SETS 16
+#define SRNIC_GROUP_SOURCE_WAYS 16
+#define SRNIC_GROUP_SOURCES (SRNIC_GROUP_SOURCE_SETS * SRNIC_GROUP_SOURCE_WAYS)
+#define SRNIC_GROUP_FORGET_MS 2000
 
 /* A member's view of one sender QP (incarnation and QP number name it):
  * the message it has of it, packet by packet.  Datapath only. */

@@ -70,6 +70,8 @@ enum srnic_drop {
 	SRNIC_DROP_KEY_FOREIGN,	/* an RDMA request at an adapter that did
 				 * not issue its key, before the key's
 				 * import (or refusal): resent, not NAKed */
+	SRNIC_DROP_MC_SOURCES_FULL, /* a multicast WRITE of a new sender,
+				 * every entry of its set in use */
 	SRNIC_DROP_MAX
 };
 

@@ -21,23 +21,30 @@
 /* Packets landed between two answers of a message that is not whole. */
 #define SRNIC_GROUP_ACK_EVERY 16
 
-/* The sender's entry (incarnation and QP name it), or the least recently
- * heard one, cleared for it. */
+/* The sender's entry (incarnation and QP name it) in its set; else a
+ * free one, or the one silent longest if that is past
+ * SRNIC_GROUP_FORGET_MS, cleared for it; else NULL. */
 static struct srnic_group_source *source_of(struct srnic_engine *eng,
-					    const struct srnic_pkt *pkt)
+					    const struct srnic_pkt *pkt,
+					    uint64_t now)
 {
-	struct srnic_group_source *s, *old = &eng->group_src[0];
+	uint32_t h = (pkt->src_inc * 0x9e3779b1u) ^ (pkt->src_qpn * 0x85ebca6bu);
+	struct srnic_group_source *set, *s, *old = NULL;
 	unsigned i;
 
-	for (i = 0; i < SRNIC_GROUP_SOURCES; i++) {
-		s = &eng->group_src[i];
+	h ^= h >> 16;
+	set = &eng->group_src[(h % SRNIC_GROUP_SOURCE_SETS) *
+			      SRNIC_GROUP_SOURCE_WAYS];
+	for (i = 0; i < SRNIC_GROUP_SOURCE_WAYS; i++) {
+		s = &set[i];
 		if (s->inc == pkt->src_inc && s->qpn == pkt->src_qpn)
 			return s;
-		if (!old->inc)
-			continue;
-		if (!s->inc || s->heard < old->heard)
+		if (!old || !s->inc || (old->inc && s->heard < old->heard))
 			old = s;
 	}
+	if (old->inc &&
+	    now - old->heard < SRNIC_GROUP_FORGET_MS * 1000 * eng->tsc_per_us)
+		return NULL;
 	srnic_track_fini(&old->trk);
 	memset(old, 0, sizeof(*old));
 	old->inc = pkt->src_inc;
@@ -123,7 +130,7 @@ void srnic_group_member_rx(struct srnic_engine *eng,
 {
 	struct srnic_group_source *s;
 	uint32_t idx;
-	uint64_t dst;
+	uint64_t dst, now;
 	bool fresh = false;
 
 	/* Our own, back from a wire: we are not our own member. */
@@ -131,8 +138,13 @@ void srnic_group_member_rx(struct srnic_engine *eng,
 		eng->st->drops[SRNIC_DROP_NOT_OURS]++;
 		return;
 	}
-	s = source_of(eng, pkt);
-	s->heard = srnic_now();
+	now = srnic_now();
+	s = source_of(eng, pkt, now);
+	if (!s) {
+		eng->st->drops[SRNIC_DROP_MC_SOURCES_FULL]++;
+		return;
+	}
+	s->heard = now;
 	if (s->started && (int32_t)(pkt->msn - s->msn) < 0) {
 		/* A message done before (the sender starts one only when
 		 * every member has the last): it lost our answer. */

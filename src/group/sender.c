@@ -30,6 +30,13 @@
 /* The first timeout; each retry doubles it, up to 2^RTO_MAX_SHIFT times. */
 #define RTO_US 4000
 #define RTO_MAX_SHIFT 6
+/* A member forgets a sender silent for SRNIC_GROUP_FORGET_MS: by then the
+ * sender has given it up (its timeouts, summed over the retries, with a
+ * margin of 2), or it had everything the sender sent. */
+_Static_assert(SRNIC_GROUP_FORGET_MS * 1000ull >
+		       2ull * RTO_US * ((2u << RTO_MAX_SHIFT) - 1) &&
+	       SRNIC_GROUP_RETRIES <= RTO_MAX_SHIFT + 1,
+	       "a member may forget a sender that still retries");
 
 static const struct srnic_peer *peer_of(const struct srnic_engine *eng,
 					const struct srnic_group_member *mb)

@@ -139,8 +139,8 @@ static void test_writer(void)
 	      "json: %s\n", json);
 	CHECK(strstr(json, ",\"drops\":{\"malformed\":0,\"not_ours\":0,"),
 	      "json: %s\n", json);
-	CHECK(strstr(json, "\"key_foreign\":0},\"booting_sent\":0,") ||
-	      strstr(json, "\"key_foreign\":0}}"), "json: %s\n", json);
+	CHECK(strstr(json, "\"mc_sources_full\":0},\"booting_sent\":0,") ||
+	      strstr(json, "\"mc_sources_full\":0}}"), "json: %s\n", json);
 	CHECK(json[strlen(json) - 2] == '}', "json ends the object: %s\n",
 	      json);
 	free(text);
