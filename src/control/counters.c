@@ -135,7 +135,7 @@ const struct srnic_counter srnic_counters[] = {
 	DROP(UC_LATE, "uc_late", "packets of a UC message given up already"),
 	DROP(BAD_CRC, "bad_crc", "frames whose integrity trailer is wrong or missing"),
 	DROP(BAD_AUTH, "bad_auth",
-	     "control frames without the cluster key's MAC, or a wrong one"),
+	     "control frames and service resyncs without the cluster key's MAC"),
 	DROP(UNMAPPED, "unmapped",
 	     "READs asked again of memory its program unmapped"),
 	DROP(PAGE_FAULT, "page_fault",

@@ -58,14 +58,18 @@ static void first_unacked(const struct srnic_qp *qp, uint32_t *msn,
 	*ssn = qp->snd.next_ssn;
 }
 
+/* A resync or its answer, signed under a cluster key: the receiver binds
+ * a QP by it (port/decode.c drops it unsigned). */
 static void send_to_peer(struct srnic_engine *eng, struct srnic_qp *qp,
-			 const struct srnic_pkt *pkt)
+			 struct srnic_pkt *pkt)
 {
 	int port = srnic_qp_pick_port(eng, qp);
 	struct rte_mbuf *m;
 
 	if (port < 0)
 		return;
+	if (eng->cfg.has_key)
+		pkt->flags |= SRNIC_F_AUTH;
 	m = srnic_pkt_alloc(eng, pkt, qp->peer->mac[port], (unsigned)port,
 			    NULL);
 	if (m)

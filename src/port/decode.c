@@ -29,8 +29,9 @@ bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 	}
 	/* With a cluster key, control frames only from its holders: they
 	 * can fail QPs, gate RDMA, or take a link out of use (a BYE_ACK
-	 * ends a leaving node's wait too). */
-	if (eng->cfg.has_key && srnic_op_is_control(pkt->opcode) &&
+	 * ends a leaving node's wait too); and a service QP's resync, which
+	 * binds a parked QP to whoever sent it. */
+	if (eng->cfg.has_key && srnic_op_signed(pkt->opcode) &&
 	    !srnic_wire_auth_ok(buf, pkt, eng->cfg.cluster_key)) {
 		eng->st->drops[SRNIC_DROP_BAD_AUTH]++;
 		return false;

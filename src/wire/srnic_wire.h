@@ -319,6 +319,8 @@ enum srnic_ext {
 #define SRNIC_OPF_XRC 0x04     /* an XRC QP's request: may be SRNIC_F_XRC */
 #define SRNIC_OPF_GROUP 0x08   /* may be SRNIC_F_GROUP (but never with
 				* any of the entry's group_not flags) */
+#define SRNIC_OPF_SIGNED 0x10  /* under a cluster key, SRNIC_F_AUTH and its
+				* MAC right after the headers, or dropped */
 
 /*
  * An opcode's rules beyond its header layout, checked once its headers are
@@ -368,6 +370,13 @@ static inline bool srnic_op_ack_shaped(uint8_t op)
 static inline bool srnic_op_is_control(uint8_t op)
 {
 	return srnic_op_table[op].props & SRNIC_OPF_CONTROL;
+}
+
+/* What a node with a cluster key takes only with a valid MAC: the control
+ * frames, and a service QP's resync, which binds a QP to its sender. */
+static inline bool srnic_op_signed(uint8_t op)
+{
+	return srnic_op_table[op].props & SRNIC_OPF_SIGNED;
 }
 
 static inline bool srnic_op_carries_payload(uint8_t op)

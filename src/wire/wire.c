@@ -387,10 +387,9 @@ static enum srnic_wire_err check_ack(struct srnic_pkt *pkt,
 	return SRNIC_WIRE_OK;
 }
 
-/* A control frame: its MAC, if flagged, right after the headers. */
-static enum srnic_wire_err check_control(struct srnic_pkt *pkt,
-					 const uint8_t *rest,
-					 uint32_t rest_len)
+/* A signed opcode's MAC, if flagged, right after the headers. */
+static enum srnic_wire_err check_signed(struct srnic_pkt *pkt,
+					const uint8_t *rest, uint32_t rest_len)
 {
 	if (pkt->flags & SRNIC_F_AUTH) {
 		if (rest_len < SRNIC_AUTH_LEN)
@@ -400,16 +399,26 @@ static enum srnic_wire_err check_control(struct srnic_pkt *pkt,
 	return SRNIC_WIRE_OK;
 }
 
+/* SVC_RESYNC, SVC_RESYNC_ACK: ACK-shaped and signed. */
+static enum srnic_wire_err check_resync(struct srnic_pkt *pkt,
+					const uint8_t *rest, uint32_t rest_len)
+{
+	enum srnic_wire_err e = check_ack(pkt, rest, rest_len);
+
+	return e != SRNIC_WIRE_OK ? e : check_signed(pkt, rest, rest_len);
+}
+
 #define HLEN(xlen) (SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + (xlen))
 #define DATA_OP(n, chk, props_)                                             \
 	{.name = (n), .check = (chk), .ext = SRNIC_EXT_DATA,                \
 	 .hlen = HLEN(SRNIC_DATA_XLEN), .props = (props_)}
-#define ACK_OP(n)                                                           \
-	{.name = (n), .check = check_ack, .ext = SRNIC_EXT_ACK,             \
-	 .hlen = HLEN(SRNIC_ACK_XLEN)}
 #define CONTROL_OP(n)                                                       \
-	{.name = (n), .check = check_control, .ext = SRNIC_EXT_HELLO,       \
-	 .hlen = HLEN(SRNIC_HELLO_XLEN), .props = SRNIC_OPF_CONTROL}
+	{.name = (n), .check = check_signed, .ext = SRNIC_EXT_HELLO,        \
+	 .hlen = HLEN(SRNIC_HELLO_XLEN),                                    \
+	 .props = SRNIC_OPF_CONTROL | SRNIC_OPF_SIGNED}
+#define RESYNC_OP(n)                                                        \
+	{.name = (n), .check = check_resync, .ext = SRNIC_EXT_ACK,          \
+	 .hlen = HLEN(SRNIC_ACK_XLEN), .props = SRNIC_OPF_SIGNED}
 
 const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
 	[SRNIC_OP_SEND] = DATA_OP("SEND", check_stream,
@@ -441,8 +450,8 @@ const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
 	[SRNIC_OP_UD_SEND] = DATA_OP("UD_SEND", check_datagram,
 				     SRNIC_OPF_PAYLOAD),
 	[SRNIC_OP_SVC_ANNOUNCE] = CONTROL_OP("SVC_ANNOUNCE"),
-	[SRNIC_OP_SVC_RESYNC] = ACK_OP("SVC_RESYNC"),
-	[SRNIC_OP_SVC_RESYNC_ACK] = ACK_OP("SVC_RESYNC_ACK"),
+	[SRNIC_OP_SVC_RESYNC] = RESYNC_OP("SVC_RESYNC"),
+	[SRNIC_OP_SVC_RESYNC_ACK] = RESYNC_OP("SVC_RESYNC_ACK"),
 };
 
 /* The frame before its opcode: ours, of our version, long enough for the

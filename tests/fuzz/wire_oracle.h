@@ -132,7 +132,7 @@ static inline bool wire_byte_meaningful(uint8_t op, unsigned off)
 /* Whether a packet of this opcode and flags has a MAC behind its headers. */
 static inline bool wire_has_auth(uint8_t op, uint16_t flags)
 {
-	return srnic_op_is_control(op) && (flags & SRNIC_F_AUTH);
+	return srnic_op_signed(op) && (flags & SRNIC_F_AUTH);
 }
 
 /* Writes pkt as a frame into a new buffer (header, payload or the MAC
@@ -316,8 +316,12 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 			return "accepted an unknown syndrome";
 		if (p->rnr_timer > 31)
 			return "rnr_timer beyond its 5 bits";
+		if (wire_has_auth(op, p->flags)
+			    ? p->auth != buf + hlen || len - hlen < SRNIC_AUTH_LEN
+			    : p->auth != NULL)
+			return "MAC missing, misplaced or outside the frame";
 		if (p->txid || p->rkey || p->va || p->msg_len || p->pkt_len ||
-		    p->ipv4 || p->payload || p->auth ||
+		    p->ipv4 || p->payload ||
 		    !wire_zero(p->eth_src, sizeof(p->eth_src)))
 			return "non-ACK field set on an ACK";
 	} else {

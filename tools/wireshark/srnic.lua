@@ -184,6 +184,11 @@ function p.dissector(tvb, pinfo, tree)
 		e:add(F.sack_bits, tvb(off + 24, 8))
 		info = info .. " " .. (syndromes[tvb(off, 1):uint()] or "?")
 		off = off + 32
+		-- (SVC_RESYNC and its ACK are signed under a cluster key)
+		if bit.band(flags, 0x200) ~= 0 and tvb:len() >= off + 32 then
+			t:add(F.mac, tvb(off, 32))
+			off = off + 32
+		end
 	elseif o.ext == "hello" and tvb:len() >= off + 40 then
 		local e = t:add(p, tvb(off, 40), "Control extension")
 		e:add(F.node_ip, tvb(off, 4))
