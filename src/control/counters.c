@@ -107,6 +107,8 @@ const struct srnic_counter srnic_counters[] = {
 	     "... its QPs moved to a new holder"),
 	NODE("svc_binds", svc_binds, "svc", 0,
 	     "a member's QPs bound to a client"),
+	NODE("svc_stale", svc_stale, "svc", 0,
+	     "SVC_ANNOUNCEs not newer than one taken: replays"),
 	NODE("svc_qps_dropped", svc_qps_dropped, "svc", 0,
 	     "a member's bound QPs failed: the service went on"),
 

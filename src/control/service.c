@@ -44,6 +44,37 @@ static struct srnic_svc_member *member_of(struct srnic_service *sv,
 	return free_m;
 }
 
+/*
+ * Whether pkt, an announcement of m, is newer than every one m's process
+ * sent before on that port.  Each carries the sending port's HELLO number
+ * (srnic_services_announce), so a recorded one sent again (its MAC is
+ * still good) is not: a replay must not keep a dead holder alive.  An
+ * older process's announcements are refused too; a newer process numbers
+ * afresh.
+ */
+_Static_assert(SRNIC_MAX_PORTS <= 32, "seq_seen is a bit a port");
+static bool announce_fresh(struct srnic_svc_member *m,
+			   const struct srnic_pkt *pkt)
+{
+	unsigned p = pkt->port;
+
+	if (p >= SRNIC_MAX_PORTS)
+		return false;
+	if (pkt->src_inc != m->inc) {
+		if (m->inc &&
+		    (int16_t)((pkt->src_inc >> 16) - (m->inc >> 16)) < 0)
+			return false;	/* its boot count went back */
+		m->inc = pkt->src_inc;
+		m->seq_seen = 0;
+	}
+	if (((m->seq_seen >> p) & 1) &&
+	    (int32_t)(pkt->src_qpn - m->seq[p]) <= 0)
+		return false;
+	m->seq[p] = pkt->src_qpn;
+	m->seq_seen |= 1u << p;
+	return true;
+}
+
 struct srnic_service *srnic_service_find(struct srnic_node *node,
 					 uint32_t ipv4)
 {
@@ -208,11 +239,15 @@ void srnic_service_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		return;
 	if (sv->mine < 0)
 		sv->mode = pkt->svc_mode;	/* (a client's: as members say) */
+	/* (a member the table has no room for is not believed: nothing
+	 * could tell its replays) */
 	m = member_of(sv, pkt->ipv4);
-	if (m) {
-		m->prio = pkt->svc_prio;
-		m->heard = now;
+	if (!m || !announce_fresh(m, pkt)) {
+		eng->st->svc_stale++;
+		return;
 	}
+	m->prio = pkt->svc_prio;
+	m->heard = now;
 	if (!pkt->svc_holder)
 		return;
 	if (pkt->msn > sv->term ||
@@ -293,6 +328,25 @@ void srnic_services_tick(struct srnic_engine *eng, uint64_t now)
 	}
 }
 
+uint32_t srnic_service_bound(const struct srnic_service *sv)
+{
+	uint32_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < SRNIC_MAX_PROCS; i++)
+		n += __atomic_load_n(&sv->bound_by[i], __ATOMIC_ACQUIRE);
+	return n;
+}
+
+void srnic_service_release_proc(struct srnic_node *node, unsigned slot)
+{
+	unsigned i;
+
+	for (i = 0; i < SRNIC_MAX_SVC_KNOWN && slot < SRNIC_MAX_PROCS; i++)
+		__atomic_store_n(&node->svc[i].bound_by[slot], 0,
+				 __ATOMIC_RELEASE);
+}
+
 void srnic_services_announce(struct srnic_engine *eng, unsigned p)
 {
 	unsigned i;
@@ -304,18 +358,17 @@ void srnic_services_announce(struct srnic_engine *eng, unsigned p)
 		if (!sv->ipv4 || sv->mine < 0)
 			continue;
 		srnic_control_pkt(eng, SRNIC_OP_SVC_ANNOUNCE, p, &pkt);
+		/* (numbered as the port's HELLOs, one a round: announce_fresh) */
+		pkt.src_qpn = eng->node->port[p].hello_seq;
 		pkt.msn = sv->holding ? sv->term : 0;
 		pkt.svc_ipv4 = sv->ipv4;
 		pkt.svc_prio = eng->cfg.svc[sv->mine].prio;
 		pkt.svc_holder = sv->holding;
 		pkt.svc_mode = sv->mode;
-		{
-			uint32_t b = __atomic_load_n(&sv->bound,
-						     __ATOMIC_ACQUIRE);
+		if (sv->holding) {
+			uint32_t b = srnic_service_bound(sv);
 
-			pkt.svc_bound = sv->holding ? (uint8_t)(b < 255 ? b
-									: 255)
-						    : 0;
+			pkt.svc_bound = (uint8_t)(b < 255 ? b : 255);
 		}
 		srnic_control_send(eng, &pkt, p);
 	}

@@ -51,6 +51,10 @@ int srnic_mcast_leave(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_mcast_forget_qp(struct srnic_engine *eng, uint32_t qpn);
 /* srnicd: a process gone leaves every group. */
 void srnic_mcast_release_proc(struct srnic_node *node, unsigned slot);
+/* service.c: this node's QPs of sv bound to clients, all processes'; a
+ * departed process's count taken back (srnicd, as it releases slot). */
+uint32_t srnic_service_bound(const struct srnic_service *sv);
+void srnic_service_release_proc(struct srnic_node *node, unsigned slot);
 /* Multicast RDMA WRITE's part of the node: slot's process holds group g's
  * region here (0, or -EBUSY: another holds it), or lets go of it; HELLO
  * announces the node's map (mcast.c). */

@@ -24,6 +24,8 @@
 #include "srnic_wire.h"
 #include "srnic_queue.h"
 
+/* Processes one node (srnicd) takes; slot 0 is srnicd's own engine. */
+#define SRNIC_MAX_PROCS 32
 #define SRNIC_MAX_PEERS 64
 /* The peer slot after the others is this node itself (loopback): no
  * control-core loop sees it (they stop at npeers), and a UD address names
@@ -184,6 +186,12 @@ struct srnic_svc_member {
 	uint32_t ipv4;		/* 0: a free entry */
 	uint8_t prio;
 	uint64_t heard;		/* ms of its last announcement */
+	/* Its announcements' numbers (control/service.c, announce_fresh):
+	 * the last one taken from incarnation inc on its port p, valid
+	 * where bit p of seq_seen is set. */
+	uint32_t inc;
+	uint32_t seq_seen;
+	uint32_t seq[SRNIC_MAX_PORTS];
 };
 struct srnic_service {
 	uint32_t ipv4;		/* the service's address; 0: a free entry */
@@ -194,8 +202,12 @@ struct srnic_service {
 	uint8_t mode;		/* SRNIC_SVC_GROUP or _SWITCH: its members' */
 	uint8_t holder_bound;	/* the holder's QPs bound to clients (its
 				 * announcements say) */
-	uint32_t bound;		/* this node's QPs of it bound to clients
-				 * (every process's datapath counts) */
+	/* This node's QPs of it bound to clients, by process slot: each
+	 * process's datapath counts its own, and a process that goes
+	 * without closing them (killed) has its count taken back with it
+	 * (srnic_service_release_proc), or failback=expire would wait for
+	 * connections nobody holds. */
+	uint32_t bound_by[SRNIC_MAX_PROCS];
 	uint32_t holder;	/* the holder's address (0: none known) */
 	int16_t holder_peer;	/* ... its peer entry (SRNIC_PEER_SELF: this
 				 * node), -1 none: where a datagram to the
@@ -294,13 +306,12 @@ struct srnic_stats {
 	uint64_t svc_rebinds;	/* ... its QPs moved to a new holder */
 	uint64_t svc_binds;	/* a member's QPs bound to a client */
 	uint64_t svc_qps_dropped; /* ... failed: the service went on */
+	uint64_t svc_stale;	/* SVC_ANNOUNCEs no newer than one taken */
 };
 
 #define SRNIC_TOKEN_HUNGRY_US 2000
 #define SRNIC_TOKEN_LEAVE_US 1000
 
-/* Processes one node (srnicd) takes; slot 0 is srnicd's own engine. */
-#define SRNIC_MAX_PROCS 32
 /* A process's EAL lcore id is this plus its slot: each has mempool caches
  * of its own in the node's pools (srnicd's is its CPU's, below). */
 #define SRNIC_PROC_LCORE0 16

@@ -168,9 +168,11 @@ static void bound(struct srnic_engine *eng, struct srnic_qp *qp, bool on)
 		return;
 	qp->svc_bound = on;
 	if (on)
-		__atomic_add_fetch(&sv->bound, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&sv->bound_by[eng->slot], 1,
+				   __ATOMIC_RELEASE);
 	else
-		__atomic_sub_fetch(&sv->bound, 1, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&sv->bound_by[eng->slot], 1,
+				   __ATOMIC_RELEASE);
 }
 
 /* A member's bound QP whose service went to another holder. */

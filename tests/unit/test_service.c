@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A service's announcements as the control core takes them
+ * (control/service.c): a recorded SVC_ANNOUNCE sent again, whose MAC is
+ * still good, must not keep a dead holder alive.  Each announcement
+ * carries its port's HELLO number; one not newer than the last taken from
+ * its sender on that port is counted (svc_stale) and changes nothing, as
+ * is one of an older process of the sender.  And the count of QPs bound
+ * to clients a holder announces loses a departed process's share.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "engine_internal.h"
+#include "ring_engine.h"
+#include "srnic_control.h"
+
+#define SVC 0x0a00000au		/* 10.0.0.10 */
+#define HOLDER 0x0a000005u	/* 10.0.0.5 */
+#define INC 0x00030011u		/* boot 3 */
+#define TERM (0x100u | 5)
+
+static struct srnic_engine *eng;
+
+static void announce(uint32_t inc, unsigned port, uint32_t seq,
+		     uint64_t now)
+{
+	struct srnic_pkt pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.opcode = SRNIC_OP_SVC_ANNOUNCE;
+	pkt.src_inc = inc;
+	pkt.ipv4 = HOLDER;
+	pkt.port = (uint8_t)port;
+	pkt.src_qpn = seq;
+	pkt.msn = TERM;
+	pkt.svc_ipv4 = SVC;
+	pkt.svc_prio = 100;
+	pkt.svc_holder = 1;
+	srnic_service_rx(eng, &pkt, now);
+}
+
+static uint64_t heard(void)
+{
+	const struct srnic_service *sv = srnic_service_find(eng->node, SVC);
+
+	return sv ? sv->holder_heard : 0;
+}
+
+/* The QPs a holder announces as bound to clients: a process killed with
+ * some bound takes its count with it, or failback=expire would wait for
+ * connections nobody holds. */
+static void test_bound_release(void)
+{
+	struct srnic_service *sv = srnic_service_find(eng->node, SVC);
+
+	if (!CHECK(sv, "no service"))
+		return;
+	__atomic_add_fetch(&sv->bound_by[0], 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&sv->bound_by[3], 2, __ATOMIC_RELEASE);
+	CHECK(srnic_service_bound(sv) == 3, "bound %u, not 3",
+	      srnic_service_bound(sv));
+	srnic_service_release_proc(eng->node, 3);
+	CHECK(srnic_service_bound(sv) == 1,
+	      "bound %u after process 3 went, not 1", srnic_service_bound(sv));
+}
+
+int main(void)
+{
+	const struct srnic_service *sv;
+	uint64_t stale0;
+
+	eng = ring_engine_new();
+	eng->cfg.ipv4 = 0x0a000001u;
+	announce(INC, 0, 10, 1000);
+	sv = srnic_service_find(eng->node, SVC);
+	if (!CHECK(sv && sv->holder == HOLDER && sv->term == TERM &&
+			   heard() == 1000,
+		   "the first announcement did not make the holder"))
+		return check_summary("test_service");
+
+	/* The holder dies; its last announcement, recorded, comes again. */
+	stale0 = eng->st->svc_stale;
+	announce(INC, 0, 10, 5000);
+	announce(INC, 0, 9, 5001);
+	CHECK(heard() == 1000, "a replay kept the holder alive (heard %llu)",
+	      (unsigned long long)heard());
+	CHECK(eng->st->svc_stale - stale0 == 2, "%llu replays counted, not 2",
+	      (unsigned long long)(eng->st->svc_stale - stale0));
+
+	/* Its next one, and the same round's on its other port. */
+	announce(INC, 0, 11, 6000);
+	CHECK(heard() == 6000, "a new announcement not taken");
+	announce(INC, 1, 11, 6001);
+	CHECK(heard() == 6001, "the other port's announcement not taken");
+	announce(INC, 1, 11, 6002);
+	CHECK(heard() == 6001, "the other port's, replayed, taken");
+
+	/* An older process of the holder (lower boot count): refused. */
+	announce(INC - 0x10000, 0, 500, 7000);
+	CHECK(heard() == 6001, "an older process's announcement taken");
+	/* A newer process numbers from 0 again: taken. */
+	announce(INC + 0x10000, 0, 0, 8000);
+	CHECK(heard() == 8000, "a restarted holder's first announcement "
+	      "refused");
+	test_bound_release();
+	return check_summary("test_service");
+}
