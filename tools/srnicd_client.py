@@ -12,6 +12,12 @@
   srnicd_client.py SOCKET gone PID MS      wait up to MS ms until srnicd
                                            holds no process PID; print
                                            how many ms that took (tests)
+  srnicd_client.py SOCKET hangup MS        attach (as a process that
+                                           never joins the node), send
+                                           nonsense, print "hung up" once
+                                           srnicd has, and live MS ms more
+                                           (tests: its slot must outlive
+                                           the connection until it exits)
 
 Exits 1 when srnicd cannot be reached or answers with an error.
 """
@@ -68,6 +74,7 @@ def readable(st):
     """srnicd's own lines (the node's are its stats file's)."""
     out = [f"srnicd {st['node']} " + pairs(st, skip=st.keys() - {
         "pool_in_use", "processes_most", "token_holder", "stopped_killed",
+        "foreign_frames",
         "qps"})]
     for p in st["processes"]:
         drops = " ".join(f"{k} {v}" for k, v in p["drops"].items())
@@ -105,6 +112,17 @@ def main(argv):
                     sys.exit(f"srnicd still holds process {pid} "
                              f"after {took:.0f} ms")
                 time.sleep(0.005)
+        elif cmd == "hangup":
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            s.settimeout(2.0)
+            s.connect(path)
+            s.send(header("attach", HDR.size + 32) + b"hangup".ljust(32, b"\0"))
+            check(s.recv(1 << 16), "attach")
+            s.send(b"\0")
+            while s.recv(1 << 16):
+                pass    # (its error answer, then the hang-up)
+            print("hung up", flush=True)
+            time.sleep(int(argv[3]) / 1000)
         elif cmd == "raw":
             rep = request(path, bytes.fromhex(argv[3]))
             print(HDR.unpack_from(rep)[4] if len(rep) >= HDR.size else "none")

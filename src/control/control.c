@@ -148,7 +148,7 @@ static void send_hello(struct srnic_engine *eng, unsigned p)
 /* Any thread: peers are only ever added, each before npeers counts it. */
 struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4)
 {
-	unsigned i, n = __atomic_load_n(&eng->node->npeers, __ATOMIC_ACQUIRE);
+	unsigned i, n = srnic_npeers(eng->node);
 
 	for (i = 0; i < n; i++)
 		if (eng->node->peer[i].ipv4 == ipv4)
@@ -485,7 +485,7 @@ static void watch_links(struct srnic_engine *eng, uint64_t now,
 	}
 	report_device_active(eng);
 	srnic_peer_lock(eng->node);
-	for (i = 0; i < eng->node->npeers; i++)
+	for (i = 0; i < srnic_npeers(eng->node); i++)
 		watch_peer(eng, &eng->node->peer[i], polled);
 	srnic_peer_unlock(eng->node);
 }
@@ -578,7 +578,7 @@ int srnic_control_start(struct srnic_engine *eng)
 
 	/* Whatever was known before a restart of the engine must be heard
 	 * again, and our new incarnation integrated with every peer. */
-	for (i = 0; i < eng->node->npeers; i++) {
+	for (i = 0; i < srnic_npeers(eng->node); i++) {
 		for (p = 0; p < SRNIC_MAX_PORTS; p++)
 			eng->node->peer[i].up[p] = 0;
 		eng->node->peer[i].ok_inc = eng->node->peer[i].ready_inc = 0;
@@ -643,7 +643,7 @@ static struct srnic_peer *peer_by_gid(struct srnic_engine *eng,
 
 		if (!memcmp(eng->cfg.mac, mac, 6))
 			return &eng->node->peer[SRNIC_PEER_SELF];
-		for (i = 0; i < eng->node->npeers; i++)
+		for (i = 0; i < srnic_npeers(eng->node); i++)
 			if (!memcmp(eng->node->peer[i].node_mac, mac, 6))
 				return &eng->node->peer[i];
 	}

@@ -209,7 +209,7 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 	unsigned i, p;
 
 	srnic_peer_lock(eng->node);
-	for (i = 0; i < eng->node->npeers; i++) {
+	for (i = 0; i < srnic_npeers(eng->node); i++) {
 		struct srnic_peer *peer = &eng->node->peer[i];
 		uint8_t reach = reachable_ports(eng, peer);
 

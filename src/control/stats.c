@@ -169,7 +169,7 @@ void srnic_stats_out(struct srnic_out *o, struct srnic_engine *eng)
 	out_services(o, eng->node);
 	srnic_out_open(o, "peers", true);
 	srnic_peer_lock(eng->node);
-	for (i = 0; i < eng->node->npeers; i++)
+	for (i = 0; i < srnic_npeers(eng->node); i++)
 		out_peer(o, eng->node, &eng->node->peer[i]);
 	srnic_peer_unlock(eng->node);
 	srnic_out_close(o, true);

@@ -450,9 +450,22 @@ struct srnic_node {
 	uint32_t nprocs_most;	/* ... the most at once so far */
 	uint32_t stopped_killed;	/* srnicd: processes it killed for
 					 * being stopped with the port token */
+	uint32_t foreign_frames;	/* srnicd: what a departed process's
+					 * ring held that was no frame of the
+					 * pool's (not freed) */
 	struct srnic_stats departed;	/* counters of processes gone */
 	uint8_t qp_owner[SRNIC_MAX_QP];	/* slot + 1; 0: free */
 };
+
+/* The peers the node knows, never past the table: in srnicd's node an
+ * attached process could write any number into npeers, and every loop
+ * over the peers reads it. */
+static inline unsigned srnic_npeers(const struct srnic_node *node)
+{
+	unsigned n = __atomic_load_n(&node->npeers, __ATOMIC_ACQUIRE);
+
+	return n < SRNIC_MAX_PEERS ? n : SRNIC_MAX_PEERS;
+}
 
 /* The processes of the node whose QPs joined a group of wire id id (a bit
  * a slot; see struct srnic_node_group). */

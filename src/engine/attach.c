@@ -30,6 +30,17 @@ static const char *prog_name(void)
 					     : "?";
 }
 
+/* Whether the process at the other end of fd runs as root or as us. */
+static bool server_trusted(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len))
+		return false;
+	return cr.uid == 0 || cr.uid == geteuid();
+}
+
 int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -65,6 +76,16 @@ int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen)
 		snprintf(err, errlen, "srnic: cannot reach srnicd at %s: %s",
 			 eng->cfg.srnicd_socket, strerror(e));
 		return -e;
+	}
+	/* The answer says which DPDK memory to join: take it only from a
+	 * srnicd run by root or by this process's own user, not from
+	 * whoever managed to bind the socket's path. */
+	if (!server_trusted(fd)) {
+		close(fd);
+		snprintf(err, errlen, "srnic: %s is served by a process of "
+			 "neither root nor this user: not attaching",
+			 eng->cfg.srnicd_socket);
+		return -EPERM;
 	}
 	memset(&req, 0, sizeof(req));
 	srnicd_hdr_init(&req.hdr, SRNICD_OP_ATTACH, sizeof(req), 0);

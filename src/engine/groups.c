@@ -159,7 +159,7 @@ int srnic_engine_group_members(struct srnic_engine *eng, unsigned g,
 
 	if (g >= SRNIC_MAX_GROUPS)
 		return -EINVAL;
-	n = __atomic_load_n(&eng->node->npeers, __ATOMIC_ACQUIRE);
+	n = srnic_npeers(eng->node);
 	for (i = 0; i < n && i < SRNIC_MAX_PEERS; i++) {
 		const struct srnic_peer *peer = &eng->node->peer[i];
 

@@ -238,7 +238,7 @@ void srnic_svc_resync_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		eng->st->drops[SRNIC_DROP_QP_STATE]++;
 		return;
 	} else {
-		n = __atomic_load_n(&eng->node->npeers, __ATOMIC_ACQUIRE);
+		n = srnic_npeers(eng->node);
 		for (i = 0; i < n && !peer; i++)
 			if (__atomic_load_n(&eng->node->peer[i].inc,
 					    __ATOMIC_ACQUIRE) == pkt->src_inc)

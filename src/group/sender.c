@@ -197,7 +197,7 @@ static void maybe_finish(struct srnic_engine *eng, struct srnic_qp *qp,
 static void snapshot_members(struct srnic_engine *eng,
 			     struct srnic_group_send *gs, uint64_t now)
 {
-	unsigned n = __atomic_load_n(&eng->node->npeers, __ATOMIC_ACQUIRE), i;
+	unsigned n = srnic_npeers(eng->node), i;
 
 	gs->nmembers = 0;
 	for (i = 0; i < n && i < SRNIC_MAX_PEERS; i++) {

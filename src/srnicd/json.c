@@ -67,7 +67,7 @@ static unsigned out_proc(struct srnic_out *o, struct srnic_engine *eng,
 
 	srnic_out_open(o, NULL, false);
 	srnic_out_u64(o, "slot", slot);
-	srnic_out_u64(o, "pid", (uint64_t)pr->pid);
+	srnic_out_u64(o, "pid", (uint64_t)srnicd_proc_pid(slot));
 	srnic_out_str(o, "prog", pr->prog, sizeof(pr->prog));
 	srnic_out_u64(o, "qps", qps);
 	srnic_out_counters(o, SRNIC_SCOPE_PROC, pr, 0);
@@ -85,8 +85,12 @@ static void out_srnicd(struct srnic_out *o, struct srnic_engine *eng)
 
 	srnic_out_u64(o, "pool_in_use", rte_mempool_in_use_count(node->pool));
 	srnic_out_u64(o, "processes_most", node->nprocs_most);
-	srnic_out_u64(o, "token_holder", holder ? (uint64_t)holder->pid : 0);
+	srnic_out_u64(o, "token_holder",
+		      holder ? (uint64_t)srnicd_proc_pid(
+				       (unsigned)(holder - node->proc))
+			     : 0);
 	srnic_out_u64(o, "stopped_killed", node->stopped_killed);
+	srnic_out_u64(o, "foreign_frames", node->foreign_frames);
 	srnic_out_open(o, "processes", true);
 	for (i = 0; i < SRNIC_MAX_PROCS; i++)
 		if (__atomic_load_n(&node->proc[i].live, __ATOMIC_ACQUIRE))

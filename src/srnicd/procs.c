@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_lcore.h>
 #include <rte_mempool.h>
@@ -33,13 +34,55 @@ static struct rte_ring *slot_ring(const char *what, unsigned slot,
 	return r ? r : rte_ring_create(name, size, rte_socket_id(), flags);
 }
 
-static void ring_drain(struct rte_ring *r, bool mbufs)
+struct in_chunk {
+	const void *obj;
+	bool in;
+};
+
+static void chunk_has(struct rte_mempool *mp, void *opaque,
+		      struct rte_mempool_memhdr *memhdr, unsigned idx)
+{
+	struct in_chunk *c = opaque;
+	uintptr_t o = (uintptr_t)c->obj, a = (uintptr_t)memhdr->addr;
+
+	(void)mp;
+	(void)idx;
+	if (o >= a && o - a < memhdr->len &&
+	    memhdr->len - (o - a) >= sizeof(struct rte_mbuf))
+		c->in = true;
+}
+
+/*
+ * Whether m, taken from a ring an attached process can write, is a plain
+ * frame of the node's packet pool, which srnicd may free.  Freeing
+ * anything else would act on pointers the process chose, inside srnicd:
+ * an external buffer's free callback would run, an indirect mbuf's
+ * parent or a chain's next segment be freed.  What fails is left alone
+ * (its buffer is lost to the pool) and counted.
+ */
+static bool frame_ours(struct srnic_node *node, const struct rte_mbuf *m)
+{
+	struct in_chunk c = {.obj = m};
+
+	if (!m)
+		return false;
+	rte_mempool_mem_iter(node->pool, chunk_has, &c);
+	return c.in && m->pool == node->pool && m->nb_segs == 1 && !m->next &&
+	       !(m->ol_flags & (RTE_MBUF_F_EXTERNAL | RTE_MBUF_F_INDIRECT));
+}
+
+static void ring_drain(struct srnic_node *node, struct rte_ring *r,
+		       bool mbufs)
 {
 	void *obj;
 
 	while (r && rte_ring_dequeue(r, &obj) == 0)
-		if (mbufs)
+		if (!mbufs)
+			continue;
+		else if (frame_ours(node, obj))
 			rte_pktmbuf_free(obj);
+		else
+			node->foreign_frames++;
 }
 
 /*
@@ -83,6 +126,18 @@ static void token_rings_repair(struct srnic_node *node)
 	srnic_port_token_free(node);
 }
 
+/* Each slot's process as the kernel named it when it connected
+ * (SO_PEERCRED): srnicd's own copy, which no attached process can
+ * change, unlike the node's proc[].pid in shared memory. */
+static int slot_pid[SRNIC_MAX_PROCS];
+
+int srnicd_proc_pid(unsigned slot)
+{
+	if (slot == 0)
+		return getpid();	/* srnicd's own engine */
+	return slot < SRNIC_MAX_PROCS ? slot_pid[slot] : 0;
+}
+
 int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 		       char *err, size_t errlen)
 {
@@ -120,9 +175,9 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 		return -ENOMEM;
 	}
 	/* (what a process before it left) */
-	ring_drain(rx, true);
-	ring_drain(db, false);
-	ring_drain(calls, false);
+	ring_drain(node, rx, true);
+	ring_drain(node, db, false);
+	ring_drain(node, calls, false);
 	/* Everything else of the slot starts anew: counters, nap words,
 	 * and the earlier process's "aside". */
 	memset(p, 0, sizeof(*p));
@@ -130,6 +185,7 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 	p->doorbell = db;
 	p->calls = calls;
 	p->pid = pid;
+	slot_pid[slot] = pid;
 	snprintf(p->prog, sizeof(p->prog), "%s", prog);
 	__atomic_store_n(&p->live, 1, __ATOMIC_RELEASE);
 	if (__atomic_add_fetch(&node->nprocs, 1, __ATOMIC_RELEASE) >
@@ -183,7 +239,7 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 	 * the rings only its holder puts frames on are whole. */
 	if (token_take_from(node, held))
 		token_rings_repair(node);
-	ring_drain(p->rx, true);
+	ring_drain(node, p->rx, true);
 	/* The buffers its lcore's caches held go back to the pools (it
 	 * runs no more: nobody else uses that lcore id). */
 	if (lcore < RTE_MAX_LCORE) {
@@ -198,4 +254,5 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 		}
 	}
 	p->pid = 0;
+	slot_pid[slot] = 0;
 }

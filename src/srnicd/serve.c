@@ -7,6 +7,12 @@
  * Nothing here blocks: one poll() over the listening socket and every
  * connection, so that a process that goes away is let go of at once (its
  * hang-up wakes the poll), and no client can hold srnicd up.
+ *
+ * A process's slot is released only once the process has exited: a
+ * connection can end while its process still runs (it sent nonsense and
+ * was hung up on, or it closed the socket), and that process may be in
+ * the middle of a burst on the node's rings.  Its pidfd joins the poll
+ * and says when it is gone.
  */
 #include <errno.h>
 #include <poll.h>
@@ -15,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -31,6 +38,18 @@ struct conn {
 	int pid;
 	unsigned slot;	/* 0: not attached */
 };
+
+/* A process whose connection ended while it still ran: its slot waits for
+ * its exit (pidfd readable). */
+struct departing {
+	int pidfd;	/* -1: a free entry */
+	int pid;
+	unsigned slot;
+};
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434	/* (every architecture since Linux 5.3) */
+#endif
 
 static int listen_on(const char *path)
 {
@@ -126,19 +145,50 @@ static void stats(struct srnic_engine *eng, struct conn *c)
 	reply(c->fd, msg, len);
 }
 
-/* A connection ends; release: the process is gone, and what it held in
- * the node comes back (not when srnicd itself stops: its processes may
- * still be running, and learn of the end by the hang-up). */
-static void drop_conn(struct srnic_engine *eng, struct conn *c, bool release)
+static void release_slot(struct srnic_engine *eng, int pid, unsigned slot)
 {
-	if (c->slot && release) {
-		char drops[512];
+	char drops[512];
 
-		srnicd_proc_drops(eng, c->slot, drops, sizeof(drops));
-		fprintf(stderr, "srnicd: pid %d (slot %u) detached, %u QPs "
-			"released; it had %s\n", c->pid, c->slot,
-			srnicd_proc_qps(eng, c->slot), drops);
-		srnicd_proc_release(eng, c->slot);
+	srnicd_proc_drops(eng, slot, drops, sizeof(drops));
+	fprintf(stderr, "srnicd: pid %d (slot %u) detached, %u QPs released; "
+		"it had %s\n", pid, slot, srnicd_proc_qps(eng, slot), drops);
+	srnicd_proc_release(eng, slot);
+}
+
+/* Whether the process behind pidfd has exited. */
+static bool exited(int pidfd)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/* A connection ends; release: what its process held in the node comes
+ * back, now if the process is gone, else once it has exited (dep) (not
+ * when srnicd itself stops: its processes may still be running, and
+ * learn of the end by the hang-up). */
+static void drop_conn(struct srnic_engine *eng, struct conn *c, bool release,
+		      struct departing dep[SRNIC_MAX_PROCS])
+{
+	int pidfd;
+	unsigned i;
+
+	if (c->slot && release) {
+		pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+		if (pidfd < 0 || exited(pidfd)) {
+			release_slot(eng, c->pid, c->slot);
+			if (pidfd >= 0)
+				close(pidfd);
+		} else {
+			for (i = 0; i < SRNIC_MAX_PROCS && dep[i].pidfd >= 0;
+			     i++)
+				;
+			/* (a slot has one connection: there is room) */
+			dep[i] = (struct departing){pidfd, c->pid, c->slot};
+			fprintf(stderr, "srnicd: pid %d (slot %u) hung up "
+				"while it runs: its slot waits for its exit\n",
+				c->pid, c->slot);
+		}
 	}
 	close(c->fd);
 	c->fd = -1;
@@ -203,7 +253,8 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 {
 	const char *path = eng->cfg.srnicd_socket;
 	struct conn conns[MAX_CONNS];
-	struct pollfd pfd[MAX_CONNS + 1];
+	struct departing dep[SRNIC_MAX_PROCS];
+	struct pollfd pfd[1 + MAX_CONNS + SRNIC_MAX_PROCS];
 	struct srnicd_stop_watch stopped = {0};
 	unsigned i, n;
 	int lfd;
@@ -213,6 +264,8 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 		return -1;
 	for (i = 0; i < MAX_CONNS; i++)
 		conns[i].fd = -1, conns[i].slot = 0;
+	for (i = 0; i < SRNIC_MAX_PROCS; i++)
+		dep[i].pidfd = -1;
 	fprintf(stderr, "srnicd: node %s serves %s (DPDK prefix %s)\n",
 		eng->cfg.node, path, eng->eal.prefix);
 	while (!*stop) {
@@ -224,8 +277,18 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 			pfd[n].revents = 0;
 			n++;
 		}
+		for (i = 0; i < SRNIC_MAX_PROCS; i++, n++)
+			pfd[n] = (struct pollfd){.fd = dep[i].pidfd,
+						 .events = POLLIN};
 		if (poll(pfd, n, POLL_MS) < 0 && errno != EINTR)
 			break;
+		for (i = 0; i < SRNIC_MAX_PROCS; i++)
+			if (dep[i].pidfd >= 0 &&
+			    pfd[1 + MAX_CONNS + i].revents) {
+				release_slot(eng, dep[i].pid, dep[i].slot);
+				close(dep[i].pidfd);
+				dep[i].pidfd = -1;
+			}
 		srnicd_watch_stopped(eng, &stopped);
 		for (i = 0; i < MAX_CONNS; i++) {
 			short ev = pfd[i + 1].revents;
@@ -236,7 +299,7 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 			    serve_one(eng, &conns[i], stop))
 				continue;
 			if (ev & (POLLIN | POLLHUP | POLLERR | POLLNVAL))
-				drop_conn(eng, &conns[i], true);
+				drop_conn(eng, &conns[i], true, dep);
 		}
 		if (pfd[0].revents & POLLIN) {
 			int fd = accept4(lfd, NULL, NULL,
@@ -255,7 +318,10 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 	}
 	for (i = 0; i < MAX_CONNS; i++)
 		if (conns[i].fd >= 0)
-			drop_conn(eng, &conns[i], false);
+			drop_conn(eng, &conns[i], false, dep);
+	for (i = 0; i < SRNIC_MAX_PROCS; i++)
+		if (dep[i].pidfd >= 0)
+			close(dep[i].pidfd);
 	close(lfd);
 	unlink(path);
 	return 0;

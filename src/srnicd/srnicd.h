@@ -19,6 +19,9 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
  * taken back (QP numbers, the port token, queued frames, the packet
  * buffers its lcore's caches kept). */
 void srnicd_proc_release(struct srnic_engine *eng, unsigned slot);
+/* The pid of slot's process, as the kernel gave it at its connection (0:
+ * none). */
+int srnicd_proc_pid(unsigned slot);
 /* The process that holds the node's port token now (srnicd's own is
  * slot 0), or NULL. */
 struct srnic_proc *srnicd_token_holder(struct srnic_node *node);

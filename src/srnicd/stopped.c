@@ -50,17 +50,20 @@ void srnicd_watch_stopped(struct srnic_engine *eng,
 	struct srnic_node *node = eng->node;
 	struct srnic_proc *p = srnicd_token_holder(node);
 	uint64_t now = srnic_ms();
+	/* (the pid srnicd itself took from the kernel, not the node's copy,
+	 * which an attached process could aim at anyone) */
+	int pid = p ? srnicd_proc_pid((unsigned)(p - node->proc)) : 0;
 
 	/* (nobody, or srnicd itself) */
 	if (!p || p == &node->proc[0] ||
-	    !__atomic_load_n(&p->live, __ATOMIC_ACQUIRE) || p->pid <= 0 ||
-	    !proc_stopped(p->pid)) {
+	    !__atomic_load_n(&p->live, __ATOMIC_ACQUIRE) || pid <= 0 ||
+	    !proc_stopped(pid)) {
 		w->holder = NULL;
 		return;
 	}
-	if (w->holder != p || w->pid != p->pid) {
+	if (w->holder != p || w->pid != pid) {
 		w->holder = p;
-		w->pid = p->pid;
+		w->pid = pid;
 		w->since = now;
 		return;
 	}
@@ -69,8 +72,8 @@ void srnicd_watch_stopped(struct srnic_engine *eng,
 	fprintf(stderr, "srnicd: %.*s (pid %d) stopped for %lu ms holding "
 		"the node's port token: killed, so that the node's other "
 		"processes and its peers go on\n", (int)sizeof(p->prog),
-		p->prog, p->pid, (unsigned long)(now - w->since));
-	kill(p->pid, SIGKILL);
+		p->prog, pid, (unsigned long)(now - w->since));
+	kill(pid, SIGKILL);
 	node->stopped_killed++;
 	w->holder = NULL;
 }

@@ -2,7 +2,8 @@
 # A testbed of its own, with srnicd in both nodes, on the memif wire or
 # the one SRNIC_TEST_WIRE names (26b-srnicd-tap.sh: tap).
 #  1. srnicd serves its counters as JSON; garbage on its socket gets an
-#     error and a hang-up, and srnicd goes on serving.
+#     error and a hang-up, and srnicd goes on serving; an attached
+#     process hung up on keeps its slot until it exits.
 #  2. ibv_devinfo in a node with srnicd: PORT_ACTIVE, in under 50 ms, and
 #     again beside the traffic of 3.
 #  3. Three processes a node at once, bytes checked: a stress pair across
@@ -72,6 +73,19 @@ for raw in 00 "$(printf '%032x' 0)" 444e5253010009001000000000000000; do
 	case $st in -*) ;; *) fail "srnicd answered '$raw' with '$st', not an error" ;; esac
 done
 jcheck a "st['node'] == 'a'" || fail "srnicd stopped serving after bad requests"
+# An attached process srnicd hangs up on (it sent nonsense) while it still
+# runs keeps its slot, which it may be using mid-burst, until it exits.
+$CLIENT "$TB/a.sock" hangup 60000 > "$LOGDIR/d-hangup.out" 2>&1 &
+hp=$!
+for _ in $(seq 100); do grep -q "hung up" "$LOGDIR/d-hangup.out" && break; sleep 0.1; done
+grep -q "hung up" "$LOGDIR/d-hangup.out" || fail "the hang-up client: $(cat "$LOGDIR/d-hangup.out")"
+sleep 0.2
+jcheck a "any(p['pid'] == $hp for p in st['processes'])" ||
+	fail "srnicd released the slot of pid $hp, hung up on but still running"
+kill $hp; wait $hp 2>/dev/null
+gone=$($CLIENT "$TB/a.sock" gone "$hp" 1000) ||
+	fail "srnicd kept the slot of pid $hp after it exited: $gone"
+echo "srnicd kept the slot of a process it hung up on until it exited, released it $gone ms after"
 
 # 2. ibv_devinfo (again under traffic, in 3.): the time of the program
 # itself, not of ./srnic exec's namespace set-up.  Beside six busy pollers
