@@ -17,11 +17,19 @@
  */
 #include "srnic_control.h"
 
-/* Adapter dev's alias entry for key, or the free one it would take. */
+/*
+ * Adapter dev's alias entry for key, or the free one it would take; NULL
+ * when none is free.  With take_refused, another key's refusal gives way
+ * when nothing else is free: a refusal only saves the requester of a key
+ * nobody issued some resends before its NAK (its key is looked up again),
+ * while an import lets a live key in at all, so a flood of made-up keys
+ * must not fill the table against the real ones.
+ */
 static struct srnic_key_alias *alias_slot(struct srnic_keys *k, uint8_t dev,
-					  uint32_t key)
+					  uint32_t key, bool take_refused)
 {
-	struct srnic_key_alias *a = k->alias[dev], *spare = NULL;
+	struct srnic_key_alias *a = k->alias[dev], *spare = NULL,
+			       *refused = NULL;
 	uint32_t i, s = srnic_key_slot(key);
 
 	for (i = 0; i < SRNIC_KEY_ALIASES; i++) {
@@ -29,12 +37,14 @@ static struct srnic_key_alias *alias_slot(struct srnic_keys *k, uint8_t dev,
 
 		if (e->state == SRNIC_ALIAS_FREE)
 			return spare ? spare : e;
-		if (e->state == SRNIC_ALIAS_GONE)
-			spare = spare ? spare : e;
-		else if (e->key == key)
+		if (e->key == key && e->state != SRNIC_ALIAS_GONE)
 			return e;
+		if (e->state == SRNIC_ALIAS_GONE && !spare)
+			spare = e;
+		else if (e->state == SRNIC_ALIAS_REFUSED && !refused)
+			refused = e;
 	}
-	return spare;
+	return spare ? spare : take_refused ? refused : NULL;
 }
 
 void srnic_keys_miss(struct srnic_engine *eng, uint8_t dev, uint32_t key)
@@ -58,8 +68,9 @@ void srnic_keys_settle(struct srnic_engine *eng)
 
 	for (i = 0; i < k->nmiss; i++) {
 		const struct srnic_key_miss *m = &k->miss[i];
-		struct srnic_key_alias *a = alias_slot(k, m->dev, m->key);
 		int issuer = srnic_mem_key_dev(&eng->mem, m->key);
+		struct srnic_key_alias *a = alias_slot(k, m->dev, m->key,
+						       issuer >= 0);
 		uint64_t ns = (now - m->tsc) * 1000 / eng->tsc_per_us;
 
 		if (!a)
@@ -90,7 +101,7 @@ void srnic_keys_forget(struct srnic_engine *eng, uint32_t key)
 		if (srnic_key_alias_of(&eng->keys, dev, key) ==
 		    SRNIC_ALIAS_FREE)
 			continue;
-		a = alias_slot(&eng->keys, dev, key);
+		a = alias_slot(&eng->keys, dev, key, false);
 		if (a && a->key == key)
 			a->state = SRNIC_ALIAS_GONE;
 	}
