@@ -2,8 +2,10 @@
 # Fuzzes a parser of untrusted input with libFuzzer (ASan and UBSan on):
 # the wire decoder (every frame), srnicd's request parser (every message
 # a process sends it), or rdma_cm's connection exchange decoder (every
-# message a peer's CM sends).
-#   tests/fuzz/run-fuzz.sh [SECONDS] [wire|request|cm]     default 60 wire
+# message a peer's CM sends); or the engine's receive path with its state
+# (engine: sequences of frames into one engine with QPs and regions,
+# tests/fuzz/fuzz_engine.c).
+#   tests/fuzz/run-fuzz.sh [SECONDS] [wire|request|cm|engine]  default 60 wire
 # Builds fuzz_wire in its own clang build dir (build-fuzz, or
 # $SRNIC_FUZZ_BUILD): the everyday build may well be gcc, which has no
 # libFuzzer.  The corpus stays in build-fuzz/fuzz-corpus between runs, so
@@ -20,7 +22,7 @@ TARGET=${2:-wire}
 die() { echo "run-fuzz.sh: $*" >&2; exit 1; }
 
 case $SECS in '' | *[!0-9]*) die "SECONDS must be a number, not '$SECS'" ;; esac
-case $TARGET in wire|request|cm) ;; *) die "TARGET: wire, request or cm, not '$TARGET'" ;; esac
+case $TARGET in wire|request|cm|engine) ;; *) die "TARGET: wire, request, cm or engine, not '$TARGET'" ;; esac
 command -v clang > /dev/null || die "clang is needed: apt-get install clang"
 if [ ! -f "$BUILD/build.ninja" ]; then
 	log=$(mktemp)
@@ -49,9 +51,12 @@ mkdir -p "$CORPUS" "$SEEDS" "$ARTIFACTS"
 	die "could not write seeds"
 
 # New inputs go to the first directory; the seeds are only read.
-# -max_len: a 9000-byte MTU frame and a little more.  Decoding takes
+# -max_len: a 9000-byte MTU frame and a little more (the engine's input
+# is up to 16 frames of the testbed's 4 KiB).  Decoding takes
 # microseconds, so a second for one input is a hang.
-"$BUILD/tests/fuzz/fuzz_$TARGET" -max_total_time="$SECS" -max_len=9100 \
+MAXLEN=9100
+[ "$TARGET" != engine ] || MAXLEN=$((16 * (2 + 4200)))
+"$BUILD/tests/fuzz/fuzz_$TARGET" -max_total_time="$SECS" -max_len=$MAXLEN \
 	-timeout=1 -print_final_stats=1 -artifact_prefix="$ARTIFACTS/" \
 	"$CORPUS" "$SEEDS"
 rc=$?
