@@ -49,6 +49,10 @@ struct srnicd_attach_rep {
 	uint32_t lcore;		/* its EAL lcore id (mempool caches) */
 	uint32_t node_inc;	/* the node's incarnation */
 	uint32_t pad;
+	/* The node's cluster key's fingerprint (srnic_wire_key_id; zeros:
+	 * no key): a process attaches only with the same key, since it
+	 * checks the control frames it polls for the whole node. */
+	uint8_t key_id[16];
 	char file_prefix[64];	/* EAL --file-prefix of the node */
 	char huge_dir[128];	/* EAL --huge-dir */
 	char base_va[24];	/* EAL --base-virtaddr */

@@ -41,6 +41,22 @@ static bool server_trusted(int fd)
 	return cr.uid == 0 || cr.uid == geteuid();
 }
 
+_Static_assert(sizeof(((struct srnicd_attach_rep *)0)->key_id) ==
+		       SRNIC_KEY_ID_LEN,
+	       "the attach answer carries a key's fingerprint");
+
+/* Whether this process holds the key whose fingerprint srnicd sent (all
+ * zeros: the node has none, and neither may we). */
+static bool same_key(const struct srnic_engine *eng,
+		     const uint8_t id[SRNIC_KEY_ID_LEN])
+{
+	uint8_t mine[SRNIC_KEY_ID_LEN] = {0};
+
+	if (eng->cfg.has_key)
+		srnic_wire_key_id(eng->cfg.cluster_key, mine);
+	return memcmp(mine, id, SRNIC_KEY_ID_LEN) == 0;
+}
+
 int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -113,6 +129,16 @@ int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen)
 		close(fd);
 		snprintf(err, errlen, "srnic: srnicd's answer is out of range");
 		return -EPROTO;
+	}
+	if (!same_key(eng, rep.key_id)) {
+		close(fd);
+		snprintf(err, errlen, "srnic: srnicd's node at %s has %s "
+			 "cluster key than this process's configuration (%s): "
+			 "this process would check the node's control frames "
+			 "with it; give it the node's cluster_key",
+			 eng->cfg.srnicd_socket,
+			 eng->cfg.has_key ? "another" : "a", eng->cfg.path);
+		return -EPERM;
 	}
 	eng->mode = SRNIC_ATTACHED;
 	eng->srnicd_fd = fd;

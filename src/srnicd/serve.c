@@ -119,6 +119,8 @@ static void attach(struct srnic_engine *eng, struct conn *c,
 		rep.slot = (uint32_t)slot;
 		rep.lcore = SRNIC_PROC_LCORE0 + (uint32_t)slot;
 		rep.node_inc = eng->node->inc;
+		if (eng->cfg.has_key)
+			srnic_wire_key_id(eng->cfg.cluster_key, rep.key_id);
 		snprintf(rep.file_prefix, sizeof(rep.file_prefix), "%s",
 			 eng->eal.prefix);
 		snprintf(rep.huge_dir, sizeof(rep.huge_dir), "%s",

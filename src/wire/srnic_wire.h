@@ -470,7 +470,12 @@ enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
  * another process (docs/reliability.md).
  */
 #define SRNIC_KEY_LEN 32
+#define SRNIC_KEY_ID_LEN 16
 void srnic_wire_sign(uint8_t *buf, const uint8_t key[SRNIC_KEY_LEN]);
+/* A cluster key's fingerprint: tells whether two holders have the same
+ * key without showing it (srnicd's attach answer carries its node's). */
+void srnic_wire_key_id(const uint8_t key[SRNIC_KEY_LEN],
+		       uint8_t id[SRNIC_KEY_ID_LEN]);
 bool srnic_wire_auth_ok(const uint8_t *buf, const struct srnic_pkt *pkt,
 			const uint8_t key[SRNIC_KEY_LEN]);
 

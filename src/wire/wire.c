@@ -66,6 +66,16 @@ void srnic_wire_sign(uint8_t *buf, const uint8_t key[SRNIC_KEY_LEN])
 	crypto_auth(buf + hlen, buf, hlen, key);
 }
 
+void srnic_wire_key_id(const uint8_t key[SRNIC_KEY_LEN],
+		       uint8_t id[SRNIC_KEY_ID_LEN])
+{
+	static const uint8_t what[] = "srnic cluster key id";
+
+	/* (keyed BLAKE2b of a constant: nothing of the key shows) */
+	crypto_generichash(id, SRNIC_KEY_ID_LEN, what, sizeof(what), key,
+			   SRNIC_KEY_LEN);
+}
+
 bool srnic_wire_auth_ok(const uint8_t *buf, const struct srnic_pkt *pkt,
 			const uint8_t key[SRNIC_KEY_LEN])
 {

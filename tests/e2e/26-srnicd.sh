@@ -3,7 +3,8 @@
 # the one SRNIC_TEST_WIRE names (26b-srnicd-tap.sh: tap).
 #  1. srnicd serves its counters as JSON; garbage on its socket gets an
 #     error and a hang-up, and srnicd goes on serving; an attached
-#     process hung up on keeps its slot until it exits.
+#     process hung up on keeps its slot until it exits; a process
+#     configured without the node's cluster key does not attach.
 #  2. ibv_devinfo in a node with srnicd: PORT_ACTIVE, in under 50 ms, and
 #     again beside the traffic of 3.
 #  3. Three processes a node at once, bytes checked: a stress pair across
@@ -86,6 +87,17 @@ kill $hp; wait $hp 2>/dev/null
 gone=$($CLIENT "$TB/a.sock" gone "$hp" 1000) ||
 	fail "srnicd kept the slot of pid $hp after it exited: $gone"
 echo "srnicd kept the slot of a process it hung up on until it exited, released it $gone ms after"
+# A process configured without the node's cluster key does not attach:
+# it would check the control frames it polls for the whole node with
+# none (docs/security.md).
+grep -v '^cluster_key' "$TB/a.conf" > "$LOGDIR/d-nokey.conf"
+if SRNIC_CONF_OVERRIDE="$LOGDIR/d-nokey.conf" timeout -k 5 20 "$SRNIC" exec a -- \
+	ibv_rc_pingpong -g 1 -p 18599 > "$LOGDIR/d-nokey.out" 2>&1; then
+	fail "a process without the node's cluster key attached: $(cat "$LOGDIR/d-nokey.out")"
+fi
+grep -q "cluster key than this process's configuration" "$LOGDIR/d-nokey.out" ||
+	fail "no word of the missing cluster key: $(cat "$LOGDIR/d-nokey.out")"
+echo "a process without the node's cluster key: not attached ($(grep -o 'has a cluster key' "$LOGDIR/d-nokey.out"))"
 
 # 2. ibv_devinfo (again under traffic, in 3.): the time of the program
 # itself, not of ./srnic exec's namespace set-up.  Beside six busy pollers
