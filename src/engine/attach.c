@@ -57,6 +57,37 @@ static bool same_key(const struct srnic_engine *eng,
 	return memcmp(mine, id, SRNIC_KEY_ID_LEN) == 0;
 }
 
+/* srnicd's answer to the attach, read in full: 0 when this process may
+ * join, else why not. */
+static int answer_check(const struct srnic_engine *eng,
+			struct srnicd_attach_rep *rep, char *err,
+			unsigned errlen)
+{
+	if (rep->hdr.status) {
+		rep->error[sizeof(rep->error) - 1] = '\0';
+		snprintf(err, errlen, "srnic: srnicd refused to attach this "
+			 "process: %s", rep->error);
+		return rep->hdr.status;
+	}
+	if (rep->slot == 0 || rep->slot >= SRNIC_MAX_PROCS ||
+	    rep->lcore >= RTE_MAX_LCORE) {
+		snprintf(err, errlen, "srnic: srnicd's answer is out of range");
+		return -EPROTO;
+	}
+	if (!same_key(eng, rep->key_id)) {
+		snprintf(err, errlen, "srnic: srnicd's node at %s has %s: this "
+			 "process would check the node's control frames with "
+			 "its own; give its configuration (%s) the node's "
+			 "cluster_key", eng->cfg.srnicd_socket,
+			 eng->cfg.has_key ? "another cluster key than this "
+					    "process"
+					  : "a cluster key, this process none",
+			 eng->cfg.path);
+		return -EPERM;
+	}
+	return 0;
+}
+
 int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -64,7 +95,7 @@ int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen)
 	struct srnicd_attach_rep rep;
 	struct pollfd pfd;
 	ssize_t n;
-	int fd;
+	int fd, rc;
 
 	if (!eng->cfg.srnicd_socket[0])
 		return 0;
@@ -117,28 +148,10 @@ int srnic_attach(struct srnic_engine *eng, char *err, unsigned errlen)
 			 "the attach", eng->cfg.srnicd_socket);
 		return -EPROTO;
 	}
-	if (rep.hdr.status) {
+	rc = answer_check(eng, &rep, err, errlen);
+	if (rc) {
 		close(fd);
-		rep.error[sizeof(rep.error) - 1] = '\0';
-		snprintf(err, errlen, "srnic: srnicd refused to attach this "
-			 "process: %s", rep.error);
-		return rep.hdr.status;
-	}
-	if (rep.slot == 0 || rep.slot >= SRNIC_MAX_PROCS ||
-	    rep.lcore >= RTE_MAX_LCORE) {
-		close(fd);
-		snprintf(err, errlen, "srnic: srnicd's answer is out of range");
-		return -EPROTO;
-	}
-	if (!same_key(eng, rep.key_id)) {
-		close(fd);
-		snprintf(err, errlen, "srnic: srnicd's node at %s has %s "
-			 "cluster key than this process's configuration (%s): "
-			 "this process would check the node's control frames "
-			 "with it; give it the node's cluster_key",
-			 eng->cfg.srnicd_socket,
-			 eng->cfg.has_key ? "another" : "a", eng->cfg.path);
-		return -EPERM;
+		return rc;
 	}
 	eng->mode = SRNIC_ATTACHED;
 	eng->srnicd_fd = fd;
