@@ -215,6 +215,20 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 	srnic_completer_complete(eng, qp);
 }
 
+/* The cumulative ACK an RC request carried (SRNIC_F_ACKS): no more than
+ * a plain ACK's msn, so only what that moves (the plain ACKs still bring
+ * credit, round-trip samples, NAKs and SACKs). */
+void srnic_completer_acked(struct srnic_engine *eng, struct srnic_qp *qp,
+			   uint32_t msn)
+{
+	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
+		return;
+	if (!ack_cumulative(qp, msn))
+		return;
+	srnic_rto_progress(qp);
+	srnic_completer_complete(eng, qp);
+}
+
 /* UC: the ACK says which messages the responder resolved (its msn), and
  * nothing else counts (srnic_flow.h). */
 void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,

@@ -12,6 +12,9 @@
 /* completer.c */
 void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 			 const struct srnic_pkt *pkt);
+/* RC: the cumulative ACK a request of the peer's carried */
+void srnic_completer_acked(struct srnic_engine *eng, struct srnic_qp *qp,
+			   uint32_t msn);
 void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 			       const struct srnic_pkt *pkt,
 			       const struct rte_mbuf *m);

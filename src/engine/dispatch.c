@@ -275,8 +275,8 @@ static inline bool rx_connected_ok(struct srnic_engine *eng,
 
 /* A connected QP's frame to its role: ACKs and READ responses to the
  * requester's completer, requests to the responder (which only a QP
- * that has a receive side, RTR or later, takes).  True when the
- * responder kept m. */
+ * that has a receive side, RTR or later, takes), and the ACK a request
+ * carries to the completer.  True when the responder kept m. */
 static inline bool rx_connected(struct srnic_engine *eng, struct srnic_qp *qp,
 				const struct srnic_pkt *pkt,
 				struct rte_mbuf *m)
@@ -297,6 +297,10 @@ static inline bool rx_connected(struct srnic_engine *eng, struct srnic_qp *qp,
 			eng->st->drops[SRNIC_DROP_QP_STATE]++;
 			return false;
 		}
+		/* (the ACK it carries first: what it acknowledges was sent
+		 * before the request was) */
+		if ((pkt->flags & SRNIC_F_ACKS) && srnic_qp_reliable(qp))
+			srnic_completer_acked(eng, qp, pkt->ack_msn);
 		return srnic_responder_rx(eng, qp, pkt, m);
 	}
 }

@@ -380,6 +380,27 @@ static void data_pkt_init(struct srnic_pkt *pkt, struct srnic_engine *eng,
 }
 
 /*
+ * An RC QP's request carries the cumulative ACK of the other direction:
+ * what this QP's responder would put in a plain ACK now (its exp_msn).
+ * The peer then completes its own sends before it takes in this packet,
+ * whatever became of the plain ACK: lost, or on another port, or passed on
+ * by another process's poller and still on its ring (dispatch.c).  A
+ * program that waits for both on one completion channel counts on that
+ * order: perftest 4.5's ib_send_lat -e polls its send CQ once on the first
+ * event after its send, and lost step for good (its server then waited for
+ * an event that never came) when the answer completed first.  (An XRC
+ * initiator's responder takes nothing in: it has nothing to say.)
+ */
+static inline void piggyback_ack(const struct srnic_qp *qp,
+				 struct srnic_pkt *pkt)
+{
+	if (!srnic_qp_reliable(qp) || qp->xrc != SRNIC_XRC_NONE)
+		return;
+	pkt->flags |= SRNIC_F_ACKS;
+	pkt->ack_msn = qp->rcv.exp_msn;
+}
+
+/*
  * Build and queue the packet of w that starts at off, on port.  Returns 1
  * when it went out, 0 when no buffer was free, -1 when the WQE's memory
  * failed its check (the WQE is failed).
@@ -396,6 +417,7 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 	pkt->flags &= ~SRNIC_F_LAST;
 	pkt->msg_off = off;
 	pkt->va = w->remote_addr + off;
+	piggyback_ack(qp, pkt);
 	if (pkt->opcode == SRNIC_OP_ATOMIC_REQ) {
 		/* One packet (off 0): the operands are the payload, the
 		 * SGE is where the old value goes. */

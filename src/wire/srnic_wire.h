@@ -25,7 +25,7 @@
 
 #define SRNIC_ETH_HLEN 14
 #define SRNIC_BASE_HLEN 24
-#define SRNIC_DATA_XLEN 40
+#define SRNIC_DATA_XLEN 44
 #define SRNIC_ACK_XLEN 32
 #define SRNIC_HELLO_XLEN 40
 #define SRNIC_XRC_XLEN 4	/* SRNIC_F_XRC: the receiving SRQ's number */
@@ -103,10 +103,15 @@ enum srnic_opcode {
 				  * va the offset in its region); ACK: a
 				  * member's answer to one (docs/multicast-
 				  * rdma.md) */
+#define SRNIC_F_ACKS 0x4000	 /* SEND, WRITE, READ_REQ, ATOMIC_REQ of an
+				  * RC QP: ack_msn is the
+				  * cumulative ACK of the other direction
+				  * (the sender's responder has done every
+				  * message below it), riding with the data */
 /* What a multicast WRITE never carries. */
 #define SRNIC_F_GROUP_NOT                                                   \
 	(SRNIC_F_IMM | SRNIC_F_RECV_CQE | SRNIC_F_SOLICITED | SRNIC_F_CAS |   \
-	 SRNIC_F_INV | SRNIC_F_ATOMIC_WR | SRNIC_F_XRC)
+	 SRNIC_F_INV | SRNIC_F_ATOMIC_WR | SRNIC_F_XRC | SRNIC_F_ACKS)
 
 /* The MAC of an authenticated control frame: HMAC-SHA-512-256 (libsodium's
  * crypto_auth) under the cluster key, of the frame's bytes before it. */
@@ -204,6 +209,9 @@ struct srnic_pkt {
 			       * exactly that many bytes */
 	uint16_t ts;	   /* the sender's clock in µs (16 bits, never 0) when
 			    * it sent this packet; 0: none */
+	uint32_t ack_msn;  /* SRNIC_F_ACKS: every message the receiver sent
+			    * below this is done at the sender (an ACK's
+			    * msn, riding with the data) */
 	uint32_t xrc_srqn; /* SRNIC_F_XRC: the receiver's XRC SRQ */
 	/* UD_SEND (rkey and va are zero then) */
 	uint32_t qkey;
@@ -321,6 +329,7 @@ enum srnic_ext {
 				* any of the entry's group_not flags) */
 #define SRNIC_OPF_SIGNED 0x10  /* under a cluster key, SRNIC_F_AUTH and its
 				* MAC right after the headers, or dropped */
+#define SRNIC_OPF_REQUEST 0x20 /* a requester's: may be SRNIC_F_ACKS */
 
 /*
  * An opcode's rules beyond its header layout, checked once its headers are

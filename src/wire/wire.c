@@ -9,7 +9,7 @@
  *  data ext  +0 txid, +4 ssn, +8 rkey, +12 imm (READ_REQ: read_len),
  *            +16 va (8), +24 msg_off,
  *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 reserved,
- *            +38 ts
+ *            +38 ts, +40 ack_msn (flag SRNIC_F_ACKS, requests; else 0)
  *            (UD_SEND: +8 qkey, +16 src ipv4, +20 dst ipv4)
  *  xrc ext    (flag SRNIC_F_XRC: SEND, WRITE, READ_REQ, ATOMIC_REQ) right
  *            after the data ext: +0 xrc_srqn; the payload follows it
@@ -133,6 +133,7 @@ static void encode_data_ext(uint8_t *x, const struct srnic_pkt *pkt)
 	x[36] = pkt->stride_shift;
 	x[37] = 0;
 	srnic_put16(x + 38, pkt->ts);
+	srnic_put32(x + 40, pkt->flags & SRNIC_F_ACKS ? pkt->ack_msn : 0);
 	if (pkt->flags & SRNIC_F_XRC)
 		srnic_put32(x + SRNIC_DATA_XLEN, pkt->xrc_srqn);
 }
@@ -225,6 +226,8 @@ static void decode_data_ext(const uint8_t *x, struct srnic_pkt *pkt)
 	pkt->msg_len = srnic_get32(x + 32);
 	pkt->stride_shift = x[36];
 	pkt->ts = srnic_get16(x + 38);
+	if (pkt->flags & SRNIC_F_ACKS)
+		pkt->ack_msn = srnic_get32(x + 40);
 	if (pkt->flags & SRNIC_F_XRC)
 		pkt->xrc_srqn = srnic_get32(x + SRNIC_DATA_XLEN);
 }
@@ -432,17 +435,18 @@ static enum srnic_wire_err check_resync(struct srnic_pkt *pkt,
 
 const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
 	[SRNIC_OP_SEND] = DATA_OP("SEND", check_stream,
-				  SRNIC_OPF_PAYLOAD | SRNIC_OPF_XRC),
+				  SRNIC_OPF_PAYLOAD | SRNIC_OPF_XRC |
+					  SRNIC_OPF_REQUEST),
 	/* a multicast WRITE is a plain WRITE of its bytes: nothing for a
 	 * receive, nothing atomic, no SRQ */
 	[SRNIC_OP_WRITE] = {.name = "WRITE", .check = check_write,
 			    .ext = SRNIC_EXT_DATA,
 			    .hlen = HLEN(SRNIC_DATA_XLEN),
 			    .props = SRNIC_OPF_PAYLOAD | SRNIC_OPF_XRC |
-				     SRNIC_OPF_GROUP,
+				     SRNIC_OPF_REQUEST | SRNIC_OPF_GROUP,
 			    .group_not = SRNIC_F_GROUP_NOT},
 	[SRNIC_OP_READ_REQ] = DATA_OP("READ_REQ", check_read_req,
-				      SRNIC_OPF_XRC),
+				      SRNIC_OPF_XRC | SRNIC_OPF_REQUEST),
 	[SRNIC_OP_READ_RESP] = DATA_OP("READ_RESP", check_stream,
 				       SRNIC_OPF_PAYLOAD),
 	/* (a member's answer to a multicast WRITE is an ACK too) */
@@ -456,7 +460,8 @@ const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
 	[SRNIC_OP_BOOT_ACK] = CONTROL_OP("BOOT_ACK"),
 	[SRNIC_OP_RDMA_READY] = CONTROL_OP("RDMA_READY"),
 	[SRNIC_OP_ATOMIC_REQ] = DATA_OP("ATOMIC_REQ", check_atomic,
-					SRNIC_OPF_PAYLOAD | SRNIC_OPF_XRC),
+					SRNIC_OPF_PAYLOAD | SRNIC_OPF_XRC |
+						SRNIC_OPF_REQUEST),
 	[SRNIC_OP_UD_SEND] = DATA_OP("UD_SEND", check_datagram,
 				     SRNIC_OPF_PAYLOAD),
 	[SRNIC_OP_SVC_ANNOUNCE] = CONTROL_OP("SVC_ANNOUNCE"),
@@ -484,6 +489,8 @@ static enum srnic_wire_err check_flags(const struct srnic_op_info *op,
 				       uint16_t flags)
 {
 	if ((flags & SRNIC_F_XRC) && !(op->props & SRNIC_OPF_XRC))
+		return SRNIC_WIRE_BAD_OPCODE;
+	if ((flags & SRNIC_F_ACKS) && !(op->props & SRNIC_OPF_REQUEST))
 		return SRNIC_WIRE_BAD_OPCODE;
 	if ((flags & SRNIC_F_GROUP) &&
 	    (!(op->props & SRNIC_OPF_GROUP) || (flags & op->group_not)))

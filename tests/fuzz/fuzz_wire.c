@@ -109,11 +109,17 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		p->flags &= ~SRNIC_F_XRC;
 	else if (p->flags & SRNIC_F_XRC)
 		p->xrc_srqn = (uint32_t)rnd();
+	/* (the requests are the XRC opcodes, and only they carry an ACK) */
+	if (!srnic_op_xrc(p->opcode))
+		p->flags &= ~SRNIC_F_ACKS;
+	else if (p->flags & SRNIC_F_ACKS)
+		p->ack_msn = (uint32_t)rnd();
 	/* The group flag: an ACK's, or a plain WRITE's (which then carries
 	 * nothing else of a request's). */
 	if ((p->flags & SRNIC_F_GROUP) && p->opcode == SRNIC_OP_WRITE) {
 		p->flags &= ~SRNIC_F_GROUP_NOT;
 		p->xrc_srqn = 0;
+		p->ack_msn = 0;
 	} else if (p->opcode != SRNIC_OP_ACK) {
 		p->flags &= ~SRNIC_F_GROUP;
 	}

@@ -56,6 +56,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(msg_len);
 	WIRE_FIELD(stride_shift);
 	WIRE_FIELD(ts);
+	WIRE_FIELD(ack_msn);
 	WIRE_FIELD(xrc_srqn);
 	WIRE_FIELD(qkey);
 	WIRE_FIELD(src_ipv4);
@@ -113,13 +114,15 @@ static inline void wire_hexdump(FILE *f, const uint8_t *buf, uint32_t len)
 
 /* Whether header byte off of an opcode-op frame carries a field (as
  * opposed to reserved bytes, which the decoder must ignore). */
-static inline bool wire_byte_meaningful(uint8_t op, unsigned off)
+static inline bool wire_byte_meaningful(uint8_t op, uint16_t flags,
+					unsigned off)
 {
 	if (off < 38)
 		return true;	/* Ethernet and base header */
 	off -= 38;
 	if (srnic_op_has_data_ext(op))
-		return off != 37;
+		return off != 37 &&
+		       (off < 40 || off >= 44 || (flags & SRNIC_F_ACKS));
 	if (srnic_op_ack_shaped(op))
 		return true;
 	/* control frames: the name's last byte is forced to NUL on decode */
@@ -218,6 +221,12 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		return "accepted the XRC flag on a packet other than a request";
 	if (!(p->flags & SRNIC_F_XRC) && p->xrc_srqn)
 		return "xrc_srqn set without the XRC flag";
+	if ((p->flags & SRNIC_F_ACKS) && op != SRNIC_OP_SEND &&
+	    op != SRNIC_OP_WRITE && op != SRNIC_OP_READ_REQ &&
+	    op != SRNIC_OP_ATOMIC_REQ)
+		return "accepted the ACKS flag on a packet other than a request";
+	if (!(p->flags & SRNIC_F_ACKS) && p->ack_msn)
+		return "ack_msn set without the ACKS flag";
 	if ((p->flags & SRNIC_F_GROUP) && op != SRNIC_OP_ACK &&
 	    (op != SRNIC_OP_WRITE || (p->flags & SRNIC_F_GROUP_NOT)))
 		return "accepted the group flag on other than a plain WRITE "
@@ -396,7 +405,7 @@ static inline const char *wire_oracle(const uint8_t *buf, uint32_t len,
 	for (i = 0; i < hlen; i++) {
 		uint8_t in = buf[i], out = f1[i];
 
-		if (!wire_byte_meaningful(p1.opcode, i))
+		if (!wire_byte_meaningful(p1.opcode, p1.flags, i))
 			continue;
 		if (srnic_op_ack_shaped(p1.opcode) && i == 39)
 			in &= 31;	/* rnr_timer keeps 5 bits */

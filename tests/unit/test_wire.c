@@ -268,13 +268,13 @@ static void test_byte_map(void)
 
 	CHECK(SRNIC_ETHERTYPE == 0x88B5, "EtherType %#x", SRNIC_ETHERTYPE);
 	CHECK(SRNIC_WIRE_VERSION == 1, "version %d", SRNIC_WIRE_VERSION);
-	CHECK(srnic_wire_hlen(SRNIC_OP_SEND) == 78, "data header length");
-	CHECK(srnic_wire_hlen(SRNIC_OP_READ_REQ) == 78, "data header length");
+	CHECK(srnic_wire_hlen(SRNIC_OP_SEND) == 82, "data header length");
+	CHECK(srnic_wire_hlen(SRNIC_OP_READ_REQ) == 82, "data header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_ACK) == 70, "ACK header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_HELLO) == 78, "HELLO header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_BYE) == 78, "BYE header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_BYE_ACK) == 78, "BYE_ACK header length");
-	CHECK(SRNIC_MAX_HLEN == 82, "SRNIC_MAX_HLEN %d", SRNIC_MAX_HLEN);
+	CHECK(SRNIC_MAX_HLEN == 86, "SRNIC_MAX_HLEN %d", SRNIC_MAX_HLEN);
 	/* Opcode numbers are on the wire too. */
 	CHECK(SRNIC_OP_SEND == 1 && SRNIC_OP_WRITE == 2 &&
 		      SRNIC_OP_READ_REQ == 3 && SRNIC_OP_READ_RESP == 4 &&
@@ -315,7 +315,8 @@ static void test_byte_map(void)
 	CHECK(f[74] == 10, "stride_shift");
 	CHECK(!f[75], "reserved byte not zero");
 	CHECK(srnic_get16(f + 76) == 0x1234, "ts");
-	CHECK(!memcmp(f + 78, payload, 100), "payload not at 78");
+	CHECK(srnic_get32(f + 78) == 0, "ack_msn without SRNIC_F_ACKS not zero");
+	CHECK(!memcmp(f + 82, payload, 100), "payload not at 82");
 	free(f);
 
 	full_pkt(&p, SRNIC_OP_ACK);
@@ -461,7 +462,7 @@ static uint8_t *single(uint8_t op, uint32_t n, uint8_t shift, uint32_t *len)
 	srnic_put32(f + O_PKT_LEN, n);
 	srnic_put32(f + O_MSG_LEN, n);
 	f[O_SHIFT] = shift;
-	*len = 78 + n;
+	*len = 82 + n;
 	return f;
 }
 
@@ -552,13 +553,13 @@ static void test_lengths(void)
 	srnic_put32(f + O_PKT_LEN, 0);
 	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "empty packet, msg_len 100");
 	srnic_put32(f + O_MSG_LEN, 0);
-	EXPECT(f, 78, SRNIC_WIRE_OK, "empty message");
+	EXPECT(f, 82, SRNIC_WIRE_OK, "empty message");
 	srnic_put32(f + O_MSG_OFF, 256);
-	EXPECT(f, 78, SRNIC_WIRE_BAD_LENGTH, "empty message at offset 256");
+	EXPECT(f, 82, SRNIC_WIRE_BAD_LENGTH, "empty message at offset 256");
 	/* An empty packet just past a message's end is on the stride and
 	 * inside the message's bounds: only the emptiness gives it away. */
 	srnic_put32(f + O_MSG_LEN, 256);
-	EXPECT(f, 78, SRNIC_WIRE_BAD_LENGTH, "empty packet at 256 of 256");
+	EXPECT(f, 82, SRNIC_WIRE_BAD_LENGTH, "empty packet at 256 of 256");
 	free(f);
 
 	/* va + pkt_len must fit in 64 bits. */
@@ -691,10 +692,10 @@ static void test_flag_rules(void)
 					  SRNIC_OP_ATOMIC_REQ};
 	static const uint16_t group_not[] = {
 		SRNIC_F_IMM, SRNIC_F_RECV_CQE, SRNIC_F_SOLICITED, SRNIC_F_CAS,
-		SRNIC_F_INV, SRNIC_F_ATOMIC_WR, SRNIC_F_XRC};
+		SRNIC_F_INV, SRNIC_F_ATOMIC_WR, SRNIC_F_XRC, SRNIC_F_ACKS};
 	static const uint16_t group_ok[] = {SRNIC_F_SACK, SRNIC_F_NAK,
 					    SRNIC_F_AUTH, SRNIC_F_PROBE,
-					    0x4000, 0x8000};
+					    0x8000};
 	uint32_t len;
 	unsigned i;
 	uint8_t op, *f;
@@ -708,6 +709,11 @@ static void test_flag_rules(void)
 		EXPECT(f, len + SRNIC_XRC_XLEN,
 		       xrc ? SRNIC_WIRE_OK : SRNIC_WIRE_BAD_OPCODE,
 		       "%s with the XRC flag", op_name(op));
+		/* (the requests are the ones that may carry an ACK) */
+		f[16] &= ~(SRNIC_F_XRC >> 8);
+		f[16] |= SRNIC_F_ACKS >> 8;
+		EXPECT(f, len, xrc ? SRNIC_WIRE_OK : SRNIC_WIRE_BAD_OPCODE,
+		       "%s with the ACKS flag", op_name(op));
 		srnic_put16(f + 16, SRNIC_F_GROUP | SRNIC_F_LAST);
 		EXPECT(f, len,
 		       op == SRNIC_OP_WRITE || op == SRNIC_OP_ACK
@@ -952,12 +958,12 @@ static void test_xrc(void)
 	full_pkt(&p, SRNIC_OP_SEND);
 	p.flags |= SRNIC_F_XRC;
 	p.xrc_srqn = 0x00abcdef;
-	CHECK(srnic_wire_pkt_hlen(&p) == 82, "XRC data header length");
+	CHECK(srnic_wire_pkt_hlen(&p) == 86, "XRC data header length");
 	f = wire_build(&p, dmac, smac, &len);
-	CHECK(srnic_get32(f + 78) == 0x00abcdef, "xrc_srqn not at 78");
-	CHECK(!memcmp(f + 82, payload, 100), "XRC payload not at 82");
+	CHECK(srnic_get32(f + 82) == 0x00abcdef, "xrc_srqn not at 82");
+	CHECK(!memcmp(f + 86, payload, 100), "XRC payload not at 86");
 	CHECK(srnic_wire_decode(f, len, &got) == SRNIC_WIRE_OK &&
-		      got.xrc_srqn == 0x00abcdef && got.payload == f + 82 &&
+		      got.xrc_srqn == 0x00abcdef && got.payload == f + 86 &&
 		      got.pkt_len == 100,
 	      "XRC SEND round trip");
 	CHECK(srnic_wire_decode(f, 81, &got) == SRNIC_WIRE_SHORT,
@@ -968,6 +974,39 @@ static void test_xrc(void)
 	f[16] |= SRNIC_F_XRC >> 8;
 	CHECK(srnic_wire_decode(f, len, &got) == SRNIC_WIRE_BAD_OPCODE,
 	      "the XRC flag on a READ response is refused");
+	free(f);
+}
+
+/* The ACK a request carries: at data extension byte 40, before an XRC
+ * extension; zero and ignored without its flag. */
+static void test_acks(void)
+{
+	static const uint8_t dmac[6] = {2, 0, 0, 0, 0, 1},
+			     smac[6] = {2, 0, 0, 0, 0, 2};
+	struct srnic_pkt p, got;
+	uint32_t len;
+	uint8_t *f;
+
+	full_pkt(&p, SRNIC_OP_SEND);
+	p.flags |= SRNIC_F_ACKS | SRNIC_F_XRC;
+	p.ack_msn = 0x01234567;
+	p.xrc_srqn = 0x00abcdef;
+	f = wire_build(&p, dmac, smac, &len);
+	CHECK(srnic_get32(f + 78) == 0x01234567, "ack_msn not at 78");
+	CHECK(srnic_get32(f + 82) == 0x00abcdef, "xrc_srqn not at 82");
+	CHECK(srnic_wire_decode(f, len, &got) == SRNIC_WIRE_OK &&
+		      got.ack_msn == 0x01234567 && got.xrc_srqn == 0x00abcdef &&
+		      got.payload == f + 86,
+	      "SEND with an ACK round trip");
+	/* without the flag the bytes say nothing */
+	f[16] &= ~(SRNIC_F_ACKS >> 8);
+	CHECK(srnic_wire_decode(f, len, &got) == SRNIC_WIRE_OK &&
+		      got.ack_msn == 0,
+	      "ack_msn read without SRNIC_F_ACKS");
+	free(f);
+	p.flags &= ~SRNIC_F_ACKS;
+	f = wire_build(&p, dmac, smac, &len);
+	CHECK(srnic_get32(f + 78) == 0, "ack_msn written without SRNIC_F_ACKS");
 	free(f);
 }
 
@@ -1034,6 +1073,7 @@ int main(void)
 	test_sanitized();
 	test_datagram();
 	test_xrc();
+	test_acks();
 	test_group();
 	test_crc();
 	if (CHECK(sodium_init() >= 0, "libsodium did not start"))

@@ -53,12 +53,13 @@ local F = {
 	f_atomic_wr = ProtoField.bool("srnic.flags.atomic_wr", "ATOMIC_WR", 16, nil, 0x0800),
 	f_xrc = ProtoField.bool("srnic.flags.xrc", "XRC", 16, nil, 0x1000),
 	f_group = ProtoField.bool("srnic.flags.group", "GROUP", 16, nil, 0x2000),
+	f_acks = ProtoField.bool("srnic.flags.acks", "ACKS", 16, nil, 0x4000),
 	dst_qpn = ProtoField.uint32("srnic.dst_qpn", "Destination QP", base.HEX),
 	src_qpn = ProtoField.uint32("srnic.src_qpn", "Source QP", base.HEX),
 	src_inc = ProtoField.uint32("srnic.src_inc", "Source incarnation", base.HEX),
 	dst_inc = ProtoField.uint32("srnic.dst_inc", "Destination incarnation", base.HEX),
 	msn = ProtoField.uint32("srnic.msn", "Message sequence number"),
-	-- data extension (40 bytes)
+	-- data extension (44 bytes)
 	txid = ProtoField.uint32("srnic.txid", "Transaction id", base.HEX),
 	ssn = ProtoField.uint32("srnic.ssn", "Receive sequence number"),
 	rkey = ProtoField.uint32("srnic.rkey", "Remote key (UD: Q_Key)", base.HEX),
@@ -72,6 +73,7 @@ local F = {
 	stride_shift = ProtoField.uint8("srnic.stride_shift", "Stride shift"),
 	reserved = ProtoField.bytes("srnic.reserved", "Reserved"),
 	ts = ProtoField.uint16("srnic.ts", "Send time (us, 16 bits)"),
+	ack_msn = ProtoField.uint32("srnic.ack_msn", "ACK riding with the request (flag ACKS)"),
 	compare_add = ProtoField.uint64("srnic.atomic.compare_add", "Compare / add", base.HEX),
 	swap = ProtoField.uint64("srnic.atomic.swap", "Swap", base.HEX),
 	payload = ProtoField.bytes("srnic.payload", "Payload"),
@@ -122,7 +124,7 @@ function p.dissector(tvb, pinfo, tree)
 	for _, f in ipairs({F.f_imm, F.f_recv_cqe, F.f_solicited, F.f_last,
 			    F.f_sack, F.f_nak, F.f_cas, F.f_inv, F.f_crc,
 			    F.f_auth, F.f_probe, F.f_atomic_wr, F.f_xrc,
-			    F.f_group}) do
+			    F.f_group, F.f_acks}) do
 		ft:add(f, tvb(2, 2))
 	end
 	t:add(F.dst_qpn, tvb(4, 4))
@@ -135,8 +137,8 @@ function p.dissector(tvb, pinfo, tree)
 	local info = string.format("%s %#x -> %#x msn %d", name,
 		tvb(8, 4):uint(), tvb(4, 4):uint(), tvb(20, 4):uint())
 	local off = 24
-	if o.ext == "data" and tvb:len() >= off + 40 then
-		local e = t:add(p, tvb(off, 40), "Data extension")
+	if o.ext == "data" and tvb:len() >= off + 44 then
+		local e = t:add(p, tvb(off, 44), "Data extension")
 		e:add(F.txid, tvb(off, 4))
 		e:add(F.ssn, tvb(off + 4, 4))
 		e:add(F.rkey, tvb(off + 8, 4))
@@ -153,11 +155,14 @@ function p.dissector(tvb, pinfo, tree)
 		e:add(F.stride_shift, tvb(off + 36, 1))
 		e:add(F.reserved, tvb(off + 37, 1))
 		e:add(F.ts, tvb(off + 38, 2))
+		if bit.band(flags, 0x4000) ~= 0 then
+			e:add(F.ack_msn, tvb(off + 40, 4))
+		end
 		local plen = tvb(off + 28, 4):uint()
 		info = info .. string.format(" txid %#x key %#x off %d len %d",
 			tvb(off, 4):uint(), tvb(off + 8, 4):uint(),
 			tvb(off + 24, 4):uint(), plen)
-		off = off + 40
+		off = off + 44
 		if bit.band(flags, 0x1000) ~= 0 and tvb:len() >= off + 4 then
 			t:add(F.xrc_srqn, tvb(off, 4))
 			info = info .. string.format(" srqn %d", tvb(off, 4):uint())
