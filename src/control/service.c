@@ -61,8 +61,7 @@ static bool announce_fresh(struct srnic_svc_member *m,
 	if (p >= SRNIC_MAX_PORTS)
 		return false;
 	if (pkt->src_inc != m->inc) {
-		if (m->inc &&
-		    (int16_t)((pkt->src_inc >> 16) - (m->inc >> 16)) < 0)
+		if (srnic_inc_older(pkt->src_inc, m->inc))
 			return false;	/* its boot count went back */
 		m->inc = pkt->src_inc;
 		m->seq_seen = 0;
@@ -342,7 +341,9 @@ void srnic_service_release_proc(struct srnic_node *node, unsigned slot)
 {
 	unsigned i;
 
-	for (i = 0; i < SRNIC_MAX_SVC_KNOWN && slot < SRNIC_MAX_PROCS; i++)
+	if (slot >= SRNIC_MAX_PROCS)
+		return;
+	for (i = 0; i < SRNIC_MAX_SVC_KNOWN; i++)
 		__atomic_store_n(&node->svc[i].bound_by[slot], 0,
 				 __ATOMIC_RELEASE);
 }

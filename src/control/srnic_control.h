@@ -94,6 +94,13 @@ static inline bool srnic_peer_retired(const struct srnic_peer *peer,
 	return false;
 }
 
+/* Whether incarnation inc booted before cur (0: none known): a lower boot
+ * count in the high 16 bits (incarnation.c), compared as serial numbers. */
+static inline bool srnic_inc_older(uint32_t inc, uint32_t cur)
+{
+	return cur && inc != cur && (int16_t)((inc >> 16) - (cur >> 16)) < 0;
+}
+
 /*
  * Whether inc is an incarnation of the peer older than the one we know:
  * one we saw it leave behind, or one with a lower boot count (the high 16
@@ -105,8 +112,7 @@ static inline bool srnic_peer_older(const struct srnic_peer *peer,
 {
 	uint32_t cur = __atomic_load_n(&peer->inc, __ATOMIC_ACQUIRE);
 
-	return srnic_peer_retired(peer, inc) ||
-	       (cur && inc != cur && (int16_t)((inc >> 16) - (cur >> 16)) < 0);
+	return srnic_peer_retired(peer, inc) || srnic_inc_older(inc, cur);
 }
 
 /* The peer table's lock.  In srnicd's node it is shared with attached
