@@ -321,7 +321,6 @@ struct srnic_stats {
 /* A process of the node, as srnicd and the process itself see it. */
 struct srnic_proc {
 	uint32_t live;		/* srnicd: the slot is taken */
-	int32_t pid;
 	char prog[32];
 	struct rte_ring *rx;	/* frames for its QPs, from whoever polls */
 	/* its engine's hand-offs (srnicd makes them, as it makes rx) */

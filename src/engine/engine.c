@@ -270,7 +270,6 @@ static int node_share(struct srnic_engine *eng, char *err, size_t errlen)
 	pthread_mutexattr_destroy(&ma);
 	eng->st = &eng->node->proc[0].st;	/* (srnicd's own) */
 	eng->node->proc[0].live = 1;
-	eng->node->proc[0].pid = getpid();
 	snprintf(eng->node->proc[0].prog, sizeof(eng->node->proc[0].prog),
 		 "srnicd");
 	return 0;

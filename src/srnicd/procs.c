@@ -127,8 +127,8 @@ static void token_rings_repair(struct srnic_node *node)
 }
 
 /* Each slot's process as the kernel named it when it connected
- * (SO_PEERCRED): srnicd's own copy, which no attached process can
- * change, unlike the node's proc[].pid in shared memory. */
+ * (SO_PEERCRED), kept in srnicd's own memory: nothing in the node's
+ * shared memory, which every attached process can write, names a pid. */
 static int slot_pid[SRNIC_MAX_PROCS];
 
 int srnicd_proc_pid(unsigned slot)
@@ -184,7 +184,6 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 	p->rx = rx;
 	p->doorbell = db;
 	p->calls = calls;
-	p->pid = pid;
 	slot_pid[slot] = pid;
 	snprintf(p->prog, sizeof(p->prog), "%s", prog);
 	__atomic_store_n(&p->live, 1, __ATOMIC_RELEASE);
@@ -253,6 +252,5 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 				rte_mempool_cache_flush(c, pools[q]);
 		}
 	}
-	p->pid = 0;
 	slot_pid[slot] = 0;
 }
