@@ -21,7 +21,7 @@ SRNIC_CONF_OVERRIDE=$LOGDIR/zc-b.conf timeout -k 5 120 "$SRNIC" exec b -- "$prog
 pid=$!
 wait_listen b || true
 SRNIC_CONF_OVERRIDE=$LOGDIR/zc-a.conf timeout -k 5 120 "$SRNIC" exec a -- "$prog" b > "$LOGDIR/zc.a" 2>&1 ||
-	{ tail -5 "$LOGDIR/zc.a" "$LOGDIR/zc.b"; fail "integrity with zero-copy transmit"; }
+	{ tail -n 5 "$LOGDIR/zc.a" "$LOGDIR/zc.b"; fail "integrity with zero-copy transmit"; }
 wait $pid || fail "integrity server (zero-copy run)"
 grep -q ", 0 bad" "$LOGDIR/zc.a" || fail "integrity with zero-copy transmit reported bad data"
 # (asked afresh, and again for a while: srnicd adds a process's counters

@@ -70,7 +70,7 @@ for try in 1 2 3; do
 		break
 	fi
 	echo "memif-nocrc run $try: no wrong byte reported:"
-	tail -2 "$LOGDIR/memif-nocrc-$try.a" "$LOGDIR/memif-nocrc-$try.b"
+	tail -n 2 "$LOGDIR/memif-nocrc-$try.a" "$LOGDIR/memif-nocrc-$try.b"
 done
 [ -n "$landed" ] ||
 	fail "without the CRC no corruption reached memory: the CRC runs above prove nothing"
