@@ -595,8 +595,9 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 		 "first mounted)" },
 	{ .name = "cluster_key", .kind = SRNIC_CONF_BOOL,
 	  .offset = AT(has_key), .parse = parse_cluster_key,
-	  .doc = "a file of 64 hex digits, mode 600: control frames carry "
-		 "its MAC, and those without are dropped" },
+	  .doc = "a file of 64 hex digits, mode 600: control frames and "
+		 "service resyncs carry its MAC, and those without are "
+		 "dropped; a process attaches to srnicd only with the same" },
 };
 
 const unsigned srnic_conf_nkeys =

@@ -177,15 +177,15 @@ static void drop_conn(struct srnic_engine *eng, struct conn *c, bool release,
 
 	if (c->slot && release) {
 		pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
-		if (pidfd < 0 || exited(pidfd)) {
+		/* (a slot has one connection, and a departing process keeps
+		 * its slot: dep has room, but never trust it blindly) */
+		for (i = 0; i < SRNIC_MAX_PROCS && dep[i].pidfd >= 0; i++)
+			;
+		if (pidfd < 0 || exited(pidfd) || i == SRNIC_MAX_PROCS) {
 			release_slot(eng, c->pid, c->slot);
 			if (pidfd >= 0)
 				close(pidfd);
 		} else {
-			for (i = 0; i < SRNIC_MAX_PROCS && dep[i].pidfd >= 0;
-			     i++)
-				;
-			/* (a slot has one connection: there is room) */
 			dep[i] = (struct departing){pidfd, c->pid, c->slot};
 			fprintf(stderr, "srnicd: pid %d (slot %u) hung up "
 				"while it runs: its slot waits for its exit\n",
