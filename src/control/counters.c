@@ -150,6 +150,8 @@ const struct srnic_counter srnic_counters[] = {
 	     "RDMA at an adapter before its key's import (resent, not NAKed)"),
 	DROP(MC_SOURCES_FULL, "mc_sources_full",
 	     "multicast WRITEs of a new sender while its set of senders was full"),
+	DROP(NO_RD_GRANT, "no_rd_grant",
+	     "READs and atomics to a QP with max_dest_rd_atomic 0 (NAKed)"),
 
 	PROC("port_polls", port_polls, "its iterations that had the port token"),
 	PROC("token_misses", token_misses, "... and that found it taken"),

@@ -74,6 +74,8 @@ enum srnic_drop {
 				 * import (or refusal): resent, not NAKed */
 	SRNIC_DROP_MC_SOURCES_FULL, /* a multicast WRITE of a new sender,
 				 * every entry of its set in use */
+	SRNIC_DROP_NO_RD_GRANT,	/* a READ or atomic to a QP whose program
+				 * granted none (max_dest_rd_atomic 0) */
 	SRNIC_DROP_MAX
 };
 

@@ -179,12 +179,14 @@ static enum turn failed_turn(struct srnic_engine *eng, struct srnic_qp *qp,
 	return TURN_WAIT;
 }
 
-/* A READ or atomic gets its answer job, when there is one free.  An
- * atomic runs here, once: every message before it is done. */
+/* A READ or atomic gets its answer job, when there is one free: as many
+ * answer at once as the program granted (max_dest_rd_atomic, at most
+ * SRNIC_MAX_RD_ATOMIC, which the provider checks).  An atomic runs here,
+ * once: every message before it is done. */
 static enum turn read_turn(struct srnic_engine *eng, struct srnic_qp *qp,
 			   struct srnic_rmsg *s)
 {
-	if (qp->rcv.rd_tail - qp->rcv.rd_head == SRNIC_MAX_RD_ATOMIC)
+	if (qp->rcv.rd_tail - qp->rcv.rd_head >= qp->at.max_dest_rd_atomic)
 		return TURN_WAIT;
 	if (s->opcode == SRNIC_OP_ATOMIC_REQ && !resp_run_atomic(eng, qp, s))
 		return TURN_AGAIN;	/* failed */

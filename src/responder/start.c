@@ -14,6 +14,7 @@
 
 enum start_step {
 	ST_CHECK_DOMAIN,	/* the PD (an XRC target's SRQ's) */
+	ST_CHECK_RD_GRANTED,	/* a READ or atomic: the QP takes them */
 	ST_ATOMIC,		/* an atomic: checked now, runs in its turn */
 	ST_READ,		/* a READ: likewise */
 	ST_CHECK_INVALIDATE,	/* a SEND with invalidate's key */
@@ -78,14 +79,24 @@ static enum start_step check_domain(struct start *t)
 {
 	if (!resp_request_pd(t->eng, t->qp, t->pkt, &t->s->pd, &t->srq))
 		return nak_with(t, SRNIC_NAK_INVALID, SRNIC_WC_REM_INV_REQ_ERR);
-	switch (t->pkt->opcode) {
-	case SRNIC_OP_ATOMIC_REQ:
-		return ST_ATOMIC;
-	case SRNIC_OP_READ_REQ:
-		return ST_READ;
-	default:
-		return ST_CHECK_INVALIDATE;
+	return t->pkt->opcode == SRNIC_OP_ATOMIC_REQ ||
+			       t->pkt->opcode == SRNIC_OP_READ_REQ
+		       ? ST_CHECK_RD_GRANTED
+		       : ST_CHECK_INVALIDATE;
+}
+
+/* A QP whose program granted no responder resources (max_dest_rd_atomic
+ * 0) answers no READ or atomic: an invalid request, as rxe and the IBTA
+ * have it.  Beyond that the grant is how many it answers at once
+ * (read_turn, complete.c): a requester that keeps to its max_rd_atomic
+ * never finds more waiting. */
+static enum start_step check_rd_granted(struct start *t)
+{
+	if (!t->qp->at.max_dest_rd_atomic) {
+		t->eng->st->drops[SRNIC_DROP_NO_RD_GRANT]++;
+		return nak_with(t, SRNIC_NAK_INVALID, SRNIC_WC_REM_INV_REQ_ERR);
 	}
+	return t->pkt->opcode == SRNIC_OP_ATOMIC_REQ ? ST_ATOMIC : ST_READ;
 }
 
 /* An atomic runs in its turn, like a READ; checked now as well, so a bad
@@ -229,6 +240,7 @@ enum resp_start resp_start_message(struct srnic_engine *eng,
 	for (;;) {
 		switch (step) {
 		case ST_CHECK_DOMAIN:	  step = check_domain(&t); break;
+		case ST_CHECK_RD_GRANTED: step = check_rd_granted(&t); break;
 		case ST_ATOMIC:		  step = start_atomic(&t); break;
 		case ST_READ:		  step = start_read(&t); break;
 		case ST_CHECK_INVALIDATE: step = check_invalidate(&t); break;

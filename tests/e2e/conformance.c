@@ -121,6 +121,12 @@ int cf_to_init(struct ibv_qp *qp, int access)
 int cf_to_rtr(struct cf_node *n, struct ibv_qp *qp, uint32_t dest_qpn,
 	      uint32_t rq_psn)
 {
+	return cf_to_rtr_granting(n, qp, dest_qpn, rq_psn, -1);
+}
+
+int cf_to_rtr_granting(struct cf_node *n, struct ibv_qp *qp,
+		       uint32_t dest_qpn, uint32_t rq_psn, int dest_rd)
+{
 	struct vu_dest peer;
 	struct ibv_qp_attr a;
 	int mask, rc = 0, attempt;
@@ -137,6 +143,8 @@ int cf_to_rtr(struct cf_node *n, struct ibv_qp *qp, uint32_t dest_qpn,
 	for (attempt = 1; attempt <= 3; attempt++) {
 		mask = vu_rtr_attr(&a, &peer, n->mtu);
 		a.min_rnr_timer = 1;	/* 0.01 ms: RNR cases end fast */
+		if (dest_rd >= 0)
+			a.max_dest_rd_atomic = (uint8_t)dest_rd;
 		if (qp->qp_type == IBV_QPT_UC)
 			mask &= ~(IBV_QP_MAX_DEST_RD_ATOMIC |
 				  IBV_QP_MIN_RNR_TIMER);

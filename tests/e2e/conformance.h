@@ -74,6 +74,9 @@ int cf_to_rts(struct cf_node *n, struct ibv_qp *qp, uint32_t dest_qpn,
 int cf_to_init(struct ibv_qp *qp, int access);
 int cf_to_rtr(struct cf_node *n, struct ibv_qp *qp, uint32_t dest_qpn,
 	      uint32_t rq_psn);
+/* ... with max_dest_rd_atomic dest_rd (RC; -1: vu_rtr_attr's) */
+int cf_to_rtr_granting(struct cf_node *n, struct ibv_qp *qp,
+		       uint32_t dest_qpn, uint32_t rq_psn, int dest_rd);
 int cf_rtr_to_rts(struct ibv_qp *qp, uint32_t sq_psn, uint8_t rnr_retry);
 
 /* An address handle for the peer node's IPv4 GID, or NULL. */

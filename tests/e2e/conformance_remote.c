@@ -9,7 +9,9 @@
  *      receive completes IBV_WC_REM_INV_REQ_ERR at the sender (the
  *      responder NAKs it as an invalid request) and IBV_WC_LOC_LEN_ERR at
  *      the receiver; a SEND that finds no receive, with rnr_retry 0,
- *      completes IBV_WC_RNR_RETRY_EXC_ERR.
+ *      completes IBV_WC_RNR_RETRY_EXC_ERR; a READ to a QP whose program
+ *      granted no responder resources (max_dest_rd_atomic 0) completes
+ *      IBV_WC_REM_INV_REQ_ERR, as rxe has it.
  *  UC  nothing comes back: a SEND longer than the receive completes fine
  *      at the sender and IBV_WC_LOC_LEN_ERR at the receiver; a WRITE with
  *      a bad rkey completes fine, lands nowhere, and what follows lands.
@@ -46,12 +48,13 @@ enum {
 	P_UD_SHORT,
 	P_RC_INV,
 	P_RC_INV_BAD,
+	P_RC_NO_RD,
 	NPAIR
 };
 
 static const enum ibv_qp_type pair_type[NPAIR] = {
 	IBV_QPT_RC, IBV_QPT_RC, IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UC,
-	IBV_QPT_UD, IBV_QPT_UD, IBV_QPT_RC, IBV_QPT_RC,
+	IBV_QPT_UD, IBV_QPT_UD, IBV_QPT_RC, IBV_QPT_RC, IBV_QPT_RC,
 };
 
 #define REGION 16384
@@ -204,7 +207,10 @@ void cf_remote_connect(struct cf_remote *r, const struct vu_dest *peer)
 		 * ends it. */
 		uint8_t rnr = !n->server && i == P_RC_RNR ? 0 : 7;
 
-		rc = cf_to_rtr(n, r->qp[i], peer[i].qpn, peer[i].psn);
+		/* (the server's no-READ pair grants no responder
+		 * resources) */
+		rc = cf_to_rtr_granting(n, r->qp[i], peer[i].qpn, peer[i].psn,
+					n->server && i == P_RC_NO_RD ? 0 : -1);
 		if (!rc)
 			rc = cf_rtr_to_rts(r->qp[i], r->psn[i], rnr);
 		if (rc) {
@@ -345,6 +351,11 @@ static void rc_cases(struct cf_remote *r)
 	wr_of(r, P_RC_RNR, &wr, &sge, IBV_WR_SEND, SRC_A, 32, 3);
 	if (one(r, P_RC_RNR, &wr, IBV_WC_RNR_RETRY_EXC_ERR, what))
 		state_is(r, P_RC_RNR, IBV_QPS_ERR, what);
+
+	what = "RC READ from a QP with max_dest_rd_atomic 0";
+	wr_of(r, P_RC_NO_RD, &wr, &sge, IBV_WR_RDMA_READ, SRC_A, 32, 5);
+	if (one(r, P_RC_NO_RD, &wr, IBV_WC_REM_INV_REQ_ERR, what))
+		state_is(r, P_RC_NO_RD, IBV_QPS_ERR, what);
 }
 
 static void uc_cases(struct cf_remote *r)

@@ -125,6 +125,7 @@ static void test_writer(void)
 {
 	struct srnic_stats st = {0};
 	char *text, *json;
+	const char *drops_end;
 
 	st.retransmits = 7;
 	st.drops[SRNIC_DROP_NO_QP] = 3;
@@ -139,8 +140,12 @@ static void test_writer(void)
 	      "json: %s\n", json);
 	CHECK(strstr(json, ",\"drops\":{\"malformed\":0,\"not_ours\":0,"),
 	      "json: %s\n", json);
-	CHECK(strstr(json, "\"mc_sources_full\":0},\"booting_sent\":0,") ||
-	      strstr(json, "\"mc_sources_full\":0}}"), "json: %s\n", json);
+	/* (the drops object closes after its last counter, whichever) */
+	drops_end = strstr(json, ",\"drops\":{");
+	drops_end = drops_end ? strchr(drops_end, '}') : NULL;
+	CHECK(drops_end && (!strncmp(drops_end, "},\"booting_sent\":0,", 19) ||
+			    !strncmp(drops_end, "}}", 2)),
+	      "json: %s\n", json);
 	CHECK(json[strlen(json) - 2] == '}', "json ends the object: %s\n",
 	      json);
 	free(text);

@@ -59,6 +59,7 @@ static struct srnic_qp *qp_new(uint32_t pd)
 	qp->at.path_shift = STRIDE_SHIFT;
 	qp->at.timeout_tsc = eng->tsc_hz;
 	qp->at.retry_cnt = 7;
+	qp->at.max_rd_atomic = qp->at.max_dest_rd_atomic = 16;
 	qp->rcv.exp_msn = 100;
 	qp->snd.next_msn = 500;
 	qp->q.state = SRNIC_QPS_RTS;
