@@ -106,6 +106,13 @@ struct srnic_engine {
 	uint16_t rx_kept;
 	struct rte_mbuf *rx_kept_m[SRNIC_RX_KEPT];
 	struct srnic_pkt rx_kept_pkt[SRNIC_RX_KEPT];
+	/* What messages from the wire may hold of the node's memory at once
+	 * (the responder's and multicast members'): bitmaps of their
+	 * packets, and last packets kept until the rest of their message
+	 * has landed, out of the node's packet pool (held_max; 0 in either:
+	 * no limit, as a test's engine has). */
+	struct srnic_track_budget map_budget;
+	uint32_t held, held_max;
 	/* UC: how long the oldest message may stall the ones behind it
 	 * before it is given up (responder/uc.c); widened by evidence, 0 until
 	 * then: SRNIC_UC_GIVE_UP_US. */

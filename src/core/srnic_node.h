@@ -32,6 +32,13 @@
  * it by index as any peer. */
 #define SRNIC_PEER_SELF SRNIC_MAX_PEERS
 #define SRNIC_POOL_SIZE 16383	/* packet buffers of a node */
+/* What one process's messages from the wire may hold at once: last packets
+ * kept until the rest of their message lands (a quarter of the pool, so
+ * that a few processes flooded with forged last packets, 128 a QP, cannot
+ * empty it), and bitmaps of packets (a 2 GiB message in 4 KiB packets
+ * takes 64 KiB). */
+#define SRNIC_HELD_MAX (SRNIC_POOL_SIZE / 4)
+#define SRNIC_MAP_BUDGET (64ull << 20)
 #define SRNIC_BURST 32
 #define SRNIC_TXBUF 256
 
@@ -76,6 +83,9 @@ enum srnic_drop {
 				 * every entry of its set in use */
 	SRNIC_DROP_NO_RD_GRANT,	/* a READ or atomic to a QP whose program
 				 * granted none (max_dest_rd_atomic 0) */
+	SRNIC_DROP_OVER_BUDGET,	/* a message's first packet with no bitmap
+				 * budget left, or a last packet to hold
+				 * with SRNIC_HELD_MAX held: asked again */
 	SRNIC_DROP_MAX
 };
 

@@ -14,9 +14,20 @@
 
 #include "srnic_alloc.h"
 
+/* Bytes of bitmaps that the tracks of messages from the wire may hold at
+ * once (per engine): a message's length is the sender's word, and a forged
+ * 2 GiB one in 256-byte packets would take 1 MiB.  A track that would go
+ * past max (0: no limit) is refused (its message is asked for again
+ * later). */
+struct srnic_track_budget {
+	uint64_t bytes;
+	uint64_t max;
+};
+
 struct srnic_track {
 	uint64_t inline_bits;
 	uint64_t *bits;		/* NULL when inline_bits is enough */
+	struct srnic_track_budget *budget; /* what bits count against */
 	uint32_t npkts;
 	uint32_t ndone;
 	uint8_t shift;
@@ -30,26 +41,57 @@ static inline uint32_t srnic_track_npkts(uint32_t msg_len, uint8_t shift)
 		       : 1;
 }
 
+/* The bitmap bytes npkts packets take (0: inline). */
+static inline uint64_t srnic_track_map_bytes(uint32_t npkts)
+{
+	return npkts > 64 ? ((uint64_t)npkts + 63) / 64 * 8 : 0;
+}
+
 static inline void srnic_track_fini(struct srnic_track *t)
 {
+	if (t->bits && t->budget)
+		t->budget->bytes -= srnic_track_map_bytes(t->npkts);
 	srnic_free(t->bits);
 	t->bits = NULL;
+	t->budget = NULL;
 	t->npkts = t->ndone = 0;
 	t->inline_bits = 0;
+}
+
+/* A track for a message of msg_len bytes in packets of 1 << shift, its
+ * bitmap counted against budget (NULL: none, for messages of our own);
+ * -1 when no memory or budget is left for it. */
+static inline int srnic_track_init_within(struct srnic_track *t,
+					  uint32_t msg_len, uint8_t shift,
+					  struct srnic_track_budget *budget)
+{
+	uint64_t bytes;
+
+	srnic_track_fini(t);
+	t->shift = shift;
+	t->npkts = srnic_track_npkts(msg_len, shift);
+	bytes = srnic_track_map_bytes(t->npkts);
+	if (!bytes)
+		return 0;
+	if (budget && budget->max && budget->bytes + bytes > budget->max) {
+		t->npkts = 0;
+		return -1;
+	}
+	t->bits = srnic_zalloc(bytes);
+	if (!t->bits) {
+		t->npkts = 0;
+		return -1;
+	}
+	t->budget = budget;
+	if (budget)
+		budget->bytes += bytes;
+	return 0;
 }
 
 static inline int srnic_track_init(struct srnic_track *t, uint32_t msg_len,
 				   uint8_t shift)
 {
-	srnic_track_fini(t);
-	t->shift = shift;
-	t->npkts = srnic_track_npkts(msg_len, shift);
-	if (t->npkts > 64) {
-		t->bits = srnic_zalloc(((t->npkts + 63) / 64) * 8);
-		if (!t->bits)
-			return -1;
-	}
-	return 0;
+	return srnic_track_init_within(t, msg_len, shift, NULL);
 }
 
 /* Marks packet idx; false when it had landed already (a duplicate). */

@@ -320,7 +320,7 @@ static void qp_error_turn(struct srnic_engine *eng, struct srnic_qp *qp)
 		if (qp->ack_final)
 			srnic_responder_send_ack(eng, qp);
 		qp->ack_final = 0;
-		srnic_responder_reset(qp);
+		srnic_responder_reset(eng, qp);
 	}
 	srnic_completer_flush_sq(qp);
 	srnic_responder_flush(eng, qp);

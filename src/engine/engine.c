@@ -377,6 +377,8 @@ static void *datapath_thread(void *arg)
 							 : 1;
 		eng->tick_tsc = eng->tsc_per_us * TICK_US;
 		eng->ack_delay_tsc = eng->tsc_per_us * eng->cfg.ack_delay_us;
+		eng->map_budget.max = SRNIC_MAP_BUDGET;
+		eng->held_max = SRNIC_HELD_MAX;
 		rc = engine_resources(eng, sa->err, sizeof(sa->err));
 	}
 

@@ -531,7 +531,7 @@ static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)
 	srnic_mw_forget_qp(&eng->mem, qp->q.qpn);
 	srnic_qp_lists_remove(eng, qp);
 	srnic_svc_qp_track(eng, qp, false);
-	srnic_responder_reset(qp);
+	srnic_responder_reset(eng, qp);
 	__atomic_store_n(&eng->qp_tab[qp->q.qpn], NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&eng->node->qp_owner[qp->q.qpn], 0, __ATOMIC_RELEASE);
 	c->result = 0;
@@ -563,11 +563,11 @@ uint64_t srnic_timeout_tsc(const struct srnic_engine *eng, uint8_t code)
 	return (uint64_t)((double)eng->tsc_hz * 4.096e-6 * (double)(1ull << code));
 }
 
-static void qp_reset(struct srnic_qp *qp)
+static void qp_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	uint32_t i;
 
-	srnic_responder_reset(qp);
+	srnic_responder_reset(eng, qp);
 	for (i = 0; i <= qp->q.sq_mask; i++)
 		srnic_track_fini(&qp->run[i].rd);
 	qp->q.sq_prod = qp->q.sq_comp = qp->snd.sq_next = qp->snd.sq_cur = 0;
@@ -690,7 +690,7 @@ static void enter_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->svc_resync = 0;
 	if (!qp->svc_slot)
 		qp->svc_ipv4 = 0;
-	qp_reset(qp);
+	qp_reset(eng, qp);
 	if (qp->q.send_cq)
 		cq_forget_qp(qp->q.send_cq, qp->q.qpn);
 	if (qp->q.recv_cq && qp->q.recv_cq != qp->q.send_cq)

@@ -102,7 +102,7 @@ static void client_rebind(struct srnic_engine *eng, struct srnic_qp *qp,
 	qp->peer = holder;
 	qp->peer_inc = __atomic_load_n(&holder->inc, __ATOMIC_ACQUIRE);
 	qp->svc_term = term;
-	srnic_responder_reset(qp);
+	srnic_responder_reset(eng, qp);
 	srnic_fc_reset(qp);
 	qp->snd.cur_busy = 0;
 	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++) {

@@ -154,8 +154,10 @@ void srnic_group_member_rx(struct srnic_engine *eng,
 		return;
 	}
 	if (!s->started || pkt->msn != s->msn) {
-		if (srnic_track_init(&s->trk, pkt->msg_len, pkt->stride_shift)) {
-			eng->st->drops[SRNIC_DROP_NO_MBUF]++;
+		if (srnic_track_init_within(&s->trk, pkt->msg_len,
+					    pkt->stride_shift,
+					    &eng->map_budget)) {
+			eng->st->drops[SRNIC_DROP_OVER_BUDGET]++;
 			s->started = 0;
 			return;
 		}

@@ -27,13 +27,21 @@ static inline int32_t seq_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
-static inline void slot_clear(struct srnic_rmsg *s)
+/* A slot's hold on the node's memory given back: the map of its packets,
+ * and its held last packet (engine's held, map_budget). */
+static inline void slot_forget(struct srnic_engine *eng, struct srnic_rmsg *s)
 {
 	srnic_track_fini(&s->trk);
 	if (s->held) {
 		rte_pktmbuf_free(s->held);
 		s->held = NULL;
+		eng->held--;
 	}
+}
+
+static inline void slot_clear(struct srnic_engine *eng, struct srnic_rmsg *s)
+{
+	slot_forget(eng, s);
 	s->state = RMSG_FREE;
 }
 

@@ -17,7 +17,7 @@ void srnic_responder_progress(struct srnic_engine *eng, struct srnic_qp *qp);
 unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 			       unsigned budget);
 void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp);
-void srnic_responder_reset(struct srnic_qp *qp);
+void srnic_responder_reset(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp);
 /* UC: give up the oldest message if it has been stuck long enough */
 void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,

@@ -59,10 +59,10 @@ static inline enum start_step access_verdict(struct start *t,
 	return nak_with(t, SRNIC_NAK_ACCESS, SRNIC_WC_REM_ACCESS_ERR);
 }
 
-static void slot_fill(struct srnic_rmsg *s, const struct srnic_qp *qp,
-		      const struct srnic_pkt *pkt)
+static void slot_fill(struct srnic_engine *eng, struct srnic_rmsg *s,
+		      const struct srnic_qp *qp, const struct srnic_pkt *pkt)
 {
-	slot_clear(s);
+	slot_clear(eng, s);
 	s->msn = pkt->msn;
 	s->txid = pkt->txid;
 	s->ssn = pkt->ssn - qp->rcv.uc_skew;	/* (RC: skew 0) */
@@ -199,15 +199,19 @@ static enum start_step check_recv_room(struct start *t)
 	return ST_TRACK;
 }
 
-/* Ready for its packets (unless there is no memory for its map of them:
- * the requester will retry). */
+/* Ready for its packets (unless there is no memory or budget for its map
+ * of them: the requester will retry). */
 static enum start_step track(struct start *t)
 {
 	struct srnic_qp *qp = t->qp;
 	const struct srnic_pkt *pkt = t->pkt;
 
-	if (srnic_track_init(&t->s->trk, pkt->msg_len, pkt->stride_shift))
+	if (srnic_track_init_within(&t->s->trk, pkt->msg_len,
+				    pkt->stride_shift,
+				    &t->eng->map_budget)) {
+		t->eng->st->drops[SRNIC_DROP_OVER_BUDGET]++;
 		return ST_NO_MEMORY;
+	}
 	if (pkt->flags & SRNIC_F_INV) {
 		qp->rcv.inv[qp->rcv.ninv].msn = pkt->msn;
 		qp->rcv.inv[qp->rcv.ninv++].rkey = pkt->rkey;
@@ -236,7 +240,7 @@ enum resp_start resp_start_message(struct srnic_engine *eng,
 	struct start t = { .eng = eng, .qp = qp, .s = s, .pkt = pkt };
 	enum start_step step = ST_CHECK_DOMAIN;
 
-	slot_fill(s, qp, pkt);
+	slot_fill(eng, s, qp, pkt);
 	for (;;) {
 		switch (step) {
 		case ST_CHECK_DOMAIN:	  step = check_domain(&t); break;

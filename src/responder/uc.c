@@ -147,7 +147,7 @@ static void uc_drop_until(struct srnic_engine *eng, struct srnic_qp *qp,
 	for (m = qp->rcv.exp_msn; m != to; m++)
 		if (slot_started(qp, m)) {
 			eng->st->drops[SRNIC_DROP_UC_GIVEN_UP]++;
-			slot_clear(&qp->rcv.rmsg[m % SRNIC_WINDOW]);
+			slot_clear(eng, &qp->rcv.rmsg[m % SRNIC_WINDOW]);
 			inv_forget(qp, m);	/* (nothing invalidated) */
 		}
 	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;	/* (no give-up of the timer's) */

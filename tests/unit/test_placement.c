@@ -1462,6 +1462,75 @@ static void test_on_demand_hole(void)
 	free(msg);
 }
 
+/* What messages from the wire may hold (issue 32, 4): a last packet
+ * beyond held_max is dropped, not kept, and lands when sent again after
+ * the rest; a message whose packet map would pass the map budget is
+ * refused at its first packet; both are counted, and both holds are given
+ * back as the messages complete. */
+static void test_budgets(void)
+{
+	enum { LEN = 3 * STRIDE, BIG = 100 * STRIDE };
+	uint8_t *dst = calloc(1, 3 * LEN + BIG), *msg = malloc(BIG);
+	struct srnic_qp *qp = qp_new(9);
+	uint64_t over = drops(SRNIC_DROP_OVER_BUDGET);
+	uint32_t key, i, m;
+	struct srnic_pkt out[16];
+
+	for (i = 0; i < BIG; i++)
+		msg[i] = (uint8_t)(i * 13 + 1);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, 3 * LEN + BIG,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 9);
+	eng->held_max = eng->held + 2;
+	/* the last packets of three messages first: two are held */
+	for (m = 0; m < 3; m++)
+		CHECK(deliver(qp, SRNIC_OP_WRITE, 0, 100 + m, 1, 0, key,
+			      (uintptr_t)dst + m * LEN, msg, LEN, 2) == (m < 2),
+		      "last packet of message %u %s", m,
+		      m < 2 ? "held" : "dropped past held_max");
+	CHECK(drops(SRNIC_DROP_OVER_BUDGET) == over + 1,
+	      "the packet past held_max is counted");
+	for (m = 0; m < 3; m++)
+		for (i = 0; i < 2; i++)
+			deliver(qp, SRNIC_OP_WRITE, 0, 100 + m, 1, 0, key,
+				(uintptr_t)dst + m * LEN, msg, LEN, i);
+	CHECK(qp->rcv.exp_msn == 102, "two messages done (exp_msn %u)",
+	      qp->rcv.exp_msn);
+	CHECK(eng->held == eng->held_max - 2,
+	      "the held packets are given back as they land");
+	/* sent again (as a probe would), it lands now */
+	CHECK(!deliver(qp, SRNIC_OP_WRITE, 0, 102, 1, 0, key,
+		       (uintptr_t)dst + 2 * LEN, msg, LEN, 2),
+	      "the dropped last packet, sent again, is placed");
+	CHECK(qp->rcv.exp_msn == 103 &&
+		      !memcmp(dst + 2 * LEN, msg, LEN) && !memcmp(dst, msg, LEN),
+	      "all three messages landed whole");
+	eng->held_max = 0;
+
+	/* 100 packets need a map of 16 bytes: refused under a budget of 8 */
+	eng->map_budget.max = eng->map_budget.bytes + 8;
+	over = drops(SRNIC_DROP_OVER_BUDGET);
+	deliver(qp, SRNIC_OP_WRITE, 0, 103, 1, 0, key,
+		(uintptr_t)dst + 3 * LEN, msg, BIG, 0);
+	CHECK(drops(SRNIC_DROP_OVER_BUDGET) == over + 1 &&
+		      qp->rcv.rmsg[103 % SRNIC_WINDOW].state == RMSG_FREE,
+	      "a message whose map passes the budget is refused");
+	eng->map_budget.max += 16;
+	for (i = 0; i < 100; i++)
+		deliver(qp, SRNIC_OP_WRITE, 0, 103, 1, 0, key,
+			(uintptr_t)dst + 3 * LEN, msg, BIG, i);
+	CHECK(qp->rcv.exp_msn == 104 && !memcmp(dst + 3 * LEN, msg, BIG),
+	      "with room in the budget it lands whole");
+	CHECK(eng->map_budget.bytes + 24 == eng->map_budget.max,
+	      "its map is given back (%llu bytes counted)",
+	      (unsigned long long)eng->map_budget.bytes);
+	eng->map_budget.max = 0;
+	drain_wire(out, 16);
+	srnic_engine_destroy_qp(eng, qp);
+	free(dst);
+	free(msg);
+}
+
 int main(void)
 {
 	engine_up();
@@ -1483,5 +1552,6 @@ int main(void)
 	test_uc_give_up();
 	test_ud();
 	test_on_demand_hole();
+	test_budgets();
 	return check_summary("test_placement");
 }
