@@ -351,7 +351,17 @@ struct srnic_proc {
 	uint64_t token_hungry;	/* ... and times it asked for a turn */
 	uint64_t rx_forwarded;	/* frames other pollers queued for it */
 	uint64_t rx_ring_full;	/* ... and dropped: its ring was full */
+	uint64_t rx_stalled;	/* ... or it had stopped taking them */
+	/* When it last looked at its ring (TSC; its own datapath's). */
+	uint64_t rx_taken_at;
 };
+
+/* A process that has not looked at its ring for SRNIC_RX_STALL_MS gets no
+ * more frames once SRNIC_RX_STALL_FRAMES wait there: one stopped, frozen
+ * or stuck pins that many of the node's packet buffers, not its whole
+ * ring's worth (4,096, a quarter of the pool). */
+#define SRNIC_RX_STALL_MS 100
+#define SRNIC_RX_STALL_FRAMES 512
 
 /*
  * The node: what belongs to the adapter rather than to a process using it.

@@ -18,6 +18,13 @@ static bool proc_queue(struct srnic_engine *eng, struct srnic_proc *to,
 		eng->st->drops[SRNIC_DROP_NO_QP]++;
 		return false;
 	}
+	if (unlikely(rte_ring_count(to->rx) >= SRNIC_RX_STALL_FRAMES) &&
+	    srnic_now() - __atomic_load_n(&to->rx_taken_at, __ATOMIC_RELAXED) >
+		    eng->tsc_per_us * 1000 * SRNIC_RX_STALL_MS) {
+		to->rx_stalled++;
+		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
+		return false;
+	}
 	if (rte_ring_sp_enqueue(to->rx, m) != 0) {
 		to->rx_ring_full++;
 		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
@@ -393,11 +400,14 @@ static void rx_handle_kept(struct srnic_engine *eng, bool queued)
 static uint16_t queued_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 			  uint16_t n)
 {
-	struct rte_ring *rx = eng->node->proc[eng->slot].rx;
+	struct srnic_proc *me = &eng->node->proc[eng->slot];
 
-	return rx ? (uint16_t)rte_ring_sc_dequeue_burst(rx, (void **)pkts, n,
-							NULL)
-		  : 0;
+	if (!me->rx)
+		return 0;
+	/* (the pollers see that it still takes its frames) */
+	__atomic_store_n(&me->rx_taken_at, srnic_now(), __ATOMIC_RELAXED);
+	return (uint16_t)rte_ring_sc_dequeue_burst(me->rx, (void **)pkts, n,
+						   NULL);
 }
 
 /* A ring of frames (the loopback's, or this process's own), up to a

@@ -1531,6 +1531,53 @@ static void test_budgets(void)
 	free(msg);
 }
 
+/* A process that stopped taking the frames other pollers pass it (its
+ * ring's rx_taken_at old) gets no more than SRNIC_RX_STALL_FRAMES of them;
+ * one that takes them gets its whole ring. */
+static void test_stalled_ring(void)
+{
+	struct srnic_proc *p = &eng->node->proc[1];
+	uint64_t stale = eng->tsc_per_us * 1000 * (SRNIC_RX_STALL_MS + 50);
+	unsigned i, queued = 0;
+	void *m;
+
+	p->rx = rte_ring_create("stall_rx", 1024, 0,
+				RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (!p->rx)
+		abort();
+	p->live = 1;
+	p->aside = 1;	/* (nobody to wake) */
+	p->rx_taken_at = srnic_now() - stale;
+	for (i = 0; i < SRNIC_RX_STALL_FRAMES + 100; i++) {
+		struct rte_mbuf *f = rte_pktmbuf_alloc(eng->node->pool);
+
+		if (!f)
+			abort();
+		srnic_procs_queue(eng, 1u << 1, f);
+		rte_pktmbuf_free(f);
+	}
+	queued = rte_ring_count(p->rx);
+	CHECK(queued == SRNIC_RX_STALL_FRAMES && p->rx_stalled == 100,
+	      "a process that stopped taking frames is given %u (%llu refused)",
+	      queued, (unsigned long long)p->rx_stalled);
+	p->rx_taken_at = srnic_now();
+	for (i = 0; i < 100; i++) {
+		struct rte_mbuf *f = rte_pktmbuf_alloc(eng->node->pool);
+
+		if (!f)
+			abort();
+		srnic_procs_queue(eng, 1u << 1, f);
+		rte_pktmbuf_free(f);
+	}
+	CHECK(rte_ring_count(p->rx) == SRNIC_RX_STALL_FRAMES + 100,
+	      "one that takes them is given more (%u)",
+	      rte_ring_count(p->rx));
+	while (rte_ring_sc_dequeue(p->rx, &m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(p->rx);
+	memset(p, 0, sizeof(*p));
+}
+
 int main(void)
 {
 	engine_up();
@@ -1553,5 +1600,6 @@ int main(void)
 	test_ud();
 	test_on_demand_hole();
 	test_budgets();
+	test_stalled_ring();
 	return check_summary("test_placement");
 }
