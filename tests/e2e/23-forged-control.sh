@@ -79,10 +79,16 @@ in_a "$INJ" forge rail0 BYE ff:ff:ff:ff:ff:ff "$A_MAC0" "$A_IP" \
 	"$(incarnation a)" 0 garbage 3 || fail "inject forge BYE"
 in_a "$INJ" replay rail0 "$W/old-hello" 5 || fail "inject replay HELLO"
 in_a "$INJ" replay rail0 "$W/old-booting" 5 || fail "inject replay BOOTING"
-sleep 1	# (the counters are written twice a second)
-auth=$(( $(drops b bad_auth) - auth0 ))
-stale=$(( $(drops b stale_incarnation) - stale0 ))
-refused=$(counter b older_refused)
+# (the counters are written twice a second, later under load: read until
+# they show all three kinds, 10 s at most)
+for ((i = 0; i < 50; i++)); do
+	sleep 0.2
+	auth=$(( $(drops b bad_auth) - auth0 ))
+	stale=$(( $(drops b stale_incarnation) - stale0 ))
+	refused=$(counter b older_refused)
+	[ "$auth" -ge 13 ] && [ "$stale" -ge 1 ] && [ "${refused:-0}" -ge 1 ] &&
+		break
+done
 cleared=$(counter b qps_cleared)
 wait $pp || { cat "$W/keyed.out"; fail "the pingpong under forged control frames"; }
 echo "with the key: b dropped $auth forged frames (bad_auth), $stale stale ones, refused $refused old HELLOs; $cleared QPs failed"

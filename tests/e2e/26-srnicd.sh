@@ -5,8 +5,9 @@
 #     error and a hang-up, and srnicd goes on serving; an attached
 #     process hung up on keeps its slot until it exits; a process
 #     configured without the node's cluster key does not attach.
-#  2. ibv_devinfo in a node with srnicd: PORT_ACTIVE, in under 50 ms, and
-#     again beside the traffic of 3.
+#  2. ibv_devinfo in a node with srnicd: PORT_ACTIVE, in under 50 ms of
+#     CPU (a process that started a datapath of its own would take
+#     hundreds), and again beside the traffic of 3.
 #  3. Three processes a node at once, bytes checked: a stress pair across
 #     the nodes (RC WRITE, READ, SEND of many sizes over 4 QPs), an
 #     ibv_rc_pingpong -c pair across the nodes, and an ibv_rc_pingpong -c
@@ -114,9 +115,12 @@ devinfo() {	# prints "WALL_MS CPU_MS"; fails on a bad answer
 # (a provider built with AddressSanitizer starts five times slower)
 slow=1
 ldd "$BUILD/provider/libsrnic-rdmav34.so" | grep -q libasan && slow=5
+# (CPU time, not wall time, which waits for a CPU when the machine is
+# busy: 51 ms of wall for 30 of CPU once beside other work)
 read -r wall cpu <<< "$(devinfo)"
 echo "ibv_devinfo with srnicd: $wall ms ($cpu ms of CPU)"
-[ "$wall" -lt $((50 * slow)) ] || fail "ibv_devinfo took $wall ms (limit $((50 * slow)))"
+[ "$cpu" -lt $((50 * slow)) ] && [ "$wall" -lt $((500 * slow)) ] ||
+	fail "ibv_devinfo took $wall ms, $cpu ms of CPU (limits $((500 * slow)), $((50 * slow)))"
 
 # 3. three processes a node, bytes checked
 timeout -k 5 60 "$SRNIC" exec b -- "$BUILD/tests/e2e/stress" -q 4 -n 3000 > "$LOGDIR/d-stress.b" 2>&1 &
