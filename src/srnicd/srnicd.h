@@ -40,9 +40,10 @@ size_t srnicd_proc_drops(struct srnic_engine *eng, unsigned slot, char *buf,
  * I/O and the node's HELLOs.  Called at every turn of serving; w keeps
  * what was seen last. */
 struct srnicd_stop_watch {
-	struct srnic_proc *holder;	/* seen stopped with the token */
+	struct srnic_proc *holder;	/* seen with the token ... */
 	int pid;
-	uint64_t since;		/* ms */
+	uint64_t takes;		/* ... taken this many times (port_polls) */
+	uint64_t since;		/* ... since then, ms, not given back */
 };
 void srnicd_watch_stopped(struct srnic_engine *eng,
 			  struct srnicd_stop_watch *w);

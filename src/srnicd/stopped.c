@@ -5,15 +5,24 @@
  *
  * Whoever holds the port token polls every port for the whole node.  A
  * process stopped while it holds it (SIGSTOP, Ctrl-Z, a debugger that
- * stops all its threads) stops the port I/O of every process of the node
- * and the node's HELLOs, and PEER_DEAD_MS later the peers take the whole
- * node for dead.  Nobody can finish its poll for it: it is inside a PMD's
- * burst, with the queue's state in its registers, and would go on from
- * there whenever it runs again.  So srnicd kills it; its connection then
- * closes and srnicd_proc_release frees the token, as for any process that
- * dies holding it.  Only a stopped one: a holder that is merely waiting
- * for a core runs again by itself.
+ * stops all its threads, a frozen cgroup) stops the port I/O of every
+ * process of the node and the node's HELLOs, and PEER_DEAD_MS later the
+ * peers take the whole node for dead.  Nobody can finish its poll for it:
+ * it is inside a PMD's burst, with the queue's state in its registers, and
+ * would go on from there whenever it runs again.  So srnicd kills it; its
+ * connection then closes and srnicd_proc_release frees the token, as for
+ * any process that dies holding it.
+ *
+ * Which one: the same process seen holding the token at every look for
+ * STOPPED_HOLD_MS, without taking it again meanwhile (its port_polls, which
+ * count its takes, unchanged), so held all along, when none of its threads
+ * runs or waits for a core.  A holder holds the token for a burst, and
+ * makes no system call that sleeps meanwhile; one that is waiting for a
+ * core (state R, throttled by its CPU quota too) runs again by itself.
+ * Each of the others is stopped (T, t) or asleep (S, D): the v1 freezer
+ * shows a frozen cgroup's tasks as D, cgroup v2's as S.
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,23 +34,50 @@
  * core for (up to 200 ms measured beside busy programs on two CPUs). */
 #define STOPPED_HOLD_MS 100
 
-/* Whether pid is stopped ("T", or "t" for a tracer's stop). */
-static bool proc_stopped(int pid)
+/* A thread's state letter from /proc/PID/task/TID/stat, or 0. */
+static char thread_state(int pid, const char *tid)
 {
-	char path[32], buf[256], *state;
+	char path[64], buf[256], *state;
 	FILE *f;
 	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, tid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
+		return 0;
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	/* "pid (comm) S ...": comm may hold anything, the last ')' ends it */
+	/* "tid (comm) S ...": comm may hold anything, the last ')' ends it */
 	state = strrchr(buf, ')');
-	return state && state[1] == ' ' && (state[2] == 'T' || state[2] == 't');
+	return state && state[1] == ' ' ? state[2] : 0;
+}
+
+/* Whether no thread of pid runs or waits for a core. */
+static bool proc_halted(int pid)
+{
+	char path[32];
+	struct dirent *e;
+	bool halted = true, any = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (halted && (e = readdir(d)) != NULL) {
+		char st;
+
+		if (e->d_name[0] == '.')
+			continue;
+		st = thread_state(pid, e->d_name);
+		if (!st)
+			continue;
+		any = true;
+		halted = st == 'T' || st == 't' || st == 'S' || st == 'D';
+	}
+	closedir(d);
+	return any && halted;
 }
 
 void srnicd_watch_stopped(struct srnic_engine *eng,
@@ -49,25 +85,26 @@ void srnicd_watch_stopped(struct srnic_engine *eng,
 {
 	struct srnic_node *node = eng->node;
 	struct srnic_proc *p = srnicd_token_holder(node);
-	uint64_t now = srnic_ms();
-	/* (the pid srnicd itself took from the kernel, not the node's copy,
-	 * which an attached process could aim at anyone) */
+	uint64_t now = srnic_ms(), takes;
+	/* (the pid srnicd itself took from the kernel, not one in the node's
+	 * memory, which an attached process could aim at anyone) */
 	int pid = p ? srnicd_proc_pid((unsigned)(p - node->proc)) : 0;
 
 	/* (nobody, or srnicd itself) */
 	if (!p || p == &node->proc[0] ||
-	    !__atomic_load_n(&p->live, __ATOMIC_ACQUIRE) || pid <= 0 ||
-	    !proc_stopped(pid)) {
+	    !__atomic_load_n(&p->live, __ATOMIC_ACQUIRE) || pid <= 0) {
 		w->holder = NULL;
 		return;
 	}
-	if (w->holder != p || w->pid != pid) {
+	takes = __atomic_load_n(&p->port_polls, __ATOMIC_RELAXED);
+	if (w->holder != p || w->pid != pid || w->takes != takes) {
 		w->holder = p;
 		w->pid = pid;
+		w->takes = takes;
 		w->since = now;
 		return;
 	}
-	if (now - w->since < STOPPED_HOLD_MS)
+	if (now - w->since < STOPPED_HOLD_MS || !proc_halted(pid))
 		return;
 	fprintf(stderr, "srnicd: %.*s (pid %d) stopped for %lu ms holding "
 		"the node's port token: killed, so that the node's other "

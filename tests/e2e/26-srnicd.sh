@@ -27,6 +27,9 @@
 #  4b. SIGSTOP of a busy process until a stop finds it holding the port
 #     token: srnicd kills it within 0.4 s, says why in its log, and a
 #     pingpong beside it ends intact.
+#  4c. The same with a frozen cgroup (the v1 freezer, or cgroup v2's
+#     cgroup.freeze) instead of SIGSTOP: the frozen process does not run,
+#     and srnicd kills it the same way (SKIP 4c where neither is there).
 #  5. SIGKILL of srnicd: an attached ib_write_bw sees errors (the device is
 #     lost) and exits within 2 s; srnicd starts again and serves.
 #  5b. SIGKILL of srnicd again, under a mesh of four processes: the new
@@ -265,6 +268,55 @@ wait $cp || fail "the pingpong beside the stopped process failed"
 wait $sp || fail "the pingpong server beside the stopped process failed"
 pingpong_ok "$LOGDIR/d-stop.pp.a" && pingpong_ok "$LOGDIR/d-stop.pp.b" || fail "pingpong beside the stop"
 jcheck a "st['stopped_killed'] >= 1" || fail "srnicd does not count the kill: $(stats a)"
+
+# 4c. The same, frozen: a cgroup of its own, frozen until a freeze finds
+#     it holding the port token (each try thawed after 0.4 s otherwise).
+CG=""
+if [ -w /sys/fs/cgroup/freezer ]; then
+	CG=/sys/fs/cgroup/freezer/srnic-test-$$
+	mkdir -p "$CG" || CG=""
+	freeze() { echo "$1" > "$CG/freezer.state"; }	# FROZEN or THAWED
+	join_cg() { echo "$1" > "$CG/cgroup.procs"; }
+else
+	for u in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+		[ -e "$u/cgroup.controllers" ] || continue
+		CG=$u/srnic-test-$$
+		mkdir -p "$CG" || CG=""
+		break
+	done
+	freeze() { [ "$1" = FROZEN ] && echo 1 > "$CG/cgroup.freeze" || echo 0 > "$CG/cgroup.freeze"; }
+	join_cg() { echo "$1" > "$CG/cgroup.procs"; }
+fi
+if [ -z "$CG" ]; then
+	echo "SKIP 4c: no cgroup freezer here"
+else
+	trap 'freeze THAWED 2>/dev/null; rmdir "$CG" 2>/dev/null; "$SRNIC" testbed down >/dev/null 2>&1' EXIT
+	victim_pair d-frz.bw d-frz.pp
+	join_cg "$victim" || fail "ib_write_bw (pid $victim) does not join $CG"
+	caught="" ms=""
+	for try in $(seq 100); do
+		freeze FROZEN
+		t0=$(date +%s%N)
+		for _ in $(seq 40); do kill -0 "$victim" 2>/dev/null || break; sleep 0.01; done
+		if ! kill -0 "$victim" 2>/dev/null; then
+			caught=$try ms=$((($(date +%s%N) - t0) / 1000000))
+			break
+		fi
+		freeze THAWED
+		sleep 0.02
+	done
+	freeze THAWED
+	[ -n "$caught" ] || fail "ib_write_bw (pid $victim), frozen 100 times, was never killed"
+	echo "ib_write_bw (pid $victim), frozen with the port token (freeze $caught), was killed by srnicd within $ms ms"
+	grep -q "pid $victim) stopped for .* killed" "$TB/a.srnicd.log" || fail "srnicd's log does not say why it killed $victim"
+	wait $cb 2>/dev/null
+	kill $sb 2>/dev/null; wait $sb 2>/dev/null
+	wait $cp || fail "the pingpong beside the frozen process failed"
+	wait $sp || fail "the pingpong server beside the frozen process failed"
+	pingpong_ok "$LOGDIR/d-frz.pp.a" && pingpong_ok "$LOGDIR/d-frz.pp.b" || fail "pingpong beside the freeze"
+	rmdir "$CG" 2>/dev/null
+	trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+fi
 
 # bw_attached NAME: an ib_write_bw pair b <- a for 10 s, its client attached
 # to a's srnicd and a second into its transfer (server pid sb, client cb)
