@@ -193,6 +193,12 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 	return (int)slot;
 }
 
+void srnicd_token_reclaim(struct srnic_node *node, unsigned slot)
+{
+	if (token_take_from(node, slot + 1))
+		token_rings_repair(node);
+}
+
 struct srnic_proc *srnicd_token_holder(struct srnic_node *node)
 {
 	uint32_t held = __atomic_load_n(&node->port_token, __ATOMIC_ACQUIRE) &

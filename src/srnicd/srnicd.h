@@ -25,6 +25,9 @@ int srnicd_proc_pid(unsigned slot);
 /* The process that holds the node's port token now (srnicd's own is
  * slot 0), or NULL. */
 struct srnic_proc *srnicd_token_holder(struct srnic_node *node);
+/* The port token back from slot's process, killed while it held it and
+ * never to run again, as from one that died with it. */
+void srnicd_token_reclaim(struct srnic_node *node, unsigned slot);
 /* QP numbers the process in slot holds. */
 unsigned srnicd_proc_qps(const struct srnic_engine *eng, unsigned slot);
 

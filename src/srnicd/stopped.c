@@ -112,5 +112,13 @@ void srnicd_watch_stopped(struct srnic_engine *eng,
 		p->prog, pid, (unsigned long)(now - w->since));
 	kill(pid, SIGKILL);
 	node->stopped_killed++;
+	/* None of its threads goes back to its code now: each meets the
+	 * SIGKILL on its way out of the kernel.  A stopped one dies at once;
+	 * a frozen one only when its cgroup thaws (the v1 freezer holds even
+	 * SIGKILL), so the token is taken back now, as from one that died
+	 * with it, unless a thread ran meanwhile (then it dies, and is
+	 * released, by itself within a tick). */
+	if (proc_halted(pid))
+		srnicd_token_reclaim(node, (unsigned)(p - node->proc));
 	w->holder = NULL;
 }
