@@ -242,8 +242,7 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 	srnic_stats_add(&node->departed, &p->st);
 	/* Killed while it polled the ports: the token is free again, once
 	 * the rings only its holder puts frames on are whole. */
-	if (token_take_from(node, held))
-		token_rings_repair(node);
+	srnicd_token_reclaim(node, slot);
 	ring_drain(node, p->rx, true);
 	/* The buffers its lcore's caches held go back to the pools (it
 	 * runs no more: nobody else uses that lcore id). */
