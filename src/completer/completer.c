@@ -277,6 +277,12 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	srnic_track_mark(&run->rd, pi);
+	/* retry_cnt bounds timeouts in a row, not over a READ's life (rxe
+	 * resets its count at every READ response): a 2 GiB READ that met
+	 * eight stalls of one timeout each, spread over its seconds on a
+	 * busy machine, ran out of retries though every attempt moved it
+	 * on (e2e/05, once in CI). */
+	run->retries = 0;
 	/* A large READ's answer takes longer than one timeout, and READs
 	 * are answered one after the other: the READ timers run from the
 	 * last sign of progress of any of them, not from the request.  It

@@ -48,7 +48,7 @@ struct srnic_swqe_run {
 	uint64_t probe_at;	/* TSC: the oldest message probes then */
 	uint8_t state;
 	uint8_t status;		/* enum srnic_wc_status once DONE */
-	uint8_t retries;	/* timeouts so far */
+	uint8_t retries;	/* timeouts in a row, since it last moved on */
 	uint8_t rnr_retries;
 	uint8_t resend_queued;
 	uint8_t repair;		/* SRNIC_REPAIR_*: asked of the requester

@@ -596,7 +596,12 @@ static void probe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t idx)
 }
 
 /* How many ranges one READ asks again for at most; what lies beyond the
- * last is asked for with it, to the READ's end. */
+ * last is asked for with it, to the READ's end.  (Asking for only what
+ * lies past the last packet that landed instead, and leaving the holes
+ * between for the next attempt, took a 2 GiB READ whose receive ring
+ * overflowed now and then past its program's 30 s: the holes were
+ * thousands, three an attempt.  Answering again what landed costs
+ * bandwidth, not the READ.) */
 #define REREAD_RANGES 4
 
 /*
@@ -678,6 +683,7 @@ static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
 	    (first == run->sack_first && k < run->sack_missing)) {
 		run->sack_first = first;
 		run->sack_missing = k;
+		run->retries = 0;	/* progress: as a READ's answer */
 		srnic_rto_progress(qp);
 		run->deadline = srnic_now() + qp->at.timeout_tsc;
 	}

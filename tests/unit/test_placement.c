@@ -1057,6 +1057,65 @@ static void test_read_ranges(void)
 	test_reread_unmapped();
 }
 
+/* One READ timeout of qp's WQE 0, and the requester's turn that asks again
+ * (what it sends is dropped). */
+static void read_timeout(struct srnic_qp *qp)
+{
+	uint64_t now = srnic_now();
+
+	qp->run[0].deadline = 0;
+	qp->snd.rd_progress = now - qp->at.timeout_tsc - 1;
+	srnic_completer_timeouts(eng, qp, now);
+	srnic_requester_run(eng, qp, 8);
+	drain_wire(NULL, 0);
+}
+
+/* retry_cnt counts timeouts in a row: a READ whose answer moves on between
+ * its timeouts is not failed for their sum, one that does not move is. */
+static void test_read_retries_progress(void)
+{
+	enum { LEN = 4 * STRIDE };
+	uint8_t *local = calloc(1, LEN), *data = calloc(1, LEN);
+	struct srnic_qp *qp = qp_new(14);
+	struct srnic_cqe c[2];
+	uint32_t key, i;
+
+	key = srnic_mem_register(&eng->mem, (uintptr_t)local, LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE, 14);
+	qp->at.retry_cnt = 1;
+	post_read(qp, 9, local, LEN, key);
+	srnic_requester_run(eng, qp, 8);
+	drain_wire(NULL, 0);
+	srnic_completer_timeouts(eng, qp, srnic_now());	/* (its timer) */
+	for (i = 0; i < 3; i++) {
+		struct srnic_pkt pkt = {0};
+
+		read_timeout(qp);
+		pkt.opcode = SRNIC_OP_READ_RESP;
+		pkt.msn = qp->run[0].msn;
+		pkt.txid = qp->run[0].txid;	/* (the attempt's new id) */
+		pkt.msg_off = i * STRIDE;
+		pkt.msg_len = LEN;
+		pkt.stride_shift = STRIDE_SHIFT;
+		pkt.pkt_len = STRIDE;
+		pkt.payload = data;
+		srnic_completer_read_resp(eng, qp, &pkt, NULL);
+	}
+	CHECK(srnic_cq_poll(cq, c, 2) == 0 && qp->run[0].state != SWQE_DONE,
+	      "a READ that moved on after each of its 3 timeouts failed "
+	      "(retry_cnt 1)");
+	read_timeout(qp);
+	read_timeout(qp);	/* two in a row, nothing between */
+	CHECK(srnic_cq_poll(cq, c, 2) == 1 && c[0].wr_id == 9 &&
+		      c[0].status == SRNIC_WC_RETRY_EXC_ERR,
+	      "a READ that did not move through two timeouts (retry_cnt 1) "
+	      "did not fail with a retry error");
+	srnic_mem_release(&eng->mem, key);
+	srnic_engine_destroy_qp(eng, qp);
+	free(local);
+	free(data);
+}
+
 /* The port token of a shared node (srnicd's): a process starved of it with
  * frames to send asks for a turn after SRNIC_TOKEN_HUNGRY_US, the others
  * then leave it the token for up to SRNIC_TOKEN_LEAVE_US, and the turn
@@ -1595,6 +1654,7 @@ int main(void)
 	test_integration();
 	test_credits();
 	test_read_ranges();
+	test_read_retries_progress();
 	test_stripe_plan();
 	test_uc_give_up();
 	test_ud();
