@@ -16,8 +16,10 @@ static inline int32_t seq_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
-/* The in-flight WQE that carries msn, or NULL. */
-static uint32_t *find_msn(struct srnic_qp *qp, uint32_t msn, uint32_t *idx)
+/* The run of the in-flight WQE that carries msn (its index in *idx), or
+ * NULL. */
+static struct srnic_swqe_run *run_of_msn(struct srnic_qp *qp, uint32_t msn,
+					  uint32_t *idx)
 {
 	uint32_t i;
 
@@ -29,13 +31,13 @@ static uint32_t *find_msn(struct srnic_qp *qp, uint32_t msn, uint32_t *idx)
 	if (seq_diff(i, qp->q.sq_comp) >= 0 && seq_diff(i, qp->snd.sq_next) < 0 &&
 	    qp->run[i & qp->q.sq_mask].msn == msn) {
 		*idx = i;
-		return idx;
+		return &qp->run[i & qp->q.sq_mask];
 	}
 	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++)
 		if (qp->run[i & qp->q.sq_mask].msn == msn &&
 		    qp->run[i & qp->q.sq_mask].state != SWQE_DONE) {
 			*idx = i;
-			return idx;
+			return &qp->run[i & qp->q.sq_mask];
 		}
 	return NULL;
 }
@@ -123,9 +125,9 @@ static inline void ack_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_swqe_run *run;
 	uint32_t idx;
 
-	if (!find_msn(qp, pkt->sack_msn, &idx))
+	run = run_of_msn(qp, pkt->sack_msn, &idx);
+	if (!run)
 		return;
-	run = &qp->run[idx & qp->q.sq_mask];
 	run->sack_ask_first = pkt->sack_first;
 	run->sack_ask_bits = pkt->sack_bits;
 	want_repair(eng, qp, idx, SRNIC_REPAIR_SACK);
@@ -173,9 +175,9 @@ static void ack_nak(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_swqe_run *run;
 	uint32_t idx;
 
-	if (!find_msn(qp, pkt->nak_msn, &idx))
+	run = run_of_msn(qp, pkt->nak_msn, &idx);
+	if (!run)
 		return;
-	run = &qp->run[idx & qp->q.sq_mask];
 	if (run->txid != pkt->nak_txid || run->state == SWQE_DONE)
 		return;
 	switch (pkt->syndrome) {
@@ -249,11 +251,11 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	(void)m;
 	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
 		return;
-	if (!find_msn(qp, pkt->msn, &idx)) {
+	run = run_of_msn(qp, pkt->msn, &idx);
+	if (!run) {
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
-	run = &qp->run[idx & qp->q.sq_mask];
 	w = &qp->q.sq[idx & qp->q.sq_mask];
 	if (!srnic_wr_reads(w->opcode) || run->state == SWQE_DONE ||
 	    run->txid != pkt->txid) {
