@@ -57,6 +57,18 @@ static int make_dir(const char *path)
 	return 0;
 }
 
+/* The state directory made if it is not there yet, or why it cannot be
+ * (the node's lock and its boot count both live there, and either may be
+ * the first to need it). */
+static int state_dir_made(const char *dir, char *err, unsigned errlen)
+{
+	if (!make_dir(dir))
+		return 0;
+	snprintf(err, errlen, "srnic: cannot make the state directory %s: %s "
+		 "(state_dir)", dir, strerror(errno));
+	return -1;
+}
+
 /* The node's boot count after this start: read, raise and write back
  * under an exclusive lock, and on disk before it is used. */
 static int next_boot_count(const char *dir, uint32_t *count, char *err,
@@ -68,11 +80,8 @@ static int next_boot_count(const char *dir, uint32_t *count, char *err,
 	ssize_t n;
 	int fd, rc = -1;
 
-	if (make_dir(dir)) {
-		snprintf(err, errlen, "srnic: cannot make the state directory "
-			 "%s: %s (state_dir)", dir, strerror(errno));
+	if (state_dir_made(dir, err, errlen))
 		return -1;
-	}
 	snprintf(path, sizeof(path), "%s/" COUNT_FILE, dir);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0 || flock(fd, LOCK_EX)) {
@@ -130,11 +139,8 @@ int srnic_node_claim(const struct srnic_config *cfg, char *err,
 
 	if (node_lock >= 0)
 		return 0;
-	if (make_dir(cfg->state_dir)) {
-		snprintf(err, errlen, "srnic: cannot make the state directory "
-			 "%s: %s (state_dir)", cfg->state_dir, strerror(errno));
+	if (state_dir_made(cfg->state_dir, err, errlen))
 		return -1;
-	}
 	snprintf(path, sizeof(path), "%s/" LOCK_FILE, cfg->state_dir);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {

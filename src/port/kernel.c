@@ -190,23 +190,17 @@ static void tap_queue_len(int s, const char *tap)
 	(void)ioctl(s, SIOCSIFTXQLEN, &ifr);	/* (the default will do) */
 }
 
-int srnic_port_tap_setup(const struct srnic_config *cfg, unsigned i,
-			 const uint8_t mac[6], char *err, unsigned errlen)
+/* Put tap port i's kernel side (tap) in the bridge of its link, with the
+ * MAC the kernel side takes; s is a socket for the ioctls. */
+static int tap_join_link(const struct srnic_config *cfg, unsigned i, int s,
+			 const char *tap, const uint8_t mac[6], char *err,
+			 unsigned errlen)
 {
 	const char *link = cfg->link[i];
-	char tap[IFNAMSIZ], br[IFNAMSIZ];
+	char br[IFNAMSIZ];
 	struct ifreq ifr;
-	int s, rc = 0;
+	int rc;
 
-	if (!srnic_port_is_tap(cfg->port[i]))
-		return 0;
-	vdev_value(cfg->port[i], "iface", tap, sizeof(tap));
-	if (tap[0] && (s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) >= 0) {
-		tap_queue_len(s, tap);
-		close(s);
-	}
-	if (!link[0])
-		return 0;
 	if (!tap[0]) {
 		snprintf(err, errlen, "srnic: port %u: a tap with a link needs "
 			 "its interface named (iface=NAME) in %s", i,
@@ -231,15 +225,12 @@ int srnic_port_tap_setup(const struct srnic_config *cfg, unsigned i,
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", br);
 	ifr.ifr_ifindex = (int)if_nametoindex(tap);
-	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0 || !ifr.ifr_ifindex)
 		rc = errno ? -errno : -ENODEV;
 	else
 		rc = kernel_side_mac(s, tap, mac);
 	if (rc == 0 && ioctl(s, SIOCBRADDIF, &ifr) < 0)
 		rc = -errno;
-	if (s >= 0)
-		close(s);
 	if (rc && rc != -EBUSY) {	/* (EBUSY: a port of it already) */
 		snprintf(err, errlen, "srnic: port %u: tap %s could not join "
 			 "bridge %s of its link %s: %s", i, tap, br, link,
@@ -247,4 +238,23 @@ int srnic_port_tap_setup(const struct srnic_config *cfg, unsigned i,
 		return rc;
 	}
 	return 0;
+}
+
+int srnic_port_tap_setup(const struct srnic_config *cfg, unsigned i,
+			 const uint8_t mac[6], char *err, unsigned errlen)
+{
+	char tap[IFNAMSIZ];
+	int s, rc = 0;
+
+	if (!srnic_port_is_tap(cfg->port[i]))
+		return 0;
+	vdev_value(cfg->port[i], "iface", tap, sizeof(tap));
+	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (tap[0] && s >= 0)
+		tap_queue_len(s, tap);
+	if (cfg->link[i][0])
+		rc = tap_join_link(cfg, i, s, tap, mac, err, errlen);
+	if (s >= 0)
+		close(s);
+	return rc;
 }

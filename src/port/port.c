@@ -140,6 +140,8 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	p->port_id = id;
 	p->bye_gen = UINT32_MAX;	/* link_gen starts at 0 */
 	rc = port_configure(eng, id);
+	/* (once a tap: its queue is made now, and it must be quiet before
+	 * it starts, which comes before the next port's queue is made) */
 	if (rc == 0 && srnic_port_is_tap(eng->cfg.port[i]))
 		srnic_port_tap_quiet();
 	if (rc == 0) {
