@@ -75,7 +75,10 @@ serve() {
 	(SRNIC_LOG=1 SRNIC_CONF_OVERRIDE=$work/$1.conf timeout -k 5 300 \
 		"$SRNIC" exec "$1" -- "$PROG" serve $SVC >> "$work/$1.log" 2>&1 &)
 }
-role() { awk -v s=$SVC '$1 == "service" && $3 == s { print $9 }' "$TB/$1.stats" 2>/dev/null; }
+role() {	# NODE: its part in the service (docs/counters.md: by its name)
+	awk -v s=$SVC '$1 == "service" && $3 == s {
+		for (i = 4; i < NF; i++) if ($i == "role") print $(i + 1) }' "$TB/$1.stats" 2>/dev/null
+}
 serve b
 serve c
 for ((i = 0; i < 100; i++)); do

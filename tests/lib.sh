@@ -13,6 +13,11 @@ TB=${SRNIC_RUN:-/run/srnic}/testbed
 # node_conf NODE: the node's configuration file.
 node_conf() { echo "$TB/$1.conf"; }
 
+# conf_value FILE KEY: KEY's value in a node configuration FILE as the
+# engine reads it (srnic-conf: defaults filled in, a line a port for a
+# port's keys), as ./srnic reads configurations.
+conf_value() { "$BUILD/src/conftool/srnic-conf" "$1" "$2"; }
+
 # srnicd_stop: each node's srnicd, where the testbed runs one, stops (the
 # node's programs then run the node themselves).  srnicd_restart [NAME]:
 # it starts again, with $LOGDIR/NAME-NODE.conf if NAME is given, else

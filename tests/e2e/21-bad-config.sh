@@ -140,7 +140,7 @@ dev_case device-srnic0-empty "device: srnic0 has no port" "device = srnic1 0,1"
 dev_case key-scope-bad "key_scope: node or device" "key_scope = adapter"
 # 7c. Services: no priority, one out of range, an unknown setting or
 # mode, a service twice, the node's own address.
-ownip=$(sed -n 's/^ipv4 = //p' "$CONF")
+ownip=$(conf_value "$CONF" ipv4)
 dev_case service-no-prio "service: prio=N is required" "service = web 10.9.9.9"
 dev_case service-prio-range "service: prio=1 to 255" "service = web 10.9.9.9 prio=0"
 dev_case service-unknown "service: unknown setting 'flavour=x'" \
@@ -191,7 +191,7 @@ expect node-name-dots "$WORK/node-dots.conf" \
 # program, which lets go of the node)
 timeout -k 5 60 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -p 18650 > "$WORK/first.out" 2>&1 &
 first=$!
-lock=$(sed -n 's/^state_dir = //p' "$CONF")/node.lock
+lock=$(conf_value "$CONF" state_dir)/node.lock
 for _ in $(seq 200); do
 	[ -e "$lock" ] && ! flock -n "$lock" true && break	# (held: it runs)
 	sleep 0.1
