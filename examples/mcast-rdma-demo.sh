@@ -13,6 +13,11 @@
 #   --loss N:P:PCT  node N's rail P loses PCT% of its frames both ways
 #   --kill N:PCT    node N is killed (SIGKILL) when a has done PCT% of it;
 #                   a then goes on to the members left (srnic_mcast -r)
+#   --forge N       once a is done, a station on a's rail 0 sends N
+#                   multicast WRITEs to group 1 from made-up senders,
+#                   without the tag only holders of the cluster key make
+#                   (tests/e2e/inject, built with the tests): the members
+#                   must drop them (bad_key), or their bytes come out wrong
 #
 # It brings up a four-node afpacket testbed of its own (SRNIC_NS and
 # SRNIC_RUN with -mc appended), or uses one of four nodes that is up there
@@ -27,12 +32,13 @@ export SRNIC_NS=${SRNIC_MC_NS:-${SRNIC_NS:-srnic}-mc}
 export SRNIC_RUN=${SRNIC_MC_RUN:-${SRNIC_RUN:-/run/srnic}-mc}
 TB=$SRNIC_RUN/testbed
 
-size=256M loss="" kill=""
+size=256M loss="" kill="" forge=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--size) size=$2; shift 2 ;;
 	--loss) loss=$2; shift 2 ;;
 	--kill) kill=$2; shift 2 ;;
+	--forge) forge=$2; shift 2 ;;
 	*) echo "mcast-rdma: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -113,6 +119,12 @@ fi
 rc=0
 wait $sender || rc=$?
 cat "$work/a.log"
+if [ "$forge" -gt 0 ]; then
+	# (256 bytes of 0xee at offset 0: over a's bytes, if placed)
+	ip netns exec "$SRNIC_NS-a" "${SRNIC_BUILD:-$ROOT/build}/tests/e2e/inject" \
+		group-write rail0 02:53:4e:ee:00:01 1 "$forge" || rc=2
+	sleep 0.2
+fi
 
 # Each member still up compares its region with a's bytes, d with its
 # canary.
@@ -144,5 +156,7 @@ for n in b c; do
 	echo "$n placed $(counter $n mc_unicast) packets from repairs (unicast)"
 done
 echo "d dropped $(counter d mc_not_member) packets (not a member)"
+[ "$forge" = 0 ] ||
+	echo "forged WRITEs dropped for their tag (bad_key): b $(counter b bad_key), c $(counter c bad_key)"
 echo "mcast-rdma: $bytes bytes to $members members, $wrong wrong, non-member $untouched, sent ${ratio}x"
 [ $rc = 0 ] && [ $wrong = 0 ] && [ $untouched = untouched ]

@@ -122,7 +122,9 @@ const struct srnic_counter srnic_counters[] = {
 	DROP(DUPLICATE, "duplicate",
 	     "packets already landed, or of a message already done"),
 	DROP(OUT_OF_WINDOW, "out_of_window", "packets beyond the QP's window"),
-	DROP(BAD_KEY, "bad_key", "requests with no such key, or another PD's (NAKed)"),
+	DROP(BAD_KEY, "bad_key",
+	     "requests with no such key, or another PD's (NAKed); "
+	     "multicast WRITEs with a wrong tag"),
 	DROP(OUT_OF_BOUNDS, "out_of_bounds", "requests outside the region (NAKed)"),
 	DROP(NO_RIGHTS, "no_rights",
 	     "requests the region or QP does not allow (NAKed)"),

@@ -149,6 +149,10 @@ struct srnic_engine {
 	struct srnic_group_region group[SRNIC_MAX_GROUPS];
 	struct srnic_group_source group_src[SRNIC_GROUP_SOURCES];
 	uint32_t group_msn;	/* the last multicast WRITE's number */
+	/* the key of the tag in a multicast WRITE's rkey (group/tag.c), from
+	 * the cluster key; group_tag_on 0: no cluster key, no tag */
+	uint8_t group_tag_key[16];
+	uint8_t group_tag_on;
 	/* key migration between the node's adapters (key_scope = device) */
 	struct srnic_keys keys;
 	/* service QPs, clients' and members' (engine/service.c): the timer

@@ -94,6 +94,7 @@ struct srnic_group_send {
 	uint32_t idx;		/* its WQE's SQ index */
 	uint32_t msn;		/* its number (the process's count) */
 	uint32_t txid;
+	uint32_t rkey;		/* the group and its tag (group/tag.c) */
 	uint32_t npkts;
 	uint32_t next;		/* the next packet not yet multicast */
 	uint32_t rr;		/* multicast's port rotation */

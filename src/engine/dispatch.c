@@ -140,11 +140,10 @@ static enum rx_fate rx_sort(struct srnic_engine *eng, struct rte_mbuf *m,
 								  : RX_FREE;
 	if (srnic_group_write(pkt)) {
 		/* A multicast WRITE: the process holding the group's region
-		 * here places it, or nobody does. */
-		owner = pkt->rkey < SRNIC_MAX_GROUPS
-				? __atomic_load_n(&node->group_owner[pkt->rkey],
-						  __ATOMIC_ACQUIRE)
-				: 0;
+		 * here places it (and checks its tag), or nobody does. */
+		owner = __atomic_load_n(
+			&node->group_owner[pkt->rkey % SRNIC_MAX_GROUPS],
+			__ATOMIC_ACQUIRE);
 		if (!owner) {
 			eng->st->drops[SRNIC_DROP_NOT_MEMBER]++;
 			return RX_FREE;

@@ -549,6 +549,7 @@ static int engine_start(struct srnic_engine *eng, char *err, unsigned errlen)
 		snprintf(err, errlen, "srnic: libsodium did not start");
 		return -EIO;
 	}
+	srnic_group_tag_init(eng);
 	/* srnicd, whose node this is, may have gone since the get. */
 	if (srnic_attach_gone(eng)) {
 		snprintf(err, errlen, "srnic: srnicd (%s) is gone",

@@ -97,7 +97,8 @@ static void answer(struct srnic_engine *eng, struct srnic_group_source *s,
 static bool region_takes(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 			 uint64_t *dst)
 {
-	const struct srnic_group_region *r = &eng->group[pkt->rkey];
+	const struct srnic_group_region *r =
+		&eng->group[pkt->rkey % SRNIC_MAX_GROUPS];
 	enum srnic_mem_check c = SRNIC_MEM_BAD_KEY;
 
 	if (r->key && pkt->pkt_len <= r->length &&
@@ -124,6 +125,25 @@ static bool region_takes(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	return false;
 }
 
+/* Whether pkt's sender may write the group; counts a refusal.  Checked
+ * before the sender takes an entry, so that forged packets cannot crowd
+ * real senders out. */
+static bool may_write(struct srnic_engine *eng, const struct srnic_pkt *pkt)
+{
+	/* Our own, back from a wire: we are not our own member. */
+	if (pkt->src_inc == eng->node->inc) {
+		eng->st->drops[SRNIC_DROP_NOT_OURS]++;
+		return false;
+	}
+	/* Only a holder of the cluster key makes the tag (tag.c). */
+	if (pkt->rkey != srnic_group_rkey(eng, pkt->rkey % SRNIC_MAX_GROUPS,
+					  pkt->src_inc)) {
+		eng->st->drops[SRNIC_DROP_BAD_KEY]++;
+		return false;
+	}
+	return true;
+}
+
 void srnic_group_member_rx(struct srnic_engine *eng,
 			   const struct srnic_pkt *pkt,
 			   const struct rte_mbuf *m)
@@ -133,11 +153,8 @@ void srnic_group_member_rx(struct srnic_engine *eng,
 	uint64_t dst, now;
 	bool fresh = false;
 
-	/* Our own, back from a wire: we are not our own member. */
-	if (pkt->src_inc == eng->node->inc || pkt->rkey >= SRNIC_MAX_GROUPS) {
-		eng->st->drops[SRNIC_DROP_NOT_OURS]++;
+	if (!may_write(eng, pkt))
 		return;
-	}
 	now = srnic_now();
 	s = source_of(eng, pkt, now);
 	if (!s) {

@@ -88,7 +88,7 @@ static int send_pkt(struct srnic_engine *eng, const struct srnic_qp *qp,
 	pkt.dst_inc = dst_inc;
 	pkt.msn = gs->msn;
 	pkt.txid = gs->txid;
-	pkt.rkey = gs->group;
+	pkt.rkey = gs->rkey;
 	pkt.va = w->remote_addr + off;
 	pkt.msg_off = off;
 	pkt.msg_len = w->length;
@@ -269,6 +269,7 @@ static bool start(struct srnic_engine *eng, struct srnic_qp *qp)
 	gs->blocked = 0;
 	gs->idx = idx;
 	gs->group = (uint8_t)w->rkey;
+	gs->rkey = srnic_group_rkey(eng, gs->group, eng->node->inc);
 	/* (numbered by the process, not the QP: a QP made again with the
 	 * same number goes on from where its members are, and a member never
 	 * takes its first message for an old one) */

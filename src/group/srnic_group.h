@@ -64,6 +64,13 @@ void srnic_group_send_free(struct srnic_qp *qp);
 /* A multicast WRITE's packet for this process's group region: place it,
  * answer as due.  m is the frame it came in (the answer goes back to its
  * source address, on its port). */
+/* tag.c: the rkey of a multicast WRITE of group by a sender of
+ * incarnation inc (the group, and a tag from the cluster key), and the
+ * tag's key, set once from the engine's configuration. */
+void srnic_group_tag_init(struct srnic_engine *eng);
+uint32_t srnic_group_rkey(const struct srnic_engine *eng, uint8_t group,
+			  uint32_t inc);
+
 void srnic_group_member_rx(struct srnic_engine *eng,
 			   const struct srnic_pkt *pkt,
 			   const struct rte_mbuf *m);

@@ -12,7 +12,10 @@
 #     - 5% loss both ways on c's rail 1: the same, and the repairs go to c
 #       (b places next to none from unicast, c many);
 #     - c killed at 30%: a's WRITE fails naming c, a goes on to b, whose
-#       bytes end equal to a's.
+#       bytes end equal to a's;
+#     - 50 multicast WRITEs forged on a's rail once a is done, with the
+#       group's number and no tag (issue 32, 1): b and c drop each as a bad
+#       key, and their bytes still end equal to a's.
 . "$(dirname "$0")/../lib.sh"
 
 PAIR_PORT=18700 pair_checked group_check 120 "$BUILD/tests/e2e/group_check" ||
@@ -57,6 +60,12 @@ ratio_ok loss || fail "with loss, a sent more than 1.5x the data: $(line loss)"
 rb=$(placed loss b) rc_=$(placed loss c)
 [ "${rc_:-0}" -ge 100 ] || fail "c placed $rc_ repairs, not the ones its loss needs"
 [ "${rb:-x}" -le $((rc_ / 100)) ] 2>/dev/null || fail "b placed $rb repairs: c's loss was resent to b too"
+
+demo forge --size 16M --forge 50 || fail "the demo with forged WRITEs"
+line forge | grep -q "16777216 bytes to 2 members, 0 wrong, non-member untouched" ||
+	fail "with forged WRITEs: $(line forge)"
+grep -Eq '^forged WRITEs dropped for their tag \(bad_key\): b ([5-9][0-9]|[1-9][0-9]{2,}), c ([5-9][0-9]|[1-9][0-9]{2,})$' \
+	"$LOGDIR/mcast-forge.log" || fail "b and c did not both drop the 50 forged WRITEs as bad keys"
 
 demo kill --size 64M --kill c:30 || fail "the demo with c killed"
 grep -Eq '^write [0-9]+ failed: c \(' "$LOGDIR/mcast-kill.log" || fail "no WRITE failed naming c"

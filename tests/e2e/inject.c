@@ -17,6 +17,12 @@
  *       CRC; MODE says what stands in for the cluster key's MAC: "none" (no
  *       MAC) or "garbage" (the flag and 32 random bytes)
  *
+ *   inject group-write IFACE SRC_MAC GROUP COUNT
+ *       COUNT multicast WRITEs to GROUP's address, each a message of its
+ *       own from a made-up sender: 256 bytes of 0xee at offset 0 of the
+ *       members' regions, with the group's number alone where a sender
+ *       with the cluster key puts the group and its tag
+ *
  * Opcodes by name: HELLO BYE BYE_ACK BOOTING BOOT_ACK RDMA_READY.
  */
 #include <arpa/inet.h>
@@ -55,7 +61,8 @@ static int usage(void)
 	fprintf(stderr, "usage: inject capture IFACE OPCODE FILE SECONDS\n"
 			"       inject replay IFACE FILE COUNT\n"
 			"       inject forge IFACE OPCODE DST_MAC SRC_MAC IPV4 "
-			"SRC_INC DST_INC none|garbage COUNT\n");
+			"SRC_INC DST_INC none|garbage COUNT\n"
+			"       inject group-write IFACE SRC_MAC GROUP COUNT\n");
 	return 2;
 }
 
@@ -205,8 +212,47 @@ static int forge(char **argv)
 	return 0;
 }
 
+static int group_write(char **argv)
+{
+	static uint8_t f[MAX_FRAME];
+	struct sockaddr_ll addr;
+	int fd = open_iface(argv[0], &addr);
+	unsigned group = (unsigned)atoi(argv[2]), count = (unsigned)atoi(argv[3]);
+	uint8_t dst[6], src[6];
+	struct srnic_pkt p;
+	unsigned i, len;
+
+	if (group >= SRNIC_MAX_GROUPS)
+		return usage();
+	parse_mac(argv[1], src);
+	srnic_group_mac((uint8_t)group, dst);
+	memset(&p, 0, sizeof(p));
+	p.opcode = SRNIC_OP_WRITE;
+	p.flags = SRNIC_F_GROUP | SRNIC_F_LAST;
+	p.dst_qpn = SRNIC_QPN_MCAST;
+	p.src_qpn = 1;
+	if (getrandom(&p.src_inc, sizeof(p.src_inc), 0) != sizeof(p.src_inc))
+		die("getrandom");
+	p.rkey = group;
+	p.msg_len = p.pkt_len = 256;
+	p.stride_shift = 10;
+	for (i = 0; i < count; i++) {
+		p.msn = i + 1;
+		p.txid = i + 1;
+		len = srnic_wire_encode(f, dst, src, &p);
+		memset(f + len, 0xee, p.pkt_len);
+		len += p.pkt_len + SRNIC_CRC_LEN;
+		srnic_wire_seal(f, len);
+		send_frame(fd, &addr, f, len, 1);
+	}
+	printf("forged %u multicast WRITEs to group %u\n", count, group);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 6 && !strcmp(argv[1], "group-write"))
+		return group_write(argv + 2);
 	if (argc == 6 && !strcmp(argv[1], "capture"))
 		return capture(argv[2], opcode(argv[3]), argv[4],
 			       atoi(argv[5]));

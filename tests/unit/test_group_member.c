@@ -39,8 +39,9 @@ static void drain_wire(void)
 		rte_pktmbuf_free_bulk(ms, n);
 }
 
-/* Sender i's message msn, one packet: SLICE bytes of fill at its slice. */
-static void deliver(unsigned i, uint32_t msn, uint8_t fill)
+/* Sender i's message msn, one packet with rkey: SLICE bytes of fill at
+ * its slice. */
+static void deliver_as(unsigned i, uint32_t msn, uint8_t fill, uint32_t rkey)
 {
 	static const uint8_t src_mac[6] = {2, 0, 0, 0, 0, 7};
 	uint8_t payload[SLICE];
@@ -61,7 +62,7 @@ static void deliver(unsigned i, uint32_t msn, uint8_t fill)
 	pkt.flags = SRNIC_F_GROUP | SRNIC_F_LAST;
 	pkt.src_inc = SENDER_INC(i);
 	pkt.src_qpn = SENDER_QPN(i);
-	pkt.rkey = GROUP;
+	pkt.rkey = rkey;
 	pkt.msn = msn;
 	pkt.va = (uint64_t)i * SLICE;
 	pkt.msg_len = SLICE;
@@ -71,6 +72,12 @@ static void deliver(unsigned i, uint32_t msn, uint8_t fill)
 	srnic_group_member_rx(eng, &pkt, m);
 	rte_pktmbuf_free(m);
 	drain_wire();
+}
+
+/* The same, as sender i would send it. */
+static void deliver(unsigned i, uint32_t msn, uint8_t fill)
+{
+	deliver_as(i, msn, fill, srnic_group_rkey(eng, GROUP, SENDER_INC(i)));
 }
 
 static bool slice_is(unsigned i, uint8_t fill)
@@ -141,6 +148,38 @@ static void test_full_set(void)
 		CHECK(slice_is(i, 0x33), "sender %u never placed", i);
 }
 
+/* With a cluster key, a group WRITE carries a tag only key holders make
+ * (group/tag.c): the group's number alone, a tag made for another
+ * sender's incarnation, or one for another group is dropped as a bad key
+ * and places nothing; the sender's own is placed. */
+static void test_tag(void)
+{
+	uint64_t bad = eng->st->drops[SRNIC_DROP_BAD_KEY];
+	uint8_t before = region[5 * SLICE];
+	uint32_t own;
+
+	eng->cfg.has_key = 1;
+	memset(eng->cfg.cluster_key, 0x5a, sizeof(eng->cfg.cluster_key));
+	srnic_group_tag_init(eng);
+	own = srnic_group_rkey(eng, GROUP, SENDER_INC(5));
+	CHECK(own % SRNIC_MAX_GROUPS == GROUP && own != GROUP,
+	      "rkey %#x: no tag above group %u", own, GROUP);
+	deliver_as(5, 100, 0x44, GROUP);
+	deliver_as(5, 100, 0x44, srnic_group_rkey(eng, GROUP, SENDER_INC(6)));
+	deliver_as(5, 100, 0x44, srnic_group_rkey(eng, GROUP + 1,
+						   SENDER_INC(5)) -
+					 1);	/* (group+1's tag, group's number) */
+	CHECK(before != 0x44 && slice_is(5, before) &&
+		      eng->st->drops[SRNIC_DROP_BAD_KEY] == bad + 3,
+	      "forged tags: %llu of 3 dropped as bad_key, slice %s",
+	      (unsigned long long)(eng->st->drops[SRNIC_DROP_BAD_KEY] - bad),
+	      slice_is(5, before) ? "untouched" : "written");
+	deliver(5, 100, 0x44);
+	CHECK(slice_is(5, 0x44), "the sender's own tag was not placed");
+	eng->cfg.has_key = 0;
+	srnic_group_tag_init(eng);
+}
+
 int main(void)
 {
 	uint32_t key;
@@ -155,5 +194,6 @@ int main(void)
 		.key = key, .pd = 1, .addr = (uintptr_t)region, .length = LEN};
 	test_seventeen_senders();
 	test_full_set();
+	test_tag();
 	return check_summary("test_group_member");
 }
