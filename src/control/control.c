@@ -233,6 +233,64 @@ static bool peer_heard(const struct srnic_engine *eng,
 	return false;
 }
 
+/* The peer in slot i was last heard this long before now (ms), on no
+ * port any more; UINT64_MAX while a port still hears it. */
+static uint64_t peer_silence(const struct srnic_engine *eng, unsigned i,
+			     uint64_t now)
+{
+	const struct srnic_peer *peer = &eng->node->peer[i];
+	uint64_t last = 0;
+	unsigned p;
+
+	if (peer_heard(eng, peer))
+		return UINT64_MAX;
+	for (p = 0; p < eng->node->nports; p++)
+		if (peer->last_seen[p] > last)
+			last = peer->last_seen[p];
+	return now > last ? now - last : 0;
+}
+
+struct srnic_peer *srnic_peer_slot(struct srnic_engine *eng,
+				   const struct srnic_pkt *pkt, uint64_t now)
+{
+	struct srnic_node *node = eng->node;
+	struct srnic_peer *peer = NULL;
+	uint64_t longest = SRNIC_PEER_FORGET_MS, quiet;
+	unsigned i;
+
+	if (node->npeers < SRNIC_MAX_PEERS) {
+		peer = &node->peer[node->npeers];
+		peer->ipv4 = pkt->ipv4;
+		memcpy(peer->node_mac, pkt->node_mac, 6);
+		memcpy(peer->name, pkt->node_name, sizeof(peer->name));
+		__atomic_store_n(&node->npeers, node->npeers + 1,
+				 __ATOMIC_RELEASE);
+		return peer;
+	}
+	for (i = 0; i < SRNIC_MAX_PEERS; i++) {
+		quiet = peer_silence(eng, i, now);
+		if (quiet != UINT64_MAX && quiet >= longest) {
+			longest = quiet;
+			peer = &node->peer[i];
+		}
+	}
+	if (!peer) {
+		eng->st->ctl_peers_full++;
+		return NULL;
+	}
+	ctl_log(eng, "peer %s forgotten after %lu s of silence: its slot "
+		"is for %s now", peer->name, (unsigned long)(longest / 1000),
+		pkt->node_name);
+	/* As a slot never used: its ports down already, integration and
+	 * incarnations from nothing.  QPs still aimed at the old peer meet
+	 * the new node's incarnation, and its BOOTING fails them. */
+	memset(peer, 0, sizeof(*peer));
+	peer->ipv4 = pkt->ipv4;
+	memcpy(peer->node_mac, pkt->node_mac, 6);
+	memcpy(peer->name, pkt->node_name, sizeof(peer->name));
+	return peer;
+}
+
 static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		  unsigned p, uint64_t now)
 {
@@ -243,14 +301,8 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		return;		/* ourselves, or nobody */
 	srnic_peer_lock(eng->node);
 	peer = srnic_peer_find(eng, pkt->ipv4);
-	if (!peer && eng->node->npeers < SRNIC_MAX_PEERS) {
-		peer = &eng->node->peer[eng->node->npeers];
-		peer->ipv4 = pkt->ipv4;
-		memcpy(peer->node_mac, pkt->node_mac, 6);
-		memcpy(peer->name, pkt->node_name, sizeof(peer->name));
-		__atomic_store_n(&eng->node->npeers, eng->node->npeers + 1,
-				 __ATOMIC_RELEASE);
-	}
+	if (!peer)
+		peer = srnic_peer_slot(eng, pkt, now);
 	/* A late or replayed frame of a process the peer has had since: it
 	 * must not bring that incarnation back.  A lower boot count is
 	 * taken only once the peer is heard on no port: a node that lost

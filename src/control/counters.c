@@ -102,6 +102,9 @@ const struct srnic_counter srnic_counters[] = {
 	     "QPs failed: their peer restarted"),
 	NODE("older_refused", ctl_refused, "integration", 0,
 	     "control frames of a peer's older process refused"),
+	NODE("peers_full", ctl_peers_full, "integration", 0,
+	     "frames of a new peer not learned: the peer table was full of "
+	     "peers heard lately"),
 	NODE("svc_resyncs", svc_resyncs, "svc", 0, "a client's SVC_RESYNCs sent"),
 	NODE("svc_rebinds", svc_rebinds, "svc", 0,
 	     "... its QPs moved to a new holder"),

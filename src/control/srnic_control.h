@@ -82,6 +82,16 @@ struct rte_mbuf *srnic_control_frame_to(struct srnic_engine *eng, uint8_t op,
 					uint32_t dst_inc, uint16_t flags);
 struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4);
 
+/* A slot of the peer table for pkt's sender, not in it yet: a free one,
+ * or, the table full, the one heard on no port for longest once that is
+ * SRNIC_PEER_FORGET_MS (its old peer is forgotten); NULL, counted
+ * (peers_full), when there is none.  Without a cluster key anyone can
+ * fill the table with made-up nodes: they must not shut real ones out
+ * for good.  Control core, peer lock held. */
+#define SRNIC_PEER_FORGET_MS 10000
+struct srnic_peer *srnic_peer_slot(struct srnic_engine *eng,
+				   const struct srnic_pkt *pkt, uint64_t now);
+
 /* Whether inc is one of the peer's earlier incarnations. */
 static inline bool srnic_peer_retired(const struct srnic_peer *peer,
 				      uint32_t inc)

@@ -292,6 +292,9 @@ struct srnic_stats {
 	/* control core: frames of a peer's older process (late or
 	 * replayed) that it refused to learn from */
 	uint64_t ctl_refused;
+	/* ... frames of a new peer not learned: the peer table was full of
+	 * peers heard within SRNIC_PEER_FORGET_MS (control/control.c) */
+	uint64_t ctl_peers_full;
 	/* flow control */
 	uint64_t fc_blocked;	/* a QP ran out of credit */
 	uint64_t fc_lent;	/* ... and lent itself some after a wait */

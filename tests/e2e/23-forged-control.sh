@@ -8,6 +8,10 @@
 #     the replays (older_refused, stale_incarnation).
 #  2. Without a key, the same forged BOOTING fails b's QPs: what makes 1
 #     able to fail.
+#  3. Without a key, 100 HELLOs from made-up nodes fill b's peer table (64
+#     slots) and the rest are refused (peers_full); once they have been
+#     silent for SRNIC_PEER_FORGET_MS (10 s), a newcomer's HELLO takes the
+#     slot of one of them.
 # The testbeds are the caller's SRNIC_NS and SRNIC_RUN with "-x" appended.
 export SRNIC_NS=${SRNIC_NS:-srnic}-x SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-x
 . "$(dirname "$0")/../lib.sh"
@@ -109,4 +113,34 @@ cleared=$(counter b qps_cleared)
 wait $pp && fail "without a key the forged BOOTING changed nothing: the test above proves nothing"
 echo "without a key: the forged BOOTING failed $cleared QPs of b, and the pingpong"
 [ "${cleared:-0}" -ge 1 ] || fail "without a key b failed no QP"
+
+# (b's node runs while a server waits for a client that never comes)
+old_b=$(incarnation b 2>/dev/null)
+timeout -k 5 45 "$SRNIC" exec b -- ibv_rc_pingpong -g 1 -p 18651 > "$W/table.out" 2>&1 &
+srv=$!
+for _ in $(seq 100); do
+	sleep 0.1
+	[ "$(incarnation b 2>/dev/null)" != "$old_b" ] && break
+done
+for i in $(seq 100); do
+	in_a "$INJ" forge rail0 HELLO ff:ff:ff:ff:ff:ff "$(printf '02:66:00:00:00:%02x' $i)" \
+		10.66.0.$i "$(printf %08x $((0x66000 + i)))" 0 none 1 > /dev/null ||
+		fail "inject forge HELLO $i"
+done
+for _ in $(seq 50); do
+	sleep 0.2
+	full=$(counter b peers_full)
+	[ "${full:-0}" -ge 30 ] && break
+done
+[ "${full:-0}" -ge 30 ] || fail "b refused $full of 100 made-up peers (a full table of 64 refuses 36 or more)"
+sleep 10.5	# (SRNIC_PEER_FORGET_MS, and the 300 ms until they count as down)
+in_a "$INJ" forge rail0 HELLO ff:ff:ff:ff:ff:ff 02:77:00:00:00:01 10.77.0.1 00077001 0 none 1 > /dev/null ||
+	fail "inject forge the newcomer's HELLO"
+for _ in $(seq 25); do
+	sleep 0.2
+	up=$(counter b ports_up m10.77.0.1 2>/dev/null) && [ -n "$up" ] && break
+done
+kill $srv 2>/dev/null; wait $srv 2>/dev/null
+echo "without a key: b refused $full of 100 made-up peers, then took a newcomer into a silent one's slot (ports up: '$up')"
+[ "$up" = 0 ] || fail "a newcomer found no slot in b's peer table 10 s after the made-up peers went silent"
 exit 0

@@ -13,7 +13,8 @@
  *       send FILE's frame COUNT times
  *   inject forge IFACE OPCODE DST_MAC SRC_MAC IPV4 SRC_INC DST_INC MODE COUNT
  *       a control frame claiming to come from node IPV4's incarnation
- *       SRC_INC (port MAC SRC_MAC), for DST_INC, COUNT times, with a good
+ *       SRC_INC (port MAC SRC_MAC, name "m" and IPV4), for DST_INC, COUNT
+ *       times, with a good
  *       CRC; MODE says what stands in for the cluster key's MAC: "none" (no
  *       MAC) or "garbage" (the flag and 32 random bytes)
  *
@@ -194,7 +195,7 @@ static int forge(char **argv)
 	p.src_inc = (uint32_t)strtoul(argv[5], NULL, 16);
 	p.dst_inc = (uint32_t)strtoul(argv[6], NULL, 16);
 	memcpy(p.node_mac, src, 6);
-	snprintf(p.node_name, sizeof(p.node_name), "mallory");
+	snprintf(p.node_name, sizeof(p.node_name), "m%s", argv[4]);
 	p.flags = garbage ? SRNIC_F_AUTH : 0;
 	hlen = srnic_wire_encode(f, dst, src, &p);
 	len = hlen;

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The peer table (control/control.c, srnic_peer_slot).  Without a cluster
+ * key anyone on the rails can fill it with made-up nodes: 64 forged HELLOs
+ * shut every new node out for good.  Now a new peer is refused, and
+ * counted (peers_full), only while every slot's peer was heard lately;
+ * once one has been heard on no port for SRNIC_PEER_FORGET_MS, the one
+ * silent longest gives its slot up.  A peer a port still hears is never
+ * forgotten, however old its other ports' news.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "engine_internal.h"
+#include "ring_engine.h"
+
+#define NET 0x0a010000u		/* 10.1.0.0: the made-up nodes */
+#define NEWCOMER 0x0a020001u
+
+static struct srnic_engine *eng;
+
+/* A HELLO from ipv4 on port 0 at now, as the control core learns it: its
+ * slot (found or given), then heard. */
+static struct srnic_peer *hello_from(uint32_t ipv4, uint64_t now)
+{
+	struct srnic_peer *peer;
+	struct srnic_pkt pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.ipv4 = ipv4;
+	pkt.src_inc = 0x100 + ipv4;
+	snprintf(pkt.node_name, sizeof(pkt.node_name), "n%08x", ipv4);
+	srnic_peer_lock(eng->node);
+	peer = srnic_peer_find(eng, ipv4);
+	if (!peer)
+		peer = srnic_peer_slot(eng, &pkt, now);
+	if (peer) {
+		peer->inc = pkt.src_inc;
+		peer->last_seen[0] = now;
+		peer->up[0] = 1;
+	}
+	srnic_peer_unlock(eng->node);
+	return peer;
+}
+
+int main(void)
+{
+	const uint64_t now = 1000000;
+	struct srnic_peer *peer;
+	uint64_t full;
+	unsigned i;
+
+	eng = ring_engine_new();
+	ring_engine_start(eng, 2048);
+	/* Every slot taken, slot 7's peer heard last the longest ago. */
+	for (i = 0; i < SRNIC_MAX_PEERS; i++)
+		CHECK(hello_from(NET + i, now - (i == 7 ? 150 : 100)) ==
+			      &eng->node->peer[i],
+		      "made-up node %u got no slot of its own", i);
+	full = eng->st->ctl_peers_full;
+	CHECK(!hello_from(NEWCOMER, now) && eng->st->ctl_peers_full == full + 1,
+	      "a new peer took a slot while all %u peers were heard",
+	      SRNIC_MAX_PEERS);
+	/* All down, as watch_peer puts them after PEER_DEAD_MS; slot 3's
+	 * port 0 still hears its peer, whose news is the oldest. */
+	for (i = 0; i < SRNIC_MAX_PEERS; i++)
+		eng->node->peer[i].up[0] = 0;
+	eng->node->peer[3].up[0] = 1;
+	eng->node->peer[3].last_seen[0] = 1;
+	CHECK(!hello_from(NEWCOMER, now + SRNIC_PEER_FORGET_MS - 1000) &&
+		      eng->st->ctl_peers_full == full + 2,
+	      "a peer silent for less than %u ms was forgotten",
+	      SRNIC_PEER_FORGET_MS);
+	peer = hello_from(NEWCOMER, now + SRNIC_PEER_FORGET_MS);
+	CHECK(peer == &eng->node->peer[7],
+	      "the newcomer took slot %ld, not 7 (silent longest)",
+	      peer ? (long)(peer - eng->node->peer) : -1L);
+	CHECK(peer && peer->ipv4 == NEWCOMER && peer->inc == 0x100 + NEWCOMER &&
+		      !peer->nretired && !srnic_peer_find(eng, NET + 7) &&
+		      srnic_npeers(eng->node) == SRNIC_MAX_PEERS,
+	      "slot 7 is not the newcomer's alone (its old peer kept)");
+	CHECK(srnic_peer_find(eng, NET + 3) == &eng->node->peer[3],
+	      "a peer a port still hears was forgotten");
+	return check_summary("test_peers");
+}
