@@ -10,7 +10,9 @@
 #       member would send 2x; repairs of what a busy machine dropped, as
 #       in the sanitizer pass beside other work, took 1.14x once);
 #     - 5% loss both ways on c's rail 1: the same, and the repairs go to c
-#       (b places next to none from unicast, c many);
+#       (b places at most a tenth of c's from unicast: what b itself
+#       dropped, 26 against c's 1582 once in the sanitizer pass; c's loss
+#       resent to b too would make them about equal);
 #     - c killed at 30%: a's WRITE fails naming c, a goes on to b, whose
 #       bytes end equal to a's;
 #     - 50 multicast WRITEs forged on a's rail once a is done, with the
@@ -59,7 +61,7 @@ line loss | grep -q "67108864 bytes to 2 members, 0 wrong, non-member untouched"
 ratio_ok loss || fail "with loss, a sent more than 1.5x the data: $(line loss)"
 rb=$(placed loss b) rc_=$(placed loss c)
 [ "${rc_:-0}" -ge 100 ] || fail "c placed $rc_ repairs, not the ones its loss needs"
-[ "${rb:-x}" -le $((rc_ / 100)) ] 2>/dev/null || fail "b placed $rb repairs: c's loss was resent to b too"
+[ "${rb:-x}" -le $((rc_ / 10)) ] 2>/dev/null || fail "b placed $rb repairs: c's loss was resent to b too"
 
 demo forge --size 16M --forge 50 || fail "the demo with forged WRITEs"
 line forge | grep -q "16777216 bytes to 2 members, 0 wrong, non-member untouched" ||
