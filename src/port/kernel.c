@@ -225,8 +225,10 @@ static int tap_join_link(const struct srnic_config *cfg, unsigned i, int s,
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", br);
 	ifr.ifr_ifindex = (int)if_nametoindex(tap);
-	if (s < 0 || !ifr.ifr_ifindex)
-		rc = errno ? -errno : -ENODEV;
+	if (s < 0)
+		rc = -EBADF;	/* (the caller's socket() failed) */
+	else if (!ifr.ifr_ifindex)
+		rc = -ENODEV;
 	else
 		rc = kernel_side_mac(s, tap, mac);
 	if (rc == 0 && ioctl(s, SIOCBRADDIF, &ifr) < 0)
