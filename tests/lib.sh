@@ -82,18 +82,30 @@ pair() {
 	timeout -k 5 "$t" "$SRNIC" exec a -- "$@" b > "$LOGDIR/$name.a" 2>&1 || rca=$?
 	wait $pid || rcb=$?
 	if [ $rca != 0 ] || [ $rcb != 0 ]; then
-		echo "--- $name: client (a) exit $rca" >&2; tail -15 "$LOGDIR/$name.a" >&2
-		echo "--- $name: server (b) exit $rcb" >&2; tail -15 "$LOGDIR/$name.b" >&2
-		# (each node's counters as its engine last wrote them, the
-		# lines with a value other than 0)
-		for n in a b; do
-			[ -f "$TB/$n.stats" ] || continue
-			echo "--- $name: node $n's last counters" >&2
-			awk '{for (i = 3; i <= NF; i += 2) if ($i != "0") {print; next}}' \
-				"$TB/$n.stats" >&2
-		done
+		echo "--- $name: client (a) exit $rca, server (b) exit $rcb" >&2
+		programs_failed "$LOGDIR/$name.a" "$LOGDIR/$name.b"
 		return 1
 	fi
+}
+
+# programs_failed LOG...: what programs that failed said, for the test's
+# own log: each LOG's error lines (a program's stderr comes out before its
+# buffered stdout, so its last lines may not be them) and its last lines,
+# then each node's counters as its engine last wrote them, the lines with
+# a value other than 0.
+programs_failed() {
+	local log n
+	for log in "$@"; do
+		echo "--- ${log##*/}: errors, then its last lines" >&2
+		grep -i -m 8 "fail\|couldn't\|error\|unable\|correlation" "$log" >&2
+		tail -n 8 "$log" >&2
+	done
+	for n in a b; do
+		[ -f "$TB/$n.stats" ] || continue
+		echo "--- node $n's last counters" >&2
+		awk '{for (i = 3; i <= NF; i += 2) if ($i != "0") {print; next}}' \
+			"$TB/$n.stats" >&2
+	done
 }
 
 # checked LOG: a program that prints "ok - ..."/"not ok - ..." lines

@@ -200,7 +200,7 @@ timeout -k 5 60 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -c -n 10000 -s 4096 -p 1
 pids="$pids $!"
 rc=0
 for p in $pids; do wait $p || rc=1; done
-[ $rc = 0 ] || { tail -n 3 "$LOGDIR"/d-bw3.* "$LOGDIR"/d-pp3.*; fail "three ib_write_bw pairs and a pingpong: a program failed"; }
+[ $rc = 0 ] || { programs_failed "$LOGDIR"/d-bw3.* "$LOGDIR"/d-pp3.*; fail "three ib_write_bw pairs and a pingpong: a program failed"; }
 pingpong_ok "$LOGDIR/d-pp3.a" && pingpong_ok "$LOGDIR/d-pp3.b" || fail "the pingpong beside three ib_write_bw pairs"
 sums=$(for i in 0 1 2; do awk '$1 == 65536 && NF >= 5 {print $4}' "$LOGDIR/d-bw3.$i.a"; done | xargs)
 [ "$(echo $sums | wc -w)" = 3 ] || fail "three ib_write_bw pairs: results '$sums'"
