@@ -476,7 +476,8 @@ struct srnic_node {
 					 * being stopped with the port token */
 	uint32_t foreign_frames;	/* srnicd: what a departed process's
 					 * ring held that was no frame of the
-					 * pool's (not freed) */
+					 * pool's (not freed), and rings whose
+					 * header was changed (not read) */
 	struct srnic_stats departed;	/* counters of processes gone */
 	uint8_t qp_owner[SRNIC_MAX_QP];	/* slot + 1; 0: free */
 };

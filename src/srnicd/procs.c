@@ -71,12 +71,34 @@ static bool frame_ours(struct srnic_node *node, const struct rte_mbuf *m)
 	       !(m->ol_flags & (RTE_MBUF_F_EXTERNAL | RTE_MBUF_F_INDIRECT));
 }
 
+/*
+ * Each slot's receive ring as srnicd made it, kept in srnicd's own memory
+ * (as the pids are, below): the node's copy in proc[].rx is for the
+ * pollers, and any attached process can point it anywhere.  srnicd
+ * follows only these.
+ */
+static struct rte_ring *slot_rx[SRNIC_MAX_PROCS];
+
+/* A ring's header is in the node's memory too: one whose size is no
+ * longer what srnicd made it with would take srnicd's indexes outside
+ * it.  Left alone (and counted) rather than read. */
+static bool ring_whole(struct srnic_node *node, const struct rte_ring *r,
+		       unsigned size)
+{
+	if (r->size == size && r->mask == size - 1 && r->capacity == size - 1)
+		return true;
+	node->foreign_frames++;
+	return false;
+}
+
 static void ring_drain(struct srnic_node *node, struct rte_ring *r,
-		       bool mbufs)
+		       unsigned size, bool mbufs)
 {
 	void *obj;
 
-	while (r && rte_ring_dequeue(r, &obj) == 0)
+	if (!r || !ring_whole(node, r, size))
+		return;
+	while (rte_ring_dequeue(r, &obj) == 0)
 		if (!mbufs)
 			continue;
 		else if (frame_ours(node, obj))
@@ -122,7 +144,7 @@ static void token_rings_repair(struct srnic_node *node)
 	ring_unclaim(node->loop);
 	ring_unclaim(node->ctrl_rx);
 	for (s = 0; s < SRNIC_MAX_PROCS; s++)
-		ring_unclaim(node->proc[s].rx);
+		ring_unclaim(slot_rx[s]);
 	srnic_port_token_free(node);
 }
 
@@ -175,15 +197,16 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 		return -ENOMEM;
 	}
 	/* (what a process before it left) */
-	ring_drain(node, rx, true);
-	ring_drain(node, db, false);
-	ring_drain(node, calls, false);
+	ring_drain(node, rx, RX_RING, true);
+	ring_drain(node, db, DB_RING, false);
+	ring_drain(node, calls, CALL_RING, false);
 	/* Everything else of the slot starts anew: counters, nap words,
 	 * and the earlier process's "aside". */
 	memset(p, 0, sizeof(*p));
 	p->rx = rx;
 	p->doorbell = db;
 	p->calls = calls;
+	slot_rx[slot] = rx;
 	slot_pid[slot] = pid;
 	snprintf(p->prog, sizeof(p->prog), "%s", prog);
 	__atomic_store_n(&p->live, 1, __ATOMIC_RELEASE);
@@ -243,7 +266,7 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 	/* Killed while it polled the ports: the token is free again, once
 	 * the rings only its holder puts frames on are whole. */
 	srnicd_token_reclaim(node, slot);
-	ring_drain(node, p->rx, true);
+	ring_drain(node, slot_rx[slot], RX_RING, true);
 	/* The buffers its lcore's caches held go back to the pools (it
 	 * runs no more: nobody else uses that lcore id). */
 	if (lcore < RTE_MAX_LCORE) {

@@ -5,6 +5,9 @@
 #     error and a hang-up, and srnicd goes on serving; an attached
 #     process hung up on keeps its slot until it exits; a process
 #     configured without the node's cluster key does not attach.
+#  1b. An attached process that writes nonsense into the node's memory
+#     (tests/e2e/hostile.c: npeers, its name, its rings) and dies: srnicd
+#     lives on, answers in JSON, lets go of its slot, and a pingpong runs.
 #  2. ibv_devinfo in a node with srnicd: PORT_ACTIVE, in under 50 ms of
 #     CPU (a process that started a datapath of its own would take
 #     hundreds), and again beside the traffic of 3.
@@ -102,6 +105,22 @@ fi
 grep -q "has a cluster key, this process none" "$LOGDIR/d-nokey.out" ||
 	fail "no word of the missing cluster key: $(cat "$LOGDIR/d-nokey.out")"
 echo "a process without the node's cluster key: not attached ($(grep -o 'has a cluster key, this process none' "$LOGDIR/d-nokey.out"))"
+
+# 1b. An attached process that turns on the node (docs/security.md, hole 3)
+timeout -k 5 20 "$SRNIC" exec a -- "$BUILD/tests/e2e/hostile" > "$LOGDIR/d-hostile.out" 2>&1 || true
+grep -q "^ok - rings of slot" "$LOGDIR/d-hostile.out" ||
+	fail "the hostile process did not get to its writes: $(cat "$LOGDIR/d-hostile.out")"
+for _ in $(seq 50); do
+	jcheck a "not any(p['prog'].startswith('\"') for p in st['processes'])" 2>/dev/null && break
+	sleep 0.1
+done
+jcheck a "not any(p['prog'].startswith('\"') for p in st['processes'])" ||
+	fail "srnicd of a, after the hostile process: $(stats a 2>&1 | head -c 600)"
+jcheck a "len(st['peers']) <= 64 and any(p['name'] == 'b' for p in st['peers'])" ||
+	fail "srnicd's peers after npeers was written: $(stats a | head -c 600)"
+pingpong d-hostile-pp 30 ibv_rc_pingpong -g 1 -n 200 -s 4096 ||
+	fail "a pingpong after the hostile process"
+echo "after a process wrote its rings, name and npeers and died: srnicd serves, its slot is free, a pingpong ran"
 
 # 2. ibv_devinfo (again under traffic, in 3.): the time of the program
 # itself, not of ./srnic exec's namespace set-up.  Beside six busy pollers
