@@ -256,38 +256,39 @@ struct srnic_peer *srnic_peer_slot(struct srnic_engine *eng,
 	struct srnic_node *node = eng->node;
 	struct srnic_peer *peer = NULL;
 	uint64_t longest = SRNIC_PEER_FORGET_MS, quiet;
-	unsigned i;
+	/* (read once: in srnicd's node an attached process may write it) */
+	unsigned i, n = __atomic_load_n(&node->npeers, __ATOMIC_RELAXED);
+	bool grow = n < SRNIC_MAX_PEERS;
 
-	if (node->npeers < SRNIC_MAX_PEERS) {
-		peer = &node->peer[node->npeers];
-		peer->ipv4 = pkt->ipv4;
-		memcpy(peer->node_mac, pkt->node_mac, 6);
-		memcpy(peer->name, pkt->node_name, sizeof(peer->name));
-		__atomic_store_n(&node->npeers, node->npeers + 1,
-				 __ATOMIC_RELEASE);
-		return peer;
-	}
-	for (i = 0; i < SRNIC_MAX_PEERS; i++) {
-		quiet = peer_silence(eng, i, now);
-		if (quiet != UINT64_MAX && quiet >= longest) {
-			longest = quiet;
-			peer = &node->peer[i];
+	if (grow) {
+		peer = &node->peer[n];
+	} else {
+		for (i = 0; i < SRNIC_MAX_PEERS; i++) {
+			quiet = peer_silence(eng, i, now);
+			if (quiet != UINT64_MAX && quiet >= longest) {
+				longest = quiet;
+				peer = &node->peer[i];
+			}
 		}
+		if (!peer) {
+			eng->st->ctl_peers_full++;
+			return NULL;
+		}
+		ctl_log(eng, "peer %s forgotten after %lu s of silence: its "
+			"slot is for %s now", peer->name,
+			(unsigned long)(longest / 1000), pkt->node_name);
+		/* As a slot never used: its ports down already, integration
+		 * and incarnations from nothing.  QPs still aimed at the old
+		 * peer meet the new node's incarnation, and its BOOTING
+		 * fails them. */
+		memset(peer, 0, sizeof(*peer));
 	}
-	if (!peer) {
-		eng->st->ctl_peers_full++;
-		return NULL;
-	}
-	ctl_log(eng, "peer %s forgotten after %lu s of silence: its slot "
-		"is for %s now", peer->name, (unsigned long)(longest / 1000),
-		pkt->node_name);
-	/* As a slot never used: its ports down already, integration and
-	 * incarnations from nothing.  QPs still aimed at the old peer meet
-	 * the new node's incarnation, and its BOOTING fails them. */
-	memset(peer, 0, sizeof(*peer));
 	peer->ipv4 = pkt->ipv4;
 	memcpy(peer->node_mac, pkt->node_mac, 6);
 	memcpy(peer->name, pkt->node_name, sizeof(peer->name));
+	/* (a new slot counts once its identity is there to be read) */
+	if (grow)
+		__atomic_store_n(&node->npeers, n + 1, __ATOMIC_RELEASE);
 	return peer;
 }
 
