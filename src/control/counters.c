@@ -112,6 +112,9 @@ const struct srnic_counter srnic_counters[] = {
 	     "a member's QPs bound to a client"),
 	NODE("svc_stale", svc_stale, "svc", 0,
 	     "SVC_ANNOUNCEs not newer than one taken: replays"),
+	NODE("svc_full", svc_full, "svc", 0,
+	     "announcements of a new service not learned: the service table "
+	     "was full of services heard lately"),
 	NODE("svc_qps_dropped", svc_qps_dropped, "svc", 0,
 	     "a member's bound QPs failed: the service went on"),
 

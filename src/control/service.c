@@ -85,22 +85,78 @@ struct srnic_service *srnic_service_find(struct srnic_node *node,
 	return NULL;
 }
 
+/* How long nobody has said a word of a service: no holder, no member
+ * (ms). */
+static uint64_t service_quiet(const struct srnic_service *sv, uint64_t now)
+{
+	uint64_t last = sv->since > sv->holder_heard ? sv->since
+						      : sv->holder_heard;
+	unsigned i;
+
+	for (i = 0; i < SRNIC_SVC_MEMBERS; i++)
+		if (sv->member[i].ipv4 && sv->member[i].heard > last)
+			last = sv->member[i].heard;
+	return now > last ? now - last : 0;
+}
+
+/*
+ * An entry for a service new to this node: a free one, or, the table full,
+ * the one of a service this node is no member of that has been unheard
+ * for longest, once that is longer than a client's QP of it can live on
+ * through the silence (svc_grace_ms, then its retries; SRNIC_PEER_FORGET_MS
+ * covers those).  Without it, announcements of made-up services (without
+ * a cluster key, anyone's) would fill the table for good.  What still
+ * names the old service finds it gone: a client's QP looks its service
+ * up by address and fails as one whose holder is gone; a datagram through
+ * an address handle of it is lost (requester.c, datagram_peer).
+ */
+static struct srnic_service *service_new(struct srnic_engine *eng,
+					 uint64_t now)
+{
+	struct srnic_service *sv = NULL;
+	uint64_t longest = SRNIC_PEER_FORGET_MS + eng->cfg.svc_grace_ms, quiet;
+	unsigned i;
+
+	for (i = 0; i < SRNIC_MAX_SVC_KNOWN; i++) {
+		struct srnic_service *s = &eng->node->svc[i];
+
+		if (!s->ipv4)
+			return s;
+		if (s->mine < 0 && (quiet = service_quiet(s, now)) >= longest) {
+			longest = quiet;
+			sv = s;
+		}
+	}
+	if (sv) {
+		ctl_log(eng, "service %u.%u.%u.%u forgotten after %lu s of "
+			"silence", sv->ipv4 >> 24, (sv->ipv4 >> 16) & 255,
+			(sv->ipv4 >> 8) & 255, sv->ipv4 & 255,
+			(unsigned long)(longest / 1000));
+		/* (readers match the address first: it goes before the
+		 * rest changes) */
+		__atomic_store_n(&sv->ipv4, 0, __ATOMIC_RELEASE);
+	}
+	return sv;
+}
+
 /* The service of that address, made if new (control core only). */
 static struct srnic_service *service_of(struct srnic_engine *eng,
 					uint32_t ipv4, uint64_t now)
 {
 	struct srnic_service *sv = srnic_service_find(eng->node, ipv4);
-	unsigned i;
 
-	for (i = 0; !sv && i < SRNIC_MAX_SVC_KNOWN; i++)
-		if (!eng->node->svc[i].ipv4) {
-			sv = &eng->node->svc[i];
-			memset(sv, 0, sizeof(*sv));
-			sv->mine = -1;
-			sv->holder_peer = -1;
-			sv->since = now;
-			__atomic_store_n(&sv->ipv4, ipv4, __ATOMIC_RELEASE);
-		}
+	if (sv)
+		return sv;
+	sv = service_new(eng, now);
+	if (!sv) {
+		eng->st->svc_full++;
+		return NULL;
+	}
+	memset(sv, 0, sizeof(*sv));
+	sv->mine = -1;
+	sv->holder_peer = -1;
+	sv->since = now;
+	__atomic_store_n(&sv->ipv4, ipv4, __ATOMIC_RELEASE);
 	return sv;
 }
 

@@ -322,6 +322,9 @@ struct srnic_stats {
 	uint64_t svc_binds;	/* a member's QPs bound to a client */
 	uint64_t svc_qps_dropped; /* ... failed: the service went on */
 	uint64_t svc_stale;	/* SVC_ANNOUNCEs no newer than one taken */
+	uint64_t svc_full;	/* ... of a new service not learned: the
+				 * table was full of services heard lately
+				 * or this node's (control/service.c) */
 };
 
 #define SRNIC_TOKEN_HUNGRY_US 2000

@@ -718,7 +718,9 @@ static inline bool datagram_peer(const struct srnic_engine *eng,
 		return true;
 	sv = &eng->node->svc[w->ud.svc - 1];
 	h = __atomic_load_n(&sv->holder_peer, __ATOMIC_ACQUIRE);
-	if (h < 0)
+	/* (nobody holds it, or its entry is another service's now: the
+	 * service was forgotten, control/service.c) */
+	if (h < 0 || __atomic_load_n(&sv->ipv4, __ATOMIC_ACQUIRE) != w->ud.ipv4)
 		return false;
 	*peer = h == SRNIC_PEER_SELF ? &eng->node->peer[h] : &sv->peer;
 	return true;

@@ -6,7 +6,8 @@
  * carries its port's HELLO number; one not newer than the last taken from
  * its sender on that port is counted (svc_stale) and changes nothing, as
  * is one of an older process of the sender.  And the count of QPs bound
- * to clients a holder announces loses a departed process's share.
+ * to clients a holder announces loses a departed process's share; and the
+ * table of services gives a newcomer the entry of one long unheard.
  */
 #include <string.h>
 
@@ -22,22 +23,30 @@
 
 static struct srnic_engine *eng;
 
-static void announce(uint32_t inc, unsigned port, uint32_t seq,
-		     uint64_t now)
+/* An SVC_ANNOUNCE of service svc by its holder h (of incarnation inc) on
+ * port with HELLO number seq, taken at now. */
+static void announce_of(uint32_t svc, uint32_t h, uint32_t inc, unsigned port,
+			uint32_t seq, uint64_t now)
 {
 	struct srnic_pkt pkt;
 
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.opcode = SRNIC_OP_SVC_ANNOUNCE;
 	pkt.src_inc = inc;
-	pkt.ipv4 = HOLDER;
+	pkt.ipv4 = h;
 	pkt.port = (uint8_t)port;
 	pkt.src_qpn = seq;
 	pkt.msn = TERM;
-	pkt.svc_ipv4 = SVC;
+	pkt.svc_ipv4 = svc;
 	pkt.svc_prio = 100;
 	pkt.svc_holder = 1;
 	srnic_service_rx(eng, &pkt, now);
+}
+
+static void announce(uint32_t inc, unsigned port, uint32_t seq,
+		     uint64_t now)
+{
+	announce_of(SVC, HOLDER, inc, port, seq, now);
 }
 
 static uint64_t heard(void)
@@ -63,6 +72,44 @@ static void test_bound_release(void)
 	srnic_service_release_proc(eng->node, 3);
 	CHECK(srnic_service_bound(sv) == 1,
 	      "bound %u after process 3 went, not 1", srnic_service_bound(sv));
+}
+
+/* The table of services is not filled for good by announcements of
+ * services nobody hears of again: the full table refuses a newcomer (and
+ * counts it) while every entry was heard lately, then gives it the entry
+ * of the one unheard for longest, never one of this node's own.  SVC,
+ * last heard at 8000, is the quietest. */
+static void test_table_full(void)
+{
+	const uint64_t t = 15000, forget = SRNIC_PEER_FORGET_MS + 2000;
+	uint64_t full0 = eng->st->svc_full;
+	struct srnic_service *own;
+	unsigned i;
+
+	eng->cfg.svc_grace_ms = 2000;
+	for (i = 0; i < SRNIC_MAX_SVC_KNOWN; i++)
+		announce_of(0x0a000100u + i, 0x0a000200u + i, INC, 0, 1, t);
+	CHECK(eng->st->svc_full - full0 == 1,
+	      "%llu of 16 new services refused by a table with one entry "
+	      "taken, not 1", (unsigned long long)(eng->st->svc_full - full0));
+	announce_of(0x0a000300u, 0x0a000400u, INC, 0, 1, t + 1000);
+	CHECK(!srnic_service_find(eng->node, 0x0a000300u) &&
+		      eng->st->svc_full - full0 == 2,
+	      "a newcomer took the entry of a service heard lately");
+	announce_of(0x0a000300u, 0x0a000400u, INC, 0, 2, 8000 + forget);
+	CHECK(srnic_service_find(eng->node, 0x0a000300u) &&
+		      !srnic_service_find(eng->node, SVC),
+	      "the newcomer did not take the entry of the service unheard "
+	      "for %llu ms", (unsigned long long)forget);
+	own = srnic_service_find(eng->node, 0x0a000100u);
+	if (!CHECK(own, "service 10.0.1.0 not in the table"))
+		return;
+	own->mine = 0;
+	own->since = own->holder_heard = own->member[0].heard = 0;
+	announce_of(0x0a000301u, 0x0a000401u, INC, 0, 1, t + forget + 1);
+	CHECK(srnic_service_find(eng->node, 0x0a000301u) &&
+		      srnic_service_find(eng->node, 0x0a000100u) == own,
+	      "a newcomer took this node's own service's entry, or none");
 }
 
 int main(void)
@@ -104,5 +151,6 @@ int main(void)
 	CHECK(heard() == 8000, "a restarted holder's first announcement "
 	      "refused");
 	test_bound_release();
+	test_table_full();
 	return check_summary("test_service");
 }
