@@ -109,8 +109,9 @@ struct srnic_engine {
 	/* What messages from the wire may hold of the node's memory at once
 	 * (the responder's and multicast members'): bitmaps of their
 	 * packets, and last packets kept until the rest of their message
-	 * has landed, out of the node's packet pool (held_max; 0 in either:
-	 * no limit, as a test's engine has). */
+	 * has landed, out of the node's packet pool (held_max, and the
+	 * node's SRNIC_HELD_MAX for all its processes; 0 in either: no
+	 * limit, as a test's engine has). */
 	struct srnic_track_budget map_budget;
 	uint32_t held, held_max;
 	/* UC: how long the oldest message may stall the ones behind it

@@ -32,11 +32,11 @@
  * it by index as any peer. */
 #define SRNIC_PEER_SELF SRNIC_MAX_PEERS
 #define SRNIC_POOL_SIZE 16383	/* packet buffers of a node */
-/* What one process's messages from the wire may hold at once: last packets
- * kept until the rest of their message lands (a quarter of the pool, so
- * that a few processes flooded with forged last packets, 128 a QP, cannot
- * empty it), and bitmaps of packets (a 2 GiB message in 4 KiB packets
- * takes 64 KiB). */
+/* What messages from the wire may hold at once: last packets kept until
+ * the rest of their message lands (a quarter of the pool, for one process
+ * and for all the node's together, so that processes flooded with forged
+ * last packets, 128 a QP, cannot empty it), and one process's bitmaps of
+ * packets (a 2 GiB message in 4 KiB packets takes 64 KiB). */
 #define SRNIC_HELD_MAX (SRNIC_POOL_SIZE / 4)
 #define SRNIC_MAP_BUDGET (64ull << 20)
 #define SRNIC_BURST 32
@@ -360,6 +360,9 @@ struct srnic_proc {
 	uint64_t rx_stalled;	/* ... or it had stopped taking them */
 	/* When it last looked at its ring (TSC; its own datapath's). */
 	uint64_t rx_taken_at;
+	/* Its share of the node's held_total (srnicd takes it back when the
+	 * process goes: the buffers are lost, the budget is not). */
+	uint32_t held;
 };
 
 /* A process that has not looked at its ring for SRNIC_RX_STALL_MS gets no
@@ -477,6 +480,9 @@ struct srnic_node {
 	uint32_t nprocs_most;	/* ... the most at once so far */
 	uint32_t stopped_killed;	/* srnicd: processes it killed for
 					 * being stopped with the port token */
+	/* Last packets the node's processes hold (responder, hold_last),
+	 * at most SRNIC_HELD_MAX. */
+	uint32_t held_total;
 	uint32_t foreign_frames;	/* srnicd: what a departed process's
 					 * ring held that was no frame of the
 					 * pool's (not freed), and rings whose

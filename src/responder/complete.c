@@ -59,7 +59,7 @@ static bool place_held(struct srnic_engine *eng, struct srnic_qp *qp,
 	bool ok;
 
 	s->held = NULL;
-	eng->held--;
+	held_count(eng, -1);
 	ok = srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
 			       rte_pktmbuf_data_len(m), &pkt) == SRNIC_WIRE_OK &&
 	     resp_place(eng, qp, s, &pkt);

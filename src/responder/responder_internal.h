@@ -27,6 +27,17 @@ static inline int32_t seq_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
+/* A last packet held, or given back: the process's count, and the node's
+ * (shared by its processes: srnic_node.h, held_total). */
+static inline void held_count(struct srnic_engine *eng, int d)
+{
+	eng->held += (uint32_t)d;
+	__atomic_store_n(&eng->node->proc[eng->slot].held, eng->held,
+			 __ATOMIC_RELAXED);
+	__atomic_add_fetch(&eng->node->held_total, (uint32_t)d,
+			   __ATOMIC_RELAXED);
+}
+
 /* A slot's hold on the node's memory given back: the map of its packets,
  * and its held last packet (engine's held, map_budget). */
 static inline void slot_forget(struct srnic_engine *eng, struct srnic_rmsg *s)
@@ -35,7 +46,7 @@ static inline void slot_forget(struct srnic_engine *eng, struct srnic_rmsg *s)
 	if (s->held) {
 		rte_pktmbuf_free(s->held);
 		s->held = NULL;
-		eng->held--;
+		held_count(eng, -1);
 	}
 }
 

@@ -286,14 +286,17 @@ static enum rx_step hold_last(struct rx *x)
 			  SRNIC_WC_REM_ACCESS_ERR);
 		return RX_ADVANCE;	/* (UC gives it up there) */
 	}
-	/* With the process's share of the pool held already, the packet
-	 * goes: the requester sends it again (its probe is that packet),
-	 * and by then the rest may be in. */
-	if (x->eng->held_max && x->eng->held >= x->eng->held_max) {
+	/* With the process's share of the pool held already, or the node's,
+	 * the packet goes: the requester sends it again (its probe is that
+	 * packet), and by then the rest may be in. */
+	if (x->eng->held_max &&
+	    (x->eng->held >= x->eng->held_max ||
+	     __atomic_load_n(&x->eng->node->held_total, __ATOMIC_RELAXED) >=
+		     SRNIC_HELD_MAX)) {
 		x->eng->st->drops[SRNIC_DROP_OVER_BUDGET]++;
 		return RX_DONE;
 	}
-	x->eng->held++;
+	held_count(x->eng, 1);
 	x->s->held = x->m;
 	landed(x);	/* (which may place it at once, and free it) */
 	return RX_KEPT;

@@ -216,6 +216,15 @@ int srnicd_proc_attach(struct srnic_engine *eng, int pid, const char *prog,
 	return (int)slot;
 }
 
+/* A departed process's share of the node's held last packets. */
+static void held_give_back(struct srnic_node *node, struct srnic_proc *p)
+{
+	uint32_t h = __atomic_load_n(&p->held, __ATOMIC_RELAXED),
+		 t = __atomic_load_n(&node->held_total, __ATOMIC_RELAXED);
+
+	__atomic_sub_fetch(&node->held_total, h < t ? h : t, __ATOMIC_RELAXED);
+}
+
 void srnicd_token_reclaim(struct srnic_node *node, unsigned slot)
 {
 	if (token_take_from(node, slot + 1))
@@ -261,8 +270,11 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 					 __ATOMIC_RELEASE);
 	srnic_mcast_release_proc(node, slot);
 	srnic_service_release_proc(node, slot);
-	/* Its counters stay the node's (it runs no more: they hold still). */
+	/* Its counters stay the node's (it runs no more: they hold still);
+	 * the last packets it held are lost to the pool, but not to the
+	 * node's budget for them. */
 	srnic_stats_add(&node->departed, &p->st);
+	held_give_back(node, p);
 	/* Killed while it polled the ports: the token is free again, once
 	 * the rings only its holder puts frames on are whole. */
 	srnicd_token_reclaim(node, slot);

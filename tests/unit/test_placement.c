@@ -1590,6 +1590,52 @@ static void test_budgets(void)
 	free(msg);
 }
 
+/* The node's budget for held last packets, shared by its processes: with
+ * the others holding all but one, this process keeps one more and drops
+ * the next (counted), though its own budget has room; each hold shows in
+ * its slot's count (srnicd takes a departed process's back) and in the
+ * node's, and is given back as its message lands. */
+static void test_held_node(void)
+{
+	enum { LEN = 3 * STRIDE };
+	uint8_t *dst = calloc(1, 2 * LEN), *msg = malloc(LEN);
+	struct srnic_qp *qp = qp_new(9);
+	uint32_t saved = eng->node->held_total, key, i, m;
+	uint64_t over = drops(SRNIC_DROP_OVER_BUDGET);
+
+	memset(msg, 0x5a, LEN);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, 2 * LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 9);
+	eng->held_max = eng->held + 100;
+	eng->node->held_total = SRNIC_HELD_MAX - 1;
+	for (m = 0; m < 2; m++)
+		CHECK(deliver(qp, SRNIC_OP_WRITE, 0, 100 + m, 1, 0, key,
+			      (uintptr_t)dst + m * LEN, msg, LEN, 2) == (m == 0),
+		      "last packet of message %u %s", m,
+		      m == 0 ? "held" : "dropped past the node's budget");
+	CHECK(drops(SRNIC_DROP_OVER_BUDGET) == over + 1 &&
+		      eng->node->held_total == SRNIC_HELD_MAX &&
+		      eng->node->proc[eng->slot].held == eng->held,
+	      "the node's count %u, the slot's %u, the process's %u",
+	      eng->node->held_total, eng->node->proc[eng->slot].held,
+	      eng->held);
+	for (m = 0; m < 2; m++)
+		for (i = 0; i < 3; i++)
+			deliver(qp, SRNIC_OP_WRITE, 0, 100 + m, 1, 0, key,
+				(uintptr_t)dst + m * LEN, msg, LEN, i);
+	CHECK(qp->rcv.exp_msn == 102 && !memcmp(dst, msg, LEN) &&
+		      !memcmp(dst + LEN, msg, LEN) &&
+		      eng->node->held_total == SRNIC_HELD_MAX - 1,
+	      "both messages landed and the hold was given back (node %u)",
+	      eng->node->held_total);
+	eng->node->held_total = saved;
+	eng->held_max = 0;
+	srnic_engine_destroy_qp(eng, qp);
+	free(dst);
+	free(msg);
+}
+
 /* A process that stopped taking the frames other pollers pass it (its
  * ring's rx_taken_at old) gets no more than SRNIC_RX_STALL_FRAMES of them;
  * one that takes them gets its whole ring. */
@@ -1660,6 +1706,7 @@ int main(void)
 	test_ud();
 	test_on_demand_hole();
 	test_budgets();
+	test_held_node();
 	test_stalled_ring();
 	return check_summary("test_placement");
 }
