@@ -134,7 +134,7 @@ for _ in $(seq 50); do
 done
 [ "${full:-0}" -ge 30 ] || fail "b refused $full of 100 made-up peers (a full table of 64 refuses 36 or more)"
 sleep 10.5	# (SRNIC_PEER_FORGET_MS, and the 300 ms until they count as down)
-in_a "$INJ" forge rail0 HELLO ff:ff:ff:ff:ff:ff 02:77:00:00:00:01 10.77.0.1 00077001 0 none 1 > /dev/null ||
+in_a "$INJ" forge rail0 HELLO ff:ff:ff:ff:ff:ff 02:77:00:00:00:01 10.77.0.1 00077001 0 none 3 > /dev/null ||
 	fail "inject forge the newcomer's HELLO"
 for _ in $(seq 25); do
 	sleep 0.2
