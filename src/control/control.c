@@ -300,7 +300,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	if (p >= eng->node->nports || pkt->ipv4 == eng->cfg.ipv4 ||
 	    !pkt->ipv4 || !pkt->src_inc)
 		return;		/* ourselves, or nobody */
-	srnic_peer_lock(eng->node);
+	bool held = srnic_peer_lock(eng->node);
 	peer = srnic_peer_find(eng, pkt->ipv4);
 	if (!peer)
 		peer = srnic_peer_slot(eng, pkt, now);
@@ -356,7 +356,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 			__atomic_store_n(&peer->up[p], 1, __ATOMIC_RELEASE);
 		}
 	}
-	srnic_peer_unlock(eng->node);
+	srnic_peer_unlock(eng->node, held);
 }
 
 static void drain_rx(struct srnic_engine *eng, uint64_t now)
@@ -537,10 +537,10 @@ static void watch_links(struct srnic_engine *eng, uint64_t now,
 				 __ATOMIC_RELEASE);
 	}
 	report_device_active(eng);
-	srnic_peer_lock(eng->node);
+	bool held = srnic_peer_lock(eng->node);
 	for (i = 0; i < srnic_npeers(eng->node); i++)
 		watch_peer(eng, &eng->node->peer[i], polled);
-	srnic_peer_unlock(eng->node);
+	srnic_peer_unlock(eng->node, held);
 }
 
 /* When this node itself last made progress: its control core's last tick,
@@ -747,9 +747,9 @@ struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
 
 	__atomic_store_n(&eng->node->hello_now, 1, __ATOMIC_RELEASE);
 	for (;;) {
-		srnic_peer_lock(eng->node);
+		bool held = srnic_peer_lock(eng->node);
 		peer = peer_by_gid(eng, gid);
-		srnic_peer_unlock(eng->node);
+		srnic_peer_unlock(eng->node, held);
 		/* Reachable is enough to connect; integrated too spares
 		 * the first RDMA a drop and a resend, and heard on every
 		 * live port its first transfer a single path. */

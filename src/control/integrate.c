@@ -186,7 +186,7 @@ void srnic_integrate_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 
 	if (pkt->dst_inc != eng->node->inc || p >= eng->node->nports)
 		return;		/* meant for an earlier process of ours */
-	srnic_peer_lock(eng->node);
+	bool held = srnic_peer_lock(eng->node);
 	peer = srnic_peer_find(eng, pkt->ipv4);
 	if (peer && pkt->src_inc == peer->inc) {
 		if (pkt->opcode == SRNIC_OP_BOOT_ACK) {
@@ -200,7 +200,7 @@ void srnic_integrate_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 					 __ATOMIC_RELEASE);
 		}
 	}
-	srnic_peer_unlock(eng->node);
+	srnic_peer_unlock(eng->node, held);
 }
 
 /* Control core, every tick: drive the exchange with each peer. */
@@ -208,7 +208,7 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 {
 	unsigned i, p;
 
-	srnic_peer_lock(eng->node);
+	bool held = srnic_peer_lock(eng->node);
 	for (i = 0; i < srnic_npeers(eng->node); i++) {
 		struct srnic_peer *peer = &eng->node->peer[i];
 		uint8_t reach = reachable_ports(eng, peer);
@@ -248,5 +248,5 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 						p);
 		}
 	}
-	srnic_peer_unlock(eng->node);
+	srnic_peer_unlock(eng->node, held);
 }

@@ -59,7 +59,7 @@ static int node_join(struct srnic_engine *eng,
 	struct srnic_node_group *ng = NULL, *free_ng = NULL;
 	unsigned i;
 
-	srnic_shared_lock(&node->mcast_lock);
+	bool held = srnic_shared_lock(node, &node->mcast_lock);
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS && !ng; i++) {
 		struct srnic_node_group *e = &node->mcast[i];
 
@@ -78,7 +78,7 @@ static int node_join(struct srnic_engine *eng,
 		__atomic_or_fetch(&ng->procs, 1u << eng->slot, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&node->mcast_gen, 1, __ATOMIC_RELEASE);
 	}
-	pthread_mutex_unlock(&node->mcast_lock);
+	srnic_shared_unlock(&node->mcast_lock, held);
 	return ng ? 0 : -ENOMEM;
 }
 
@@ -88,7 +88,7 @@ static void node_leave(struct srnic_node *node, unsigned slot,
 {
 	unsigned i;
 
-	srnic_shared_lock(&node->mcast_lock);
+	bool held = srnic_shared_lock(node, &node->mcast_lock);
 	for (i = 0; i < SRNIC_MAX_MCAST_GROUPS; i++) {
 		struct srnic_node_group *e = &node->mcast[i];
 
@@ -100,7 +100,7 @@ static void node_leave(struct srnic_node *node, unsigned slot,
 					   __ATOMIC_RELEASE);
 		}
 	}
-	pthread_mutex_unlock(&node->mcast_lock);
+	srnic_shared_unlock(&node->mcast_lock, held);
 }
 
 void srnic_mcast_release_proc(struct srnic_node *node, unsigned slot)
@@ -121,7 +121,7 @@ int srnic_group_claim(struct srnic_node *node, unsigned slot, unsigned g)
 {
 	int rc = 0;
 
-	srnic_shared_lock(&node->mcast_lock);
+	bool held = srnic_shared_lock(node, &node->mcast_lock);
 	if (node->group_owner[g])
 		rc = -EBUSY;
 	else {
@@ -129,20 +129,20 @@ int srnic_group_claim(struct srnic_node *node, unsigned slot, unsigned g)
 				 __ATOMIC_RELEASE);
 		__atomic_or_fetch(&node->groups, 1ull << g, __ATOMIC_RELEASE);
 	}
-	pthread_mutex_unlock(&node->mcast_lock);
+	srnic_shared_unlock(&node->mcast_lock, held);
 	__atomic_store_n(&node->hello_now, 1, __ATOMIC_RELEASE);
 	return rc;
 }
 
 void srnic_group_unclaim(struct srnic_node *node, unsigned slot, unsigned g)
 {
-	srnic_shared_lock(&node->mcast_lock);
+	bool held = srnic_shared_lock(node, &node->mcast_lock);
 	if (node->group_owner[g] == slot + 1) {
 		__atomic_and_fetch(&node->groups, ~(1ull << g),
 				   __ATOMIC_RELEASE);
 		__atomic_store_n(&node->group_owner[g], 0, __ATOMIC_RELEASE);
 	}
-	pthread_mutex_unlock(&node->mcast_lock);
+	srnic_shared_unlock(&node->mcast_lock, held);
 	__atomic_store_n(&node->hello_now, 1, __ATOMIC_RELEASE);
 }
 

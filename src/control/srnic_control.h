@@ -125,23 +125,68 @@ static inline bool srnic_peer_older(const struct srnic_peer *peer,
 	return srnic_peer_retired(peer, inc) || srnic_inc_older(inc, cur);
 }
 
-/* The peer table's lock.  In srnicd's node it is shared with attached
- * processes (modify_qp resolves GIDs under it) and robust: one killed
- * while it held it (it only reads) leaves it to the next taker. */
-static inline void srnic_shared_lock(pthread_mutex_t *lock)
+/*
+ * The node's shared locks (the peer table's, mcast_lock).  In srnicd's
+ * node attached processes take them too (modify_qp resolves GIDs under
+ * the peer table's; joins and group regions take mcast_lock), and they are
+ * robust: one killed while it held one leaves it to the next taker.  One
+ * that holds it and does not move (stopped by a signal or a debugger,
+ * frozen, or hostile) is stepped over after SRNIC_LOCK_STEP_MS, counted in
+ * locks_stepped: the control core that waited on it would send no HELLO
+ * meanwhile, and its peers would take the node for dead.  What the lock
+ * keeps apart lasts microseconds, so a holder that has not let go in that
+ * time is not in the middle of it.  Once one was stepped over, a lock
+ * found taken within SRNIC_LOCK_STUCK_MS after is stepped over at once:
+ * the control core takes the peer table's for every HELLO, and waiting
+ * each time would leave it no time for anything else.  Returns whether
+ * the lock is held: unlock only then.
+ */
+#define SRNIC_LOCK_STEP_MS 20
+#define SRNIC_LOCK_STUCK_MS 1000
+
+static inline bool srnic_shared_lock(struct srnic_node *node,
+				     pthread_mutex_t *lock)
 {
-	if (pthread_mutex_lock(lock) == EOWNERDEAD)
+	struct timespec until;
+	uint64_t now = srnic_ms();
+	int rc = pthread_mutex_trylock(lock);
+
+	if (rc == EBUSY &&
+	    now - __atomic_load_n(&node->lock_stuck_ms, __ATOMIC_RELAXED) >=
+		    SRNIC_LOCK_STUCK_MS) {
+		clock_gettime(CLOCK_REALTIME, &until);	/* (timedlock's) */
+		until.tv_nsec += SRNIC_LOCK_STEP_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		rc = pthread_mutex_timedlock(lock, &until);
+	}
+	if (rc == EOWNERDEAD)
 		pthread_mutex_consistent(lock);
+	else if (rc) {
+		__atomic_store_n(&node->lock_stuck_ms, srnic_ms(),
+				 __ATOMIC_RELAXED);
+		__atomic_add_fetch(&node->locks_stepped, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	return true;
 }
 
-static inline void srnic_peer_lock(struct srnic_node *node)
+static inline void srnic_shared_unlock(pthread_mutex_t *lock, bool held)
 {
-	srnic_shared_lock(&node->peer_lock);
+	if (held)
+		pthread_mutex_unlock(lock);
 }
 
-static inline void srnic_peer_unlock(struct srnic_node *node)
+static inline bool srnic_peer_lock(struct srnic_node *node)
 {
-	pthread_mutex_unlock(&node->peer_lock);
+	return srnic_shared_lock(node, &node->peer_lock);
+}
+
+static inline void srnic_peer_unlock(struct srnic_node *node, bool held)
+{
+	srnic_shared_unlock(&node->peer_lock, held);
 }
 
 /* service.c: services (failover addresses, docs/failover.md).  Init: the

@@ -168,10 +168,10 @@ void srnic_stats_out(struct srnic_out *o, struct srnic_engine *eng)
 	srnic_out_counters(o, SRNIC_SCOPE_NODE, &st, 0);
 	out_services(o, eng->node);
 	srnic_out_open(o, "peers", true);
-	srnic_peer_lock(eng->node);
+	bool held = srnic_peer_lock(eng->node);
 	for (i = 0; i < srnic_npeers(eng->node); i++)
 		out_peer(o, eng->node, &eng->node->peer[i]);
-	srnic_peer_unlock(eng->node);
+	srnic_peer_unlock(eng->node, held);
 	srnic_out_close(o, true);
 }
 

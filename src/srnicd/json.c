@@ -91,6 +91,7 @@ static void out_srnicd(struct srnic_out *o, struct srnic_engine *eng)
 			     : 0);
 	srnic_out_u64(o, "stopped_killed", node->stopped_killed);
 	srnic_out_u64(o, "foreign_frames", node->foreign_frames);
+	srnic_out_u64(o, "locks_stepped", node->locks_stepped);
 	srnic_out_open(o, "processes", true);
 	for (i = 0; i < SRNIC_MAX_PROCS; i++)
 		if (__atomic_load_n(&node->proc[i].live, __ATOMIC_ACQUIRE))

@@ -8,6 +8,10 @@
 #  1b. An attached process that writes nonsense into the node's memory
 #     (tests/e2e/hostile.c: npeers, its name, its rings) and dies: srnicd
 #     lives on, answers in JSON, lets go of its slot, and a pingpong runs.
+#  1c. An attached process stopped while it holds the node's shared locks
+#     (hostile lock): the node goes on stepping over them (locks_stepped),
+#     b stays integrated, and a pingpong, whose connection resolves its
+#     peer under the peer table's lock, runs.
 #  2. ibv_devinfo in a node with srnicd: PORT_ACTIVE, in under 50 ms of
 #     CPU (a process that started a datapath of its own would take
 #     hundreds), and again beside the traffic of 3.
@@ -121,6 +125,27 @@ jcheck a "len(st['peers']) <= 64 and any(p['name'] == 'b' for p in st['peers'])"
 pingpong d-hostile-pp 30 ibv_rc_pingpong -g 1 -n 200 -s 4096 ||
 	fail "a pingpong after the hostile process"
 echo "after a process wrote its rings, name and npeers and died: srnicd serves, its slot is free, a pingpong ran"
+
+# 1c. An attached process stopped holding the node's shared locks
+timeout -k 5 60 "$SRNIC" exec a -- "$BUILD/tests/e2e/hostile" lock > "$LOGDIR/d-locked.out" 2>&1 &
+lp=$!
+for _ in $(seq 100); do grep -q "^ok - holding" "$LOGDIR/d-locked.out" && break; sleep 0.1; done
+grep -q "^ok - holding" "$LOGDIR/d-locked.out" ||
+	fail "the process that takes the locks: $(cat "$LOGDIR/d-locked.out")"
+sleep 1	# (HELLOs of five peer-silence windows, each learned under the lock)
+pingpong d-locked-pp 30 ibv_rc_pingpong -g 1 -n 200 -s 4096 ||
+	fail "a pingpong beside a process stopped holding the node's locks"
+jcheck a "any(p['name'] == 'b' and p['rdma_in'] and p['rdma_out'] for p in st['peers'])" ||
+	fail "a, beside a process stopped holding its locks: $(stats a | head -c 600)"
+# (one stopped while its datapath held the port token is killed by
+# srnicd, as in 4b, and its locks go to the next taker: nothing stepped)
+if pkill -9 -f "tests/e2e/hostile lock"; then
+	jcheck a "st['locks_stepped'] > 0" || fail "no lock stepped over: $(stats a | head -c 600)"
+	echo "beside a process stopped holding the node's locks: $(stats a | python3 -c "import json,sys; print(json.load(sys.stdin)['locks_stepped'])") steps over them, b integrated, a pingpong ran"
+else
+	echo "the process stopped holding the locks held the port token too: srnicd killed it (SKIP of the steps over)"
+fi
+wait $lp 2>/dev/null || true
 
 # 2. ibv_devinfo (again under traffic, in 3.): the time of the program
 # itself, not of ./srnic exec's namespace set-up.  Beside six busy pollers

@@ -17,13 +17,22 @@
  * checks that srnicd lives on, answers, and lets go of the slot, and that
  * programs beside it still run.
  *
- *   hostile
+ * With "lock" (e2e/26-srnicd, 1c) it writes nothing: it takes the node's
+ * shared locks (the peer table's, mcast_lock) and stops itself (SIGSTOP)
+ * holding them, as a debugger's breakpoint or a freeze might catch a
+ * process; the test checks that the node goes on (its HELLOs, a pingpong
+ * whose connection resolves its peer under that lock) and then kills it.
+ *
+ *   hostile [lock]
  *
  * Prints "ok - ..." for each write done, "not ok - ..." if the node is
  * not where it should be; exits 1 then, else ends by _exit(0) right after
  * the last write (its own datapath may fault on the rings first: the test
  * does not read its exit status).
  */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,7 +73,25 @@ static int my_slot(const struct srnic_node *node)
 	return -1;
 }
 
-int main(void)
+/* Take a shared lock of the node as its code does (robust: a holder that
+ * died leaves it to us). */
+static void take(pthread_mutex_t *lock)
+{
+	if (pthread_mutex_lock(lock) == EOWNERDEAD)
+		pthread_mutex_consistent(lock);
+}
+
+static int hold_locks(struct srnic_node *node)
+{
+	take(&node->peer_lock);
+	take(&node->mcast_lock);
+	printf("ok - holding the peer table's lock and mcast_lock: stopping\n");
+	raise(SIGSTOP);
+	printf("ok - continued\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	const struct rte_memzone *mz;
 	struct srnic_node *node;
@@ -84,6 +111,8 @@ int main(void)
 		printf("not ok - no slot of the node is this program's\n");
 		return 1;
 	}
+	if (argc > 1 && !strcmp(argv[1], "lock"))
+		return hold_locks(node);
 	me = &node->proc[slot];
 	printf("ok - attached in slot %d, %u peers\n", slot, node->npeers);
 	__atomic_store_n(&node->npeers, 0xffffffffu, __ATOMIC_RELEASE);

@@ -6,10 +6,13 @@
  * counted (peers_full), only while every slot's peer was heard lately;
  * once one has been heard on no port for SRNIC_PEER_FORGET_MS, the one
  * silent longest gives its slot up.  A peer a port still hears is never
- * forgotten, however old its other ports' news.
+ * forgotten, however old its other ports' news.  And the table's lock,
+ * held by a process that does not move, is stepped over.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "engine_internal.h"
@@ -31,7 +34,7 @@ static struct srnic_peer *hello_from(uint32_t ipv4, uint64_t now)
 	pkt.ipv4 = ipv4;
 	pkt.src_inc = 0x100 + ipv4;
 	snprintf(pkt.node_name, sizeof(pkt.node_name), "n%08x", ipv4);
-	srnic_peer_lock(eng->node);
+	bool held = srnic_peer_lock(eng->node);
 	peer = srnic_peer_find(eng, ipv4);
 	if (!peer)
 		peer = srnic_peer_slot(eng, &pkt, now);
@@ -40,8 +43,60 @@ static struct srnic_peer *hello_from(uint32_t ipv4, uint64_t now)
 		peer->last_seen[0] = now;
 		peer->up[0] = 1;
 	}
-	srnic_peer_unlock(eng->node);
+	srnic_peer_unlock(eng->node, held);
 	return peer;
+}
+
+/* A process that holds the node's lock and does not move (stopped, frozen,
+ * hostile): a thread here, until told to let go. */
+static volatile int let_go;
+static volatile int holding;
+
+static void *stuck_holder(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&eng->node->peer_lock);
+	holding = 1;
+	while (!let_go)
+		usleep(1000);
+	pthread_mutex_unlock(&eng->node->peer_lock);
+	return NULL;
+}
+
+/* The control core steps over a lock whose holder has not let go for
+ * SRNIC_LOCK_STEP_MS, and at once while it is still stuck: it would send
+ * no HELLO while it waited (control/srnic_control.h). */
+static void test_stuck_lock(uint64_t now)
+{
+	uint32_t stepped = eng->node->locks_stepped;
+	uint64_t t0, t1, t2;
+	pthread_t t;
+	bool held;
+
+	pthread_create(&t, NULL, stuck_holder, NULL);
+	while (!holding)
+		usleep(1000);
+	t0 = srnic_ms();
+	held = srnic_peer_lock(eng->node);
+	t1 = srnic_ms();
+	CHECK(!held && t1 - t0 >= SRNIC_LOCK_STEP_MS - 1 && t1 - t0 < 1000,
+	      "a stuck holder's lock: %s after %llu ms", held ? "taken" : "not",
+	      (unsigned long long)(t1 - t0));
+	held = srnic_peer_lock(eng->node);
+	t2 = srnic_ms();
+	CHECK(!held && t2 - t1 < SRNIC_LOCK_STEP_MS / 2,
+	      "the same stuck holder waited for again (%llu ms)",
+	      (unsigned long long)(t2 - t1));
+	CHECK(hello_from(NET + 1, now) == &eng->node->peer[1] &&
+		      eng->node->peer[1].last_seen[0] == now,
+	      "a HELLO not learned while the lock was stuck");
+	CHECK(eng->node->locks_stepped - stepped == 3,
+	      "%u steps over counted, not 3", eng->node->locks_stepped - stepped);
+	let_go = 1;
+	pthread_join(t, NULL);
+	held = srnic_peer_lock(eng->node);
+	CHECK(held, "the lock, let go, was not taken");
+	srnic_peer_unlock(eng->node, held);
 }
 
 int main(void)
@@ -82,5 +137,6 @@ int main(void)
 	      "slot 7 is not the newcomer's alone (its old peer kept)");
 	CHECK(srnic_peer_find(eng, NET + 3) == &eng->node->peer[3],
 	      "a peer a port still hears was forgotten");
+	test_stuck_lock(now + 2 * SRNIC_PEER_FORGET_MS);
 	return check_summary("test_peers");
 }
