@@ -1636,6 +1636,71 @@ static void test_held_node(void)
 	free(msg);
 }
 
+/* Issue 32's flood (hole 4): a station forges, on each of 200 QPs, the
+ * last packet of every message of the window ahead, each message's other
+ * packets never to come.  The process keeps no more of them than its share
+ * of the pool (the rest dropped and counted), so the pool keeps buffers
+ * for everyone else, and a QP beside them still takes its messages, whole.
+ * (A stopped process beside it pins at most SRNIC_RX_STALL_FRAMES more:
+ * test_stalled_ring.) */
+static void test_forged_flood(void)
+{
+	enum { NQP = 200, LEN = 3 * STRIDE };
+	static struct srnic_qp *qps[NQP];
+	uint8_t *dst = calloc(1, LEN + STRIDE), *msg = malloc(LEN);
+	uint64_t over = drops(SRNIC_DROP_OVER_BUDGET), forged = 0;
+	uint32_t held0 = eng->held, key, q, m;
+	struct srnic_qp *qp;
+	struct srnic_pkt out[32];
+	unsigned in_use;
+
+	memset(msg, 0x6b, LEN);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, LEN + STRIDE,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 9);
+	/* (a quarter of this engine's pool, as SRNIC_HELD_MAX of a node's) */
+	eng->held_max = eng->node->pool->size / 4;
+	for (q = 0; q < NQP; q++) {
+		qps[q] = qp_new(9);
+		for (m = 1; m < SRNIC_WINDOW; m++, forged++)
+			deliver(qps[q], SRNIC_OP_WRITE, 0, 100 + m, 1, 0, key,
+				(uintptr_t)dst, msg, LEN, 2);
+		while (drain_wire(out, 32))
+			;
+	}
+	in_use = rte_mempool_in_use_count(eng->node->pool);
+	CHECK(eng->held <= eng->held_max &&
+		      drops(SRNIC_DROP_OVER_BUDGET) - over ==
+			      forged - (eng->held - held0),
+	      "%llu forged last packets: %u held, %llu dropped over budget",
+	      (unsigned long long)forged, eng->held - held0,
+	      (unsigned long long)(drops(SRNIC_DROP_OVER_BUDGET) - over));
+	CHECK(in_use <= eng->held_max + 64,
+	      "%u of the pool's buffers in use after the flood", in_use);
+	/* the QP beside them: a message of one packet, one of three */
+	qp = qp_new(9);
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key,
+		(uintptr_t)dst + LEN, msg, STRIDE, 0);
+	memset(msg, 0x3c, LEN);
+	for (m = 0; m < 3; m++)
+		deliver(qp, SRNIC_OP_WRITE, 0, 101, 2, 0, key, (uintptr_t)dst,
+			msg, LEN, m);
+	CHECK(qp->rcv.exp_msn == 102 && !memcmp(dst, msg, LEN) &&
+		      dst[LEN] == 0x6b && dst[LEN + STRIDE - 1] == 0x6b,
+	      "the QP beside the flood: exp_msn %u, bytes %s",
+	      qp->rcv.exp_msn, !memcmp(dst, msg, LEN) ? "right" : "wrong");
+	srnic_engine_destroy_qp(eng, qp);
+	for (q = 0; q < NQP; q++)
+		srnic_engine_destroy_qp(eng, qps[q]);
+	while (drain_wire(out, 32))
+		;
+	CHECK(eng->held == held0, "%u held after the QPs went, not %u",
+	      eng->held, held0);
+	eng->held_max = 0;
+	free(dst);
+	free(msg);
+}
+
 /* A process that stopped taking the frames other pollers pass it (its
  * ring's rx_taken_at old) gets no more than SRNIC_RX_STALL_FRAMES of them;
  * one that takes them gets its whole ring. */
@@ -1707,6 +1772,7 @@ int main(void)
 	test_on_demand_hole();
 	test_budgets();
 	test_held_node();
+	test_forged_flood();
 	test_stalled_ring();
 	return check_summary("test_placement");
 }
