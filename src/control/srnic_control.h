@@ -135,8 +135,10 @@ static inline bool srnic_peer_older(const struct srnic_peer *peer,
  * locks_stepped: the control core that waited on it would send no HELLO
  * meanwhile, and its peers would take the node for dead.  What the lock
  * keeps apart lasts microseconds, so a holder that has not let go in that
- * time is not in the middle of it.  Once one was stepped over, a lock
- * found taken within SRNIC_LOCK_STUCK_MS after is stepped over at once:
+ * time was stopped, and almost surely outside it (had it stopped inside,
+ * it left one table entry, a peer's or a group's, half written).  Once
+ * one was stepped over, a lock found taken within SRNIC_LOCK_STUCK_MS
+ * after is stepped over at once:
  * the control core takes the peer table's for every HELLO, and waiting
  * each time would leave it no time for anything else.  Returns whether
  * the lock is held: unlock only then.
