@@ -131,47 +131,35 @@ static inline bool srnic_peer_older(const struct srnic_peer *peer,
  * the peer table's; joins and group regions take mcast_lock), and they are
  * robust: one killed while it held one leaves it to the next taker.  One
  * that holds it and does not move (stopped by a signal or a debugger,
- * frozen, or hostile) is stepped over after SRNIC_LOCK_STEP_MS, counted in
- * locks_stepped: the control core that waited on it would send no HELLO
- * meanwhile, and its peers would take the node for dead.  What the lock
- * keeps apart lasts microseconds, so a holder that has not let go in that
- * time was stopped, and almost surely outside it (had it stopped inside,
- * it left one table entry, a peer's or a group's, half written).  Once
- * one was stepped over, a lock found taken within SRNIC_LOCK_STUCK_MS
- * after is stepped over at once:
- * the control core takes the peer table's for every HELLO, and waiting
- * each time would leave it no time for anything else.  Returns whether
- * the lock is held: unlock only then.
+ * frozen, or hostile) is stepped over, counted in locks_stepped: the
+ * control core that waited on it would send no HELLO meanwhile, and its
+ * peers would take the node for dead.  A holder merely waiting for a core
+ * is waited for (shared_lock.c says how they are told apart).  Returns
+ * whether the lock is held: unlock only then.  Any thread.
  */
 #define SRNIC_LOCK_STEP_MS 20
-#define SRNIC_LOCK_STUCK_MS 1000
+
+bool srnic_shared_lock_busy(struct srnic_node *node, pthread_mutex_t *lock,
+			    unsigned slot);
+/* A thread's state letter in /proc (R, S, D, T, t, ...), or 0. */
+char srnic_thread_state(int tid);
 
 static inline bool srnic_shared_lock(struct srnic_node *node,
 				     pthread_mutex_t *lock)
 {
-	struct timespec until;
-	uint64_t now = srnic_ms();
+	unsigned slot = lock == &node->peer_lock ? 0 : 1;
 	int rc = pthread_mutex_trylock(lock);
 
-	if (rc == EBUSY &&
-	    now - __atomic_load_n(&node->lock_stuck_ms, __ATOMIC_RELAXED) >=
-		    SRNIC_LOCK_STUCK_MS) {
-		clock_gettime(CLOCK_REALTIME, &until);	/* (timedlock's) */
-		until.tv_nsec += SRNIC_LOCK_STEP_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		rc = pthread_mutex_timedlock(lock, &until);
-	}
+	if (rc == EBUSY)
+		return srnic_shared_lock_busy(node, lock, slot);
 	if (rc == EOWNERDEAD)
 		pthread_mutex_consistent(lock);
-	else if (rc) {
-		__atomic_store_n(&node->lock_stuck_ms, srnic_ms(),
+	else if (rc)
+		return false;	/* ENOTRECOVERABLE: nobody will have it */
+	/* whoever was stepped over has let go */
+	if (__atomic_load_n(&node->lock_stuck_tid[slot], __ATOMIC_RELAXED))
+		__atomic_store_n(&node->lock_stuck_tid[slot], 0,
 				 __ATOMIC_RELAXED);
-		__atomic_add_fetch(&node->locks_stepped, 1, __ATOMIC_RELAXED);
-		return false;
-	}
 	return true;
 }
 

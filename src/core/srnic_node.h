@@ -479,9 +479,11 @@ struct srnic_node {
 	uint32_t nprocs;	/* attached ones (srnicd writes) */
 	uint32_t nprocs_most;	/* ... the most at once so far */
 	uint32_t locks_stepped;	/* the node's shared locks stepped over:
-				 * a holder kept one SRNIC_LOCK_STEP_MS
-				 * (control/srnic_control.h) */
-	uint64_t lock_stuck_ms;	/* ... the last time (srnic_ms) */
+				 * a holder stopped with one
+				 * (control/shared_lock.c) */
+	uint32_t lock_stuck_tid[2];	/* ... the thread last stepped over,
+					 * peer_lock's and mcast_lock's, until
+					 * the lock is taken again */
 	uint32_t stopped_killed;	/* srnicd: processes it killed for
 					 * being stopped with the port token */
 	/* Last packets the node's processes hold (responder, hold_last),

@@ -25,33 +25,15 @@
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
-#include <string.h>
+#include <stdlib.h>
 
+#include "srnic_control.h"
 #include "srnicd.h"
 
 /* Below PEER_DEAD_MS (300), so that the peers keep the node; above a
  * time slice or two, which a holder that is not stopped may be off its
  * core for (up to 200 ms measured beside busy programs on two CPUs). */
 #define STOPPED_HOLD_MS 100
-
-/* A thread's state letter from /proc/PID/task/TID/stat, or 0. */
-static char thread_state(int pid, const char *tid)
-{
-	char path[64], buf[256], *state;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* "tid (comm) S ...": comm may hold anything, the last ')' ends it */
-	state = strrchr(buf, ')');
-	return state && state[1] == ' ' ? state[2] : 0;
-}
 
 /* Whether no thread of pid runs or waits for a core. */
 static bool proc_halted(int pid)
@@ -70,7 +52,7 @@ static bool proc_halted(int pid)
 
 		if (e->d_name[0] == '.')
 			continue;
-		st = thread_state(pid, e->d_name);
+		st = srnic_thread_state(atoi(e->d_name));
 		if (!st)
 			continue;
 		any = true;

@@ -63,9 +63,9 @@ static void *stuck_holder(void *arg)
 	return NULL;
 }
 
-/* The control core steps over a lock whose holder has not let go for
- * SRNIC_LOCK_STEP_MS, and at once while it is still stuck: it would send
- * no HELLO while it waited (control/srnic_control.h). */
+/* The control core steps over a lock whose holder sleeps with it (seen
+ * asleep twice, SRNIC_LOCK_STEP_MS apart), and at once while it still
+ * holds it: it would send no HELLO while it waited (control/shared_lock.c). */
 static void test_stuck_lock(uint64_t now)
 {
 	uint32_t stepped = eng->node->locks_stepped;
@@ -79,7 +79,7 @@ static void test_stuck_lock(uint64_t now)
 	t0 = srnic_ms();
 	held = srnic_peer_lock(eng->node);
 	t1 = srnic_ms();
-	CHECK(!held && t1 - t0 >= SRNIC_LOCK_STEP_MS - 1 && t1 - t0 < 1000,
+	CHECK(!held && t1 - t0 >= 2 * SRNIC_LOCK_STEP_MS - 1 && t1 - t0 < 1000,
 	      "a stuck holder's lock: %s after %llu ms", held ? "taken" : "not",
 	      (unsigned long long)(t1 - t0));
 	held = srnic_peer_lock(eng->node);
@@ -97,6 +97,40 @@ static void test_stuck_lock(uint64_t now)
 	held = srnic_peer_lock(eng->node);
 	CHECK(held, "the lock, let go, was not taken");
 	srnic_peer_unlock(eng->node, held);
+}
+
+static void *busy_holder(void *arg)
+{
+	uint64_t until;
+
+	(void)arg;
+	pthread_mutex_lock(&eng->node->peer_lock);
+	until = srnic_ms() + 150;
+	holding = 1;
+	while (srnic_ms() < until)
+		;	/* on its core, or waiting for one: state R */
+	pthread_mutex_unlock(&eng->node->peer_lock);
+	return NULL;
+}
+
+/* A holder that runs, or waits for a core, lets go by itself: it is waited
+ * for, not stepped over, or two would be inside at once. */
+static void test_busy_lock(void)
+{
+	uint32_t stepped = eng->node->locks_stepped;
+	pthread_t t;
+	bool held;
+
+	holding = 0;
+	pthread_create(&t, NULL, busy_holder, NULL);
+	while (!__atomic_load_n(&holding, __ATOMIC_ACQUIRE))
+		;
+	held = srnic_peer_lock(eng->node);
+	CHECK(held && eng->node->locks_stepped == stepped,
+	      "a lock held 150 ms by a running thread %s",
+	      held ? "counted as stepped over" : "stepped over");
+	srnic_peer_unlock(eng->node, held);
+	pthread_join(t, NULL);
 }
 
 int main(void)
@@ -138,5 +172,6 @@ int main(void)
 	CHECK(srnic_peer_find(eng, NET + 3) == &eng->node->peer[3],
 	      "a peer a port still hears was forgotten");
 	test_stuck_lock(now + 2 * SRNIC_PEER_FORGET_MS);
+	test_busy_lock();
 	return check_summary("test_peers");
 }
