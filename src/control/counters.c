@@ -161,7 +161,8 @@ const struct srnic_counter srnic_counters[] = {
 	DROP(NO_RD_GRANT, "no_rd_grant",
 	     "READs and atomics to a QP with max_dest_rd_atomic 0 (NAKed)"),
 	DROP(OVER_BUDGET, "over_budget",
-	     "packets a process had no room to keep: bitmap budget or held last packets (resent)"),
+	     "packets a process had no room to keep: bitmap budget or held "
+	     "last packets, or held a second (resent)"),
 
 	PROC("port_polls", port_polls, "its iterations that had the port token"),
 	PROC("token_misses", token_misses, "... and that found it taken"),

@@ -38,6 +38,7 @@
  * last packets, 128 a QP, cannot empty it), and one process's bitmaps of
  * packets (a 2 GiB message in 4 KiB packets takes 64 KiB). */
 #define SRNIC_HELD_MAX (SRNIC_POOL_SIZE / 4)
+#define SRNIC_HELD_AGE_MS 1000	/* ... held no longer (responder/held.c) */
 #define SRNIC_MAP_BUDGET (64ull << 20)
 #define SRNIC_BURST 32
 #define SRNIC_TXBUF 256

@@ -99,6 +99,8 @@ struct srnic_rmsg {
 	uint8_t nak;		/* RMSG_FAILED: syndrome sent */
 	struct srnic_track trk;
 	struct rte_mbuf *held;	/* the last byte's packet, placed last */
+	uint64_t held_tsc;	/* ... kept since (given back after
+				 * SRNIC_HELD_AGE_MS: responder/held.c) */
 	uint64_t sack_tsc;	/* when we last said what it lacks */
 };
 
@@ -220,6 +222,7 @@ struct srnic_qp_send {
  */
 struct srnic_qp_recv {
 	uint32_t exp_msn;	/* responder: all messages below are done */
+	uint16_t nheld;		/* its slots' held last packets */
 	uint32_t exp_ssn;	/* receive sequence of rq_comp */
 	uint32_t fc_landed;	/* data packets landed, running count */
 	uint32_t fc_acked;	/* fc_landed when the last ACK went out */

@@ -107,6 +107,19 @@ static inline bool srnic_track_mark(struct srnic_track *t, uint32_t idx)
 	return true;
 }
 
+/* Packet idx as not landed after all (a held packet given back: its
+ * resend must land). */
+static inline void srnic_track_unmark(struct srnic_track *t, uint32_t idx)
+{
+	uint64_t *w = t->bits ? &t->bits[idx / 64] : &t->inline_bits;
+	uint64_t b = 1ull << (idx % 64);
+
+	if (*w & b) {
+		*w &= ~b;
+		t->ndone--;
+	}
+}
+
 static inline bool srnic_track_test(const struct srnic_track *t, uint32_t idx)
 {
 	const uint64_t *w = t->bits ? &t->bits[idx / 64] : &t->inline_bits;

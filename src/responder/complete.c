@@ -19,7 +19,7 @@ void srnic_responder_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 	unsigned i;
 
 	for (i = 0; i < SRNIC_WINDOW; i++)
-		slot_clear(eng, &qp->rcv.rmsg[i]);
+		slot_clear(eng, qp, &qp->rcv.rmsg[i]);
 	qp->rcv.uc_stuck_at = 0;
 	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;
 	qp->rcv.ninv = 0;
@@ -30,7 +30,7 @@ void srnic_responder_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 void resp_fail(struct srnic_engine *eng, struct srnic_qp *qp,
 	       struct srnic_rmsg *s, uint8_t syndrome, uint8_t status)
 {
-	slot_forget(eng, s);
+	slot_forget(eng, qp, s);
 	s->state = RMSG_FAILED;
 	s->nak = syndrome;
 	s->status = status;
@@ -59,7 +59,7 @@ static bool place_held(struct srnic_engine *eng, struct srnic_qp *qp,
 	bool ok;
 
 	s->held = NULL;
-	held_count(eng, -1);
+	held_count(eng, qp, -1);
 	ok = srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
 			       rte_pktmbuf_data_len(m), &pkt) == SRNIC_WIRE_OK &&
 	     resp_place(eng, qp, s, &pkt);
@@ -234,7 +234,7 @@ void resp_advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			return;
 		if (t == TURN_AGAIN)
 			continue;
-		slot_clear(eng, s);
+		slot_clear(eng, qp, s);
 		qp->rcv.exp_msn++;
 		srnic_qp_want_ack_lazy(eng, qp);
 	}

@@ -10,6 +10,7 @@
  *   read.c      READ and atomic answers, and requests for them again
  *   ack.c       ACK, NAK and SACK
  *   uc.c        UC: giving up messages that will not complete
+ *   held.c      last packets held too long, given back
  *   recv.c      receive WQEs: SRQs, XRC targets, flush
  *   access.c    which domain a request's memory is checked in
  *   datagram.c  UD: a datagram is a message
@@ -27,10 +28,12 @@ static inline int32_t seq_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
-/* A last packet held, or given back: the process's count, and the node's
- * (shared by its processes: srnic_node.h, held_total). */
-static inline void held_count(struct srnic_engine *eng, int d)
+/* A last packet held, or given back: the QP's count, the process's, and
+ * the node's (shared by its processes: srnic_node.h, held_total). */
+static inline void held_count(struct srnic_engine *eng, struct srnic_qp *qp,
+			      int d)
 {
+	qp->rcv.nheld += (uint16_t)d;
 	eng->held += (uint32_t)d;
 	__atomic_store_n(&eng->node->proc[eng->slot].held, eng->held,
 			 __ATOMIC_RELAXED);
@@ -40,19 +43,21 @@ static inline void held_count(struct srnic_engine *eng, int d)
 
 /* A slot's hold on the node's memory given back: the map of its packets,
  * and its held last packet (engine's held, map_budget). */
-static inline void slot_forget(struct srnic_engine *eng, struct srnic_rmsg *s)
+static inline void slot_forget(struct srnic_engine *eng, struct srnic_qp *qp,
+			       struct srnic_rmsg *s)
 {
 	srnic_track_fini(&s->trk);
 	if (s->held) {
 		rte_pktmbuf_free(s->held);
 		s->held = NULL;
-		held_count(eng, -1);
+		held_count(eng, qp, -1);
 	}
 }
 
-static inline void slot_clear(struct srnic_engine *eng, struct srnic_rmsg *s)
+static inline void slot_clear(struct srnic_engine *eng, struct srnic_qp *qp,
+			      struct srnic_rmsg *s)
 {
-	slot_forget(eng, s);
+	slot_forget(eng, qp, s);
 	s->state = RMSG_FREE;
 }
 

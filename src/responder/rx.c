@@ -296,8 +296,10 @@ static enum rx_step hold_last(struct rx *x)
 		x->eng->st->drops[SRNIC_DROP_OVER_BUDGET]++;
 		return RX_DONE;
 	}
-	held_count(x->eng, 1);
+	held_count(x->eng, x->qp, 1);
 	x->s->held = x->m;
+	x->s->held_tsc = srnic_now();
+	srnic_qp_timer_on(x->eng, x->qp);	/* (its age: held.c) */
 	landed(x);	/* (which may place it at once, and free it) */
 	return RX_KEPT;
 }

@@ -60,9 +60,9 @@ static inline enum start_step access_verdict(struct start *t,
 }
 
 static void slot_fill(struct srnic_engine *eng, struct srnic_rmsg *s,
-		      const struct srnic_qp *qp, const struct srnic_pkt *pkt)
+		      struct srnic_qp *qp, const struct srnic_pkt *pkt)
 {
-	slot_clear(eng, s);
+	slot_clear(eng, qp, s);
 	s->msn = pkt->msn;
 	s->txid = pkt->txid;
 	s->ssn = pkt->ssn - qp->rcv.uc_skew;	/* (RC: skew 0) */

@@ -147,7 +147,7 @@ static void uc_drop_until(struct srnic_engine *eng, struct srnic_qp *qp,
 	for (m = qp->rcv.exp_msn; m != to; m++)
 		if (slot_started(qp, m)) {
 			eng->st->drops[SRNIC_DROP_UC_GIVEN_UP]++;
-			slot_clear(eng, &qp->rcv.rmsg[m % SRNIC_WINDOW]);
+			slot_clear(eng, qp, &qp->rcv.rmsg[m % SRNIC_WINDOW]);
 			inv_forget(qp, m);	/* (nothing invalidated) */
 		}
 	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;	/* (no give-up of the timer's) */
@@ -345,6 +345,7 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 		resp_uc_give_up(eng, qp, true);	/* (watches again if need be) */
 	else if (resp_uc_stuck(qp))
 		resp_uc_watch(eng, qp);
-	if (!qp->rcv.uc_stuck_at && qp->q.sq_comp == qp->snd.sq_next && !qp->snd.fc_blocked)
+	if (!qp->rcv.uc_stuck_at && !qp->rcv.nheld &&
+	    qp->q.sq_comp == qp->snd.sq_next && !qp->snd.fc_blocked)
 		srnic_qp_timer_off(eng, qp);	/* nothing left to time */
 }

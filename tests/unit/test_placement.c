@@ -1701,6 +1701,51 @@ static void test_forged_flood(void)
 	free(msg);
 }
 
+/* A last packet held SRNIC_HELD_AGE_MS is given back (responder/held.c):
+ * its buffer, and its place among the message's packets, so that when it
+ * comes again after the rest it lands; one held less long stays. */
+static void test_held_age(void)
+{
+	enum { LEN = 3 * STRIDE };
+	uint8_t *dst = calloc(1, LEN), *msg = malloc(LEN);
+	struct srnic_qp *qp = qp_new(9);
+	uint64_t over = drops(SRNIC_DROP_OVER_BUDGET),
+		 age = eng->tsc_per_us * 1000 * SRNIC_HELD_AGE_MS, t;
+	struct srnic_rmsg *s = &qp->rcv.rmsg[100 % SRNIC_WINDOW];
+	uint32_t held0 = eng->held, key, i;
+	struct srnic_pkt out[32];
+
+	for (i = 0; i < LEN; i++)
+		msg[i] = (uint8_t)(i * 7 + 3);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 9);
+	CHECK(deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, (uintptr_t)dst,
+		      msg, LEN, 2) && qp->rcv.nheld == 1 && qp->on_timer,
+	      "the last packet, first, is held (and the QP timed)");
+	t = s->held_tsc;
+	srnic_responder_held_age(eng, qp, t + age - 1);
+	CHECK(s->held && eng->held == held0 + 1, "given back before its time");
+	srnic_responder_held_age(eng, qp, t + age);
+	CHECK(!s->held && qp->rcv.nheld == 0 && eng->held == held0 &&
+		      drops(SRNIC_DROP_OVER_BUDGET) == over + 1,
+	      "held %s after %u ms (nheld %u)", s->held ? "still" : "no more",
+	      SRNIC_HELD_AGE_MS, qp->rcv.nheld);
+	for (i = 0; i < 2; i++)
+		deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, (uintptr_t)dst,
+			msg, LEN, i);
+	CHECK(qp->rcv.exp_msn == 100, "the message done without its last packet");
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, (uintptr_t)dst, msg,
+		LEN, 2);
+	CHECK(qp->rcv.exp_msn == 101 && !memcmp(dst, msg, LEN),
+	      "the last packet, sent again, did not land the message whole");
+	while (drain_wire(out, 32))
+		;
+	srnic_engine_destroy_qp(eng, qp);
+	free(dst);
+	free(msg);
+}
+
 /* A process that stopped taking the frames other pollers pass it (its
  * ring's rx_taken_at old) gets no more than SRNIC_RX_STALL_FRAMES of them;
  * one that takes them gets its whole ring. */
@@ -1773,6 +1818,7 @@ int main(void)
 	test_budgets();
 	test_held_node();
 	test_forged_flood();
+	test_held_age();
 	test_stalled_ring();
 	return check_summary("test_placement");
 }
