@@ -223,6 +223,7 @@ struct srnic_qp_send {
 struct srnic_qp_recv {
 	uint32_t exp_msn;	/* responder: all messages below are done */
 	uint16_t nheld;		/* its slots' held last packets */
+	uint64_t held_look_tsc;	/* when held.c last looked at their age */
 	uint32_t exp_ssn;	/* receive sequence of rq_comp */
 	uint32_t fc_landed;	/* data packets landed, running count */
 	uint32_t fc_acked;	/* fc_landed when the last ACK went out */

@@ -16,16 +16,25 @@
  */
 #include "responder_internal.h"
 
+/* (a look at a QP's slots every eighth of the age at most: a QP that holds
+ * packets all the time, as one fed over two ports does, would have its
+ * window read at every timer tick) */
 void srnic_responder_held_age(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now)
 {
 	uint64_t age = eng->tsc_per_us * 1000 * SRNIC_HELD_AGE_MS;
-	unsigned i;
+	unsigned i, left = qp->rcv.nheld;
 
-	for (i = 0; i < SRNIC_WINDOW && qp->rcv.nheld; i++) {
+	if (now - qp->rcv.held_look_tsc < age / 8)
+		return;
+	qp->rcv.held_look_tsc = now;
+	for (i = 0; i < SRNIC_WINDOW && left; i++) {
 		struct srnic_rmsg *s = &qp->rcv.rmsg[i];
 
-		if (!s->held || now - s->held_tsc < age)
+		if (!s->held)
+			continue;
+		left--;
+		if (now - s->held_tsc < age)
 			continue;
 		srnic_track_unmark(&s->trk, s->trk.npkts - 1);
 		rte_pktmbuf_free(s->held);

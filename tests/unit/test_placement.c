@@ -1726,6 +1726,7 @@ static void test_held_age(void)
 	t = s->held_tsc;
 	srnic_responder_held_age(eng, qp, t + age - 1);
 	CHECK(s->held && eng->held == held0 + 1, "given back before its time");
+	qp->rcv.held_look_tsc = 0;	/* (it looks every eighth of the age) */
 	srnic_responder_held_age(eng, qp, t + age);
 	CHECK(!s->held && qp->rcv.nheld == 0 && eng->held == held0 &&
 		      drops(SRNIC_DROP_OVER_BUDGET) == over + 1,
