@@ -132,7 +132,7 @@ lp=$!
 for _ in $(seq 100); do grep -q "^ok - holding" "$LOGDIR/d-locked.out" && break; sleep 0.1; done
 grep -q "^ok - holding" "$LOGDIR/d-locked.out" ||
 	fail "the process that takes the locks: $(cat "$LOGDIR/d-locked.out")"
-sleep 1	# (HELLOs of five peer-silence windows, each learned under the lock)
+sleep 1	# (three of a peer's 300 ms silence windows: its HELLOs learned meanwhile)
 pingpong d-locked-pp 30 ibv_rc_pingpong -g 1 -n 200 -s 4096 ||
 	fail "a pingpong beside a process stopped holding the node's locks"
 jcheck a "any(p['name'] == 'b' and p['rdma_in'] and p['rdma_out'] for p in st['peers'])" ||
