@@ -23,6 +23,10 @@
  * take the node for dead.  Once a thread was stepped over, the node
  * remembers it (lock_stuck_tid) and steps over it at once until the lock
  * is taken again: the control core takes the peer table's for every HELLO.
+ * The TID is the holder's own, read here in the waiter's PID namespace: a
+ * program of another one (a container attached to the node) may name no
+ * thread here, and is waited for its second, or another thread, whose
+ * state then decides.
  */
 #include <errno.h>
 #include <stdio.h>
