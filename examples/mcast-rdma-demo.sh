@@ -11,6 +11,9 @@
 #
 #   --size S        bytes to write (256M)
 #   --loss N:P:PCT  node N's rail P loses PCT% of its frames both ways
+#   --qps Q         a sends from Q QPs (srnic_mcast -q): Q senders of the
+#                   group at each member, which keeps each one's messages
+#                   apart (more than 16 took turns in a table of 16 once)
 #   --kill N:PCT    node N is killed (SIGKILL) when a has done PCT% of it;
 #                   a then goes on to the members left (srnic_mcast -r)
 #   --forge N       once a is done, a station on a's rail 0 sends N
@@ -32,13 +35,14 @@ export SRNIC_NS=${SRNIC_MC_NS:-${SRNIC_NS:-srnic}-mc}
 export SRNIC_RUN=${SRNIC_MC_RUN:-${SRNIC_RUN:-/run/srnic}-mc}
 TB=$SRNIC_RUN/testbed
 
-size=256M loss="" kill="" forge=0
+size=256M loss="" kill="" forge=0 qps=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--size) size=$2; shift 2 ;;
 	--loss) loss=$2; shift 2 ;;
 	--kill) kill=$2; shift 2 ;;
 	--forge) forge=$2; shift 2 ;;
+	--qps) qps=$2; shift 2 ;;
 	*) echo "mcast-rdma: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -97,7 +101,7 @@ fi
 # file goes, so that what is read is that process's last word)
 rm -f "$TB/a.stats"
 
-args=(send -g 1 -s "$bytes" -m 2 -S 77)
+args=(send -g 1 -s "$bytes" -m 2 -S 77 -q "$qps")
 [ -z "$kill" ] || args+=(-r)
 timeout -k 5 300 "$SRNIC" exec a -- "$PROG" "${args[@]}" > "$work/a.log" 2>&1 &
 sender=$!
@@ -156,6 +160,8 @@ for n in b c; do
 	echo "$n placed $(counter $n mc_unicast) packets from repairs (unicast)"
 done
 echo "d dropped $(counter d mc_not_member) packets (not a member)"
+[ "$qps" = 1 ] ||
+	echo "senders a's $qps QPs; new senders refused (mc_sources_full): b $(counter b mc_sources_full), c $(counter c mc_sources_full)"
 [ "$forge" = 0 ] ||
 	echo "forged WRITEs dropped for their tag (bad_key): b $(counter b bad_key), c $(counter c bad_key)"
 echo "mcast-rdma: $bytes bytes to $members members, $wrong wrong, non-member $untouched, sent ${ratio}x"

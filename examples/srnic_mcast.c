@@ -6,7 +6,7 @@
  *
  *   member:  srnic_mcast member -g GROUP -s SIZE
  *   sender:  srnic_mcast send -g GROUP -s SIZE [-c CHUNK] [-m MEMBERS]
- *                             [-S SEED] [-r]
+ *                             [-S SEED] [-q QPS] [-r]
  *
  * A member registers SIZE bytes for GROUP, filled with a canary pattern,
  * says "member ready", and answers commands on its standard input:
@@ -17,7 +17,10 @@
  *
  * The sender waits until MEMBERS nodes hold a region for GROUP (default
  * 1), then writes SIZE bytes of its pattern in CHUNK-byte multicast WRITEs
- * (default 1 MiB), 16 in flight, and prints what it sent.  A WRITE that
+ * (default 1 MiB), 16 in flight, and prints what it sent.  With -q it
+ * sends from QPS UD QPs (1 to 32), chunk i from the (i mod QPS)th, one
+ * WRITE of each in flight at least: each is a sender of its own at the
+ * members, which track each one's messages apart (group/member.c).  A WRITE that
  * fails names the members that failed it (srnic_mc_failed); with -r the
  * sender then goes on to the members left, writing again what had not
  * completed, else it stops there.  It exits 0 when every WRITE completed
@@ -35,8 +38,9 @@
 
 #include "srnic.h"
 
-#define DEPTH 16		/* WRITEs in flight */
+#define DEPTH 16		/* WRITEs in flight (at least one a QP) */
 #define MAX_MEMBERS 64
+#define MAX_QPS 32		/* -q */
 
 static void die(const char *what, int err)
 {
@@ -100,7 +104,8 @@ struct dev {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
-	struct ibv_qp *qp;
+	struct ibv_qp *qp[MAX_QPS];
+	unsigned nqps;
 };
 
 static void open_dev(struct dev *d)
@@ -120,12 +125,21 @@ static void open_dev(struct dev *d)
 		die("ibv_alloc_pd", errno);
 }
 
+static void close_qps(struct dev *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->nqps; i++)
+		if (d->qp[i])
+			ibv_destroy_qp(d->qp[i]);
+	d->nqps = 0;
+}
+
 /* Everything goes, the device last: its engine writes the node's counters
  * a last time as it stops. */
 static void close_dev(struct dev *d)
 {
-	if (d->qp)
-		ibv_destroy_qp(d->qp);
+	close_qps(d);
 	if (d->cq)
 		ibv_destroy_cq(d->cq);
 	ibv_dealloc_pd(d->pd);
@@ -173,7 +187,7 @@ static int member(struct dev *d, unsigned group, uint64_t size)
 	return 0;
 }
 
-static void ud_qp(struct dev *d)
+static struct ibv_qp *ud_qp(struct dev *d)
 {
 	struct ibv_qp_init_attr ia = {
 		.qp_type = IBV_QPT_UD,
@@ -182,26 +196,46 @@ static void ud_qp(struct dev *d)
 	};
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0,
 				.port_num = 1, .qkey = 0x11111111};
+	struct ibv_qp *qp;
 	int rc;
 
-	d->cq = ibv_create_cq(d->ctx, 4 * DEPTH, NULL, NULL, 0);
-	if (!d->cq)
-		die("ibv_create_cq", errno);
 	ia.send_cq = ia.recv_cq = d->cq;
-	d->qp = ibv_create_qp(d->pd, &ia);
-	if (!d->qp)
+	qp = ibv_create_qp(d->pd, &ia);
+	if (!qp)
 		die("ibv_create_qp", errno);
-	rc = ibv_modify_qp(d->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-					      IBV_QP_PORT | IBV_QP_QKEY);
+	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					   IBV_QP_PORT | IBV_QP_QKEY);
 	a.qp_state = IBV_QPS_RTR;
 	if (!rc)
-		rc = ibv_modify_qp(d->qp, &a, IBV_QP_STATE);
+		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE);
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0;
 	if (!rc)
-		rc = ibv_modify_qp(d->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	if (rc)
 		die("ibv_modify_qp", rc);
+	return qp;
+}
+
+/* The sender's QPs, nqps of them, on one CQ. */
+static void ud_qps(struct dev *d, unsigned nqps)
+{
+	d->cq = ibv_create_cq(d->ctx, 4 * MAX_QPS, NULL, NULL, 0);
+	if (!d->cq)
+		die("ibv_create_cq", errno);
+	for (d->nqps = 0; d->nqps < nqps; d->nqps++)
+		d->qp[d->nqps] = ud_qp(d);
+}
+
+/* The QP a completion is of. */
+static struct ibv_qp *qp_of(struct dev *d, uint32_t qp_num)
+{
+	unsigned i;
+
+	for (i = 0; i < d->nqps; i++)
+		if (d->qp[i]->qp_num == qp_num)
+			return d->qp[i];
+	return d->qp[0];
 }
 
 /* Wait until want nodes hold a region for group (10 s at most); prints
@@ -230,11 +264,11 @@ static int wait_members(struct dev *d, unsigned group, int want)
 	return n;
 }
 
-static void report_failed(struct dev *d)
+static void report_failed(struct ibv_qp *qp)
 {
 	struct srnic_group_member m[MAX_MEMBERS];
 	uint64_t wr_id;
-	int n = srnic_mc_failed(d->qp, &wr_id, m, MAX_MEMBERS), i;
+	int n = srnic_mc_failed(qp, &wr_id, m, MAX_MEMBERS), i;
 
 	printf("write %" PRIu64 " failed:", wr_id);
 	for (i = 0; i < n && i < MAX_MEMBERS; i++) {
@@ -246,12 +280,13 @@ static void report_failed(struct dev *d)
 }
 
 static int sender(struct dev *d, unsigned group, uint64_t size,
-		  uint64_t chunk, int want, uint32_t seed, int resume)
+		  uint64_t chunk, int want, uint32_t seed, int resume,
+		  unsigned nqps)
 {
 	uint64_t nchunks = (size + chunk - 1) / chunk, next = 0, done = 0;
 	uint8_t *ok, *posted, *buf = malloc(size);
 	uint64_t t0, failures = 0, deadline, last_pct = 0;
-	unsigned inflight = 0;
+	unsigned inflight = 0, depth = nqps > DEPTH ? nqps : DEPTH;
 	struct ibv_mr *mr;
 	int members;
 
@@ -263,7 +298,7 @@ static int sender(struct dev *d, unsigned group, uint64_t size,
 	mr = ibv_reg_mr(d->pd, buf, size, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr)
 		die("ibv_reg_mr", errno);
-	ud_qp(d);
+	ud_qps(d, nqps);
 	members = wait_members(d, group, want);
 	if (members < want) {
 		fprintf(stderr, "srnic_mcast: %d members of group %u, not %d\n",
@@ -273,10 +308,10 @@ static int sender(struct dev *d, unsigned group, uint64_t size,
 	t0 = now_ms();
 	deadline = t0 + 120000;
 	while (done < nchunks && now_ms() < deadline) {
-		struct ibv_wc wc[DEPTH];
+		struct ibv_wc wc[MAX_QPS];
 		int n, i;
 
-		while (inflight < DEPTH && next < nchunks) {
+		while (inflight < depth && next < nchunks) {
 			uint64_t off = next * chunk;
 			struct ibv_sge sge = {
 				.addr = (uintptr_t)buf + off,
@@ -293,13 +328,13 @@ static int sender(struct dev *d, unsigned group, uint64_t size,
 				next++;
 				continue;
 			}
-			rc = srnic_post_mc_write(d->qp, &wr);
+			rc = srnic_post_mc_write(d->qp[next % d->nqps], &wr);
 			if (rc)
 				die("srnic_post_mc_write", rc);
 			posted[next++] = 1;
 			inflight++;
 		}
-		n = ibv_poll_cq(d->cq, DEPTH, wc);
+		n = ibv_poll_cq(d->cq, MAX_QPS, wc);
 		if (n < 0)
 			die("ibv_poll_cq", EIO);
 		for (i = 0; i < n; i++) {
@@ -318,12 +353,11 @@ static int sender(struct dev *d, unsigned group, uint64_t size,
 			failures++;
 			printf("write %" PRIu64 ": %s\n", c,
 			       ibv_wc_status_str(wc[i].status));
-			report_failed(d);
+			report_failed(qp_of(d, wc[i].qp_num));
 			if (!resume) {
 				printf("stopped: %" PRIu64 " of %" PRIu64
 				       " writes done\n", done, nchunks);
-				ibv_destroy_qp(d->qp);
-				d->qp = NULL;
+				close_qps(d);
 				ibv_dereg_mr(mr);
 				close_dev(d);
 				return 2;
@@ -333,9 +367,12 @@ static int sender(struct dev *d, unsigned group, uint64_t size,
 			/* (after a failure the send queue stopped: flushed
 			 * WRITEs go again, to the members left) */
 			struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTS};
+			unsigned q;
+			int rc = 0;
 
-			if (failures &&
-			    ibv_modify_qp(d->qp, &a, IBV_QP_STATE) == 0)
+			for (q = 0; failures && q < d->nqps; q++)
+				rc |= ibv_modify_qp(d->qp[q], &a, IBV_QP_STATE);
+			if (failures && !rc)
 				wait_members(d, group, 1);
 			next = 0;
 		}
@@ -366,7 +403,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: srnic_mcast member -g GROUP -s SIZE\n"
 		"       srnic_mcast send -g GROUP -s SIZE [-c CHUNK] "
-		"[-m MEMBERS] [-S SEED] [-r]\n");
+		"[-m MEMBERS] [-S SEED] [-q QPS] [-r]\n");
 	exit(1);
 }
 
@@ -375,6 +412,7 @@ int main(int argc, char **argv)
 	unsigned group = 1;
 	uint64_t size = 1 << 20, chunk = 1 << 20;
 	int want = 1, resume = 0, opt;
+	unsigned nqps = 1;
 	uint32_t seed = 1;
 	struct dev d = {0};
 	const char *role;
@@ -383,24 +421,26 @@ int main(int argc, char **argv)
 		usage();
 	role = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "g:s:c:m:S:r")) != -1) {
+	while ((opt = getopt(argc, argv, "g:s:c:m:S:q:r")) != -1) {
 		switch (opt) {
 		case 'g': group = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 's': size = parse_size(optarg); break;
 		case 'c': chunk = parse_size(optarg); break;
 		case 'm': want = atoi(optarg); break;
 		case 'S': seed = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'q': nqps = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'r': resume = 1; break;
 		default: usage();
 		}
 	}
-	if (!size || !chunk || chunk > (1u << 31))
+	if (!size || !chunk || chunk > (1u << 31) || !nqps || nqps > MAX_QPS)
 		usage();
 	open_dev(&d);
 	if (!strcmp(role, "member"))
 		return member(&d, group, size);
 	if (!strcmp(role, "send"))
-		return sender(&d, group, size, chunk, want, seed, resume);
+		return sender(&d, group, size, chunk, want, seed, resume,
+			      nqps);
 	usage();
 	return 1;
 }
