@@ -19,6 +19,10 @@
 #   --failback auto|expire
 #   --cut              instead of the kill, cut b's links for 1 s (both
 #                      rails), then heal them: a partition
+#   --replay           once b is killed, a station on a's rail 0 replays
+#                      an SVC_ANNOUNCE b sent as holder, every 2 ms for 1 s
+#                      (tests/e2e/inject, built with the tests): taken, it
+#                      would keep dead b the holder and hold the takeover
 #   --mode group|switch  how the service's frames reach the holder: its
 #                        group address, every member hearing them (default),
 #                        or its own address, which ./srnic fabric points at
@@ -37,7 +41,7 @@ export SRNIC_RUN=${SRNIC_FO_RUN:-${SRNIC_RUN:-/run/srnic}-fo}
 TB=$SRNIC_RUN/testbed
 SVC=10.55.0.100
 
-n=50000 dead=300 failback=auto mode=group cut=0
+n=50000 dead=300 failback=auto mode=group cut=0 replay=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--requests) n=$2; shift 2 ;;
@@ -45,6 +49,7 @@ while [ $# -gt 0 ]; do
 	--failback) failback=$2; shift 2 ;;
 	--mode) mode=$2; shift 2 ;;
 	--cut) cut=1; shift ;;
+	--replay) replay=1; shift ;;
 	*) echo "failover: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -86,6 +91,13 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 echo "b holds web, c stands by"
+if [ $replay = 1 ]; then
+	# (b's own frame, as it entered the switch: the replay carries b's
+	# cluster key MAC, and only its number is old)
+	ip netns exec "$SRNIC_NS-sw" "${SRNIC_BUILD:-$ROOT/build}/tests/e2e/inject" \
+		capture r0-b SVC_ANNOUNCE "$work/announce" 10 > /dev/null ||
+		{ echo "failover: no SVC_ANNOUNCE of b captured" >&2; exit 1; }
+fi
 # slot 0's region: the same key on both members (the client WRITEs to it)
 for ((i = 0; i < 100; i++)); do
 	grep -q '^region key' "$work/b.log" && grep -q '^region key' "$work/c.log" && break
@@ -117,6 +129,11 @@ else
 	if at 30; then
 		kill_node b
 		echo "b killed at 30%"
+		if [ $replay = 1 ]; then
+			ip netns exec "$SRNIC_NS-a" "${SRNIC_BUILD:-$ROOT/build}/tests/e2e/inject" \
+				replay rail0 "$work/announce" 500 > /dev/null &
+			replayer=$!
+		fi
 	fi
 	if at 60; then
 		serve b
@@ -125,6 +142,10 @@ else
 fi
 rc=0
 wait $client || rc=1
+if [ $replay = 1 ]; then
+	wait "${replayer:-}" 2>/dev/null && echo "replayed b's SVC_ANNOUNCE 500 times" ||
+		{ echo "failover: the replay failed" >&2; rc=1; }
+fi
 grep -v '^progress' "$work/a.log"
 for m in b c; do
 	echo "--- $m"
@@ -142,6 +163,12 @@ echo "after the client's goodbye: b $(role b), c $(role c)"
 # hears what goes to the holder, and a standby drops it)
 sleep 0.6	# (the counters are written twice a second)
 echo "frames for web's holder that c heard and dropped: $(awk '$1 == "drop" && $2 == "stale_incarnation" { print $3 }' "$TB/c.stats" 2>/dev/null)"
+# (what each node did about the service: SVC_RESYNCs sent, rebinds,
+# binds, announcements refused; and what it dropped; docs/counters.md)
+for m in a b c; do
+	echo "$m:$(awk '$1 == "svc" { $1 = ""; printf "%s", $0 }
+		$1 == "drop" && $3 > 0 { printf " drop %s %s", $2, $3 }' "$TB/$m.stats" 2>/dev/null)"
+done
 if [ "$mode" = switch ]; then
 	echo "--- the fabric"
 	cat "$TB/fabric.log"
