@@ -434,10 +434,7 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 			break;
 		}
 	}
-	/* (a UC QP's responder may still need the timer, or one holding
-	 * last packets, and a requester out of credit its loan) */
-	if (qp->q.sq_comp == qp->snd.sq_next && !qp->rcv.uc_stuck_at &&
-	    !qp->rcv.nheld && !qp->snd.fc_blocked)
+	if (srnic_qp_timers_idle(qp))
 		srnic_qp_timer_off(eng, qp);
 	if (qp->snd.sq_wait && qp->snd.done_count != qp->snd.wait_done) {
 		/* What the next WQE waited for may be done: look again. */

@@ -320,6 +320,16 @@ static inline bool srnic_qp_reliable(const struct srnic_qp *qp)
 	return qp->q.type == SRNIC_QPT_RC;
 }
 
+/* Whether nothing of qp needs the timers: every send WQE done, no UC
+ * message watched (responder/uc.c), no last packet held (its age:
+ * responder/held.c), no loan owed to a requester out of credit.  The
+ * completer and UC's timer take the QP off the timer list then. */
+static inline bool srnic_qp_timers_idle(const struct srnic_qp *qp)
+{
+	return qp->q.sq_comp == qp->snd.sq_next && !qp->rcv.uc_stuck_at &&
+	       !qp->rcv.nheld && !qp->snd.fc_blocked;
+}
+
 /*
  * Send WQE idx is finished, with status: the completer turns it into a
  * completion when its turn comes.  The completer finishes what the peer

@@ -345,7 +345,6 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 		resp_uc_give_up(eng, qp, true);	/* (watches again if need be) */
 	else if (resp_uc_stuck(qp))
 		resp_uc_watch(eng, qp);
-	if (!qp->rcv.uc_stuck_at && !qp->rcv.nheld &&
-	    qp->q.sq_comp == qp->snd.sq_next && !qp->snd.fc_blocked)
+	if (srnic_qp_timers_idle(qp))
 		srnic_qp_timer_off(eng, qp);	/* nothing left to time */
 }
