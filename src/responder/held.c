@@ -37,9 +37,7 @@ void srnic_responder_held_age(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (now - s->held_tsc < age)
 			continue;
 		srnic_track_unmark(&s->trk, s->trk.npkts - 1);
-		rte_pktmbuf_free(s->held);
-		s->held = NULL;
-		held_count(eng, qp, -1);
+		held_free(eng, qp, s);
 		eng->st->drops[SRNIC_DROP_OVER_BUDGET]++;
 	}
 }

@@ -41,17 +41,23 @@ static inline void held_count(struct srnic_engine *eng, struct srnic_qp *qp,
 			   __ATOMIC_RELAXED);
 }
 
+/* A slot's held last packet, unplaced, given back to the pool. */
+static inline void held_free(struct srnic_engine *eng, struct srnic_qp *qp,
+			     struct srnic_rmsg *s)
+{
+	rte_pktmbuf_free(s->held);
+	s->held = NULL;
+	held_count(eng, qp, -1);
+}
+
 /* A slot's hold on the node's memory given back: the map of its packets,
  * and its held last packet (engine's held, map_budget). */
 static inline void slot_forget(struct srnic_engine *eng, struct srnic_qp *qp,
 			       struct srnic_rmsg *s)
 {
 	srnic_track_fini(&s->trk);
-	if (s->held) {
-		rte_pktmbuf_free(s->held);
-		s->held = NULL;
-		held_count(eng, qp, -1);
-	}
+	if (s->held)
+		held_free(eng, qp, s);
 }
 
 static inline void slot_clear(struct srnic_engine *eng, struct srnic_qp *qp,
