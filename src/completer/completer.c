@@ -236,6 +236,7 @@ void srnic_completer_acked(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
 			    const struct srnic_pkt *pkt)
 {
+	srnic_fc_uc_heard(qp, srnic_now());
 	if (srnic_fc_uc_acked(qp, pkt->msn))
 		srnic_qp_activate(eng, qp);
 }
@@ -298,6 +299,21 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 }
 
+static void lend(struct srnic_engine *eng, struct srnic_qp *qp, uint64_t now)
+{
+	if (srnic_qp_reliable(qp)) {
+		srnic_fc_grant(qp, qp->snd.fc_sent + SRNIC_FC_UPDATE);
+	} else {
+		if (!srnic_fc_uc_may_lend(qp, now, eng->tsc_per_us * 1000 *
+							 SRNIC_UC_GONE_MS))
+			return;	/* (a slow responder: wait for its word) */
+		srnic_fc_uc_lend(qp);
+	}
+	qp->snd.fc_blocked = 0;
+	eng->st->fc_lent++;
+	srnic_qp_activate(eng, qp);
+}
+
 void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now)
 {
@@ -311,15 +327,8 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	/* Out of credit for a probe interval: the updates were lost, or the
 	 * responder has gone quiet.  Lend a little and go on (srnic_flow.h). */
-	if (qp->snd.fc_blocked && now - qp->snd.fc_blocked_at >= srnic_probe_tsc(qp)) {
-		if (srnic_qp_reliable(qp))
-			srnic_fc_grant(qp, qp->snd.fc_sent + SRNIC_FC_UPDATE);
-		else
-			srnic_fc_uc_lend(qp);
-		qp->snd.fc_blocked = 0;
-		eng->st->fc_lent++;
-		srnic_qp_activate(eng, qp);
-	}
+	if (qp->snd.fc_blocked && now - qp->snd.fc_blocked_at >= srnic_probe_tsc(qp))
+		lend(eng, qp, now);
 	/*
 	 * The oldest unfinished message carries the QP's timers: it probes,
 	 * and it alone times out.  Later messages lacking packets are the

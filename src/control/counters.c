@@ -170,7 +170,7 @@ const struct srnic_counter srnic_counters[] = {
 	PROC("token_hungry", token_hungry, "... and times it asked for a turn"),
 	PROC("rx_forwarded", rx_forwarded, "frames other pollers queued for it"),
 	PROC("rx_ring_full", rx_ring_full, "... and dropped: its ring was full"),
-	PROC("rx_stalled", rx_stalled, "... or it had stopped taking them"),
+	PROC("rx_stalled", rx_stalled, "... or it had stopped (srnicd found it halted)"),
 
 	OF("silenced", struct srnic_peer, SRNIC_SCOPE_PEER, silenced,
 	   "times one of the peer's ports went silent"),

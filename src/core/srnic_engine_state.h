@@ -97,9 +97,13 @@ struct srnic_engine {
 	/* srnicd's node: when this process first found the port token taken
 	 * with frames to send, not having had it since (0: it has) */
 	uint64_t token_missed_at;
-	/* The last receive poll left frames in a port's queue (it took a
-	 * full burst): what a timer would call lost may be there. */
+	/* The last receive poll left frames in a port's queue or this
+	 * process's ring (it took a full burst): what a timer would call
+	 * lost may be there.  Since when the polls have, and when the last
+	 * began (TSC; srnic_rx_ports). */
 	bool rx_backlog;
+	uint64_t rx_backlog_since;
+	uint64_t rx_polled_at;
 	/* Frames for this process's QPs the receive poll took off the
 	 * ports, decoded: sorted under the port token, handled once it is
 	 * given back (dispatch.c). */

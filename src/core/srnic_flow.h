@@ -18,7 +18,8 @@
  * credit: it is what brings the next credit.  Should credit stop coming
  * altogether, the requester lends itself a quarter window after one probe
  * interval, so a lost ACK cannot stall it for good; the verbs timeout still
- * ends a QP whose peer is gone.
+ * ends a QP whose peer is gone.  (UC lends only to a responder silent for
+ * SRNIC_UC_GONE_MS: srnic_fc_uc_may_lend.)
  */
 #ifndef SRNIC_FLOW_H
 #define SRNIC_FLOW_H
@@ -63,6 +64,7 @@ static inline bool srnic_fc_grant(struct srnic_qp *qp, uint32_t c)
 static inline void srnic_fc_reset(struct srnic_qp *qp)
 {
 	qp->snd.uc_inflight = 0;
+	qp->snd.uc_heard_at = 0;
 	memset(qp->snd.uc_pkts, 0, sizeof(qp->snd.uc_pkts));
 	qp->snd.fc_sent = 0;
 	qp->snd.fc_credit = SRNIC_FC_WINDOW;
@@ -143,7 +145,38 @@ static inline bool srnic_fc_uc_acked(struct srnic_qp *qp, uint32_t msn)
 	return false;
 }
 
-/* UC, no word from the responder for a probe interval: lend what the
+/*
+ * UC: a loan is for ACKs that were lost (a plain ACK goes out twice, so
+ * both copies) or a responder that is gone.  To a responder that is only
+ * slow it loses messages: its process off its core on a busy host (150 ms
+ * and more measured beside busy programs on two CPUs) with the window's
+ * packets waiting in its ring, the loan's messages are past the window it
+ * keeps, and it gives up the ones before as its sender's (resp_uc_jump).
+ * Lending after every silent probe interval lost SENDs so in e2e/14's UC
+ * SEND bandwidth runs in CI, and perftest's UC server waited for them for
+ * good.  So a UC requester lends only once its responder has said nothing
+ * for SRNIC_UC_GONE_MS (since its last ACK, or since the requester first
+ * waited), and then after every probe interval, sending into the void as
+ * a UC sender whose peer is gone does on a real NIC.  The price: the last
+ * ACK lost twice stalls the QP for that long.
+ */
+#define SRNIC_UC_GONE_MS 1000
+
+static inline bool srnic_fc_uc_may_lend(struct srnic_qp *qp, uint64_t now,
+					uint64_t gone_tsc)
+{
+	if (!qp->snd.uc_heard_at)
+		qp->snd.uc_heard_at = qp->snd.fc_blocked_at;
+	return now - qp->snd.uc_heard_at >= gone_tsc;
+}
+
+/* UC: an ACK came at now, whatever it resolved. */
+static inline void srnic_fc_uc_heard(struct srnic_qp *qp, uint64_t now)
+{
+	qp->snd.uc_heard_at = now;
+}
+
+/* UC, no word from the responder for SRNIC_UC_GONE_MS: lend what the
  * requester is short of.  Packets: a quarter window of them, without
  * calling any message resolved (one large message may be all there is);
  * messages: the oldest quarter window of them. */

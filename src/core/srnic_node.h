@@ -358,18 +358,28 @@ struct srnic_proc {
 	uint64_t token_hungry;	/* ... and times it asked for a turn */
 	uint64_t rx_forwarded;	/* frames other pollers queued for it */
 	uint64_t rx_ring_full;	/* ... and dropped: its ring was full */
-	uint64_t rx_stalled;	/* ... or it had stopped taking them */
+	uint64_t rx_stalled;	/* ... or it had stopped (rx_halted) */
 	/* When it last looked at its ring (TSC; its own datapath's). */
 	uint64_t rx_taken_at;
+	/* srnicd found none of its threads able to run while frames waited
+	 * (SRNIC_RX_STALL_*); it clears this when it looks again. */
+	uint32_t rx_halted;
 	/* Its share of the node's held_total (srnicd takes it back when the
 	 * process goes: the buffers are lost, the budget is not). */
 	uint32_t held;
 };
 
-/* A process that has not looked at its ring for SRNIC_RX_STALL_MS gets no
- * more frames once SRNIC_RX_STALL_FRAMES wait there: one stopped, frozen
- * or stuck pins that many of the node's packet buffers, not its whole
- * ring's worth (4,096, a quarter of the pool). */
+/*
+ * A process that has not looked at its ring for SRNIC_RX_STALL_MS, while
+ * SRNIC_RX_STALL_FRAMES wait there, is looked at by srnicd
+ * (srnicd/stopped.c): if none of its threads runs or waits for a core
+ * (stopped, frozen, asleep), it gets no more frames until it looks again,
+ * and pins that many of the node's packet buffers, not its whole ring's
+ * worth (8,192, half the pool).  One that merely waits for a core gets
+ * its whole ring: on two busy CPUs a process is off its core for 150 ms
+ * and more, and what it is sent meanwhile (a window, 4,096 packets, for
+ * each of its QPs: srnic_flow.h) must not be lost.
+ */
 #define SRNIC_RX_STALL_MS 100
 #define SRNIC_RX_STALL_FRAMES 512
 

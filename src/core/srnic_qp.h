@@ -212,6 +212,8 @@ struct srnic_qp_send {
 	uint32_t uc_acked;	/* UC: the responder resolved messages below */
 	uint32_t uc_inflight;	/* UC: packets of messages not resolved */
 	uint32_t uc_pkts[SRNIC_WINDOW];	/* UC: packets sent, by msn */
+	uint64_t uc_heard_at;	/* UC: TSC of the responder's last ACK
+				 * (0: none yet; srnic_flow.h) */
 	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
 };
 

@@ -18,9 +18,8 @@ static bool proc_queue(struct srnic_engine *eng, struct srnic_proc *to,
 		eng->st->drops[SRNIC_DROP_NO_QP]++;
 		return false;
 	}
-	if (unlikely(rte_ring_count(to->rx) >= SRNIC_RX_STALL_FRAMES) &&
-	    srnic_now() - __atomic_load_n(&to->rx_taken_at, __ATOMIC_RELAXED) >
-		    eng->tsc_per_us * 1000 * SRNIC_RX_STALL_MS) {
+	if (unlikely(__atomic_load_n(&to->rx_halted, __ATOMIC_RELAXED)) &&
+	    rte_ring_count(to->rx) >= SRNIC_RX_STALL_FRAMES) {
 		to->rx_stalled++;
 		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
 		return false;
@@ -403,8 +402,10 @@ static uint16_t queued_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 
 	if (!me->rx)
 		return 0;
-	/* (the pollers see that it still takes its frames) */
+	/* (the pollers and srnicd see that it still takes its frames) */
 	__atomic_store_n(&me->rx_taken_at, srnic_now(), __ATOMIC_RELAXED);
+	if (unlikely(__atomic_load_n(&me->rx_halted, __ATOMIC_RELAXED)))
+		__atomic_store_n(&me->rx_halted, 0, __ATOMIC_RELAXED);
 	return (uint16_t)rte_ring_sc_dequeue_burst(me->rx, (void **)pkts, n,
 						   NULL);
 }
@@ -436,13 +437,12 @@ static unsigned rx_ring(struct srnic_engine *eng,
 	return total;
 }
 
-unsigned srnic_rx_ports(struct srnic_engine *eng)
+static unsigned rx_poll(struct srnic_engine *eng)
 {
 	struct rte_mbuf *pkts[SRNIC_BURST];
 	unsigned p, total;
 	uint16_t n;
 
-	eng->rx_backlog = false;
 	total = rx_ring(eng, queued_rx, true);
 	/* (srnicd's node: one process at a time polls the ports) */
 	if (!srnic_ports_take(eng))
@@ -473,6 +473,32 @@ unsigned srnic_rx_ports(struct srnic_engine *eng)
 			 __ATOMIC_RELEASE);
 	srnic_ports_give(eng);
 	rx_handle_kept(eng, false);
+	return total;
+}
+
+/*
+ * A receive poll, and whether it left frames waiting (rx_backlog) since
+ * when.  A backlog begins anew after a gap between polls longer than the
+ * shortest UC give-up time: the process was off its core (150 ms and more
+ * on two busy CPUs), and what arrived meanwhile waits in its ring or the
+ * ports, behind a backlog that may have been there before.  The UC timer
+ * (responder/uc.c) gives it the time from now, not from before the gap:
+ * from before, it gave up messages whose packets it had not read yet
+ * (uc_late, then perftest's UC server waited for good).
+ */
+unsigned srnic_rx_ports(struct srnic_engine *eng)
+{
+	uint64_t now = srnic_now();
+	bool fresh = !eng->rx_backlog ||
+		     now - eng->rx_polled_at >
+			     eng->tsc_per_us * SRNIC_UC_GIVE_UP_US;
+	unsigned total;
+
+	eng->rx_polled_at = now;
+	eng->rx_backlog = false;
+	total = rx_poll(eng);
+	if (eng->rx_backlog && fresh)
+		eng->rx_backlog_since = now;
 	return total;
 }
 

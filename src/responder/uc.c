@@ -28,8 +28,9 @@
  * widens its reordering window on a DSACK.  It never narrows: a loss
  * then costs the messages behind it a longer wait, never a message.  And
  * a timer does not call a packet lost while frames still wait in a port's
- * receive queue (rx_backlog), up to twice the time: an engine that did not
- * run for a while reads them before it judges.
+ * receive queue or the process's ring (rx_backlog), for up to twice the
+ * time from when they began to wait: an engine that did not run for a
+ * while reads them before it judges.
  */
 #define UC_GIVE_UP_MAX_US 256000
 
@@ -335,10 +336,13 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	/* (frames still unread defer it, but not for ever: a port or the
-	 * loopback that never runs dry must not keep a loss waiting) */
+	 * loopback that never runs dry must not keep a loss waiting.  From
+	 * when they began to wait, not from when the message stalled: a
+	 * process off its core for longer than the time finds both old, and
+	 * its ring full of the very packets) */
 	if (same && (now - qp->rcv.uc_stuck_at < uc_give_up_tsc(eng) ||
 		     (eng->rx_backlog &&
-		      now - qp->rcv.uc_stuck_at < 2 * uc_give_up_tsc(eng))))
+		      now - eng->rx_backlog_since < 2 * uc_give_up_tsc(eng))))
 		return;
 	qp->rcv.uc_stuck_at = 0;
 	if (same && resp_uc_stuck(qp))

@@ -19,7 +19,9 @@
 
 #include "srnicd.h"
 
-#define RX_RING 4096	/* frames queued for a process's QPs */
+/* Frames queued for a process's QPs: room for two QPs' windows (4,096
+ * packets each: srnic_flow.h) while the process waits for a core. */
+#define RX_RING 8192
 #define DB_RING 4096	/* as the embedded engine's doorbell ring */
 #define CALL_RING 256
 
@@ -152,6 +154,11 @@ static void token_rings_repair(struct srnic_node *node)
  * (SO_PEERCRED), kept in srnicd's own memory: nothing in the node's
  * shared memory, which every attached process can write, names a pid. */
 static int slot_pid[SRNIC_MAX_PROCS];
+
+struct rte_ring *srnicd_proc_rx(unsigned slot)
+{
+	return slot < SRNIC_MAX_PROCS ? slot_rx[slot] : NULL;
+}
 
 int srnicd_proc_pid(unsigned slot)
 {

@@ -292,6 +292,7 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 				dep[i].pidfd = -1;
 			}
 		srnicd_watch_stopped(eng, &stopped);
+		srnicd_watch_rings(eng);
 		for (i = 0; i < MAX_CONNS; i++) {
 			short ev = pfd[i + 1].revents;
 

@@ -22,6 +22,9 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot);
 /* The pid of slot's process, as the kernel gave it at its connection (0:
  * none). */
 int srnicd_proc_pid(unsigned slot);
+/* slot's receive ring, as srnicd made it (never the node's proc[].rx,
+ * which the process can write), or NULL. */
+struct rte_ring *srnicd_proc_rx(unsigned slot);
 /* The process that holds the node's port token now (srnicd's own is
  * slot 0), or NULL. */
 struct srnic_proc *srnicd_token_holder(struct srnic_node *node);
@@ -50,6 +53,9 @@ struct srnicd_stop_watch {
 };
 void srnicd_watch_stopped(struct srnic_engine *eng,
 			  struct srnicd_stop_watch *w);
+/* ... and mark a process that stopped taking its frames, so that it pins
+ * no more of the node's packet buffers (SRNIC_RX_STALL_FRAMES). */
+void srnicd_watch_rings(struct srnic_engine *eng);
 
 /* serve.c: serve the socket until SHUTDOWN or *stop; 0, or -1 with the
  * reason printed when the socket cannot be served. */

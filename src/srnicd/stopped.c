@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A process stopped with the node's port token: srnicd's main thread looks
- * at every turn of its serving loop.
+ * Stopped processes, which srnicd's main thread looks for at every turn of
+ * its serving loop: one that holds the node's port token, and ones that
+ * have stopped taking the frames queued for them.
  *
  * Whoever holds the port token polls every port for the whole node.  A
  * process stopped while it holds it (SIGSTOP, Ctrl-Z, a debugger that
@@ -26,6 +27,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include <rte_ring.h>
 
 #include "srnic_control.h"
 #include "srnicd.h"
@@ -103,4 +106,38 @@ void srnicd_watch_stopped(struct srnic_engine *eng,
 	if (proc_halted(pid))
 		srnicd_token_reclaim(node, (unsigned)(p - node->proc));
 	w->holder = NULL;
+}
+
+/*
+ * A process that has not looked at its ring for SRNIC_RX_STALL_MS while
+ * SRNIC_RX_STALL_FRAMES wait there: halted (stopped, frozen, asleep) or
+ * only waiting for a core?  The pollers that queue its frames cannot tell
+ * (the node's memory holds no pid, and reading /proc is no work for a
+ * datapath), so srnicd looks, and marks a halted one: it gets no more
+ * frames until it looks at its ring again (which clears the mark).  Time
+ * alone was the rule before, and dropped the frames of a process that
+ * was only off its core on a busy host, UC's lost for good.
+ */
+void srnicd_watch_rings(struct srnic_engine *eng)
+{
+	struct srnic_node *node = eng->node;
+	uint64_t stall = eng->tsc_per_us * 1000 * SRNIC_RX_STALL_MS, now;
+	unsigned slot;
+
+	now = srnic_now();
+	for (slot = 1; slot < SRNIC_MAX_PROCS; slot++) {
+		struct srnic_proc *p = &node->proc[slot];
+		struct rte_ring *rx = srnicd_proc_rx(slot);
+		int pid = srnicd_proc_pid(slot);
+
+		if (!__atomic_load_n(&p->live, __ATOMIC_ACQUIRE) || !rx ||
+		    pid <= 0 ||
+		    __atomic_load_n(&p->rx_halted, __ATOMIC_RELAXED) ||
+		    rte_ring_count(rx) < SRNIC_RX_STALL_FRAMES ||
+		    now - __atomic_load_n(&p->rx_taken_at, __ATOMIC_RELAXED) <
+			    stall)
+			continue;
+		if (proc_halted(pid))
+			__atomic_store_n(&p->rx_halted, 1, __ATOMIC_RELAXED);
+	}
 }

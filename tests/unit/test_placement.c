@@ -816,6 +816,22 @@ static unsigned run_requester(struct srnic_qp *qp)
 	return total;
 }
 
+/* One WRITE of len bytes from src (registered here), in qp's first send
+ * slot. */
+static void post_write(struct srnic_qp *qp, uint8_t *src, uint32_t len)
+{
+	struct srnic_swqe *w = &qp->q.sq[0];
+	uint32_t key = srnic_mem_register(&eng->mem, (uintptr_t)src, len,
+					  SRNIC_ACCESS_LOCAL_WRITE, qp->pd);
+
+	memset(w, 0, sizeof(*w));
+	w->opcode = SRNIC_WR_WRITE;
+	w->length = len;
+	w->num_sge = 1;
+	w->sge[0] = (struct srnic_sge){(uintptr_t)src, len, key};
+	qp->q.sq_prod = 1;
+}
+
 /* Flow control: new data stops at the credit the responder granted and
  * goes on when an ACK grants more; with no ACK at all, a probe interval
  * later the requester lends itself a quarter window.  The responder grants
@@ -826,20 +842,12 @@ static void test_credits(void)
 	uint32_t len = NPKTS * STRIDE;
 	uint8_t *src = calloc(1, len), *dst = calloc(1, len);
 	struct srnic_qp *qp = qp_new(11);
-	struct srnic_swqe *w = &qp->q.sq[0];
 	struct srnic_pkt ack, out[4];
 	uint32_t key, i;
 	unsigned n;
 
-	key = srnic_mem_register(&eng->mem, (uintptr_t)src, len,
-				 SRNIC_ACCESS_LOCAL_WRITE, 11);
 	srnic_fc_reset(qp);
-	memset(w, 0, sizeof(*w));
-	w->opcode = SRNIC_WR_WRITE;
-	w->length = len;
-	w->num_sge = 1;
-	w->sge[0] = (struct srnic_sge){(uintptr_t)src, len, key};
-	qp->q.sq_prod = 1;
+	post_write(qp, src, len);
 	n = run_requester(qp);
 	CHECK(n == SRNIC_FC_WINDOW && qp->snd.fc_blocked,
 	      "sent %u packets on a credit of %u", n, SRNIC_FC_WINDOW);
@@ -880,6 +888,53 @@ static void test_credits(void)
 	srnic_engine_destroy_qp(eng, qp);
 	free(src);
 	free(dst);
+}
+
+/* UC: out of credit, the requester lends itself nothing while its
+ * responder is only slow; any ACK starts the silence anew, and after
+ * SRNIC_UC_GONE_MS of it the requester lends a quarter window every probe
+ * interval, as to a responder that is gone. */
+static void test_uc_loans(void)
+{
+	enum { NPKTS = SRNIC_FC_WINDOW * 3 };
+	uint32_t len = NPKTS * STRIDE;
+	uint8_t *src = calloc(1, len);
+	struct srnic_qp *qp = qp_new(12);
+	uint64_t gone = eng->tsc_per_us * 1000 * SRNIC_UC_GONE_MS, t;
+	struct srnic_pkt ack;
+	unsigned n;
+
+	qp->q.type = SRNIC_QPT_UC;
+	srnic_fc_reset(qp);
+	qp->snd.uc_acked = qp->snd.next_msn;	/* (nothing unresolved) */
+	post_write(qp, src, len);
+	n = run_requester(qp);
+	CHECK(n == SRNIC_FC_WINDOW && qp->snd.fc_blocked,
+	      "UC sent %u packets on a window of %u", n, SRNIC_FC_WINDOW);
+	t = qp->snd.fc_blocked_at;
+	srnic_completer_timeouts(eng, qp, t + srnic_probe_tsc(qp));
+	srnic_completer_timeouts(eng, qp, t + gone / 2);
+	n = run_requester(qp);
+	CHECK(n == 0, "UC lent %u packets to a responder silent for %u ms",
+	      n, SRNIC_UC_GONE_MS / 2);
+
+	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_ACK, qp->run[0].msn);
+	srnic_completer_credit(eng, qp, &ack);	/* (resolves nothing) */
+	t = qp->snd.uc_heard_at;
+	srnic_completer_timeouts(eng, qp, t + gone - gone / 8);
+	n = run_requester(qp);
+	CHECK(n == 0, "UC lent %u packets %u ms after the responder spoke",
+	      n, SRNIC_UC_GONE_MS * 7 / 8);
+	srnic_completer_timeouts(eng, qp, t + gone);
+	n = run_requester(qp);
+	CHECK(n == SRNIC_FC_WINDOW / 4, "UC lent %u packets to a responder "
+	      "silent for %u ms", n, SRNIC_UC_GONE_MS);
+	srnic_completer_timeouts(eng, qp, t + gone + srnic_probe_tsc(qp));
+	n = run_requester(qp);
+	CHECK(n == SRNIC_FC_WINDOW / 4, "UC lent %u packets a probe interval "
+	      "later to a responder still silent", n);
+	srnic_engine_destroy_qp(eng, qp);
+	free(src);
 }
 
 /* Hand READ request req to qp's responder, let it answer, and count the
@@ -1280,11 +1335,24 @@ static void test_uc_give_up(void)
 	/* Frames still wait in a port's queue: nothing is called lost, up
 	 * to twice the time. */
 	eng->rx_backlog = true;
+	eng->rx_backlog_since = qp->rcv.uc_stuck_at;
 	srnic_responder_uc_timer(eng, qp,
 				 qp->rcv.uc_stuck_at + eng->tsc_per_us *
 							   SRNIC_UC_GIVE_UP_US *
 							   3 / 2);
 	CHECK(qp->rcv.exp_msn == 100, "UC gave up with frames not read yet");
+	/* ... counted from when they began to wait: a process back on its
+	 * core after longer than the time reads its ring before it judges. */
+	eng->rx_backlog_since = qp->rcv.uc_stuck_at + eng->tsc_per_us *
+							      SRNIC_UC_GIVE_UP_US * 10;
+	srnic_responder_uc_timer(eng, qp,
+				 qp->rcv.uc_stuck_at + eng->tsc_per_us *
+							   SRNIC_UC_GIVE_UP_US *
+							   11);
+	CHECK(qp->rcv.exp_msn == 100,
+	      "UC gave up while the frames of a process back on its core "
+	      "waited to be read");
+	eng->rx_backlog_since = qp->rcv.uc_stuck_at;
 	srnic_responder_uc_timer(eng, qp,
 				 qp->rcv.uc_stuck_at + eng->tsc_per_us *
 							   SRNIC_UC_GIVE_UP_US *
@@ -1747,9 +1815,53 @@ static void test_held_age(void)
 	free(msg);
 }
 
-/* A process that stopped taking the frames other pollers pass it (its
- * ring's rx_taken_at old) gets no more than SRNIC_RX_STALL_FRAMES of them;
- * one that takes them gets its whole ring. */
+/* A receive poll that takes a full burst (frames may still wait) begins
+ * a backlog, which keeps its start while polls go on finding one; after a
+ * gap between polls longer than the shortest UC give-up time (the process
+ * off its core), it begins anew: the UC timer counts from there. */
+static void test_rx_pause(void)
+{
+	uint16_t port = eng->node->port[0].port_id;
+	struct rte_mbuf *ms[SRNIC_BURST];
+	uint64_t first;
+	unsigned b, i;
+
+	/* (a whole receive poll reads the node's loopback ring too) */
+	if (!eng->node->loop)
+		eng->node->loop = rte_ring_create("loop", 64, 0, RING_F_SC_DEQ);
+	if (!eng->node->loop)
+		abort();
+	for (b = 0; b < 4; b++) {
+		for (i = 0; i < SRNIC_BURST; i++) {
+			ms[i] = rte_pktmbuf_alloc(eng->node->pool);
+			if (!ms[i] || !rte_pktmbuf_append(ms[i], 64))
+				abort();
+			memset(rte_pktmbuf_mtod(ms[i], void *), 0, 64);
+		}
+		if (rte_eth_tx_burst(port, 0, ms, SRNIC_BURST) != SRNIC_BURST)
+			abort();
+	}
+	eng->rx_backlog = false;
+	srnic_rx_ports(eng);
+	first = eng->rx_backlog_since;
+	CHECK(eng->rx_backlog && first, "a full burst began no backlog");
+	srnic_rx_ports(eng);
+	CHECK(eng->rx_backlog && eng->rx_backlog_since == first,
+	      "a backlog that went on began anew");
+	eng->rx_polled_at -= eng->tsc_per_us * SRNIC_UC_GIVE_UP_US * 2;
+	srnic_rx_ports(eng);
+	CHECK(eng->rx_backlog && eng->rx_backlog_since > first,
+	      "a backlog found after a gap of twice the give-up time kept "
+	      "its start from before the gap");
+	while (srnic_rx_ports(eng))
+		;
+	eng->rx_backlog = false;
+}
+
+/* A process that srnicd found halted (rx_halted: none of its threads able
+ * to run while its frames waited) gets no more than SRNIC_RX_STALL_FRAMES
+ * of the frames other pollers pass it; one that only waits for a core, or
+ * that looked at its ring again, gets its whole ring. */
 static void test_stalled_ring(void)
 {
 	struct srnic_proc *p = &eng->node->proc[1];
@@ -1764,6 +1876,7 @@ static void test_stalled_ring(void)
 	p->live = 1;
 	p->aside = 1;	/* (nobody to wake) */
 	p->rx_taken_at = srnic_now() - stale;
+	p->rx_halted = 1;
 	for (i = 0; i < SRNIC_RX_STALL_FRAMES + 100; i++) {
 		struct rte_mbuf *f = rte_pktmbuf_alloc(eng->node->pool);
 
@@ -1776,7 +1889,7 @@ static void test_stalled_ring(void)
 	CHECK(queued == SRNIC_RX_STALL_FRAMES && p->rx_stalled == 100,
 	      "a process that stopped taking frames is given %u (%llu refused)",
 	      queued, (unsigned long long)p->rx_stalled);
-	p->rx_taken_at = srnic_now();
+	p->rx_halted = 0;	/* (its look is still old: off its core) */
 	for (i = 0; i < 100; i++) {
 		struct rte_mbuf *f = rte_pktmbuf_alloc(eng->node->pool);
 
@@ -1810,6 +1923,7 @@ int main(void)
 	test_token_turns();
 	test_integration();
 	test_credits();
+	test_uc_loans();
 	test_read_ranges();
 	test_read_retries_progress();
 	test_stripe_plan();
@@ -1821,5 +1935,6 @@ int main(void)
 	test_forged_flood();
 	test_held_age();
 	test_stalled_ring();
+	test_rx_pause();
 	return check_summary("test_placement");
 }
