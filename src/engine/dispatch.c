@@ -410,6 +410,23 @@ static uint16_t queued_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 						   NULL);
 }
 
+/*
+ * srnicd's node: frames the last holder of the port token queued for this
+ * process before it gave the token back are older than any still on the
+ * ports.  With some in the ring, the ports wait for the next iteration,
+ * which reads the ring first.  Polled now, they let a flow's datagrams
+ * overtake each other: whoever held the token queued some after this
+ * process read its ring, and gave the token back with later ones still on
+ * the port (ud_check's multicast datagrams under the sanitizers arrived
+ * as 0, 18, 19, 1, 2, ...).
+ */
+static inline bool queued_waiting(const struct srnic_engine *eng)
+{
+	const struct srnic_proc *me = &eng->node->proc[eng->slot];
+
+	return eng->node->shared && me->rx && !rte_ring_empty(me->rx);
+}
+
 /* A ring of frames (the loopback's, or this process's own), up to a
  * transmit buffer's worth (what one flush may have put there): read only
  * a burst an iteration, it would back up, and its senders, ACKs too, would
@@ -447,6 +464,10 @@ static unsigned rx_poll(struct srnic_engine *eng)
 	/* (srnicd's node: one process at a time polls the ports) */
 	if (!srnic_ports_take(eng))
 		return total;
+	if (unlikely(queued_waiting(eng))) {
+		srnic_ports_give(eng);
+		return total;
+	}
 	srnic_ports_take_control(eng);
 	for (p = 0; p < eng->node->nports; p++) {
 		struct srnic_port *port = &eng->node->port[p];
