@@ -177,10 +177,9 @@ static bool key_foreign(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 {
 	uint8_t dev, alias;
 
-	if (port >= eng->node->nports ||
-	    !((pkt->opcode == SRNIC_OP_WRITE && pkt->pkt_len) ||
-	      pkt->opcode == SRNIC_OP_READ_REQ ||
-	      pkt->opcode == SRNIC_OP_ATOMIC_REQ))
+	/* (a WRITE of no bytes touches no memory, whatever its key) */
+	if (port >= eng->node->nports || !srnic_op_remote(pkt->opcode) ||
+	    (pkt->opcode == SRNIC_OP_WRITE && !pkt->pkt_len))
 		return false;
 	dev = eng->cfg.port_dev[port];
 	if (srnic_mem_key_dev(&eng->mem, pkt->rkey) == dev)

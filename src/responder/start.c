@@ -79,10 +79,8 @@ static enum start_step check_domain(struct start *t)
 {
 	if (!resp_request_pd(t->eng, t->qp, t->pkt, &t->s->pd, &t->srq))
 		return nak_with(t, SRNIC_NAK_INVALID, SRNIC_WC_REM_INV_REQ_ERR);
-	return t->pkt->opcode == SRNIC_OP_ATOMIC_REQ ||
-			       t->pkt->opcode == SRNIC_OP_READ_REQ
-		       ? ST_CHECK_RD_GRANTED
-		       : ST_CHECK_INVALIDATE;
+	return srnic_op_rd_atomic(t->pkt->opcode) ? ST_CHECK_RD_GRANTED
+						  : ST_CHECK_INVALIDATE;
 }
 
 /* A QP whose program granted no responder resources (max_dest_rd_atomic

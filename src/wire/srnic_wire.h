@@ -330,6 +330,9 @@ enum srnic_ext {
 #define SRNIC_OPF_SIGNED 0x10  /* under a cluster key, SRNIC_F_AUTH and its
 				* MAC right after the headers, or dropped */
 #define SRNIC_OPF_REQUEST 0x20 /* a requester's: may be SRNIC_F_ACKS */
+#define SRNIC_OPF_REMOTE 0x40  /* names the responder's memory by rkey */
+#define SRNIC_OPF_RD_ATOMIC 0x80 /* answered from the responder resources
+				  * its QP granted (max_dest_rd_atomic) */
 
 /*
  * An opcode's rules beyond its header layout, checked once its headers are
@@ -391,6 +394,18 @@ static inline bool srnic_op_signed(uint8_t op)
 static inline bool srnic_op_carries_payload(uint8_t op)
 {
 	return srnic_op_table[op].props & SRNIC_OPF_PAYLOAD;
+}
+
+/* Requests that name the responder's memory by rkey and va. */
+static inline bool srnic_op_remote(uint8_t op)
+{
+	return srnic_op_table[op].props & SRNIC_OPF_REMOTE;
+}
+
+/* Requests the responder answers from its READ and atomic resources. */
+static inline bool srnic_op_rd_atomic(uint8_t op)
+{
+	return srnic_op_table[op].props & SRNIC_OPF_RD_ATOMIC;
 }
 
 /* The requests an XRC QP sends, which carry the XRC extension. */

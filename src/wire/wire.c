@@ -443,10 +443,13 @@ const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
 			    .ext = SRNIC_EXT_DATA,
 			    .hlen = HLEN(SRNIC_DATA_XLEN),
 			    .props = SRNIC_OPF_PAYLOAD | SRNIC_OPF_XRC |
-				     SRNIC_OPF_REQUEST | SRNIC_OPF_GROUP,
+				     SRNIC_OPF_REQUEST | SRNIC_OPF_GROUP |
+				     SRNIC_OPF_REMOTE,
 			    .group_not = SRNIC_F_GROUP_NOT},
 	[SRNIC_OP_READ_REQ] = DATA_OP("READ_REQ", check_read_req,
-				      SRNIC_OPF_XRC | SRNIC_OPF_REQUEST),
+				      SRNIC_OPF_XRC | SRNIC_OPF_REQUEST |
+					      SRNIC_OPF_REMOTE |
+					      SRNIC_OPF_RD_ATOMIC),
 	[SRNIC_OP_READ_RESP] = DATA_OP("READ_RESP", check_stream,
 				       SRNIC_OPF_PAYLOAD),
 	/* (a member's answer to a multicast WRITE is an ACK too) */
@@ -461,7 +464,9 @@ const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
 	[SRNIC_OP_RDMA_READY] = CONTROL_OP("RDMA_READY"),
 	[SRNIC_OP_ATOMIC_REQ] = DATA_OP("ATOMIC_REQ", check_atomic,
 					SRNIC_OPF_PAYLOAD | SRNIC_OPF_XRC |
-						SRNIC_OPF_REQUEST),
+						SRNIC_OPF_REQUEST |
+						SRNIC_OPF_REMOTE |
+						SRNIC_OPF_RD_ATOMIC),
 	[SRNIC_OP_UD_SEND] = DATA_OP("UD_SEND", check_datagram,
 				     SRNIC_OPF_PAYLOAD),
 	[SRNIC_OP_SVC_ANNOUNCE] = CONTROL_OP("SVC_ANNOUNCE"),

@@ -89,6 +89,17 @@ static void test_table(void)
 		CHECK((i->props & SRNIC_OPF_GROUP) || !i->group_not,
 		      "%s: group_not without SRNIC_OPF_GROUP",
 		      srnic_op_name(op));
+		/* (what names the responder's memory is a request with the
+		 * data extension, where rkey and va are) */
+		CHECK(!(i->props & SRNIC_OPF_REMOTE) ||
+			      ((i->props & SRNIC_OPF_REQUEST) &&
+			       i->ext == SRNIC_EXT_DATA),
+		      "%s: SRNIC_OPF_REMOTE on no request with rkey and va",
+		      srnic_op_name(op));
+		CHECK(!(i->props & SRNIC_OPF_RD_ATOMIC) ||
+			      (i->props & SRNIC_OPF_REMOTE),
+		      "%s: SRNIC_OPF_RD_ATOMIC names no remote memory",
+		      srnic_op_name(op));
 	}
 }
 
