@@ -88,7 +88,7 @@ uc_off_core() {
 		-r 1024 --report_gbits > "$LOGDIR/$name.b" 2>&1 &
 	spid=$!
 	wait_listen b || true
-	for p in $(ip netns pids "$SRNIC_NS-b"); do
+	for p in $(ip netns pids "${SRNIC_NS:-srnic}-b"); do
 		[ "$(cat /proc/$p/comm 2>/dev/null)" = ib_send_bw ] && pid=$p
 	done
 	[ -n "${pid:-}" ] && taskset -a -p -c 1 "$pid" > /dev/null ||
