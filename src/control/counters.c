@@ -73,6 +73,8 @@ const struct srnic_counter srnic_counters[] = {
 	NODE("keys_imported", keys_imported, "keys", 0,
 	     "keys of another adapter taken in"),
 	NODE("keys_refused", keys_refused, "keys", 0, "keys no adapter issued"),
+	NODE("keys_evicted", keys_evicted, "keys", 0,
+	     "imports and refusals unused for key_idle_ms, taken out"),
 	NODE("key_import_ns", key_import_ns, "keys", HI,
 	     "the longest miss-to-import time"),
 	NODE("key_first_import_ns", key_first_import_ns, "keys", HI,

@@ -75,7 +75,10 @@ void srnic_keys_settle(struct srnic_engine *eng)
 
 		if (!a)
 			continue;	/* its imports are full: dropped again */
+		if (a->state == SRNIC_ALIAS_FREE || a->state == SRNIC_ALIAS_GONE)
+			k->nalias++;
 		a->key = m->key;
+		a->used = now;
 		if (issuer >= 0) {
 			a->state = SRNIC_ALIAS_IMPORTED;
 			eng->st->keys_imported++;
@@ -102,7 +105,40 @@ void srnic_keys_forget(struct srnic_engine *eng, uint32_t key)
 		    SRNIC_ALIAS_FREE)
 			continue;
 		a = alias_slot(&eng->keys, dev, key, false);
-		if (a && a->key == key)
+		if (a && a->key == key) {
 			a->state = SRNIC_ALIAS_GONE;
+			eng->keys.nalias--;
+		}
 	}
+}
+
+/*
+ * Imports and refusals no request used for key_idle_ms are taken out
+ * (seed 003 keeps an alias until the key is invalidated; a key that is
+ * never invalidated, a long-lived region, would hold its slot for good,
+ * and 1024 of them fill an adapter's table).  A request for it after
+ * that misses again and is settled again, as the first one was.  The
+ * table is looked at once a second, and only while it holds some.
+ */
+void srnic_keys_evict(struct srnic_engine *eng, uint64_t now)
+{
+	struct srnic_keys *k = &eng->keys;
+	uint64_t idle = eng->tsc_per_us * 1000 * eng->cfg.key_idle_ms;
+	uint32_t dev, i;
+
+	if (!k->nalias || now < k->sweep_at)
+		return;
+	k->sweep_at = now + eng->tsc_per_us * 1000000;
+	for (dev = 0; dev < SRNIC_MAX_DEVICES; dev++)
+		for (i = 0; i < SRNIC_KEY_ALIASES; i++) {
+			struct srnic_key_alias *a = &k->alias[dev][i];
+
+			if ((a->state != SRNIC_ALIAS_IMPORTED &&
+			     a->state != SRNIC_ALIAS_REFUSED) ||
+			    a->used + idle > now)
+				continue;
+			a->state = SRNIC_ALIAS_GONE;
+			k->nalias--;
+			eng->st->keys_evicted++;
+		}
 }

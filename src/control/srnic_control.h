@@ -205,6 +205,7 @@ void srnic_service_mac(uint32_t ipv4, uint8_t mode, uint8_t mac[6]);
 void srnic_keys_miss(struct srnic_engine *eng, uint8_t dev, uint32_t key);
 void srnic_keys_settle(struct srnic_engine *eng);
 void srnic_keys_forget(struct srnic_engine *eng, uint32_t key);
+void srnic_keys_evict(struct srnic_engine *eng, uint64_t now);
 
 /* integrate.c: the BOOTING / BOOT_ACK / RDMA_READY exchange */
 void srnic_integrate_booting(struct srnic_engine *eng,

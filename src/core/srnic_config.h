@@ -68,6 +68,8 @@ struct srnic_config {
 	unsigned ndev;
 	uint8_t port_dev[SRNIC_MAX_PORTS];
 	int key_scope_device;
+	unsigned key_idle_ms;	/* an import (or a refusal) no request used
+				 * this long is evicted */
 	/* Services this node is a member of ("service = NAME IPV4 prio=N
 	 * [failback=auto|expire]"), and how long a holder may be silent
 	 * before the best live member takes its service (svc_dead_ms). */

@@ -31,6 +31,8 @@ enum srnic_alias_state {
 struct srnic_key_alias {
 	uint32_t key;
 	uint8_t state;
+	uint64_t used;		/* TSC of its last request (or its settling):
+				 * idle ones are evicted (srnic_keys_evict) */
 };
 
 struct srnic_key_miss {
@@ -43,6 +45,8 @@ struct srnic_keys {
 	struct srnic_key_alias alias[SRNIC_MAX_DEVICES][SRNIC_KEY_ALIASES];
 	struct srnic_key_miss miss[SRNIC_KEY_MISSES];
 	uint32_t nmiss;
+	uint32_t nalias;	/* imported or refused, in all adapters */
+	uint64_t sweep_at;	/* TSC of the next look for idle ones */
 };
 
 static inline uint32_t srnic_key_slot(uint32_t key)
@@ -50,23 +54,31 @@ static inline uint32_t srnic_key_slot(uint32_t key)
 	return (key * 0x9e3779b1u) >> (32 - SRNIC_KEY_ALIAS_BITS);
 }
 
-/* Adapter dev's alias for key: its state, or SRNIC_ALIAS_FREE. */
-static inline uint8_t srnic_key_alias_of(const struct srnic_keys *k,
-					 uint8_t dev, uint32_t key)
+/* Adapter dev's alias entry for key, or NULL when it has none. */
+static inline struct srnic_key_alias *
+srnic_key_alias_find(struct srnic_keys *k, uint8_t dev, uint32_t key)
 {
-	const struct srnic_key_alias *a = k->alias[dev];
+	struct srnic_key_alias *a = k->alias[dev];
 	uint32_t i, s = srnic_key_slot(key);
 
 	for (i = 0; i < SRNIC_KEY_ALIASES; i++) {
-		const struct srnic_key_alias *e =
-			&a[(s + i) & (SRNIC_KEY_ALIASES - 1)];
+		struct srnic_key_alias *e = &a[(s + i) & (SRNIC_KEY_ALIASES - 1)];
 
 		if (e->state == SRNIC_ALIAS_FREE)
-			return SRNIC_ALIAS_FREE;
+			return NULL;
 		if (e->key == key && e->state != SRNIC_ALIAS_GONE)
-			return e->state;
+			return e;
 	}
-	return SRNIC_ALIAS_FREE;
+	return NULL;
+}
+
+/* Adapter dev's alias for key: its state, or SRNIC_ALIAS_FREE. */
+static inline uint8_t srnic_key_alias_of(struct srnic_keys *k, uint8_t dev,
+					 uint32_t key)
+{
+	const struct srnic_key_alias *e = srnic_key_alias_find(k, dev, key);
+
+	return e ? e->state : SRNIC_ALIAS_FREE;
 }
 
 #endif

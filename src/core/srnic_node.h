@@ -315,6 +315,7 @@ struct srnic_stats {
 	/* key migration (control/keys.c) */
 	uint64_t keys_imported;	/* another adapter's keys taken in */
 	uint64_t keys_refused;	/* keys no adapter issued */
+	uint64_t keys_evicted;	/* ... or imported, unused for key_idle_ms */
 	uint64_t key_import_ns;	/* the longest miss-to-import time, ns */
 	uint64_t key_first_import_ns;	/* ... and the first's */
 	/* service QPs (engine/service.c) */

@@ -529,6 +529,10 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	  .offset = AT(key_scope_device), .names = key_scopes,
 	  .doc = "device: a key is looked up by the device its packet came "
 		 "in on (key migration)" },
+	{ .name = "key_idle_ms", .kind = SRNIC_CONF_UINT,
+	  .offset = AT(key_idle_ms), .lo = 100, .hi = 86400000, .def = 10000,
+	  .doc = "how long an adapter keeps another's key it imported (or a "
+		 "refusal) with no request for it" },
 	/* services (docs/failover.md) */
 	{ .name = "service", .kind = SRNIC_CONF_SERVICES, .offset = AT(svc),
 	  .parse = parse_service,

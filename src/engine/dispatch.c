@@ -175,7 +175,8 @@ static enum rx_fate rx_sort(struct srnic_engine *eng, struct rte_mbuf *m,
 static bool key_foreign(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 			unsigned port)
 {
-	uint8_t dev, alias;
+	struct srnic_key_alias *alias;
+	uint8_t dev;
 
 	/* (a WRITE of no bytes touches no memory, whatever its key) */
 	if (port >= eng->node->nports || !srnic_op_remote(pkt->opcode) ||
@@ -184,9 +185,13 @@ static bool key_foreign(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	dev = eng->cfg.port_dev[port];
 	if (srnic_mem_key_dev(&eng->mem, pkt->rkey) == dev)
 		return false;
-	alias = srnic_key_alias_of(&eng->keys, dev, pkt->rkey);
-	if (alias == SRNIC_ALIAS_IMPORTED || alias == SRNIC_ALIAS_REFUSED)
+	alias = srnic_key_alias_find(&eng->keys, dev, pkt->rkey);
+	if (alias) {
+		/* (imported or refused: its own checks decide; in use, so
+		 * not idle; the poll's time is close enough) */
+		alias->used = eng->rx_polled_at;
 		return false;
+	}
 	eng->st->drops[SRNIC_DROP_KEY_FOREIGN]++;
 	srnic_keys_miss(eng, dev, pkt->rkey);
 	return true;
