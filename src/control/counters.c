@@ -165,6 +165,8 @@ const struct srnic_counter srnic_counters[] = {
 	DROP(OVER_BUDGET, "over_budget",
 	     "packets a process had no room to keep: bitmap budget or held "
 	     "last packets, or held a second (resent)"),
+	DROP(STALE_QP, "stale_qp",
+	     "packets for a QP gone whose number's table entry holds a newer QP"),
 
 	PROC("port_polls", port_polls, "its iterations that had the port token"),
 	PROC("token_misses", token_misses, "... and that found it taken"),

@@ -118,7 +118,7 @@ int srnic_integrate_forget(struct srnic_engine *eng,
 		return -1;
 	}
 	for (q = 0; peer && q < SRNIC_MAX_QP; q++) {
-		struct srnic_qp *qp = srnic_qp_lookup(eng, q);
+		struct srnic_qp *qp = srnic_qp_at(eng, q);
 
 		if (!qp || qp->peer != peer || qp->peer_inc == pkt->src_inc ||
 		    qp->q.state < SRNIC_QPS_RTR || qp->q.state == SRNIC_QPS_ERR)

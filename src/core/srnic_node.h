@@ -87,6 +87,8 @@ enum srnic_drop {
 	SRNIC_DROP_OVER_BUDGET,	/* a message's first packet with no bitmap
 				 * budget left, or a last packet to hold
 				 * with SRNIC_HELD_MAX held: asked again */
+	SRNIC_DROP_STALE_QP,	/* to a QP number whose table entry holds a
+				 * later generation's QP now */
 	SRNIC_DROP_MAX
 };
 
@@ -183,8 +185,8 @@ struct srnic_peer {
 	 * control core writes, the datapath reads). */
 	uint64_t groups;
 	/* Its adapters (HELLO): how many, and which one its port on our
-	 * port i's link is of.  A QP of its adapter d (QPN % ndev == d) is
-	 * reached on d's ports while any is up. */
+	 * port i's link is of.  A QP of its adapter d (its QPN's table index
+	 * % ndev == d) is reached on d's ports while any is up. */
 	uint8_t ndev;
 	uint8_t dev_on[SRNIC_MAX_PORTS];
 };
@@ -507,6 +509,10 @@ struct srnic_node {
 					 * header was changed (not read) */
 	struct srnic_stats departed;	/* counters of processes gone */
 	uint8_t qp_owner[SRNIC_MAX_QP];	/* slot + 1; 0: free */
+	/* The generation of the QP each entry of the table last held (the
+	 * high bits of its number); written by the process that takes the
+	 * entry, which owning it serialises. */
+	uint16_t qp_gen[SRNIC_MAX_QP];
 };
 
 /* The peers the node knows, never past the table: in srnicd's node an

@@ -191,7 +191,7 @@ void srnic_attach_fail_all(struct srnic_engine *eng)
 
 	__atomic_store_n(&eng->fatal, SRNIC_FATAL_DONE, __ATOMIC_RELEASE);
 	for (q = 0; q < SRNIC_MAX_QP; q++) {
-		struct srnic_qp *qp = srnic_qp_lookup(eng, q);
+		struct srnic_qp *qp = srnic_qp_at(eng, q);
 
 		if (!qp || qp->q.state == SRNIC_QPS_ERR)
 			continue;

@@ -445,38 +445,45 @@ static void qp_set_init(struct srnic_qp *qp, const struct srnic_qp_init *init)
 
 /*
  * Take a QP number for init, under obj_lock.  Numbers are the node's: a
- * number is taken in its owner table, which every process of srnicd's
- * node shares (the receive side finds the process of a frame's QP
- * there).  A service's QP has exactly one number (the same on every
- * member); with several adapters a QP's number modulo their count names
- * its adapter, which is how a peer knows which ports reach it.  0 or
- * an errno value.
+ * table entry is taken in its owner table, which every process of
+ * srnicd's node shares (the receive side finds the process of a frame's
+ * QP there), and the number is the entry under its next generation
+ * (srnic_queue.h).  A service's QP has exactly one number (the same on
+ * every member: its entry, generation 0); with several adapters a QP's
+ * entry modulo their count names its adapter, which is how a peer knows
+ * which ports reach it.  0 or an errno value.
  */
 static int qpn_take(struct srnic_engine *eng, const struct srnic_qp_init *init,
 		    uint32_t *qpn_out)
 {
-	uint32_t i, qpn;
+	uint32_t i, idx, gen;
 
 	for (i = 0; i < SRNIC_MAX_QP; i++) {
 		uint8_t free = 0;
 
-		qpn = eng->qpn_next;
-		eng->qpn_next = qpn + 1 < SRNIC_SVC_QPN_BASE ? qpn + 1 : 16;
+		idx = eng->qpn_next;
+		eng->qpn_next = idx + 1 < SRNIC_SVC_QPN_BASE ? idx + 1 : 16;
 		if (init->svc_slot) {
-			qpn = SRNIC_SVC_QPN_BASE + init->svc_slot - 1u;
+			idx = SRNIC_SVC_QPN_BASE + init->svc_slot - 1u;
 			i = SRNIC_MAX_QP - 1;	/* one try */
 		}
 		if (eng->cfg.ndev > 1 && !init->svc_slot &&
-		    qpn % eng->cfg.ndev != init->dev % eng->cfg.ndev)
+		    idx % eng->cfg.ndev != init->dev % eng->cfg.ndev)
 			continue;
-		if (!eng->qp_tab[qpn] &&
-		    __atomic_compare_exchange_n(&eng->node->qp_owner[qpn],
-						&free, eng->slot + 1, false,
-						__ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
-			*qpn_out = qpn;
-			return 0;
+		if (eng->qp_tab[idx] ||
+		    !__atomic_compare_exchange_n(&eng->node->qp_owner[idx],
+						 &free, eng->slot + 1, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			continue;
+		gen = 0;
+		if (!init->svc_slot) {
+			gen = (eng->node->qp_gen[idx] + 1u) % SRNIC_QPN_GENS;
+			gen += !gen;	/* (0 is the services') */
+			eng->node->qp_gen[idx] = (uint16_t)gen;
 		}
+		*qpn_out = gen << SRNIC_QPN_INDEX_BITS | idx;
+		return 0;
 	}
 	return init->svc_slot ? EBUSY : ENOMEM;	/* (the slot is taken) */
 }
@@ -514,7 +521,8 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	qp->q.qpn = qpn;
 	qp_hold_queues(qp);
 	/* In RESET nothing reaches it; publishing is enough. */
-	__atomic_store_n(&eng->qp_tab[qpn], qp, __ATOMIC_RELEASE);
+	__atomic_store_n(&eng->qp_tab[srnic_qpn_index(qpn)], qp,
+			 __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&eng->obj_lock);
 	return qp;
 }
@@ -532,8 +540,10 @@ static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)
 	srnic_qp_lists_remove(eng, qp);
 	srnic_svc_qp_track(eng, qp, false);
 	srnic_responder_reset(eng, qp);
-	__atomic_store_n(&eng->qp_tab[qp->q.qpn], NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&eng->node->qp_owner[qp->q.qpn], 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&eng->qp_tab[srnic_qpn_index(qp->q.qpn)], NULL,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&eng->node->qp_owner[srnic_qpn_index(qp->q.qpn)], 0,
+			 __ATOMIC_RELEASE);
 	c->result = 0;
 }
 

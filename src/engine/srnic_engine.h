@@ -121,7 +121,8 @@ struct srnic_qp_init {
 	uint8_t xrc;		/* enum srnic_xrc_role (type RC) */
 	uint32_t xrcd;		/* SRNIC_XRC_TGT: its domain */
 	uint8_t sq_sig_all;
-	uint8_t dev;		/* its adapter: QPN % the node's ndev */
+	uint8_t dev;		/* its adapter: its QPN's table index % the
+				 * node's ndev */
 	/* a member's QP of a service (docs/failover.md): the service's
 	 * address and slot + 1 (its number SRNIC_SVC_QPN_BASE + slot);
 	 * 0: an ordinary QP */

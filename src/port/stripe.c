@@ -95,17 +95,17 @@ int srnic_stripe_pick(struct srnic_engine *eng, const struct srnic_peer *peer,
 
 /*
  * A peer with several adapters (docs/key-migration.md): its QP is of
- * adapter dest_qpn % ndev, which its HELLOs say the ports of.  Its packets
- * take that adapter's ports, in the rotation, while any of them can take
- * one; else the peer's other ports (the adapter is cut off, or its ports
- * full): what arrives at another adapter then carries a key it did not
- * issue, which the node imports.
+ * adapter index % ndev (dest_qpn's table index), which its HELLOs say
+ * the ports of.  Its packets take that adapter's ports, in the rotation,
+ * while any of them can take one; else the peer's other ports (the
+ * adapter is cut off, or its ports full): what arrives at another adapter
+ * then carries a key it did not issue, which the node imports.
  */
 static int pick_on_adapter(struct srnic_engine *eng, struct srnic_qp *qp,
 			   unsigned ndev)
 {
 	const struct srnic_peer *peer = qp->peer;
-	uint8_t dev = (uint8_t)(qp->at.dest_qpn % ndev);
+	uint8_t dev = (uint8_t)(srnic_qpn_index(qp->at.dest_qpn) % ndev);
 	bool reachable = false;
 	unsigned i, p;
 

@@ -25,12 +25,27 @@
 /* READs and atomics a QP may have outstanding each way */
 #define SRNIC_MAX_RD_ATOMIC 16
 #define SRNIC_CACHE_LINE 64
-/* QP numbers are indices into a node-wide table; 0..15 are never used. */
-#define SRNIC_MAX_QP 4096
+/* A QP number is an index into the node's QP table (0..15 are never
+ * used) under 12 bits of the entry's generation (seed 002's rCxt key,
+ * l.422-434): each QP an entry holds has the next generation, so a
+ * packet still on its way to the entry's last QP (trickle traffic a
+ * fabric held up) names a number no QP has now, and is dropped as
+ * stale_qp instead of landing in the new one.  24 bits in all, as verbs
+ * numbers are.  A service's QPs have generation 0 (the same number on
+ * every member); every other QP's is 1 to 4095. */
+#define SRNIC_QPN_INDEX_BITS 12
+#define SRNIC_MAX_QP (1u << SRNIC_QPN_INDEX_BITS)
+#define SRNIC_QPN_GENS (1u << (24 - SRNIC_QPN_INDEX_BITS))
 /* Service QPs (docs/failover.md): slot s of a service is QP number
  * SRNIC_SVC_QPN_BASE + s on every member; other QPs are numbered below. */
 #define SRNIC_SVC_QPN_BASE 0xF00
 #define SRNIC_SVC_QP_SLOTS (SRNIC_MAX_QP - SRNIC_SVC_QPN_BASE)
+
+/* The QP table entry a QP number names. */
+static inline uint32_t srnic_qpn_index(uint32_t qpn)
+{
+	return qpn & (SRNIC_MAX_QP - 1);
+}
 /* XRC SRQ numbers: the process's slot in its node (the owner field of its
  * memory keys) above 12 bits of index (from 1), so that one process's
  * number never names another's SRQ on the node. */

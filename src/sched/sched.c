@@ -81,12 +81,19 @@ void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->timer_next = qp->timer_prev = NULL;
 }
 
-struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn)
+struct srnic_qp *srnic_qp_at(struct srnic_engine *eng, uint32_t idx)
 {
 	struct srnic_qp *qp;
 
-	if (qpn >= SRNIC_MAX_QP)
+	if (idx >= SRNIC_MAX_QP)
 		return NULL;
-	qp = __atomic_load_n(&eng->qp_tab[qpn], __ATOMIC_ACQUIRE);
+	qp = __atomic_load_n(&eng->qp_tab[idx], __ATOMIC_ACQUIRE);
 	return qp && !qp->destroyed ? qp : NULL;
+}
+
+struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn)
+{
+	struct srnic_qp *qp = srnic_qp_at(eng, srnic_qpn_index(qpn));
+
+	return qp && qp->q.qpn == qpn ? qp : NULL;
 }

@@ -75,7 +75,10 @@ void srnic_qp_want_ack_lazy(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_cq_full(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_on(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp);
+/* The live QP of a number (NULL: none, or the entry holds another
+ * generation's), and the live QP in a table entry whatever its number. */
 struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn);
+struct srnic_qp *srnic_qp_at(struct srnic_engine *eng, uint32_t idx);
 /* state.c: a QP taken to the error state (or, UC and UD, its send queue):
  * marked, and given a turn on which its roles do their parts */
 void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp);

@@ -1907,6 +1907,76 @@ static void test_stalled_ring(void)
 	memset(p, 0, sizeof(*p));
 }
 
+/* A one-packet WRITE of msg (MSN 100) to QP number dst_qpn, put on the
+ * wire for the receive poll to take. */
+static void wire_write(uint32_t dst_qpn, uint32_t key, const uint8_t *dst,
+		       const uint8_t *msg, uint32_t len)
+{
+	struct srnic_pkt pkt = {.opcode = SRNIC_OP_WRITE, .flags = SRNIC_F_LAST,
+				.dst_qpn = dst_qpn, .src_qpn = PEER_QPN,
+				.src_inc = PEER_INC, .dst_inc = eng->node->inc,
+				.msn = 100, .txid = 1, .rkey = key,
+				.va = (uintptr_t)dst, .msg_len = len,
+				.pkt_len = len, .stride_shift = STRIDE_SHIFT};
+	struct rte_mbuf *m;
+	uint8_t *payload;
+
+	m = srnic_pkt_alloc(eng, &pkt, eng->node->port[0].mac, 0, &payload);
+	if (!m)
+		abort();
+	memcpy(payload, msg, len);
+	if (rte_eth_tx_burst(eng->node->port[0].port_id, 0, &m, 1) != 1)
+		abort();
+}
+
+/* Seed 002's trickle traffic (l.422-434): a QP table entry taken again
+ * gives its new QP the next generation, so a late packet for the QP
+ * before names a number no QP has: dropped as stale_qp, placing nothing,
+ * while the new QP's own packet lands.  (Before generations, it reached
+ * the new QP, which took it from the same peer QP.) */
+static void test_stale_qp(void)
+{
+	enum { LEN = 64 };
+	uint8_t *dst = calloc(1, LEN), msg[LEN];
+	struct srnic_qp *qp = qp_new(1);
+	uint32_t old = qp->q.qpn, key;
+	uint64_t stale = drops(SRNIC_DROP_STALE_QP);
+	struct srnic_pkt out[8];
+
+	memset(msg, 0x5a, LEN);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 1);
+	srnic_engine_destroy_qp(eng, qp);
+	eng->qpn_next = srnic_qpn_index(old);
+	qp = qp_new(1);
+	CHECK(srnic_qpn_index(qp->q.qpn) == srnic_qpn_index(old) &&
+		      qp->q.qpn != old && qp->q.qpn < (1u << 24),
+	      "the entry's new QP is number %#x, its last %#x", qp->q.qpn,
+	      old);
+	CHECK(srnic_qp_lookup(eng, old) == NULL &&
+		      srnic_qp_lookup(eng, qp->q.qpn) == qp,
+	      "a number finds a QP of another generation");
+	wire_write(old, key, dst, msg, LEN);
+	srnic_rx_ports(eng);
+	CHECK(drops(SRNIC_DROP_STALE_QP) == stale + 1 && dst[0] == 0 &&
+		      qp->rcv.exp_msn == 100,
+	      "a packet for the entry's last QP was taken (stale_qp %llu, "
+	      "exp_msn %u)",
+	      (unsigned long long)(drops(SRNIC_DROP_STALE_QP) - stale),
+	      qp->rcv.exp_msn);
+	wire_write(qp->q.qpn, key, dst, msg, LEN);
+	srnic_rx_ports(eng);
+	CHECK(!memcmp(dst, msg, LEN) && qp->rcv.exp_msn == 101,
+	      "the new QP's own WRITE did not land");
+	while (drain_wire(out, 8))
+		;
+	srnic_engine_destroy_qp(eng, qp);
+	srnic_mem_invalidate(&eng->mem, key);
+	srnic_mem_release(&eng->mem, key);
+	free(dst);
+}
+
 int main(void)
 {
 	engine_up();
@@ -1936,5 +2006,6 @@ int main(void)
 	test_held_age();
 	test_stalled_ring();
 	test_rx_pause();
+	test_stale_qp();
 	return check_summary("test_placement");
 }
