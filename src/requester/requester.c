@@ -727,7 +727,11 @@ static inline bool datagram_peer(const struct srnic_engine *eng,
 }
 
 /* The datagram's header; for a multicast group (peer NULL), mac gets the
- * group's Ethernet address. */
+ * group's Ethernet address.  A service's QP (a member's, srnic_svc_create_
+ * qp) sends from the service's address, not the node's (seed 000 ¶67): its
+ * receiver's GRH names the service, and an answer made from it goes to
+ * whoever holds the service then.  (To a group, from the node's own: that
+ * is how a node tells its own datagram back from a wire.) */
 static inline void datagram_pkt_init(struct srnic_pkt *pkt,
 				     const struct srnic_engine *eng,
 				     const struct srnic_qp *qp,
@@ -745,7 +749,7 @@ static inline void datagram_pkt_init(struct srnic_pkt *pkt,
 	pkt->src_inc = eng->node->inc;
 	pkt->imm = w->imm;
 	pkt->qkey = (int32_t)w->ud.qkey < 0 ? qp->at.qkey : w->ud.qkey;
-	pkt->src_ipv4 = eng->cfg.ipv4;
+	pkt->src_ipv4 = qp->svc_slot && peer ? qp->svc_ipv4 : eng->cfg.ipv4;
 	pkt->dst_ipv4 = w->ud.ipv4;
 	pkt->msg_len = pkt->pkt_len = w->length;
 	pkt->stride_shift = SRNIC_MAX_STRIDE_SHIFT;

@@ -50,6 +50,8 @@ check() {
 		fail "$1: the client's QP failed, or no WRITE to the service's key"
 	grep -Eq '^ud: [1-9][0-9]* pings, [0-9]+ lost, 0 of them outside' "$LOGDIR/fo-$1.log" ||
 		fail "$1: datagrams to the service lost outside the takeovers"
+	grep -Eq '^ud: .*, 0 pongs not from' "$LOGDIR/fo-$1.log" ||
+		fail "$1: a member answered a datagram from its own address, not the service's"
 }
 
 # (b's return, at 60%, takes it about 1.5 s to claim the service back: a

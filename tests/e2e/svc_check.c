@@ -229,6 +229,20 @@ static void ud_answer(struct side *s, struct ud *u, unsigned *slot)
 	}
 }
 
+/* A pong's number, and whether it came from the service's address (be,
+ * network order) as a member's datagrams do (seed 000 ¶67), or from the
+ * member's own (counted in not_svc). */
+static uint64_t pong_seq(const struct ud *u, uint64_t wr_id, uint32_t be,
+			 uint64_t *not_svc)
+{
+	const uint8_t *p = u->buf + wr_id * UD_SLOT;
+	uint64_t seq;
+
+	memcpy(&seq, p + GRH, 8);
+	*not_svc += memcmp(p + 32, &be, 4) != 0;
+	return seq;
+}
+
 /* ---- a member ---- */
 
 static int park(struct side *s, uint32_t svc)
@@ -378,6 +392,7 @@ static int client(uint32_t svc, uint64_t nreq, uint32_t rkey)
 	uint64_t pings = 0, next_ping = 0, move_from[MAX_MOVES],
 		 move_to[MAX_MOVES];
 	unsigned nmoves = 0, ud_slot = 0, ud_sends = 0;
+	uint64_t not_svc = 0;	/* pongs from a member's own address */
 	struct ibv_ah *svc_ah;
 	struct ud u = {0};
 	uint64_t gap = 0, i, lost = 0, deadline, pct = 0, prev = 0;
@@ -469,9 +484,8 @@ static int client(uint32_t svc, uint64_t nreq, uint32_t rkey)
 					continue;
 				}
 				if (uw[ui].status == IBV_WC_SUCCESS) {
-					memcpy(&seq, u.buf + uw[ui].wr_id *
-							     UD_SLOT + GRH,
-					       8);
+					seq = pong_seq(&u, uw[ui].wr_id, be,
+						       &not_svc);
 					if (seq < pings)
 						pong[seq] = 1;
 				}
@@ -567,8 +581,7 @@ static int client(uint32_t svc, uint64_t nreq, uint32_t rkey)
 				if (uw[ui].opcode == IBV_WC_SEND ||
 				    uw[ui].status != IBV_WC_SUCCESS)
 					continue;
-				memcpy(&seq, u.buf + uw[ui].wr_id * UD_SLOT +
-						     GRH, 8);
+				seq = pong_seq(&u, uw[ui].wr_id, be, &not_svc);
 				if (seq < pings)
 					pong[seq] = 1;
 			}
@@ -589,8 +602,9 @@ static int client(uint32_t svc, uint64_t nreq, uint32_t rkey)
 			outside += !inside;
 		}
 		printf("ud: %" PRIu64 " pings, %" PRIu64 " lost, %" PRIu64
-		       " of them outside the moves\n", pings, ud_lost,
-		       outside);
+		       " of them outside the moves, %" PRIu64
+		       " pongs not from the service's address\n",
+		       pings, ud_lost, outside, not_svc);
 	}
 	printf("failover: %" PRIu64 " requests, %" PRIu64 " lost, %" PRIu64
 	       " duplicates, holders%s, moves%s ms, longest gap %" PRIu64
