@@ -33,7 +33,6 @@ SRNIC=$ROOT/srnic
 PROG=${SRNIC_BUILD:-$ROOT/build}/examples/srnic_mcast
 export SRNIC_NS=${SRNIC_MC_NS:-${SRNIC_NS:-srnic}-mc}
 export SRNIC_RUN=${SRNIC_MC_RUN:-${SRNIC_RUN:-/run/srnic}-mc}
-TB=$SRNIC_RUN/testbed
 
 size=256M loss="" kill="" forge=0 qps=1
 while [ $# -gt 0 ]; do
@@ -48,13 +47,7 @@ while [ $# -gt 0 ]; do
 done
 bytes=$(numfmt --from=iec "$size")
 
-own=0
-if [ "$(cat "$TB/nodes" 2>/dev/null | wc -l)" != 4 ]; then
-	"$SRNIC" testbed down >/dev/null 2>&1 || true
-	"$SRNIC" testbed up --nodes 4 --wire afpacket >/dev/null
-	own=1
-fi
-work=$(mktemp -d)
+. "$ROOT/examples/four-nodes.sh"
 pids=()
 cleanup() {
 	local p
@@ -63,8 +56,7 @@ cleanup() {
 	wait 2>/dev/null || true
 	for n in a b c d; do "$SRNIC" testbed fault $n 0 clear >/dev/null 2>&1 || true
 		"$SRNIC" testbed fault $n 1 clear >/dev/null 2>&1 || true; done
-	[ $own = 0 ] || "$SRNIC" testbed down >/dev/null 2>&1 || true
-	rm -rf "$work"
+	four_nodes_done
 }
 trap cleanup EXIT
 

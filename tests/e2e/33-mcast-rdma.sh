@@ -37,16 +37,8 @@ cleanup
 SRNIC_NS=$SRNIC_MC_NS SRNIC_RUN=$SRNIC_MC_RUN "$SRNIC" testbed up --nodes 4 --wire afpacket \
 	> "$LOGDIR/mcast-testbed.log" 2>&1 || { cat "$LOGDIR/mcast-testbed.log"; fail "four-node testbed"; }
 
-# demo NAME ARGS...: the demo's run, its log in $LOGDIR/mcast-NAME.log;
-# prints its summary line's fields: bytes members wrong untouched ratio
-demo() {
-	local name=$1 rc=0
-	shift
-	timeout -k 5 240 "$ROOT/examples/mcast-rdma-demo.sh" "$@" > "$LOGDIR/mcast-$name.log" 2>&1 || rc=$?
-	echo "--- $name (exit $rc)"
-	grep -vE '^progress' "$LOGDIR/mcast-$name.log"
-	return $rc
-}
+# demo NAME ARGS...: the demo's run, its log in $LOGDIR/mcast-NAME.log
+demo() { demo_log mcast-rdma-demo.sh mcast "$@"; }
 # placed RUN NODE: the packets NODE placed from repairs; dropped RUN: d's
 placed() { awk -v n="$2" '$1 == n && $2 == "placed" { print $3 }' "$LOGDIR/mcast-$1.log"; }
 dropped() { awk '$1 == "d" && $2 == "dropped" { print $3 }' "$LOGDIR/mcast-$1.log"; }

@@ -27,14 +27,7 @@
 export SRNIC_FO_NS=${SRNIC_NS:-srnic}-fo SRNIC_FO_RUN=${SRNIC_RUN:-/run/srnic}-fo
 
 # demo NAME ARGS...: the demo's run, its log in $LOGDIR/fo-NAME.log
-demo() {
-	local name=$1 rc=0
-	shift
-	timeout -k 5 300 "$ROOT/examples/failover-demo.sh" "$@" > "$LOGDIR/fo-$name.log" 2>&1 || rc=$?
-	echo "--- $name (exit $rc)"
-	cat "$LOGDIR/fo-$name.log"
-	return $rc
-}
+demo() { demo_log failover-demo.sh fo "$@"; }
 line() { grep '^failover: .*takeover' "$LOGDIR/fo-$1.log"; }
 # check NAME MAX_TAKEOVER_MS HOLDERS
 check() {
