@@ -171,6 +171,66 @@ struct ibv_qp *srnic_svc_create_qp(struct ibv_pd *pd,
 struct ibv_mr *srnic_svc_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 				int access, uint32_t svc_ipv4, unsigned slot);
 
+/*
+ * Conditional RDMA (docs/conditional-rdma.md; seed 002 l.372-390).  A
+ * conditional queue counts the completions of the send WRs posted as its
+ * components (srnic_post_send_counted), successes and failures apart.  A
+ * conditional WR (srnic_post_cond) waits in its QP's send queue until its
+ * condition on the queue holds, then goes as any WR would: it starts in
+ * the datapath iteration that completed the component that made the
+ * condition hold, with no round trip through the program.  The WRs
+ * posted behind it on its QP wait with it (as behind CORE-Direct's WAIT):
+ * give a conditional WR a QP of its own where that matters.  Components
+ * and conditional WRs may be on any RC or UC QP of the queue's PD (not
+ * UD, not XRC).  A component counts whether or not it is signaled; one
+ * flushed counts as failed.
+ */
+struct srnic_condq;
+
+enum srnic_cond_op {
+	SRNIC_COND_COUNT_GE,	/* the successes have reached value */
+	SRNIC_COND_FAILED_GE,	/* the failures have reached value */
+};
+
+/* A conditional queue of pd's QPs, its counts 0; at most 64 a process.
+ * Starts the context's datapath.  NULL with errno set: EOPNOTSUPP, ENOMEM,
+ * and what starting the datapath gives. */
+struct srnic_condq *srnic_condq_create(struct ibv_pd *pd);
+
+/* The queue goes.  A conditional WR still waiting on it fails: its QP
+ * enters the error state and its WRs complete flushed.  Components that
+ * complete afterwards count nowhere.  0 or EINVAL. */
+int srnic_condq_destroy(struct srnic_condq *q);
+
+/* Set the count of successes to count and clear the failures (0 to start
+ * a new round); conditional WRs whose condition holds now go.  0 or
+ * EINVAL. */
+int srnic_condq_set(struct srnic_condq *q, uint64_t count);
+
+struct srnic_condq_attr {
+	uint64_t count;		/* components that completed successfully */
+	uint64_t failed;	/* ... with an error, or flushed */
+	uint64_t fired;		/* conditional WRs that found their
+				 * condition held and went */
+};
+
+/* 0 or EINVAL. */
+int srnic_condq_query(struct srnic_condq *q, struct srnic_condq_attr *attr);
+
+/* Post wr's list on qp as ibv_post_send does, each WR a component of q:
+ * its completion counts into q.  Errors as ibv_post_send's, and EINVAL
+ * for a QP that is not RC or UC, or not of q's PD; EOPNOTSUPP for
+ * another provider's QP. */
+int srnic_post_send_counted(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			    struct srnic_condq *q, struct ibv_send_wr **bad_wr);
+
+/* Post wr's list on qp as ibv_post_send does, each WR conditional: it
+ * starts once op holds on q against value.  Errors as
+ * srnic_post_send_counted's, and EINVAL for an unknown op. */
+int srnic_post_cond(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		    struct srnic_condq *q, enum srnic_cond_op op,
+		    uint64_t value, struct ibv_send_wr **bad_wr);
+
 #ifdef __cplusplus
 }
 #endif

@@ -234,8 +234,11 @@ void srnic_rwqe_fill(struct srnic_rwqe *r, const struct ibv_recv_wr *wr)
 	r->length = total > UINT32_MAX ? UINT32_MAX : total;
 }
 
-int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad)
+/* The send WRs of wr's list into the send queue, each marked as cond
+ * says (conditional RDMA) when it is not NULL. */
+static inline int post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			    struct ibv_send_wr **bad,
+			    const struct srnic_post_cond *cond)
 {
 	struct srnic_qp_v *sqp = to_sqp(ibqp);
 	struct srnic_qp_queues *qp = sqp->q;
@@ -247,13 +250,21 @@ int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	rc = srnic_sq_state_ok(qp);
 	prod = qp->sq_prod;
 	for (; wr && !rc; wr = wr->next) {
+		struct srnic_swqe *w = &qp->sq[prod & qp->sq_mask];
+
 		if (!srnic_sq_room(qp, prod)) {
 			rc = ENOMEM;
 			break;
 		}
-		rc = build_send(sqp, wr, &qp->sq[prod & qp->sq_mask]);
+		rc = build_send(sqp, wr, w);
 		if (rc)
 			break;
+		if (cond) {
+			w->flags |= cond->flags;
+			w->cond.q = cond->q;
+			w->cond.op = cond->op;
+			w->cond.value = cond->value;
+		}
 		prod++;
 	}
 	if (rc && bad)
@@ -263,6 +274,19 @@ int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (kick)
 		srnic_engine_kick(sqp->ctx->eng);
 	return rc;
+}
+
+int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad)
+{
+	return post_send(ibqp, wr, bad, NULL);
+}
+
+int srnic_post_send_cond(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad,
+			 const struct srnic_post_cond *cond)
+{
+	return post_send(ibqp, wr, bad, cond);
 }
 
 int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,

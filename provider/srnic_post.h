@@ -64,4 +64,17 @@ static inline bool srnic_sq_publish(struct srnic_qp_v *sqp, uint32_t prod)
 	return true;
 }
 
+/* Conditional RDMA (api.c): what each WQE of a post gets besides its
+ * WR, as srnic_queue.h's SRNIC_WR_COUNTED and SRNIC_WR_COND say. */
+struct srnic_post_cond {
+	uint8_t flags;
+	uint16_t q;
+	uint8_t op;
+	uint64_t value;
+};
+
+int srnic_post_send_cond(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad,
+			 const struct srnic_post_cond *cond);
+
 #endif

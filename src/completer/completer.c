@@ -412,6 +412,10 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 				srnic_qp_cq_full(eng, qp);
 				break;
 			}
+			/* (a component counts before its completion shows:
+			 * a program that sees it finds the count moved) */
+			if (w->flags & SRNIC_WR_COUNTED)
+				srnic_condq_count(eng, w->cond.q, !error);
 			c = srnic_cq_slot(qp->q.send_cq);
 			memset(c, 0, sizeof(*c));
 			c->wr_id = w->wr_id;
@@ -425,6 +429,8 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 			sq_release(qp);
 			srnic_cq_publish(qp->q.send_cq);
 		} else {
+			if (w->flags & SRNIC_WR_COUNTED)
+				srnic_condq_count(eng, w->cond.q, true);
 			sq_release(qp);
 		}
 		n++;
@@ -439,7 +445,7 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 			/* What was posted behind it completes flushed now,
 			 * before the program, seeing the error, can move
 			 * the QP back to RTS. */
-			srnic_completer_flush_sq(qp);
+			srnic_completer_flush_sq(eng, qp);
 			break;
 		}
 	}
@@ -459,7 +465,8 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 
 /* Error states: every outstanding send WQE completes with a flush error
  * (flush_pending while the CQ has no room for them all). */
-void srnic_completer_flush_sq(struct srnic_qp *qp)
+void srnic_completer_flush_sq(struct srnic_engine *eng,
+			      struct srnic_qp *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE);
 
@@ -469,20 +476,23 @@ void srnic_completer_flush_sq(struct srnic_qp *qp)
 	qp->snd.rd_inflight = 0;
 	qp->flush_pending = 0;
 	while (qp->q.sq_comp != prod) {
-		struct srnic_cqe *c;
 		uint32_t idx = qp->q.sq_comp;
+		const struct srnic_swqe *w = &qp->q.sq[idx & qp->q.sq_mask];
+		struct srnic_cqe *c;
 
 		if (!srnic_cq_room(qp->q.send_cq)) {
 			qp->flush_pending = 1;
 			break;
 		}
 		srnic_track_fini(&qp->run[idx & qp->q.sq_mask].rd);
+		if (w->flags & SRNIC_WR_COUNTED)	/* (as a failure) */
+			srnic_condq_count(eng, w->cond.q, false);
 		c = srnic_cq_slot(qp->q.send_cq);
 		memset(c, 0, sizeof(*c));
-		c->wr_id = qp->q.sq[idx & qp->q.sq_mask].wr_id;
+		c->wr_id = w->wr_id;
 		c->qp_num = qp->q.qpn;
 		c->status = SRNIC_WC_WR_FLUSH_ERR;
-		c->opcode = wc_op[qp->q.sq[idx & qp->q.sq_mask].opcode];
+		c->opcode = wc_op[w->opcode];
 		sq_release(qp);
 		srnic_cq_publish(qp->q.send_cq);
 	}

@@ -22,7 +22,8 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now);
 unsigned srnic_completer_complete(struct srnic_engine *eng,
 				  struct srnic_qp *qp);
-void srnic_completer_flush_sq(struct srnic_qp *qp);
+void srnic_completer_flush_sq(struct srnic_engine *eng,
+			      struct srnic_qp *qp);
 /* UC: an ACK brings credit, and nothing else */
 void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
 			    const struct srnic_pkt *pkt);

@@ -10,6 +10,7 @@
 #define SRNIC_ENGINE_STATE_H
 
 #include "srnic_node.h"
+#include "srnic_condq.h"
 #include "srnic_group_state.h"
 #include "srnic_keys.h"
 #include "srnic_mem.h"
@@ -160,6 +161,9 @@ struct srnic_engine {
 	uint8_t group_tag_on;
 	/* key migration between the node's adapters (key_scope = device) */
 	struct srnic_keys keys;
+	/* conditional queues (sched/condq.c) and the last id given */
+	struct srnic_condq_state condq[SRNIC_MAX_CONDQ];
+	uint16_t condq_last;
 	/* service QPs, clients' and members' (engine/service.c): the timer
 	 * tick looks at each */
 #define SRNIC_SVC_QPS 64

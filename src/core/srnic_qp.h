@@ -313,6 +313,14 @@ struct srnic_qp {
 	 * hot fields above keep their cache lines) */
 	uint32_t repair_head, repair_tail;
 	uint32_t repair[SRNIC_WINDOW];
+	/* Its next WQE waits on conditional queue cond_wait (an id; 0:
+	 * none) for cond_op to hold against cond_value, on that queue's
+	 * list through cond_next (sched/condq.c; rare: out of the hot
+	 * lines). */
+	uint16_t cond_wait;
+	uint8_t cond_op;
+	uint64_t cond_value;
+	struct srnic_qp *cond_next;
 };
 
 /* RC: acknowledged, resent, flow-controlled.  UC and UD send and forget:

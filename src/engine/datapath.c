@@ -322,7 +322,7 @@ static void qp_error_turn(struct srnic_engine *eng, struct srnic_qp *qp)
 		qp->ack_final = 0;
 		srnic_responder_reset(eng, qp);
 	}
-	srnic_completer_flush_sq(qp);
+	srnic_completer_flush_sq(eng, qp);
 	srnic_responder_flush(eng, qp);
 	srnic_qp_timer_off(eng, qp);
 }
@@ -363,7 +363,7 @@ static unsigned run_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	qp->cq_wait = 0;
 	if (qp->q.state == SRNIC_QPS_SQE) {
-		srnic_completer_flush_sq(qp);
+		srnic_completer_flush_sq(eng, qp);
 		srnic_responder_progress(eng, qp);
 		return 1;
 	}

@@ -537,6 +537,7 @@ static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)
 	qp->destroyed = 1;
 	srnic_mcast_forget_qp(eng, qp->q.qpn);
 	srnic_mw_forget_qp(&eng->mem, qp->q.qpn);
+	srnic_condq_forget_qp(eng, qp);
 	srnic_qp_lists_remove(eng, qp);
 	srnic_svc_qp_track(eng, qp, false);
 	srnic_responder_reset(eng, qp);
@@ -701,6 +702,7 @@ static void enter_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (!qp->svc_slot)
 		qp->svc_ipv4 = 0;
 	qp_reset(eng, qp);
+	srnic_condq_forget_qp(eng, qp);
 	if (qp->q.send_cq)
 		cq_forget_qp(qp->q.send_cq, qp->q.qpn);
 	if (qp->q.recv_cq && qp->q.recv_cq != qp->q.send_cq)

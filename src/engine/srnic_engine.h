@@ -213,6 +213,18 @@ int srnic_engine_group_failed(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t *wr_id, struct srnic_engine_member *out,
 			      int max);
 
+/* Conditional queues (srnic.h, docs/conditional-rdma.md): create gives
+ * a queue's id (> 0) for the PD's QPs, or -ENOMEM; destroy fails the QPs
+ * whose WQEs wait on it; set sets the count of successes and clears the
+ * failures; query reads successes, failures and conditional WQEs
+ * started, in that order. */
+int srnic_engine_condq_create(struct srnic_engine *eng, uint32_t pd);
+void srnic_engine_condq_destroy(struct srnic_engine *eng, uint16_t id);
+void srnic_engine_condq_set(struct srnic_engine *eng, uint16_t id,
+			    uint64_t count);
+void srnic_engine_condq_query(const struct srnic_engine *eng, uint16_t id,
+			      uint64_t out[3]);
+
 /* Posting: mark qp as having new work (under the QP's post lock), then,
  * with the lock dropped, kick the datapath: the caller's thread runs it if
  * it is free, else its thread is told. */

@@ -92,6 +92,11 @@ static inline bool srnic_wr_reads(uint8_t op)
 #define SRNIC_WR_SOLICITED 0x2
 #define SRNIC_WR_FENCE 0x4
 #define SRNIC_WR_INLINE 0x8
+/* Conditional RDMA (srnic.h; docs/conditional-rdma.md), RC and UC only:
+ * the WQE's completion counts into queue cond.q, or the WQE starts only
+ * once cond.q's cond.op holds against cond.value. */
+#define SRNIC_WR_COUNTED 0x10
+#define SRNIC_WR_COND 0x20
 
 struct srnic_sge {
 	uint64_t addr;
@@ -137,6 +142,12 @@ struct srnic_swqe {
 	union {
 		struct srnic_ud_addr ud;	/* UD QPs */
 		uint32_t xrc_srqn;	/* XRC initiator QPs: the remote SRQ */
+		struct {		/* RC and UC: SRNIC_WR_COUNTED, _COND */
+			uint16_t q;	/* the queue's id */
+			uint8_t op;	/* enum srnic_condq_op */
+			uint8_t pad[5];
+			uint64_t value;
+		} cond;
 	};
 	union {
 		struct srnic_sge sge[SRNIC_MAX_SGE];

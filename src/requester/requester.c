@@ -325,6 +325,10 @@ static inline bool next_new_message(struct srnic_engine *eng,
 	}
 	if (wqe_ordered_behind(qp, w))
 		return sq_wait(qp);
+	/* A conditional WQE waits for its queue's count (sched/condq.c
+	 * parks the QP there, and the count that meets it wakes the QP). */
+	if ((w->flags & SRNIC_WR_COND) && !srnic_condq_ready(eng, qp, w))
+		return false;
 	/* A multicast WRITE is src/group's to start, in the QP's turn before
 	 * this role's: the WQEs after it wait until it has (idle, while
 	 * another is in flight, until that one finishes). */

@@ -79,6 +79,17 @@ void srnic_qp_timer_off(struct srnic_engine *eng, struct srnic_qp *qp);
  * generation's), and the live QP in a table entry whatever its number. */
 struct srnic_qp *srnic_qp_lookup(struct srnic_engine *eng, uint32_t qpn);
 struct srnic_qp *srnic_qp_at(struct srnic_engine *eng, uint32_t idx);
+/* condq.c: conditional queues (conditional RDMA).  The completer counts
+ * a component WQE's completion (ok: a success); the requester asks
+ * whether a conditional WQE may start, which parks its QP on the queue
+ * until it may; engine calls set the counter, destroy the queue (its
+ * parked QPs fail) and take a QP going away off the queue. */
+void srnic_condq_count(struct srnic_engine *eng, uint16_t id, bool ok);
+bool srnic_condq_ready(struct srnic_engine *eng, struct srnic_qp *qp,
+		       const struct srnic_swqe *w);
+void srnic_condq_store(struct srnic_engine *eng, uint16_t id, uint64_t count);
+void srnic_condq_retire(struct srnic_engine *eng, uint16_t id);
+void srnic_condq_forget_qp(struct srnic_engine *eng, struct srnic_qp *qp);
 /* state.c: a QP taken to the error state (or, UC and UD, its send queue):
  * marked, and given a turn on which its roles do their parts */
 void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp);

@@ -13,6 +13,12 @@
  *     EOPNOTSUPP for another provider's context.
  *  3. The library the program linked is the provider libibverbs loaded:
  *     one copy of it in the process.
+ *  4. Conditional queues' calls and their errors: a queue's counts start
+ *     at 0 and srnic_condq_set sets them; posting for a queue from a UD
+ *     QP, from a QP of another PD, or with an unknown condition is EINVAL
+ *     (and names the WR); a process has 64 queues at most (ENOMEM past
+ *     them); another provider's PD is EOPNOTSUPP.  (What they do on the
+ *     wire: tests/e2e/38-conditional.sh.)
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
@@ -39,6 +45,67 @@ static unsigned srnic_text_maps(void)
 			n++;
 	fclose(f);
 	return n;
+}
+
+/* 4.: conditional queues' calls (other: another provider's context) */
+static void condq_api(struct ibv_context *ctx, struct ibv_context *other)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx), *pd2 = ibv_alloc_pd(ctx);
+	struct ibv_pd opd = {.context = other};
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_qp_init_attr ua = {.send_cq = cq, .recv_cq = cq,
+				      .qp_type = IBV_QPT_UD,
+				      .cap = {.max_send_wr = 2, .max_recv_wr = 2,
+					      .max_send_sge = 1,
+					      .max_recv_sge = 1}};
+	struct srnic_condq *q, *more[64];
+	struct srnic_condq_attr qa = {1, 1, 1};
+	struct ibv_send_wr wr = {.opcode = IBV_WR_SEND}, *bad = NULL;
+	struct ibv_qp *ud, *rc2;
+	unsigned n = 0;
+	int rc;
+
+	if (!pd || !pd2 || !cq)
+		return;
+	ud = ibv_create_qp(pd, &ua);
+	rc2 = vu_create_rc_qp(pd2, cq, 2, 2, 1, NULL);
+	errno = 0;
+	vu_check(!srnic_condq_create(&opd) && errno == EOPNOTSUPP, NULL,
+		 "srnic_condq_create on another provider's PD: EOPNOTSUPP");
+	q = srnic_condq_create(pd);
+	vu_check(q && !srnic_condq_query(q, &qa) && !qa.count && !qa.failed &&
+			 !qa.fired,
+		 vu_err_str(errno), "srnic_condq_create: a queue, its counts 0");
+	if (!q || !ud || !rc2)
+		return;
+	rc = srnic_condq_set(q, 5);
+	if (!rc)
+		rc = srnic_condq_query(q, &qa);
+	vu_check(!rc && qa.count == 5, vu_err_str(rc),
+		 "srnic_condq_set: count 5 (%llu)", (unsigned long long)qa.count);
+	rc = srnic_post_send_counted(ud, &wr, q, &bad);
+	vu_check(rc == EINVAL && bad == &wr, vu_err_str(rc),
+		 "a component on a UD QP: EINVAL, the WR named");
+	rc = srnic_post_send_counted(rc2, &wr, q, &bad);
+	vu_check(rc == EINVAL, vu_err_str(rc),
+		 "a component on a QP of another PD: EINVAL");
+	rc = srnic_post_cond(rc2, &wr, q, (enum srnic_cond_op)7, 1, &bad);
+	vu_check(rc == EINVAL, vu_err_str(rc), "an unknown condition: EINVAL");
+	vu_check(srnic_condq_destroy(NULL) == EINVAL &&
+			 srnic_condq_set(NULL, 0) == EINVAL,
+		 NULL, "a queue that is none: EINVAL");
+	while (n < 64 && (more[n] = srnic_condq_create(pd)))
+		n++;
+	vu_check(n == 63 && errno == ENOMEM, vu_err_str(errno),
+		 "64 queues a process, then ENOMEM (%u more made)", n);
+	while (n)
+		srnic_condq_destroy(more[--n]);
+	srnic_condq_destroy(q);
+	ibv_destroy_qp(ud);
+	ibv_destroy_qp(rc2);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd2);
+	ibv_dealloc_pd(pd);
 }
 
 int main(int argc, char **argv)
@@ -90,6 +157,7 @@ int main(int argc, char **argv)
 	vu_check(srnic_text_maps() == 1, NULL,
 		 "libsrnic and the provider libibverbs loaded are one copy "
 		 "(%u mappings of its code)", srnic_text_maps());
+	condq_api(ctx, &other);
 	ibv_destroy_cq(cq);
 	ibv_close_device(ctx);
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);

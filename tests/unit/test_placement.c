@@ -1977,6 +1977,66 @@ static void test_stale_qp(void)
 	free(dst);
 }
 
+/* Take qp off the active list (the loop would, on its turn). */
+static void unschedule(struct srnic_qp *qp)
+{
+	srnic_qp_lists_remove(eng, qp);
+	qp->on_active = 0;
+}
+
+/* Conditional queues (sched/condq.c): a conditional WQE parks its QP
+ * until the count holds, a failure does not count as a success, the
+ * count that makes it hold wakes the QP at once (no timer), set moves
+ * the count, and a queue destroyed under a parked QP fails it. */
+static void test_condq(void)
+{
+	struct srnic_qp *qp = qp_new(1);
+	struct srnic_swqe w = {.flags = SRNIC_WR_COND};
+	struct srnic_condq_state *q = &eng->condq[3];
+	unsigned i;
+
+	memset(q, 0, sizeof(*q));
+	q->id = 1u << SRNIC_CONDQ_INDEX_BITS | 3;
+	w.cond.q = q->id;
+	w.cond.op = SRNIC_CONDQ_COUNT_GE;
+	w.cond.value = 4;
+	unschedule(qp);
+	CHECK(!srnic_condq_ready(eng, qp, &w) && q->waiters == qp &&
+		      qp->cond_wait == q->id,
+	      "a condition not met yet did not park its QP");
+	for (i = 0; i < 3; i++)
+		srnic_condq_count(eng, q->id, true);
+	srnic_condq_count(eng, q->id, false);
+	CHECK(!qp->on_active && q->count == 3 && q->failed == 1,
+	      "woken at 3 successes and a failure of 4 (count %llu)",
+	      (unsigned long long)q->count);
+	srnic_condq_count(eng, q->id, true);
+	CHECK(qp->on_active && !qp->cond_wait && !q->waiters,
+	      "the fourth success did not wake the QP");
+	CHECK(srnic_condq_ready(eng, qp, &w) && q->fired == 1,
+	      "a condition met did not let its WQE start");
+	/* a count for a queue gone since (another id in its entry) */
+	srnic_condq_count(eng, q->id + (1u << SRNIC_CONDQ_INDEX_BITS), true);
+	CHECK(q->count == 4, "a stale id counted into its entry's queue");
+	/* set: a new round */
+	unschedule(qp);
+	srnic_condq_store(eng, q->id, 0);
+	CHECK(!srnic_condq_ready(eng, qp, &w) && q->waiters == qp,
+	      "after set to 0 the condition held");
+	srnic_condq_store(eng, q->id, 9);
+	CHECK(qp->on_active && !q->waiters, "set to 9 did not wake the QP");
+	/* destroyed under a parked QP: the QP fails */
+	unschedule(qp);
+	srnic_condq_store(eng, q->id, 0);
+	srnic_condq_ready(eng, qp, &w);
+	srnic_condq_retire(eng, q->id);
+	CHECK(qp->q.state == SRNIC_QPS_ERR && qp->on_active && !q->id &&
+		      !qp->cond_wait,
+	      "a queue destroyed under a waiting QP left it %s",
+	      qp->q.state == SRNIC_QPS_ERR ? "off its turn" : "in its state");
+	srnic_engine_destroy_qp(eng, qp);
+}
+
 int main(void)
 {
 	engine_up();
@@ -2007,5 +2067,6 @@ int main(void)
 	test_stalled_ring();
 	test_rx_pause();
 	test_stale_qp();
+	test_condq();
 	return check_summary("test_placement");
 }
