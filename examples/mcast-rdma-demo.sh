@@ -8,6 +8,9 @@
 #
 # W counts the bytes of the members still up that differ from a's; "sent"
 # is the payload a put on its ports (new packets and repairs) over SIZE.
+# Each member also says what its completions add up to (one for each
+# WRITE that landed whole, srnic_group_notify): "b completions C bytes B
+# repeated R".
 #
 #   --size S        bytes to write (256M)
 #   --loss N:P:PCT  node N's rail P loses PCT% of its frames both ways
@@ -150,6 +153,8 @@ for n in b c; do
 	[ "$n" = "$killed" ] && { echo "$n killed"; continue; }
 	# (its counters are its member process's, from zero)
 	echo "$n placed $(counter $n mc_unicast) packets from repairs (unicast)"
+	# (one completion a WRITE that landed whole: srnic_group_notify)
+	echo "$n $(grep '^completions' "$work/$n.log" | tail -1)"
 done
 echo "d dropped $(counter d mc_not_member) packets (not a member)"
 [ "$qps" = 1 ] ||

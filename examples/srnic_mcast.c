@@ -12,8 +12,11 @@
  * says "member ready", and answers commands on its standard input:
  * "check SEED LEN" counts the bytes of [0, LEN) that differ from the
  * sender's pattern for SEED and those after LEN that differ from the
- * canary ("check wrong N"); "canary" counts the bytes that differ from the
- * canary ("canary changed N"); "quit" or the end of input ends it.
+ * canary ("check wrong N"), and says what its completions (srnic_group_
+ * notify: one for each WRITE that landed whole) add up to ("completions C
+ * bytes B repeated R": R offsets had more than one); "canary" counts the
+ * bytes that differ from the canary ("canary changed N"); "quit" or the
+ * end of input ends it.
  *
  * The sender waits until MEMBERS nodes hold a region for GROUP (default
  * 1), then writes SIZE bytes of its pattern in CHUNK-byte multicast WRITEs
@@ -146,11 +149,44 @@ static void close_dev(struct dev *d)
 	ibv_close_device(d->ctx);
 }
 
+#define MEMBER_CQE 65536	/* the completions a member keeps */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The member's completions so far, each a WRITE that landed: how many,
+ * their bytes, and how many offsets came more than once. */
+static void member_completions(struct ibv_cq *cq)
+{
+	static uint64_t off[MEMBER_CQE];
+	static unsigned n;
+	static uint64_t bytes;
+	struct ibv_wc wc[64];
+	unsigned i, repeated = 0;
+	int got;
+
+	while ((got = ibv_poll_cq(cq, 64, wc)) > 0)
+		for (i = 0; i < (unsigned)got && n < MEMBER_CQE; i++) {
+			off[n++] = wc[i].wr_id;
+			bytes += wc[i].byte_len;
+		}
+	qsort(off, n, sizeof(off[0]), cmp_u64);
+	for (i = 1; i < n; i++)
+		repeated += off[i] == off[i - 1];
+	printf("completions %u bytes %" PRIu64 " repeated %u\n", n, bytes,
+	       repeated);
+}
+
 static int member(struct dev *d, unsigned group, uint64_t size)
 {
 	uint8_t *buf = malloc(size);
 	char line[128];
 	struct ibv_mr *mr;
+	int rc;
 
 	if (!buf)
 		die("malloc", ENOMEM);
@@ -161,6 +197,12 @@ static int member(struct dev *d, unsigned group, uint64_t size)
 				group);
 	if (!mr)
 		die("srnic_reg_mr_group", errno);
+	d->cq = ibv_create_cq(d->ctx, MEMBER_CQE, NULL, NULL, 0);
+	if (!d->cq)
+		die("ibv_create_cq", errno);
+	rc = srnic_group_notify(mr, d->cq);
+	if (rc)
+		die("srnic_group_notify", rc);
 	printf("member ready group %u size %" PRIu64 "\n", group, size);
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin)) {
@@ -173,6 +215,7 @@ static int member(struct dev *d, unsigned group, uint64_t size)
 			printf("check wrong %" PRIu64 "\n",
 			       differ(buf, 0, len, seed) +
 				       differ(buf, len, size, CANARY_SEED));
+			member_completions(d->cq);
 		} else if (!strncmp(line, "canary", 6)) {
 			printf("canary changed %" PRIu64 "\n",
 			       differ(buf, 0, size, CANARY_SEED));
@@ -181,7 +224,7 @@ static int member(struct dev *d, unsigned group, uint64_t size)
 		}
 		fflush(stdout);
 	}
-	ibv_dereg_mr(mr);
+	ibv_dereg_mr(mr);	/* (the CQ is free to go then) */
 	free(buf);
 	close_dev(d);
 	return 0;

@@ -80,6 +80,20 @@ int srnic_query_device(struct ibv_context *context,
 struct ibv_mr *srnic_reg_mr_group(struct ibv_pd *pd, void *addr,
 				  size_t length, int access, unsigned group);
 
+/*
+ * Completions at a member (cq NULL: none, the default): each multicast
+ * WRITE that lands whole in group region mr (from srnic_reg_mr_group)
+ * makes one completion in cq, once, whatever was resent: opcode
+ * IBV_WC_RECV_RDMA_WITH_IMM, wr_id the WRITE's offset in the region,
+ * byte_len its length, src_qp the sending QP, imm_data the group
+ * (network order), qp_num 0xFFFFFF (no QP of this node).  The packet that
+ * completes a message waits for room in cq (the sender resends it): a
+ * member that never polls stalls, and its senders give it up.  cq is in
+ * use while it is named (ibv_destroy_cq: EBUSY).  0, EOPNOTSUPP, EINVAL
+ * (mr is no group region of this process, cq another context's).
+ */
+int srnic_group_notify(struct ibv_mr *mr, struct ibv_cq *cq);
+
 /* A node, as the calls below name it. */
 struct srnic_group_member {
 	uint32_t ipv4;		/* its address, host order */

@@ -92,6 +92,20 @@ SRNIC_API struct ibv_mr *srnic_reg_mr_group(struct ibv_pd *pd, void *addr,
 	return mr;
 }
 
+SRNIC_API int srnic_group_notify(struct ibv_mr *mr, struct ibv_cq *cq)
+{
+	struct srnic_context *ctx;
+
+	if (!mr || !srnic_context(mr->context) ||
+	    (cq && !srnic_context(cq->context)))
+		return EOPNOTSUPP;
+	ctx = to_sctx(mr->context);
+	if (!ctx->eng || (cq && to_sctx(cq->context) != ctx))
+		return EINVAL;
+	return -srnic_engine_group_notify(ctx->eng, mr->lkey,
+					  cq ? to_scq(cq)->cq : NULL);
+}
+
 static void members_out(const struct srnic_engine_member *in, int n,
 			struct srnic_group_member *out, int max)
 {

@@ -141,7 +141,9 @@ const struct srnic_counter srnic_counters[] = {
 	DROP(NOT_INTEGRATED, "not_integrated",
 	     "RDMA from a peer before its BOOT_ACK"),
 	DROP(BAD_QKEY, "bad_qkey", "datagrams with another Q_Key"),
-	DROP(CQ_FULL, "cq_full", "datagrams whose CQ had no room"),
+	DROP(CQ_FULL, "cq_full",
+	     "datagrams whose CQ had no room, and multicast WRITEs' last "
+	     "packets whose member CQ had none (resent)"),
 	DROP(NO_GROUP, "no_group", "multicast to a group nobody here joined"),
 	DROP(UC_GIVEN_UP, "uc_given_up", "UC messages given up: packets lost"),
 	DROP(UC_LATE, "uc_late", "packets of a UC message given up already"),

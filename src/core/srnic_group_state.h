@@ -22,6 +22,9 @@ struct srnic_group_region {
 	uint32_t pd;
 	uint64_t addr;
 	uint64_t length;
+	/* where each message that lands whole makes a completion
+	 * (srnic_group_notify; counted in its users); NULL: nowhere */
+	struct srnic_cq *cq;
 };
 
 /*

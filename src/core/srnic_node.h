@@ -61,7 +61,9 @@ enum srnic_drop {
 	SRNIC_DROP_NO_MBUF,
 	SRNIC_DROP_NOT_INTEGRATED, /* RDMA from a peer before its BOOT_ACK */
 	SRNIC_DROP_BAD_QKEY,	/* a datagram with another Q_Key */
-	SRNIC_DROP_CQ_FULL,	/* a datagram whose CQ had no room */
+	SRNIC_DROP_CQ_FULL,	/* a datagram whose CQ had no room (or a
+				 * multicast WRITE's last packet, its
+				 * member's) */
 	SRNIC_DROP_NO_GROUP,	/* multicast to a group nobody here joined */
 	SRNIC_DROP_UC_GIVEN_UP,	/* UC messages given up: packets lost */
 	SRNIC_DROP_UC_LATE,	/* packets of a UC message given up already:

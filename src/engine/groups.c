@@ -102,10 +102,27 @@ struct group_region_call {
 	struct srnic_group_region r;
 };
 
+/* Group g's region makes its completions in cq from now on: the CQ it
+ * made them in before is no longer in use by it, cq is. */
+static void region_cq(struct srnic_engine *eng, unsigned g,
+		      struct srnic_cq *cq)
+{
+	struct srnic_cq *old = eng->group[g].cq;
+
+	if (old == cq)
+		return;
+	if (old)
+		__atomic_fetch_sub(&old->users, 1, __ATOMIC_RELAXED);
+	if (cq)
+		__atomic_fetch_add(&cq->users, 1, __ATOMIC_RELAXED);
+	eng->group[g].cq = cq;
+}
+
 static void call_group_region(struct srnic_engine *eng, struct srnic_call *c)
 {
 	const struct group_region_call *a = c->arg;
 
+	region_cq(eng, a->g, a->r.cq);
 	eng->group[a->g] = a->r;
 	c->result = 0;
 }
@@ -149,6 +166,29 @@ void srnic_engine_group_forget_key(struct srnic_engine *eng, uint32_t key)
 			srnic_group_unclaim(eng->node, eng->slot, g);
 			set_region(eng, g, &none);
 		}
+}
+
+static void call_group_notify(struct srnic_engine *eng, struct srnic_call *c)
+{
+	uint32_t key = (uint32_t)(uintptr_t)c->arg2;
+	unsigned g;
+
+	c->result = -EINVAL;
+	for (g = 0; g < SRNIC_MAX_GROUPS; g++)
+		if (key && eng->group[g].key == key) {
+			region_cq(eng, g, c->arg);
+			c->result = 0;
+		}
+}
+
+int srnic_engine_group_notify(struct srnic_engine *eng, uint32_t key,
+			      struct srnic_cq *cq)
+{
+	struct srnic_call c = {.fn = call_group_notify, .arg = cq,
+			       .arg2 = (const void *)(uintptr_t)key};
+
+	srnic_engine_call(eng, &c);
+	return c.result;
 }
 
 int srnic_engine_group_members(struct srnic_engine *eng, unsigned g,

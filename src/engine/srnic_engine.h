@@ -207,6 +207,11 @@ int srnic_engine_group_region(struct srnic_engine *eng, unsigned g,
 			      uint32_t key, uint32_t pd, const void *addr,
 			      uint64_t length);
 void srnic_engine_group_forget_key(struct srnic_engine *eng, uint32_t key);
+/* The region of key (a group's) makes a completion in cq for each
+ * message that lands whole (cq NULL: no more); -EINVAL if key is no
+ * group region of this process. */
+int srnic_engine_group_notify(struct srnic_engine *eng, uint32_t key,
+			      struct srnic_cq *cq);
 int srnic_engine_group_members(struct srnic_engine *eng, unsigned g,
 			       struct srnic_engine_member *out, int max);
 int srnic_engine_group_failed(struct srnic_engine *eng, struct srnic_qp *qp,

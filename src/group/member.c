@@ -144,12 +144,64 @@ static bool may_write(struct srnic_engine *eng, const struct srnic_pkt *pkt)
 	return true;
 }
 
+/* The completion of a message that landed whole, in the region's CQ
+ * (srnic_group_notify): where it starts in the region and its length,
+ * the sending QP, and the group as immediate data.  Its room was made
+ * sure of before the last packet was placed. */
+static void landed(const struct srnic_group_region *r,
+		   const struct srnic_pkt *pkt)
+{
+	struct srnic_cqe *c = srnic_cq_slot(r->cq);
+
+	memset(c, 0, sizeof(*c));
+	c->wr_id = pkt->va - pkt->msg_off;
+	c->qp_num = SRNIC_QPN_MCAST;
+	c->src_qp = pkt->src_qpn;
+	c->byte_len = pkt->msg_len;
+	c->opcode = SRNIC_WC_RECV_RDMA_WITH_IMM;
+	c->flags = SRNIC_WC_F_IMM;
+	c->imm = rte_cpu_to_be_32(pkt->rkey % SRNIC_MAX_GROUPS);
+	srnic_cq_publish(r->cq);
+}
+
+enum place_result { PLACED, DUPLICATE, NO_ROOM, FAULTED };
+
+/* pkt's bytes at dst, unless they landed before.  The packet that makes
+ * the message whole waits for room in the region's CQ for its completion
+ * (dropped, it comes again as a repair). */
+static enum place_result place(struct srnic_engine *eng,
+			       const struct srnic_group_region *r,
+			       struct srnic_group_source *s,
+			       const struct srnic_pkt *pkt, uint64_t dst)
+{
+	uint32_t idx = pkt->msg_off >> pkt->stride_shift;
+
+	if (srnic_track_test(&s->trk, idx)) {
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
+		return DUPLICATE;
+	}
+	if (r->cq && s->trk.ndone + 1 == s->trk.npkts &&
+	    !srnic_cq_room(r->cq)) {
+		eng->st->drops[SRNIC_DROP_CQ_FULL]++;
+		return NO_ROOM;
+	}
+	if (pkt->pkt_len &&
+	    !srnic_mem_copy(&eng->mem, (void *)(uintptr_t)dst, pkt->payload,
+			    pkt->pkt_len)) {
+		eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;
+		return FAULTED;
+	}
+	srnic_track_mark(&s->trk, idx);
+	if (r->cq && s->trk.ndone == s->trk.npkts)
+		landed(r, pkt);
+	return PLACED;
+}
+
 void srnic_group_member_rx(struct srnic_engine *eng,
 			   const struct srnic_pkt *pkt,
 			   const struct rte_mbuf *m)
 {
 	struct srnic_group_source *s;
-	uint32_t idx;
 	uint64_t dst, now;
 	bool fresh = false;
 
@@ -193,24 +245,23 @@ void srnic_group_member_rx(struct srnic_engine *eng,
 		answer(eng, s, pkt, m, SRNIC_NAK_ACCESS);
 		return;
 	}
-	idx = pkt->msg_off >> pkt->stride_shift;
-	if (!srnic_track_test(&s->trk, idx)) {
-		if (pkt->pkt_len &&
-		    !srnic_mem_copy(&eng->mem, (void *)(uintptr_t)dst,
-				    pkt->payload, pkt->pkt_len)) {
-			eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;
-			s->nak = 1;
-			answer(eng, s, pkt, m, SRNIC_NAK_ACCESS);
-			return;
-		}
-		srnic_track_mark(&s->trk, idx);
+	switch (place(eng, &eng->group[pkt->rkey % SRNIC_MAX_GROUPS], s, pkt,
+		      dst)) {
+	case PLACED:
 		eng->st->mc_placed++;
 		/* (a repair comes to this node's own address) */
 		if (!(rte_pktmbuf_mtod(m, const uint8_t *)[0] & 1))
 			eng->st->mc_unicast++;
 		fresh = true;
-	} else {
-		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
+		break;
+	case FAULTED:
+		s->nak = 1;
+		answer(eng, s, pkt, m, SRNIC_NAK_ACCESS);
+		return;
+	case NO_ROOM:
+		return;
+	case DUPLICATE:
+		break;
 	}
 	if (s->trk.ndone == s->trk.npkts
 		    ? fresh || (pkt->flags & (SRNIC_F_PROBE | SRNIC_F_LAST))

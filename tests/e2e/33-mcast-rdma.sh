@@ -5,11 +5,13 @@
 #     its member by name, leaving a group.
 #  2. ./srnic demo mcast-rdma on four nodes of its own (a writes to b and
 #     c, d holds another group's region):
-#     - 256 MiB: b and c end equal to a's bytes, d untouched and counting
-#       what it dropped, a sends at most 1.5x the data (a WRITE to each
+#     - 256 MiB: b and c end equal to a's bytes, each with one completion
+#       for each of a's 256 WRITEs (srnic_group_notify), d untouched and
+#       counting what it dropped, a sends at most 1.5x the data (a WRITE to each
 #       member would send 2x; repairs of what a busy machine dropped, as
 #       in the sanitizer pass beside other work, took 1.14x once);
-#     - 5% loss both ways on c's rail 1: the same, and the repairs go to c
+#     - 5% loss both ways on c's rail 1: the same (c's completions once
+#       each, whatever was resent), and the repairs go to c
 #       (b places at most a tenth of c's from unicast: what b itself
 #       dropped, 26 against c's 1582 once in the sanitizer pass; c's loss
 #       resent to b too would make them about equal);
@@ -44,17 +46,26 @@ placed() { awk -v n="$2" '$1 == n && $2 == "placed" { print $3 }' "$LOGDIR/mcast
 dropped() { awk '$1 == "d" && $2 == "dropped" { print $3 }' "$LOGDIR/mcast-$1.log"; }
 line() { grep '^mcast-rdma: ' "$LOGDIR/mcast-$1.log"; }
 ratio_ok() { line "$1" | awk '{ r = $NF; sub(/x$/, "", r); exit !(r + 0 > 0 && r + 0 <= 1.5) }'; }
+# completions RUN NODE WRITES BYTES: NODE had one completion for each of
+# the WRITEs, no offset twice
+completions() {
+	grep -q "^$2 completions $3 bytes $4 repeated 0\$" "$LOGDIR/mcast-$1.log" ||
+		fail "$1: $2's completions: $(grep "^$2 completions" "$LOGDIR/mcast-$1.log") ($3 WRITEs of $4 bytes in all)"
+}
 
 demo plain --size 256M || fail "the demo (256 MiB)"
 line plain | grep -q "268435456 bytes to 2 members, 0 wrong, non-member untouched" ||
 	fail "the demo's line: $(line plain)"
 ratio_ok plain || fail "a sent more than 1.5x the data: $(line plain)"
 [ "$(dropped plain)" -gt 0 ] 2>/dev/null || fail "d counted no packet it dropped"
+completions plain b 256 268435456
+completions plain c 256 268435456
 
 demo loss --size 64M --loss c:1:5 || fail "the demo with loss on c's rail"
 line loss | grep -q "67108864 bytes to 2 members, 0 wrong, non-member untouched" ||
 	fail "with loss: $(line loss)"
 ratio_ok loss || fail "with loss, a sent more than 1.5x the data: $(line loss)"
+completions loss c 64 67108864
 rb=$(placed loss b) rc_=$(placed loss c)
 [ "${rc_:-0}" -ge 100 ] || fail "c placed $rc_ repairs, not the ones its loss needs"
 [ "${rb:-x}" -le $((rc_ / 10)) ] 2>/dev/null || fail "b placed $rb repairs: c's loss was resent to b too"

@@ -14,7 +14,10 @@
  *  3. a writes 1 MiB to group 3, then 100 bytes at offset 4097 and an
  *     empty WRITE; each completes as IBV_WC_RDMA_WRITE; a datagram posted
  *     between them completes in order.  b's region then holds exactly
- *     those bytes.
+ *     those bytes, and b, which asked for completions on group 3's region
+ *     (srnic_group_notify), has one for each WRITE, in order, naming its
+ *     offset, length, group and sender, and no more; the CQ is in use
+ *     (EBUSY) until b stops asking.  A region of no group: EINVAL.
  *  4. 8 KiB to group 4's 4 KiB region: IBV_WC_REM_ACCESS_ERR, and
  *     srnic_mc_failed names b with that status and the WRITE's id; the
  *     send queue then takes the QP back to RTS and goes on.  b's bytes
@@ -30,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <arpa/inet.h>
 
 #include "srnic.h"
 #include "verbs_util.h"
@@ -50,17 +55,47 @@ static uint64_t first_bad(const uint8_t *p, uint64_t from, uint64_t to,
 	return to;
 }
 
+/* 3's completions at b: one per WRITE, in order, then none. */
+static void member_completions(struct ibv_cq *cq)
+{
+	static const uint64_t off[3] = {0, ODD_OFF, 0};
+	static const uint32_t len[3] = {BIG, ODD_LEN, 0};
+	struct ibv_wc wc[4];
+	unsigned i, ok = 0;
+	int n = 0, k;
+
+	for (k = 0; k < 50 && n < 4; k++) {
+		int got = ibv_poll_cq(cq, 4 - n, wc + n);
+
+		n += got > 0 ? got : 0;
+		usleep(2000);	/* (and 100 ms for one too many) */
+	}
+	for (i = 0; i < 3 && i < (unsigned)n; i++)
+		ok += wc[i].status == IBV_WC_SUCCESS &&
+		      wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+		      (wc[i].wc_flags & IBV_WC_WITH_IMM) &&
+		      ntohl(wc[i].imm_data) == 3 && wc[i].wr_id == off[i] &&
+		      wc[i].byte_len == len[i] && wc[i].qp_num == 0xFFFFFF &&
+		      wc[i].src_qp == wc[0].src_qp && wc[0].src_qp;
+	vu_check(n == 3 && ok == 3, NULL,
+		 "b's completions for group 3: %d (3 wanted), %u right "
+		 "(offset, length, group, sender)", n, ok);
+}
+
 static int member(struct ibv_context *ctx, int fd)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	uint8_t *big = malloc(BIG), *small = malloc(2 * SMALL),
 		*bcast = malloc(SMALL);
 	int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-	struct ibv_mr *mr3, *mr4, *mr0, *mr;
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_mr *mr3, *mr4, *mr0, *mr, *plain;
 	uint64_t bad;
+	int rc;
 
 	if (!pd || !big || !small || !bcast)
 		return 2;
+	plain = ibv_reg_mr(pd, bcast, SMALL, rw);
 	vu_fill(bcast, SMALL, 0xca9a);
 	vu_fill(big, BIG, 0xca9a);
 	vu_fill(small, 2 * SMALL, 0xca9a);
@@ -83,11 +118,24 @@ static int member(struct ibv_context *ctx, int fd)
 				 SRNIC_GROUP_BROADCAST);
 	vu_check(mr0 != NULL, vu_err_str(errno),
 		 "a region for group 0, broadcast");
-	if (!mr3 || !mr4 || !mr0)
+	if (!mr3 || !mr4 || !mr0 || !cq || !plain)
 		return 2;
+	rc = srnic_group_notify(plain, cq);
+	vu_check(rc == EINVAL, vu_err_str(rc),
+		 "completions for a region of no group: EINVAL");
+	rc = srnic_group_notify(mr3, cq);
+	vu_check(!rc, vu_err_str(rc), "completions for group 3's region");
 	/* 1: regions ready; 2: a wrote */
 	if (vu_sync(fd, TIMEOUT_MS) || vu_sync(fd, TIMEOUT_MS))
 		return 2;
+	member_completions(cq);
+	rc = ibv_destroy_cq(cq);
+	vu_check(rc == EBUSY, vu_err_str(rc),
+		 "the CQ is in use while group 3's region names it: EBUSY");
+	rc = srnic_group_notify(mr3, NULL);
+	if (!rc)
+		rc = ibv_destroy_cq(cq);
+	vu_check(!rc, vu_err_str(rc), "no more completions: the CQ goes");
 	bad = first_bad(big, 0, ODD_OFF, 7, 0);
 	vu_check(bad == ODD_OFF, NULL,
 		 "group 3's region holds a's 1 MiB up to offset %u (first "
@@ -113,6 +161,7 @@ static int member(struct ibv_context *ctx, int fd)
 		return 2;
 	ibv_dereg_mr(mr4);
 	ibv_dereg_mr(mr0);
+	ibv_dereg_mr(plain);
 	ibv_dealloc_pd(pd);
 	return 0;
 }

@@ -6,7 +6,9 @@
  * a new sender only once its own has been silent long enough that no
  * packet of its messages can come again.  Before the table was sets with
  * that rule, the 17th sender evicted the first, and a late copy of the
- * first sender's older message was placed over its newer one.
+ * first sender's older message was placed over its newer one.  And a
+ * member's completions (srnic_group_notify): one for each message that
+ * lands whole, none for a copy, and the last packet waits for room.
  */
 #include <string.h>
 
@@ -180,6 +182,39 @@ static void test_tag(void)
 	srnic_group_tag_init(eng);
 }
 
+/* Completions in the region's CQ (srnic_group_notify): a message that
+ * lands whole makes one, a copy of it none; its last packet, with the
+ * CQ full, is dropped unplaced (cq_full) and lands once there is room. */
+static void test_completions(void)
+{
+	struct srnic_cq *cq = srnic_engine_create_cq(eng, 1);
+	uint64_t full = eng->st->drops[SRNIC_DROP_CQ_FULL];
+	const struct srnic_cqe *c;
+
+	if (!CHECK(cq && cq->mask == 0, "a CQ of one entry"))
+		return;
+	eng->group[GROUP].cq = cq;
+	deliver(7, 200, 0x55);
+	c = &cq->ring[0];
+	CHECK(cq->prod == 1 && c->wr_id == 7 * SLICE && c->byte_len == SLICE &&
+		      c->src_qp == SENDER_QPN(7) &&
+		      c->opcode == SRNIC_WC_RECV_RDMA_WITH_IMM &&
+		      c->imm == rte_cpu_to_be_32(GROUP),
+	      "the message's completion: %u made, offset %llu, length %u",
+	      cq->prod, (unsigned long long)c->wr_id, c->byte_len);
+	deliver(7, 200, 0x55);	/* a copy */
+	CHECK(cq->prod == 1, "a copy of the message made a completion");
+	deliver(8, 200, 0x66);	/* the CQ is full (not polled) */
+	CHECK(cq->prod == 1 && !slice_is(8, 0x66) &&
+		      eng->st->drops[SRNIC_DROP_CQ_FULL] == full + 1,
+	      "a last packet with its CQ full was placed, or not counted");
+	cq->cons = 1;		/* polled */
+	deliver(8, 200, 0x66);	/* the repair */
+	CHECK(cq->prod == 2 && slice_is(8, 0x66) && cq->ring[0].wr_id == 8 * SLICE,
+	      "the repair, with room, did not land with its completion");
+	eng->group[GROUP].cq = NULL;
+}
+
 int main(void)
 {
 	uint32_t key;
@@ -195,5 +230,6 @@ int main(void)
 	test_seventeen_senders();
 	test_full_set();
 	test_tag();
+	test_completions();
 	return check_summary("test_group_member");
 }
