@@ -47,15 +47,6 @@ done
 bytes=$(numfmt --from=iec "$size")
 
 . "$ROOT/examples/four-nodes.sh"
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	for nd in a b c d; do "$SRNIC" testbed fault $nd 0 clear >/dev/null 2>&1 || true; done
-	four_nodes_done
-}
-trap cleanup EXIT
 
 if [ -n "$loss" ]; then
 	for nd in a b c d; do "$SRNIC" testbed fault $nd 0 loss="$loss%"; done

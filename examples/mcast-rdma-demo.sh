@@ -51,14 +51,8 @@ done
 bytes=$(numfmt --from=iec "$size")
 
 . "$ROOT/examples/four-nodes.sh"
-pids=()
 cleanup() {
-	local p
 	for fd in 7 8 9; do eval "exec $fd>&-" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	for n in a b c d; do "$SRNIC" testbed fault $n 0 clear >/dev/null 2>&1 || true
-		"$SRNIC" testbed fault $n 1 clear >/dev/null 2>&1 || true; done
 	four_nodes_done
 }
 trap cleanup EXIT

@@ -41,26 +41,20 @@
  * one host share the clock).  Exit 0 when that is what happened and every
  * target's bytes are right, else 2 (1: a setup failure).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <arpa/inet.h>
-#include <infiniband/verbs.h>
 
+#include "meet.h"
 #include "srnic.h"
 
 #define MAX_TARGETS 8
-#define GID_INDEX 1		/* ::ffff:IPV4 */
-#define WAIT_MS 30000		/* for files, and for completions */
+#define WAIT_MS 30000		/* for completions */
 #define SIGNAL_IMM 0x5160a1u	/* the conditional WRITE's immediate */
 #define CQE_DEPTH 4096
+
+const char *meet_prog = "srnic_cond";
 
 struct side {
 	struct ibv_context *ctx;
@@ -69,7 +63,7 @@ struct side {
 	uint8_t *buf;
 	size_t len;
 	struct ibv_mr *mr;
-	union ibv_gid gid;
+	char gid[33];		/* hex */
 };
 
 struct peer {
@@ -77,81 +71,12 @@ struct peer {
 	struct ibv_qp *qp;
 	uint32_t qpn, rkey;
 	uint64_t addr;
-	union ibv_gid gid;
 };
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "srnic_cond: %s: %s\n", what, strerror(err));
-	exit(1);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
 
 /* Each byte depends on the target and its offset. */
 static uint8_t pattern(char who, uint64_t off)
 {
 	return (uint8_t)(who * 31 + off * 7 + (off >> 12));
-}
-
-/* ---- files in DIR ---- */
-
-/* Write text to DIR/NAME whole (a rename), so a reader never sees half. */
-static void put_file(const char *dir, const char *name, const char *text)
-{
-	char path[512], tmp[520];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f) || rename(tmp, path))
-		die(path, errno);
-}
-
-/* DIR/NAME's text, waiting for it to appear; false after WAIT_MS. */
-static bool get_file(const char *dir, const char *name, char *out,
-		     size_t len)
-{
-	uint64_t until = now_ms() + WAIT_MS;
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	while (now_ms() < until) {
-		FILE *f = fopen(path, "r");
-
-		if (f) {
-			size_t n = fread(out, 1, len - 1, f);
-
-			fclose(f);
-			out[n] = '\0';
-			return true;
-		}
-		usleep(2000);
-	}
-	return false;
-}
-
-static void gid_put(char *out, size_t len, const union ibv_gid *g)
-{
-	unsigned i;
-
-	for (i = 0; i < 16 && len > 2; i++, out += 2, len -= 2)
-		snprintf(out, len, "%02x", g->raw[i]);
-}
-
-static void gid_get(const char *in, union ibv_gid *g)
-{
-	unsigned i, b;
-
-	for (i = 0; i < 16 && sscanf(in + 2 * i, "%2x", &b) == 1; i++)
-		g->raw[i] = (uint8_t)b;
 }
 
 /* ---- verbs ---- */
@@ -163,86 +88,28 @@ static void side_open(struct side *s, size_t len, bool timestamps)
 	struct ibv_device **list = ibv_get_device_list(NULL);
 
 	if (!list || !list[0])
-		die("no RDMA device", ENODEV);
+		meet_die("no RDMA device", ENODEV);
 	s->ctx = ibv_open_device(list[0]);
 	ibv_free_device_list(list);
 	if (!s->ctx)
-		die("ibv_open_device", errno);
+		meet_die("ibv_open_device", errno);
 	s->pd = ibv_alloc_pd(s->ctx);
 	if (!s->pd)
-		die("ibv_alloc_pd", errno);
+		meet_die("ibv_alloc_pd", errno);
 	if (timestamps)
 		ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
 	s->cq = ibv_create_cq_ex(s->ctx, &ca);
 	if (!s->cq)
-		die("ibv_create_cq_ex", errno);
+		meet_die("ibv_create_cq_ex", errno);
 	s->len = len;
 	s->buf = calloc(1, len);
 	if (!s->buf)
-		die("calloc", ENOMEM);
+		meet_die("calloc", ENOMEM);
 	s->mr = ibv_reg_mr(s->pd, s->buf, len,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!s->mr)
-		die("ibv_reg_mr", errno);
-	if (ibv_query_gid(s->ctx, 1, GID_INDEX, &s->gid))
-		die("ibv_query_gid", errno);
-}
-
-static struct ibv_qp *qp_make(struct side *s, unsigned depth)
-{
-	struct ibv_qp_init_attr a = {
-		.send_cq = ibv_cq_ex_to_cq(s->cq),
-		.recv_cq = ibv_cq_ex_to_cq(s->cq),
-		.qp_type = IBV_QPT_RC,
-		.cap = {.max_send_wr = depth, .max_recv_wr = depth,
-			.max_send_sge = 1, .max_recv_sge = 1}};
-	struct ibv_qp_attr init = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-				   .qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
-	struct ibv_qp *qp = ibv_create_qp(s->pd, &a);
-	int rc;
-
-	if (!qp)
-		die("ibv_create_qp", errno);
-	rc = ibv_modify_qp(qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-					      IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (rc)
-		die("INIT", rc);
-	return qp;
-}
-
-/* RTR and RTS toward QP qpn at gid, at the port's active MTU. */
-static void qp_connect(struct ibv_qp *qp, uint32_t qpn,
-		       const union ibv_gid *gid)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096,
-		.dest_qp_num = qpn, .max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
-		.ah_attr = {.is_global = 1, .port_num = 1,
-			    .grh = {.dgid = *gid, .sgid_index = GID_INDEX,
-				    .hop_limit = 64}}};
-	struct ibv_port_attr pa;
-	int rc;
-
-	if (!ibv_query_port(qp->context, 1, &pa) && pa.active_mtu < a.path_mtu)
-		a.path_mtu = pa.active_mtu;
-	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					   IBV_QP_MAX_DEST_RD_ATOMIC |
-					   IBV_QP_MIN_RNR_TIMER);
-	if (rc)
-		die("RTR", rc);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-					   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					   IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-	if (rc)
-		die("RTS", rc);
+		meet_die("ibv_reg_mr", errno);
+	meet_gid(s->ctx, s->gid);
 }
 
 /* ---- the target ---- */
@@ -255,36 +122,33 @@ static int target(const char *dir, const char *name, size_t len, bool recv)
 	uint32_t imm = 0, qpn;
 	struct side s = {0};
 	struct ibv_qp *qp;
-	union ibv_gid peer_gid;
 	size_t off, wrong = 0;
 
 	side_open(&s, len, recv);
-	qp = qp_make(&s, 64);
-	gid_put(gid, sizeof(gid), &s.gid);
+	qp = meet_rc_qp(s.pd, ibv_cq_ex_to_cq(s.cq), 64);
 	snprintf(text, sizeof(text), "qpn %u gid %s rkey %u addr %" PRIu64 "\n",
-		 qp->qp_num, gid, s.mr->rkey, (uint64_t)(uintptr_t)s.buf);
+		 qp->qp_num, s.gid, s.mr->rkey, (uint64_t)(uintptr_t)s.buf);
 	snprintf(fname, sizeof(fname), "%s.info", name);
-	put_file(dir, fname, text);
+	meet_put(dir, fname, text);
 	snprintf(fname, sizeof(fname), "%s.peer", name);
-	if (!get_file(dir, fname, text, sizeof(text)) ||
+	if (!meet_get(dir, fname, text, sizeof(text)) ||
 	    sscanf(text, "qpn %u gid %39s", &qpn, gid) != 2)
-		die("no word from the source", ETIMEDOUT);
-	gid_get(gid, &peer_gid);
-	qp_connect(qp, qpn, &peer_gid);
+		meet_die("no word from the source", ETIMEDOUT);
+	meet_connect(qp, qpn, gid);
 	if (recv) {
 		struct ibv_recv_wr wr = {0}, *bad;
 		unsigned i;
 
 		for (i = 0; i < 16; i++)
 			if (ibv_post_recv(qp, &wr, &bad))
-				die("ibv_post_recv", errno);
+				meet_die("ibv_post_recv", errno);
 	}
 	snprintf(fname, sizeof(fname), "%s.ready", name);
-	put_file(dir, fname, "ready\n");
+	meet_put(dir, fname, "ready\n");
 	/* until the source is done: what lands, and when */
-	until = now_ms() + 10 * WAIT_MS;
+	until = meet_now_ms() + 10 * WAIT_MS;
 	snprintf(done, sizeof(done), "%s/done", dir);
-	while (access(done, F_OK) && now_ms() < until) {
+	while (access(done, F_OK) && meet_now_ms() < until) {
 		struct ibv_poll_cq_attr pa = {0};
 
 		if (ibv_start_poll(s.cq, &pa)) {
@@ -311,7 +175,7 @@ static int target(const char *dir, const char *name, size_t len, bool recv)
 		snprintf(text, sizeof(text), "wrong %zu\n", wrong);
 	}
 	snprintf(fname, sizeof(fname), "%s.result", name);
-	put_file(dir, fname, text);
+	meet_put(dir, fname, text);
 	return 0;
 }
 
@@ -355,28 +219,23 @@ static void connect_all(struct side *s, const char *dir, struct peer *p,
 	char text[256], gid[40], fname[64];
 	unsigned i;
 
-	gid_put(gid, sizeof(gid), &s->gid);
 	for (i = 0; i < np; i++) {
-		union ibv_gid tg;
-
-		p[i].qp = qp_make(s, depth);
+		p[i].qp = meet_rc_qp(s->pd, ibv_cq_ex_to_cq(s->cq), depth);
 		snprintf(fname, sizeof(fname), "%s.info", p[i].name);
-		if (!get_file(dir, fname, text, sizeof(text)) ||
+		if (!meet_get(dir, fname, text, sizeof(text)) ||
 		    sscanf(text, "qpn %u gid %39s rkey %u addr %" SCNu64,
 			   &p[i].qpn, gid, &p[i].rkey, &p[i].addr) != 4)
-			die(fname, ETIMEDOUT);
-		gid_get(gid, &tg);
-		qp_connect(p[i].qp, p[i].qpn, &tg);
-		gid_put(gid, sizeof(gid), &s->gid);
+			meet_die(fname, ETIMEDOUT);
+		meet_connect(p[i].qp, p[i].qpn, gid);
 		snprintf(text, sizeof(text), "qpn %u gid %s\n", p[i].qp->qp_num,
-			 gid);
+			 s->gid);
 		snprintf(fname, sizeof(fname), "%s.peer", p[i].name);
-		put_file(dir, fname, text);
+		meet_put(dir, fname, text);
 	}
 	for (i = 0; i < np; i++) {
 		snprintf(fname, sizeof(fname), "%s.ready", p[i].name);
-		if (!get_file(dir, fname, text, sizeof(text)))
-			die(fname, ETIMEDOUT);
+		if (!meet_get(dir, fname, text, sizeof(text)))
+			meet_die(fname, ETIMEDOUT);
 	}
 }
 
@@ -401,7 +260,7 @@ static void post_components(struct side *s, struct srnic_condq *q,
 		wr.wr.rdma.rkey = p->rkey ^ (bad && i == n - 1 ? 0x5a5a5a00u : 0);
 		rc = srnic_post_send_counted(p->qp, &wr, q, &b);
 		if (rc)
-			die("srnic_post_send_counted", rc);
+			meet_die("srnic_post_send_counted", rc);
 	}
 }
 
@@ -426,7 +285,7 @@ static int source(const char *dir, unsigned n, size_t len, bool fail,
 	connect_all(&s, dir, p, np, n + 1);
 	q = srnic_condq_create(s.pd);
 	if (!q)
-		die("srnic_condq_create", errno);
+		meet_die("srnic_condq_create", errno);
 	/* the signal first, held back by its condition */
 	sge = (struct ibv_sge){(uintptr_t)s.buf, 8, s.mr->lkey};
 	wr.wr_id = UINT64_MAX;
@@ -441,7 +300,7 @@ static int source(const char *dir, unsigned n, size_t len, bool fail,
 		rc = srnic_post_cond(p[np - 1].qp, &wr, q, SRNIC_COND_COUNT_GE,
 				     r.ncomp, &bad);
 		if (rc)
-			die("srnic_post_cond", rc);
+			meet_die("srnic_post_cond", rc);
 	}
 	/* then the components: each target's own bytes, from one buffer */
 	for (i = 0; i + 1 < np; i++) {
@@ -452,34 +311,34 @@ static int source(const char *dir, unsigned n, size_t len, bool fail,
 		post_components(&s, q, &p[i], n, fail && i == np - 2);
 		/* (the WQEs hold the buffer's address, not its bytes: wait
 		 * until these are done before the next target's pattern) */
-		until = now_ms() + WAIT_MS;
-		while (r.done < n * (i + 1) && now_ms() < until)
+		until = meet_now_ms() + WAIT_MS;
+		while (r.done < n * (i + 1) && meet_now_ms() < until)
 			reap(&s, &r);
 	}
-	until = now_ms() + (fail ? 500 : WAIT_MS);
+	until = meet_now_ms() + (fail ? 500 : WAIT_MS);
 	if (program) {
 		/* (the program's way: see the last completion, then post) */
-		while (r.done < r.ncomp && now_ms() < until)
+		while (r.done < r.ncomp && meet_now_ms() < until)
 			reap(&s, &r);
 		rc = ibv_post_send(p[np - 1].qp, &wr, &bad);
 		if (rc)
-			die("ibv_post_send", rc);
+			meet_die("ibv_post_send", rc);
 	}
-	while ((r.done < r.ncomp || r.signal_status < 0) && now_ms() < until)
+	while ((r.done < r.ncomp || r.signal_status < 0) && meet_now_ms() < until)
 		reap(&s, &r);
 	srnic_condq_query(q, &qa);
 	if (fail) {
 		/* never fired: destroying the queue fails the signal */
 		srnic_condq_destroy(q);
-		until = now_ms() + WAIT_MS;
-		while (r.signal_status < 0 && now_ms() < until)
+		until = meet_now_ms() + WAIT_MS;
+		while (r.signal_status < 0 && meet_now_ms() < until)
 			reap(&s, &r);
 	}
-	put_file(dir, "done", "done\n");
+	meet_put(dir, "done", "done\n");
 	for (i = 0; i < np; i++) {
 		snprintf(fname, sizeof(fname), "%s.result", p[i].name);
-		if (!get_file(dir, fname, text, sizeof(text)))
-			die(fname, ETIMEDOUT);
+		if (!meet_get(dir, fname, text, sizeof(text)))
+			meet_die(fname, ETIMEDOUT);
 		if (i + 1 < np) {
 			uint64_t w;
 
@@ -489,7 +348,7 @@ static int source(const char *dir, unsigned n, size_t len, bool fail,
 				wrong += len;
 		} else if (sscanf(text, "received %u imm %x at %" SCNu64,
 				  &received, &imm, &landed) != 3) {
-			die("the signal's target said nothing", EPROTO);
+			meet_die("the signal's target said nothing", EPROTO);
 		}
 	}
 	if (!fail) {

@@ -30,14 +30,9 @@ PAIR_PORT=18700 pair_checked group_check 120 "$BUILD/tests/e2e/group_check" ||
 	fail "group_check"
 
 export SRNIC_MC_NS=${SRNIC_NS:-srnic}-mc SRNIC_MC_RUN=${SRNIC_RUN:-/run/srnic}-mc
-mc_tb=$SRNIC_MC_RUN/testbed
-cleanup() { SRNIC_NS=$SRNIC_MC_NS SRNIC_RUN=$SRNIC_MC_RUN "$SRNIC" testbed down >/dev/null 2>&1 || true; }
-trap cleanup EXIT
-cleanup
 # (the embedded engine, which the demo's kill needs: c is killed with its
 # program, which is its node)
-SRNIC_NS=$SRNIC_MC_NS SRNIC_RUN=$SRNIC_MC_RUN "$SRNIC" testbed up --nodes 4 --wire afpacket \
-	> "$LOGDIR/mcast-testbed.log" 2>&1 || { cat "$LOGDIR/mcast-testbed.log"; fail "four-node testbed"; }
+four_nodes "$SRNIC_MC_NS" "$SRNIC_MC_RUN" mcast
 
 # demo NAME ARGS...: the demo's run, its log in $LOGDIR/mcast-NAME.log
 demo() { demo_log mcast-rdma-demo.sh mcast "$@"; }

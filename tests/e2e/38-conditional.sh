@@ -15,11 +15,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 export SRNIC_COND_NS=${SRNIC_NS:-srnic}-cond SRNIC_COND_RUN=${SRNIC_RUN:-/run/srnic}-cond
-cleanup() { SRNIC_NS=$SRNIC_COND_NS SRNIC_RUN=$SRNIC_COND_RUN "$SRNIC" testbed down >/dev/null 2>&1 || true; }
-trap cleanup EXIT
-cleanup
-SRNIC_NS=$SRNIC_COND_NS SRNIC_RUN=$SRNIC_COND_RUN "$SRNIC" testbed up --nodes 4 --wire afpacket \
-	> "$LOGDIR/cond-testbed.log" 2>&1 || { cat "$LOGDIR/cond-testbed.log"; fail "four-node testbed"; }
+four_nodes "$SRNIC_COND_NS" "$SRNIC_COND_RUN" cond
 
 # demo NAME ARGS...: the demo's run, its log in $LOGDIR/cond-NAME.log
 demo() { demo_log conditional-demo.sh cond "$@"; }
