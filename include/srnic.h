@@ -245,6 +245,62 @@ int srnic_post_cond(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		    struct srnic_condq *q, enum srnic_cond_op op,
 		    uint64_t value, struct ibv_send_wr **bad_wr);
 
+/*
+ * Half-RDMA (docs/half-rdma.md; seed 002 l.262-310): one side does RDMA,
+ * the other reads packets from a FIFO.  A FIFO is a ring in this
+ * process's memory with a remote key: every packet of an ordinary RDMA
+ * WRITE (any va, any length) to that key is appended to the ring as a
+ * record (its header below, then its bytes), exactly once, in whatever
+ * order the packets arrive; the program takes the records in ring order,
+ * reducing or unpacking them as they come.  A packet the ring has no room
+ * for is dropped (counted as full) and sent again by its requester once
+ * the program has made room, so a WRITE larger than the ring completes
+ * as the program keeps taking records.  A WRITE with immediate data
+ * takes a receive as usual; a WRITE of no bytes leaves no record.
+ */
+struct srnic_fifo;
+
+struct srnic_fifo_rec {
+	uint32_t valid;		/* (the ring's: the record is there) */
+	uint32_t pkt_len;	/* the bytes that follow this header */
+	uint32_t qp_num;	/* the local QP it came on */
+	uint32_t src_qp;	/* ... from this QP of its peer */
+	uint32_t msn;		/* its message's number on that QP */
+	uint32_t msg_len;	/* the message's bytes */
+	uint64_t msg_off;	/* where in the message the bytes were */
+	/* pkt_len bytes follow */
+};
+
+#define SRNIC_FIFO_MIN (64u << 10)
+#define SRNIC_FIFO_MAX (1ull << 34)
+
+/* A FIFO of pd with a ring of bytes bytes (a multiple of 64, 64 KiB to
+ * 16 GiB); WRITEs to srnic_fifo_rkey() on any QP of pd land in it.
+ * Starts the context's datapath.  NULL with errno set: EOPNOTSUPP,
+ * EINVAL, ENOMEM. */
+struct srnic_fifo *srnic_fifo_create(struct ibv_pd *pd, size_t bytes);
+/* Nothing is appended once it returns; then the ring goes.  0, EINVAL. */
+int srnic_fifo_destroy(struct srnic_fifo *fifo);
+uint32_t srnic_fifo_rkey(const struct srnic_fifo *fifo);
+
+/* The next record (its bytes at rec + 1), or NULL while there is none;
+ * it stays the next until srnic_fifo_done.  One consumer thread. */
+const struct srnic_fifo_rec *srnic_fifo_next(struct srnic_fifo *fifo);
+/* The record srnic_fifo_next gave is done with: its room goes back. */
+void srnic_fifo_done(struct srnic_fifo *fifo);
+
+struct srnic_fifo_attr {
+	uint64_t size;		/* the ring's bytes */
+	uint64_t used;		/* ... holding records not done with */
+	uint64_t records;	/* records appended, ever */
+	uint64_t full;		/* packets dropped for want of room, ever
+				 * (each sent again) */
+};
+
+/* 0, EINVAL. */
+int srnic_fifo_query(const struct srnic_fifo *fifo,
+		     struct srnic_fifo_attr *attr);
+
 #ifdef __cplusplus
 }
 #endif

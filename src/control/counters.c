@@ -167,6 +167,8 @@ const struct srnic_counter srnic_counters[] = {
 	DROP(OVER_BUDGET, "over_budget",
 	     "packets a process had no room to keep: bitmap budget or held "
 	     "last packets, or held a second (resent)"),
+	DROP(FIFO_FULL, "fifo_full",
+	     "WRITE packets for a FIFO whose ring had no room (resent)"),
 	DROP(STALE_QP, "stale_qp",
 	     "packets for a QP gone whose number's table entry holds a newer QP"),
 

@@ -91,6 +91,8 @@ enum srnic_drop {
 				 * with SRNIC_HELD_MAX held: asked again */
 	SRNIC_DROP_STALE_QP,	/* to a QP number whose table entry holds a
 				 * later generation's QP now */
+	SRNIC_DROP_FIFO_FULL,	/* a WRITE packet for a FIFO whose ring had
+				 * no room: resent */
 	SRNIC_DROP_MAX
 };
 

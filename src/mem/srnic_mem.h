@@ -50,6 +50,10 @@
 /* On-demand paging: the region need not be mapped, now or later; a copy
  * that meets a hole fails its message (guard.c) instead of the process. */
 #define SRNIC_ACCESS_ON_DEMAND 0x20
+/* Half-RDMA (docs/half-rdma.md): the region is a FIFO's ring
+ * (srnic_fifo.h), whose key names no address: a WRITE's packets are
+ * appended to the ring as records, whatever their va.  Never a local key. */
+#define SRNIC_ACCESS_FIFO 0x40
 #define SRNIC_ACCESS_REMOTE_ANY                                             \
 	(SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_REMOTE_READ |              \
 	 SRNIC_ACCESS_REMOTE_ATOMIC)
@@ -118,6 +122,8 @@ enum srnic_mem_check {
 	SRNIC_MEM_BAD_PD,
 	SRNIC_MEM_OUT_OF_BOUNDS,
 	SRNIC_MEM_NO_RIGHTS,
+	SRNIC_MEM_FIFO,		/* a FIFO's key with the rights: its packets
+				 * go to the ring, not to an address */
 };
 
 int srnic_mem_init(struct srnic_mem_table *t, uint64_t seed);
@@ -256,8 +262,18 @@ srnic_mem_check(const struct srnic_mem_table *t, uint32_t key, uint32_t pd,
 		return SRNIC_MEM_BAD_KEY;
 	if (mr->pd != pd)
 		return SRNIC_MEM_BAD_PD;
+	if (__builtin_expect(mr->access & SRNIC_ACCESS_FIFO, 0))
+		return (mr->access & need) == need ? SRNIC_MEM_FIFO
+						   : SRNIC_MEM_NO_RIGHTS;
 	return srnic_mem_range(mr->addr, mr->length, mr->access, addr, len,
 			       need);
+}
+
+/* The region of a key srnic_mem_check passed (a FIFO's, for its ring). */
+static inline const struct srnic_mr *
+srnic_mem_region_of(const struct srnic_mem_table *t, uint32_t key)
+{
+	return &t->mr[key & (SRNIC_MAX_MR - 1)];
 }
 
 /* ---- guarded copies (guard.c) ---- */

@@ -192,6 +192,44 @@ struct srnic_srq {
 	uint32_t cons __attribute__((aligned(SRNIC_CACHE_LINE))); /* datapath */
 };
 
+/*
+ * Half-RDMA's FIFO (docs/half-rdma.md; seed 002 l.262-310): a ring of
+ * records in the program's memory, registered as one region with
+ * SRNIC_ACCESS_FIFO.  The responder appends each WRITE packet sent to the
+ * ring's key as a record (responder/fifo.c) and the program consumes
+ * them (srnic_fifo_next/done).  Offsets count bytes ever appended or
+ * consumed; a record starts at prod % size, 8-byte aligned, and never
+ * wraps: where one would not fit before the end, a record marked
+ * SRNIC_FIFO_PAD fills the rest.
+ */
+#define SRNIC_FIFO_VALID 0x5eed0001u
+#define SRNIC_FIFO_PAD 0x5eed0002u
+
+struct srnic_fifo_hdr {
+	uint32_t valid;		/* SRNIC_FIFO_VALID or _PAD, written last
+				 * (release); the program clears it */
+	uint32_t pkt_len;	/* the payload's bytes, after this header */
+	uint32_t qp_num;	/* the QP it came on */
+	uint32_t src_qp;	/* ... from this QP of its peer */
+	uint32_t msn;		/* its message */
+	uint32_t msg_len;	/* the message's bytes */
+	uint64_t msg_off;	/* where in the message the payload was */
+};
+
+struct srnic_fifo_ring {
+	uint64_t prod __attribute__((aligned(SRNIC_CACHE_LINE)));
+	uint64_t records;	/* datapath: records appended */
+	uint64_t full;		/* datapath: packets dropped, no room */
+	uint64_t cons __attribute__((aligned(SRNIC_CACHE_LINE))); /* program */
+	uint8_t data[] __attribute__((aligned(SRNIC_CACHE_LINE)));
+};
+
+/* A record's bytes in the ring: its header and payload, 8-aligned. */
+static inline uint64_t srnic_fifo_rec_len(uint32_t pkt_len)
+{
+	return (sizeof(struct srnic_fifo_hdr) + pkt_len + 7) & ~(uint64_t)7;
+}
+
 /* Completion status and opcodes; the provider maps them to verbs'. */
 enum srnic_wc_status {
 	SRNIC_WC_SUCCESS,

@@ -62,7 +62,7 @@ static bool place_held(struct srnic_engine *eng, struct srnic_qp *qp,
 	held_count(eng, qp, -1);
 	ok = srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
 			       rte_pktmbuf_data_len(m), &pkt) == SRNIC_WIRE_OK &&
-	     resp_place(eng, qp, s, &pkt);
+	     resp_place(eng, qp, s, &pkt) == RESP_PLACED;
 	rte_pktmbuf_free(m);
 	return ok;
 }

@@ -14,6 +14,7 @@
  *   recv.c      receive WQEs: SRQs, XRC targets, flush
  *   access.c    which domain a request's memory is checked in
  *   datagram.c  UD: a datagram is a message
+ *   fifo.c      half-RDMA: WRITE packets appended to a FIFO's ring
  */
 #ifndef SRNIC_RESPONDER_INTERNAL_H
 #define SRNIC_RESPONDER_INTERNAL_H
@@ -120,9 +121,16 @@ bool resp_request_pd(struct srnic_engine *eng, const struct srnic_qp *qp,
 		     const struct srnic_pkt *pkt, uint32_t *pd,
 		     struct srnic_srq **srq);
 
-/* rx.c */
-bool resp_place(struct srnic_engine *eng, struct srnic_qp *qp,
-		struct srnic_rmsg *s, const struct srnic_pkt *pkt);
+/* rx.c: a packet's bytes where they belong; RESP_FIFO_FULL for a FIFO's
+ * packet the ring had no room for (dropped, not refused). */
+enum resp_placed { RESP_PLACED, RESP_REFUSED, RESP_FIFO_FULL };
+enum resp_placed resp_place(struct srnic_engine *eng, struct srnic_qp *qp,
+			    struct srnic_rmsg *s, const struct srnic_pkt *pkt);
+
+/* fifo.c: pkt (its key a FIFO's, checked) appended to the FIFO's ring;
+ * false when the ring had no room. */
+bool resp_fifo_append(struct srnic_engine *eng, const struct srnic_qp *qp,
+		      const struct srnic_pkt *pkt);
 
 /* start.c */
 enum resp_start resp_start_message(struct srnic_engine *eng,

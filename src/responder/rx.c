@@ -93,27 +93,32 @@ static inline bool place_write(struct srnic_engine *eng,
 	return false;
 }
 
-/* Write one packet's payload where it belongs; false (counted) when an
- * access check refuses it. */
-bool resp_place(struct srnic_engine *eng, struct srnic_qp *qp,
-		struct srnic_rmsg *s, const struct srnic_pkt *pkt)
+/* Write one packet's payload where it belongs (a FIFO's: into its ring);
+ * refused (counted) when an access check refuses it. */
+enum resp_placed resp_place(struct srnic_engine *eng, struct srnic_qp *qp,
+			    struct srnic_rmsg *s, const struct srnic_pkt *pkt)
 {
 	struct srnic_rwqe *r;
 	enum srnic_mem_check c;
 
 	if (!pkt->pkt_len)
-		return true;
+		return RESP_PLACED;
 	if (pkt->opcode == SRNIC_OP_WRITE) {
 		c = write_check(eng, qp, s, pkt);
+		if (c == SRNIC_MEM_FIFO)
+			return resp_fifo_append(eng, qp, pkt) ? RESP_PLACED
+							       : RESP_FIFO_FULL;
 		if (c != SRNIC_MEM_OK) {
 			count_access(eng, c);
-			return false;
+			return RESP_REFUSED;
 		}
-		return place_write(eng, pkt);
+		return place_write(eng, pkt) ? RESP_PLACED : RESP_REFUSED;
 	}
 	r = srnic_recv_wqe(qp, s->ssn);
 	return srnic_sge_scatter(&eng->mem, s->pd, r->sge, r->num_sge,
-				 pkt->msg_off, pkt->payload, pkt->pkt_len) == 0;
+				 pkt->msg_off, pkt->payload, pkt->pkt_len)
+		       ? RESP_REFUSED
+		       : RESP_PLACED;
 }
 
 /* Every packet of message s is in. */
@@ -280,6 +285,9 @@ static enum rx_step hold_last(struct rx *x)
 					 ? SRNIC_MEM_OK
 					 : write_check(x->eng, x->qp, x->s, x->pkt);
 
+	/* (a FIFO's records go in any order: nothing to hold it for) */
+	if (r == SRNIC_MEM_FIFO)
+		return RX_PLACE;
 	if (r != SRNIC_MEM_OK) {
 		count_access(x->eng, r);
 		resp_fail(x->eng, x->qp, x->s, SRNIC_NAK_ACCESS,
@@ -306,12 +314,18 @@ static enum rx_step hold_last(struct rx *x)
 
 static enum rx_step place(struct rx *x)
 {
-	if (!resp_place(x->eng, x->qp, x->s, x->pkt)) {
+	switch (resp_place(x->eng, x->qp, x->s, x->pkt)) {
+	case RESP_REFUSED:
 		resp_fail_placement(x->eng, x->qp, x->s);
 		return RX_ADVANCE;	/* (UC gives it up there) */
+	case RESP_FIFO_FULL:
+		/* (not landed: the requester sends it again) */
+		return rx_drop(x, SRNIC_DROP_FIFO_FULL);
+	case RESP_PLACED:
+	default:
+		landed(x);
+		return RX_DONE;
 	}
-	landed(x);
-	return RX_DONE;
 }
 
 /* Returns true when it kept m (a held last packet). */

@@ -2037,6 +2037,70 @@ static void test_condq(void)
 	srnic_engine_destroy_qp(eng, qp);
 }
 
+/* Half-RDMA (responder/fifo.c): WRITE packets to a FIFO's key become
+ * records in its ring, whatever their va, each once; one the ring has no
+ * room for is dropped (fifo_full), not landed, and lands when its
+ * requester sends it again after the program made room; a record that
+ * would not fit before the ring's end leaves a pad and starts at 0; the
+ * FIFO's key is no local key. */
+static void test_fifo(void)
+{
+	enum { NPKT = 3, LEN = NPKT * STRIDE, REC = 32 + STRIDE,
+	       DATA = 2 * REC + 512 };
+	struct srnic_fifo_ring *r = calloc(1, sizeof(*r) + DATA);
+	uint8_t *msg = malloc(LEN);
+	struct srnic_qp *qp = qp_new(1);
+	const struct srnic_fifo_hdr *h;
+	uint64_t full = drops(SRNIC_DROP_FIFO_FULL);
+	uint32_t key, i;
+
+	for (i = 0; i < LEN; i++)
+		msg[i] = (uint8_t)(i * 13 + 1);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)r, sizeof(*r) + DATA,
+				 SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_FIFO,
+				 1);
+	CHECK(srnic_mem_check(&eng->mem, key, 1, (uintptr_t)r, 8,
+			      SRNIC_ACCESS_LOCAL_WRITE) != SRNIC_MEM_OK,
+	      "a FIFO's key passed as a local key");
+	/* packets 2 and 0 land (any va: 1 << 40 is no address here) */
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, 1ull << 40, msg, LEN, 2);
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, 1ull << 40, msg, LEN, 0);
+	h = (const struct srnic_fifo_hdr *)r->data;
+	CHECK(r->records == 2 && r->prod == 2 * REC && h->valid == SRNIC_FIFO_VALID &&
+		      h->msg_off == 2 * STRIDE && h->pkt_len == STRIDE &&
+		      h->src_qp == PEER_QPN && h->qp_num == qp->q.qpn &&
+		      h->msn == 100 && h->msg_len == LEN &&
+		      !memcmp(h + 1, msg + 2 * STRIDE, STRIDE),
+	      "the first record: %llu records, offset %llu",
+	      (unsigned long long)r->records, (unsigned long long)h->msg_off);
+	/* packet 1: no room (512 bytes left) */
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, 1ull << 40, msg, LEN, 1);
+	CHECK(drops(SRNIC_DROP_FIFO_FULL) == full + 1 && r->full == 1 &&
+		      r->records == 2 && qp->rcv.exp_msn == 100,
+	      "a packet with the ring full: %llu dropped, message %s",
+	      (unsigned long long)(drops(SRNIC_DROP_FIFO_FULL) - full),
+	      qp->rcv.exp_msn == 100 ? "waiting" : "done");
+	/* the program takes both records; packet 1 again: a pad, then 0 */
+	r->cons = 2 * REC;
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, 1ull << 40, msg, LEN, 1);
+	h = (const struct srnic_fifo_hdr *)r->data;
+	CHECK(r->records == 3 && qp->rcv.exp_msn == 101 &&
+		      *(const uint32_t *)&r->data[2 * REC] == SRNIC_FIFO_PAD &&
+		      h->valid == SRNIC_FIFO_VALID && h->msg_off == STRIDE &&
+		      r->prod == 3 * REC + 512 &&
+		      !memcmp(h + 1, msg + STRIDE, STRIDE),
+	      "after the wrap: %llu records, prod %llu",
+	      (unsigned long long)r->records, (unsigned long long)r->prod);
+	/* a copy of a packet landed before: no record */
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, 1ull << 40, msg, LEN, 0);
+	CHECK(r->records == 3, "a copy was appended");
+	srnic_engine_destroy_qp(eng, qp);
+	srnic_mem_invalidate(&eng->mem, key);
+	srnic_mem_release(&eng->mem, key);
+	free(r);
+	free(msg);
+}
+
 int main(void)
 {
 	engine_up();
@@ -2068,5 +2132,6 @@ int main(void)
 	test_rx_pause();
 	test_stale_qp();
 	test_condq();
+	test_fifo();
 	return check_summary("test_placement");
 }

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Half-RDMA's FIFO (include/srnic.h; docs/half-rdma.md), on the
+ * application's threads: a ring in the program's memory, registered as a
+ * region the engine appends WRITE packets to (responder/fifo.c), and the
+ * two calls that consume its records.  The program owns the consumer
+ * offset, the datapath the producer offset; a record's valid word, the
+ * datapath's last store, is the handover.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "srnic.h"
+#include "srnic_provider.h"
+
+#define SRNIC_API __attribute__((visibility("default")))
+
+struct srnic_fifo {
+	struct srnic_context *ctx;
+	struct srnic_fifo_ring *ring;
+	size_t map_len;		/* the mapping: the ring's header and data */
+	uint64_t size;		/* the data's bytes */
+	uint32_t key;
+};
+
+_Static_assert(sizeof(struct srnic_fifo_rec) == sizeof(struct srnic_fifo_hdr) &&
+		       offsetof(struct srnic_fifo_rec, valid) ==
+			       offsetof(struct srnic_fifo_hdr, valid) &&
+		       offsetof(struct srnic_fifo_rec, pkt_len) ==
+			       offsetof(struct srnic_fifo_hdr, pkt_len) &&
+		       offsetof(struct srnic_fifo_rec, qp_num) ==
+			       offsetof(struct srnic_fifo_hdr, qp_num) &&
+		       offsetof(struct srnic_fifo_rec, src_qp) ==
+			       offsetof(struct srnic_fifo_hdr, src_qp) &&
+		       offsetof(struct srnic_fifo_rec, msn) ==
+			       offsetof(struct srnic_fifo_hdr, msn) &&
+		       offsetof(struct srnic_fifo_rec, msg_len) ==
+			       offsetof(struct srnic_fifo_hdr, msg_len) &&
+		       offsetof(struct srnic_fifo_rec, msg_off) ==
+			       offsetof(struct srnic_fifo_hdr, msg_off),
+	       "srnic.h's record is the engine's");
+
+SRNIC_API struct srnic_fifo *srnic_fifo_create(struct ibv_pd *pd,
+					       size_t bytes)
+{
+	struct srnic_context *ctx;
+	struct srnic_fifo *f;
+
+	if (!pd || !srnic_device_is_ours(pd->context->device)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* (a record of a whole packet must fit, and some of them) */
+	if (bytes < SRNIC_FIFO_MIN || bytes > SRNIC_FIFO_MAX || bytes % 64) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = to_sctx(pd->context);
+	if (!srnic_ctx_start(ctx))
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	f->ctx = ctx;
+	f->size = bytes;
+	f->map_len = sizeof(*f->ring) + bytes;
+	f->ring = mmap(NULL, f->map_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (f->ring == MAP_FAILED) {
+		free(f);
+		errno = ENOMEM;
+		return NULL;
+	}
+	f->key = srnic_engine_reg_mr(ctx->eng, ctx->dev, f->ring, f->map_len,
+				     SRNIC_ACCESS_REMOTE_WRITE |
+					     SRNIC_ACCESS_FIFO,
+				     to_spd(pd)->handle);
+	if (!f->key) {
+		munmap(f->ring, f->map_len);
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+SRNIC_API int srnic_fifo_destroy(struct srnic_fifo *f)
+{
+	if (!f)
+		return EINVAL;
+	/* (no packet is appended once this returns: then the ring goes) */
+	srnic_engine_dereg_mr(f->ctx->eng, f->key);
+	munmap(f->ring, f->map_len);
+	free(f);
+	return 0;
+}
+
+SRNIC_API uint32_t srnic_fifo_rkey(const struct srnic_fifo *f)
+{
+	return f ? f->key : 0;
+}
+
+SRNIC_API const struct srnic_fifo_rec *srnic_fifo_next(struct srnic_fifo *f)
+{
+	struct srnic_fifo_ring *r = f->ring;
+
+	for (;;) {
+		uint64_t at = r->cons % f->size;
+		struct srnic_fifo_hdr *h = (struct srnic_fifo_hdr *)&r->data[at];
+		uint32_t v = __atomic_load_n(&h->valid, __ATOMIC_ACQUIRE);
+
+		if (v == SRNIC_FIFO_VALID)
+			return (const struct srnic_fifo_rec *)h;
+		if (v != SRNIC_FIFO_PAD)
+			return NULL;
+		/* the ring's end, skipped: the next record is at its start */
+		h->valid = 0;
+		__atomic_store_n(&r->cons, r->cons + f->size - at,
+				 __ATOMIC_RELEASE);
+	}
+}
+
+SRNIC_API void srnic_fifo_done(struct srnic_fifo *f)
+{
+	struct srnic_fifo_ring *r = f->ring;
+	struct srnic_fifo_hdr *h =
+		(struct srnic_fifo_hdr *)&r->data[r->cons % f->size];
+
+	if (__atomic_load_n(&h->valid, __ATOMIC_ACQUIRE) != SRNIC_FIFO_VALID)
+		return;
+	h->valid = 0;
+	/* (the space goes back only now: the datapath may write there) */
+	__atomic_store_n(&r->cons, r->cons + srnic_fifo_rec_len(h->pkt_len),
+			 __ATOMIC_RELEASE);
+}
+
+SRNIC_API int srnic_fifo_query(const struct srnic_fifo *f,
+			       struct srnic_fifo_attr *attr)
+{
+	if (!f || !attr)
+		return EINVAL;
+	attr->size = f->size;
+	attr->records = __atomic_load_n(&f->ring->records, __ATOMIC_ACQUIRE);
+	attr->full = __atomic_load_n(&f->ring->full, __ATOMIC_ACQUIRE);
+	attr->used = __atomic_load_n(&f->ring->prod, __ATOMIC_ACQUIRE) -
+		     f->ring->cons;
+	return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Half-RDMA's receiving half (seed 002 l.262-310; docs/half-rdma.md): a
+ * WRITE packet whose key is a FIFO's is not placed at its address but
+ * appended to the FIFO's ring as a record, a header saying where it came
+ * from and where it sat in its message, then its bytes; the header's
+ * valid word goes last, so the program, reading it, finds the rest there.
+ * A packet the ring has no room for is dropped and counted (fifo_full),
+ * not marked as landed: the requester's SACK or probe brings it again
+ * once the program has made room.  The message's bitmap keeps a packet
+ * from being appended twice.  Datapath only.
+ */
+#include "responder_internal.h"
+
+/* Room for len bytes at the ring's producer offset, after what padding
+ * the end of the ring takes: the offset to write at, or -1. */
+static int64_t fifo_room(const struct srnic_fifo_ring *r, uint64_t size,
+			 uint64_t len, uint64_t *pad)
+{
+	uint64_t prod = r->prod, used = prod -
+		__atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
+	uint64_t at = prod % size;
+
+	*pad = at + len > size ? size - at : 0;
+	if (used > size || len + *pad > size - used)
+		return -1;
+	return *pad ? 0 : (int64_t)at;
+}
+
+bool resp_fifo_append(struct srnic_engine *eng, const struct srnic_qp *qp,
+		      const struct srnic_pkt *pkt)
+{
+	const struct srnic_mr *mr = srnic_mem_region_of(&eng->mem, pkt->rkey);
+	struct srnic_fifo_ring *r = (struct srnic_fifo_ring *)(uintptr_t)mr->addr;
+	uint64_t size = mr->length - sizeof(*r), len, pad;
+	struct srnic_fifo_hdr h = {
+		.pkt_len = pkt->pkt_len, .qp_num = qp->q.qpn,
+		.src_qp = pkt->src_qpn, .msn = pkt->msn,
+		.msg_len = pkt->msg_len, .msg_off = pkt->msg_off};
+	struct srnic_fifo_hdr *at;
+	int64_t off;
+
+	len = srnic_fifo_rec_len(pkt->pkt_len);
+	off = fifo_room(r, size, len, &pad);
+	if (off < 0) {
+		__atomic_store_n(&r->full, r->full + 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	if (pad)	/* (the rest of the ring, to its end: skipped) */
+		__atomic_store_n((uint32_t *)&r->data[r->prod % size],
+				 SRNIC_FIFO_PAD, __ATOMIC_RELEASE);
+	at = (struct srnic_fifo_hdr *)&r->data[off];
+	if (!srnic_mem_copy(&eng->mem, &at->pkt_len, &h.pkt_len,
+			    sizeof(h) - sizeof(h.valid)) ||
+	    !srnic_mem_copy(&eng->mem, at + 1, pkt->payload, pkt->pkt_len))
+		return false;
+	__atomic_store_n(&at->valid, SRNIC_FIFO_VALID, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->records, r->records + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->prod, r->prod + pad + len, __ATOMIC_RELEASE);
+	return true;
+}
