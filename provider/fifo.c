@@ -103,6 +103,10 @@ SRNIC_API uint32_t srnic_fifo_rkey(const struct srnic_fifo *f)
 	return f ? f->key : 0;
 }
 
+/* Only what the datapath appended is read: bytes at the consumer offset
+ * past the producer's are an old payload's, which a writer chose, and
+ * never taken for a header.  The producer's offset is published after
+ * the record (release), so a record below it is whole. */
 SRNIC_API const struct srnic_fifo_rec *srnic_fifo_next(struct srnic_fifo *f)
 {
 	struct srnic_fifo_ring *r = f->ring;
@@ -110,9 +114,13 @@ SRNIC_API const struct srnic_fifo_rec *srnic_fifo_next(struct srnic_fifo *f)
 	for (;;) {
 		uint64_t at = r->cons % f->size;
 		struct srnic_fifo_hdr *h = (struct srnic_fifo_hdr *)&r->data[at];
-		uint32_t v = __atomic_load_n(&h->valid, __ATOMIC_ACQUIRE);
+		uint32_t v;
 
-		if (v == SRNIC_FIFO_VALID)
+		if (__atomic_load_n(&r->prod, __ATOMIC_ACQUIRE) == r->cons)
+			return NULL;
+		v = __atomic_load_n(&h->valid, __ATOMIC_ACQUIRE);
+		if (v == SRNIC_FIFO_VALID &&
+		    h->pkt_len <= f->size - at - sizeof(*h))
 			return (const struct srnic_fifo_rec *)h;
 		if (v != SRNIC_FIFO_PAD)
 			return NULL;
@@ -126,10 +134,10 @@ SRNIC_API const struct srnic_fifo_rec *srnic_fifo_next(struct srnic_fifo *f)
 SRNIC_API void srnic_fifo_done(struct srnic_fifo *f)
 {
 	struct srnic_fifo_ring *r = f->ring;
-	struct srnic_fifo_hdr *h =
-		(struct srnic_fifo_hdr *)&r->data[r->cons % f->size];
+	/* (the record next() gives: none, and nothing is given back) */
+	struct srnic_fifo_hdr *h = (struct srnic_fifo_hdr *)srnic_fifo_next(f);
 
-	if (__atomic_load_n(&h->valid, __ATOMIC_ACQUIRE) != SRNIC_FIFO_VALID)
+	if (!h)
 		return;
 	h->valid = 0;
 	/* (the space goes back only now: the datapath may write there) */

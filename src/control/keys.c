@@ -108,7 +108,29 @@ void srnic_keys_forget(struct srnic_engine *eng, uint32_t key)
 		if (a && a->key == key) {
 			a->state = SRNIC_ALIAS_GONE;
 			eng->keys.nalias--;
+			eng->keys.gone = 1;
 		}
+	}
+}
+
+/* Adapter dev's table without its GONE entries, which only ever grow
+ * otherwise (a lookup of a key not there probes past every one): each
+ * live entry put back where a probe from its slot meets it first. */
+static void alias_rebuild(struct srnic_keys *k, uint8_t dev)
+{
+	struct srnic_key_alias live[SRNIC_KEY_ALIASES], *a = k->alias[dev];
+	uint32_t n = 0, i, s;
+
+	for (i = 0; i < SRNIC_KEY_ALIASES; i++)
+		if (a[i].state == SRNIC_ALIAS_IMPORTED ||
+		    a[i].state == SRNIC_ALIAS_REFUSED)
+			live[n++] = a[i];
+	memset(a, 0, sizeof(k->alias[dev]));	/* (SRNIC_ALIAS_FREE) */
+	for (i = 0; i < n; i++) {
+		s = srnic_key_slot(live[i].key);
+		while (a[s].state != SRNIC_ALIAS_FREE)
+			s = (s + 1) & (SRNIC_KEY_ALIASES - 1);
+		a[s] = live[i];
 	}
 }
 
@@ -118,7 +140,8 @@ void srnic_keys_forget(struct srnic_engine *eng, uint32_t key)
  * never invalidated, a long-lived region, would hold its slot for good,
  * and 1024 of them fill an adapter's table).  A request for it after
  * that misses again and is settled again, as the first one was.  The
- * table is looked at once a second, and only while it holds some.
+ * table is looked at once a second while it holds some or lost some
+ * (evicted, or deregistered), and then rebuilt without the gaps.
  */
 void srnic_keys_evict(struct srnic_engine *eng, uint64_t now)
 {
@@ -126,7 +149,7 @@ void srnic_keys_evict(struct srnic_engine *eng, uint64_t now)
 	uint64_t idle = eng->tsc_per_us * 1000 * eng->cfg.key_idle_ms;
 	uint32_t dev, i;
 
-	if (!k->nalias || now < k->sweep_at)
+	if ((!k->nalias && !k->gone) || now < k->sweep_at)
 		return;
 	k->sweep_at = now + eng->tsc_per_us * 1000000;
 	for (dev = 0; dev < SRNIC_MAX_DEVICES; dev++)
@@ -139,6 +162,12 @@ void srnic_keys_evict(struct srnic_engine *eng, uint64_t now)
 				continue;
 			a->state = SRNIC_ALIAS_GONE;
 			k->nalias--;
+			k->gone = 1;
 			eng->st->keys_evicted++;
 		}
+	if (!k->gone)
+		return;
+	for (dev = 0; dev < SRNIC_MAX_DEVICES; dev++)
+		alias_rebuild(k, (uint8_t)dev);
+	k->gone = 0;
 }

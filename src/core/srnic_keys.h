@@ -46,6 +46,7 @@ struct srnic_keys {
 	struct srnic_key_miss miss[SRNIC_KEY_MISSES];
 	uint32_t nmiss;
 	uint32_t nalias;	/* imported or refused, in all adapters */
+	uint8_t gone;		/* entries GONE since the last sweep */
 	uint64_t sweep_at;	/* TSC of the next look for idle ones */
 };
 

@@ -498,7 +498,7 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 			: SRNIC_FC_WINDOW;
 	if (eng->nsvc_qps)
 		srnic_svc_qps_tick(eng, now);
-	if (unlikely(eng->keys.nalias))
+	if (unlikely(eng->keys.nalias || eng->keys.gone))
 		srnic_keys_evict(eng, now);
 	qp = eng->timer_cursor ? eng->timer_cursor : eng->timer_head;
 	for (n = 0; qp && n < TIMER_SLICE; n++) {

@@ -104,6 +104,17 @@ static void fc_block(struct srnic_engine *eng, struct srnic_qp *qp)
 
 /* The next WQE must wait for earlier ones to finish: the QP idles (no
  * spinning) until the completer sees one finish. */
+/* The WQE at sq_next is taken, to start or to run; a conditional one is
+ * counted as fired only now (its check may have passed on an earlier
+ * look that then waited for something else). */
+static inline void take_wqe(struct srnic_engine *eng, struct srnic_qp *qp,
+			    const struct srnic_swqe *w)
+{
+	qp->snd.sq_cur = qp->snd.sq_next++;
+	if (unlikely(w->flags & SRNIC_WR_COND))
+		srnic_condq_fired(eng, w->cond.q);
+}
+
 static bool sq_wait(struct srnic_qp *qp)
 {
 	qp->snd.sq_wait = 1;
@@ -140,7 +151,7 @@ static bool local_op(struct srnic_engine *eng, struct srnic_qp *qp)
 		if (qp->run[i & qp->q.sq_mask].state != SWQE_DONE)
 			return sq_wait(qp);
 	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
-	qp->snd.sq_cur = qp->snd.sq_next++;
+	take_wqe(eng, qp, w);
 	run->state = SWQE_DONE;
 	if (w->opcode == SRNIC_WR_BIND_MW) {
 		struct srnic_mw_bind b = {
@@ -279,7 +290,7 @@ static inline bool start_message(struct srnic_engine *eng,
 	uint8_t status;
 
 	memset(run, 0, offsetof(struct srnic_swqe_run, rd));
-	qp->snd.sq_cur = qp->snd.sq_next++;
+	take_wqe(eng, qp, w);
 	if (srnic_qp_reliable(qp))
 		srnic_qp_timer_on(eng, qp);
 	status = wqe_local_status(eng, qp, w);

@@ -13,16 +13,18 @@
 #include "responder_internal.h"
 
 /* Room for len bytes at the ring's producer offset, after what padding
- * the end of the ring takes: the offset to write at, or -1. */
+ * the end of the ring takes: the offset to write at, or -1.  The offsets
+ * are in the program's memory: ones it spoiled (unaligned, or more used
+ * than the ring holds) give no room, never a write outside the ring. */
 static int64_t fifo_room(const struct srnic_fifo_ring *r, uint64_t size,
 			 uint64_t len, uint64_t *pad)
 {
-	uint64_t prod = r->prod, used = prod -
-		__atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
-	uint64_t at = prod % size;
+	uint64_t prod = r->prod,
+		 cons = __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
+	uint64_t used = prod - cons, at = prod % size;
 
 	*pad = at + len > size ? size - at : 0;
-	if (used > size || len + *pad > size - used)
+	if (((prod | cons) & 7) || used > size || len + *pad > size - used)
 		return -1;
 	return *pad ? 0 : (int64_t)at;
 }
@@ -46,14 +48,16 @@ bool resp_fifo_append(struct srnic_engine *eng, const struct srnic_qp *qp,
 		__atomic_store_n(&r->full, r->full + 1, __ATOMIC_RELAXED);
 		return false;
 	}
-	if (pad)	/* (the rest of the ring, to its end: skipped) */
-		__atomic_store_n((uint32_t *)&r->data[r->prod % size],
-				 SRNIC_FIFO_PAD, __ATOMIC_RELEASE);
 	at = (struct srnic_fifo_hdr *)&r->data[off];
 	if (!srnic_mem_copy(&eng->mem, &at->pkt_len, &h.pkt_len,
 			    sizeof(h) - sizeof(h.valid)) ||
 	    !srnic_mem_copy(&eng->mem, at + 1, pkt->payload, pkt->pkt_len))
 		return false;
+	/* (the pad, the rest of the ring to its end, only now: a copy that
+	 * failed leaves nothing the program could take) */
+	if (pad)
+		__atomic_store_n((uint32_t *)&r->data[r->prod % size],
+				 SRNIC_FIFO_PAD, __ATOMIC_RELEASE);
 	__atomic_store_n(&at->valid, SRNIC_FIFO_VALID, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->records, r->records + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->prod, r->prod + pad + len, __ATOMIC_RELEASE);

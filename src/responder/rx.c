@@ -105,6 +105,9 @@ enum resp_placed resp_place(struct srnic_engine *eng, struct srnic_qp *qp,
 		return RESP_PLACED;
 	if (pkt->opcode == SRNIC_OP_WRITE) {
 		c = write_check(eng, qp, s, pkt);
+		/* (an atomic write stores at an address: a FIFO has none) */
+		if (c == SRNIC_MEM_FIFO && (pkt->flags & SRNIC_F_ATOMIC_WR))
+			c = SRNIC_MEM_NO_RIGHTS;
 		if (c == SRNIC_MEM_FIFO)
 			return resp_fifo_append(eng, qp, pkt) ? RESP_PLACED
 							       : RESP_FIFO_FULL;

@@ -61,10 +61,12 @@ bool srnic_condq_ready(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_qp_to_error(eng, qp);
 		return false;
 	}
-	if (srnic_condq_holds(q, w->cond.op, w->cond.value)) {
-		__atomic_store_n(&q->fired, q->fired + 1, __ATOMIC_RELAXED);
+	/* (parked on another queue still: a WQE that waited there was
+	 * flushed, and the QP went back to RTS without a reset) */
+	if (qp->cond_wait && qp->cond_wait != w->cond.q)
+		srnic_condq_forget_qp(eng, qp);
+	if (srnic_condq_holds(q, w->cond.op, w->cond.value))
 		return true;
-	}
 	if (!qp->cond_wait) {
 		qp->cond_wait = w->cond.q;
 		qp->cond_next = q->waiters;
@@ -73,6 +75,14 @@ bool srnic_condq_ready(struct srnic_engine *eng, struct srnic_qp *qp,
 	qp->cond_op = w->cond.op;
 	qp->cond_value = w->cond.value;
 	return false;
+}
+
+void srnic_condq_fired(struct srnic_engine *eng, uint16_t id)
+{
+	struct srnic_condq_state *q = condq_of(eng, id);
+
+	if (q)
+		__atomic_store_n(&q->fired, q->fired + 1, __ATOMIC_RELAXED);
 }
 
 void srnic_condq_store(struct srnic_engine *eng, uint16_t id, uint64_t count)

@@ -82,11 +82,13 @@ struct srnic_qp *srnic_qp_at(struct srnic_engine *eng, uint32_t idx);
 /* condq.c: conditional queues (conditional RDMA).  The completer counts
  * a component WQE's completion (ok: a success); the requester asks
  * whether a conditional WQE may start, which parks its QP on the queue
- * until it may; engine calls set the counter, destroy the queue (its
- * parked QPs fail) and take a QP going away off the queue. */
+ * until it may, and says when it started one (fired); engine calls set
+ * the counter, destroy the queue (its parked QPs fail) and take a QP
+ * going away off the queue. */
 void srnic_condq_count(struct srnic_engine *eng, uint16_t id, bool ok);
 bool srnic_condq_ready(struct srnic_engine *eng, struct srnic_qp *qp,
 		       const struct srnic_swqe *w);
+void srnic_condq_fired(struct srnic_engine *eng, uint16_t id);
 void srnic_condq_store(struct srnic_engine *eng, uint16_t id, uint64_t count);
 void srnic_condq_retire(struct srnic_engine *eng, uint16_t id);
 void srnic_condq_forget_qp(struct srnic_engine *eng, struct srnic_qp *qp);

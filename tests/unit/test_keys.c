@@ -37,6 +37,14 @@ static void idle_eviction(struct srnic_engine *eng, uint32_t key)
 		      eng->st->keys_evicted >= SRNIC_KEY_ALIASES / 2,
 	      "idle refusals not evicted: %u aliases left, %llu evicted",
 	      eng->keys.nalias, (unsigned long long)eng->st->keys_evicted);
+	{
+		unsigned i, gone = 0;
+
+		for (i = 0; i < SRNIC_KEY_ALIASES; i++)
+			gone += eng->keys.alias[1][i].state == SRNIC_ALIAS_GONE;
+		CHECK(!gone && !eng->keys.gone,
+		      "%u evicted entries left in the table as gaps", gone);
+	}
 	/* (sweeps are a second apart: the next one is past 1120 ms) */
 	srnic_keys_evict(eng, t0 + 1000 * ms);
 	CHECK(srnic_key_alias_of(&eng->keys, 1, key) == SRNIC_ALIAS_IMPORTED,

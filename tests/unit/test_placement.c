@@ -2013,7 +2013,7 @@ static void test_condq(void)
 	srnic_condq_count(eng, q->id, true);
 	CHECK(qp->on_active && !qp->cond_wait && !q->waiters,
 	      "the fourth success did not wake the QP");
-	CHECK(srnic_condq_ready(eng, qp, &w) && q->fired == 1,
+	CHECK(srnic_condq_ready(eng, qp, &w),
 	      "a condition met did not let its WQE start");
 	/* a count for a queue gone since (another id in its entry) */
 	srnic_condq_count(eng, q->id + (1u << SRNIC_CONDQ_INDEX_BITS), true);
@@ -2025,6 +2025,24 @@ static void test_condq(void)
 	      "after set to 0 the condition held");
 	srnic_condq_store(eng, q->id, 9);
 	CHECK(qp->on_active && !q->waiters, "set to 9 did not wake the QP");
+	/* parked on one queue, its next conditional WQE on another (the
+	 * first WQE flushed, the QP back in RTS without a reset) */
+	unschedule(qp);
+	srnic_condq_store(eng, q->id, 0);
+	srnic_condq_ready(eng, qp, &w);
+	{
+		struct srnic_condq_state *q2 = &eng->condq[4];
+		struct srnic_swqe w2 = w;
+
+		memset(q2, 0, sizeof(*q2));
+		q2->id = 1u << SRNIC_CONDQ_INDEX_BITS | 4;
+		w2.cond.q = q2->id;
+		srnic_condq_ready(eng, qp, &w2);
+		CHECK(!q->waiters && q2->waiters == qp && qp->cond_wait == q2->id,
+		      "a QP parked on one queue was not moved to the other");
+		srnic_condq_forget_qp(eng, qp);
+		q2->id = 0;
+	}
 	/* destroyed under a parked QP: the QP fails */
 	unschedule(qp);
 	srnic_condq_store(eng, q->id, 0);
