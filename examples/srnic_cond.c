@@ -146,22 +146,27 @@ static int target(const char *dir, const char *name, size_t len, bool recv)
 	snprintf(fname, sizeof(fname), "%s.ready", name);
 	meet_put(dir, fname, "ready\n");
 	/* until the source is done: what lands, and when */
+	/* (a last look once the source is done: d made the signal's
+	 * completion before it acknowledged the signal, which the source
+	 * waited for, but this loop may not have polled it yet) */
 	until = meet_now_ms() + 10 * WAIT_MS;
 	snprintf(done, sizeof(done), "%s/done", dir);
-	while (access(done, F_OK) && meet_now_ms() < until) {
+	for (;;) {
+		bool last = !access(done, F_OK) || meet_now_ms() >= until;
 		struct ibv_poll_cq_attr pa = {0};
 
 		if (ibv_start_poll(s.cq, &pa)) {
+			if (last)
+				break;
 			usleep(50);
 			continue;
 		}
 		do {
 			if (s.cq->status == IBV_WC_SUCCESS &&
-			    ibv_wc_read_opcode(s.cq) == IBV_WC_RECV_RDMA_WITH_IMM) {
-				if (!received++) {
-					first_ts = ibv_wc_read_completion_wallclock_ns(s.cq);
-					imm = ntohl(ibv_wc_read_imm_data(s.cq));
-				}
+			    ibv_wc_read_opcode(s.cq) == IBV_WC_RECV_RDMA_WITH_IMM &&
+			    !received++) {
+				first_ts = ibv_wc_read_completion_wallclock_ns(s.cq);
+				imm = ntohl(ibv_wc_read_imm_data(s.cq));
 			}
 		} while (!ibv_next_poll(s.cq));
 		ibv_end_poll(s.cq);
