@@ -427,6 +427,16 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 			 * program that posts again on seeing it must find
 			 * room. */
 			sq_release(qp);
+			/* RC: the QP is done for.  UC and UD: only the send
+			 * queue stops (SQE); receives go on, and a move back
+			 * to RTS resumes sending.  Before the completion
+			 * shows: a program that sees the error and asks the
+			 * QP's state must find it moved (a san run of e2e/15
+			 * found RTS once, the move made just after). */
+			if (error && srnic_qp_reliable(qp))
+				srnic_qp_to_error(eng, qp);
+			else if (error)
+				srnic_qp_to_sqe(eng, qp);
 			srnic_cq_publish(qp->q.send_cq);
 		} else {
 			if (w->flags & SRNIC_WR_COUNTED)
@@ -435,13 +445,6 @@ unsigned srnic_completer_complete(struct srnic_engine *eng,
 		}
 		n++;
 		if (error) {
-			/* RC: the QP is done for.  UC and UD: only the send
-			 * queue stops (SQE); receives go on, and a move back
-			 * to RTS resumes sending. */
-			if (srnic_qp_reliable(qp))
-				srnic_qp_to_error(eng, qp);
-			else
-				srnic_qp_to_sqe(eng, qp);
 			/* What was posted behind it completes flushed now,
 			 * before the program, seeing the error, can move
 			 * the QP back to RTS. */

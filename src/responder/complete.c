@@ -166,10 +166,16 @@ static enum turn failed_turn(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	if (s->status == SRNIC_WC_LOC_LEN_ERR ||
 	    s->status == SRNIC_WC_LOC_PROT_ERR) {
-		if (emit_recv_cqe(eng, qp, s))
-			srnic_qp_to_error(eng, qp);
-		else
+		struct srnic_cq *cq = resp_recv_cq_of(qp);
+
+		/* (the QP in ERR before the completion shows: a program
+		 * that sees it and asks the QP's state finds ERR) */
+		if (cq && !srnic_cq_room(cq)) {
 			srnic_qp_cq_full(eng, qp);
+		} else {
+			srnic_qp_to_error(eng, qp);
+			emit_recv_cqe(eng, qp, s);
+		}
 	} else if (!srnic_qp_reliable(qp)) {
 		resp_uc_give_up(eng, qp, false);
 	}

@@ -115,8 +115,8 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (room < 0) {
 		/* The receive WQE itself is wrong (its region went): it
 		 * completes in error and takes the QP down. */
+		srnic_qp_to_error(eng, qp);	/* (before it shows) */
 		complete_recv(qp, pkt, group_gid, SRNIC_WC_LOC_PROT_ERR);
-		srnic_qp_to_error(eng, qp);
 		return;
 	}
 	if (room < SRNIC_GRH_LEN + (int64_t)pkt->pkt_len) {
@@ -134,8 +134,8 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 			      SRNIC_GRH_LEN) ||
 	    srnic_sge_scatter(&eng->mem, qp->pd, r->sge, r->num_sge,
 			      SRNIC_GRH_LEN, pkt->payload, pkt->pkt_len)) {
+		srnic_qp_to_error(eng, qp);	/* (before it shows) */
 		complete_recv(qp, pkt, group_gid, SRNIC_WC_LOC_PROT_ERR);
-		srnic_qp_to_error(eng, qp);
 		return;
 	}
 	complete_recv(qp, pkt, group_gid, SRNIC_WC_SUCCESS);
