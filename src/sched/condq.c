@@ -65,8 +65,13 @@ bool srnic_condq_ready(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * flushed, and the QP went back to RTS without a reset) */
 	if (qp->cond_wait && qp->cond_wait != w->cond.q)
 		srnic_condq_forget_qp(eng, qp);
-	if (srnic_condq_holds(q, w->cond.op, w->cond.value))
+	if (srnic_condq_holds(q, w->cond.op, w->cond.value)) {
+		/* (a QP left on the list would be failed by the queue's
+		 * destroy, though nothing of it waits there any more) */
+		if (qp->cond_wait)
+			srnic_condq_forget_qp(eng, qp);
 		return true;
+	}
 	if (!qp->cond_wait) {
 		qp->cond_wait = w->cond.q;
 		qp->cond_next = q->waiters;
