@@ -100,7 +100,7 @@ programs_failed() {
 		grep -i -m 8 "fail\|couldn't\|error\|unable\|correlation" "$log" >&2
 		tail -n 8 "$log" >&2
 	done
-	for n in a b; do
+	for n in $(cat "$TB/nodes" 2>/dev/null || echo a b); do
 		[ -f "$TB/$n.stats" ] || continue
 		echo "--- node $n's last counters" >&2
 		awk '{for (i = 3; i <= NF; i += 2) if ($i != "0") {print; next}}' \

@@ -35,7 +35,7 @@ tx_bytes() {	# NODE: bytes its ports sent so far
 declare -A before
 for n in $nodes; do before[$n]=$(tx_bytes $n); done
 timeout -k 5 240 env SRNIC_MPI_SLOTS=2 "$SRNIC" mpirun -np $ranks "$PROG" > "$LOGDIR/mpi_check.log" 2>&1 ||
-	{ tail -20 "$LOGDIR/mpi_check.log" >&2; fail "mpi_check over $ranks ranks"; }
+	{ programs_failed "$LOGDIR/mpi_check.log"; fail "mpi_check over $ranks ranks"; }
 grep "^mpi_check:" "$LOGDIR/mpi_check.log"
 grep -q "^mpi_check: $ranks ranks, [0-9]* words checked, 0 bad: OK" "$LOGDIR/mpi_check.log" ||
 	fail "mpi_check did not report $ranks ranks and no bad word"
@@ -58,7 +58,7 @@ fi
 
 (cd "$LOGDIR" && timeout -k 5 120 "$SRNIC" mpirun -np 2 --map-by node \
 	NPopenmpi -u 65536 -p 0 -n 50 -o "$LOGDIR/netpipe.out") \
-	> "$LOGDIR/netpipe.log" 2>&1 || { tail -20 "$LOGDIR/netpipe.log" >&2; fail "NetPIPE"; }
+	> "$LOGDIR/netpipe.log" 2>&1 || { programs_failed "$LOGDIR/netpipe.log"; fail "NetPIPE"; }
 tail -1 "$LOGDIR/netpipe.out"
 awk '$1 == 65536 {found = 1} END {exit !found}' "$LOGDIR/netpipe.out" ||
 	fail "NetPIPE did not reach 64 KiB"
