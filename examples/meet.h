@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the demos' programs that run on several nodes share (srnic_cond,
- * srnic_fifo): they meet through files in a folder every node sees, not
+ * srnic_fifo, srnic_3p): they meet through files in a folder every node sees, not
  * through the network under test, and connect RC QPs with what the files
  * say.  Header only: each program is one file and this.
  */
@@ -36,6 +36,21 @@ static inline uint64_t meet_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* The first RDMA device, opened. */
+static inline struct ibv_context *meet_open(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx;
+
+	if (!list || !list[0])
+		meet_die("no RDMA device", ENODEV);
+	ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	if (!ctx)
+		meet_die("ibv_open_device", errno);
+	return ctx;
 }
 
 /* DIR/NAME holds text, written whole (a rename: a reader never sees half). */
@@ -106,10 +121,18 @@ static inline void meet_connect(struct ibv_qp *qp, uint32_t qpn,
 		a.ah_attr.grh.dgid.raw[i] = (uint8_t)b;
 	if (!ibv_query_port(qp->context, 1, &pa) && pa.active_mtu < a.path_mtu)
 		a.path_mtu = pa.active_mtu;
-	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+	/* (a node whose program has just started may not be heard yet: its
+	 * address resolves once its first HELLO has come) */
+	for (i = 0; i < MEET_WAIT_MS / 10; i++) {
+		rc = ibv_modify_qp(qp, &a,
+				   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 					   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					   IBV_QP_MAX_DEST_RD_ATOMIC |
 					   IBV_QP_MIN_RNR_TIMER);
+		if (rc != EHOSTUNREACH)
+			break;
+		usleep(10000);
+	}
 	if (rc)
 		meet_die("RTR", rc);
 	memset(&a, 0, sizeof(a));
@@ -125,16 +148,17 @@ static inline void meet_connect(struct ibv_qp *qp, uint32_t qpn,
 		meet_die("RTS", rc);
 }
 
-/* An RC QP on cq, in INIT, that lets its peer WRITE. */
-static inline struct ibv_qp *meet_rc_qp(struct ibv_pd *pd, struct ibv_cq *cq,
-					unsigned depth)
+/* An RC QP on cq, in INIT, that grants its peer access (IBV_ACCESS_*). */
+static inline struct ibv_qp *meet_rc_qp_access(struct ibv_pd *pd,
+					       struct ibv_cq *cq,
+					       unsigned depth, int access)
 {
 	struct ibv_qp_init_attr a = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 		.cap = {.max_send_wr = depth, .max_recv_wr = depth,
 			.max_send_sge = 1, .max_recv_sge = 1}};
 	struct ibv_qp_attr init = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-				   .qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
+				   .qp_access_flags = (unsigned)access};
 	struct ibv_qp *qp = ibv_create_qp(pd, &a);
 	int rc;
 
@@ -145,6 +169,13 @@ static inline struct ibv_qp *meet_rc_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 	if (rc)
 		meet_die("INIT", rc);
 	return qp;
+}
+
+/* ... that lets its peer WRITE. */
+static inline struct ibv_qp *meet_rc_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+					unsigned depth)
+{
+	return meet_rc_qp_access(pd, cq, depth, IBV_ACCESS_REMOTE_WRITE);
 }
 
 #endif

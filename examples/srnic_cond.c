@@ -85,14 +85,7 @@ static void side_open(struct side *s, size_t len, bool timestamps)
 {
 	struct ibv_cq_init_attr_ex ca = {.cqe = CQE_DEPTH,
 					 .wc_flags = IBV_WC_STANDARD_FLAGS};
-	struct ibv_device **list = ibv_get_device_list(NULL);
-
-	if (!list || !list[0])
-		meet_die("no RDMA device", ENODEV);
-	s->ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	if (!s->ctx)
-		meet_die("ibv_open_device", errno);
+	s->ctx = meet_open();
 	s->pd = ibv_alloc_pd(s->ctx);
 	if (!s->pd)
 		meet_die("ibv_alloc_pd", errno);

@@ -51,13 +51,8 @@ struct side {
 
 static void side_open(struct side *s)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-
-	if (!list || !list[0])
-		meet_die("no RDMA device", ENODEV);
-	s->ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	if (!s->ctx || !(s->pd = ibv_alloc_pd(s->ctx)) ||
+	s->ctx = meet_open();
+	if (!(s->pd = ibv_alloc_pd(s->ctx)) ||
 	    !(s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0)))
 		meet_die("device, PD or CQ", errno);
 }

@@ -301,6 +301,43 @@ struct srnic_fifo_attr {
 int srnic_fifo_query(const struct srnic_fifo *fifo,
 		     struct srnic_fifo_attr *attr);
 
+/*
+ * Third-party RDMA (docs/third-party.md): a controller has a data source
+ * WRITE a range of its memory straight into a target's, and hears of it
+ * as of its own WRITE.  The controller has RC QPs to both; the WRITE is a
+ * message of its QP to the target (to_target), ordered among that QP's
+ * other messages, and completes there (IBV_WC_RDMA_WRITE) once the target
+ * has every byte.  The source sends the bytes, on its own ports: the
+ * controller's carry the request and the target's ACKs, not the data.
+ *
+ * The source's region must allow it: IBV_ACCESS_REMOTE_READ and
+ * srnic_mr_allow_third_party (a later ibv_rereg_mr takes the right away),
+ * and its QP to the controller (to_source's peer) remote read access;
+ * otherwise the WRITE completes with IBV_WC_REM_ACCESS_ERR.  The target's
+ * region needs remote write, as for any WRITE to it.  The source and the
+ * target must reach each other (their nodes on one wire).
+ */
+struct srnic_3p_wr {
+	uint64_t wr_id;
+	uint32_t length;	/* bytes, at most 2^31 */
+	unsigned int send_flags; /* IBV_SEND_SIGNALED, IBV_SEND_FENCE */
+	uint32_t src_rkey;	/* the source's region, as its rkey */
+	uint64_t src_addr;
+	uint32_t dst_rkey;	/* the target's region, as its rkey */
+	uint64_t dst_addr;
+};
+
+/* Post it on to_target (an RC QP in RTS), naming to_source (an RC QP of
+ * the same context; gone or out of RTS when the WRITE starts, it fails
+ * with IBV_WC_LOC_QP_OP_ERR).  0, or an errno as ibv_post_send: EINVAL
+ * (the QPs, flags, a range that wraps, to_target's state), ENOMEM. */
+int srnic_post_3p(struct ibv_qp *to_target, struct ibv_qp *to_source,
+		  const struct srnic_3p_wr *wr);
+/* The source's consent: region mr (with IBV_ACCESS_REMOTE_READ) may be
+ * sent to a third node at a controller's word.  0, EINVAL (no remote
+ * read), EBUSY (memory windows bound in it), EOPNOTSUPP. */
+int srnic_mr_allow_third_party(struct ibv_mr *mr);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,16 +17,9 @@
 /* Nodes a group can have: every peer the engine knows. */
 #define SRNIC_MAX_GROUP_MEMBERS 64
 
-#define SRNIC_API __attribute__((visibility("default")))
-
 SRNIC_API bool srnic_is_srnic_device(struct ibv_device *device)
 {
 	return device && srnic_device_is_ours(device);
-}
-
-static bool srnic_context(struct ibv_context *context)
-{
-	return context && srnic_is_srnic_device(context->device);
 }
 
 SRNIC_API int srnic_query_device(struct ibv_context *context,
@@ -35,7 +28,7 @@ SRNIC_API int srnic_query_device(struct ibv_context *context,
 	struct srnic_context *ctx;
 	struct srnic_engine_desc d = {0};
 
-	if (!srnic_context(context))
+	if (!srnic_context_ours(context))
 		return EOPNOTSUPP;
 	if (attr->comp_mask)
 		return EINVAL;
@@ -67,7 +60,7 @@ SRNIC_API struct ibv_mr *srnic_reg_mr_group(struct ibv_pd *pd, void *addr,
 	struct ibv_mr *mr;
 	int rc;
 
-	if (!pd || !srnic_context(pd->context)) {
+	if (!pd || !srnic_context_ours(pd->context)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -96,8 +89,8 @@ SRNIC_API int srnic_group_notify(struct ibv_mr *mr, struct ibv_cq *cq)
 {
 	struct srnic_context *ctx;
 
-	if (!mr || !srnic_context(mr->context) ||
-	    (cq && !srnic_context(cq->context)))
+	if (!mr || !srnic_context_ours(mr->context) ||
+	    (cq && !srnic_context_ours(cq->context)))
 		return EOPNOTSUPP;
 	ctx = to_sctx(mr->context);
 	if (!ctx->eng || (cq && to_sctx(cq->context) != ctx))
@@ -130,7 +123,7 @@ SRNIC_API int srnic_query_group(struct ibv_context *context, unsigned group,
 	struct srnic_context *ctx;
 	int n;
 
-	if (!srnic_context(context)) {
+	if (!srnic_context_ours(context)) {
 		errno = EOPNOTSUPP;
 		return -1;
 	}
@@ -155,15 +148,13 @@ SRNIC_API int srnic_query_group(struct ibv_context *context, unsigned group,
 SRNIC_API int srnic_post_mc_write(struct ibv_qp *ibqp,
 				  const struct srnic_mc_write_wr *wr)
 {
+	struct srnic_swqe w;
 	struct srnic_qp_v *sqp;
 	struct srnic_qp_queues *q;
-	struct srnic_swqe *w;
 	uint64_t total = 0;
-	uint32_t prod;
-	bool kick;
-	int i, rc;
+	int i;
 
-	if (!ibqp || !srnic_context(ibqp->context))
+	if (!ibqp || !srnic_context_ours(ibqp->context))
 		return EOPNOTSUPP;
 	sqp = to_sqp(ibqp);
 	q = sqp->q;
@@ -176,34 +167,22 @@ SRNIC_API int srnic_post_mc_write(struct ibv_qp *ibqp,
 		total += wr->sg_list[i].length;
 	if (total > SRNIC_MAX_MSG_BYTES || wr->offset + total < wr->offset)
 		return EINVAL;
-	pthread_spin_lock(&q->sq_lock);
-	rc = srnic_sq_state_ok(q);
-	prod = q->sq_prod;
-	if (!rc && !srnic_sq_room(q, prod))
-		rc = ENOMEM;
-	if (!rc) {
-		w = &q->sq[prod & q->sq_mask];
-		memset(w, 0, offsetof(struct srnic_swqe, sge));
-		w->wr_id = wr->wr_id;
-		w->opcode = SRNIC_WR_MC_WRITE;
-		w->flags = wr->send_flags & IBV_SEND_SIGNALED ? SRNIC_WR_SIGNALED
-							     : 0;
-		w->length = (uint32_t)total;
-		w->rkey = wr->group;
-		w->remote_addr = wr->offset;
-		w->num_sge = (uint8_t)wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			w->sge[i].addr = wr->sg_list[i].addr;
-			w->sge[i].length = wr->sg_list[i].length;
-			w->sge[i].lkey = wr->sg_list[i].lkey;
-		}
-		prod++;
+	memset(&w, 0, offsetof(struct srnic_swqe, sge));
+	w.wr_id = wr->wr_id;
+	w.opcode = SRNIC_WR_MC_WRITE;
+	w.flags = wr->send_flags & IBV_SEND_SIGNALED ? SRNIC_WR_SIGNALED : 0;
+	w.length = (uint32_t)total;
+	w.rkey = wr->group;
+	w.remote_addr = wr->offset;
+	w.num_sge = (uint8_t)wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		w.sge[i].addr = wr->sg_list[i].addr;
+		w.sge[i].length = wr->sg_list[i].length;
+		w.sge[i].lkey = wr->sg_list[i].lkey;
 	}
-	kick = srnic_sq_publish(sqp, prod);
-	pthread_spin_unlock(&q->sq_lock);
-	if (kick)
-		srnic_engine_kick(sqp->ctx->eng);
-	return rc;
+	return srnic_post_swqe(sqp, &w,
+			       offsetof(struct srnic_swqe, sge) +
+				       (size_t)wr->num_sge * sizeof(w.sge[0]));
 }
 
 SRNIC_API int srnic_mc_failed(struct ibv_qp *ibqp, uint64_t *wr_id,
@@ -214,7 +193,7 @@ SRNIC_API int srnic_mc_failed(struct ibv_qp *ibqp, uint64_t *wr_id,
 	uint64_t id = 0;
 	int n;
 
-	if (!ibqp || !srnic_context(ibqp->context)) {
+	if (!ibqp || !srnic_context_ours(ibqp->context)) {
 		errno = EOPNOTSUPP;
 		return -1;
 	}
@@ -240,7 +219,7 @@ static bool svc_slot_ok(struct ibv_pd *pd, uint32_t svc_ipv4, unsigned slot)
 	const struct srnic_context *ctx;
 	unsigned i;
 
-	if (!pd || !srnic_context(pd->context)) {
+	if (!pd || !srnic_context_ours(pd->context)) {
 		errno = EOPNOTSUPP;
 		return false;
 	}

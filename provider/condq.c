@@ -13,7 +13,6 @@
 #include "srnic_provider.h"
 #include "srnic_post.h"
 
-#define SRNIC_API __attribute__((visibility("default")))
 
 struct srnic_condq {
 	struct srnic_context *ctx;
@@ -27,7 +26,7 @@ SRNIC_API struct srnic_condq *srnic_condq_create(struct ibv_pd *pd)
 	struct srnic_condq *q;
 	int id;
 
-	if (!pd || !srnic_device_is_ours(pd->context->device)) {
+	if (!pd || !srnic_context_ours(pd->context)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -85,7 +84,7 @@ SRNIC_API int srnic_condq_query(struct srnic_condq *q,
 /* Whether qp may post for q: an RC or UC QP of this context, of q's PD. */
 static int qp_of_queue(struct ibv_qp *qp, const struct srnic_condq *q)
 {
-	if (!qp || !srnic_device_is_ours(qp->context->device))
+	if (!qp || !srnic_context_ours(qp->context))
 		return EOPNOTSUPP;
 	if (!q || to_sctx(qp->context) != q->ctx ||
 	    (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC) ||

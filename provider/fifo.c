@@ -15,7 +15,6 @@
 #include "srnic.h"
 #include "srnic_provider.h"
 
-#define SRNIC_API __attribute__((visibility("default")))
 
 struct srnic_fifo {
 	struct srnic_context *ctx;
@@ -48,7 +47,7 @@ SRNIC_API struct srnic_fifo *srnic_fifo_create(struct ibv_pd *pd,
 	struct srnic_context *ctx;
 	struct srnic_fifo *f;
 
-	if (!pd || !srnic_device_is_ours(pd->context->device)) {
+	if (!pd || !srnic_context_ours(pd->context)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

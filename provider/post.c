@@ -276,6 +276,28 @@ static inline int post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return rc;
 }
 
+int srnic_post_swqe(struct srnic_qp_v *sqp, const struct srnic_swqe *w,
+		    size_t len)
+{
+	struct srnic_qp_queues *qp = sqp->q;
+	uint32_t prod;
+	bool kick;
+	int rc;
+
+	pthread_spin_lock(&qp->sq_lock);
+	rc = srnic_sq_state_ok(qp);
+	prod = qp->sq_prod;
+	if (!rc && !srnic_sq_room(qp, prod))
+		rc = ENOMEM;
+	if (!rc)
+		memcpy(&qp->sq[prod++ & qp->sq_mask], w, len);
+	kick = srnic_sq_publish(sqp, prod);
+	pthread_spin_unlock(&qp->sq_lock);
+	if (kick)
+		srnic_engine_kick(sqp->ctx->eng);
+	return rc;
+}
+
 int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad)
 {

@@ -77,4 +77,10 @@ int srnic_post_send_cond(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			 struct ibv_send_wr **bad,
 			 const struct srnic_post_cond *cond);
 
+/* One WQE the caller built (its first len bytes) onto sqp's send queue,
+ * for srnic.h's calls that post what no ibv_send_wr says: 0, or an errno
+ * as ibv_post_send's (EINVAL: the QP's state; ENOMEM: the queue full). */
+int srnic_post_swqe(struct srnic_qp_v *sqp, const struct srnic_swqe *w,
+		    size_t len);
+
 #endif

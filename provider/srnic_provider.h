@@ -153,6 +153,14 @@ void srnic_keep_until_close(struct srnic_context *ctx, void *obj);
 struct srnic_engine *srnic_ctx_engine(struct srnic_context *ctx);
 /* Whether a device of libibverbs' is one of this provider's. */
 bool srnic_device_is_ours(struct ibv_device *device);
+
+/* include/srnic.h's calls, exported by name (libsrnic.map); each answers
+ * EOPNOTSUPP for an object that is not a srnic device's. */
+#define SRNIC_API __attribute__((visibility("default")))
+static inline bool srnic_context_ours(const struct ibv_context *context)
+{
+	return context && srnic_device_is_ours(context->device);
+}
 struct srnic_engine *srnic_ctx_start(struct srnic_context *ctx);
 
 /* device.c: the node's ports that are the context's adapter's, and

@@ -196,6 +196,51 @@ static void ack_nak(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 }
 
+/*
+ * The target's credit rose: packets of this QP's messages landed there.
+ * A third-party WRITE that is the oldest unfinished message hears of its
+ * progress no other way (its source sends it, from one request, and the
+ * target ACKs it only whole), so that is progress for its timers: a
+ * WRITE longer than a timeout to send must not be asked for again, or
+ * given up, while its bytes are landing.
+ */
+static void tp_landing(struct srnic_qp *qp)
+{
+	struct srnic_swqe_run *run;
+	uint32_t i;
+
+	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++)
+		if (qp->run[i & qp->q.sq_mask].state != SWQE_DONE)
+			break;
+	if (i == qp->snd.sq_next ||
+	    qp->q.sq[i & qp->q.sq_mask].opcode != SRNIC_WR_TP_WRITE)
+		return;
+	run = &qp->run[i & qp->q.sq_mask];
+	if (run->state != SWQE_WAITING)
+		return;
+	run->retries = 0;
+	run->deadline = srnic_now() + qp->at.timeout_tsc;
+	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
+	srnic_rto_progress(qp);
+}
+
+/* A third-party data source's NAK (flag SRNIC_F_THIRD_PARTY): of a
+ * third-party WRITE's request, and nothing else; whatever else the frame
+ * says is no ACK of the target's. */
+static void ack_tp_nak(struct srnic_engine *eng, struct srnic_qp *qp,
+		       const struct srnic_pkt *pkt)
+{
+	uint32_t idx;
+
+	if (pkt->syndrome != SRNIC_NAK_ACCESS &&
+	    pkt->syndrome != SRNIC_NAK_INVALID)
+		return;
+	if (!run_of_msn(qp, pkt->nak_msn, &idx) ||
+	    qp->q.sq[idx & qp->q.sq_mask].opcode != SRNIC_WR_TP_WRITE)
+		return;
+	ack_nak(eng, qp, pkt);
+}
+
 void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 			 const struct srnic_pkt *pkt)
 {
@@ -203,11 +248,18 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
 		return;
+	if (unlikely(pkt->flags & SRNIC_F_THIRD_PARTY)) {
+		ack_tp_nak(eng, qp, pkt);
+		srnic_completer_complete(eng, qp);
+		return;
+	}
 	moved = ack_cumulative(qp, pkt->msn);
 	if (pkt->ts_echo)
 		ack_rtt_sample(eng, qp, pkt->ts_echo);
 	if (moved)
 		srnic_rto_progress(qp);
+	if ((int32_t)(pkt->credit - qp->snd.fc_credit) > 0)
+		tp_landing(qp);
 	if (srnic_fc_grant(qp, pkt->credit))
 		srnic_qp_activate(eng, qp);
 	if (pkt->flags & SRNIC_F_SACK)
@@ -384,6 +436,7 @@ static const uint8_t wc_op[] = {
 	[SRNIC_WR_BIND_MW] = SRNIC_WC_BIND_MW,
 	[SRNIC_WR_ATOMIC_WRITE] = SRNIC_WC_ATOMIC_WRITE,
 	[SRNIC_WR_MC_WRITE] = SRNIC_WC_RDMA_WRITE,
+	[SRNIC_WR_TP_WRITE] = SRNIC_WC_RDMA_WRITE,
 };
 
 static void sq_release(struct srnic_qp *qp)

@@ -145,15 +145,9 @@ static void send_hello(struct srnic_engine *eng, unsigned p)
 		rte_pktmbuf_free(m);
 }
 
-/* Any thread: peers are only ever added, each before npeers counts it. */
 struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4)
 {
-	unsigned i, n = srnic_npeers(eng->node);
-
-	for (i = 0; i < n; i++)
-		if (eng->node->peer[i].ipv4 == ipv4)
-			return &eng->node->peer[i];
-	return NULL;
+	return srnic_node_peer(eng->node, ipv4);
 }
 
 /* HELLO loss, a moving average over HELLO slots (1/16 each), per mille:

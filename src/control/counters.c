@@ -55,6 +55,8 @@ const struct srnic_counter srnic_counters[] = {
 	NODE("rnr_naks_sent", rnr_naks_sent, "responder", 0,
 	     "RNR NAKs sent: a SEND found no receive posted"),
 	NODE("atomics", atomics, "responder", 0, "atomic operations run"),
+	NODE("tp_requests", tp_requests, "responder", 0,
+	     "third-party requests taken: this node sent a range to a target"),
 	NODE("srtt_us", srtt_us, "rtt", HI,
 	     "smoothed round-trip time of the QP that sampled last"),
 	NODE("rto_us", rto_us, "rtt", HI, "... and its retransmission timeout"),
@@ -171,6 +173,12 @@ const struct srnic_counter srnic_counters[] = {
 	     "WRITE packets for a FIFO whose ring had no room (resent)"),
 	DROP(STALE_QP, "stale_qp",
 	     "packets for a QP gone whose number's table entry holds a newer QP"),
+	DROP(TP_NO_TARGET, "tp_no_target",
+	     "third-party requests for a target this node does not reach "
+	     "(asked again)"),
+	DROP(TP_BUSY, "tp_busy",
+	     "third-party requests while their QP's jobs were full (asked "
+	     "again)"),
 
 	PROC("port_polls", port_polls, "its iterations that had the port token"),
 	PROC("token_misses", token_misses, "... and that found it taken"),

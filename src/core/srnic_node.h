@@ -93,6 +93,10 @@ enum srnic_drop {
 				 * later generation's QP now */
 	SRNIC_DROP_FIFO_FULL,	/* a WRITE packet for a FIFO whose ring had
 				 * no room: resent */
+	SRNIC_DROP_TP_NO_TARGET, /* a third-party request whose target node
+				  * this node does not reach (that
+				  * incarnation of it): asked again */
+	SRNIC_DROP_TP_BUSY,	/* ... while its QP's jobs were full */
 	SRNIC_DROP_MAX
 };
 
@@ -333,6 +337,8 @@ struct srnic_stats {
 	uint64_t svc_full;	/* ... of a new service not learned: the
 				 * table was full of services heard lately
 				 * or this node's (control/service.c) */
+	/* third-party RDMA: requests a data source took (responder) */
+	uint64_t tp_requests;
 };
 
 #define SRNIC_TOKEN_HUNGRY_US 2000
@@ -527,6 +533,19 @@ static inline unsigned srnic_npeers(const struct srnic_node *node)
 	unsigned n = __atomic_load_n(&node->npeers, __ATOMIC_ACQUIRE);
 
 	return n < SRNIC_MAX_PEERS ? n : SRNIC_MAX_PEERS;
+}
+
+/* Any thread: the peer of that address, NULL if none (peers are only
+ * ever added, each before npeers counts it). */
+static inline struct srnic_peer *srnic_node_peer(struct srnic_node *node,
+						 uint32_t ipv4)
+{
+	unsigned i, n = srnic_npeers(node);
+
+	for (i = 0; i < n; i++)
+		if (node->peer[i].ipv4 == ipv4)
+			return &node->peer[i];
+	return NULL;
 }
 
 /* The processes of the node whose QPs joined a group of wire id id (a bit

@@ -121,6 +121,16 @@ struct srnic_read_job {
 	uint8_t again;
 	uint32_t pd;		/* the memory's (srnic_rmsg.pd) */
 	uint64_t value;		/* atomics: the 8 bytes as they were */
+	/* A third-party request's (responder/third_party.c): its answer is
+	 * WRITE packets to the target, as message msn of the controller's
+	 * QP there, not READ responses to the requester */
+	uint8_t tp;
+	uint8_t tp_probe;	/* its last packet flagged SRNIC_F_PROBE */
+	uint32_t tp_ipv4, tp_inc, tp_qpn;	/* the target */
+	uint32_t tp_ctl_inc, tp_ctl_qpn;	/* the controller */
+	uint32_t tp_rkey, tp_ssn;
+	uint32_t tp_rr;		/* its rotation over the target's ports */
+	uint64_t tp_va;
 };
 
 /* What an atomic found, kept to answer a copy of its request without

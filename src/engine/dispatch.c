@@ -307,6 +307,15 @@ static inline bool rx_connected(struct srnic_engine *eng, struct srnic_qp *qp,
 			eng->st->drops[SRNIC_DROP_QP_STATE]++;
 			return false;
 		}
+		/* (a controller's third-party request: no message of this
+		 * QP's, an RC QP's to take at once) */
+		if (pkt->opcode == SRNIC_OP_TP_READ_REQ) {
+			if (qp->q.type == SRNIC_QPT_RC)
+				srnic_responder_tp(eng, qp, pkt);
+			else
+				eng->st->drops[SRNIC_DROP_NO_QP]++;
+			return false;
+		}
 		/* (the ACK it carries first: what it acknowledges was sent
 		 * before the request was) */
 		if ((pkt->flags & SRNIC_F_ACKS) && srnic_qp_reliable(qp))

@@ -54,6 +54,9 @@
  * (srnic_fifo.h), whose key names no address: a WRITE's packets are
  * appended to the ring as records, whatever their va.  Never a local key. */
 #define SRNIC_ACCESS_FIFO 0x40
+/* Third-party RDMA (docs/third-party.md): a controller may have this
+ * node WRITE the region's bytes to a third node (with REMOTE_READ). */
+#define SRNIC_ACCESS_THIRD_PARTY 0x80
 #define SRNIC_ACCESS_REMOTE_ANY                                             \
 	(SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_REMOTE_READ |              \
 	 SRNIC_ACCESS_REMOTE_ATOMIC)

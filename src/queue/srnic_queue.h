@@ -75,6 +75,10 @@ enum srnic_wr_opcode {
 	SRNIC_WR_MC_WRITE,	/* UD: a multicast RDMA WRITE (srnic.h): rkey
 				 * the group, remote_addr the offset in its
 				 * regions (src/group sends it) */
+	SRNIC_WR_TP_WRITE,	/* RC: a third-party WRITE (srnic.h): the
+				 * source QP's peer writes length bytes at
+				 * tp.src_rkey, tp.src_va of its memory to
+				 * rkey, remote_addr of this QP's peer */
 };
 
 static inline bool srnic_wr_is_atomic(uint8_t op)
@@ -148,6 +152,11 @@ struct srnic_swqe {
 			uint8_t pad[5];
 			uint64_t value;
 		} cond;
+		struct {		/* RC: SRNIC_WR_TP_WRITE */
+			uint32_t src_qpn; /* this node's QP to the source */
+			uint32_t src_rkey;
+			uint64_t src_va;
+		} tp;
 	};
 	union {
 		struct srnic_sge sge[SRNIC_MAX_SGE];

@@ -24,6 +24,7 @@ static const uint16_t op_flags[] = {
 	[SRNIC_WR_ATOMIC_FAA] = 0,
 	[SRNIC_WR_SEND_INV] = SRNIC_F_RECV_CQE | SRNIC_F_INV,
 	[SRNIC_WR_ATOMIC_WRITE] = SRNIC_F_ATOMIC_WR,
+	[SRNIC_WR_TP_WRITE] = 0,
 };
 
 static const uint8_t op_wire[] = {
@@ -36,15 +37,20 @@ static const uint8_t op_wire[] = {
 	[SRNIC_WR_ATOMIC_FAA] = SRNIC_OP_ATOMIC_REQ,
 	[SRNIC_WR_SEND_INV] = SRNIC_OP_SEND,
 	[SRNIC_WR_ATOMIC_WRITE] = SRNIC_OP_WRITE,
+	[SRNIC_WR_TP_WRITE] = SRNIC_OP_WRITE,	/* (the source sends them) */
 };
 
 /* A WRITE's or READ's remote range that runs past 2^64 (the wire refuses
  * it: srnic_wire_decode). */
 static bool remote_wraps(const struct srnic_swqe *w)
 {
+	if (w->opcode == SRNIC_WR_TP_WRITE &&
+	    w->tp.src_va + w->length < w->tp.src_va)
+		return true;
 	return (w->opcode == SRNIC_WR_WRITE || w->opcode == SRNIC_WR_WRITE_IMM ||
 		w->opcode == SRNIC_WR_READ ||
-		w->opcode == SRNIC_WR_ATOMIC_WRITE) &&
+		w->opcode == SRNIC_WR_ATOMIC_WRITE ||
+		w->opcode == SRNIC_WR_TP_WRITE) &&
 	       w->remote_addr + w->length < w->remote_addr;
 }
 
@@ -222,15 +228,37 @@ static inline bool sq_may_start(const struct srnic_qp *qp, uint32_t prod)
 	       qp->snd.sq_next - qp->q.sq_comp < SRNIC_WINDOW;
 }
 
+/* Third-party WRITEs a QP has in flight at most: their sources answer
+ * each from a job of their own, of SRNIC_MAX_RD_ATOMIC / 2 a QP for
+ * them (responder/third_party.c), and those asked for beyond are dropped
+ * (and asked again). */
+#define TP_INFLIGHT_MAX (SRNIC_MAX_RD_ATOMIC / 2)
+
+static bool tp_full(const struct srnic_qp *qp)
+{
+	unsigned n = 0;
+	uint32_t i;
+
+	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++)
+		if (qp->q.sq[i & qp->q.sq_mask].opcode == SRNIC_WR_TP_WRITE &&
+		    qp->run[i & qp->q.sq_mask].state != SWQE_DONE &&
+		    ++n >= TP_INFLIGHT_MAX)
+			return true;
+	return false;
+}
+
 /* Whether w must wait for WQEs before it to finish: the peer's limit of
- * READs and atomics in flight, a fence behind them, or a SEND with
- * invalidate not yet resolved (inv_fenced). */
+ * READs and atomics in flight, a fence behind them, a SEND with
+ * invalidate not yet resolved (inv_fenced), or as many third-party
+ * WRITEs as their sources take. */
 static inline bool wqe_ordered_behind(const struct srnic_qp *qp,
 				      const struct srnic_swqe *w)
 {
 	unsigned rd_max = qp->at.max_rd_atomic ? qp->at.max_rd_atomic : 1;
 
 	if (srnic_wr_reads(w->opcode) && qp->snd.rd_inflight >= rd_max)
+		return true;
+	if (unlikely(w->opcode == SRNIC_WR_TP_WRITE) && tp_full(qp))
 		return true;
 	if ((w->flags & SRNIC_WR_FENCE) && qp->snd.rd_inflight)
 		return true;
@@ -501,9 +529,56 @@ queue:
 static int resend_at(struct srnic_engine *eng, struct srnic_qp *qp,
 		     uint32_t idx, struct srnic_pkt *pkt, uint32_t off)
 {
-	int port = srnic_qp_pick_port(eng, qp);
+	const struct srnic_swqe *w = &qp->q.sq[idx & qp->q.sq_mask];
+	int port;
+
+	/* (a third-party WRITE's packet: its source is asked for it) */
+	if (w->opcode == SRNIC_WR_TP_WRITE)
+		return srnic_tp_request(eng, qp, idx, off,
+					RTE_MIN(1u << pkt->stride_shift,
+						w->length - off),
+					pkt->flags & SRNIC_F_PROBE,
+					pkt->stride_shift);
+	port = srnic_qp_pick_port(eng, qp);
 
 	return port < 0 ? 0 : data_pkt_send(eng, qp, idx, pkt, off, port);
+}
+
+/* The current message has gone out whole (its last packet, or its
+ * third-party request): the completer waits for its ACK from now. */
+static void message_sent(struct srnic_qp *qp, struct srnic_swqe_run *run)
+{
+	uint64_t now = srnic_now();
+
+	run->state = srnic_qp_reliable(qp) ? SWQE_WAITING : SWQE_DONE;
+	run->deadline = now + qp->at.timeout_tsc;
+	run->probe_at = now + srnic_probe_tsc(qp);
+	qp->snd.cur_busy = 0;
+}
+
+/* A third-party WRITE goes as one request to its source, for all of it
+ * (third_party.c); the target's credit is taken as if this QP had sent
+ * its packets, which the target counts as this QP's. */
+static unsigned send_tp(struct srnic_engine *eng, struct srnic_qp *qp,
+			struct srnic_swqe_run *run,
+			const struct srnic_swqe *w)
+{
+	uint8_t shift = stride_shift(eng, qp);
+	bool fresh = !run->fc_high;
+
+	if (fresh && !srnic_fc_open(qp)) {
+		fc_block(eng, qp);
+		return 0;
+	}
+	if (srnic_tp_request(eng, qp, qp->snd.sq_cur, 0, 0, 0, shift) <= 0)
+		return 0;
+	if (fresh) {
+		qp->snd.fc_sent += srnic_track_npkts(w->length, shift);
+		run->fc_high = w->length + !w->length;
+	}
+	run->sent = w->length;
+	message_sent(qp, run);
+	return 1;
 }
 
 /* Emit up to budget packets of the current message. */
@@ -515,6 +590,8 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_pkt pkt;
 	unsigned n = 0;
 
+	if (unlikely(w->opcode == SRNIC_WR_TP_WRITE))
+		return send_tp(eng, qp, run, w);
 	data_pkt_init(&pkt, eng, qp, w, run);
 	while (n < budget) {
 		/* (a READ's or an atomic's request carries no data) */
@@ -557,13 +634,7 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 		}
 		run->sent += pkt.pkt_len;
 		if (pkt.flags & SRNIC_F_LAST) {
-			uint64_t now = srnic_now();
-
-			run->state = srnic_qp_reliable(qp) ? SWQE_WAITING
-							   : SWQE_DONE;
-			run->deadline = now + qp->at.timeout_tsc;
-			run->probe_at = now + srnic_probe_tsc(qp);
-			qp->snd.cur_busy = 0;
+			message_sent(qp, run);
 			break;
 		}
 	}
@@ -659,6 +730,40 @@ static void reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 }
 
+/* Whether a SACK of first and bits says packet first + k is lacking. */
+static inline bool sack_lacks(uint64_t bits, uint32_t k)
+{
+	return !k || (k <= 64 && (bits >> (k - 1) & 1));
+}
+
+/* The packets of third-party WRITE idx a SACK says are lacking, asked of
+ * its source a run of them a request; how many packets. */
+static unsigned tp_resend_ranges(struct srnic_engine *eng,
+				 struct srnic_qp *qp, uint32_t idx,
+				 uint32_t first, uint64_t bits, uint8_t shift)
+{
+	const struct srnic_swqe *w = &qp->q.sq[idx & qp->q.sq_mask];
+	uint32_t npkts = srnic_track_npkts(w->length, shift), k, k0;
+	unsigned n = 0;
+
+	for (k = 0; k <= 64 && first + k < npkts; k++) {
+		uint64_t off, end;
+
+		if (!sack_lacks(bits, k))
+			continue;
+		for (k0 = k; sack_lacks(bits, k + 1) && first + k + 1 < npkts;)
+			k++;
+		off = (uint64_t)(first + k0) << shift;
+		end = RTE_MIN((uint64_t)(first + k + 1) << shift,
+			      (uint64_t)w->length);
+		if (srnic_tp_request(eng, qp, idx, (uint32_t)off,
+				     (uint32_t)(end - off), 0, shift) <= 0)
+			break;
+		n += k - k0 + 1;
+	}
+	return n;
+}
+
 /*
  * The responder says which packets of message msn it lacks (a SACK): send
  * those again at once, under the attempt's own txid, instead of waiting for
@@ -677,7 +782,11 @@ static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	data_pkt_init(&pkt, eng, qp, w, run);
 	npkts = srnic_track_npkts(w->length, pkt.stride_shift);
-	for (k = 0; k <= 64; k++) {
+	/* (a third-party WRITE's are asked of its source, a range each) */
+	if (w->opcode == SRNIC_WR_TP_WRITE)
+		eng->st->sack_resent += tp_resend_ranges(eng, qp, idx, first,
+							 bits, pkt.stride_shift);
+	for (k = 0; w->opcode != SRNIC_WR_TP_WRITE && k <= 64; k++) {
 		uint32_t i = first + k;
 		uint64_t off = (uint64_t)i << pkt.stride_shift;
 

@@ -15,8 +15,8 @@
 
 /* The next answer job, cleared, for attempt txid of message msn; the
  * caller saw that one is free and activates the QP once it is filled. */
-static struct srnic_read_job *job_new(struct srnic_qp *qp, uint32_t msn,
-				      uint32_t txid, uint8_t shift)
+struct srnic_read_job *resp_job_new(struct srnic_qp *qp, uint32_t msn,
+				     uint32_t txid, uint8_t shift)
 {
 	struct srnic_read_job *j =
 		&qp->rcv.rd_jobs[qp->rcv.rd_tail++ % SRNIC_MAX_RD_ATOMIC];
@@ -28,7 +28,7 @@ static struct srnic_read_job *job_new(struct srnic_qp *qp, uint32_t msn,
 	return j;
 }
 
-static bool jobs_full(const struct srnic_qp *qp)
+bool resp_jobs_full(const struct srnic_qp *qp)
 {
 	return qp->rcv.rd_tail - qp->rcv.rd_head == SRNIC_MAX_RD_ATOMIC;
 }
@@ -36,7 +36,7 @@ static bool jobs_full(const struct srnic_qp *qp)
 void resp_read_job_from_slot(struct srnic_engine *eng, struct srnic_qp *qp,
 			     const struct srnic_rmsg *s)
 {
-	struct srnic_read_job *j = job_new(qp, s->msn, s->txid, s->trk.shift);
+	struct srnic_read_job *j = resp_job_new(qp, s->msn, s->txid, s->trk.shift);
 
 	j->rkey = s->rkey;
 	j->pd = s->pd;
@@ -106,7 +106,8 @@ void resp_reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 			d = &qp->rcv.atomic_done[i];
 	for (i = qp->rcv.rd_head; d && i != qp->rcv.rd_tail; i++) {
 		j = &qp->rcv.rd_jobs[i % SRNIC_MAX_RD_ATOMIC];
-		if (j->msn == pkt->msn) {
+		/* (a third-party job's msn is of another QP's messages) */
+		if (!j->tp && j->msn == pkt->msn) {
 			if (seq_diff(pkt->txid, j->txid) > 0)
 				j->txid = pkt->txid;	/* still going out */
 			else if (pkt->txid != j->txid)
@@ -114,11 +115,11 @@ void resp_reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 			return;
 		}
 	}
-	if (!d || jobs_full(qp)) {
+	if (!d || resp_jobs_full(qp)) {
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
-	j = job_new(qp, pkt->msn, pkt->txid, pkt->stride_shift);
+	j = resp_job_new(qp, pkt->msn, pkt->txid, pkt->stride_shift);
 	j->len = j->end = SRNIC_ATOMIC_LEN;
 	j->atomic = 1;
 	j->value = d->value;
@@ -146,7 +147,7 @@ void resp_reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
  * does; a first request's job is never guarded: its requester waits for
  * every byte of it, which the program may not free meanwhile.
  */
-static bool mapped(uint64_t va, uint64_t len)
+bool resp_mapped(uint64_t va, uint64_t len)
 {
 	static uintptr_t page;
 	uintptr_t start;
@@ -160,9 +161,9 @@ static bool mapped(uint64_t va, uint64_t len)
 		     MS_ASYNC) == 0;
 }
 
-/* A job asked for again copies guarded (mapped()): whether it can be,
+/* A job asked for again copies guarded (resp_mapped()): whether it can be,
  * the guard's handler installed. */
-static uint8_t guard_again(void)
+uint8_t resp_guard_again(void)
 {
 	return srnic_guard_enable() == 0;
 }
@@ -181,7 +182,7 @@ static bool reread_joins_job(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	for (i = qp->rcv.rd_head; i != qp->rcv.rd_tail; i++) {
 		j = &qp->rcv.rd_jobs[i % SRNIC_MAX_RD_ATOMIC];
-		if (j->msn != pkt->msn)
+		if (j->tp || j->msn != pkt->msn)
 			continue;
 		if (j->txid == pkt->txid && j->sent <= pkt->msg_off &&
 		    *end <= j->end) {
@@ -208,7 +209,7 @@ static bool reread_joins_job(struct srnic_engine *eng, struct srnic_qp *qp,
 				j->txid = pkt->txid;
 				j->sent = pkt->msg_off;
 				j->end = *end;
-				j->again = guard_again();
+				j->again = resp_guard_again();
 			}
 			return true;
 		}
@@ -228,14 +229,13 @@ void resp_reread(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	uint32_t end = pkt->read_len ? pkt->msg_off + pkt->read_len
 				     : pkt->msg_len;
-	struct srnic_read_job *j;
 	struct srnic_srq *srq;
 	enum srnic_mem_check r;
 	uint32_t pd;
 
 	if (reread_joins_job(eng, qp, pkt, &end))
 		return;
-	if (jobs_full(qp) || (1u << pkt->stride_shift) > eng->payload_max) {
+	if (resp_jobs_full(qp) || (1u << pkt->stride_shift) > eng->payload_max) {
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
@@ -250,20 +250,31 @@ void resp_reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		resp_nak(eng, qp, SRNIC_NAK_ACCESS, pkt->msn, pkt->txid);
 		return;
 	}
-	if (!mapped(pkt->va + pkt->msg_off, end - pkt->msg_off)) {
+	if (!resp_mapped(pkt->va + pkt->msg_off, end - pkt->msg_off)) {
 		eng->st->drops[SRNIC_DROP_UNMAPPED]++;
 		resp_nak(eng, qp, SRNIC_NAK_ACCESS, pkt->msn, pkt->txid);
 		return;
 	}
-	j = job_new(qp, pkt->msn, pkt->txid, pkt->stride_shift);
+	resp_range_job(eng, qp, pkt, pd, end);
+}
+
+struct srnic_read_job *resp_range_job(struct srnic_engine *eng,
+				      struct srnic_qp *qp,
+				      const struct srnic_pkt *pkt, uint32_t pd,
+				      uint32_t end)
+{
+	struct srnic_read_job *j =
+		resp_job_new(qp, pkt->msn, pkt->txid, pkt->stride_shift);
+
 	j->rkey = pkt->rkey;
 	j->pd = pd;
 	j->va = pkt->va;
 	j->len = pkt->msg_len;
 	j->sent = pkt->msg_off;
 	j->end = end;
-	j->again = guard_again();
+	j->again = resp_guard_again();
 	srnic_qp_activate(eng, qp);
+	return j;
 }
 
 enum answer {
@@ -290,7 +301,7 @@ static void answer_header(struct srnic_pkt *pkt, struct srnic_engine *eng,
 
 /* The payload of job j's next packet into the packet; false (counted)
  * when a page of an on-demand region is not there, or a job asked for
- * again met memory unmapped since (mapped()). */
+ * again met memory unmapped since (resp_mapped()). */
 static bool answer_copy(struct srnic_engine *eng,
 			const struct srnic_read_job *j, uint8_t *payload,
 			uint32_t len)
@@ -309,25 +320,31 @@ static bool answer_copy(struct srnic_engine *eng,
 	return false;
 }
 
+/* Job j's next packet, on port to mac (its requester's, or a third-party
+ * job's target's). */
 static enum answer answer_packet(struct srnic_engine *eng,
 				 struct srnic_qp *qp, struct srnic_read_job *j,
-				 int port)
+				 int port, const uint8_t *mac)
 {
 	const void *src = (const void *)(uintptr_t)(j->va + j->sent);
-	const uint8_t *mac = qp->peer->mac[port];
 	enum srnic_mem_check r = SRNIC_MEM_OK;
 	struct srnic_pkt pkt;
 	struct rte_mbuf *m;
 	uint8_t *payload;
 
-	answer_header(&pkt, eng, qp, j);
+	if (j->tp)
+		resp_tp_header(&pkt, j);
+	else
+		answer_header(&pkt, eng, qp, j);
 	/* The region may have gone since the request was checked (an
 	 * atomic's answer is the value it found, kept). */
 	if (pkt.pkt_len && !j->atomic)
 		r = srnic_mem_check_remote(&eng->mem, j->rkey, j->pd,
 					   qp->q.qpn, j->va + j->sent,
 					   pkt.pkt_len,
-					   SRNIC_ACCESS_REMOTE_READ);
+					   SRNIC_ACCESS_REMOTE_READ |
+						   (j->tp ? SRNIC_ACCESS_THIRD_PARTY
+							  : 0));
 	if (r != SRNIC_MEM_OK) {
 		count_access(eng, r);
 		return ANSWER_FAILED;
@@ -360,8 +377,19 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 	while (n < budget && qp->rcv.rd_head != qp->rcv.rd_tail) {
 		struct srnic_read_job *j =
 			&qp->rcv.rd_jobs[qp->rcv.rd_head % SRNIC_MAX_RD_ATOMIC];
-		int port = srnic_qp_pick_port(eng, qp);
+		const uint8_t *mac = NULL;
+		bool gone = false;
+		int port = j->tp ? resp_tp_port(eng, j, &mac, &gone)
+				 : srnic_qp_pick_port(eng, qp);
 
+		if (port < 0 && j->tp) {
+			/* (a target gone: the job goes, its controller asks
+			 * again or gives up) */
+			if (!gone)
+				break;
+			qp->rcv.rd_head++;
+			continue;
+		}
 		if (port < 0) {
 			/* Nobody to answer: drop the jobs; the requester asks
 			 * again (READ is idempotent) or gives up. */
@@ -369,11 +397,16 @@ unsigned srnic_responder_reads(struct srnic_engine *eng, struct srnic_qp *qp,
 				qp->rcv.rd_head = qp->rcv.rd_tail;
 			break;
 		}
-		switch (answer_packet(eng, qp, j, port)) {
+		switch (answer_packet(eng, qp, j, port,
+				      j->tp ? mac : qp->peer->mac[port])) {
 		case ANSWER_NO_MBUF:
 			goto out;
 		case ANSWER_FAILED:
-			resp_nak(eng, qp, SRNIC_NAK_ACCESS, j->msn, j->txid);
+			if (j->tp)
+				resp_tp_nak(eng, qp, j, SRNIC_NAK_ACCESS);
+			else
+				resp_nak(eng, qp, SRNIC_NAK_ACCESS, j->msn,
+					 j->txid);
 			qp->rcv.rd_head++;
 			continue;
 		case ANSWER_SENT:

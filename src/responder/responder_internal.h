@@ -145,6 +145,17 @@ void resp_fail_placement(struct srnic_engine *eng, struct srnic_qp *qp,
 			 struct srnic_rmsg *s);
 
 /* read.c */
+struct srnic_read_job *resp_job_new(struct srnic_qp *qp, uint32_t msn,
+				     uint32_t txid, uint8_t shift);
+bool resp_jobs_full(const struct srnic_qp *qp);
+bool resp_mapped(uint64_t va, uint64_t len);
+uint8_t resp_guard_again(void);
+/* A job for the range [msg_off, end) of a READ-shaped request asked for
+ * again (its copies guarded), checked already: the QP is activated. */
+struct srnic_read_job *resp_range_job(struct srnic_engine *eng,
+				      struct srnic_qp *qp,
+				      const struct srnic_pkt *pkt, uint32_t pd,
+				      uint32_t end);
 void resp_read_job_from_slot(struct srnic_engine *eng, struct srnic_qp *qp,
 			     const struct srnic_rmsg *s);
 void resp_reread(struct srnic_engine *eng, struct srnic_qp *qp,
@@ -153,6 +164,14 @@ void resp_reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 			  const struct srnic_pkt *pkt);
 bool resp_run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		     struct srnic_rmsg *s);
+
+/* third_party.c: a third-party job's way to its target, its packets'
+ * header, and its NAK to the controller */
+int resp_tp_port(struct srnic_engine *eng, struct srnic_read_job *j,
+		 const uint8_t **mac, bool *gone);
+void resp_tp_header(struct srnic_pkt *pkt, const struct srnic_read_job *j);
+void resp_tp_nak(struct srnic_engine *eng, struct srnic_qp *qp,
+		 const struct srnic_read_job *j, uint8_t syndrome);
 
 /* ack.c */
 void resp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t syndrome,

@@ -22,6 +22,9 @@ void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp);
 /* UC: give up the oldest message if it has been stuck long enough */
 void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now);
+/* third_party.c: a controller's TP_READ_REQ, on qp, its QP to this node */
+void srnic_responder_tp(struct srnic_engine *eng, struct srnic_qp *qp,
+			const struct srnic_pkt *pkt);
 /* held.c: give back the last packets it has held SRNIC_HELD_AGE_MS */
 void srnic_responder_held_age(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now);

@@ -29,7 +29,9 @@
 #define SRNIC_ACK_XLEN 32
 #define SRNIC_HELLO_XLEN 40
 #define SRNIC_XRC_XLEN 4	/* SRNIC_F_XRC: the receiving SRQ's number */
-/* Largest header any packet carries: what a payload budget must leave. */
+#define SRNIC_TP_XLEN 32	/* TP_READ_REQ: where the data goes */
+/* Largest header a packet with a payload carries: what a payload budget
+ * must leave.  (A TP_READ_REQ's are longer, and it carries none.) */
 #define SRNIC_MAX_HLEN                                                      \
 	(SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + SRNIC_DATA_XLEN + SRNIC_XRC_XLEN)
 
@@ -71,6 +73,12 @@ enum srnic_opcode {
 	 * client's packet size (log2); the ACK echoes msn. */
 	SRNIC_OP_SVC_RESYNC = 15,
 	SRNIC_OP_SVC_RESYNC_ACK = 16,
+	/* Third-party RDMA (docs/third-party.md): a controller asks the data
+	 * source to WRITE msg_len bytes at (rkey, va) of its memory to a
+	 * target, as message msn of the controller's QP to that target
+	 * (the TP extension says where); read_len bytes from msg_off, as a
+	 * READ_REQ.  The source's WRITE packets carry SRNIC_F_THIRD_PARTY. */
+	SRNIC_OP_TP_READ_REQ = 17,
 	SRNIC_OP_MAX
 };
 
@@ -108,10 +116,17 @@ enum srnic_opcode {
 				  * cumulative ACK of the other direction
 				  * (the sender's responder has done every
 				  * message below it), riding with the data */
+#define SRNIC_F_THIRD_PARTY 0x8000 /* WRITE: sent by a third-party data
+				    * source on behalf of the controller
+				    * (src_inc, src_qpn), as a message of
+				    * the controller's QP; ACK: the source's
+				    * NAK of a third-party request, which
+				    * says nothing else */
 /* What a multicast WRITE never carries. */
 #define SRNIC_F_GROUP_NOT                                                   \
 	(SRNIC_F_IMM | SRNIC_F_RECV_CQE | SRNIC_F_SOLICITED | SRNIC_F_CAS |   \
-	 SRNIC_F_INV | SRNIC_F_ATOMIC_WR | SRNIC_F_XRC | SRNIC_F_ACKS)
+	 SRNIC_F_INV | SRNIC_F_ATOMIC_WR | SRNIC_F_XRC | SRNIC_F_ACKS |      \
+	 SRNIC_F_THIRD_PARTY)
 
 /* The MAC of an authenticated control frame: HMAC-SHA-512-256 (libsodium's
  * crypto_auth) under the cluster key, of the frame's bytes before it. */
@@ -213,6 +228,15 @@ struct srnic_pkt {
 			    * below this is done at the sender (an ACK's
 			    * msn, riding with the data) */
 	uint32_t xrc_srqn; /* SRNIC_F_XRC: the receiver's XRC SRQ */
+	/* TP_READ_REQ: the target node, its incarnation and its QP, the
+	 * controller's QP (the message's context there), and the target's
+	 * key and address of the message's first byte */
+	uint32_t tp_ipv4;
+	uint32_t tp_inc;
+	uint32_t tp_qpn;
+	uint32_t tp_ctl_qpn;
+	uint32_t tp_rkey;
+	uint64_t tp_va;
 	/* UD_SEND (rkey and va are zero then) */
 	uint32_t qkey;
 	uint32_t src_ipv4;  /* the sending node, host order */
@@ -333,6 +357,7 @@ enum srnic_ext {
 #define SRNIC_OPF_REMOTE 0x40  /* names the responder's memory by rkey */
 #define SRNIC_OPF_RD_ATOMIC 0x80 /* answered from the responder resources
 				  * its QP granted (max_dest_rd_atomic) */
+#define SRNIC_OPF_THIRD_PARTY 0x100 /* may be SRNIC_F_THIRD_PARTY */
 
 /*
  * An opcode's rules beyond its header layout, checked once its headers are
@@ -406,6 +431,12 @@ static inline bool srnic_op_remote(uint8_t op)
 static inline bool srnic_op_rd_atomic(uint8_t op)
 {
 	return srnic_op_table[op].props & SRNIC_OPF_RD_ATOMIC;
+}
+
+/* Requests that ask for a range (read_len in imm's place). */
+static inline bool srnic_op_asks(uint8_t op)
+{
+	return op == SRNIC_OP_READ_REQ || op == SRNIC_OP_TP_READ_REQ;
 }
 
 /* The requests an XRC QP sends, which carry the XRC extension. */

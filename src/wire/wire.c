@@ -13,6 +13,9 @@
  *            (UD_SEND: +8 qkey, +16 src ipv4, +20 dst ipv4)
  *  xrc ext    (flag SRNIC_F_XRC: SEND, WRITE, READ_REQ, ATOMIC_REQ) right
  *            after the data ext: +0 xrc_srqn; the payload follows it
+ *  tp ext     (TP_READ_REQ) right after the data ext: +0 target ipv4,
+ *            +4 target inc, +8 target qpn, +12 controller qpn,
+ *            +16 target rkey, +20 reserved, +24 target va (8)
  *  ack ext   +0 syndrome, +1 rnr_timer, +2 ts_echo, +4 nak_msn,
  *            +8 nak_txid, +12 sack_msn, +16 sack_first, +20 credit,
  *            +24 sack_bits (8)
@@ -111,6 +114,17 @@ static void encode_base(uint8_t *b, const struct srnic_pkt *pkt)
 	srnic_put32(b + 20, pkt->msn);
 }
 
+static void encode_tp_ext(uint8_t *x, const struct srnic_pkt *pkt)
+{
+	srnic_put32(x + 0, pkt->tp_ipv4);
+	srnic_put32(x + 4, pkt->tp_inc);
+	srnic_put32(x + 8, pkt->tp_qpn);
+	srnic_put32(x + 12, pkt->tp_ctl_qpn);
+	srnic_put32(x + 16, pkt->tp_rkey);
+	srnic_put32(x + 20, 0);
+	srnic_put64(x + 24, pkt->tp_va);
+}
+
 static void encode_data_ext(uint8_t *x, const struct srnic_pkt *pkt)
 {
 	srnic_put32(x + 0, pkt->txid);
@@ -123,7 +137,7 @@ static void encode_data_ext(uint8_t *x, const struct srnic_pkt *pkt)
 		srnic_put32(x + 8, pkt->rkey);
 		srnic_put64(x + 16, pkt->va);
 	}
-	if (pkt->opcode == SRNIC_OP_READ_REQ)
+	if (srnic_op_asks(pkt->opcode))
 		srnic_put32(x + 12, pkt->read_len);
 	else
 		memcpy(x + 12, &pkt->imm, 4); /* network order already */
@@ -136,6 +150,8 @@ static void encode_data_ext(uint8_t *x, const struct srnic_pkt *pkt)
 	srnic_put32(x + 40, pkt->flags & SRNIC_F_ACKS ? pkt->ack_msn : 0);
 	if (pkt->flags & SRNIC_F_XRC)
 		srnic_put32(x + SRNIC_DATA_XLEN, pkt->xrc_srqn);
+	if (pkt->opcode == SRNIC_OP_TP_READ_REQ)
+		encode_tp_ext(x + SRNIC_DATA_XLEN, pkt);
 }
 
 static void encode_ack_ext(uint8_t *x, const struct srnic_pkt *pkt)
@@ -217,7 +233,7 @@ static void decode_data_ext(const uint8_t *x, struct srnic_pkt *pkt)
 		pkt->rkey = srnic_get32(x + 8);
 		pkt->va = srnic_get64(x + 16);
 	}
-	if (pkt->opcode == SRNIC_OP_READ_REQ)
+	if (srnic_op_asks(pkt->opcode))
 		pkt->read_len = srnic_get32(x + 12);
 	else
 		memcpy(&pkt->imm, x + 12, 4);
@@ -230,6 +246,15 @@ static void decode_data_ext(const uint8_t *x, struct srnic_pkt *pkt)
 		pkt->ack_msn = srnic_get32(x + 40);
 	if (pkt->flags & SRNIC_F_XRC)
 		pkt->xrc_srqn = srnic_get32(x + SRNIC_DATA_XLEN);
+	if (pkt->opcode == SRNIC_OP_TP_READ_REQ) {
+		x += SRNIC_DATA_XLEN;
+		pkt->tp_ipv4 = srnic_get32(x + 0);
+		pkt->tp_inc = srnic_get32(x + 4);
+		pkt->tp_qpn = srnic_get32(x + 8);
+		pkt->tp_ctl_qpn = srnic_get32(x + 12);
+		pkt->tp_rkey = srnic_get32(x + 16);
+		pkt->tp_va = srnic_get64(x + 24);
+	}
 }
 
 static void decode_ack_ext(const uint8_t *x, struct srnic_pkt *pkt)
@@ -379,6 +404,19 @@ static enum srnic_wire_err check_read_req(struct srnic_pkt *pkt,
 	return SRNIC_WIRE_OK;
 }
 
+/* A third-party request is a READ request whose data goes to the target's
+ * range, which must not wrap either. */
+static enum srnic_wire_err check_tp_read_req(struct srnic_pkt *pkt,
+					     const uint8_t *rest,
+					     uint32_t rest_len)
+{
+	enum srnic_wire_err e = check_read_req(pkt, rest, rest_len);
+
+	if (e == SRNIC_WIRE_OK && pkt->tp_va + pkt->msg_len < pkt->tp_va)
+		return SRNIC_WIRE_BAD_LENGTH;
+	return e;
+}
+
 /* Two operands, on 8 aligned bytes. */
 static enum srnic_wire_err check_atomic(struct srnic_pkt *pkt,
 					const uint8_t *rest, uint32_t rest_len)
@@ -444,7 +482,7 @@ const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
 			    .hlen = HLEN(SRNIC_DATA_XLEN),
 			    .props = SRNIC_OPF_PAYLOAD | SRNIC_OPF_XRC |
 				     SRNIC_OPF_REQUEST | SRNIC_OPF_GROUP |
-				     SRNIC_OPF_REMOTE,
+				     SRNIC_OPF_REMOTE | SRNIC_OPF_THIRD_PARTY,
 			    .group_not = SRNIC_F_GROUP_NOT},
 	[SRNIC_OP_READ_REQ] = DATA_OP("READ_REQ", check_read_req,
 				      SRNIC_OPF_XRC | SRNIC_OPF_REQUEST |
@@ -455,7 +493,7 @@ const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
 	/* (a member's answer to a multicast WRITE is an ACK too) */
 	[SRNIC_OP_ACK] = {.name = "ACK", .check = check_ack,
 			  .ext = SRNIC_EXT_ACK, .hlen = HLEN(SRNIC_ACK_XLEN),
-			  .props = SRNIC_OPF_GROUP},
+			  .props = SRNIC_OPF_GROUP | SRNIC_OPF_THIRD_PARTY},
 	[SRNIC_OP_HELLO] = CONTROL_OP("HELLO"),
 	[SRNIC_OP_BYE] = CONTROL_OP("BYE"),
 	[SRNIC_OP_BYE_ACK] = CONTROL_OP("BYE_ACK"),
@@ -472,6 +510,12 @@ const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
 	[SRNIC_OP_SVC_ANNOUNCE] = CONTROL_OP("SVC_ANNOUNCE"),
 	[SRNIC_OP_SVC_RESYNC] = RESYNC_OP("SVC_RESYNC"),
 	[SRNIC_OP_SVC_RESYNC_ACK] = RESYNC_OP("SVC_RESYNC_ACK"),
+	/* (not a message of the QP it comes on: no SRNIC_OPF_REQUEST) */
+	[SRNIC_OP_TP_READ_REQ] = {.name = "TP_READ_REQ",
+				  .check = check_tp_read_req,
+				  .ext = SRNIC_EXT_DATA,
+				  .hlen = HLEN(SRNIC_DATA_XLEN + SRNIC_TP_XLEN),
+				  .props = 0},
 };
 
 /* The frame before its opcode: ours, of our version, long enough for the
@@ -494,6 +538,9 @@ static enum srnic_wire_err check_flags(const struct srnic_op_info *op,
 				       uint16_t flags)
 {
 	if ((flags & SRNIC_F_XRC) && !(op->props & SRNIC_OPF_XRC))
+		return SRNIC_WIRE_BAD_OPCODE;
+	if ((flags & SRNIC_F_THIRD_PARTY) &&
+	    !(op->props & SRNIC_OPF_THIRD_PARTY))
 		return SRNIC_WIRE_BAD_OPCODE;
 	if ((flags & SRNIC_F_ACKS) && !(op->props & SRNIC_OPF_REQUEST))
 		return SRNIC_WIRE_BAD_OPCODE;

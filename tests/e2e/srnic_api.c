@@ -19,6 +19,12 @@
  *     (and names the WR); a process has 64 queues at most (ENOMEM past
  *     them); another provider's PD is EOPNOTSUPP.  (What they do on the
  *     wire: tests/e2e/38-conditional.sh.)
+ *  5. Third-party RDMA's calls and their errors: srnic_post_3p refuses a
+ *     UD QP, one QP for both ends, unknown flags, a range that wraps, a
+ *     WRITE over 2 GiB (EINVAL) and QPs not in RTS (EINVAL, as
+ *     ibv_post_send); srnic_mr_allow_third_party a region without remote
+ *     read (EINVAL) and takes one with it; another provider's objects are
+ *     EOPNOTSUPP.  (On the wire: tests/e2e/40-third-party.sh.)
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
@@ -108,6 +114,71 @@ static void condq_api(struct ibv_context *ctx, struct ibv_context *other)
 	ibv_dealloc_pd(pd);
 }
 
+/* 5.: third-party RDMA's calls (other: another provider's context) */
+static void tp_api(struct ibv_context *ctx, struct ibv_context *other)
+{
+	static uint8_t buf[4096];
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_qp_init_attr qa = {.send_cq = cq, .recv_cq = cq,
+				      .qp_type = IBV_QPT_RC,
+				      .cap = {.max_send_wr = 2, .max_recv_wr = 2,
+					      .max_send_sge = 1,
+					      .max_recv_sge = 1}};
+	struct ibv_qp oqp = {.context = other, .qp_type = IBV_QPT_RC};
+	struct srnic_3p_wr wr = {.length = 4096, .src_addr = 4096,
+				 .dst_addr = 8192};
+	struct ibv_mr *w, *r, omr = {.context = other};
+	struct ibv_qp *a, *b, *ud;
+
+	if (!pd || !cq)
+		return;
+	a = ibv_create_qp(pd, &qa);
+	b = ibv_create_qp(pd, &qa);
+	qa.qp_type = IBV_QPT_UD;
+	ud = ibv_create_qp(pd, &qa);
+	if (!a || !b || !ud)
+		return;
+	vu_check(srnic_post_3p(&oqp, &oqp, &wr) == EOPNOTSUPP &&
+			 srnic_post_3p(NULL, b, &wr) == EOPNOTSUPP,
+		 NULL, "srnic_post_3p, another provider's QPs: EOPNOTSUPP");
+	vu_check(srnic_post_3p(ud, b, &wr) == EINVAL &&
+			 srnic_post_3p(a, a, &wr) == EINVAL &&
+			 srnic_post_3p(a, b, NULL) == EINVAL,
+		 NULL, "srnic_post_3p: a UD QP, one QP for both: EINVAL");
+	wr.send_flags = IBV_SEND_INLINE;
+	vu_check(srnic_post_3p(a, b, &wr) == EINVAL, NULL,
+		 "srnic_post_3p: IBV_SEND_INLINE: EINVAL");
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.dst_addr = UINT64_MAX - 100;
+	vu_check(srnic_post_3p(a, b, &wr) == EINVAL, NULL,
+		 "srnic_post_3p: a target range that wraps: EINVAL");
+	wr.dst_addr = 8192;
+	wr.length = (1u << 31) + 1;
+	vu_check(srnic_post_3p(a, b, &wr) == EINVAL, NULL,
+		 "srnic_post_3p: over 2 GiB: EINVAL");
+	wr.length = 4096;
+	vu_check(srnic_post_3p(a, b, &wr) == EINVAL, NULL,
+		 "srnic_post_3p: a QP in RESET: EINVAL");
+	w = ibv_reg_mr(pd, buf, sizeof(buf),
+		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	r = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_READ);
+	vu_check(w && r && srnic_mr_allow_third_party(w) == EINVAL &&
+			 srnic_mr_allow_third_party(r) == 0 &&
+			 srnic_mr_allow_third_party(&omr) == EOPNOTSUPP,
+		 NULL, "srnic_mr_allow_third_party: without remote read EINVAL, "
+		 "with it 0, another provider's EOPNOTSUPP");
+	if (w)
+		ibv_dereg_mr(w);
+	if (r)
+		ibv_dereg_mr(r);
+	ibv_destroy_qp(ud);
+	ibv_destroy_qp(b);
+	ibv_destroy_qp(a);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+}
+
 int main(int argc, char **argv)
 {
 	struct srnic_device_attr a = {0};
@@ -158,6 +229,7 @@ int main(int argc, char **argv)
 		 "libsrnic and the provider libibverbs loaded are one copy "
 		 "(%u mappings of its code)", srnic_text_maps());
 	condq_api(ctx, &other);
+	tp_api(ctx, &other);
 	ibv_destroy_cq(cq);
 	ibv_close_device(ctx);
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);

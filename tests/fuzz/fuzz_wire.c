@@ -114,6 +114,9 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		p->flags &= ~SRNIC_F_ACKS;
 	else if (p->flags & SRNIC_F_ACKS)
 		p->ack_msn = (uint32_t)rnd();
+	/* The third-party flag: a WRITE's or an ACK's. */
+	if (p->opcode != SRNIC_OP_WRITE && p->opcode != SRNIC_OP_ACK)
+		p->flags &= ~SRNIC_F_THIRD_PARTY;
 	/* The group flag: an ACK's, or a plain WRITE's (which then carries
 	 * nothing else of a request's). */
 	if ((p->flags & SRNIC_F_GROUP) && p->opcode == SRNIC_OP_WRITE) {
@@ -199,13 +202,22 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 			p->payload = pay;
 			return;
 		}
-		if (p->opcode == SRNIC_OP_READ_REQ) {
+		if (srnic_op_asks(p->opcode)) {
 			/* The request names the whole remote range, and the
 			 * part of it wanted: from a packet boundary, all of
-			 * the rest (read_len 0) or some of it. */
+			 * the rest (read_len 0) or some of it; a third-party
+			 * one, where it goes too. */
 			p->imm = 0;
 			if (p->va + p->msg_len < p->va)
 				p->va >>= 1;
+			if (p->opcode == SRNIC_OP_TP_READ_REQ) {
+				p->tp_ipv4 = (uint32_t)rnd();
+				p->tp_inc = (uint32_t)rnd();
+				p->tp_qpn = (uint32_t)rnd();
+				p->tp_ctl_qpn = (uint32_t)rnd();
+				p->tp_rkey = (uint32_t)rnd();
+				p->tp_va = rnd() >> 1;
+			}
 			if (rnd_below(2)) {
 				p->msg_off = rnd_below(npkts) << p->stride_shift;
 				p->read_len = rnd_below(p->msg_len -

@@ -58,6 +58,12 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(ts);
 	WIRE_FIELD(ack_msn);
 	WIRE_FIELD(xrc_srqn);
+	WIRE_FIELD(tp_ipv4);
+	WIRE_FIELD(tp_inc);
+	WIRE_FIELD(tp_qpn);
+	WIRE_FIELD(tp_ctl_qpn);
+	WIRE_FIELD(tp_rkey);
+	WIRE_FIELD(tp_va);
 	WIRE_FIELD(qkey);
 	WIRE_FIELD(src_ipv4);
 	WIRE_FIELD(dst_ipv4);
@@ -120,6 +126,9 @@ static inline bool wire_byte_meaningful(uint8_t op, uint16_t flags,
 	if (off < 38)
 		return true;	/* Ethernet and base header */
 	off -= 38;
+	/* (TP_READ_REQ: bytes 20-23 of its extension, 64-67, reserved) */
+	if (op == SRNIC_OP_TP_READ_REQ && off >= 64 && off < 68)
+		return false;
 	if (srnic_op_has_data_ext(op))
 		return off != 37 &&
 		       (off < 40 || off >= 44 || (flags & SRNIC_F_ACKS));
@@ -227,6 +236,14 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		return "accepted the ACKS flag on a packet other than a request";
 	if (!(p->flags & SRNIC_F_ACKS) && p->ack_msn)
 		return "ack_msn set without the ACKS flag";
+	if ((p->flags & SRNIC_F_THIRD_PARTY) && op != SRNIC_OP_WRITE &&
+	    op != SRNIC_OP_ACK)
+		return "accepted the third-party flag on other than a WRITE "
+		       "or an ACK";
+	if (op != SRNIC_OP_TP_READ_REQ &&
+	    (p->tp_ipv4 || p->tp_inc || p->tp_qpn || p->tp_ctl_qpn ||
+	     p->tp_rkey || p->tp_va))
+		return "third-party fields set on other than TP_READ_REQ";
 	if ((p->flags & SRNIC_F_GROUP) && op != SRNIC_OP_ACK &&
 	    (op != SRNIC_OP_WRITE || (p->flags & SRNIC_F_GROUP_NOT)))
 		return "accepted the group flag on other than a plain WRITE "
@@ -252,8 +269,10 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 			return "non-data field set on a data packet";
 		if (p->msg_len > SRNIC_MAX_MSG_LEN)
 			return "accepted msg_len beyond 2 GiB";
-		if (op != SRNIC_OP_READ_REQ && p->read_len)
-			return "read_len set on a packet other than READ_REQ";
+		if (op != SRNIC_OP_READ_REQ && op != SRNIC_OP_TP_READ_REQ &&
+		    p->read_len)
+			return "read_len set on a packet other than a READ "
+			       "request";
 		if (op == SRNIC_OP_UD_SEND ? p->rkey || p->va
 					   : p->qkey || p->src_ipv4 ||
 						     p->dst_ipv4)
@@ -278,7 +297,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		if (p->stride_shift < SRNIC_MIN_STRIDE_SHIFT ||
 		    p->stride_shift > SRNIC_MAX_STRIDE_SHIFT)
 			return "stride_shift out of range";
-	} else if (op == SRNIC_OP_READ_REQ) {
+	} else if (op == SRNIC_OP_READ_REQ || op == SRNIC_OP_TP_READ_REQ) {
 		if (p->pkt_len)
 			return "READ request with payload";
 		if (p->imm)
@@ -294,6 +313,8 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 			return "READ request range runs past the READ";
 		if (p->va + p->msg_len < p->va)
 			return "READ request va + msg_len wraps";
+		if (p->tp_va + p->msg_len < p->tp_va)
+			return "third-party target va + msg_len wraps";
 	} else if (srnic_op_carries_payload(op)) {
 		if (p->payload != buf + hlen)
 			return "payload does not follow the header";

@@ -62,7 +62,7 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	memset(p, 0, sizeof(*p));
 	p->opcode = op;
 	p->flags = SRNIC_F_IMM | SRNIC_F_RECV_CQE | SRNIC_F_SOLICITED |
-		   SRNIC_F_LAST | 0x8000;
+		   SRNIC_F_LAST;
 	p->dst_qpn = 0x01020304;
 	p->src_qpn = 0x0a0b0c0d;
 	p->src_inc = 0xdeadbeef;
@@ -120,6 +120,20 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 		p->msg_off = 3 << 12;
 		p->read_len = 2 << 12;
 		p->imm = 0;	/* its place carries read_len */
+		break;
+	case SRNIC_OP_TP_READ_REQ: /* a READ request, and where it goes */
+		p->stride_shift = 12;
+		p->msg_len = 1u << 20;
+		p->msg_off = 5 << 12;
+		p->read_len = 1 << 12;
+		p->imm = 0;
+		p->flags = SRNIC_F_PROBE;
+		p->tp_ipv4 = 0x0a370003;
+		p->tp_inc = 0x00310042;
+		p->tp_qpn = 0x00001005;
+		p->tp_ctl_qpn = 0x00002006;
+		p->tp_rkey = 0x00beef01;
+		p->tp_va = 0x00007f0012345000ull;
 		break;
 	case SRNIC_OP_ATOMIC_REQ: /* compare-and-swap on 8 aligned bytes */
 		p->flags |= SRNIC_F_CAS;
@@ -180,6 +194,14 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		want->msg_len = p->msg_len;
 		want->stride_shift = p->stride_shift;
 		want->ts = p->ts;
+		if (p->opcode == SRNIC_OP_TP_READ_REQ) {
+			want->tp_ipv4 = p->tp_ipv4;
+			want->tp_inc = p->tp_inc;
+			want->tp_qpn = p->tp_qpn;
+			want->tp_ctl_qpn = p->tp_ctl_qpn;
+			want->tp_rkey = p->tp_rkey;
+			want->tp_va = p->tp_va;
+		}
 		/* The decoder points past the header even for a READ
 		 * request, whose payload is empty. */
 		want->payload = frame + srnic_wire_hlen(p->opcode);
@@ -284,7 +306,8 @@ static void test_byte_map(void)
 		      SRNIC_OP_RDMA_READY == 11 && SRNIC_OP_ATOMIC_REQ == 12 &&
 		      SRNIC_OP_UD_SEND == 13 && SRNIC_OP_SVC_ANNOUNCE == 14 &&
 		      SRNIC_OP_SVC_RESYNC == 15 &&
-		      SRNIC_OP_SVC_RESYNC_ACK == 16 && SRNIC_OP_MAX == 17,
+		      SRNIC_OP_SVC_RESYNC_ACK == 16 &&
+		      SRNIC_OP_TP_READ_REQ == 17 && SRNIC_OP_MAX == 18,
 	      "opcode numbering changed");
 
 	full_pkt(&p, SRNIC_OP_SEND);
@@ -692,10 +715,10 @@ static void test_flag_rules(void)
 					  SRNIC_OP_ATOMIC_REQ};
 	static const uint16_t group_not[] = {
 		SRNIC_F_IMM, SRNIC_F_RECV_CQE, SRNIC_F_SOLICITED, SRNIC_F_CAS,
-		SRNIC_F_INV, SRNIC_F_ATOMIC_WR, SRNIC_F_XRC, SRNIC_F_ACKS};
+		SRNIC_F_INV, SRNIC_F_ATOMIC_WR, SRNIC_F_XRC, SRNIC_F_ACKS,
+		SRNIC_F_THIRD_PARTY};
 	static const uint16_t group_ok[] = {SRNIC_F_SACK, SRNIC_F_NAK,
-					    SRNIC_F_AUTH, SRNIC_F_PROBE,
-					    0x8000};
+					    SRNIC_F_AUTH, SRNIC_F_PROBE};
 	uint32_t len;
 	unsigned i;
 	uint8_t op, *f;

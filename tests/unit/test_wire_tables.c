@@ -75,11 +75,17 @@ static void test_table(void)
 		}
 		CHECK(i->name && i->check, "opcode %u: no name or check", op);
 		CHECK(i->hlen == SRNIC_ETH_HLEN + SRNIC_BASE_HLEN +
-					 ext_len(i->ext),
+					 ext_len(i->ext) +
+					 (op == SRNIC_OP_TP_READ_REQ
+						  ? SRNIC_TP_XLEN
+						  : 0),
 		      "%s: header length %u", srnic_op_name(op), i->hlen);
-		CHECK(i->hlen + ((i->props & SRNIC_OPF_XRC) ? SRNIC_XRC_XLEN
-							     : 0) <=
-			      SRNIC_MAX_HLEN,
+		/* (the budget of packets with payload) */
+		CHECK(!(i->props & SRNIC_OPF_PAYLOAD) ||
+			      i->hlen + ((i->props & SRNIC_OPF_XRC)
+						 ? SRNIC_XRC_XLEN
+						 : 0) <=
+				      SRNIC_MAX_HLEN,
 		      "%s: headers longer than SRNIC_MAX_HLEN",
 		      srnic_op_name(op));
 		CHECK(!(i->props & SRNIC_OPF_CONTROL) ==

@@ -26,6 +26,7 @@ local OPS = {
 	[14] = {name = "SVC_ANNOUNCE", ext = "hello", payload = false},
 	[15] = {name = "SVC_RESYNC", ext = "ack", payload = false},
 	[16] = {name = "SVC_RESYNC_ACK", ext = "ack", payload = false},
+	[17] = {name = "TP_READ_REQ", ext = "data", payload = false},
 }
 local opcodes = {}
 for op, o in pairs(OPS) do opcodes[op] = o.name end
@@ -54,6 +55,7 @@ local F = {
 	f_xrc = ProtoField.bool("srnic.flags.xrc", "XRC", 16, nil, 0x1000),
 	f_group = ProtoField.bool("srnic.flags.group", "GROUP", 16, nil, 0x2000),
 	f_acks = ProtoField.bool("srnic.flags.acks", "ACKS", 16, nil, 0x4000),
+	f_third_party = ProtoField.bool("srnic.flags.third_party", "THIRD_PARTY", 16, nil, 0x8000),
 	dst_qpn = ProtoField.uint32("srnic.dst_qpn", "Destination QP", base.HEX),
 	src_qpn = ProtoField.uint32("srnic.src_qpn", "Source QP", base.HEX),
 	src_inc = ProtoField.uint32("srnic.src_inc", "Source incarnation", base.HEX),
@@ -63,7 +65,7 @@ local F = {
 	txid = ProtoField.uint32("srnic.txid", "Transaction id", base.HEX),
 	ssn = ProtoField.uint32("srnic.ssn", "Receive sequence number"),
 	rkey = ProtoField.uint32("srnic.rkey", "Remote key (UD: Q_Key)", base.HEX),
-	imm = ProtoField.uint32("srnic.imm", "Immediate data (READ_REQ: read length)", base.HEX),
+	imm = ProtoField.uint32("srnic.imm", "Immediate data (READ_REQ, TP_READ_REQ: read length)", base.HEX),
 	va = ProtoField.uint64("srnic.va", "Virtual address", base.HEX),
 	ud_src = ProtoField.ipv4("srnic.ud.src", "UD source IPv4"),
 	ud_dst = ProtoField.ipv4("srnic.ud.dst", "UD destination IPv4 (group id)"),
@@ -77,6 +79,13 @@ local F = {
 	compare_add = ProtoField.uint64("srnic.atomic.compare_add", "Compare / add", base.HEX),
 	swap = ProtoField.uint64("srnic.atomic.swap", "Swap", base.HEX),
 	payload = ProtoField.bytes("srnic.payload", "Payload"),
+	-- third-party extension (32 bytes, TP_READ_REQ)
+	tp_ip = ProtoField.ipv4("srnic.tp.ip", "Target node IPv4"),
+	tp_inc = ProtoField.uint32("srnic.tp.inc", "Target incarnation", base.HEX),
+	tp_qpn = ProtoField.uint32("srnic.tp.qpn", "Target QP", base.HEX),
+	tp_ctl_qpn = ProtoField.uint32("srnic.tp.ctl_qpn", "Controller QP", base.HEX),
+	tp_rkey = ProtoField.uint32("srnic.tp.rkey", "Target key", base.HEX),
+	tp_va = ProtoField.uint64("srnic.tp.va", "Target address", base.HEX),
 	-- XRC extension (4 bytes, flag XRC)
 	xrc_srqn = ProtoField.uint32("srnic.xrc.srqn", "XRC SRQ number"),
 	-- ACK extension (32 bytes)
@@ -124,7 +133,7 @@ function p.dissector(tvb, pinfo, tree)
 	for _, f in ipairs({F.f_imm, F.f_recv_cqe, F.f_solicited, F.f_last,
 			    F.f_sack, F.f_nak, F.f_cas, F.f_inv, F.f_crc,
 			    F.f_auth, F.f_probe, F.f_atomic_wr, F.f_xrc,
-			    F.f_group, F.f_acks}) do
+			    F.f_group, F.f_acks, F.f_third_party}) do
 		ft:add(f, tvb(2, 2))
 	end
 	t:add(F.dst_qpn, tvb(4, 4))
@@ -134,6 +143,7 @@ function p.dissector(tvb, pinfo, tree)
 	t:add(F.msn, tvb(20, 4))
 	-- (a multicast RDMA WRITE, and a member's ACK to one)
 	if bit.band(flags, 0x2000) ~= 0 then name = "MC_" .. name end
+	if bit.band(flags, 0x8000) ~= 0 then name = "TP_" .. name end
 	local info = string.format("%s %#x -> %#x msn %d", name,
 		tvb(8, 4):uint(), tvb(4, 4):uint(), tvb(20, 4):uint())
 	local off = 24
@@ -167,6 +177,19 @@ function p.dissector(tvb, pinfo, tree)
 			t:add(F.xrc_srqn, tvb(off, 4))
 			info = info .. string.format(" srqn %d", tvb(off, 4):uint())
 			off = off + 4
+		end
+		if op == 17 and tvb:len() >= off + 32 then
+			local x = t:add(p, tvb(off, 32), "Third-party extension")
+			x:add(F.tp_ip, tvb(off, 4))
+			x:add(F.tp_inc, tvb(off + 4, 4))
+			x:add(F.tp_qpn, tvb(off + 8, 4))
+			x:add(F.tp_ctl_qpn, tvb(off + 12, 4))
+			x:add(F.tp_rkey, tvb(off + 16, 4))
+			x:add(F.reserved, tvb(off + 20, 4))
+			x:add(F.tp_va, tvb(off + 24, 8))
+			info = info .. string.format(" to %s qp %#x",
+				tostring(tvb(off, 4):ipv4()), tvb(off + 8, 4):uint())
+			off = off + 32
 		end
 		if op == 12 and tvb:len() >= off + 16 then
 			t:add(F.compare_add, tvb(off, 8))
