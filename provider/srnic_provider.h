@@ -159,7 +159,9 @@ bool srnic_device_is_ours(struct ibv_device *device);
 #define SRNIC_API __attribute__((visibility("default")))
 static inline bool srnic_context_ours(const struct ibv_context *context)
 {
-	return context && srnic_device_is_ours(context->device);
+	/* (a context of no device, as a program may make up: not ours) */
+	return context && context->device &&
+	       srnic_device_is_ours(context->device);
 }
 struct srnic_engine *srnic_ctx_start(struct srnic_context *ctx);
 
