@@ -338,6 +338,45 @@ int srnic_post_3p(struct ibv_qp *to_target, struct ibv_qp *to_source,
  * read), EBUSY (memory windows bound in it), EOPNOTSUPP. */
 int srnic_mr_allow_third_party(struct ibv_mr *mr);
 
+/*
+ * The registration cache (docs/registration-cache.md): a region for a
+ * buffer a program sends from (or lets peers at) without keeping it
+ * registered.  srnic_mr_cache_get returns a region that covers [addr, addr
+ * + length) with at least access (IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE,
+ * REMOTE_READ, REMOTE_ATOMIC; 0: local reads only): a whole fragment of
+ * SRNIC_MR_CACHE_FRAG_MB (16) MiB, aligned, registered once and handed out
+ * again for any buffer inside it, so its keys may name memory beyond the
+ * buffer (a region with remote rights is on-demand there: a peer's access
+ * to memory unmapped fails its message).  Give it back with
+ * srnic_mr_cache_put; a region nobody holds is deregistered after
+ * SRNIC_MR_CACHE_IDLE_S (10) seconds idle, or at once when its memory is
+ * unmapped (munmap, mremap, shmdt), which libsrnic-preload.so, preloaded
+ * by ./srnic exec, tells the cache of: such a region is never handed out
+ * again.  The cache is the process's, under a lock of its own.
+ */
+struct ibv_mr *srnic_mr_cache_get(struct ibv_pd *pd, void *addr,
+				  size_t length, int access);
+/* 0, EINVAL (not a region the cache handed out and not put back yet),
+ * EOPNOTSUPP. */
+int srnic_mr_cache_put(struct ibv_mr *mr);
+
+struct srnic_mr_cache_attr {
+	uint64_t gets;		/* srnic_mr_cache_get calls that were served */
+	uint64_t hits;		/* ... from a region cached already */
+	uint64_t registrations;	/* regions registered */
+	uint64_t deregistrations;
+	uint64_t invalidated;	/* regions whose memory was unmapped */
+	uint64_t regions;	/* held now */
+	uint64_t cached_bytes;	/* ... their bytes */
+	uint64_t frag_bytes;	/* the fragment */
+	uint64_t idle_ms;	/* the idle time before deregistration */
+	uint32_t hooked;	/* unmapping is seen (the preload library) */
+};
+
+/* The process's cache: 0, EINVAL, EOPNOTSUPP. */
+int srnic_mr_cache_query(struct ibv_context *context,
+			 struct srnic_mr_cache_attr *attr);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,14 +16,25 @@
  * versioned reference to an unversioned definition that comes first).
  * This library links nothing of libibverbs: a program preloaded with it
  * that never uses verbs does not load libibverbs because of it.
+ *
+ * It also sees a program's munmap, mremap and shmdt first, for the
+ * registration cache (mr_cache.c), which hooks itself in once a program
+ * uses it: a region over memory about to be unmapped is never handed out
+ * again.  (What libc unmaps inside free() is not seen: it calls no
+ * exported munmap.)
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -144,4 +155,89 @@ EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 	}
 	next = real("ibv_destroy_comp_channel");
 	return next ? next(ch) : ENOSYS;
+}
+
+/* ---- unmapping, for the registration cache ---- */
+
+static void (*unmap_hook)(void *addr, size_t len);
+static int (*next_munmap)(void *, size_t);
+static void *(*next_mremap)(void *, size_t, size_t, int, ...);
+static int (*next_shmdt)(const void *);
+
+/* libc's own, found before the program runs (a lookup inside munmap
+ * could unmap, and come back here); until then, the system calls. */
+__attribute__((constructor)) static void unmap_next(void)
+{
+	next_munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
+	next_mremap = (void *(*)(void *, size_t, size_t, int, ...))dlsym(
+		RTLD_NEXT, "mremap");
+	next_shmdt = (int (*)(const void *))dlsym(RTLD_NEXT, "shmdt");
+}
+
+/* mr_cache.c's: fn is told of every range before it is unmapped. */
+EXPORT void srnic_preload_unmap_hook(void (*fn)(void *addr, size_t len))
+{
+	__atomic_store_n(&unmap_hook, fn, __ATOMIC_RELEASE);
+}
+
+static void unmapping(const void *addr, size_t len)
+{
+	void (*fn)(void *, size_t) =
+		__atomic_load_n(&unmap_hook, __ATOMIC_ACQUIRE);
+
+	if (fn && len)
+		fn((void *)(uintptr_t)addr, len);
+}
+
+EXPORT int munmap(void *addr, size_t len)
+{
+	unmapping(addr, len);
+	return next_munmap ? next_munmap(addr, len)
+			   : (int)syscall(SYS_munmap, addr, len);
+}
+
+EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *new_addr = NULL;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	/* (the old range goes, or moves: either way no region over it may
+	 * be handed out again; one that only grows in place loses nothing,
+	 * but is looked up anew all the same) */
+	unmapping(old, old_len);
+	return next_mremap ? next_mremap(old, old_len, new_len, flags, new_addr)
+			   : (void *)syscall(SYS_mremap, old, old_len, new_len,
+					     flags, new_addr);
+}
+
+/* The length of the mapping that starts at addr (a segment shmat made),
+ * from /proc/self/maps; 0 if none does. */
+static size_t mapping_len(const void *addr)
+{
+	unsigned long start, end;
+	size_t len = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &start, &end) == 2 &&
+		    start == (uintptr_t)addr) {
+			len = end - start;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return len;
+}
+
+EXPORT int shmdt(const void *addr)
+{
+	if (__atomic_load_n(&unmap_hook, __ATOMIC_ACQUIRE))
+		unmapping(addr, mapping_len(addr));
+	return next_shmdt ? next_shmdt(addr) : (int)syscall(SYS_shmdt, addr);
 }

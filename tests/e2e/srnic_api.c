@@ -25,6 +25,8 @@
  *     ibv_post_send); srnic_mr_allow_third_party a region without remote
  *     read (EINVAL) and takes one with it; another provider's objects are
  *     EOPNOTSUPP.  (On the wire: tests/e2e/40-third-party.sh.)
+ *  6. The registration cache's calls on another provider's objects:
+ *     EOPNOTSUPP.  (Their work and other errors: 41-mr-cache.sh.)
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
@@ -179,6 +181,23 @@ static void tp_api(struct ibv_context *ctx, struct ibv_context *other)
 	ibv_dealloc_pd(pd);
 }
 
+/* 6.: the registration cache's calls, another provider's objects */
+static void cache_api(struct ibv_context *other)
+{
+	static uint8_t buf[64];
+	struct ibv_pd opd = {.context = other};
+	struct ibv_mr omr = {.context = other};
+	struct srnic_mr_cache_attr ca;
+
+	errno = 0;
+	vu_check(!srnic_mr_cache_get(&opd, buf, sizeof(buf), 0) &&
+			 errno == EOPNOTSUPP &&
+			 srnic_mr_cache_put(&omr) == EOPNOTSUPP &&
+			 srnic_mr_cache_query(other, &ca) == EOPNOTSUPP,
+		 NULL, "the registration cache, another provider's objects: "
+		 "EOPNOTSUPP");
+}
+
 int main(int argc, char **argv)
 {
 	struct srnic_device_attr a = {0};
@@ -230,6 +249,7 @@ int main(int argc, char **argv)
 		 "(%u mappings of its code)", srnic_text_maps());
 	condq_api(ctx, &other);
 	tp_api(ctx, &other);
+	cache_api(&other);
 	ibv_destroy_cq(cq);
 	ibv_close_device(ctx);
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
