@@ -346,13 +346,13 @@ int srnic_mr_allow_third_party(struct ibv_mr *mr);
  * REMOTE_READ, REMOTE_ATOMIC; 0: local reads only): a whole fragment of
  * SRNIC_MR_CACHE_FRAG_MB (16) MiB, aligned, registered once and handed out
  * again for any buffer inside it, so its keys may name memory beyond the
- * buffer (a region with remote rights is on-demand there: a peer's access
- * to memory unmapped fails its message).  Give it back with
- * srnic_mr_cache_put; a region nobody holds is deregistered after
- * SRNIC_MR_CACHE_IDLE_S (10) seconds idle, or at once when its memory is
- * unmapped (munmap, mremap, shmdt), which libsrnic-preload.so, preloaded
- * by ./srnic exec, tells the cache of: such a region is never handed out
- * again.  The cache is the process's, under a lock of its own.
+ * buffer; with remote rights, a region of the buffer's pages only, and
+ * on-demand (a peer's access to memory unmapped since fails its message).
+ * Give it back with srnic_mr_cache_put; a region nobody holds is
+ * deregistered after SRNIC_MR_CACHE_IDLE_S (10) seconds idle, or once its
+ * memory is unmapped (munmap, mremap, shmdt), which libsrnic-preload.so,
+ * preloaded by ./srnic exec, tells the cache of: such a region is never
+ * handed out again.  The cache is the process's, under a lock of its own.
  */
 struct ibv_mr *srnic_mr_cache_get(struct ibv_pd *pd, void *addr,
 				  size_t length, int access);
@@ -370,7 +370,7 @@ struct srnic_mr_cache_attr {
 	uint64_t cached_bytes;	/* ... their bytes */
 	uint64_t frag_bytes;	/* the fragment */
 	uint64_t idle_ms;	/* the idle time before deregistration */
-	uint32_t hooked;	/* unmapping is seen (the preload library) */
+	uint32_t hooked;	/* the preload library's unmap hook is in */
 };
 
 /* The process's cache: 0, EINVAL, EOPNOTSUPP. */

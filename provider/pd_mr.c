@@ -85,6 +85,12 @@ int srnic_dealloc_td(struct ibv_td *td)
 
 int srnic_dealloc_pd(struct ibv_pd *pd)
 {
+	/* (the registration cache's regions of it first, or they would
+	 * outlive it) */
+	int rc = srnic_mr_cache_drop_pd(pd);
+
+	if (rc)
+		return rc;
 	free(pd);
 	return 0;
 }

@@ -184,9 +184,11 @@ static void unmapping(const void *addr, size_t len)
 {
 	void (*fn)(void *, size_t) =
 		__atomic_load_n(&unmap_hook, __ATOMIC_ACQUIRE);
+	int saved = errno;
 
 	if (fn && len)
 		fn((void *)(uintptr_t)addr, len);
+	errno = saved;	/* (the call's errno is the unmap's alone) */
 }
 
 EXPORT int munmap(void *addr, size_t len)

@@ -181,6 +181,10 @@ struct ibv_qp *srnic_svc_qp_new(struct ibv_pd *pd,
 struct ibv_mr *srnic_svc_mr_new(struct ibv_pd *pd, void *addr, size_t length,
 				int access, uint32_t svc_ipv4, unsigned slot);
 
+/* mr_cache.c: pd is about to go; its idle cached regions go first.
+ * EBUSY while one is held. */
+int srnic_mr_cache_drop_pd(struct ibv_pd *pd);
+
 /* cq.c: verbs' status for the engine's (enum srnic_wc_status) */
 enum ibv_wc_status srnic_wc_status_of(uint8_t status);
 

@@ -7,7 +7,7 @@
  *   server:  mr_cache_check [-p PORT]         a 4 MiB target, 1024 slots
  *   client:  mr_cache_check [-p PORT] HOST
  *
- * Run with SRNIC_MR_CACHE_IDLE_S=1 and the preload library (./srnic exec).
+ * Run with SRNIC_MR_CACHE_IDLE_S=3 and the preload library (./srnic exec).
  * The client:
  *  1. WRITEs 10,000 pages from rotating buffers across a 64 MiB mapping
  *     into the server's slots, a cached region (srnic_mr_cache_get, put
@@ -206,10 +206,14 @@ static void remap(struct client *c)
 	uint32_t i;
 
 	query(c, &a);
+	vu_check(a.regions == fragments(c, 0, SENDS, a.frag_bytes), NULL,
+		 "before munmap: %llu regions held",
+		 (unsigned long long)a.regions);
 	if (munmap(c->area, AREA))
 		die("munmap");
 	query(c, &b);
-	vu_check(b.invalidated == a.invalidated + a.regions && !b.regions &&
+	vu_check(a.regions && b.invalidated == a.invalidated + a.regions &&
+			 !b.regions &&
 			 b.deregistrations == a.deregistrations + a.regions,
 		 NULL, "munmap: %llu regions invalidated and deregistered",
 		 (unsigned long long)(b.invalidated - a.invalidated));
@@ -232,7 +236,8 @@ static void remap(struct client *c)
 	if (c->area == MAP_FAILED)
 		die("mremap");
 	query(c, &b);
-	vu_check(b.invalidated == a.invalidated + a.regions && !b.regions,
+	vu_check(a.regions && b.invalidated == a.invalidated + a.regions &&
+			 !b.regions,
 		 NULL, "mremap: %llu regions invalidated",
 		 (unsigned long long)(b.invalidated - a.invalidated));
 }
@@ -248,6 +253,8 @@ static void idle_and_errors(struct client *c)
 	vu_check(mr && srnic_mr_cache_put(mr) == 0, NULL,
 		 "a region with remote write");
 	query(c, &a);
+	vu_check(a.regions == 1, NULL, "put back, it stays: %llu regions",
+		 (unsigned long long)a.regions);
 	usleep(a.idle_ms * 1000 + 300000);
 	query(c, &a);
 	vu_check(!a.regions, NULL, "idle %llu ms: %llu regions left",
