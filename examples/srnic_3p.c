@@ -7,7 +7,7 @@
  *
  *   target:      srnic_3p target DIR [-s SIZE]
  *   source:      srnic_3p source DIR [-s SIZE] [-n]
- *   controller:  srnic_3p controller DIR [-s SIZE] [-k CHUNK] [-n]
+ *   controller:  srnic_3p controller DIR [-s SIZE] [-k CHUNK] [-n] [-t NODE]
  *
  * The processes meet through files in DIR, a folder every node sees (not
  * through the network under test).  The target and the source each make
@@ -23,6 +23,8 @@
  * "wrong W".  The controller prints one line:
  *
  *   third-party: B bytes from c to a ordered by b, W wrong
+ *
+ * (-t NODE: the target's node, for the line, when it is not a.)
  *   third-party: refused, REM_ACCESS_ERR, W WRITEs (with -n)
  *
  * Exit 0 when that is what had to happen (every WRITE a success and no
@@ -186,7 +188,8 @@ static uint64_t run_writes(struct ibv_qp *to_a, struct ibv_qp *to_c,
 	return done;
 }
 
-static int controller(const char *dir, size_t len, size_t chunk, bool no_right)
+static int controller(const char *dir, size_t len, size_t chunk, bool no_right,
+		      const char *target_node)
 {
 	struct remote a, c;
 	struct side s = {0};
@@ -221,8 +224,8 @@ static int controller(const char *dir, size_t len, size_t chunk, bool no_right)
 	if (bad)
 		printf("third-party: %" PRIu64 " of %" PRIu64 " WRITEs failed, "
 		       "first %s\n", bad, done, ibv_wc_status_str(status));
-	printf("third-party: %zu bytes from c to a ordered by b, %" PRIu64
-	       " wrong\n", len, wrong);
+	printf("third-party: %zu bytes from c to %s ordered by b, %" PRIu64
+	       " wrong\n", len, target_node, wrong);
 	return !bad && !wrong && done * chunk >= len ? 0 : 2;
 }
 
@@ -230,18 +233,18 @@ int main(int argc, char **argv)
 {
 	size_t len = 64u << 20, chunk = 1u << 20;
 	bool no_right = false;
-	const char *role, *dir;
+	const char *role, *dir, *target_node = "a";
 	int o;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: srnic_3p target|source|controller DIR "
-				"[-s SIZE] [-k CHUNK] [-n]\n");
+				"[-s SIZE] [-k CHUNK] [-n] [-t NODE]\n");
 		return 1;
 	}
 	role = argv[1];
 	dir = argv[2];
 	optind = 3;
-	while ((o = getopt(argc, argv, "s:k:n")) != -1) {
+	while ((o = getopt(argc, argv, "s:k:nt:")) != -1) {
 		switch (o) {
 		case 's':
 			len = strtoull(optarg, NULL, 0);
@@ -251,6 +254,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			no_right = true;
+			break;
+		case 't':
+			target_node = optarg;
 			break;
 		default:
 			return 1;
@@ -263,7 +269,7 @@ int main(int argc, char **argv)
 	if (!strcmp(role, "target") || !strcmp(role, "source"))
 		return end_node(dir, role[0] == 't', len, no_right);
 	if (!strcmp(role, "controller"))
-		return controller(dir, len, chunk, no_right);
+		return controller(dir, len, chunk, no_right, target_node);
 	fprintf(stderr, "srnic_3p: target, source or controller\n");
 	return 1;
 }

@@ -13,6 +13,8 @@
 #   --size S        bytes (64M)
 #   --chunk S       bytes a WRITE (1M)
 #   --loss PCT      every node's rail 0 loses PCT% of its frames both ways
+#   --target N      the target's node (a); c: a second process of c's,
+#                   the bytes through c's loopback (a testbed with srnicd)
 #   --no-right      c does not consent (no srnic_mr_allow_third_party):
 #                   every WRITE must fail,
 #                   "third-party: refused, remote access error, N WRITEs"
@@ -29,13 +31,14 @@ PROG=${SRNIC_BUILD:-$ROOT/build}/examples/srnic_3p
 export SRNIC_NS=${SRNIC_3P_NS:-${SRNIC_NS:-srnic}-3p}
 export SRNIC_RUN=${SRNIC_3P_RUN:-${SRNIC_RUN:-/run/srnic}-3p}
 
-size=64M chunk=1M loss="" no=""
+size=64M chunk=1M loss="" no="" target=a
 while [ $# -gt 0 ]; do
 	case $1 in
 	--size) size=$2; shift 2 ;;
 	--chunk) chunk=$2; shift 2 ;;
 	--loss) loss=$2; shift 2 ;;
 	--no-right) no=-n; shift ;;
+	--target) target=$2; shift 2 ;;
 	*) echo "third-party: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -57,17 +60,17 @@ if [ -n "$loss" ]; then
 	for nd in a b c d; do "$SRNIC" testbed fault $nd 0 loss="$loss%"; done
 fi
 before=$(b_port_bytes)
-timeout -k 5 300 "$SRNIC" exec a -- "$PROG" target "$work" -s "$bytes" \
-	> "$work/a.log" 2>&1 &
+timeout -k 5 300 "$SRNIC" exec "$target" -- "$PROG" target "$work" -s "$bytes" \
+	> "$work/target.log" 2>&1 &
 pids+=($!)
 timeout -k 5 300 "$SRNIC" exec c -- "$PROG" source "$work" -s "$bytes" $no \
 	> "$work/c.log" 2>&1 &
 pids+=($!)
 rc=0
 timeout -k 5 300 "$SRNIC" exec b -- "$PROG" controller "$work" -s "$bytes" \
-	-k "$chunk_bytes" $no > "$work/b.log" 2>&1 || rc=$?
+	-k "$chunk_bytes" -t "$target" $no > "$work/b.log" 2>&1 || rc=$?
 wait "${pids[@]}" 2>/dev/null || true
-for nd in a c; do
+for nd in target c; do
 	[ ! -s "$work/$nd.log" ] || sed "s/^/$nd: /" "$work/$nd.log"
 done
 # (an afpacket node's counters are written twice a second, and outlive

@@ -357,13 +357,14 @@ demo_log() {
 	return $rc
 }
 
-# four_nodes NS RUN TAG: a four-node afpacket testbed of the test's own in
-# namespaces NS-* and run directory RUN (a demo's, beside the suite's),
-# taken down when the test ends; its log in $LOGDIR/TAG-testbed.log.
+# four_nodes NS RUN TAG [WIRE]: a four-node testbed (afpacket, or WIRE)
+# of the test's own in namespaces NS-* and run directory RUN (a demo's,
+# beside the suite's), taken down when the test ends; its log in
+# $LOGDIR/TAG-testbed.log.
 four_nodes() {
 	FOUR_NS=$1 FOUR_RUN=$2
 	trap 'SRNIC_NS=$FOUR_NS SRNIC_RUN=$FOUR_RUN "$SRNIC" testbed down >/dev/null 2>&1 || true' EXIT
 	SRNIC_NS=$1 SRNIC_RUN=$2 "$SRNIC" testbed down >/dev/null 2>&1 || true
-	SRNIC_NS=$1 SRNIC_RUN=$2 "$SRNIC" testbed up --nodes 4 --wire afpacket \
+	SRNIC_NS=$1 SRNIC_RUN=$2 "$SRNIC" testbed up --nodes 4 --wire "${4:-afpacket}" \
 		> "$LOGDIR/$3-testbed.log" 2>&1 || { cat "$LOGDIR/$3-testbed.log"; fail "four-node testbed"; }
 }

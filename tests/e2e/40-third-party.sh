@@ -8,7 +8,10 @@
 #  2. 1% loss on every node's rail 0: the same, with repairs seen (b asked
 #     c again for what a lacked);
 #  3. c's region without the third-party right: every WRITE completes at
-#     b with IBV_WC_REM_ACCESS_ERR.
+#     b with IBV_WC_REM_ACCESS_ERR;
+#  4. on the tap wire with srnicd in each node (a testbed of its own
+#     then), the target a second process of c's: 16 MiB through c's
+#     loopback, no byte wrong.
 # (The calls' errors: tests/e2e/srnic_api.c, from 01-devinfo.sh.)
 . "$(dirname "$0")/../lib.sh"
 
@@ -35,4 +38,9 @@ grep -Eq '^resent: b .*(sack_resent_packets|probes) [1-9]' "$LOGDIR/3p-loss.log"
 demo refused --no-right --size 8M || fail "the demo without the third-party right"
 line refused | grep -q '^third-party: refused, remote access error, 8 WRITEs$' ||
 	fail "without the right: $(line refused)"
+
+four_nodes "$SRNIC_3P_NS" "$SRNIC_3P_RUN" 3p-tap tap
+demo self --target c --size 16M || fail "the demo with the target on c"
+line self | grep -q "^third-party: 16777216 bytes from c to c ordered by b, 0 wrong, b's ports carried [0-9]* KiB$" ||
+	fail "the target on the source's node: $(line self)"
 exit 0
