@@ -101,12 +101,10 @@ struct srnic_engine {
 	/* The last receive poll left frames in a port's queue or this
 	 * process's ring (it took a full burst): what a timer would call
 	 * lost may be there.  Since when the polls have, and when the last
-	 * began, and when the polls resumed after the last gap longer than
-	 * the shortest UC give-up time (TSC; srnic_rx_ports). */
+	 * began (TSC; srnic_rx_ports). */
 	bool rx_backlog;
 	uint64_t rx_backlog_since;
 	uint64_t rx_polled_at;
-	uint64_t rx_resumed_at;
 	/* Frames for this process's QPs the receive poll took off the
 	 * ports, decoded: sorted under the port token, handled once it is
 	 * given back (dispatch.c). */

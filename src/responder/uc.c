@@ -335,17 +335,12 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 		qp->rcv.uc_stuck_at = now;
 		return;
 	}
-	/* (the time counts from when the message stalled, or from when the
-	 * polls resumed after the process was off its core, whichever is
-	 * later: meanwhile the rest of the message may have waited in the
-	 * sender's full transmit queue too, which it sends once this
-	 * process drains the ports.  Frames still unread defer it, but not
-	 * for ever: a port or the loopback that never runs dry must not
-	 * keep a loss waiting.  From when they began to wait, not from when
-	 * the message stalled: a process off its core for longer than the
-	 * time finds both old, and its ring full of the very packets) */
-	if (same && (now - RTE_MAX(qp->rcv.uc_stuck_at, eng->rx_resumed_at) <
-			     uc_give_up_tsc(eng) ||
+	/* (frames still unread defer it, but not for ever: a port or the
+	 * loopback that never runs dry must not keep a loss waiting.  From
+	 * when they began to wait, not from when the message stalled: a
+	 * process off its core for longer than the time finds both old, and
+	 * its ring full of the very packets) */
+	if (same && (now - qp->rcv.uc_stuck_at < uc_give_up_tsc(eng) ||
 		     (eng->rx_backlog &&
 		      now - eng->rx_backlog_since < 2 * uc_give_up_tsc(eng))))
 		return;
