@@ -15,8 +15,8 @@
 
 /* The next answer job, cleared, for attempt txid of message msn; the
  * caller saw that one is free and activates the QP once it is filled. */
-struct srnic_read_job *resp_job_new(struct srnic_qp *qp, uint32_t msn,
-				     uint32_t txid, uint8_t shift)
+static struct srnic_read_job *job_new(struct srnic_qp *qp, uint32_t msn,
+				      uint32_t txid, uint8_t shift)
 {
 	struct srnic_read_job *j =
 		&qp->rcv.rd_jobs[qp->rcv.rd_tail++ % SRNIC_MAX_RD_ATOMIC];
@@ -36,7 +36,7 @@ bool resp_jobs_full(const struct srnic_qp *qp)
 void resp_read_job_from_slot(struct srnic_engine *eng, struct srnic_qp *qp,
 			     const struct srnic_rmsg *s)
 {
-	struct srnic_read_job *j = resp_job_new(qp, s->msn, s->txid, s->trk.shift);
+	struct srnic_read_job *j = job_new(qp, s->msn, s->txid, s->trk.shift);
 
 	j->rkey = s->rkey;
 	j->pd = s->pd;
@@ -119,7 +119,7 @@ void resp_reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
-	j = resp_job_new(qp, pkt->msn, pkt->txid, pkt->stride_shift);
+	j = job_new(qp, pkt->msn, pkt->txid, pkt->stride_shift);
 	j->len = j->end = SRNIC_ATOMIC_LEN;
 	j->atomic = 1;
 	j->value = d->value;
@@ -147,7 +147,7 @@ void resp_reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
  * does; a first request's job is never guarded: its requester waits for
  * every byte of it, which the program may not free meanwhile.
  */
-bool resp_mapped(uint64_t va, uint64_t len)
+static bool mapped(uint64_t va, uint64_t len)
 {
 	static uintptr_t page;
 	uintptr_t start;
@@ -161,9 +161,9 @@ bool resp_mapped(uint64_t va, uint64_t len)
 		     MS_ASYNC) == 0;
 }
 
-/* A job asked for again copies guarded (resp_mapped()): whether it can be,
+/* A job asked for again copies guarded (mapped()): whether it can be,
  * the guard's handler installed. */
-uint8_t resp_guard_again(void)
+static uint8_t guard_again(void)
 {
 	return srnic_guard_enable() == 0;
 }
@@ -209,7 +209,7 @@ static bool reread_joins_job(struct srnic_engine *eng, struct srnic_qp *qp,
 				j->txid = pkt->txid;
 				j->sent = pkt->msg_off;
 				j->end = *end;
-				j->again = resp_guard_again();
+				j->again = guard_again();
 			}
 			return true;
 		}
@@ -230,7 +230,6 @@ void resp_reread(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint32_t end = pkt->read_len ? pkt->msg_off + pkt->read_len
 				     : pkt->msg_len;
 	struct srnic_srq *srq;
-	enum srnic_mem_check r;
 	uint32_t pd;
 
 	if (reread_joins_job(eng, qp, pkt, &end))
@@ -243,19 +242,31 @@ void resp_reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		resp_nak(eng, qp, SRNIC_NAK_INVALID, pkt->msn, pkt->txid);
 		return;
 	}
-	r = remote_check(eng, qp, pd, pkt->rkey, pkt->va + pkt->msg_off,
-			 end - pkt->msg_off, SRNIC_ACCESS_REMOTE_READ);
-	if (r != SRNIC_MEM_OK) {
-		count_access(eng, r);
-		resp_nak(eng, qp, SRNIC_NAK_ACCESS, pkt->msn, pkt->txid);
-		return;
-	}
-	if (!resp_mapped(pkt->va + pkt->msg_off, end - pkt->msg_off)) {
-		eng->st->drops[SRNIC_DROP_UNMAPPED]++;
+	if (!resp_range_readable(eng, qp, pkt, pd, end,
+				 SRNIC_ACCESS_REMOTE_READ)) {
 		resp_nak(eng, qp, SRNIC_NAK_ACCESS, pkt->msn, pkt->txid);
 		return;
 	}
 	resp_range_job(eng, qp, pkt, pd, end);
+}
+
+bool resp_range_readable(struct srnic_engine *eng, const struct srnic_qp *qp,
+			 const struct srnic_pkt *pkt, uint32_t pd, uint32_t end,
+			 uint32_t right)
+{
+	enum srnic_mem_check r = remote_check(eng, qp, pd, pkt->rkey,
+					      pkt->va + pkt->msg_off,
+					      end - pkt->msg_off, right);
+
+	if (r != SRNIC_MEM_OK) {
+		count_access(eng, r);
+		return false;
+	}
+	if (!mapped(pkt->va + pkt->msg_off, end - pkt->msg_off)) {
+		eng->st->drops[SRNIC_DROP_UNMAPPED]++;
+		return false;
+	}
+	return true;
 }
 
 struct srnic_read_job *resp_range_job(struct srnic_engine *eng,
@@ -264,7 +275,7 @@ struct srnic_read_job *resp_range_job(struct srnic_engine *eng,
 				      uint32_t end)
 {
 	struct srnic_read_job *j =
-		resp_job_new(qp, pkt->msn, pkt->txid, pkt->stride_shift);
+		job_new(qp, pkt->msn, pkt->txid, pkt->stride_shift);
 
 	j->rkey = pkt->rkey;
 	j->pd = pd;
@@ -272,7 +283,7 @@ struct srnic_read_job *resp_range_job(struct srnic_engine *eng,
 	j->len = pkt->msg_len;
 	j->sent = pkt->msg_off;
 	j->end = end;
-	j->again = resp_guard_again();
+	j->again = guard_again();
 	srnic_qp_activate(eng, qp);
 	return j;
 }
@@ -301,7 +312,7 @@ static void answer_header(struct srnic_pkt *pkt, struct srnic_engine *eng,
 
 /* The payload of job j's next packet into the packet; false (counted)
  * when a page of an on-demand region is not there, or a job asked for
- * again met memory unmapped since (resp_mapped()). */
+ * again met memory unmapped since (mapped()). */
 static bool answer_copy(struct srnic_engine *eng,
 			const struct srnic_read_job *j, uint8_t *payload,
 			uint32_t len)

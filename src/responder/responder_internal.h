@@ -145,11 +145,13 @@ void resp_fail_placement(struct srnic_engine *eng, struct srnic_qp *qp,
 			 struct srnic_rmsg *s);
 
 /* read.c */
-struct srnic_read_job *resp_job_new(struct srnic_qp *qp, uint32_t msn,
-				     uint32_t txid, uint8_t shift);
 bool resp_jobs_full(const struct srnic_qp *qp);
-bool resp_mapped(uint64_t va, uint64_t len);
-uint8_t resp_guard_again(void);
+/* May the peer read [msg_off, end) of a READ-shaped request with right,
+ * and is it mapped (read.c's mapped())?  False counted, for the caller's
+ * access NAK. */
+bool resp_range_readable(struct srnic_engine *eng, const struct srnic_qp *qp,
+			 const struct srnic_pkt *pkt, uint32_t pd, uint32_t end,
+			 uint32_t right);
 /* A job for the range [msg_off, end) of a READ-shaped request asked for
  * again (its copies guarded), checked already: the QP is activated. */
 struct srnic_read_job *resp_range_job(struct srnic_engine *eng,

@@ -142,7 +142,6 @@ static bool tp_request_ok(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	const struct srnic_peer *target;
 	struct srnic_srq *srq;
-	enum srnic_mem_check r;
 
 	if (!srnic_qp_peer_rdma_ok(qp)) {
 		eng->st->drops[SRNIC_DROP_NOT_INTEGRATED]++;
@@ -159,16 +158,9 @@ static bool tp_request_ok(struct srnic_engine *eng, struct srnic_qp *qp,
 		eng->st->drops[SRNIC_DROP_TP_NO_TARGET]++;
 		return false;
 	}
-	r = remote_check(eng, qp, *pd, pkt->rkey, pkt->va + pkt->msg_off,
-			 end - pkt->msg_off,
-			 SRNIC_ACCESS_REMOTE_READ | SRNIC_ACCESS_THIRD_PARTY);
-	if (r != SRNIC_MEM_OK) {
-		count_access(eng, r);
-		tp_nak(eng, qp, pkt, SRNIC_NAK_ACCESS);
-		return false;
-	}
-	if (!resp_mapped(pkt->va + pkt->msg_off, end - pkt->msg_off)) {
-		eng->st->drops[SRNIC_DROP_UNMAPPED]++;
+	if (!resp_range_readable(eng, qp, pkt, *pd, end,
+				 SRNIC_ACCESS_REMOTE_READ |
+					 SRNIC_ACCESS_THIRD_PARTY)) {
 		tp_nak(eng, qp, pkt, SRNIC_NAK_ACCESS);
 		return false;
 	}
