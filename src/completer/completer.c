@@ -196,6 +196,17 @@ static void ack_nak(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 }
 
+/* The oldest send WQE not finished yet (sq_next: none). */
+static uint32_t oldest_unfinished(const struct srnic_qp *qp)
+{
+	uint32_t i;
+
+	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++)
+		if (qp->run[i & qp->q.sq_mask].state != SWQE_DONE)
+			break;
+	return i;
+}
+
 /*
  * The target's credit rose: packets of this QP's messages landed there.
  * A third-party WRITE that is the oldest unfinished message hears of its
@@ -207,11 +218,8 @@ static void ack_nak(struct srnic_engine *eng, struct srnic_qp *qp,
 static void tp_landing(struct srnic_qp *qp)
 {
 	struct srnic_swqe_run *run;
-	uint32_t i;
+	uint32_t i = oldest_unfinished(qp);
 
-	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++)
-		if (qp->run[i & qp->q.sq_mask].state != SWQE_DONE)
-			break;
 	if (i == qp->snd.sq_next ||
 	    qp->q.sq[i & qp->q.sq_mask].opcode != SRNIC_WR_TP_WRITE)
 		return;
@@ -389,9 +397,7 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * behind a queue that is only slow.  A message that becomes the
 	 * oldest gets a whole timeout from then.
 	 */
-	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++)
-		if (qp->run[i & qp->q.sq_mask].state != SWQE_DONE)
-			break;
+	i = oldest_unfinished(qp);
 	if (i != qp->snd.sq_next) {
 		struct srnic_swqe_run *run = &qp->run[i & qp->q.sq_mask];
 

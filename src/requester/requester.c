@@ -786,18 +786,19 @@ static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (w->opcode == SRNIC_WR_TP_WRITE)
 		eng->st->sack_resent += tp_resend_ranges(eng, qp, idx, first,
 							 bits, pkt.stride_shift);
-	for (k = 0; w->opcode != SRNIC_WR_TP_WRITE && k <= 64; k++) {
-		uint32_t i = first + k;
-		uint64_t off = (uint64_t)i << pkt.stride_shift;
+	else
+		for (k = 0; k <= 64; k++) {
+			uint32_t i = first + k;
+			uint64_t off = (uint64_t)i << pkt.stride_shift;
 
-		if (k && !(bits & (1ull << (k - 1))))
-			continue;
-		if (i >= npkts || (off >= run->sent && w->length))
-			break;
-		if (resend_at(eng, qp, idx, &pkt, off) <= 0)
-			break;
-		eng->st->sack_resent++;
-	}
+			if (!sack_lacks(bits, k))
+				continue;
+			if (i >= npkts || (off >= run->sent && w->length))
+				break;
+			if (resend_at(eng, qp, idx, &pkt, off) <= 0)
+				break;
+			eng->st->sack_resent++;
+		}
 	/* A SACK that shows the message moving on (its first hole later,
 	 * or fewer holes) gives it a new timeout and ends the back-off; one
 	 * that names the same holes again does not, or a path that never
