@@ -87,6 +87,8 @@ struct srnic_config {
 					 * a packet to go with */
 	int zero_copy;			/* send RC payload from registered
 					 * memory where the port allows it */
+	int robust_placement;		/* guard every copy to or from a
+					 * program's memory (mem/guard.c) */
 	unsigned resolve_ms;		/* how long RTR waits for a GID */
 	char stats_file[256];		/* where the engine writes its
 					 * counters (empty: nowhere) */

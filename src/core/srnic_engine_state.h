@@ -178,6 +178,16 @@ static inline bool srnic_sent_here(const struct srnic_engine *eng,
 	return pkt->src_ipv4 == eng->cfg.ipv4 && pkt->src_inc == eng->node->inc;
 }
 
+/* A peer's request under key met memory that is not there (a guarded
+ * copy failed): counted, and the key fenced unless its region is
+ * on-demand (srnic_mem_fence; docs/reliability.md, robust placement). */
+static inline void srnic_page_fault(struct srnic_engine *eng, uint32_t key)
+{
+	eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;
+	if (srnic_mem_fence(&eng->mem, key))
+		eng->st->fault_fenced++;
+}
+
 /* Whether RDMA from qp's peer may land here. */
 static inline bool srnic_qp_peer_rdma_ok(const struct srnic_qp *qp)
 {

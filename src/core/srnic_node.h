@@ -73,8 +73,9 @@ enum srnic_drop {
 				 * MAC, or with a wrong one */
 	SRNIC_DROP_UNMAPPED,	/* a READ asked again of memory still
 				 * registered that its program unmapped */
-	SRNIC_DROP_PAGE_FAULT,	/* a WRITE, READ or atomic that met a page of
-				 * an on-demand region not there, NAKed */
+	SRNIC_DROP_PAGE_FAULT,	/* a WRITE, READ or atomic that met a page
+				 * not there (unmapped, or of an on-demand
+				 * region), NAKed */
 	SRNIC_DROP_BAD_XRC,	/* an XRC request naming no SRQ of the target
 				 * QP's domain, or to a QP not an XRC target */
 	SRNIC_DROP_NOT_MEMBER,	/* a multicast WRITE to a group this node
@@ -339,6 +340,9 @@ struct srnic_stats {
 				 * or this node's (control/service.c) */
 	/* third-party RDMA: requests a data source took (responder) */
 	uint64_t tp_requests;
+	/* robust placement: keys fenced after a copy met memory their
+	 * program had unmapped (srnic_page_fault) */
+	uint64_t fault_fenced;
 };
 
 #define SRNIC_TOKEN_HUNGRY_US 2000

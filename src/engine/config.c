@@ -570,6 +570,11 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	  .offset = AT(zero_copy), .def = 0,
 	  .doc = "RC payload leaves from registered memory where the port "
 		 "allows it" },
+	{ .name = "robust_placement", .kind = SRNIC_CONF_BOOL,
+	  .offset = AT(robust_placement), .def = 1,
+	  .doc = "a request into memory its program unmapped without "
+		 "deregistering fails and fences the key, instead of "
+		 "killing the process" },
 	{ .name = "resolve_ms", .kind = SRNIC_CONF_UINT,
 	  .offset = AT(resolve_ms), .lo = 1, .hi = 600000, .def = 5000,
 	  .doc = "how long modify_qp(RTR) waits to find the peer's GID" },

@@ -511,6 +511,7 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 		return NULL;
 	}
 	eng->cfg = *cfg;
+	eng->mem.robust = cfg->robust_placement;	/* (nothing registered) */
 	eng->srnicd_fd = -1;
 	if (node_memory_set) {
 		eng->mode = SRNIC_NODE;

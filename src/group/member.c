@@ -188,7 +188,7 @@ static enum place_result place(struct srnic_engine *eng,
 	if (pkt->pkt_len &&
 	    !srnic_mem_copy(&eng->mem, (void *)(uintptr_t)dst, pkt->payload,
 			    pkt->pkt_len)) {
-		eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;
+		srnic_page_fault(eng, r->key);
 		return FAULTED;
 	}
 	srnic_track_mark(&s->trk, idx);

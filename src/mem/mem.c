@@ -67,14 +67,20 @@ void srnic_mem_fini(struct srnic_mem_table *t)
 
 int srnic_mem_prepare(struct srnic_mem_table *t, uint32_t access)
 {
+	bool on_demand = access & SRNIC_ACCESS_ON_DEMAND;
 	int rc;
 
-	if (!(access & SRNIC_ACCESS_ON_DEMAND) || srnic_mem_guarded(t))
+	if (!on_demand && !t->robust)
 		return 0;
-	rc = srnic_guard_enable();
-	if (rc == 0)
+	if (!srnic_mem_guarded(t)) {
+		rc = srnic_guard_enable();
+		if (rc)
+			return rc;
 		__atomic_store_n(&t->guarded, true, __ATOMIC_RELAXED);
-	return rc;
+	}
+	if (on_demand)
+		__atomic_store_n(&t->on_demand, true, __ATOMIC_RELAXED);
+	return 0;
 }
 
 /* What a region needs before it takes an entry: a range that does not
@@ -238,6 +244,26 @@ int srnic_mem_revoke(struct srnic_mem_table *t, uint32_t key, uint32_t pd)
 		return -EINVAL;
 	t->mr[key & (SRNIC_MAX_MR - 1)].pd = SRNIC_PD_REVOKED;
 	return 0;
+}
+
+bool srnic_mem_fence(struct srnic_mem_table *t, uint32_t key)
+{
+	struct srnic_mr *mr;
+
+	if (key & SRNIC_MW_BIT) {
+		struct srnic_mw *w = &t->mw[SRNIC_MW_INDEX(key)];
+
+		if (__atomic_load_n(&w->key, __ATOMIC_ACQUIRE) != key)
+			return false;
+		key = w->mr_key;
+	}
+	mr = &t->mr[key & (SRNIC_MAX_MR - 1)];
+	if (key == 0 || __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) != key ||
+	    (mr->access & SRNIC_ACCESS_ON_DEMAND) ||
+	    mr->pd == SRNIC_PD_REVOKED)
+		return false;
+	mr->pd = SRNIC_PD_REVOKED;
+	return true;
 }
 
 void srnic_mem_release(struct srnic_mem_table *t, uint32_t key)

@@ -111,10 +111,20 @@ struct srnic_mem_table {
 	uint32_t used;
 	uint64_t rng;		/* xorshift state for key tags */
 	uint32_t owner;		/* the owner field of every key handed out */
-	/* Set for good by the first on-demand region: from then on every
-	 * copy to or from a program's memory is guarded (and none is
-	 * zero-copy, which would let the port touch it unguarded). */
+	/* Robust placement (config robust_placement, set before anything
+	 * is registered): every region's copies are guarded, so memory its
+	 * program unmapped without deregistering fails the packet and
+	 * fences the key (srnic_mem_fence) instead of killing the process. */
+	bool robust;
+	/* Set for good by the first region whose copies need the guard
+	 * (every region when robust, else the first on-demand one): from
+	 * then on every copy to or from a program's memory is guarded. */
 	bool guarded;
+	/* Set for good by the first on-demand region: no payload leaves
+	 * zero-copy from then on, since the port would read a hole
+	 * unguarded (an ordinary region's holes are the program's doing,
+	 * and zero_copy is a choice made knowing it). */
+	bool on_demand;
 	pthread_mutex_t lock;	/* registration only; never on the datapath */
 };
 
@@ -141,8 +151,9 @@ static inline uint32_t srnic_mem_key_owner(uint32_t key)
 void srnic_mem_fini(struct srnic_mem_table *t);
 
 /* Control side: what a region with rights access needs before its key may
- * be used (an on-demand region: guarded copies).  0 or -errno; registering
- * does it, re-registering must before it runs. */
+ * be used (guarded copies, for an on-demand region or when the table is
+ * robust).  0 or -errno; registering does it, re-registering must before
+ * it runs. */
 int srnic_mem_prepare(struct srnic_mem_table *t, uint32_t access);
 
 /* Returns the key, or 0 with errno set (ENOMEM table full, EINVAL).  dev:
@@ -196,6 +207,16 @@ int srnic_mem_invalidate(struct srnic_mem_table *t, uint32_t key);
  * of pd.
  */
 int srnic_mem_revoke(struct srnic_mem_table *t, uint32_t key, uint32_t pd);
+
+/*
+ * Datapath: a guarded copy under key (a region's or a window's) met
+ * memory that is not there.  An on-demand region stays as it is (its
+ * pages may come back); any other is fenced: revoked as srnic_mem_revoke
+ * does, so later packets fail their check without touching the hole.  (A
+ * window in it keeps its own check: its packets go on meeting the guard,
+ * each failing as this one did.)  True when this call fenced it.
+ */
+bool srnic_mem_fence(struct srnic_mem_table *t, uint32_t key);
 
 /* Control side: puts an invalidated entry back on the free list. */
 void srnic_mem_release(struct srnic_mem_table *t, uint32_t key);
@@ -314,15 +335,22 @@ bool srnic_guard_atomic(uint64_t *p, enum srnic_amo op, uint64_t a,
 			uint64_t b, uint64_t *old);
 
 /* Whether copies of t's memory are guarded (set before the key of the
- * first on-demand region is published, so a datapath that checked that
- * key sees it). */
+ * first region that needs it is published, so a datapath that checked
+ * that key sees it). */
 static inline bool srnic_mem_guarded(const struct srnic_mem_table *t)
 {
 	return __atomic_load_n(&t->guarded, __ATOMIC_RELAXED);
 }
 
+/* Whether a payload may leave straight from t's memory (zero-copy): not
+ * once an on-demand region is in it (set as guarded is). */
+static inline bool srnic_mem_zero_copy_ok(const struct srnic_mem_table *t)
+{
+	return !__atomic_load_n(&t->on_demand, __ATOMIC_RELAXED);
+}
+
 /* Every copy to or from registered memory: false when a page of it was
- * not there (on-demand regions only; others are copied as they are). */
+ * not there (guarded tables only; others are copied as they are). */
 static inline bool srnic_mem_copy(const struct srnic_mem_table *t, void *dst,
 				  const void *src, size_t len)
 {

@@ -479,7 +479,7 @@ static int data_pkt_send(struct srnic_engine *eng, struct srnic_qp *qp,
 			pkt->flags |= SRNIC_F_LAST;
 	}
 	if (pkt->pkt_len >= SRNIC_ZC_MIN && eng->node->port[port].zero_copy &&
-	    !srnic_mem_guarded(&eng->mem) &&
+	    srnic_mem_zero_copy_ok(&eng->mem) &&
 	    srnic_qp_reliable(qp) && !(w->flags & SRNIC_WR_INLINE) &&
 	    (pkt->opcode == SRNIC_OP_WRITE || pkt->opcode == SRNIC_OP_SEND)) {
 		/* Zero-copy: the port copies the payload straight out of the

@@ -73,8 +73,7 @@ bool resp_run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 			      s->flags & SRNIC_F_CAS ? SRNIC_AMO_CAS
 						     : SRNIC_AMO_ADD,
 			      s->operand[0], s->operand[1], &old)) {
-		/* a page of an on-demand region not there */
-		eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;
+		srnic_page_fault(eng, s->rkey);	/* a page not there */
 		resp_fail(eng, qp, s, SRNIC_NAK_ACCESS, SRNIC_WC_REM_ACCESS_ERR);
 		return false;
 	}
@@ -311,8 +310,9 @@ static void answer_header(struct srnic_pkt *pkt, struct srnic_engine *eng,
 }
 
 /* The payload of job j's next packet into the packet; false (counted)
- * when a page of an on-demand region is not there, or a job asked for
- * again met memory unmapped since (mapped()). */
+ * when a page of the region is not there (the key fenced, unless it is
+ * on-demand), or a job asked for again met memory unmapped since
+ * (mapped()). */
 static bool answer_copy(struct srnic_engine *eng,
 			const struct srnic_read_job *j, uint8_t *payload,
 			uint32_t len)
@@ -326,8 +326,10 @@ static bool answer_copy(struct srnic_engine *eng,
 	if (j->again ? srnic_guard_copy(payload, src, len)
 		     : srnic_mem_copy(&eng->mem, payload, src, len))
 		return true;
-	eng->st->drops[j->again ? SRNIC_DROP_UNMAPPED
-				: SRNIC_DROP_PAGE_FAULT]++;
+	if (j->again)
+		eng->st->drops[SRNIC_DROP_UNMAPPED]++;
+	else
+		srnic_page_fault(eng, j->rkey);
 	return false;
 }
 
@@ -361,7 +363,7 @@ static enum answer answer_packet(struct srnic_engine *eng,
 		return ANSWER_FAILED;
 	}
 	if (!j->atomic && !j->again && pkt.pkt_len >= SRNIC_ZC_MIN &&
-	    eng->node->port[port].zero_copy && !srnic_mem_guarded(&eng->mem)) {
+	    eng->node->port[port].zero_copy && srnic_mem_zero_copy_ok(&eng->mem)) {
 		/* Zero-copy: straight out of the region. */
 		m = srnic_pkt_alloc_ext(eng, &pkt, mac, port, src);
 		if (!m)

@@ -89,7 +89,7 @@ static inline bool place_write(struct srnic_engine *eng,
 				  pkt->payload, pkt->pkt_len)) {
 		return true;
 	}
-	eng->st->drops[SRNIC_DROP_PAGE_FAULT]++;	/* on-demand page */
+	srnic_page_fault(eng, pkt->rkey);
 	return false;
 }
 

@@ -1515,6 +1515,128 @@ static void test_ud(void)
 	free(rbuf);
 }
 
+/* Three pages of 0x5a registered for remote write and read (and extra)
+ * on PD pd, the middle one unmapped since, as a program that let it go
+ * still registered leaves it; the key. */
+static uint32_t holed_region(uint32_t pd, uint32_t extra, uint8_t **mem)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint32_t key;
+
+	*mem = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*mem == MAP_FAILED)
+		abort();
+	memset(*mem, 0x5a, 3 * page);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)*mem, 3 * page,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE |
+					 SRNIC_ACCESS_REMOTE_READ | extra,
+				 pd);
+	munmap(*mem + page, page);
+	drain_wire(NULL, 0);	/* (what earlier tests left queued) */
+	return key;
+}
+
+/* A READ of one stride at va under key, as message msn: its NAKs and
+ * answers. */
+static void read_at(struct srnic_qp *qp, uint32_t msn, uint32_t key,
+		    const uint8_t *va, unsigned *naks, unsigned *answers)
+{
+	struct srnic_pkt req;
+
+	qp->rcv.exp_msn = msn;
+	memset(&req, 0, sizeof(req));
+	req.opcode = SRNIC_OP_READ_REQ;
+	req.msn = msn;
+	req.txid = 1;
+	req.rkey = key;
+	req.va = (uintptr_t)va;
+	req.msg_len = STRIDE;
+	req.stride_shift = STRIDE_SHIFT;
+	ask_read(qp, &req, naks, answers);
+}
+
+/* The pages around the hole: page 0 all 0x5a, page 2 its first len
+ * bytes v and the rest 0x5a.  The first byte wrong, or page. */
+static long around_hole(const uint8_t *mem, uint8_t v, long len)
+{
+	long page = sysconf(_SC_PAGESIZE), i;
+
+	for (i = 0; i < page; i++)
+		if (mem[i] != 0x5a || mem[2 * page + i] != (i < len ? v : 0x5a))
+			break;
+	return i;
+}
+
+static void holed_region_end(struct srnic_qp *qp, uint32_t key, uint8_t *mem)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	srnic_mem_release(&eng->mem, key);
+	srnic_engine_destroy_qp(eng, qp);
+	munmap(mem, page);
+	munmap(mem + 2 * page, page);
+}
+
+/*
+ * Robust placement: an ordinary region of a robust table with a hole.  A
+ * WRITE into the hole is NAKed as an access error, counted as a page
+ * fault, and fences the key: a WRITE to a mapped page of the region after
+ * it is refused by the key check, leaving the page as it was, and so is
+ * a READ; the region still deregisters.  The table's copies are guarded,
+ * yet it may still send zero-copy (only an on-demand region stops that).
+ */
+static void test_fenced_hole(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *mem, *msg = malloc(STRIDE);
+	struct srnic_qp *qp = qp_new(15);
+	uint64_t faulted = drops(SRNIC_DROP_PAGE_FAULT);
+	uint64_t fenced = eng->st->fault_fenced;
+	struct srnic_pkt out[8];
+	unsigned n, naks, answers;
+	uint32_t key;
+
+	if (!msg)
+		abort();
+	memset(msg, 0x77, STRIDE);
+	eng->mem.robust = true;
+	key = holed_region(15, 0, &mem);
+	CHECK(key && srnic_mem_guarded(&eng->mem) &&
+		      srnic_mem_zero_copy_ok(&eng->mem),
+	      "a robust table's region guards its copies, zero-copy stays");
+
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key,
+		(uintptr_t)mem + page, msg, STRIDE, 0);
+	n = drain_wire(out, 8);
+	CHECK(n == 1 && out[0].syndrome == SRNIC_NAK_ACCESS &&
+		      drops(SRNIC_DROP_PAGE_FAULT) == faulted + 1 &&
+		      eng->st->fault_fenced == fenced + 1,
+	      "a WRITE into the hole: access NAK, the key fenced (%u frames)",
+	      n);
+
+	qp->rcv.exp_msn = 101;
+	deliver(qp, SRNIC_OP_WRITE, 0, 101, 1, 0, key,
+		(uintptr_t)mem + 2 * page, msg, STRIDE, 0);
+	n = drain_wire(out, 8);
+	CHECK(n == 1 && out[0].syndrome == SRNIC_NAK_ACCESS &&
+		      drops(SRNIC_DROP_PAGE_FAULT) == faulted + 1,
+	      "a WRITE to a mapped page after: refused by the key check");
+	CHECK(around_hole(mem, 0x5a, 0) == page,
+	      "the mapped pages keep their bytes");
+
+	read_at(qp, 102, key, mem, &naks, &answers);
+	CHECK(naks == 1 && answers == 0 &&
+		      eng->st->fault_fenced == fenced + 1,
+	      "a READ of a fenced key: %u NAKs, %u answers", naks, answers);
+	CHECK(srnic_mem_invalidate(&eng->mem, key) == 0,
+	      "a fenced region deregisters");
+	eng->mem.robust = false;
+	holed_region_end(qp, key, mem);
+	free(msg);
+}
+
 /*
  * An on-demand region with a hole (a page its program unmapped): a WRITE
  * into the hole and a READ of it are NAKed as access errors and counted as
@@ -1525,29 +1647,22 @@ static void test_ud(void)
 static void test_on_demand_hole(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	uint8_t *mem = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *msg = malloc(STRIDE);
+	uint8_t *mem, *msg = malloc(STRIDE);
 	struct srnic_qp *qp = qp_new(14);
 	uint64_t faulted = drops(SRNIC_DROP_PAGE_FAULT);
-	struct srnic_pkt out[8], req;
+	struct srnic_pkt out[8];
 	unsigned n, naks, answers;
 	uint32_t key;
 	long i;
 
-	if (mem == MAP_FAILED || !msg)
+	if (!msg)
 		abort();
-	memset(mem, 0x5a, 3 * page);
 	memset(msg, 0x77, STRIDE);
-	key = srnic_mem_register(&eng->mem, (uintptr_t)mem, 3 * page,
-				 SRNIC_ACCESS_LOCAL_WRITE |
-					 SRNIC_ACCESS_REMOTE_WRITE |
-					 SRNIC_ACCESS_REMOTE_READ |
-					 SRNIC_ACCESS_ON_DEMAND, 14);
-	CHECK(key && srnic_mem_guarded(&eng->mem),
-	      "an on-demand region registers and guards the table");
-	munmap(mem + page, page);
-	drain_wire(out, 8);	/* (what earlier tests left queued) */
+	key = holed_region(14, SRNIC_ACCESS_ON_DEMAND, &mem);
+	CHECK(key && srnic_mem_guarded(&eng->mem) &&
+		      !srnic_mem_zero_copy_ok(&eng->mem),
+	      "an on-demand region registers, guards the table, and stops "
+	      "zero-copy");
 
 	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key,
 		(uintptr_t)mem + page, msg, STRIDE, 0);
@@ -1557,16 +1672,7 @@ static void test_on_demand_hole(void)
 		      drops(SRNIC_DROP_PAGE_FAULT) == faulted + 1,
 	      "a WRITE into the hole: access NAK, counted (%u frames)", n);
 
-	qp->rcv.exp_msn = 101;
-	memset(&req, 0, sizeof(req));
-	req.opcode = SRNIC_OP_READ_REQ;
-	req.msn = 101;
-	req.txid = 1;
-	req.rkey = key;
-	req.va = (uintptr_t)mem + page;
-	req.msg_len = STRIDE;
-	req.stride_shift = STRIDE_SHIFT;
-	ask_read(qp, &req, &naks, &answers);
+	read_at(qp, 101, key, mem + page, &naks, &answers);
 	CHECK(naks == 1 && answers == 0 &&
 		      drops(SRNIC_DROP_PAGE_FAULT) == faulted + 2,
 	      "a READ of the hole: %u NAKs, %u answers", naks, answers);
@@ -1575,17 +1681,11 @@ static void test_on_demand_hole(void)
 	deliver(qp, SRNIC_OP_WRITE, 0, 102, 1, 0, key,
 		(uintptr_t)mem + 2 * page, msg, STRIDE, 0);
 	drain_wire(out, 8);
-	for (i = 0; i < page; i++)
-		if (mem[i] != 0x5a ||
-		    mem[2 * page + i] != (i < STRIDE ? 0x77 : 0x5a))
-			break;
+	i = around_hole(mem, 0x77, STRIDE);
 	CHECK(i == page, "the pages around the hole: byte %ld %s", i,
 	      i == page ? "all as they should be" : "wrong");
 	srnic_mem_invalidate(&eng->mem, key);
-	srnic_mem_release(&eng->mem, key);
-	srnic_engine_destroy_qp(eng, qp);
-	munmap(mem, page);
-	munmap(mem + 2 * page, page);
+	holed_region_end(qp, key, mem);
 	free(msg);
 }
 
@@ -2141,6 +2241,7 @@ int main(void)
 	test_stripe_plan();
 	test_uc_give_up();
 	test_ud();
+	test_fenced_hole();
 	test_on_demand_hole();
 	test_budgets();
 	test_held_node();
