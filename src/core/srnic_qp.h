@@ -246,6 +246,7 @@ struct srnic_qp_recv {
 	uint32_t uc_stuck_msn;	/* UC: the oldest message lacks packets while
 				 * a later one is in, since uc_stuck_at */
 	uint64_t uc_stuck_at;	/* TSC; 0: not stuck */
+	uint64_t uc_stuck_away;	/* the engine's away_tsc then */
 	uint32_t uc_stuck_landed; /* its packets in then (progress) */
 	uint32_t uc_skew;	/* UC: receive numbers given-up messages took */
 	/* UC: the messages the last give-up dropped, [from, to) until one

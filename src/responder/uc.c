@@ -30,7 +30,9 @@
  * a timer does not call a packet lost while frames still wait in a port's
  * receive queue or the process's ring (rx_backlog), for up to twice the
  * time from when they began to wait: an engine that did not run for a
- * while reads them before it judges.
+ * while reads them before it judges.  Nor does the time the engine was
+ * away (off its core: away_tsc) count toward a stall: the rest of the
+ * message may wait in the sender's queue, full while nobody read here.
  */
 #define UC_GIVE_UP_MAX_US 256000
 
@@ -101,6 +103,7 @@ void resp_uc_watch(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (qp->rcv.uc_stuck_at && qp->rcv.uc_stuck_msn == qp->rcv.exp_msn)
 		return;
 	qp->rcv.uc_stuck_at = srnic_now();
+	qp->rcv.uc_stuck_away = eng->away_tsc;
 	qp->rcv.uc_stuck_msn = qp->rcv.exp_msn;
 	qp->rcv.uc_stuck_landed = uc_head_landed(qp);
 	srnic_qp_timer_on(eng, qp);
@@ -324,6 +327,19 @@ bool resp_uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
 	return true;
 }
 
+/* How long the oldest message has stalled, less the time the datapath
+ * was away meanwhile (away_tsc): a process off its core reads nothing,
+ * and its peer, whose queue to it was full, sends the rest only once it
+ * reads again. */
+static uint64_t uc_stalled(const struct srnic_engine *eng,
+			   const struct srnic_qp *qp, uint64_t now)
+{
+	uint64_t away = eng->away_tsc - qp->rcv.uc_stuck_away;
+	uint64_t t = now - qp->rcv.uc_stuck_at;
+
+	return t > away ? t - away : 0;
+}
+
 void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now)
 {
@@ -333,6 +349,7 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 		/* It is still coming in: another while from now. */
 		qp->rcv.uc_stuck_landed = uc_head_landed(qp);
 		qp->rcv.uc_stuck_at = now;
+		qp->rcv.uc_stuck_away = eng->away_tsc;
 		return;
 	}
 	/* (frames still unread defer it, but not for ever: a port or the
@@ -340,7 +357,7 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * when they began to wait, not from when the message stalled: a
 	 * process off its core for longer than the time finds both old, and
 	 * its ring full of the very packets) */
-	if (same && (now - qp->rcv.uc_stuck_at < uc_give_up_tsc(eng) ||
+	if (same && (uc_stalled(eng, qp, now) < uc_give_up_tsc(eng) ||
 		     (eng->rx_backlog &&
 		      now - eng->rx_backlog_since < 2 * uc_give_up_tsc(eng))))
 		return;

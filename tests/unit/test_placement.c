@@ -1299,7 +1299,7 @@ static void test_uc_give_up(void)
 	struct srnic_qp *qp = qp_new(5);
 	struct srnic_cqe c[8];
 	uint32_t wkey, i, k;
-	uint64_t given = drops(SRNIC_DROP_UC_GIVEN_UP), late, wait;
+	uint64_t given = drops(SRNIC_DROP_UC_GIVEN_UP), late, wait, away;
 	int got;
 
 	qp->q.type = SRNIC_QPT_UC;
@@ -1332,6 +1332,17 @@ static void test_uc_give_up(void)
 	CHECK(qp->rcv.uc_stuck_at != 0, "UC watches the stuck message");
 	srnic_responder_uc_timer(eng, qp, qp->rcv.uc_stuck_at + 1);
 	CHECK(qp->rcv.exp_msn == 100, "UC gave up before its time");
+	/* Time the datapath was away (off its core) is no stall: ten times
+	 * the time away and half of it here is half the time. */
+	away = eng->tsc_per_us * SRNIC_UC_GIVE_UP_US * 10;
+	eng->away_tsc += away;
+	srnic_responder_uc_timer(eng, qp,
+				 qp->rcv.uc_stuck_at + away +
+					 eng->tsc_per_us *
+						 SRNIC_UC_GIVE_UP_US / 2);
+	CHECK(qp->rcv.exp_msn == 100,
+	      "UC gave up with the time its process was away");
+	eng->away_tsc -= away;
 	/* Frames still wait in a port's queue: nothing is called lost, up
 	 * to twice the time. */
 	eng->rx_backlog = true;
