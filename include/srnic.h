@@ -339,6 +339,40 @@ int srnic_post_3p(struct ibv_qp *to_target, struct ibv_qp *to_source,
 int srnic_mr_allow_third_party(struct ibv_mr *mr);
 
 /*
+ * The system-wide protection table (seed 004; docs/published-keys.md): a
+ * program publishes a region under a name of its choosing, and every node
+ * integrated with this one keeps a copy, so a program there finds the
+ * region's key, address and rights by the node's GID and the name,
+ * without a message to that node.  A restarted node's table is emptied
+ * on every peer as soon as the peer hears of the restart, and its new
+ * one comes only after integration (BOOTING, BOOT_ACK, RDMA_READY): no
+ * lookup returns a region of a process the node had before.  A region
+ * deregistered, re-registered or unpublished, or whose process ended,
+ * leaves the table; peers hear of each change within milliseconds (until
+ * then a lookup there may still return it, and a request with its key
+ * fails with IBV_WC_REM_ACCESS_ERR).  A node publishes up to 32 regions.
+ */
+struct srnic_published_mr {
+	uint32_t rkey;
+	uint32_t access;	/* IBV_ACCESS_REMOTE_WRITE, _READ, _ATOMIC */
+	uint64_t addr;		/* its first byte, in the publisher's space */
+	uint64_t length;
+};
+
+/* mr (with a remote right) under name (not 0), for every node.  0,
+ * EINVAL (name 0, no remote right), EEXIST (this node has published a
+ * region under name), ENOSPC (the node's 32), EOPNOTSUPP. */
+int srnic_mr_publish(struct ibv_mr *mr, uint32_t name);
+/* Its publication withdrawn: 0, ENOENT (not published), EOPNOTSUPP. */
+int srnic_mr_unpublish(struct ibv_mr *mr);
+/* The region node (its RoCE v2 GID, ::ffff:IPv4; this node's own too)
+ * published under name.  0, ENOENT (none, or the node is not integrated
+ * with this one: not yet, or restarting), EINVAL, EOPNOTSUPP, or why the
+ * device could not start (as ibv_create_cq). */
+int srnic_mr_lookup(struct ibv_context *context, const union ibv_gid *node,
+		    uint32_t name, struct srnic_published_mr *out);
+
+/*
  * The registration cache (docs/registration-cache.md): a region for a
  * buffer a program sends from (or lets peers at) without keeping it
  * registered.  srnic_mr_cache_get returns a region that covers [addr, addr

@@ -334,6 +334,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 						      SRNIC_RETIRED] =
 						peer->inc;
 				srnic_integrate_new_incarnation(peer);
+				srnic_tpt_forget(eng, peer);
 			}
 			/* The MAC first, then "up": the datapath reads them
 			 * in the other order. */
@@ -368,6 +369,9 @@ static void drain_rx(struct srnic_engine *eng, uint64_t now)
 				srnic_integrate_rx(eng, &pkt, m->port);
 			else if (pkt.opcode == SRNIC_OP_SVC_ANNOUNCE)
 				srnic_service_rx(eng, &pkt, now);
+			else if (pkt.opcode == SRNIC_OP_TPT_UPDATE ||
+				 pkt.opcode == SRNIC_OP_TPT_ACK)
+				srnic_tpt_rx(eng, &pkt, m->port);
 			else
 				learn(eng, &pkt, m->port, now);
 		}
@@ -598,6 +602,7 @@ static void *control_thread(void *arg)
 		}
 		srnic_services_tick(eng, now);
 		srnic_integrate_tick(eng, now);
+		srnic_tpt_tick(eng, now);
 		srnic_mcast_program_ports(eng);
 		usleep(TICK_MS * 1000);
 	}

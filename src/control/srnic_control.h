@@ -220,6 +220,31 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now);
 /* Both directions done with the peer's current incarnation. */
 bool srnic_peer_integrated(const struct srnic_peer *peer);
 
+/* ---- the system-wide protection table (tpt.c) ---- */
+
+/* Any thread: entry e (name, rkey, addr, length, remote rights) into the
+ * node's table for the process in slot.  0, -EINVAL (no name or rights,
+ * a range that wraps), -EEXIST (the name is the node's already),
+ * -ENOSPC (SRNIC_TPT_MAX published). */
+int srnic_tpt_publish(struct srnic_node *node, unsigned slot,
+		      const struct srnic_tpt_entry *e);
+/* Any thread: the slot's entries of key rkey out; 0 or -ENOENT. */
+int srnic_tpt_unpublish(struct srnic_node *node, unsigned slot,
+			uint32_t rkey);
+/* srnicd: every entry of a process gone out. */
+void srnic_tpt_release_proc(struct srnic_node *node, unsigned slot);
+/* Any thread: region name of the node ipv4 (this one's, or an integrated
+ * peer's current process's).  0, or -ENOENT. */
+int srnic_tpt_lookup(struct srnic_engine *eng, uint32_t ipv4, uint32_t name,
+		     struct srnic_tpt_entry *out);
+/* Control core: send our table to the peers that lack its generation;
+ * a TPT_UPDATE or TPT_ACK from port p; a peer's new incarnation (its
+ * copy emptied). */
+void srnic_tpt_tick(struct srnic_engine *eng, uint64_t now);
+void srnic_tpt_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+		  unsigned p);
+void srnic_tpt_forget(struct srnic_engine *eng, struct srnic_peer *peer);
+
 int srnic_control_start(struct srnic_engine *eng);
 void srnic_control_stop(struct srnic_engine *eng);
 struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,

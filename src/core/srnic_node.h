@@ -23,6 +23,7 @@
 #include "srnic_config.h"
 #include "srnic_wire.h"
 #include "srnic_queue.h"
+#include "srnic_tpt.h"
 
 /* Processes one node (srnicd) takes; slot 0 is srnicd's own engine. */
 #define SRNIC_MAX_PROCS 32
@@ -198,6 +199,17 @@ struct srnic_peer {
 	 * % ndev == d) is reached on d's ports while any is up. */
 	uint8_t ndev;
 	uint8_t dev_on[SRNIC_MAX_PORTS];
+	/* The protection table (control/tpt.c): its portion as last taken
+	 * whole, the generation being gathered (n: its count; got: the
+	 * entries in), and which generation of ours this incarnation of it
+	 * acknowledged (control core writes; lookups read tpt). */
+	struct srnic_tpt tpt;
+	struct srnic_tpt tpt_in;
+	uint64_t tpt_in_got;
+	uint32_t tpt_acked;
+	uint32_t tpt_acked_inc;	/* 0: none of ours yet */
+	uint64_t tpt_sent_at;	/* ms ours last went to it */
+	uint32_t tpt_sends;	/* ... times, to this incarnation */
 };
 
 /* A service (a failover address, docs/failover.md) as this node knows it:
@@ -343,6 +355,12 @@ struct srnic_stats {
 	/* robust placement: keys fenced after a copy met memory their
 	 * program had unmapped (srnic_page_fault) */
 	uint64_t fault_fenced;
+	/* the protection table (control/tpt.c) */
+	uint64_t tpt_sent;	/* TPT_UPDATEs sent */
+	uint64_t tpt_taken;	/* peers' tables taken whole */
+	uint64_t tpt_purged;	/* ... emptied: a new incarnation of it */
+	uint64_t tpt_refused;	/* TPT frames of no integrated peer's
+				 * current incarnation, or stale */
 };
 
 #define SRNIC_TOKEN_HUNGRY_US 2000
@@ -464,6 +482,9 @@ struct srnic_node {
 	 * under mcast_lock, read by the ports' poller. */
 	uint8_t group_owner[SRNIC_MAX_GROUPS];
 	uint64_t groups;
+	/* The regions this node's programs published (control/tpt.c):
+	 * changed under mcast_lock, read by the control core and lookups. */
+	struct srnic_tpt tpt;
 
 	/* services: the ones this node is a member of and the ones it heard
 	 * of (control core writes) */

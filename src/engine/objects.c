@@ -69,6 +69,7 @@ int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key)
 	const struct key_end k = {srnic_mem_invalidate, srnic_mem_release, key};
 
 	srnic_engine_group_forget_key(eng, key);
+	srnic_tpt_unpublish(eng->node, eng->slot, key);
 	return key_end(eng, &k);
 }
 
@@ -108,6 +109,8 @@ int srnic_engine_rereg_mr(struct srnic_engine *eng, uint32_t key, void *addr,
 
 	if (rc)
 		return rc;
+	/* (what peers were told of it no longer holds) */
+	srnic_tpt_unpublish(eng->node, eng->slot, key);
 	srnic_engine_call(eng, &c);
 	return c.result;
 }
@@ -118,6 +121,39 @@ int srnic_engine_prefetch(struct srnic_engine *eng, uint32_t key, uint32_t pd,
 {
 	return srnic_mem_prefetch(&eng->mem, key, pd, addr, length, fault,
 				  write);
+}
+
+/* ---- the system-wide protection table ---- */
+
+int srnic_engine_publish_mr(struct srnic_engine *eng,
+			    const struct srnic_published *p)
+{
+	struct srnic_tpt_entry e = {.name = p->name, .rkey = p->rkey,
+				    .addr = p->addr, .length = p->length,
+				    .access = (uint8_t)p->access};
+
+	if (p->access & ~SRNIC_TPT_RIGHTS)
+		return -EINVAL;
+	return srnic_tpt_publish(eng->node, eng->slot, &e);
+}
+
+int srnic_engine_unpublish_mr(struct srnic_engine *eng, uint32_t key)
+{
+	return srnic_tpt_unpublish(eng->node, eng->slot, key);
+}
+
+int srnic_engine_lookup_mr(struct srnic_engine *eng, uint32_t ipv4,
+			   uint32_t name, struct srnic_published *out)
+{
+	struct srnic_tpt_entry e;
+	int rc = srnic_tpt_lookup(eng, ipv4, name, &e);
+
+	if (rc)
+		return rc;
+	*out = (struct srnic_published){.name = e.name, .rkey = e.rkey,
+					.access = e.access, .addr = e.addr,
+					.length = e.length};
+	return 0;
 }
 
 /* ---- completion queues ---- */

@@ -87,6 +87,27 @@ int srnic_engine_prefetch(struct srnic_engine *eng, uint32_t key, uint32_t pd,
 			  uint64_t addr, uint64_t length, bool fault,
 			  bool write);
 
+/* The system-wide protection table (control/tpt.c; docs/published-
+ * keys.md): a region of this process published under a name, found by a
+ * node's address and that name. */
+struct srnic_published {
+	uint32_t name;
+	uint32_t rkey;
+	uint32_t access;	/* remote rights, SRNIC_ACCESS_REMOTE_* */
+	uint64_t addr;
+	uint64_t length;
+};
+/* 0, -EINVAL, -EEXIST (the node has the name), -ENOSPC. */
+int srnic_engine_publish_mr(struct srnic_engine *eng,
+			    const struct srnic_published *p);
+/* Key's publication withdrawn: 0 or -ENOENT (deregistration and
+ * re-registration do it too). */
+int srnic_engine_unpublish_mr(struct srnic_engine *eng, uint32_t key);
+/* 0 with *out, or -ENOENT (not published there, or the node is not
+ * integrated with this one in its current incarnation). */
+int srnic_engine_lookup_mr(struct srnic_engine *eng, uint32_t ipv4,
+			   uint32_t name, struct srnic_published *out);
+
 struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,
 					unsigned depth);
 int srnic_engine_destroy_cq(struct srnic_engine *eng, struct srnic_cq *cq);

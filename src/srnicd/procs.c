@@ -276,6 +276,7 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 			__atomic_store_n(&node->qp_owner[q], 0,
 					 __ATOMIC_RELEASE);
 	srnic_mcast_release_proc(node, slot);
+	srnic_tpt_release_proc(node, slot);
 	srnic_service_release_proc(node, slot);
 	/* Its counters stay the node's (it runs no more: they hold still);
 	 * the last packets it held are lost to the pool, but not to the

@@ -30,6 +30,11 @@
 #define SRNIC_HELLO_XLEN 40
 #define SRNIC_XRC_XLEN 4	/* SRNIC_F_XRC: the receiving SRQ's number */
 #define SRNIC_TP_XLEN 32	/* TP_READ_REQ: where the data goes */
+/* TPT_UPDATE: the most regions one node's table publishes (one frame
+ * each), and the rights an entry may grant (SRNIC_ACCESS_REMOTE_WRITE,
+ * _READ and _ATOMIC, as src/mem/srnic_mem.h numbers them). */
+#define SRNIC_TPT_MAX 32
+#define SRNIC_TPT_RIGHTS 0x0e
 /* Largest header a packet with a payload carries: what a payload budget
  * must leave.  (A TP_READ_REQ's are longer, and it carries none.) */
 #define SRNIC_MAX_HLEN                                                      \
@@ -79,6 +84,14 @@ enum srnic_opcode {
 	 * (the TP extension says where); read_len bytes from msg_off, as a
 	 * READ_REQ.  The source's WRITE packets carry SRNIC_F_THIRD_PARTY. */
 	SRNIC_OP_TP_READ_REQ = 17,
+	/* control: the system-wide protection table (seed 004; docs/
+	 * published-keys.md).  TPT_UPDATE is entry tpt_index of the
+	 * tpt_count regions the sender's node publishes at generation
+	 * tpt_gen (count 0: none), sent to one incarnation of a peer that is
+	 * integrated both ways, until it answers TPT_ACK of that
+	 * generation. */
+	SRNIC_OP_TPT_UPDATE = 18,
+	SRNIC_OP_TPT_ACK = 19,
 	SRNIC_OP_MAX
 };
 
@@ -275,6 +288,16 @@ struct srnic_pkt {
 	uint8_t svc_holder;
 	uint8_t svc_mode;   /* SRNIC_SVC_GROUP or _SWITCH (srnic_config.h) */
 	uint8_t svc_bound;  /* the holder's QPs bound to clients (255: more) */
+	/* TPT_UPDATE: one published region (the table's tpt_index of
+	 * tpt_count at generation tpt_gen); TPT_ACK: tpt_gen only */
+	uint32_t tpt_gen;
+	uint8_t tpt_index;
+	uint8_t tpt_count;
+	uint8_t tpt_access; /* the remote rights it grants (SRNIC_ACCESS_*) */
+	uint32_t tpt_name;  /* the publisher's name for it, not 0 */
+	uint32_t tpt_rkey;
+	uint64_t tpt_addr;
+	uint64_t tpt_length;
 	uint8_t eth_src[6]; /* control frames: the sending port's MAC */
 	const uint8_t *payload;
 	const uint8_t *auth; /* SRNIC_F_AUTH: the MAC, right after the

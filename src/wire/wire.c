@@ -23,7 +23,10 @@
  *            +13 reserved,
  *            +16 node name (16), +32 groups (8: HELLO's group map;
  *            SVC_ANNOUNCE: +32 service ipv4, +36 prio, +37 holder,
- *            +38 mode, +39 bound)
+ *            +38 mode, +39 bound; TPT_UPDATE, TPT_ACK: +5 index,
+ *            +6 count, +7 access, +8 gen, +12 name, +16 rkey,
+ *            +20 reserved, +24 addr (8), +32 length (8), in place of
+ *            all after the port)
  *  auth       (flag SRNIC_F_AUTH, control frames) 32 bytes right after
  *            the hello ext: MAC of the frame's bytes before it
  *  trailer    (flag SRNIC_F_CRC) the frame's last 4 bytes: CRC-32C of all
@@ -167,11 +170,45 @@ static void encode_ack_ext(uint8_t *x, const struct srnic_pkt *pkt)
 	srnic_put64(x + 24, pkt->sack_bits);
 }
 
+static bool tpt_op(uint8_t opcode)
+{
+	return opcode == SRNIC_OP_TPT_UPDATE || opcode == SRNIC_OP_TPT_ACK;
+}
+
+/* A published region's entry, after the sender's address and port. */
+static void encode_tpt(uint8_t *x, const struct srnic_pkt *pkt)
+{
+	x[5] = pkt->tpt_index;
+	x[6] = pkt->tpt_count;
+	x[7] = pkt->tpt_access;
+	srnic_put32(x + 8, pkt->tpt_gen);
+	srnic_put32(x + 12, pkt->tpt_name);
+	srnic_put32(x + 16, pkt->tpt_rkey);
+	srnic_put64(x + 24, pkt->tpt_addr);
+	srnic_put64(x + 32, pkt->tpt_length);
+}
+
+static void decode_tpt(const uint8_t *x, struct srnic_pkt *pkt)
+{
+	pkt->tpt_index = x[5];
+	pkt->tpt_count = x[6];
+	pkt->tpt_access = x[7];
+	pkt->tpt_gen = srnic_get32(x + 8);
+	pkt->tpt_name = srnic_get32(x + 12);
+	pkt->tpt_rkey = srnic_get32(x + 16);
+	pkt->tpt_addr = srnic_get64(x + 24);
+	pkt->tpt_length = srnic_get64(x + 32);
+}
+
 static void encode_hello_ext(uint8_t *x, const struct srnic_pkt *pkt)
 {
 	memset(x, 0, SRNIC_HELLO_XLEN);
 	srnic_put32(x + 0, pkt->ipv4);
 	x[4] = pkt->port;
+	if (tpt_op(pkt->opcode)) {
+		encode_tpt(x, pkt);
+		return;
+	}
 	x[5] = pkt->dev;
 	memcpy(x + 6, pkt->node_mac, 6);
 	x[12] = pkt->ndev;
@@ -274,6 +311,10 @@ static void decode_hello_ext(const uint8_t *x, struct srnic_pkt *pkt)
 {
 	pkt->ipv4 = srnic_get32(x + 0);
 	pkt->port = x[4];
+	if (tpt_op(pkt->opcode)) {
+		decode_tpt(x, pkt);
+		return;
+	}
 	pkt->dev = x[5];
 	memcpy(pkt->node_mac, x + 6, 6);
 	pkt->ndev = x[12];
@@ -459,12 +500,38 @@ static enum srnic_wire_err check_resync(struct srnic_pkt *pkt,
 	return e != SRNIC_WIRE_OK ? e : check_signed(pkt, rest, rest_len);
 }
 
+/* TPT_UPDATE: an entry of a table srnic can hold (or none: index 0 of
+ * count 0), with a name, remote rights only, and a range that does not
+ * wrap. */
+static bool tpt_entry_sane(const struct srnic_pkt *pkt)
+{
+	if (pkt->tpt_count == 0)
+		return pkt->tpt_index == 0;
+	return pkt->tpt_count <= SRNIC_TPT_MAX &&
+	       pkt->tpt_index < pkt->tpt_count && pkt->tpt_name &&
+	       pkt->tpt_access && !(pkt->tpt_access & ~SRNIC_TPT_RIGHTS) &&
+	       pkt->tpt_addr + pkt->tpt_length >= pkt->tpt_addr;
+}
+
+/* TPT_UPDATE, TPT_ACK: signed as every control frame. */
+static enum srnic_wire_err check_tpt(struct srnic_pkt *pkt,
+				     const uint8_t *rest, uint32_t rest_len)
+{
+	if (pkt->opcode == SRNIC_OP_TPT_UPDATE && !tpt_entry_sane(pkt))
+		return SRNIC_WIRE_BAD_LENGTH;
+	return check_signed(pkt, rest, rest_len);
+}
+
 #define HLEN(xlen) (SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + (xlen))
 #define DATA_OP(n, chk, props_)                                             \
 	{.name = (n), .check = (chk), .ext = SRNIC_EXT_DATA,                \
 	 .hlen = HLEN(SRNIC_DATA_XLEN), .props = (props_)}
 #define CONTROL_OP(n)                                                       \
 	{.name = (n), .check = check_signed, .ext = SRNIC_EXT_HELLO,        \
+	 .hlen = HLEN(SRNIC_HELLO_XLEN),                                    \
+	 .props = SRNIC_OPF_CONTROL | SRNIC_OPF_SIGNED}
+#define TPT_OP(n)                                                           \
+	{.name = (n), .check = check_tpt, .ext = SRNIC_EXT_HELLO,           \
 	 .hlen = HLEN(SRNIC_HELLO_XLEN),                                    \
 	 .props = SRNIC_OPF_CONTROL | SRNIC_OPF_SIGNED}
 #define RESYNC_OP(n)                                                        \
@@ -516,6 +583,8 @@ const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
 				  .ext = SRNIC_EXT_DATA,
 				  .hlen = HLEN(SRNIC_DATA_XLEN + SRNIC_TP_XLEN),
 				  .props = 0},
+	[SRNIC_OP_TPT_UPDATE] = TPT_OP("TPT_UPDATE"),
+	[SRNIC_OP_TPT_ACK] = TPT_OP("TPT_ACK"),
 };
 
 /* The frame before its opcode: ours, of our version, long enough for the

@@ -27,6 +27,10 @@
  *     EOPNOTSUPP.  (On the wire: tests/e2e/40-third-party.sh.)
  *  6. The registration cache's calls on another provider's objects:
  *     EOPNOTSUPP.  (Their work and other errors: 41-mr-cache.sh.)
+ *  7. The protection table's calls: another provider's objects are
+ *     EOPNOTSUPP; a lookup without a name, GID or answer, or with a GID
+ *     other than ::ffff:IPv4, EINVAL; of a node nobody knows, ENOENT.
+ *     (On the wire: 43-published-keys.sh.)
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
@@ -198,6 +202,30 @@ static void cache_api(struct ibv_context *other)
 		 "EOPNOTSUPP");
 }
 
+/* 7.: the protection table's calls (other: another provider's context) */
+static void tpt_api(struct ibv_context *ctx, struct ibv_context *other)
+{
+	struct ibv_mr omr = {.context = other};
+	struct srnic_published_mr out;
+	union ibv_gid gid = {.raw = {[10] = 0xff, [11] = 0xff, [15] = 1}};
+
+	vu_check(srnic_mr_publish(&omr, 7) == EOPNOTSUPP &&
+			 srnic_mr_unpublish(&omr) == EOPNOTSUPP &&
+			 srnic_mr_lookup(other, &gid, 7, &out) == EOPNOTSUPP,
+		 NULL, "the protection table, another provider's objects: "
+		 "EOPNOTSUPP");
+	vu_check(srnic_mr_lookup(ctx, &gid, 0, &out) == EINVAL &&
+			 srnic_mr_lookup(ctx, NULL, 7, &out) == EINVAL &&
+			 srnic_mr_lookup(ctx, &gid, 7, NULL) == EINVAL,
+		 NULL, "srnic_mr_lookup: name 0, no GID or no answer: EINVAL");
+	gid.raw[10] = 0;
+	vu_check(srnic_mr_lookup(ctx, &gid, 7, &out) == EINVAL, NULL,
+		 "srnic_mr_lookup: a GID not ::ffff:IPv4: EINVAL");
+	gid.raw[10] = 0xff;
+	vu_check(srnic_mr_lookup(ctx, &gid, 7, &out) == ENOENT, NULL,
+		 "srnic_mr_lookup: a node nobody knows: ENOENT");
+}
+
 int main(int argc, char **argv)
 {
 	struct srnic_device_attr a = {0};
@@ -250,6 +278,7 @@ int main(int argc, char **argv)
 	condq_api(ctx, &other);
 	tp_api(ctx, &other);
 	cache_api(&other);
+	tpt_api(ctx, &other);
 	ibv_destroy_cq(cq);
 	ibv_close_device(ctx);
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);

@@ -241,6 +241,21 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		p->rnr_timer = rnd_below(32);
 		p->nak_msn = (uint32_t)rnd();
 		p->nak_txid = (uint32_t)rnd();
+	} else if (p->opcode == SRNIC_OP_TPT_UPDATE ||
+		   p->opcode == SRNIC_OP_TPT_ACK) {
+		/* a published region: entry index of count (count 0: none) */
+		p->ipv4 = (uint32_t)rnd();
+		p->port = (uint8_t)rnd();
+		p->tpt_gen = (uint32_t)rnd();
+		p->tpt_count = rnd_below(SRNIC_TPT_MAX + 1);
+		if (p->tpt_count) {
+			p->tpt_index = rnd_below(p->tpt_count);
+			p->tpt_access = 2 << rnd_below(3);
+			p->tpt_name = (uint32_t)rnd() | 1;
+			p->tpt_rkey = (uint32_t)rnd();
+			p->tpt_addr = rnd() >> 1;
+			p->tpt_length = rnd() >> 1;
+		}
 	} else {
 		p->ipv4 = (uint32_t)rnd();
 		p->port = (uint8_t)rnd();

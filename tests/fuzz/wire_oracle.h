@@ -134,6 +134,9 @@ static inline bool wire_byte_meaningful(uint8_t op, uint16_t flags,
 		       (off < 40 || off >= 44 || (flags & SRNIC_F_ACKS));
 	if (srnic_op_ack_shaped(op))
 		return true;
+	/* (TPT_UPDATE, TPT_ACK: bytes 20-23 of the extension reserved) */
+	if (op == SRNIC_OP_TPT_UPDATE || op == SRNIC_OP_TPT_ACK)
+		return off < 20 || (off >= 24 && off < 40);
 	/* control frames: the name's last byte is forced to NUL on decode */
 	if (op == SRNIC_OP_SVC_ANNOUNCE)
 		return off < 13 || (off >= 16 && off < 31) ||
@@ -216,6 +219,38 @@ static inline bool wire_zero(const void *p, size_t n)
 	return true;
 }
 
+/* A published region's entry (TPT_UPDATE), said again from
+ * docs/wire-protocol.md: none (index 0 of 0), or one of at most 32 with
+ * a name, remote rights only (write 2, read 4, atomic 8) and a range
+ * that does not wrap. */
+static inline bool wire_tpt_entry_ok(const struct srnic_pkt *p)
+{
+	if (!p->tpt_count)
+		return !p->tpt_index;
+	return p->tpt_count <= 32 && p->tpt_index < p->tpt_count &&
+	       p->tpt_name && p->tpt_access && !(p->tpt_access & ~0x0eu) &&
+	       p->tpt_addr + p->tpt_length >= p->tpt_addr;
+}
+
+/* What only TPT_UPDATE and TPT_ACK carry, and what they do not. */
+static inline const char *wire_tpt_invariants(const struct srnic_pkt *p)
+{
+	bool tpt = p->opcode == SRNIC_OP_TPT_UPDATE ||
+		   p->opcode == SRNIC_OP_TPT_ACK;
+
+	if (!tpt && (p->tpt_gen || p->tpt_index || p->tpt_count ||
+		     p->tpt_access || p->tpt_name || p->tpt_rkey ||
+		     p->tpt_addr || p->tpt_length))
+		return "TPT fields set on other than TPT_UPDATE or TPT_ACK";
+	if (tpt && (p->groups || p->dev || p->ndev ||
+		    !wire_zero(p->node_mac, sizeof(p->node_mac)) ||
+		    !wire_zero(p->node_name, sizeof(p->node_name))))
+		return "node fields set on a TPT frame";
+	if (p->opcode == SRNIC_OP_TPT_UPDATE && !wire_tpt_entry_ok(p))
+		return "accepted a TPT_UPDATE entry no table holds";
+	return NULL;
+}
+
 /* The packet-level promises; NULL when they hold. */
 static inline const char *wire_pkt_invariants(const uint8_t *buf,
 					      uint32_t len,
@@ -223,6 +258,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 {
 	uint8_t op = p->opcode;
 	uint32_t hlen, stride, want;
+	const char *s;
 
 	if (op == 0 || op >= SRNIC_OP_MAX)
 		return "accepted opcode out of range";
@@ -256,6 +292,9 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		return "service fields set on other than SVC_ANNOUNCE";
 	if (op == SRNIC_OP_SVC_ANNOUNCE && p->groups)
 		return "group map set on SVC_ANNOUNCE";
+	s = wire_tpt_invariants(p);
+	if (s)
+		return s;
 	hlen = srnic_wire_pkt_hlen(p);
 	if (len < hlen)
 		return "accepted a frame shorter than its header";

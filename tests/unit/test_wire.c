@@ -100,6 +100,14 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->svc_mode = 1;
 	p->svc_bound = 3;
 	memcpy(p->eth_src, "\x01\x02\x03\x04\x05\x06", 6);
+	p->tpt_gen = 0x00070009;
+	p->tpt_index = 4;
+	p->tpt_count = 9;
+	p->tpt_access = 0x0a;	/* remote write and atomic */
+	p->tpt_name = 0x6e616d65;
+	p->tpt_rkey = 0x00fade01;
+	p->tpt_addr = 0x00007f00abcd0000ull;
+	p->tpt_length = 0x0000000100000000ull;
 
 	switch (op) {
 	case SRNIC_OP_SEND:	/* last packet of a 3-packet message */
@@ -215,6 +223,19 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		want->sack_bits = p->sack_bits;
 		want->credit = p->credit;
 		want->ts_echo = p->ts_echo;
+	} else if (p->opcode == SRNIC_OP_TPT_UPDATE ||
+		   p->opcode == SRNIC_OP_TPT_ACK) {
+		want->ipv4 = p->ipv4;
+		want->port = p->port;
+		want->tpt_gen = p->tpt_gen;
+		want->tpt_index = p->tpt_index;
+		want->tpt_count = p->tpt_count;
+		want->tpt_access = p->tpt_access;
+		want->tpt_name = p->tpt_name;
+		want->tpt_rkey = p->tpt_rkey;
+		want->tpt_addr = p->tpt_addr;
+		want->tpt_length = p->tpt_length;
+		memcpy(want->eth_src, smac, 6);
 	} else {
 		want->ipv4 = p->ipv4;
 		want->port = p->port;
@@ -307,7 +328,9 @@ static void test_byte_map(void)
 		      SRNIC_OP_UD_SEND == 13 && SRNIC_OP_SVC_ANNOUNCE == 14 &&
 		      SRNIC_OP_SVC_RESYNC == 15 &&
 		      SRNIC_OP_SVC_RESYNC_ACK == 16 &&
-		      SRNIC_OP_TP_READ_REQ == 17 && SRNIC_OP_MAX == 18,
+		      SRNIC_OP_TP_READ_REQ == 17 &&
+		      SRNIC_OP_TPT_UPDATE == 18 && SRNIC_OP_TPT_ACK == 19 &&
+		      SRNIC_OP_MAX == 20,
 	      "opcode numbering changed");
 
 	full_pkt(&p, SRNIC_OP_SEND);

@@ -27,6 +27,8 @@ local OPS = {
 	[15] = {name = "SVC_RESYNC", ext = "ack", payload = false},
 	[16] = {name = "SVC_RESYNC_ACK", ext = "ack", payload = false},
 	[17] = {name = "TP_READ_REQ", ext = "data", payload = false},
+	[18] = {name = "TPT_UPDATE", ext = "hello", payload = false},
+	[19] = {name = "TPT_ACK", ext = "hello", payload = false},
 }
 local opcodes = {}
 for op, o in pairs(OPS) do opcodes[op] = o.name end
@@ -111,6 +113,14 @@ local F = {
 	svc_holder = ProtoField.uint8("srnic.svc.holder", "Holds it (term: msn)"),
 	svc_mode = ProtoField.uint8("srnic.svc.mode", "Mode (0 group, 1 switch)"),
 	svc_bound = ProtoField.uint8("srnic.svc.bound", "Holder's bound QPs"),
+	tpt_index = ProtoField.uint8("srnic.tpt.index", "Entry"),
+	tpt_count = ProtoField.uint8("srnic.tpt.count", "Entries in the table"),
+	tpt_access = ProtoField.uint8("srnic.tpt.access", "Remote rights (2 write, 4 read, 8 atomic)", base.HEX),
+	tpt_gen = ProtoField.uint32("srnic.tpt.gen", "Table generation"),
+	tpt_name = ProtoField.uint32("srnic.tpt.name", "Name", base.HEX),
+	tpt_rkey = ProtoField.uint32("srnic.tpt.rkey", "Key", base.HEX),
+	tpt_addr = ProtoField.uint64("srnic.tpt.addr", "Address", base.HEX),
+	tpt_length = ProtoField.uint64("srnic.tpt.length", "Length"),
 	mac = ProtoField.bytes("srnic.ctl.auth_mac", "HMAC-SHA-512-256"),
 	-- trailer
 	crc = ProtoField.uint32("srnic.crc", "CRC-32C", base.HEX),
@@ -221,20 +231,36 @@ function p.dissector(tvb, pinfo, tree)
 		local e = t:add(p, tvb(off, 40), "Control extension")
 		e:add(F.node_ip, tvb(off, 4))
 		e:add(F.port, tvb(off + 4, 1))
-		e:add(F.ctl_dev, tvb(off + 5, 1))
-		e:add(F.node_mac, tvb(off + 6, 6))
-		e:add(F.ctl_ndev, tvb(off + 12, 1))
-		e:add(F.node_name, tvb(off + 16, 16))
-		if op == 14 then
-			e:add(F.svc_ip, tvb(off + 32, 4))
-			e:add(F.svc_prio, tvb(off + 36, 1))
-			e:add(F.svc_holder, tvb(off + 37, 1))
-			e:add(F.svc_mode, tvb(off + 38, 1))
-			e:add(F.svc_bound, tvb(off + 39, 1))
+		if op == 18 or op == 19 then
+			-- a published region (TPT_ACK: the generation only)
+			e:add(F.tpt_index, tvb(off + 5, 1))
+			e:add(F.tpt_count, tvb(off + 6, 1))
+			e:add(F.tpt_access, tvb(off + 7, 1))
+			e:add(F.tpt_gen, tvb(off + 8, 4))
+			e:add(F.tpt_name, tvb(off + 12, 4))
+			e:add(F.tpt_rkey, tvb(off + 16, 4))
+			e:add(F.reserved, tvb(off + 20, 4))
+			e:add(F.tpt_addr, tvb(off + 24, 8))
+			e:add(F.tpt_length, tvb(off + 32, 8))
+			info = info .. string.format(" gen %u entry %u of %u",
+				tvb(off + 8, 4):uint(), tvb(off + 5, 1):uint(),
+				tvb(off + 6, 1):uint())
 		else
-			e:add(F.groups, tvb(off + 32, 8))
+			e:add(F.ctl_dev, tvb(off + 5, 1))
+			e:add(F.node_mac, tvb(off + 6, 6))
+			e:add(F.ctl_ndev, tvb(off + 12, 1))
+			e:add(F.node_name, tvb(off + 16, 16))
+			if op == 14 then
+				e:add(F.svc_ip, tvb(off + 32, 4))
+				e:add(F.svc_prio, tvb(off + 36, 1))
+				e:add(F.svc_holder, tvb(off + 37, 1))
+				e:add(F.svc_mode, tvb(off + 38, 1))
+				e:add(F.svc_bound, tvb(off + 39, 1))
+			else
+				e:add(F.groups, tvb(off + 32, 8))
+			end
+			info = info .. " node " .. tvb(off + 16, 16):stringz()
 		end
-		info = info .. " node " .. tvb(off + 16, 16):stringz()
 		off = off + 40
 		if bit.band(flags, 0x200) ~= 0 and tvb:len() >= off + 32 then
 			t:add(F.mac, tvb(off, 32))
