@@ -347,10 +347,12 @@ int srnic_mr_allow_third_party(struct ibv_mr *mr);
  * on every peer as soon as the peer hears of the restart, and its new
  * one comes only after integration (BOOTING, BOOT_ACK, RDMA_READY): no
  * lookup returns a region of a process the node had before.  A region
- * deregistered, re-registered or unpublished, or whose process ended,
- * leaves the table; peers hear of each change within milliseconds (until
- * then a lookup there may still return it, and a request with its key
- * fails with IBV_WC_REM_ACCESS_ERR).  A node publishes up to 32 regions.
+ * deregistered or unpublished, or whose process ended, leaves the table
+ * (re-registered, its entry follows its new range and remote rights);
+ * peers hear of each change within milliseconds (until then a lookup
+ * there may still return it as it was, and a request the region no longer
+ * allows fails with IBV_WC_REM_ACCESS_ERR).  A node publishes up to 32
+ * regions.
  */
 struct srnic_published_mr {
 	uint32_t rkey;

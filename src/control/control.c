@@ -635,7 +635,9 @@ int srnic_control_start(struct srnic_engine *eng)
 			eng->node->peer[i].up[p] = 0;
 		eng->node->peer[i].ok_inc = eng->node->peer[i].ready_inc = 0;
 		srnic_integrate_new_incarnation(&eng->node->peer[i]);
+		srnic_tpt_forget(eng, &eng->node->peer[i]);
 	}
+	srnic_tpt_forget_own(eng->node);
 	self_init(eng);
 	/* (services start over: held by nobody this node knows of, its own
 	 * listening svc_dead_ms before they claim anything) */

@@ -231,8 +231,15 @@ int srnic_tpt_publish(struct srnic_node *node, unsigned slot,
 /* Any thread: the slot's entries of key rkey out; 0 or -ENOENT. */
 int srnic_tpt_unpublish(struct srnic_node *node, unsigned slot,
 			uint32_t rkey);
-/* srnicd: every entry of a process gone out. */
+/* Any thread: the slot's entry of key rkey follows its region's new
+ * range and remote rights (re-registration; no right left: it goes).
+ * 0 or -ENOENT (not published). */
+int srnic_tpt_follow(struct srnic_node *node, unsigned slot, uint32_t rkey,
+		     uint64_t addr, uint64_t length, uint8_t access);
+/* srnicd: every entry of a process gone out; the control core's start:
+ * every entry out (keys of an incarnation before mean nothing). */
 void srnic_tpt_release_proc(struct srnic_node *node, unsigned slot);
+void srnic_tpt_forget_own(struct srnic_node *node);
 /* Any thread: region name of the node ipv4 (this one's, or an integrated
  * peer's current process's).  0, or -ENOENT. */
 int srnic_tpt_lookup(struct srnic_engine *eng, uint32_t ipv4, uint32_t name,

@@ -41,6 +41,15 @@ static int find(const struct srnic_tpt *t, uint32_t name)
 	return -1;
 }
 
+/* The node's table as its writers find it: processes share it, and one
+ * may have left n anything (a hostile one, or a holder of the lock that
+ * was stepped over while it stood still). */
+static void sane(struct srnic_tpt *t)
+{
+	if (t->n > SRNIC_TPT_MAX)
+		t->n = SRNIC_TPT_MAX;
+}
+
 /* Take out every entry that matches; true when one did.  (The last
  * moves into the hole: the order of a table means nothing.) */
 static bool remove_where(struct srnic_tpt *t, uint8_t owner, uint32_t rkey,
@@ -49,7 +58,8 @@ static bool remove_where(struct srnic_tpt *t, uint8_t owner, uint32_t rkey,
 	bool removed = false;
 	unsigned i = 0;
 
-	while (i < t->n && i < SRNIC_TPT_MAX) {
+	sane(t);
+	while (i < t->n) {
 		if (t->e[i].owner == owner &&
 		    (any_key || t->e[i].rkey == rkey)) {
 			t->e[i] = t->e[--t->n];
@@ -73,6 +83,7 @@ int srnic_tpt_publish(struct srnic_node *node, unsigned slot,
 	    e->addr + e->length < e->addr)
 		return -EINVAL;
 	bool held = srnic_shared_lock(node, &node->mcast_lock);
+	sane(t);
 	if (find(t, e->name) >= 0) {
 		rc = -EEXIST;
 	} else if (t->n >= SRNIC_TPT_MAX) {
@@ -95,6 +106,39 @@ int srnic_tpt_unpublish(struct srnic_node *node, unsigned slot, uint32_t rkey)
 	removed = remove_where(&node->tpt, (uint8_t)(slot + 1), rkey, false);
 	srnic_shared_unlock(&node->mcast_lock, held);
 	return removed ? 0 : -ENOENT;
+}
+
+int srnic_tpt_follow(struct srnic_node *node, unsigned slot, uint32_t rkey,
+		     uint64_t addr, uint64_t length, uint8_t access)
+{
+	struct srnic_tpt *t = &node->tpt;
+	uint8_t owner = (uint8_t)(slot + 1);
+	bool found = false;
+	unsigned i;
+
+	if (!access)
+		return srnic_tpt_unpublish(node, slot, rkey);
+	bool held = srnic_shared_lock(node, &node->mcast_lock);
+	sane(t);
+	for (i = 0; i < t->n; i++)
+		if (t->e[i].owner == owner && t->e[i].rkey == rkey) {
+			t->e[i].addr = addr;
+			t->e[i].length = length;
+			t->e[i].access = access;
+			found = true;
+		}
+	if (found)
+		t->gen++;
+	srnic_shared_unlock(&node->mcast_lock, held);
+	return found ? 0 : -ENOENT;
+}
+
+void srnic_tpt_forget_own(struct srnic_node *node)
+{
+	bool held = srnic_shared_lock(node, &node->mcast_lock);
+	node->tpt.n = 0;
+	node->tpt.gen++;
+	srnic_shared_unlock(&node->mcast_lock, held);
 }
 
 void srnic_tpt_release_proc(struct srnic_node *node, unsigned slot)

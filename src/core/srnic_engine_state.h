@@ -106,8 +106,8 @@ struct srnic_engine {
 	uint64_t rx_backlog_since;
 	uint64_t rx_polled_at;
 	/* Time the datapath was away: the gaps between receive polls longer
-	 * than SRNIC_UC_GIVE_UP_US (the process off its core, or nobody
-	 * driving it), summed.  UC's give-up leaves it out of a stall: no
+	 * than SRNIC_UC_GIVE_UP_US and twice idle_sleep_us (the process off
+	 * its core, or nobody driving it), summed.  UC's give-up leaves it out of a stall: no
 	 * packet can come in while nobody reads (responder/uc.c). */
 	uint64_t away_tsc;
 	/* Frames for this process's QPs the receive poll took off the

@@ -529,22 +529,25 @@ static unsigned rx_poll(struct srnic_engine *eng)
 
 /*
  * A receive poll, and whether it left frames waiting (rx_backlog) since
- * when.  A gap between polls longer than the shortest UC give-up time is
- * time away (away_tsc): the process was off its core (150 ms and more on
- * two busy CPUs), and what arrived meanwhile waits in its ring or the
- * ports, behind a backlog that may have been there before, which begins
- * anew.  The UC timer (responder/uc.c) gives it the time from now, not
- * from before the gap, and leaves the gap out of a stall: judged with
- * it, it gave up messages whose packets it had not read yet, or that
- * still waited in the sender's full queue (uc_late, then perftest's UC
- * server waited for good).
+ * when.  A gap between polls longer than the shortest UC give-up time
+ * (and than twice the longest nap an idle datapath takes: that is no
+ * absence) is time away (away_tsc): the process was off its core (150 ms
+ * and more on two busy CPUs), and what arrived meanwhile waits in its
+ * ring or the ports, behind a backlog that may have been there before,
+ * which begins anew.  The UC timer (responder/uc.c) gives it the time
+ * from now, not from before the gap, and leaves the gap out of a stall:
+ * judged with it, it gave up messages whose packets it had not read yet,
+ * or that still waited in the sender's full queue (uc_late, then
+ * perftest's UC server waited for good).
  */
 unsigned srnic_rx_ports(struct srnic_engine *eng)
 {
 	uint64_t now = srnic_now();
+	uint64_t gap_us = 2ull * eng->cfg.idle_sleep_us > SRNIC_UC_GIVE_UP_US
+				  ? 2ull * eng->cfg.idle_sleep_us
+				  : SRNIC_UC_GIVE_UP_US;
 	bool away = eng->rx_polled_at &&
-		    now - eng->rx_polled_at >
-			    eng->tsc_per_us * SRNIC_UC_GIVE_UP_US;
+		    now - eng->rx_polled_at > eng->tsc_per_us * gap_us;
 	bool fresh = !eng->rx_backlog || away;
 	unsigned total;
 

@@ -68,9 +68,15 @@ int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key)
 {
 	const struct key_end k = {srnic_mem_invalidate, srnic_mem_release, key};
 
+	int rc;
+
 	srnic_engine_group_forget_key(eng, key);
-	srnic_tpt_unpublish(eng->node, eng->slot, key);
-	return key_end(eng, &k);
+	rc = key_end(eng, &k);
+	/* (published only once the engine joined its node: before, the
+	 * node is this process's own, which joining frees) */
+	if (rc == 0 && srnic_engine_running(eng))
+		srnic_tpt_unpublish(eng->node, eng->slot, key);
+	return rc;
 }
 
 uint32_t srnic_engine_alloc_mw(struct srnic_engine *eng, uint8_t type,
@@ -109,9 +115,11 @@ int srnic_engine_rereg_mr(struct srnic_engine *eng, uint32_t key, void *addr,
 
 	if (rc)
 		return rc;
-	/* (what peers were told of it no longer holds) */
-	srnic_tpt_unpublish(eng->node, eng->slot, key);
 	srnic_engine_call(eng, &c);
+	/* (what peers were told of it follows it) */
+	if (c.result == 0 && srnic_engine_running(eng))
+		srnic_tpt_follow(eng->node, eng->slot, key, r.addr, r.length,
+				 (uint8_t)(access & SRNIC_TPT_RIGHTS));
 	return c.result;
 }
 
@@ -134,11 +142,15 @@ int srnic_engine_publish_mr(struct srnic_engine *eng,
 
 	if (p->access & ~SRNIC_TPT_RIGHTS)
 		return -EINVAL;
+	if (!srnic_engine_running(eng))
+		return -ENODEV;	/* (the caller starts it) */
 	return srnic_tpt_publish(eng->node, eng->slot, &e);
 }
 
 int srnic_engine_unpublish_mr(struct srnic_engine *eng, uint32_t key)
 {
+	if (!srnic_engine_running(eng))
+		return -ENOENT;	/* (nothing published before it runs) */
 	return srnic_tpt_unpublish(eng->node, eng->slot, key);
 }
 
@@ -146,7 +158,9 @@ int srnic_engine_lookup_mr(struct srnic_engine *eng, uint32_t ipv4,
 			   uint32_t name, struct srnic_published *out)
 {
 	struct srnic_tpt_entry e;
-	int rc = srnic_tpt_lookup(eng, ipv4, name, &e);
+	int rc = srnic_engine_running(eng)
+			 ? srnic_tpt_lookup(eng, ipv4, name, &e)
+			 : -ENOENT;	/* (the caller starts it) */
 
 	if (rc)
 		return rc;

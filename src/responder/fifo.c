@@ -29,8 +29,9 @@ static int64_t fifo_room(const struct srnic_fifo_ring *r, uint64_t size,
 	return *pad ? 0 : (int64_t)at;
 }
 
-bool resp_fifo_append(struct srnic_engine *eng, const struct srnic_qp *qp,
-		      const struct srnic_pkt *pkt)
+enum resp_placed resp_fifo_append(struct srnic_engine *eng,
+				  const struct srnic_qp *qp,
+				  const struct srnic_pkt *pkt)
 {
 	const struct srnic_mr *mr = srnic_mem_region_of(&eng->mem, pkt->rkey);
 	struct srnic_fifo_ring *r = (struct srnic_fifo_ring *)(uintptr_t)mr->addr;
@@ -46,13 +47,15 @@ bool resp_fifo_append(struct srnic_engine *eng, const struct srnic_qp *qp,
 	off = fifo_room(r, size, len, &pad);
 	if (off < 0) {
 		__atomic_store_n(&r->full, r->full + 1, __ATOMIC_RELAXED);
-		return false;
+		return RESP_FIFO_FULL;
 	}
 	at = (struct srnic_fifo_hdr *)&r->data[off];
 	if (!srnic_mem_copy(&eng->mem, &at->pkt_len, &h.pkt_len,
 			    sizeof(h) - sizeof(h.valid)) ||
-	    !srnic_mem_copy(&eng->mem, at + 1, pkt->payload, pkt->pkt_len))
-		return false;
+	    !srnic_mem_copy(&eng->mem, at + 1, pkt->payload, pkt->pkt_len)) {
+		srnic_page_fault(eng, pkt->rkey);	/* (a ring gone) */
+		return RESP_REFUSED;
+	}
 	/* (the pad, the rest of the ring to its end, only now: a copy that
 	 * failed leaves nothing the program could take) */
 	if (pad) {
@@ -66,5 +69,5 @@ bool resp_fifo_append(struct srnic_engine *eng, const struct srnic_qp *qp,
 	__atomic_store_n(&at->valid, SRNIC_FIFO_VALID, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->records, r->records + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->prod, r->prod + pad + len, __ATOMIC_RELEASE);
-	return true;
+	return RESP_PLACED;
 }

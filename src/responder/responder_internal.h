@@ -128,9 +128,11 @@ enum resp_placed resp_place(struct srnic_engine *eng, struct srnic_qp *qp,
 			    struct srnic_rmsg *s, const struct srnic_pkt *pkt);
 
 /* fifo.c: pkt (its key a FIFO's, checked) appended to the FIFO's ring;
- * false when the ring had no room. */
-bool resp_fifo_append(struct srnic_engine *eng, const struct srnic_qp *qp,
-		      const struct srnic_pkt *pkt);
+ * RESP_FIFO_FULL when the ring had no room, RESP_REFUSED when its memory
+ * was not there (counted, the key fenced). */
+enum resp_placed resp_fifo_append(struct srnic_engine *eng,
+				  const struct srnic_qp *qp,
+				  const struct srnic_pkt *pkt);
 
 /* start.c */
 enum resp_start resp_start_message(struct srnic_engine *eng,

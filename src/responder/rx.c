@@ -109,8 +109,7 @@ enum resp_placed resp_place(struct srnic_engine *eng, struct srnic_qp *qp,
 		if (c == SRNIC_MEM_FIFO && (pkt->flags & SRNIC_F_ATOMIC_WR))
 			c = SRNIC_MEM_NO_RIGHTS;
 		if (c == SRNIC_MEM_FIFO)
-			return resp_fifo_append(eng, qp, pkt) ? RESP_PLACED
-							       : RESP_FIFO_FULL;
+			return resp_fifo_append(eng, qp, pkt);
 		if (c != SRNIC_MEM_OK) {
 			count_access(eng, c);
 			return RESP_REFUSED;

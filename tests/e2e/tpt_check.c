@@ -13,7 +13,9 @@
  *  1. the server registers 64 KiB with remote write and read and
  *     publishes it; its own node's lookup returns it; the errors (EEXIST
  *     for the name again, EINVAL for name 0 and a region without remote
- *     rights, ENOENT for an unknown name and for unpublishing twice);
+ *     rights, ENOENT for an unknown name and for unpublishing what is
+ *     not published); re-registered read only, the entry says so, and
+ *     without a remote right it goes;
  *  2. the client looks NAME up on HOST (waiting for the table to come),
  *     connects a QP with the server (the exchange carries no key), WRITEs
  *     a pattern at the address the lookup gave under its key, and READs
@@ -112,6 +114,33 @@ static void server_errors(struct ibv_pd *pd, struct ibv_mr *mr)
 	free(buf);
 }
 
+/* Re-registered, the entry follows the region's rights; with none left
+ * remote, it goes. */
+static void rereg_follows(struct ibv_pd *pd, struct ibv_mr *mr)
+{
+	struct srnic_published_mr out;
+	union ibv_gid self;
+	int rc;
+
+	if (ibv_query_gid(pd->context, VU_PORT, VU_GID_INDEX, &self))
+		die("query_gid");
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	vu_check(!rc && srnic_mr_lookup(pd->context, &self, name, &out) == 0 &&
+			 out.access == IBV_ACCESS_REMOTE_READ,
+		 vu_err_str(rc), "re-registered read only: the entry says so");
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE);
+	vu_check(!rc && srnic_mr_lookup(pd->context, &self, name, &out) ==
+				ENOENT,
+		 vu_err_str(rc), "re-registered without a remote right: out");
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ);
+	if (rc)
+		die("ibv_rereg_mr");
+}
+
 static void server(void)
 {
 	struct ibv_context *ctx = vu_open_first();
@@ -145,9 +174,9 @@ static void server(void)
 	vu_fill(want, LEN, name);
 	vu_check(!memcmp(mem, want, LEN), NULL,
 		 "the client's WRITE landed in the published region");
-	vu_check(srnic_mr_unpublish(mr) == 0 &&
-			 srnic_mr_unpublish(mr) == ENOENT,
-		 NULL, "unpublished; again: ENOENT");
+	rereg_follows(pd, mr);
+	vu_check(srnic_mr_unpublish(mr) == ENOENT, NULL,
+		 "unpublishing again: ENOENT");
 	vu_check(srnic_mr_publish(mr, name) == 0, NULL,
 		 "published again (its process's end takes it out)");
 	vu_wait_eof(fd, 30000);
