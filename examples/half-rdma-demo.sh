@@ -13,6 +13,9 @@
 #   --fifo S        d's ring (4M)
 #   --loss PCT      every node's rail 0 loses PCT% of its frames both ways
 #   --dup PCT       ... and duplicates PCT% of them
+#   --unregistered  the senders register nothing: each WRITE is gathered
+#                   from 16 pieces of plain memory (srnic_post_fifo_write,
+#                   half-RDMA's sending half)
 #
 # It brings up a four-node afpacket testbed of its own (SRNIC_NS and
 # SRNIC_RUN with -half appended), or uses one of four nodes that is up
@@ -25,13 +28,14 @@ PROG=${SRNIC_BUILD:-$ROOT/build}/examples/srnic_fifo
 export SRNIC_NS=${SRNIC_HALF_NS:-${SRNIC_NS:-srnic}-half}
 export SRNIC_RUN=${SRNIC_HALF_RUN:-${SRNIC_RUN:-/run/srnic}-half}
 
-size=64M fifo=4M fault=()
+size=64M fifo=4M fault=() unreg=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--size) size=$2; shift 2 ;;
 	--fifo) fifo=$2; shift 2 ;;
 	--loss) fault+=(loss="$2%"); shift 2 ;;
 	--dup) fault+=(duplicate="$2%"); shift 2 ;;
+	--unregistered) unreg=(-u); shift ;;
 	*) echo "half-rdma: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -44,7 +48,7 @@ if [ ${#fault[@]} -gt 0 ]; then
 	for nd in a b c d; do "$SRNIC" testbed fault $nd 0 "${fault[@]}"; done
 fi
 for nd in a b c; do
-	timeout -k 5 300 "$SRNIC" exec $nd -- "$PROG" send "$work" $nd -s "$bytes" \
+	timeout -k 5 300 "$SRNIC" exec $nd -- "$PROG" send "$work" $nd -s "$bytes" "${unreg[@]}" \
 		> "$work/$nd.log" 2>&1 &
 	pids+=($!)
 done

@@ -7,14 +7,16 @@
  * come out exact.
  *
  *   sink:    srnic_fifo sink DIR [-s SIZE] [-f FIFO] SENDER...
- *   sender:  srnic_fifo send DIR NAME [-s SIZE]
+ *   sender:  srnic_fifo send DIR NAME [-s SIZE] [-u]
  *
  * The processes meet through files in DIR, a folder every node sees (not
  * through the network under test).  A sender registers SIZE bytes
  * (default 64 MiB) of numbers of its own, writes DIR/NAME.info, connects
  * to the QP the sink names in DIR/NAME.sink, WRITEs the whole array in
  * 1 MiB WRITEs (16 in flight) to the FIFO's key, and writes
- * DIR/NAME.done with the sum of its numbers.  The sink makes a FIFO of
+ * DIR/NAME.done with the sum of its numbers.  With -u it registers
+ * nothing: each WRITE is gathered from 16 pieces of the array by
+ * srnic_post_fifo_write (half-RDMA's sending half), which copies them.  The sink makes a FIFO of
  * FIFO bytes (default 4 MiB) and one RC QP a sender, and sums records
  * until the senders' bytes are all in; then it prints
  *
@@ -59,7 +61,42 @@ static void side_open(struct side *s)
 
 /* ---- a sender ---- */
 
-static int send_all(const char *dir, const char *name, size_t size)
+#define PIECES 16		/* -u: a WRITE gathered from this many */
+
+/* WRITE chunk k of v to the sink's FIFO: from the registered array, or
+ * (unregistered) gathered from PIECES pieces of it, copied by srnic
+ * (srnic_post_fifo_write: half-RDMA's sending half).  0 or an errno
+ * (ENOMEM: no room now). */
+static int post_chunk(struct ibv_qp *qp, const uint64_t *v,
+		      const struct ibv_mr *mr, uint32_t rkey, unsigned k)
+{
+	const uint8_t *at = (const uint8_t *)v + (uint64_t)k * CHUNK;
+	struct ibv_sge sge = {(uintptr_t)at, CHUNK, mr ? mr->lkey : 0};
+	struct ibv_send_wr wr = {.wr_id = k, .sg_list = &sge, .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_WRITE,
+				 .send_flags = IBV_SEND_SIGNALED},
+			   *bad;
+	struct iovec iov[PIECES];
+	struct srnic_fifo_write_wr fw = {.wr_id = k, .iov = iov,
+					 .iovcnt = PIECES,
+					 .send_flags = IBV_SEND_SIGNALED,
+					 .rkey = rkey,
+					 .remote_addr = (uint64_t)k * CHUNK};
+	unsigned i;
+
+	if (mr) {
+		wr.wr.rdma.remote_addr = (uint64_t)k * CHUNK;
+		wr.wr.rdma.rkey = rkey;
+		return ibv_post_send(qp, &wr, &bad);
+	}
+	for (i = 0; i < PIECES; i++)
+		iov[i] = (struct iovec){(void *)(at + i * (CHUNK / PIECES)),
+					CHUNK / PIECES};
+	return srnic_post_fifo_write(qp, &fw);
+}
+
+static int send_all(const char *dir, const char *name, size_t size,
+		    bool unregistered)
 {
 	uint64_t *v = malloc(size), sum = 0, k, until;
 	char text[256], fname[64], gid[40];
@@ -75,8 +112,9 @@ static int send_all(const char *dir, const char *name, size_t size)
 	for (k = 0; k < size / 8; k++)
 		sum += v[k] = number(name, k);
 	side_open(&s);
-	mr = ibv_reg_mr(s.pd, v, size, IBV_ACCESS_LOCAL_WRITE);
-	if (!mr)
+	mr = unregistered ? NULL
+			  : ibv_reg_mr(s.pd, v, size, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr && !unregistered)
 		meet_die("ibv_reg_mr", errno);
 	qp = meet_rc_qp(s.pd, s.cq, DEPTH);
 	meet_gid(s.ctx, gid);
@@ -94,19 +132,11 @@ static int send_all(const char *dir, const char *name, size_t size)
 		int n, i;
 
 		while (posted < chunks && posted - done < DEPTH) {
-			struct ibv_sge sge = {(uintptr_t)v + (uint64_t)posted * CHUNK,
-					      CHUNK, mr->lkey};
-			struct ibv_send_wr wr = {.wr_id = posted,
-						 .sg_list = &sge, .num_sge = 1,
-						 .opcode = IBV_WR_RDMA_WRITE,
-						 .send_flags = IBV_SEND_SIGNALED},
-					   *bad;
-
-			wr.wr.rdma.remote_addr = (uint64_t)posted * CHUNK;
-			wr.wr.rdma.rkey = rkey;
-			rc = ibv_post_send(qp, &wr, &bad);
+			rc = post_chunk(qp, v, mr, rkey, posted);
+			if (rc == ENOMEM && unregistered)
+				break;	/* (the staging ring is full) */
 			if (rc)
-				meet_die("ibv_post_send", rc);
+				meet_die("posting a WRITE", rc);
 			posted++;
 		}
 		n = ibv_poll_cq(s.cq, DEPTH, wc);
@@ -125,7 +155,8 @@ static int send_all(const char *dir, const char *name, size_t size)
 		 (size_t)done * CHUNK);
 	snprintf(fname, sizeof(fname), "%s.done", name);
 	meet_put(dir, fname, text);
-	printf("%s: %u WRITEs of %u bytes done\n", name, done, CHUNK);
+	printf("%s: %u WRITEs of %u bytes done%s\n", name, done, CHUNK,
+	       unregistered ? ", each gathered from unregistered pieces" : "");
 	return done == chunks ? 0 : 2;
 }
 
@@ -217,7 +248,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: srnic_fifo sink DIR [-s SIZE] [-f FIFO] SENDER...\n"
-		"       srnic_fifo send DIR NAME [-s SIZE]\n");
+		"       srnic_fifo send DIR NAME [-s SIZE] [-u]\n");
 	exit(1);
 }
 
@@ -225,6 +256,7 @@ int main(int argc, char **argv)
 {
 	size_t size = 64u << 20, fifo = 4u << 20;
 	const char *mode, *dir;
+	bool unregistered = false;
 	int c;
 
 	if (argc < 3)
@@ -232,17 +264,18 @@ int main(int argc, char **argv)
 	mode = argv[1];
 	dir = argv[2];
 	optind = 3;
-	while ((c = getopt(argc, argv, "s:f:")) != -1) {
+	while ((c = getopt(argc, argv, "s:f:u")) != -1) {
 		switch (c) {
 		case 's': size = strtoull(optarg, NULL, 0); break;
 		case 'f': fifo = strtoull(optarg, NULL, 0); break;
+		case 'u': unregistered = true; break;
 		default: usage();
 		}
 	}
 	if (!size || size % CHUNK)
 		usage();
 	if (!strcmp(mode, "send") && argc - optind == 1)
-		return send_all(dir, argv[optind], size);
+		return send_all(dir, argv[optind], size, unregistered);
 	if (!strcmp(mode, "sink") && argc - optind >= 1 &&
 	    argc - optind <= MAX_SENDERS)
 		return sink(dir, size, fifo, argv + optind,

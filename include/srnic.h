@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <infiniband/verbs.h>
 
@@ -300,6 +301,32 @@ struct srnic_fifo_attr {
 /* 0, EINVAL. */
 int srnic_fifo_query(const struct srnic_fifo *fifo,
 		     struct srnic_fifo_attr *attr);
+
+/*
+ * Half-RDMA's sending half: a WRITE whose bytes come from memory nobody
+ * registered, gathered from an iovec (a message a protocol assembles
+ * from pieces), to (rkey, remote_addr) of the QP's peer: a FIFO's key,
+ * or any region's.  The bytes are copied into a staging ring of the QP's
+ * before the call returns (the buffers may be reused at once), and go as
+ * one ordinary WRITE, which completes as IBV_WC_RDMA_WRITE.  The ring
+ * (SRNIC_FIFO_STAGE_MB, default 8 MiB, registered at the QP's first such
+ * WRITE) gets its room back as the QP's send queue completes.  RC and UC
+ * QPs.  0, or EINVAL (another QP type, flags other than
+ * IBV_SEND_SIGNALED and IBV_SEND_FENCE, longer than the ring, a range
+ * that wraps, the QP's state as ibv_post_send), ENOMEM (the send queue or
+ * the ring is full: poll completions and post again), EOPNOTSUPP.
+ */
+struct srnic_fifo_write_wr {
+	uint64_t wr_id;
+	const struct iovec *iov;
+	int iovcnt;
+	unsigned int send_flags;
+	uint32_t rkey;
+	uint64_t remote_addr;
+};
+
+int srnic_post_fifo_write(struct ibv_qp *qp,
+			  const struct srnic_fifo_write_wr *wr);
 
 /*
  * Third-party RDMA (docs/third-party.md): a controller has a data source

@@ -442,6 +442,7 @@ int srnic_destroy_qp(struct ibv_qp *ibqp)
 	rc = srnic_engine_destroy_qp(sqp->ctx->eng, sqp->qp);
 	if (rc)
 		return -rc;
+	srnic_fifo_stage_free(sqp);	/* (nothing reads it any more) */
 	if (sqp->vqp.comp_mask & VERBS_QP_XRCD)
 		srnic_xrcd_use(&sqp->vqp.xrcd->xrcd, -1);
 	/* No event can come any more.  One reported and not acknowledged

@@ -75,6 +75,9 @@ struct srnic_qp_v {
 	int wr_err;
 	struct srnic_swqe *wr_cur;
 	uint32_t ud_max;		/* UD: largest datagram (path MTU) */
+	/* srnic_post_fifo_write's staging ring (fifo_write.c), made at its
+	 * first use */
+	struct srnic_fifo_stage *stage;
 };
 
 struct srnic_srq_v {
@@ -164,6 +167,8 @@ static inline bool srnic_context_ours(const struct ibv_context *context)
 	       srnic_device_is_ours(context->device);
 }
 struct srnic_engine *srnic_ctx_start(struct srnic_context *ctx);
+/* fifo_write.c: the QP's staging ring goes (its QP is gone). */
+void srnic_fifo_stage_free(struct srnic_qp_v *sqp);
 
 /* device.c: the node's ports that are the context's adapter's, and
  * those whose link is up (a bit a port) */

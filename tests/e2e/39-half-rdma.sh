@@ -5,7 +5,11 @@
 #  2. the same under 1% loss and 1% duplication on every node's rail 0:
 #     exact (a copy appended twice, or a packet never appended, shows);
 #  3. 8 MiB each into a 64 KiB ring: the ring full again and again
-#     (fifo_full > 0), each such packet sent again, and the sum exact.
+#     (fifo_full > 0), each such packet sent again, and the sum exact;
+#  4. the sending half too, under 1% loss: the senders register nothing,
+#     each WRITE gathered from 16 pieces of plain memory
+#     (srnic_post_fifo_write, which copies them into a staging ring):
+#     exact.
 # (The ring's records, pad and full drops packet by packet: unit
 # placement, test_fifo.)
 . "$(dirname "$0")/../lib.sh"
@@ -29,4 +33,8 @@ demo small --size 8M --fifo 64K || fail "the demo with a 64 KiB ring"
 exact small
 line small | grep -Eq 'fifo_full [1-9][0-9]*$' ||
 	fail "a 64 KiB ring for 24 MiB was never full: $(line small)"
+demo unreg --size 16M --loss 1 --unregistered || fail "the demo from unregistered memory"
+exact unreg
+grep -q "each gathered from unregistered pieces" "$LOGDIR/half-unreg.log" ||
+	fail "the senders did not say they sent from unregistered memory"
 exit 0

@@ -31,6 +31,10 @@
  *     EOPNOTSUPP; a lookup without a name, GID or answer, or with a GID
  *     other than ::ffff:IPv4, EINVAL; of a node nobody knows, ENOENT.
  *     (On the wire: 43-published-keys.sh.)
+ *  8. Half-RDMA's sending half through the loopback: a WRITE gathered
+ *     from three pieces of unregistered memory lands byte for byte; its
+ *     errors (another provider's QP, unknown flags, a wrapping range, a
+ *     message longer than the staging ring).
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
@@ -226,6 +230,63 @@ static void tpt_api(struct ibv_context *ctx, struct ibv_context *other)
 		 "srnic_mr_lookup: a node nobody knows: ENOENT");
 }
 
+/* 8.: half-RDMA's sending half, between two QPs of this program through
+ * the node's own GID (the loopback): a WRITE gathered from three pieces
+ * of unregistered memory lands byte for byte; the errors. */
+static void fifo_write_api(struct ibv_context *ctx, struct ibv_context *other,
+			   const union ibv_gid *gid)
+{
+	enum { A = 1000, B = 70000, C = 5, ALL = A + B + C };
+	static uint8_t pa[A], pb[B], pc[C], want[ALL], got[ALL];
+	struct iovec iov[3] = {{pa, A}, {pb, B}, {pc, C}};
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 8, NULL, NULL, 0) : NULL;
+	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, got, ALL,
+					    IBV_ACCESS_LOCAL_WRITE |
+						    IBV_ACCESS_REMOTE_WRITE)
+			       : NULL;
+	struct ibv_qp oqp = {.context = other}, *qp[2];
+	struct srnic_fifo_write_wr wr = {.wr_id = 8, .iov = iov, .iovcnt = 3,
+					 .send_flags = IBV_SEND_SIGNALED};
+	struct ibv_wc wc;
+	int rc;
+
+	if (!mr || vu_loop_pair(pd, cq, gid, IBV_ACCESS_REMOTE_WRITE, qp))
+		exit(2);
+	vu_fill(want, ALL, 8);
+	memcpy(pa, want, A);
+	memcpy(pb, want + A, B);
+	memcpy(pc, want + A + B, C);
+	wr.rkey = mr->rkey;
+	wr.remote_addr = (uintptr_t)got;
+	rc = srnic_post_fifo_write(qp[0], &wr);
+	memset(pb, 0, B);	/* (copied: the buffers are free at once) */
+	vu_check(!rc && vu_poll(cq, &wc, 15000) == 1 &&
+			 wc.status == IBV_WC_SUCCESS && wc.wr_id == 8 &&
+			 wc.opcode == IBV_WC_RDMA_WRITE &&
+			 !memcmp(got, want, ALL),
+		 vu_err_str(rc), "srnic_post_fifo_write: %u bytes from three "
+		 "unregistered pieces, landed whole", ALL);
+	vu_check(srnic_post_fifo_write(&oqp, &wr) == EOPNOTSUPP, NULL,
+		 "srnic_post_fifo_write, another provider's QP: EOPNOTSUPP");
+	wr.send_flags = IBV_SEND_INLINE;
+	vu_check(srnic_post_fifo_write(qp[0], &wr) == EINVAL, NULL,
+		 "srnic_post_fifo_write: IBV_SEND_INLINE: EINVAL");
+	wr.send_flags = 0;
+	wr.remote_addr = UINT64_MAX - 10;
+	vu_check(srnic_post_fifo_write(qp[0], &wr) == EINVAL, NULL,
+		 "srnic_post_fifo_write: a range that wraps: EINVAL");
+	wr.remote_addr = (uintptr_t)got;
+	iov[1].iov_len = 9u << 20;	/* (past the 8 MiB ring) */
+	vu_check(srnic_post_fifo_write(qp[0], &wr) == EINVAL, NULL,
+		 "srnic_post_fifo_write: longer than the staging ring: EINVAL");
+	ibv_destroy_qp(qp[0]);
+	ibv_destroy_qp(qp[1]);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+}
+
 int main(int argc, char **argv)
 {
 	struct srnic_device_attr a = {0};
@@ -279,6 +340,7 @@ int main(int argc, char **argv)
 	tp_api(ctx, &other);
 	cache_api(&other);
 	tpt_api(ctx, &other);
+	fifo_write_api(ctx, &other, &gid);
 	ibv_destroy_cq(cq);
 	ibv_close_device(ctx);
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
