@@ -99,13 +99,10 @@ void srnic_keys_forget(struct srnic_engine *eng, uint32_t key)
 	uint8_t dev;
 
 	for (dev = 0; dev < SRNIC_MAX_DEVICES; dev++) {
-		struct srnic_key_alias *a;
+		struct srnic_key_alias *a =
+			srnic_key_alias_find(&eng->keys, dev, key);
 
-		if (srnic_key_alias_of(&eng->keys, dev, key) ==
-		    SRNIC_ALIAS_FREE)
-			continue;
-		a = alias_slot(&eng->keys, dev, key, false);
-		if (a && a->key == key) {
+		if (a) {
 			a->state = SRNIC_ALIAS_GONE;
 			eng->keys.nalias--;
 			eng->keys.gone = 1;

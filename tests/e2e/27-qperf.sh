@@ -20,7 +20,7 @@ run() {	# TEST [OPTIONS]: one qperf test, its result line required
 	local t=$1
 	shift
 	on a 60 -- qperf -cm1 -t 2 "$@" 10.55.0.2 "$t" > "$LOGDIR/qperf-$t.a" 2>&1 ||
-		{ cat "$LOGDIR/qperf-$t.a" >&2; fail "qperf $t"; }
+		{ programs_failed "$LOGDIR/qperf-$t.a" "$LOGDIR/qperf.b"; fail "qperf $t"; }
 	grep -Eq "(bw|latency|msg_rate) += +[0-9.]+ " "$LOGDIR/qperf-$t.a" ||
 		{ cat "$LOGDIR/qperf-$t.a" >&2; fail "qperf $t: no result"; }
 	echo "$t $*: $(grep -E ' = ' "$LOGDIR/qperf-$t.a" | tr -s ' ' | tr '\n' ' ')"
