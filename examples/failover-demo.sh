@@ -6,7 +6,8 @@
 # (tests/e2e/svc_check.c) and slot 0's region (the same key on both).  a
 # sends requests, each answered by whoever holds web, and WRITEs to the
 # region now and then; at 30% b is killed (SIGKILL) and c takes over; at 60% b comes
-# back and takes web again (failback=auto) or leaves it with c (expire).
+# back and takes web again (failback=auto), leaves it with c (expire), or
+# waits for c's program to hand it over (manual).
 # One line says how it went:
 #
 #   failover: N requests, 0 lost, D duplicates, takeover T ms, failback F ms
@@ -16,7 +17,11 @@
 #
 #   --requests N       how many (50000)
 #   --svc-dead-ms MS   how long a silent holder is waited for (300)
-#   --failback auto|expire
+#   --failback auto|expire|manual
+#                      manual: b back waits; at 75% c's program is asked
+#                      (SIGUSR1) to hand web over: it freezes its QP
+#                      (srnic_svc_freeze), answers what it took and calls
+#                      srnic_svc_handover, and b takes web at once
 #   --cut              instead of the kill, cut b's links for 1 s (both
 #                      rails), then heal them: a partition
 #   --replay           once b is killed, a station on a's rail 0 replays
@@ -84,6 +89,13 @@ role() {	# NODE: its part in the service (docs/counters.md: by its name)
 	awk -v s=$SVC '$1 == "service" && $3 == s {
 		for (i = 4; i < NF; i++) if ($i == "role") print $(i + 1) }' "$TB/$1.stats" 2>/dev/null
 }
+# signal_prog NODE SIG: the member program of NODE (not its wrappers)
+signal_prog() {
+	local p
+	for p in $(ip netns pids "$SRNIC_NS-$1" 2>/dev/null); do
+		[ "$(cat /proc/$p/comm 2>/dev/null)" = svc_check ] && kill -"$2" "$p"
+	done
+}
 serve b
 serve c
 for ((i = 0; i < 100; i++)); do
@@ -139,6 +151,18 @@ else
 		serve b
 		echo "b back at 60%"
 	fi
+	if [ "$failback" = manual ] && at 75; then
+		for ((i = 0; i < 100; i++)); do
+			[ "$(role b)" = standby ] && break
+			sleep 0.05
+		done
+		echo "b $(role b), c $(role c) at 75%: c's program asked to hand web over"
+		signal_prog c USR1
+		for ((i = 0; i < 100; i++)); do
+			grep -q '^handed over' "$work/c.log" && break
+			sleep 0.05
+		done
+	fi
 fi
 rc=0
 wait $client || rc=1
@@ -149,7 +173,7 @@ fi
 grep -v '^progress' "$work/a.log"
 for m in b c; do
 	echo "--- $m"
-	grep -E 'service web|bound|dropped' "$work/$m.log" || true
+	grep -E 'service web|bound|dropped|frozen|handed over' "$work/$m.log" || true
 done
 # the client said goodbye: its connection closed (failback=expire hands
 # the service back then)

@@ -187,6 +187,29 @@ struct ibv_mr *srnic_svc_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 				int access, uint32_t svc_ipv4, unsigned slot);
 
 /*
+ * failback=manual (seed 000 para. 56): a better member that comes back
+ * waits while the holder's program hands the service over.  On the
+ * holder, the program freezes its connections: srnic_svc_freeze makes
+ * every QP of the service it has bound take no new request (the
+ * requests before are in its receive queue or done; a client sends what
+ * was not acknowledged again, to the next holder).  It answers what it
+ * took, waits for its sends to complete, gives its state to the better
+ * member's program (its own business: a file, a socket), and calls
+ * srnic_svc_handover: this node stops holding the service, the better
+ * member claims it at once, the frozen QPs fail (IBV_EVENT_QP_FATAL),
+ * and the clients' QPs resync with the new holder.
+ *
+ * srnic_svc_freeze: the QPs frozen (0 or more), or a negative errno:
+ * -ENOENT (this node is no member of the service, or the device has not
+ * started), -EINVAL (it does not hold it), -EOPNOTSUPP.
+ * srnic_svc_handover: 0 once this node holds it no more; EAGAIN (no
+ * better member is heard: nobody would take it), EINVAL, ENOENT,
+ * ETIMEDOUT, EOPNOTSUPP.
+ */
+int srnic_svc_freeze(struct ibv_context *ctx, uint32_t svc_ipv4);
+int srnic_svc_handover(struct ibv_context *ctx, uint32_t svc_ipv4);
+
+/*
  * Conditional RDMA (docs/conditional-rdma.md; seed 002 l.372-390).  A
  * conditional queue counts the completions of the send WRs posted as its
  * components (srnic_post_send_counted), successes and failures apart.  A

@@ -252,6 +252,31 @@ SRNIC_API struct ibv_qp *srnic_svc_create_qp(struct ibv_pd *pd,
 	return srnic_svc_qp_new(pd, attr, svc_ipv4, slot);
 }
 
+/* failback=manual: the engine's part, on the context's running engine. */
+static int svc_manual(struct ibv_context *ctx, uint32_t svc_ipv4,
+		      int (*fn)(struct srnic_engine *, uint32_t))
+{
+	struct srnic_engine *eng;
+
+	if (!ctx || !srnic_context_ours(ctx))
+		return -EOPNOTSUPP;
+	eng = to_sctx(ctx)->eng;
+	if (!eng || !srnic_engine_running(eng))
+		return -ENOENT;	/* (it binds nothing before it runs) */
+	return fn(eng, svc_ipv4);
+}
+
+SRNIC_API int srnic_svc_freeze(struct ibv_context *ctx, uint32_t svc_ipv4)
+{
+	/* (a count, or a negative errno) */
+	return svc_manual(ctx, svc_ipv4, srnic_engine_svc_freeze);
+}
+
+SRNIC_API int srnic_svc_handover(struct ibv_context *ctx, uint32_t svc_ipv4)
+{
+	return -svc_manual(ctx, svc_ipv4, srnic_engine_svc_handover);
+}
+
 SRNIC_API struct ibv_mr *srnic_svc_reg_mr(struct ibv_pd *pd, void *addr,
 					  size_t length, int access,
 					  uint32_t svc_ipv4, unsigned slot)

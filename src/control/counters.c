@@ -189,6 +189,9 @@ const struct srnic_counter srnic_counters[] = {
 	DROP(TP_BUSY, "tp_busy",
 	     "third-party requests while their QP's jobs were full (asked "
 	     "again)"),
+	DROP(SVC_FROZEN, "svc_frozen",
+	     "new requests to a service's QP its program froze (sent again "
+	     "to the next holder)"),
 
 	PROC("port_polls", port_polls, "its iterations that had the port token"),
 	PROC("token_misses", token_misses, "... and that found it taken"),

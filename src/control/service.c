@@ -303,6 +303,14 @@ void srnic_service_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	}
 	m->prio = pkt->svc_prio;
 	m->heard = now;
+	if (pkt->svc_holder == SRNIC_SVC_RELEASED) {
+		/* The holder of this term handed it over (failback=manual):
+		 * as good as silent, now, and the best live member claims. */
+		if (pkt->ipv4 == sv->holder && pkt->msn == sv->term &&
+		    !sv->holding)
+			sv->holder_heard = 0;
+		return;
+	}
 	if (!pkt->svc_holder)
 		return;
 	if (pkt->msn > sv->term ||
@@ -326,6 +334,21 @@ void srnic_service_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	}
 }
 
+/* The holder's program asked (srnic_svc_handover): this node holds the
+ * service no more, and says so in its announcements, with the term it
+ * released, so the best live member claims it at once.  Its bound QPs
+ * fail as at a step-down (engine/service.c). */
+static void hand_over(struct srnic_engine *eng, struct srnic_service *sv)
+{
+	sv->released_term = sv->term;
+	sv->handovers++;
+	__atomic_store_n(&sv->holding, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&sv->handover, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&eng->node->hello_now, 1, __ATOMIC_RELEASE);
+	ctl_log(eng, "service %s: handing it over, term %#x", sv->name,
+		sv->term);
+}
+
 /* A member's turn: claim the service when the holder is gone (after
  * listening svc_dead_ms since start) and this node is the best live
  * member, or (failback=auto) when this node is better than the holder. */
@@ -336,18 +359,25 @@ static void member_tick(struct srnic_engine *eng, struct srnic_service *sv,
 	unsigned dead = eng->cfg.svc_dead_ms, i;
 	bool holder_alive;
 
-	if (sv->holding)
+	if (sv->holding) {
+		if (__atomic_load_n(&sv->handover, __ATOMIC_ACQUIRE))
+			hand_over(eng, sv);
 		return;
+	}
+	__atomic_store_n(&sv->handover, 0, __ATOMIC_RELEASE);
 	holder_alive = sv->holder && now - sv->holder_heard < dead;
 	if (holder_alive) {
 		/* A better member takes it back: at once (auto), or once the
-		 * holder's connections have all closed (expire). */
+		 * holder's connections have all closed (expire); with manual,
+		 * once the holder hands it over (then it is as silent). */
 		if (better(c->prio, eng->cfg.ipv4, sv->holder_prio, sv->holder) &&
-		    (c->failback || !sv->holder_bound))
-			claim(eng, sv, now, c->failback
-						   ? "failback: better than the holder"
-						   : "failback: the holder's "
-						     "connections closed");
+		    (c->failback == SRNIC_FAILBACK_AUTO ||
+		     (c->failback == SRNIC_FAILBACK_EXPIRE && !sv->holder_bound)))
+			claim(eng, sv, now,
+			      c->failback == SRNIC_FAILBACK_AUTO
+				      ? "failback: better than the holder"
+				      : "failback: the holder's connections "
+					"closed");
 		return;
 	}
 	if (now - sv->since < dead)
@@ -359,8 +389,9 @@ static void member_tick(struct srnic_engine *eng, struct srnic_service *sv,
 		    better(m->prio, m->ipv4, c->prio, eng->cfg.ipv4))
 			return;	/* a better live member will claim it */
 	}
-	claim(eng, sv, now, sv->holder ? "the holder went silent"
-				       : "no holder");
+	claim(eng, sv, now, !sv->holder	     ? "no holder"
+			    : !sv->holder_heard ? "the holder handed it over"
+						: "the holder went silent");
 }
 
 void srnic_services_tick(struct srnic_engine *eng, uint64_t now)
@@ -381,6 +412,26 @@ void srnic_services_tick(struct srnic_engine *eng, uint64_t now)
 					? &eng->node->peer[h]
 					: NULL);
 	}
+}
+
+bool srnic_service_better_live(const struct srnic_engine *eng,
+				const struct srnic_service *sv)
+{
+	uint64_t now = srnic_ms();
+	unsigned i;
+
+	if (sv->mine < 0)
+		return false;
+	for (i = 0; i < SRNIC_SVC_MEMBERS; i++) {
+		const struct srnic_svc_member *m = &sv->member[i];
+
+		if (m->ipv4 && m->ipv4 != eng->cfg.ipv4 &&
+		    now - m->heard < eng->cfg.svc_dead_ms &&
+		    better(m->prio, m->ipv4, eng->cfg.svc[sv->mine].prio,
+			   eng->cfg.ipv4))
+			return true;
+	}
+	return false;
 }
 
 uint32_t srnic_service_bound(const struct srnic_service *sv)
@@ -421,6 +472,12 @@ void srnic_services_announce(struct srnic_engine *eng, unsigned p)
 		pkt.svc_ipv4 = sv->ipv4;
 		pkt.svc_prio = eng->cfg.svc[sv->mine].prio;
 		pkt.svc_holder = sv->holding;
+		if (!sv->holding && sv->released_term &&
+		    sv->released_term == sv->term) {
+			/* (until another holder's term shows) */
+			pkt.msn = sv->term;
+			pkt.svc_holder = SRNIC_SVC_RELEASED;
+		}
 		pkt.svc_mode = sv->mode;
 		if (sv->holding) {
 			uint32_t b = srnic_service_bound(sv);

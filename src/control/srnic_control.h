@@ -54,6 +54,10 @@ void srnic_mcast_release_proc(struct srnic_node *node, unsigned slot);
 /* service.c: this node's QPs of sv bound to clients, all processes'; a
  * departed process's count taken back (srnicd, as it releases slot). */
 uint32_t srnic_service_bound(const struct srnic_service *sv);
+/* Any thread: a member of sv (this node one too) better than this node
+ * is heard (within svc_dead_ms): whom a handover would go to. */
+bool srnic_service_better_live(const struct srnic_engine *eng,
+			       const struct srnic_service *sv);
 void srnic_service_release_proc(struct srnic_node *node, unsigned slot);
 /* Multicast RDMA WRITE's part of the node: slot's process holds group g's
  * region here (0, or -EBUSY: another holds it), or lets go of it; HELLO

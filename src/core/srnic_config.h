@@ -31,10 +31,14 @@ struct srnic_service_conf {
 	uint8_t prio;		/* 1-255: the live member with the highest
 				 * holds it (ties: the higher node address) */
 	uint8_t mode;		/* SRNIC_SVC_GROUP or SRNIC_SVC_SWITCH */
-	uint8_t failback;	/* a better member back takes it again at
-				 * once (1, auto) or waits for the holder to
-				 * go (0, expire) */
+	uint8_t failback;	/* SRNIC_FAILBACK_*: what a better member
+				 * back does while the holder lives */
 };
+
+/* A better member back: takes the service at once (auto), once the
+ * holder's connections have all closed (expire), or once the holder's
+ * program hands it over (manual: srnic_svc_freeze, srnic_svc_handover). */
+enum { SRNIC_FAILBACK_EXPIRE, SRNIC_FAILBACK_AUTO, SRNIC_FAILBACK_MANUAL };
 
 /* Verbs devices (adapters) a node's ports can be split into: srnic0 to
  * srnic3 (docs/key-migration.md). */
@@ -71,7 +75,7 @@ struct srnic_config {
 	unsigned key_idle_ms;	/* an import (or a refusal) no request used
 				 * this long is evicted */
 	/* Services this node is a member of ("service = NAME IPV4 prio=N
-	 * [failback=auto|expire]"), and how long a holder may be silent
+	 * [failback=auto|expire|manual]"), and how long a holder may be silent
 	 * before the best live member takes its service (svc_dead_ms). */
 	unsigned nsvc;
 	struct srnic_service_conf svc[SRNIC_MAX_SERVICES];

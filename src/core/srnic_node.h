@@ -99,6 +99,9 @@ enum srnic_drop {
 				  * this node does not reach (that
 				  * incarnation of it): asked again */
 	SRNIC_DROP_TP_BUSY,	/* ... while its QP's jobs were full */
+	SRNIC_DROP_SVC_FROZEN,	/* a new request to a service's QP its
+				 * program froze (srnic_svc_freeze): sent
+				 * again to the next holder */
 	SRNIC_DROP_MAX
 };
 
@@ -255,6 +258,12 @@ struct srnic_service {
 	uint32_t takeovers;	/* terms this node claimed */
 	uint32_t stepdowns;	/* ... and gave up to a higher one */
 	uint32_t changes;	/* holders (or terms) it saw come */
+	/* failback=manual: a program of this node asks the control core to
+	 * stop holding it (srnic_svc_handover); the term it then released,
+	 * which its announcements say until another holder shows */
+	uint8_t handover;
+	uint32_t released_term;
+	uint32_t handovers;
 	struct srnic_svc_member member[SRNIC_SVC_MEMBERS];
 	/* The service as a peer (its group address on every port, the
 	 * holder's incarnation and paths): what a client's QP and address

@@ -292,6 +292,9 @@ struct srnic_qp {
 				 * its service's bound) */
 	uint8_t svc_grace;	/* no holder heard lately, within
 				 * svc_grace_ms: timeouts cost no retry */
+	uint8_t svc_frozen;	/* a member's, frozen by its program
+				 * (srnic_svc_freeze): new requests are
+				 * dropped, for the next holder */
 	uint64_t svc_resync_at;
 
 	/* datapath only */

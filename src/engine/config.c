@@ -428,9 +428,11 @@ static int service_setting(struct srnic_service_conf *sv, const char *tok,
 			return reject(why, len, "prio=1 to 255");
 		sv->prio = (uint8_t)v;
 	} else if (!strcmp(tok, "failback=auto")) {
-		sv->failback = 1;
+		sv->failback = SRNIC_FAILBACK_AUTO;
 	} else if (!strcmp(tok, "failback=expire")) {
-		sv->failback = 0;
+		sv->failback = SRNIC_FAILBACK_EXPIRE;
+	} else if (!strcmp(tok, "failback=manual")) {
+		sv->failback = SRNIC_FAILBACK_MANUAL;
 	} else if (!strcmp(tok, "mode=group")) {
 		sv->mode = SRNIC_SVC_GROUP;
 	} else if (!strcmp(tok, "mode=switch")) {
@@ -442,7 +444,8 @@ static int service_setting(struct srnic_service_conf *sv, const char *tok,
 	return 0;
 }
 
-/* "service = NAME IPV4 prio=N [failback=auto|expire] [mode=group|switch]":
+/* "service = NAME IPV4 prio=N [failback=auto|expire|manual]
+ * [mode=group|switch]":
  * a service this node is a member of (docs/failover.md). */
 static int parse_service(struct srnic_config *cfg,
 			 const struct srnic_conf_key *k, const char *val,
@@ -458,11 +461,11 @@ static int parse_service(struct srnic_config *cfg,
 	if (copy_str(buf, sizeof(buf), val))
 		return reject(why, len, "too long");
 	memset(sv, 0, sizeof(*sv));
-	sv->failback = 1;
+	sv->failback = SRNIC_FAILBACK_AUTO;
 	tok = strtok_r(buf, " \t", &save);
 	if (!tok || copy_str(sv->name, sizeof(sv->name), tok))
 		return reject(why, len, "NAME IPV4 prio=N [failback=auto|"
-			      "expire], the name 1 to %zu characters",
+			      "expire|manual], the name 1 to %zu characters",
 			      sizeof(sv->name) - 1);
 	tok = strtok_r(NULL, " \t", &save);
 	if (!tok || inet_pton(AF_INET, tok, &a) != 1)
@@ -536,7 +539,7 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	/* services (docs/failover.md) */
 	{ .name = "service", .kind = SRNIC_CONF_SERVICES, .offset = AT(svc),
 	  .parse = parse_service,
-	  .doc = "NAME IPV4 prio=N [failback=auto|expire] "
+	  .doc = "NAME IPV4 prio=N [failback=auto|expire|manual] "
 		 "[mode=group|switch]: a service the node is a member of" },
 	{ .name = "svc_dead_ms", .kind = SRNIC_CONF_UINT,
 	  .offset = AT(svc_dead_ms), .lo = 20, .hi = 10000, .def = 300,

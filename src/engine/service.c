@@ -21,7 +21,9 @@
  * higher term) fails its bound QPs (IBV_EVENT_QP_FATAL): their clients
  * resync with the new holder.
  */
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine_internal.h"
 
@@ -270,6 +272,7 @@ void srnic_svc_resync_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		qp->at.rnr_retry = 7;
 		qp->at.min_rnr_timer = 12;
 		srnic_fc_reset(qp);
+		qp->svc_frozen = 0;
 		__atomic_store_n(&qp->q.state, SRNIC_QPS_RTS, __ATOMIC_RELEASE);
 		srnic_qp_activate(eng, qp);
 		eng->st->svc_binds++;
@@ -305,4 +308,68 @@ void srnic_svc_qp_track(struct srnic_engine *eng, struct srnic_qp *qp,
 		}
 	if (on && eng->nsvc_qps < SRNIC_SVC_QPS)
 		eng->svc_qps[eng->nsvc_qps++] = qp;
+}
+
+/* ---- failback=manual: freeze and hand over (application threads) ---- */
+
+static void call_freeze(struct srnic_engine *eng, struct srnic_call *c)
+{
+	uint32_t svc = (uint32_t)(uintptr_t)c->arg2, i;
+	int n = 0;
+
+	for (i = 0; i < eng->nsvc_qps; i++) {
+		struct srnic_qp *qp = eng->svc_qps[i];
+
+		if (qp->svc_slot && qp->svc_ipv4 == svc && qp->svc_bound) {
+			qp->svc_frozen = 1;
+			n++;
+		}
+	}
+	c->result = n;
+}
+
+/* The service of svc_ipv4 if this node is a member holding it. */
+static struct srnic_service *held_here(struct srnic_engine *eng,
+				       uint32_t svc_ipv4, int *rc)
+{
+	struct srnic_service *sv = srnic_service_find(eng->node, svc_ipv4);
+
+	*rc = !sv || sv->mine < 0 ? -ENOENT
+	      : !__atomic_load_n(&sv->holding, __ATOMIC_ACQUIRE) ? -EINVAL
+								  : 0;
+	return *rc ? NULL : sv;
+}
+
+int srnic_engine_svc_freeze(struct srnic_engine *eng, uint32_t svc_ipv4)
+{
+	struct srnic_call c = {.fn = call_freeze,
+			       .arg2 = (const void *)(uintptr_t)svc_ipv4};
+	int rc;
+
+	if (!held_here(eng, svc_ipv4, &rc))
+		return rc;
+	srnic_engine_call(eng, &c);
+	return c.result;
+}
+
+#define HANDOVER_WAIT_MS 1000
+
+int srnic_engine_svc_handover(struct srnic_engine *eng, uint32_t svc_ipv4)
+{
+	uint64_t until = srnic_ms() + HANDOVER_WAIT_MS;
+	struct srnic_service *sv;
+	int rc;
+
+	sv = held_here(eng, svc_ipv4, &rc);
+	if (!sv)
+		return rc;
+	if (!srnic_service_better_live(eng, sv))
+		return -EAGAIN;	/* nobody to take it */
+	__atomic_store_n(&sv->handover, 1, __ATOMIC_RELEASE);
+	/* (the control core lets go of it at its next tick) */
+	while (__atomic_load_n(&sv->holding, __ATOMIC_ACQUIRE) &&
+	       srnic_ms() < until)
+		usleep(1000);
+	return __atomic_load_n(&sv->holding, __ATOMIC_ACQUIRE) ? -ETIMEDOUT
+								: 0;
 }

@@ -87,6 +87,14 @@ int srnic_engine_prefetch(struct srnic_engine *eng, uint32_t key, uint32_t pd,
 			  uint64_t addr, uint64_t length, bool fault,
 			  bool write);
 
+/* failback=manual (docs/failover.md): the QPs of the service at svc_ipv4
+ * this process has bound take no new request from now on (their count,
+ * or -ENOENT: this node is no member, -EINVAL: it does not hold it);
+ * and the service goes to the best live member (0 once this node holds
+ * it no more; -EAGAIN: no better member is heard, -ETIMEDOUT). */
+int srnic_engine_svc_freeze(struct srnic_engine *eng, uint32_t svc_ipv4);
+int srnic_engine_svc_handover(struct srnic_engine *eng, uint32_t svc_ipv4);
+
 /* The system-wide protection table (control/tpt.c; docs/published-
  * keys.md): a region of this process published under a name, found by a
  * node's address and that name. */

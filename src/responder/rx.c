@@ -393,7 +393,16 @@ static void answer_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 			const struct srnic_pkt *pkt, struct rte_mbuf *m)
 {
-	bool kept = rx_packet(eng, qp, pkt, m);
+	bool kept;
+
+	/* A frozen service QP takes nothing new: its program is handing
+	 * its state over, which holds what came before (failback=manual;
+	 * unanswered, the client sends it again to the next holder). */
+	if (unlikely(qp->svc_frozen) && seq_diff(pkt->msn, qp->rcv.exp_msn) >= 0) {
+		eng->st->drops[SRNIC_DROP_SVC_FROZEN]++;
+		return false;
+	}
+	kept = rx_packet(eng, qp, pkt, m);
 
 	if (unlikely(pkt->flags & SRNIC_F_PROBE))
 		answer_probe(eng, qp, pkt);

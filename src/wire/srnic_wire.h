@@ -95,6 +95,10 @@ enum srnic_opcode {
 	SRNIC_OP_MAX
 };
 
+/* SVC_ANNOUNCE's holder byte: the sender held the service at the term in
+ * msn and handed it over (failback=manual; docs/failover.md). */
+#define SRNIC_SVC_RELEASED 2
+
 /* Flags in the base header. */
 #define SRNIC_F_IMM 0x0001	 /* imm carries immediate data */
 #define SRNIC_F_RECV_CQE 0x0002	 /* consumes a receive WQE at the responder */
@@ -285,7 +289,8 @@ struct srnic_pkt {
 	 * for it, and whether the sender holds it (at term msn) */
 	uint32_t svc_ipv4;
 	uint8_t svc_prio;
-	uint8_t svc_holder;
+	uint8_t svc_holder; /* 1: holds it; SRNIC_SVC_RELEASED: held it at
+			     * term msn and handed it over */
 	uint8_t svc_mode;   /* SRNIC_SVC_GROUP or _SWITCH (srnic_config.h) */
 	uint8_t svc_bound;  /* the holder's QPs bound to clients (255: more) */
 	/* TPT_UPDATE: one published region (the table's tpt_index of

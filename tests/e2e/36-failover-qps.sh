@@ -14,6 +14,10 @@
 #     that second), and c refuses the replays (svc_stale).
 #  3. failback=expire: b back leaves the service with c while the client's
 #     connection lasts, and takes it once the client has said goodbye.
+#  3b. failback=manual: b back waits; c's program, asked to, freezes its
+#     QP (srnic_svc_freeze), answers what it took and hands the service
+#     over (srnic_svc_handover): b takes it at once, holders b c b,
+#     nothing lost, and b's log says it took it at the handover.
 # The clients send to web's group address: c, standing by, hears the
 # holder's frames and drops them.
 #  4. b's links cut for 1 s instead (a partition, both modes): the same
@@ -86,4 +90,9 @@ check expire 1000 "b c"
 grep -q "holders b c," "$LOGDIR/fo-expire.log" || fail "expire: b took the service back"
 grep -q "^after the client's goodbye: b holder, c standby$" "$LOGDIR/fo-expire.log" ||
 	fail "expire: b did not take the service back once the connection closed"
+demo manual --requests 150000 --failback manual || fail "the demo, failback=manual"
+check manual 1000 "b c b"
+grep -q "^handed over: ok" "$LOGDIR/fo-manual.log" || fail "manual: c's program did not hand web over"
+grep -q "holding it, .*(the holder handed it over)" "$LOGDIR/fo-manual.log" ||
+	fail "manual: b did not take web at the handover"
 exit 0

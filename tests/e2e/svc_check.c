@@ -10,7 +10,11 @@
  * receives posted, and answers each request (a 4 KiB SEND whose first 8
  * bytes are its number) with a SEND of the number and the node's name.
  * When the QP fails (this node stopped holding the service) it parks it
- * again.  It says "bound" and "dropped" as the events come.  It also
+ * again.  It says "bound" and "dropped" as the events come.  SIGUSR1
+ * asks it to hand the service over (failback=manual): it freezes the
+ * service's QPs (srnic_svc_freeze), answers what it took, waits for its
+ * answers to complete, and calls srnic_svc_handover ("frozen", "handed
+ * over").  It also
  * holds slot 0's region (srnic_svc_reg_mr), 1 MiB at the same address on
  * every member, and says its key.
  *
@@ -36,6 +40,8 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,12 +273,51 @@ static int park(struct side *s, uint32_t svc)
 	return 0;
 }
 
+/* failback=manual: SIGUSR1 asks the holder's program to hand the service
+ * over (./srnic demo failover --failback manual). */
+static volatile sig_atomic_t handover_asked;
+
+static void ask_handover(int sig)
+{
+	(void)sig;
+	handover_asked = 1;
+}
+
+/* The hand-over, a step a loop: freeze the service's QPs, then (once
+ * every request taken is answered, the CQ empty, no send outstanding)
+ * hand the service over.  *frozen says how far it got. */
+static void hand_over(struct side *s, uint32_t svc, bool *frozen,
+		      bool idle, unsigned sends_out)
+{
+	int rc;
+
+	if (!*frozen) {
+		rc = srnic_svc_freeze(s->ctx, svc);
+		printf("frozen: %d QPs%s\n", rc < 0 ? 0 : rc,
+		       rc < 0 ? " (not holding)" : "");
+		fflush(stdout);
+		*frozen = rc >= 0;
+		handover_asked = *frozen;
+		return;
+	}
+	if (!idle || sends_out)
+		return;
+	rc = srnic_svc_handover(s->ctx, svc);
+	if (rc == EAGAIN)
+		return;	/* (nobody better heard yet: again) */
+	printf("handed over: %s\n", rc ? strerror(rc) : "ok");
+	fflush(stdout);
+	handover_asked = 0;
+	*frozen = false;
+}
+
 static int serve(uint32_t svc)
 {
 	struct srnic_device_attr da = {0};
 	struct side s = {0};
 	char node[16] = {0};
-	unsigned next_send = 0;
+	unsigned next_send = 0, sends_out = 0;
+	bool frozen = false;
 
 	struct ibv_mr *region;
 	struct ud u = {0};
@@ -299,6 +344,7 @@ static int serve(uint32_t svc)
 		return 2;
 	fcntl(s.ctx->async_fd, F_SETFL,
 	      fcntl(s.ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	signal(SIGUSR1, ask_handover);
 	for (;;) {
 		struct ibv_async_event ev;
 		struct ibv_wc wc[16];
@@ -316,6 +362,7 @@ static int serve(uint32_t svc)
 				fflush(stdout);
 				while (ibv_poll_cq(s.cq, 16, wc) > 0)
 					;
+				sends_out = 0;
 				if (park(&s, svc))
 					return 2;
 			}
@@ -325,6 +372,8 @@ static int serve(uint32_t svc)
 		for (i = 0; i < n; i++) {
 			uint8_t rep[8 + 16];
 
+			if (wc[i].opcode == IBV_WC_SEND && sends_out)
+				sends_out--;
 			if (wc[i].status != IBV_WC_SUCCESS ||
 			    wc[i].opcode != IBV_WC_RECV)
 				continue;
@@ -336,14 +385,18 @@ static int serve(uint32_t svc)
 				fflush(stdout);
 				while (ibv_poll_cq(s.cq, 16, wc) > 0)
 					;
+				sends_out = 0;
 				if (park(&s, svc))
 					return 2;
 				break;
 			}
 			memcpy(rep + 8, node, 16);
-			post_send(&s, 0, rep, REP_LEN, next_send++ % RECVS);
+			if (!post_send(&s, 0, rep, REP_LEN, next_send++ % RECVS))
+				sends_out++;
 			post_recv(&s, (unsigned)wc[i].wr_id);
 		}
+		if (handover_asked)
+			hand_over(&s, svc, &frozen, n <= 0, sends_out);
 		if (!n)
 			usleep(50);
 	}

@@ -6,8 +6,9 @@
  * carries its port's HELLO number; one not newer than the last taken from
  * its sender on that port is counted (svc_stale) and changes nothing, as
  * is one of an older process of the sender.  And the count of QPs bound
- * to clients a holder announces loses a departed process's share; and the
- * table of services gives a newcomer the entry of one long unheard.
+ * to clients a holder announces loses a departed process's share; a
+ * holder's release (failback=manual) makes it as silent; and the table of
+ * services gives a newcomer the entry of one long unheard.
  */
 #include <string.h>
 
@@ -25,8 +26,9 @@ static struct srnic_engine *eng;
 
 /* An SVC_ANNOUNCE of service svc by its holder h (of incarnation inc) on
  * port with HELLO number seq, taken at now. */
-static void announce_of(uint32_t svc, uint32_t h, uint32_t inc, unsigned port,
-			uint32_t seq, uint64_t now)
+static void announce_as(uint32_t svc, uint32_t h, uint32_t inc,
+			unsigned port, uint32_t seq, uint64_t now,
+			uint8_t holder, uint32_t term)
 {
 	struct srnic_pkt pkt;
 
@@ -36,11 +38,17 @@ static void announce_of(uint32_t svc, uint32_t h, uint32_t inc, unsigned port,
 	pkt.ipv4 = h;
 	pkt.port = (uint8_t)port;
 	pkt.src_qpn = seq;
-	pkt.msn = TERM;
+	pkt.msn = term;
 	pkt.svc_ipv4 = svc;
 	pkt.svc_prio = 100;
-	pkt.svc_holder = 1;
+	pkt.svc_holder = holder;
 	srnic_service_rx(eng, &pkt, now);
+}
+
+static void announce_of(uint32_t svc, uint32_t h, uint32_t inc, unsigned port,
+			uint32_t seq, uint64_t now)
+{
+	announce_as(svc, h, inc, port, seq, now, 1, TERM);
 }
 
 static void announce(uint32_t inc, unsigned port, uint32_t seq,
@@ -54,6 +62,24 @@ static uint64_t heard(void)
 	const struct srnic_service *sv = srnic_service_find(eng->node, SVC);
 
 	return sv ? sv->holder_heard : 0;
+}
+
+/* failback=manual: the holder's "released at term T" makes it as silent
+ * as a dead one (heard 0: the best live member claims at once); a
+ * release of another term, or by another member, changes nothing. */
+static void test_released(uint32_t inc, uint32_t seq, uint64_t now)
+{
+	uint64_t was = heard();
+
+	announce_as(SVC, HOLDER, inc, 0, seq, now, SRNIC_SVC_RELEASED,
+		    TERM - 0x100);
+	CHECK(heard() == was, "a release of an older term taken");
+	announce_as(SVC, HOLDER + 1, inc, 0, 1, now, SRNIC_SVC_RELEASED, TERM);
+	CHECK(heard() == was, "another member's release taken");
+	announce_as(SVC, HOLDER, inc, 0, seq + 1, now, SRNIC_SVC_RELEASED,
+		    TERM);
+	CHECK(heard() == 0, "the holder's release of its term not taken: "
+	      "heard %llu", (unsigned long long)heard());
 }
 
 /* The QPs a holder announces as bound to clients: a process killed with
@@ -150,6 +176,7 @@ int main(void)
 	announce(INC + 0x10000, 0, 0, 8000);
 	CHECK(heard() == 8000, "a restarted holder's first announcement "
 	      "refused");
+	test_released(INC + 0x10000, 1, 8000);
 	test_bound_release();
 	test_table_full();
 	return check_summary("test_service");
