@@ -190,9 +190,10 @@ struct ibv_mr *srnic_svc_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
  * failback=manual (seed 000 para. 56): a better member that comes back
  * waits while the holder's program hands the service over.  On the
  * holder, the program freezes its connections: srnic_svc_freeze makes
- * every QP of the service it has bound take no new request (the
- * requests before are in its receive queue or done; a client sends what
- * was not acknowledged again, to the next holder).  It answers what it
+ * every RC QP of the service it has bound (and any it binds later) take
+ * no new request (the requests before are in its receive queue or done,
+ * and acknowledged; a client sends what was not acknowledged again, to
+ * the next holder).  It answers what it
  * took, waits for its sends to complete, gives its state to the better
  * member's program (its own business: a file, a socket), and calls
  * srnic_svc_handover: this node stops holding the service, the better
@@ -204,9 +205,12 @@ struct ibv_mr *srnic_svc_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
  * started), -EINVAL (it does not hold it), -EOPNOTSUPP.
  * srnic_svc_handover: 0 once this node holds it no more; EAGAIN (no
  * better member is heard: nobody would take it), EINVAL, ENOENT,
- * ETIMEDOUT, EOPNOTSUPP.
+ * ETIMEDOUT, EOPNOTSUPP.  srnic_svc_thaw undoes a freeze (a hand-over
+ * that cannot happen: the frozen clients would run out of retries);
+ * answers as srnic_svc_freeze.  A hand-over or a new term thaws too.
  */
 int srnic_svc_freeze(struct ibv_context *ctx, uint32_t svc_ipv4);
+int srnic_svc_thaw(struct ibv_context *ctx, uint32_t svc_ipv4);
 int srnic_svc_handover(struct ibv_context *ctx, uint32_t svc_ipv4);
 
 /*

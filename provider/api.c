@@ -252,29 +252,42 @@ SRNIC_API struct ibv_qp *srnic_svc_create_qp(struct ibv_pd *pd,
 	return srnic_svc_qp_new(pd, attr, svc_ipv4, slot);
 }
 
-/* failback=manual: the engine's part, on the context's running engine. */
-static int svc_manual(struct ibv_context *ctx, uint32_t svc_ipv4,
-		      int (*fn)(struct srnic_engine *, uint32_t))
+/* failback=manual: the context's running engine, or NULL with *rc. */
+static struct srnic_engine *svc_engine(struct ibv_context *ctx, int *rc)
 {
 	struct srnic_engine *eng;
 
+	*rc = EOPNOTSUPP;
 	if (!ctx || !srnic_context_ours(ctx))
-		return -EOPNOTSUPP;
+		return NULL;
 	eng = to_sctx(ctx)->eng;
-	if (!eng || !srnic_engine_running(eng))
-		return -ENOENT;	/* (it binds nothing before it runs) */
-	return fn(eng, svc_ipv4);
+	*rc = ENOENT;	/* (it binds nothing before it runs) */
+	return eng && srnic_engine_running(eng) ? eng : NULL;
 }
 
 SRNIC_API int srnic_svc_freeze(struct ibv_context *ctx, uint32_t svc_ipv4)
 {
+	int rc;
+	struct srnic_engine *eng = svc_engine(ctx, &rc);
+
 	/* (a count, or a negative errno) */
-	return svc_manual(ctx, svc_ipv4, srnic_engine_svc_freeze);
+	return eng ? srnic_engine_svc_freeze(eng, svc_ipv4, true) : -rc;
+}
+
+SRNIC_API int srnic_svc_thaw(struct ibv_context *ctx, uint32_t svc_ipv4)
+{
+	int rc;
+	struct srnic_engine *eng = svc_engine(ctx, &rc);
+
+	return eng ? srnic_engine_svc_freeze(eng, svc_ipv4, false) : -rc;
 }
 
 SRNIC_API int srnic_svc_handover(struct ibv_context *ctx, uint32_t svc_ipv4)
 {
-	return -svc_manual(ctx, svc_ipv4, srnic_engine_svc_handover);
+	int rc;
+	struct srnic_engine *eng = svc_engine(ctx, &rc);
+
+	return eng ? -srnic_engine_svc_handover(eng, svc_ipv4) : rc;
 }
 
 SRNIC_API struct ibv_mr *srnic_svc_reg_mr(struct ibv_pd *pd, void *addr,

@@ -96,7 +96,9 @@ static struct srnic_fifo_stage *stage_of(struct srnic_qp_v *sqp)
 	pthread_spin_lock(&sqp->q->sq_lock);
 	s = sqp->stage;
 	if (!s) {
-		mine->reclaimed = sqp->q->sq_prod;	/* (none staged yet) */
+		/* (nothing staged before: from the oldest WQE not done) */
+		mine->reclaimed = __atomic_load_n(&sqp->q->sq_comp,
+						  __ATOMIC_ACQUIRE);
 		__atomic_store_n(&sqp->stage, mine, __ATOMIC_RELEASE);
 		s = mine;
 		mine = NULL;
@@ -107,12 +109,21 @@ static struct srnic_fifo_stage *stage_of(struct srnic_qp_v *sqp)
 	return s;
 }
 
-/* Under the post lock: room back from every WQE completed since last. */
+/* Under the post lock: room back from every WQE completed since last.
+ * (More than a queue's length on since the last look, or behind it, as a
+ * reset of the QP starts its send queue at 0 again: every WQE that
+ * staged bytes is done, and the ring is all room.) */
 static void stage_reclaim(struct srnic_fifo_stage *s,
 			  const struct srnic_qp_queues *q)
 {
 	uint32_t comp = __atomic_load_n(&q->sq_comp, __ATOMIC_ACQUIRE);
 
+	if (comp - s->reclaimed > q->sq_mask + 1) {
+		memset(s->end, 0, (q->sq_mask + 1) * sizeof(*s->end));
+		s->tail = s->head;
+		s->reclaimed = comp;
+		return;
+	}
 	for (; s->reclaimed != comp; s->reclaimed++) {
 		uint64_t *e = &s->end[s->reclaimed & q->sq_mask];
 
@@ -131,6 +142,12 @@ static uint8_t *stage_take(struct srnic_fifo_stage *s, uint64_t len,
 {
 	uint64_t at = s->head % s->size, skip = 0;
 
+	/* (an empty ring starts over at its beginning: a message longer
+	 * than what is left past the last one still fits) */
+	if (s->head == s->tail && at) {
+		s->head = s->tail = s->head - at + s->size;
+		at = 0;
+	}
 	if (at + len > s->size)
 		skip = s->size - at;
 	if (s->head + skip + len - s->tail > s->size)
@@ -151,9 +168,9 @@ static bool wr_ok(const struct srnic_qp_v *sqp,
 	     sqp->vqp.qp.qp_type != IBV_QPT_UC))
 		return false;
 	for (i = 0; i < wr->iovcnt; i++) {
-		sum += wr->iov[i].iov_len;
-		if (sum > SRNIC_MAX_MSG_BYTES)
+		if (wr->iov[i].iov_len > SRNIC_MAX_MSG_BYTES - sum)
 			return false;
+		sum += wr->iov[i].iov_len;
 	}
 	*len = sum;
 	return wr->remote_addr + sum >= wr->remote_addr;

@@ -270,6 +270,8 @@ static void claim(struct srnic_engine *eng, struct srnic_service *sv,
 
 	set_holder(eng, sv, eng->cfg.ipv4);
 	__atomic_store_n(&sv->term, term, __ATOMIC_RELEASE);
+	sv->holder_released = 0;
+	__atomic_store_n(&sv->frozen, 0, __ATOMIC_RELEASE);
 	sv->holding = 1;
 	sv->holder_heard = now;
 	sv->holder_prio = eng->cfg.svc[sv->mine].prio;
@@ -307,8 +309,12 @@ void srnic_service_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		/* The holder of this term handed it over (failback=manual):
 		 * as good as silent, now, and the best live member claims. */
 		if (pkt->ipv4 == sv->holder && pkt->msn == sv->term &&
-		    !sv->holding)
-			sv->holder_heard = 0;
+		    !sv->holding && !sv->holder_released) {
+			/* (quiet for svc_dead_ms, not for ever: clients'
+			 * retries stay free, svc_grace_ms from now) */
+			sv->holder_heard = now - eng->cfg.svc_dead_ms;
+			sv->holder_released = 1;
+		}
 		return;
 	}
 	if (!pkt->svc_holder)
@@ -329,6 +335,7 @@ void srnic_service_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		set_holder(eng, sv, pkt->ipv4);
 		__atomic_store_n(&sv->term, pkt->msn, __ATOMIC_RELEASE);
 		sv->holder_heard = now;
+		sv->holder_released = 0;
 		sv->holder_prio = pkt->svc_prio;
 		sv->holder_bound = pkt->svc_bound;
 	}
@@ -342,6 +349,7 @@ static void hand_over(struct srnic_engine *eng, struct srnic_service *sv)
 {
 	sv->released_term = sv->term;
 	sv->handovers++;
+	__atomic_store_n(&sv->frozen, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sv->holding, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sv->handover, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&eng->node->hello_now, 1, __ATOMIC_RELEASE);
@@ -389,9 +397,9 @@ static void member_tick(struct srnic_engine *eng, struct srnic_service *sv,
 		    better(m->prio, m->ipv4, c->prio, eng->cfg.ipv4))
 			return;	/* a better live member will claim it */
 	}
-	claim(eng, sv, now, !sv->holder	     ? "no holder"
-			    : !sv->holder_heard ? "the holder handed it over"
-						: "the holder went silent");
+	claim(eng, sv, now, !sv->holder		 ? "no holder"
+			    : sv->holder_released ? "the holder handed it over"
+						  : "the holder went silent");
 }
 
 void srnic_services_tick(struct srnic_engine *eng, uint64_t now)

@@ -264,6 +264,11 @@ struct srnic_service {
 	uint8_t handover;
 	uint32_t released_term;
 	uint32_t handovers;
+	/* ... its bound QPs frozen (srnic_svc_freeze: a QP bound since
+	 * freezes as it binds) until it is handed over or thawed; and the
+	 * holder's release heard (the claim that follows says so) */
+	uint8_t frozen;
+	uint8_t holder_released;
 	struct srnic_svc_member member[SRNIC_SVC_MEMBERS];
 	/* The service as a peer (its group address on every port, the
 	 * holder's incarnation and paths): what a client's QP and address

@@ -272,7 +272,11 @@ void srnic_svc_resync_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		qp->at.rnr_retry = 7;
 		qp->at.min_rnr_timer = 12;
 		srnic_fc_reset(qp);
-		qp->svc_frozen = 0;
+		/* (a client binding while the service is frozen here takes
+		 * nothing until the next holder) */
+		qp->svc_frozen = __atomic_load_n(
+			&srnic_service_find(eng->node, qp->svc_ipv4)->frozen,
+			__ATOMIC_ACQUIRE);
 		__atomic_store_n(&qp->q.state, SRNIC_QPS_RTS, __ATOMIC_RELEASE);
 		srnic_qp_activate(eng, qp);
 		eng->st->svc_binds++;
@@ -312,16 +316,22 @@ void srnic_svc_qp_track(struct srnic_engine *eng, struct srnic_qp *qp,
 
 /* ---- failback=manual: freeze and hand over (application threads) ---- */
 
+/* Every bound QP of the service frozen (on) or thawed; a frozen one's
+ * ACK goes now, so that what it took is acknowledged before the QP ends
+ * at the hand-over. */
 static void call_freeze(struct srnic_engine *eng, struct srnic_call *c)
 {
 	uint32_t svc = (uint32_t)(uintptr_t)c->arg2, i;
+	bool on = c->arg != NULL;
 	int n = 0;
 
 	for (i = 0; i < eng->nsvc_qps; i++) {
 		struct srnic_qp *qp = eng->svc_qps[i];
 
 		if (qp->svc_slot && qp->svc_ipv4 == svc && qp->svc_bound) {
-			qp->svc_frozen = 1;
+			qp->svc_frozen = on;
+			if (on)
+				srnic_qp_want_ack(eng, qp);
 			n++;
 		}
 	}
@@ -340,14 +350,16 @@ static struct srnic_service *held_here(struct srnic_engine *eng,
 	return *rc ? NULL : sv;
 }
 
-int srnic_engine_svc_freeze(struct srnic_engine *eng, uint32_t svc_ipv4)
+int srnic_engine_svc_freeze(struct srnic_engine *eng, uint32_t svc_ipv4,
+			    bool on)
 {
-	struct srnic_call c = {.fn = call_freeze,
+	struct srnic_call c = {.fn = call_freeze, .arg = on ? eng : NULL,
 			       .arg2 = (const void *)(uintptr_t)svc_ipv4};
-	int rc;
+	struct srnic_service *sv = held_here(eng, svc_ipv4, &c.result);
 
-	if (!held_here(eng, svc_ipv4, &rc))
-		return rc;
+	if (!sv)
+		return c.result;
+	__atomic_store_n(&sv->frozen, on, __ATOMIC_RELEASE);
 	srnic_engine_call(eng, &c);
 	return c.result;
 }
@@ -370,6 +382,11 @@ int srnic_engine_svc_handover(struct srnic_engine *eng, uint32_t svc_ipv4)
 	while (__atomic_load_n(&sv->holding, __ATOMIC_ACQUIRE) &&
 	       srnic_ms() < until)
 		usleep(1000);
-	return __atomic_load_n(&sv->holding, __ATOMIC_ACQUIRE) ? -ETIMEDOUT
-								: 0;
+	if (!__atomic_load_n(&sv->holding, __ATOMIC_ACQUIRE))
+		return 0;
+	/* (taken back unless the control core took it meanwhile) */
+	if (__atomic_compare_exchange_n(&sv->handover, &(uint8_t){1}, 0, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -ETIMEDOUT;
+	return 0;
 }

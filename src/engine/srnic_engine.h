@@ -88,11 +88,13 @@ int srnic_engine_prefetch(struct srnic_engine *eng, uint32_t key, uint32_t pd,
 			  bool write);
 
 /* failback=manual (docs/failover.md): the QPs of the service at svc_ipv4
- * this process has bound take no new request from now on (their count,
- * or -ENOENT: this node is no member, -EINVAL: it does not hold it);
- * and the service goes to the best live member (0 once this node holds
- * it no more; -EAGAIN: no better member is heard, -ETIMEDOUT). */
-int srnic_engine_svc_freeze(struct srnic_engine *eng, uint32_t svc_ipv4);
+ * this process has bound, and any it binds later, take no new request
+ * from now on (on), or take them again (off): their count, or -ENOENT
+ * (this node is no member), -EINVAL (it does not hold it); and the
+ * service goes to the best live member (0 once this node holds it no
+ * more; -EAGAIN: no better member is heard, -ETIMEDOUT). */
+int srnic_engine_svc_freeze(struct srnic_engine *eng, uint32_t svc_ipv4,
+			    bool on);
 int srnic_engine_svc_handover(struct srnic_engine *eng, uint32_t svc_ipv4);
 
 /* The system-wide protection table (control/tpt.c; docs/published-

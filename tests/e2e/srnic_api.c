@@ -35,6 +35,9 @@
  *     from three pieces of unregistered memory lands byte for byte; its
  *     errors (another provider's QP, unknown flags, a wrapping range, a
  *     message longer than the staging ring).
+ *  9. failback=manual's calls (srnic_svc_freeze, _thaw, _handover):
+ *     another provider's context is EOPNOTSUPP, a service this node is no
+ *     member of ENOENT.  (Their work: tests/e2e/36-failover-qps.sh.)
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
  */
@@ -230,6 +233,24 @@ static void tpt_api(struct ibv_context *ctx, struct ibv_context *other)
 		 "srnic_mr_lookup: a node nobody knows: ENOENT");
 }
 
+/* 9.: failback=manual's calls: another provider's context, a service
+ * this node is no member of. */
+static void svc_manual_api(struct ibv_context *ctx, struct ibv_context *other)
+{
+	const uint32_t nosvc = 0x0a3700fe;	/* (10.55.0.254) */
+
+	vu_check(srnic_svc_freeze(other, nosvc) == -EOPNOTSUPP &&
+			 srnic_svc_thaw(other, nosvc) == -EOPNOTSUPP &&
+			 srnic_svc_handover(other, nosvc) == EOPNOTSUPP,
+		 NULL, "freeze, thaw, handover: another provider's context: "
+		 "EOPNOTSUPP");
+	vu_check(srnic_svc_freeze(ctx, nosvc) == -ENOENT &&
+			 srnic_svc_thaw(ctx, nosvc) == -ENOENT &&
+			 srnic_svc_handover(ctx, nosvc) == ENOENT,
+		 NULL, "freeze, thaw, handover: a service of no member here: "
+		 "ENOENT");
+}
+
 /* 8.: half-RDMA's sending half, between two QPs of this program through
  * the node's own GID (the loopback): a WRITE gathered from three pieces
  * of unregistered memory lands byte for byte; the errors. */
@@ -341,6 +362,7 @@ int main(int argc, char **argv)
 	cache_api(&other);
 	tpt_api(ctx, &other);
 	fifo_write_api(ctx, &other, &gid);
+	svc_manual_api(ctx, &other);
 	ibv_destroy_cq(cq);
 	ibv_close_device(ctx);
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
