@@ -15,9 +15,7 @@
 /* The IBV_ACCESS_REMOTE_* rights of a region, as the table keeps them. */
 static uint32_t remote_rights(int access)
 {
-	return srnic_rights_of(access) & (SRNIC_ACCESS_REMOTE_WRITE |
-					  SRNIC_ACCESS_REMOTE_READ |
-					  SRNIC_ACCESS_REMOTE_ATOMIC);
+	return srnic_rights_of(access) & SRNIC_ACCESS_REMOTE_ANY;
 }
 
 SRNIC_API int srnic_mr_publish(struct ibv_mr *mr, uint32_t name)

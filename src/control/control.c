@@ -116,16 +116,36 @@ struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
 	return srnic_control_frame_to(eng, op, p, bcast, 0, 0);
 }
 
-struct rte_mbuf *srnic_control_send(struct srnic_engine *eng,
-				    const struct srnic_pkt *pkt, unsigned p)
+/* pkt to dst on port p, by the datapath (ctrl_tx): the mbuf, or NULL. */
+static struct rte_mbuf *send_on(struct srnic_engine *eng,
+				const struct srnic_pkt *pkt,
+				const uint8_t dst[6], unsigned p)
 {
-	struct rte_mbuf *m = srnic_pkt_alloc(eng, pkt, bcast, p, NULL);
+	struct rte_mbuf *m = srnic_pkt_alloc(eng, pkt, dst, p, NULL);
 
 	if (m && rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0) {
 		rte_pktmbuf_free(m);
 		m = NULL;
 	}
 	return m;
+}
+
+struct rte_mbuf *srnic_control_send(struct srnic_engine *eng,
+				    const struct srnic_pkt *pkt, unsigned p)
+{
+	return send_on(eng, pkt, bcast, p);
+}
+
+struct rte_mbuf *srnic_control_send_peer(struct srnic_engine *eng,
+					 const struct srnic_peer *peer,
+					 struct srnic_pkt *pkt, unsigned p)
+{
+	pkt->dst_inc = peer->inc;
+	return send_on(eng, pkt,
+		       __atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE)
+			       ? peer->mac[p]
+			       : bcast,
+		       p);
 }
 
 static void send_hello(struct srnic_engine *eng, unsigned p)
@@ -215,14 +235,13 @@ static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
 	}
 }
 
-/* Whether any port still hears the peer (control core). */
-static bool peer_heard(const struct srnic_engine *eng,
-		       const struct srnic_peer *peer)
+bool srnic_peer_heard(const struct srnic_engine *eng,
+		      const struct srnic_peer *peer)
 {
 	unsigned p;
 
 	for (p = 0; p < eng->node->nports; p++)
-		if (peer->up[p])
+		if (__atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE))
 			return true;
 	return false;
 }
@@ -236,7 +255,7 @@ static uint64_t peer_silence(const struct srnic_engine *eng, unsigned i,
 	uint64_t last = 0;
 	unsigned p;
 
-	if (peer_heard(eng, peer))
+	if (srnic_peer_heard(eng, peer))
 		return UINT64_MAX;
 	for (p = 0; p < eng->node->nports; p++)
 		if (peer->last_seen[p] > last)
@@ -303,7 +322,8 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	 * taken only once the peer is heard on no port: a node that lost
 	 * its state directory counts from 1 again. */
 	if (peer && srnic_peer_older(peer, pkt->src_inc) &&
-	    (srnic_peer_retired(peer, pkt->src_inc) || peer_heard(eng, peer))) {
+	    (srnic_peer_retired(peer, pkt->src_inc) ||
+	     srnic_peer_heard(eng, peer))) {
 		eng->st->ctl_refused++;
 		peer = NULL;
 	}

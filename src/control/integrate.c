@@ -49,8 +49,8 @@
 #define READY_BURST 20		/* RDMA_READYs, one each HELLO ... */
 #define READY_EVERY_MS 500	/* ... then one this often */
 
-static uint8_t reachable_ports(const struct srnic_engine *eng,
-			       const struct srnic_peer *peer)
+uint8_t srnic_peer_reach(const struct srnic_engine *eng,
+			 const struct srnic_peer *peer)
 {
 	uint8_t mask = 0;
 	unsigned p;
@@ -81,20 +81,14 @@ void srnic_integrate_new_incarnation(struct srnic_peer *peer)
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
-/* Control core: op to the peer on port p, to the broadcast MAC where the
- * peer was never heard on p.  (Whoever else meets a broadcast one ignores
- * it: it names the peer's incarnation.) */
+/* Control core: op to the peer on port p (srnic_control_send_peer). */
 static void send_to(struct srnic_engine *eng, const struct srnic_peer *peer,
 		    uint8_t op, unsigned p)
 {
-	const uint8_t *dst = __atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE)
-				     ? peer->mac[p]
-				     : bcast;
-	struct rte_mbuf *m = srnic_control_frame_to(eng, op, p, dst, peer->inc,
-						    0);
+	struct srnic_pkt pkt;
 
-	if (m && rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0)
-		rte_pktmbuf_free(m);
+	srnic_control_pkt(eng, op, p, &pkt);
+	srnic_control_send_peer(eng, peer, &pkt, p);
 }
 
 /*
@@ -211,7 +205,7 @@ void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now)
 	bool held = srnic_peer_lock(eng->node);
 	for (i = 0; i < srnic_npeers(eng->node); i++) {
 		struct srnic_peer *peer = &eng->node->peer[i];
-		uint8_t reach = reachable_ports(eng, peer);
+		uint8_t reach = srnic_peer_reach(eng, peer);
 
 		if (!reach)
 			continue;	/* down: asked again when it is back */

@@ -78,6 +78,15 @@ void srnic_control_pkt(const struct srnic_engine *eng, uint8_t op, unsigned p,
 		       struct srnic_pkt *pkt);
 struct rte_mbuf *srnic_control_send(struct srnic_engine *eng,
 				    const struct srnic_pkt *pkt, unsigned p);
+/* pkt to the peer's current incarnation on port p: to its port's MAC, or
+ * broadcast where it was never heard on p (whoever else meets it ignores
+ * it: it names the peer's incarnation).  The mbuf, or NULL. */
+struct rte_mbuf *srnic_control_send_peer(struct srnic_engine *eng,
+					 const struct srnic_peer *peer,
+					 struct srnic_pkt *pkt, unsigned p);
+/* Whether any port hears the peer now (any thread). */
+bool srnic_peer_heard(const struct srnic_engine *eng,
+		      const struct srnic_peer *peer);
 struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
 				     unsigned p);
 /* A control frame for one peer's incarnation dst_inc, on port p. */
@@ -223,6 +232,9 @@ void srnic_integrate_new_incarnation(struct srnic_peer *peer);
 void srnic_integrate_tick(struct srnic_engine *eng, uint64_t now);
 /* Both directions done with the peer's current incarnation. */
 bool srnic_peer_integrated(const struct srnic_peer *peer);
+/* The ports (a bit each) that hear the peer and that this node polls. */
+uint8_t srnic_peer_reach(const struct srnic_engine *eng,
+			 const struct srnic_peer *peer);
 
 /* ---- the system-wide protection table (tpt.c) ---- */
 

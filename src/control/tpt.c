@@ -160,19 +160,6 @@ static void own_table(struct srnic_node *node, struct srnic_tpt *copy)
 
 /* ---- peers' copies ---- */
 
-/* Heard on some port lately: a node gone quiet everywhere (dead, or cut
- * off) has nothing to offer, though its copy stays until it is back in
- * another incarnation or the same. */
-static bool reachable(const struct srnic_peer *peer)
-{
-	unsigned p;
-
-	for (p = 0; p < SRNIC_MAX_PORTS; p++)
-		if (__atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE))
-			return true;
-	return false;
-}
-
 /* A peer's copy, read whole (the control core may be swapping it). */
 static void peer_table(const struct srnic_peer *peer, struct srnic_tpt *copy)
 {
@@ -198,7 +185,8 @@ int srnic_tpt_lookup(struct srnic_engine *eng, uint32_t ipv4, uint32_t name,
 		own_table(eng->node, &t);
 	} else {
 		peer = srnic_node_peer(eng->node, ipv4);
-		if (!peer || !srnic_peer_integrated(peer) || !reachable(peer))
+		if (!peer || !srnic_peer_integrated(peer) ||
+		    !srnic_peer_heard(eng, peer))
 			return -ENOENT;
 		peer_table(peer, &t);
 		/* (a copy of the process it had before: emptied soon, but
@@ -243,39 +231,18 @@ void srnic_tpt_forget(struct srnic_engine *eng, struct srnic_peer *peer)
 
 /* ---- the exchange (control core) ---- */
 
-static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-
-/* A TPT frame to the peer's current incarnation on port p. */
-static bool send_tpt(struct srnic_engine *eng, const struct srnic_peer *peer,
-		     unsigned p, struct srnic_pkt *pkt)
-{
-	struct rte_mbuf *m;
-
-	pkt->dst_inc = peer->inc;
-	m = srnic_pkt_alloc(eng, pkt, peer->up[p] ? peer->mac[p] : bcast, p,
-			    NULL);
-	if (!m)
-		return false;
-	if (rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0) {
-		rte_pktmbuf_free(m);
-		return false;
-	}
-	return true;
-}
-
-/* A port the peer is heard on, a different one each round where it has
+/* A port that reaches the peer, a different one each round where it has
  * several (a lossy port does not starve the table); -1: none. */
 static int tpt_port(const struct srnic_engine *eng,
 		    const struct srnic_peer *peer)
 {
+	uint8_t reach = srnic_peer_reach(eng, peer);
 	unsigned k, n = eng->node->nports;
 
 	for (k = 0; k < n; k++) {
 		unsigned p = (peer->tpt_sends + k) % n;
 
-		if (__atomic_load_n(&peer->up[p], __ATOMIC_ACQUIRE) &&
-		    __atomic_load_n(&eng->node->port[p].polling,
-				    __ATOMIC_ACQUIRE))
+		if (reach & (1u << p))
 			return (int)p;
 	}
 	return -1;
@@ -301,7 +268,7 @@ static void send_table(struct srnic_engine *eng, struct srnic_peer *peer,
 			pkt.tpt_addr = t->e[i].addr;
 			pkt.tpt_length = t->e[i].length;
 		}
-		if (send_tpt(eng, peer, p, &pkt))
+		if (srnic_control_send_peer(eng, peer, &pkt, p))
 			eng->st->tpt_sent++;
 	} while (++i < t->n);
 }
@@ -383,7 +350,7 @@ static void take_update(struct srnic_engine *eng, struct srnic_peer *peer,
 	}
 	srnic_control_pkt(eng, SRNIC_OP_TPT_ACK, p, &ack);
 	ack.tpt_gen = pkt->tpt_gen;
-	send_tpt(eng, peer, p, &ack);
+	srnic_control_send_peer(eng, peer, &ack, p);
 }
 
 void srnic_tpt_rx(struct srnic_engine *eng, const struct srnic_pkt *pkt,

@@ -250,13 +250,7 @@ bool srnic_mem_fence(struct srnic_mem_table *t, uint32_t key)
 {
 	struct srnic_mr *mr;
 
-	if (key & SRNIC_MW_BIT) {
-		struct srnic_mw *w = &t->mw[SRNIC_MW_INDEX(key)];
-
-		if (__atomic_load_n(&w->key, __ATOMIC_ACQUIRE) != key)
-			return false;
-		key = w->mr_key;
-	}
+	key = srnic_mem_region_key(t, key);
 	mr = &t->mr[key & (SRNIC_MAX_MR - 1)];
 	if (key == 0 || __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) != key ||
 	    (mr->access & SRNIC_ACCESS_ON_DEMAND) ||

@@ -232,6 +232,20 @@ static inline bool srnic_mem_owned(const struct srnic_mem_table *t,
 	       mr->pd == pd;
 }
 
+/* The key of the region key names: itself, or a bound window's region's;
+ * 0 for a window not bound under that key. */
+static inline uint32_t srnic_mem_region_key(const struct srnic_mem_table *t,
+					    uint32_t key)
+{
+	const struct srnic_mw *w;
+
+	if (!(key & SRNIC_MW_BIT))
+		return key;
+	w = &t->mw[SRNIC_MW_INDEX(key)];
+	return __atomic_load_n(&w->key, __ATOMIC_ACQUIRE) == key ? w->mr_key
+								  : 0;
+}
+
 /* The adapter that issued key (a window's: its region's), or -1 when it
  * names nothing live. */
 static inline int srnic_mem_key_dev(const struct srnic_mem_table *t,
@@ -239,13 +253,7 @@ static inline int srnic_mem_key_dev(const struct srnic_mem_table *t,
 {
 	const struct srnic_mr *mr;
 
-	if (key & SRNIC_MW_BIT) {
-		const struct srnic_mw *w = &t->mw[SRNIC_MW_INDEX(key)];
-
-		if (__atomic_load_n(&w->key, __ATOMIC_ACQUIRE) != key)
-			return -1;
-		key = w->mr_key;
-	}
+	key = srnic_mem_region_key(t, key);
 	mr = &t->mr[key & (SRNIC_MAX_MR - 1)];
 	return key && __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) == key
 		       ? mr->dev

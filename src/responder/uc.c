@@ -98,12 +98,20 @@ static uint32_t uc_head_landed(const struct srnic_qp *qp)
 	return slot_started(qp, qp->rcv.exp_msn) ? h->trk.ndone + 1 : 0;
 }
 
+/* The oldest message's stall counts from now, and so does the time the
+ * datapath is away (uc_stalled leaves that out). */
+static void uc_stall_from(const struct srnic_engine *eng, struct srnic_qp *qp,
+			  uint64_t now)
+{
+	qp->rcv.uc_stuck_at = now;
+	qp->rcv.uc_stuck_away = eng->away_tsc;
+}
+
 void resp_uc_watch(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	if (qp->rcv.uc_stuck_at && qp->rcv.uc_stuck_msn == qp->rcv.exp_msn)
 		return;
-	qp->rcv.uc_stuck_at = srnic_now();
-	qp->rcv.uc_stuck_away = eng->away_tsc;
+	uc_stall_from(eng, qp, srnic_now());
 	qp->rcv.uc_stuck_msn = qp->rcv.exp_msn;
 	qp->rcv.uc_stuck_landed = uc_head_landed(qp);
 	srnic_qp_timer_on(eng, qp);
@@ -348,8 +356,7 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (same && qp->rcv.uc_stuck_landed != uc_head_landed(qp)) {
 		/* It is still coming in: another while from now. */
 		qp->rcv.uc_stuck_landed = uc_head_landed(qp);
-		qp->rcv.uc_stuck_at = now;
-		qp->rcv.uc_stuck_away = eng->away_tsc;
+		uc_stall_from(eng, qp, now);
 		return;
 	}
 	/* (frames still unread defer it, but not for ever: a port or the
