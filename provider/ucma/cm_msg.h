@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define CM_MAGIC 0x5352434du	/* "SRCM" */
-#define CM_VERSION 1
+#define CM_VERSION 2	/* 2: a request's private data is IB CM's whole field */
 
 enum cm_type {
 	CM_REQ = 1,	/* connect: the active side's QP */
@@ -30,16 +30,17 @@ enum cm_type {
 	CM_TYPE_MAX,
 };
 
-/* Private data as IB CM carries it (what rdma_cm leaves the user of each
- * message: REQ and SIDR REQ lose 36 bytes to rdma_cm's own header). */
-#define CM_MAX_PD 196
+/* Private data as IB CM carries it, each message's whole field: a
+ * request's starts with rdma_cm's header (36 bytes, ucma_ib.c), which an
+ * IP id's program never sees. */
+#define CM_MAX_PD 216
 static inline unsigned cm_max_pd(unsigned type)
 {
 	switch (type) {
-	case CM_REQ: return 56;
+	case CM_REQ: return 92;
 	case CM_REP: return 196;
 	case CM_REJ: return 148;
-	case CM_SIDR_REQ: return 180;
+	case CM_SIDR_REQ: return 216;
 	case CM_SIDR_REP: return 136;
 	default: return 0;
 	}

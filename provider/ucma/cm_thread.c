@@ -136,7 +136,21 @@ void cm_peer_ah(const struct ucma_id *id, struct ib_uverbs_ah_attr *ah)
 	ah->port_num = 1;
 }
 
-static void conn_event(struct ucma_event *ev, const struct cm_msg *m)
+/* The private data of m that id's program sees (ucma_pd_skip), padded
+ * with zeros to the field's length, as IB CM delivers the message's whole
+ * field and the kernel's rdma_cm reports it on IB and RoCE. */
+static uint8_t take_pd(const struct ucma_id *id, const struct cm_msg *m,
+		       uint8_t *to)
+{
+	unsigned skip = ucma_pd_skip(id, m->type);
+
+	if (m->pd_len > skip)
+		memcpy(to, m->pd + skip, m->pd_len - skip);
+	return (uint8_t)(cm_max_pd(m->type) - skip);
+}
+
+static void conn_event(struct ucma_event *ev, const struct ucma_id *id,
+		       const struct cm_msg *m)
 {
 	struct rdma_ucm_conn_param *c;
 
@@ -152,10 +166,7 @@ static void conn_event(struct ucma_event *ev, const struct cm_msg *m)
 	c->flow_control = m->flow_control;
 	c->retry_count = m->retry;
 	c->rnr_retry_count = m->rnr_retry;
-	/* (IB CM delivers the message's whole field, zero past what was
-	 * sent, as the kernel's rdma_cm reports it on IB and RoCE) */
-	c->private_data_len = (uint8_t)cm_max_pd(m->type);
-	memcpy(c->private_data, m->pd, m->pd_len);
+	c->private_data_len = take_pd(id, m, c->private_data);
 }
 
 static void ud_event(struct ucma_event *ev, const struct ucma_id *id,
@@ -169,8 +180,7 @@ static void ud_event(struct ucma_event *ev, const struct ucma_id *id,
 	u->qp_num = m->qpn;
 	u->qkey = m->qkey;
 	cm_peer_ah(id, &u->ah_attr);
-	u->private_data_len = (uint8_t)cm_max_pd(m->type);
-	memcpy(u->private_data, m->pd, m->pd_len);
+	u->private_data_len = take_pd(id, m, u->private_data);
 }
 
 /* The TCP connection ended (or its peer broke the exchange). */
@@ -338,7 +348,7 @@ static void on_request(struct ucma_id *id, const struct cm_msg *m)
 	if (ud)
 		ud_event(ev, id, m);
 	else
-		conn_event(ev, m);
+		conn_event(ev, id, m);
 	ucma_event_queue(l, ev);
 }
 
@@ -362,7 +372,7 @@ static void on_message(struct ucma_id *id, const struct cm_msg *m)
 		id->peer_known = true;
 		id->state = ST_REP_RCVD;
 		ev = ucma_event_new(id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
-		conn_event(ev, m);
+		conn_event(ev, id, m);
 		ucma_event_queue(id, ev);
 		return;
 	case CM_SIDR_REP:
@@ -395,7 +405,7 @@ static void on_message(struct ucma_id *id, const struct cm_msg *m)
 			return;
 		id->state = ST_DEAD;
 		ev = ucma_event_new(id, RDMA_CM_EVENT_REJECTED, m->status);
-		conn_event(ev, m);
+		conn_event(ev, id, m);
 		ucma_event_queue(id, ev);
 		id->close_after_tx = true;
 		flush(id);
@@ -473,6 +483,8 @@ static void on_listener(struct ucma_id *l)
 			continue;
 		}
 		c->listener = l;
+		c->af_ib = l->af_ib;
+		c->sid_ps = l->sid_ps;
 		c->state = ST_REQ_HIDDEN;
 		c->sock = fd;
 		c->tcp_up = true;

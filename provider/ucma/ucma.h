@@ -108,6 +108,11 @@ struct ucma_id {
 	uint32_t events_reported;
 	uint8_t tos, ack_timeout;
 	bool afonly;
+	/* AF_IB: the program named the id's addresses by GID and service
+	 * id (ucma_ib.c); src and dst hold the IP addresses they name, and
+	 * sid_ps the port space the service id gave */
+	bool af_ib;
+	uint16_t sid_ps;
 
 	/* the connection: ours and the peer's */
 	uint32_t qpn, psn, qkey;
@@ -162,6 +167,7 @@ struct ucma {
 	struct ucma_dev devs[UCMA_MAX_DEVS];
 	int ndevs;
 	bool devs_read;
+	unsigned link_scope;	/* the devices' netdev (ucma_ib.c), 0: unknown */
 };
 
 extern struct ucma ucma;
@@ -193,6 +199,8 @@ int ucma_resolve_route(struct ucma_chan *, struct ucma_id *, const void *,
 		       uint32_t);
 int ucma_query_route(struct ucma_chan *, struct ucma_id *, const void *,
 		     uint32_t);
+struct ib_user_path_rec;
+void ucma_path_rec(const struct ucma_id *id, struct ib_user_path_rec *p);
 int ucma_query(struct ucma_chan *, struct ucma_id *, const void *, uint32_t);
 int ucma_join_ip_mcast(struct ucma_chan *, struct ucma_id *, const void *,
 		       uint32_t);
@@ -236,6 +244,7 @@ void ucma_chan_destroy(struct ucma_chan *ch);
 void ucma_chan_free(struct ucma_chan *ch);
 
 /* ucma_dev.c (ucma.lock held) */
+void ucma_devs_load(void);
 int ucma_dev_by_addr(const struct sockaddr *a, int *gid_index);
 void ucma_addr_gid(const struct sockaddr *a, uint8_t gid[16]);
 bool ucma_addr_any(const struct sockaddr *a);
@@ -245,6 +254,18 @@ uint16_t ucma_addr_port(const struct sockaddr *a);
 void ucma_addr_set_port(struct sockaddr_storage *a, uint16_t port);
 void ucma_port_flip(struct sockaddr_storage *a);
 bool ucma_port_ok(const struct sockaddr *a);
+
+/* ucma_ib.c (ucma.lock held): AF_IB addresses */
+struct sockaddr_ib;
+int ucma_ib_to_ip(const struct sockaddr_ib *sib, struct sockaddr_storage *to,
+		  uint16_t *ps);
+void ucma_ip_to_ib(const struct ucma_id *id, const struct sockaddr_storage *a,
+		   struct sockaddr_ib *sib);
+unsigned ucma_pd_skip(const struct ucma_id *id, unsigned type);
+unsigned ucma_pd_header(const struct ucma_id *id, unsigned type, uint8_t *p);
+int ucma_query_gid(const struct ucma_id *id, uint64_t response, uint32_t out);
+int ucma_query_path(const struct ucma_id *id, uint64_t response,
+		    uint32_t out);
 
 /* cm_thread.c (the CM thread; the calls below from commands, lock held) */
 int cm_start(void);

@@ -14,23 +14,46 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <infiniband/ib.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_sa.h>
 
 #include "ucma.h"
 
+/* The address a command gives, as the IP address srnic keeps; an AF_IB
+ * one (where ib_ps is given: its port space, -1 for an IP address) is
+ * taken by the IP address its GID names (ucma_ib.c). */
 static int take_addr(struct sockaddr_storage *to, const void *from,
-		     size_t size)
+		     size_t size, int *ib_ps)
 {
 	const struct sockaddr *a = from;
+	uint16_t ps;
+	int rc;
 
 	memset(to, 0, sizeof(*to));
+	if (ib_ps)
+		*ib_ps = -1;
+	if (a->sa_family == AF_IB && ib_ps) {
+		if (size < sizeof(struct sockaddr_ib))
+			return EINVAL;
+		rc = ucma_ib_to_ip(from, to, &ps);
+		if (!rc)
+			*ib_ps = ps;
+		return rc;
+	}
 	if (a->sa_family != AF_INET && a->sa_family != AF_INET6)
-		return EAFNOSUPPORT;	/* (AF_IB: librdmacm then uses IP) */
+		return EAFNOSUPPORT;
 	if (ucma_addr_len(a) > size)
 		return EINVAL;
 	memcpy(to, a, ucma_addr_len(a));
 	return 0;
+}
+
+/* The id speaks the family of the address it was given. */
+static void take_family(struct ucma_id *id, int ib_ps)
+{
+	id->af_ib = ib_ps >= 0;
+	id->sid_ps = ib_ps >= 0 ? (uint16_t)ib_ps : 0;
 }
 
 /* Binds id's TCP socket to a (port 0: one the system picks). */
@@ -85,13 +108,16 @@ int ucma_bind_to(struct ucma_id *id, const struct sockaddr *a)
 static int bind_addr(struct ucma_id *id, const void *addr, size_t size)
 {
 	struct sockaddr_storage a;
-	int rc = take_addr(&a, addr, size);
+	int ib_ps, rc = take_addr(&a, addr, size, &ib_ps);
 
 	if (rc)
 		return rc;
 	if (id->state != ST_IDLE)
 		return EINVAL;
-	return ucma_bind_to(id, (struct sockaddr *)&a);
+	rc = ucma_bind_to(id, (struct sockaddr *)&a);
+	if (!rc)
+		take_family(id, ib_ps);
+	return rc;
 }
 
 int ucma_bind_ip(struct ucma_chan *ch, struct ucma_id *id, const void *c,
@@ -142,17 +168,24 @@ static int resolve(struct ucma_id *id, const void *src, size_t src_size,
 		   const void *dst, size_t dst_size)
 {
 	struct sockaddr_storage s, d;
-	int rc;
+	int ib_ps, src_ps, rc;
 
-	rc = take_addr(&d, dst, dst_size);
+	rc = take_addr(&d, dst, dst_size, &ib_ps);
 	if (rc)
 		return rc;
 	if (id->state != ST_IDLE && id->state != ST_BOUND &&
 	    id->state != ST_ADDR)
 		return EINVAL;
+	/* (an id speaks one family: AF_IB or IP) */
+	if (id->state != ST_IDLE && id->af_ib != (ib_ps >= 0))
+		return EINVAL;
+	if (id->state == ST_IDLE)
+		take_family(id, ib_ps);
 	if (id->state == ST_IDLE && src &&
 	    ((const struct sockaddr *)src)->sa_family) {
-		rc = take_addr(&s, src, src_size);
+		rc = take_addr(&s, src, src_size, &src_ps);
+		if (!rc && (src_ps >= 0) != (ib_ps >= 0))
+			rc = EINVAL;
 		if (!rc)
 			rc = ucma_bind_to(id, (struct sockaddr *)&s);
 		if (rc)
@@ -231,7 +264,7 @@ int ucma_resolve_route(struct ucma_chan *ch, struct ucma_id *id,
 }
 
 /* The path record of id's route (one path: srnic stripes every port). */
-static void path_rec(const struct ucma_id *id, struct ib_user_path_rec *p)
+void ucma_path_rec(const struct ucma_id *id, struct ib_user_path_rec *p)
 {
 	memset(p, 0, sizeof(*p));
 	ucma_addr_gid((const struct sockaddr *)&id->src, p->sgid);
@@ -268,7 +301,7 @@ int ucma_query_route(struct ucma_chan *ch, struct ucma_id *id, const void *c,
 	if (id->dev >= 0) {
 		resp.node_guid = ucma.devs[id->dev].guid;
 		resp.port_num = 1;
-		path_rec(id, &resp.ib_route[0]);
+		ucma_path_rec(id, &resp.ib_route[0]);
 		resp.num_paths = id->route ? 1 : 0;
 	}
 	ucma_answer(cmd->response, out, &resp, sizeof(resp));
@@ -282,16 +315,25 @@ int ucma_query(struct ucma_chan *ch, struct ucma_id *id, const void *c,
 	struct rdma_ucm_query_addr_resp resp;
 
 	(void)ch;
-	/* (QUERY is librdmacm's path when it has AF_IB, which a bind of
-	 * AF_IB told it we have not: only the address is answered) */
+	/* (QUERY is librdmacm's way when it has AF_IB: ucma_ib.c) */
+	if (cmd->option == RDMA_USER_CM_QUERY_GID)
+		return ucma_query_gid(id, cmd->response, out);
+	if (cmd->option == RDMA_USER_CM_QUERY_PATH)
+		return ucma_query_path(id, cmd->response, out);
 	if (cmd->option != RDMA_USER_CM_QUERY_ADDR)
 		return ENOSYS;
 	memset(&resp, 0, sizeof(resp));
 	resp.ibdev_index = (uint32_t)-1;
-	resp.src_size = ucma_addr_len((struct sockaddr *)&id->src);
-	resp.dst_size = ucma_addr_len((struct sockaddr *)&id->dst);
-	memcpy(&resp.src_addr, &id->src, resp.src_size);
-	memcpy(&resp.dst_addr, &id->dst, resp.dst_size);
+	if (id->af_ib) {
+		resp.src_size = resp.dst_size = sizeof(struct sockaddr_ib);
+		ucma_ip_to_ib(id, &id->src, (struct sockaddr_ib *)&resp.src_addr);
+		ucma_ip_to_ib(id, &id->dst, (struct sockaddr_ib *)&resp.dst_addr);
+	} else {
+		resp.src_size = ucma_addr_len((struct sockaddr *)&id->src);
+		resp.dst_size = ucma_addr_len((struct sockaddr *)&id->dst);
+		memcpy(&resp.src_addr, &id->src, resp.src_size);
+		memcpy(&resp.dst_addr, &id->dst, resp.dst_size);
+	}
 	if (id->dev >= 0) {
 		resp.node_guid = ucma.devs[id->dev].guid;
 		resp.port_num = 1;
@@ -314,7 +356,7 @@ static int join(struct ucma_id *id, uint64_t uid, const void *addr,
 
 	if (id->dev < 0 || id->qp_type != IBV_QPT_UD)
 		return EINVAL;
-	rc = take_addr(&a, addr, size);
+	rc = take_addr(&a, addr, size, NULL);
 	if (rc)
 		return rc;
 	if (a.ss_family != AF_INET ||

@@ -47,7 +47,8 @@ int ucma_connect(struct ucma_chan *ch, struct ucma_id *id, const void *c,
 	if (id->state != ST_ROUTE)
 		return EINVAL;
 	m.type = ud_id(id) ? CM_SIDR_REQ : CM_REQ;
-	if (p->private_data_len > cm_max_pd(m.type))
+	m.pd_len = (uint8_t)ucma_pd_header(id, m.type, m.pd);
+	if (p->private_data_len > cm_max_pd(m.type) - m.pd_len)
 		return EINVAL;
 	id->qpn = p->qp_num;
 	id->psn = ucma_new_psn();
@@ -66,8 +67,8 @@ int ucma_connect(struct ucma_chan *ch, struct ucma_id *id, const void *c,
 	m.rnr_retry = p->rnr_retry_count & 7;
 	m.srq = id->srq;
 	m.flow_control = id->flow_control;
-	m.pd_len = p->private_data_len;
-	memcpy(m.pd, p->private_data, m.pd_len);
+	memcpy(m.pd + m.pd_len, p->private_data, p->private_data_len);
+	m.pd_len += p->private_data_len;
 	id->state = ST_CONNECTING;
 	id->tcp_up = false;
 	if (cm_send(id, &m))

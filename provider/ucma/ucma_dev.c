@@ -73,6 +73,12 @@ static void read_devs(void)
 	free_list(list);
 }
 
+void ucma_devs_load(void)
+{
+	if (!ucma.devs_read)
+		read_devs();
+}
+
 void ucma_addr_gid(const struct sockaddr *a, uint8_t gid[16])
 {
 	memset(gid, 0, 16);
@@ -140,8 +146,7 @@ int ucma_dev_by_addr(const struct sockaddr *a, int *gid_index)
 	uint8_t gid[16];
 	int d, k;
 
-	if (!ucma.devs_read)
-		read_devs();
+	ucma_devs_load();
 	ucma_addr_gid(a, gid);
 	if (!memcmp(gid, zero, 16))
 		return -1;

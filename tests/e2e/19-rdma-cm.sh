@@ -18,7 +18,9 @@
 #    a host that is not there (UNREACHABLE), no route (the resolve fails);
 #  - cm_check (tests/e2e/cm_check.c): private data at each message's
 #    limit, reject, INIT_QP_ATTR for every state, the event fd with poll,
-#    epoll and O_NONBLOCK, RDMA WRITE bytes checked, disconnect.
+#    epoll and O_NONBLOCK, RDMA WRITE bytes checked, disconnect; again
+#    with AF_IB addresses (-g);
+#  - AF_IB: rstream -f gid, to a GID of each kind and against -f ip.
 . "$(dirname "$0")/own-testbed.bash" cm
 . "$(dirname "$0")/../lib.sh"
 
@@ -104,6 +106,22 @@ grep -q "rdma_server: end 0" "$LOGDIR/rdma_server.b" || fail "rdma_server did no
 cm rstream 7471 rstream -T v -S 65536 -C 200 -- rstream -T v -S 65536 -C 200 -s $B
 grep -qi "fail\|error" "$LOGDIR/rstream.a" "$LOGDIR/rstream.b" && fail "rstream reported an error"
 
+# AF_IB, rdma_cm's native family (an address is a GID and a service id),
+# which srnic's rdma_cm offers on Ethernet: rstream -f gid to b's GID 1
+# (its IPv4 address) and GID 0 (link-local, the scope the device's
+# netdev), and each end against an IP one (a request's rdma_cm header is
+# the AF_IB program's own, the IP side's rdma_cm's).  Transfers verified.
+G1=::ffff:$B
+rs() { echo rstream -T v -S 65536 -C 100 -p "$@"; }
+cm rstream-gid 7472 $(rs 7472 -f gid -b $G1) -- $(rs 7472 -f gid -s $G1)
+cm rstream-gid-ll 7473 $(rs 7473 -f gid -b "$B6") -- $(rs 7473 -f gid -s "$B6")
+cm rstream-gid-to-ip 7474 $(rs 7474 -f ip) -- $(rs 7474 -f gid -s $G1)
+cm rstream-ip-to-gid 7475 $(rs 7475 -f gid -b $G1) -- $(rs 7475 -f ip -s $B)
+for t in rstream-gid rstream-gid-ll rstream-gid-to-ip rstream-ip-to-gid; do
+	grep -qi "fail\|error" "$LOGDIR/$t.a" "$LOGDIR/$t.b" && fail "$t reported an error"
+	grep -q "100 " "$LOGDIR/$t.a" || fail "$t: no transfer line"
+done
+
 # Within one node: the server and the client two processes of its
 # srnicd, through the node's loopback, to the node's own address
 loop_bytes() {	# NODE: bytes its loopback carried so far
@@ -153,8 +171,15 @@ echo "errors: REJECTED (8), UNREACHABLE, ENETUNREACH"
 if [ -x "$BUILD/tests/e2e/cm_check" ]; then
 	cm cm_check 7300 "$BUILD/tests/e2e/cm_check" -s -p 7300 -- \
 		"$BUILD/tests/e2e/cm_check" -p 7300 $B
+	cm cm_check-af-ib 7301 "$BUILD/tests/e2e/cm_check" -s -g -p 7301 -- \
+		"$BUILD/tests/e2e/cm_check" -g -p 7301 $B
+	# (AF_IB refused: librdmacm's IP commands, QUERY_ROUTE among them)
+	cm cm_check-ip-cmds 7302 env SRNIC_CM_AF_IB=0 "$BUILD/tests/e2e/cm_check" -s -p 7302 -- \
+		env SRNIC_CM_AF_IB=0 "$BUILD/tests/e2e/cm_check" -p 7302 $B
 	for side in a b; do
-		checked "$LOGDIR/cm_check.$side" || fail "cm_check ($side)"
+		for t in cm_check cm_check-af-ib cm_check-ip-cmds; do
+			checked "$LOGDIR/$t.$side" || fail "$t ($side)"
+		done
 	done
 else
 	fail "cm_check was not built (librdmacm-dev: ./srnic setup installs it)"

@@ -7,8 +7,8 @@
  *  1. The event channel's fd: with O_NONBLOCK an empty channel says
  *     EAGAIN; poll() and epoll see an event arrive.
  *  2. Private data at each message's limit, both ways, byte for byte
- *     (REQ 56, REP 196, REJ 148), and one byte more refused (EINVAL) by
- *     connect, accept and reject.  IB CM delivers the whole field: the
+ *     (REQ 56, or 92 with -g; REP 196, REJ 148), and one byte more
+ *     refused (EINVAL) by connect, accept and reject.  IB CM delivers the whole field: the
  *     lengths reported are the limits, the bytes past what was sent zero.
  *  3. Reject: the client sees REJECTED with IB CM's "consumer defined"
  *     reason (28) and the server's private data.
@@ -18,6 +18,12 @@
  *  5. A connection made with rdma_create_qp and accept: 64 KiB RDMA
  *     WRITE to the buffer the server named in its REP, then a SEND; the
  *     server checks every byte.  Then disconnect: DISCONNECTED both sides.
+ *
+ * With -g, both sides name addresses by GID and service id (AF_IB, a
+ * sockaddr_ib: srnic's rdma_cm offers rdma_cm's native family on
+ * Ethernet): the ids report AF_IB addresses and a path with both GIDs,
+ * and a REQ carries IB CM's whole field, 92 bytes, rdma_cm's header
+ * being the program's own.
  *
  * Prints "ok"/"not ok" lines and "# N checks, M failed"; exits 1 on any
  * failure.
@@ -33,12 +39,14 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <infiniband/ib.h>
 #include <rdma/rdma_cma.h>
 
 #include "verbs_util.h"
 
 #define BUF_SIZE 65536
-#define REQ_PD 56
+#define REQ_PD (af_ib ? 92 : 56)
+#define REQ_PD_MAX 92
 #define REP_PD 196
 #define REJ_PD 148
 #define CONSUMER_DEFINED 28
@@ -47,6 +55,8 @@ struct rep_info {	/* the start of the server's REP private data */
 	uint64_t addr;
 	uint32_t rkey;
 };
+
+static int af_ib;	/* -g */
 
 static uint8_t pattern(unsigned i, unsigned salt)
 {
@@ -133,11 +143,51 @@ static struct ibv_qp_init_attr qp_caps(void)
 	return a;
 }
 
+/* The peer's GID, from the address the id reports (IPv4-mapped for an
+ * IP id). */
+static void peer_gid(struct rdma_cm_id *id, uint8_t gid[16])
+{
+	struct sockaddr *peer = rdma_get_peer_addr(id);
+
+	memset(gid, 0, 16);
+	if (peer->sa_family == AF_IB) {
+		memcpy(gid, &((struct sockaddr_ib *)peer)->sib_addr, 16);
+	} else {
+		gid[10] = gid[11] = 0xff;
+		memcpy(gid + 12, &((struct sockaddr_in *)peer)->sin_addr, 4);
+	}
+}
+
+/* -g: id speaks AF_IB, and its path names both ends by GID. */
+static void check_af_ib(struct rdma_cm_id *id, const char *what)
+{
+	struct sockaddr_ib *src = (struct sockaddr_ib *)rdma_get_local_addr(id);
+	struct sockaddr_ib *dst = (struct sockaddr_ib *)rdma_get_peer_addr(id);
+	struct ibv_sa_path_rec *p = id->route.path_rec;
+
+	if (!af_ib)
+		return;
+	vu_check(src->sib_family == AF_IB && dst->sib_family == AF_IB &&
+			 (be64toh(src->sib_sid) & 0xffff0000) ==
+				 RDMA_IB_IP_PS_TCP,
+		 NULL, "%s: both addresses AF_IB, the TCP port space", what);
+	vu_check(id->route.num_paths == 1 && p &&
+			 !memcmp(&p->sgid, &src->sib_addr, 16) &&
+			 !memcmp(&p->dgid, &dst->sib_addr, 16) &&
+			 !memcmp(&id->route.addr.addr.ibaddr.dgid,
+				 &dst->sib_addr, 16),
+		 NULL, "%s: one path, from our GID to the peer's", what);
+}
+
 static int server(int port)
 {
 	struct rdma_event_channel *ch = channel();
 	struct sockaddr_in any = {.sin_family = AF_INET,
 				  .sin_port = htons((uint16_t)port)};
+	struct sockaddr_ib any_ib = {
+		.sib_family = AF_IB,
+		.sib_sid = htobe64(RDMA_IB_IP_PS_TCP | (uint16_t)port),
+		.sib_sid_mask = htobe64(UINT64_MAX)};
 	struct rdma_conn_param cp = {0};
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *l, *id;
@@ -154,7 +204,9 @@ static int server(int port)
 	int ep, mask, bad_at = -1;
 
 	if (rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(l, (struct sockaddr *)&any) || rdma_listen(l, 4)) {
+	    rdma_bind_addr(l, af_ib ? (struct sockaddr *)&any_ib
+				    : (struct sockaddr *)&any) ||
+	    rdma_listen(l, 4)) {
 		vu_check(0, strerror(errno), "listen on port %d", port);
 		return 1;
 	}
@@ -201,17 +253,16 @@ static int server(int port)
 		       ev->param.conn.private_data_len, REQ_PD, REQ_PD, 0, 3),
 		 NULL, "second REQ's private data, every byte");
 	rdma_ack_cm_event(ev);
+	check_af_ib(id, "a request");
 
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_RTR;
 	vu_check(rdma_init_qp_attr(id, &attr, &mask) == 0, strerror(errno),
 		 "INIT_QP_ATTR RTR for a request");
 	{
-		struct sockaddr_in *peer =
-			(struct sockaddr_in *)rdma_get_peer_addr(id);
-		uint8_t want[16] = {[10] = 0xff, [11] = 0xff};
+		uint8_t want[16];
 
-		memcpy(want + 12, &peer->sin_addr, 4);
+		peer_gid(id, want);
 		vu_check(attr.dest_qp_num == peer_qpn && attr.path_mtu &&
 				 attr.ah_attr.is_global &&
 				 attr.ah_attr.port_num == 1 &&
@@ -310,7 +361,9 @@ static int client(const char *host, int port)
 	struct ibv_wc wc;
 	struct ibv_mr *mr;
 	struct rep_info info;
-	uint8_t req[REQ_PD + 1], *buf;
+	uint8_t req[REQ_PD_MAX + 1], *buf;
+	struct sockaddr_ib gib = {0};
+	struct sockaddr *dst;
 	char service[16];
 	int mask, ok;
 
@@ -319,9 +372,23 @@ static int client(const char *host, int port)
 		vu_check(0, host, "resolve the server's name");
 		return 1;
 	}
+	dst = ai->ai_addr;
+
+	if (af_ib) {
+		/* (the server's IPv4 address, as its GID names it) */
+		gib.sib_family = AF_IB;
+		gib.sib_pkey = htobe16(0xffff);
+		gib.sib_addr.sib_raw[10] = gib.sib_addr.sib_raw[11] = 0xff;
+		memcpy(&gib.sib_addr.sib_raw[12],
+		       &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
+		gib.sib_sid = htobe64(RDMA_IB_IP_PS_TCP | (uint16_t)port);
+		gib.sib_sid_mask = htobe64(UINT64_MAX);
+		dst = (struct sockaddr *)&gib;
+	}
 
 	/* 1st connection: rejected */
-	id = resolved(ch, ai->ai_addr);
+	id = resolved(ch, dst);
+	check_af_ib(id, "resolved");
 	vu_check(id->verbs && id->port_num == 1 &&
 			 !strncmp(ibv_get_device_name(id->verbs->device),
 				  "srnic", 5),
@@ -357,7 +424,7 @@ static int client(const char *host, int port)
 	rdma_destroy_id(id);
 
 	/* 2nd connection: accepted; WRITE, SEND, disconnect */
-	id = resolved(ch, ai->ai_addr);
+	id = resolved(ch, dst);
 	if (rdma_create_qp(id, NULL, &qa)) {
 		vu_check(0, strerror(errno), "rdma_create_qp");
 		return 1;
@@ -418,17 +485,20 @@ int main(int argc, char **argv)
 	int opt, port = 7300, is_server = 0, rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "sp:")) != -1) {
+	while ((opt = getopt(argc, argv, "sgp:")) != -1) {
 		switch (opt) {
 		case 's':
 			is_server = 1;
+			break;
+		case 'g':
+			af_ib = 1;
 			break;
 		case 'p':
 			port = atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: cm_check -s [-p PORT] | "
-					"cm_check [-p PORT] HOST\n");
+			fprintf(stderr, "usage: cm_check -s [-g] [-p PORT] | "
+					"cm_check [-g] [-p PORT] HOST\n");
 			return 2;
 		}
 	}

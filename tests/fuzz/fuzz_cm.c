@@ -112,8 +112,10 @@ int main(int argc, char **argv)
 	t[0] ^= 1;
 	expect(t, len, -1, "another magic");
 	memcpy(t, buf, len);
-	t[4] = 2;
+	t[4] = CM_VERSION + 1;
 	expect(t, len, -1, "another version");
+	t[4] = CM_VERSION - 1;
+	expect(t, len, -1, "the version before");
 	memcpy(t, buf, len);
 	t[5] = 0;
 	expect(t, len, -1, "type 0");
