@@ -485,6 +485,7 @@ static void on_listener(struct ucma_id *l)
 		c->listener = l;
 		c->af_ib = l->af_ib;
 		c->sid_ps = l->sid_ps;
+		c->passive = true;
 		c->state = ST_REQ_HIDDEN;
 		c->sock = fd;
 		c->tcp_up = true;

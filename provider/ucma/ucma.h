@@ -113,6 +113,7 @@ struct ucma_id {
 	 * sid_ps the port space the service id gave */
 	bool af_ib;
 	uint16_t sid_ps;
+	bool passive;		/* a listener's child */
 
 	/* the connection: ours and the peer's */
 	uint32_t qpn, psn, qkey;
@@ -257,8 +258,8 @@ bool ucma_port_ok(const struct sockaddr *a);
 
 /* ucma_ib.c (ucma.lock held): AF_IB addresses */
 struct sockaddr_ib;
-int ucma_ib_to_ip(const struct sockaddr_ib *sib, struct sockaddr_storage *to,
-		  uint16_t *ps);
+int ucma_ib_to_ip(const struct sockaddr_ib *sib, uint16_t id_ps,
+		  struct sockaddr_storage *to, uint16_t *ps);
 void ucma_ip_to_ib(const struct ucma_id *id, const struct sockaddr_storage *a,
 		   struct sockaddr_ib *sib);
 unsigned ucma_pd_skip(const struct ucma_id *id, unsigned type);

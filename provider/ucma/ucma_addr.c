@@ -23,8 +23,8 @@
 /* The address a command gives, as the IP address srnic keeps; an AF_IB
  * one (where ib_ps is given: its port space, -1 for an IP address) is
  * taken by the IP address its GID names (ucma_ib.c). */
-static int take_addr(struct sockaddr_storage *to, const void *from,
-		     size_t size, int *ib_ps)
+static int take_addr(const struct ucma_id *id, struct sockaddr_storage *to,
+		     const void *from, size_t size, int *ib_ps)
 {
 	const struct sockaddr *a = from;
 	uint16_t ps;
@@ -36,7 +36,7 @@ static int take_addr(struct sockaddr_storage *to, const void *from,
 	if (a->sa_family == AF_IB && ib_ps) {
 		if (size < sizeof(struct sockaddr_ib))
 			return EINVAL;
-		rc = ucma_ib_to_ip(from, to, &ps);
+		rc = ucma_ib_to_ip(from, id->ps, to, &ps);
 		if (!rc)
 			*ib_ps = ps;
 		return rc;
@@ -78,6 +78,10 @@ int ucma_bind_to(struct ucma_id *id, const struct sockaddr *a)
 	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (a->sa_family == AF_INET6 && id->afonly)
 		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	/* (an AF_IB id bound to GID 0 takes IPv4 peers, GID 1's, too,
+	 * whatever the system's bindv6only) */
+	else if (a->sa_family == AF_INET6 && id->af_ib)
+		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &(int){0}, sizeof(int));
 	memset(&t, 0, sizeof(t));
 	memcpy(&t, a, ucma_addr_len(a));
 	/* (a loopback address: the TCP twin takes every address, as the
@@ -108,15 +112,16 @@ int ucma_bind_to(struct ucma_id *id, const struct sockaddr *a)
 static int bind_addr(struct ucma_id *id, const void *addr, size_t size)
 {
 	struct sockaddr_storage a;
-	int ib_ps, rc = take_addr(&a, addr, size, &ib_ps);
+	int ib_ps, rc = take_addr(id, &a, addr, size, &ib_ps);
 
 	if (rc)
 		return rc;
 	if (id->state != ST_IDLE)
 		return EINVAL;
+	take_family(id, ib_ps);
 	rc = ucma_bind_to(id, (struct sockaddr *)&a);
-	if (!rc)
-		take_family(id, ib_ps);
+	if (rc)
+		take_family(id, -1);
 	return rc;
 }
 
@@ -161,6 +166,28 @@ static int routed_source(const struct sockaddr_storage *d,
 	return rc;
 }
 
+/* The destination in the family of the socket a bound id holds: IPv4
+ * as IPv4-mapped IPv6 for an AF_IB id on an IPv6 socket (bound to GID 0,
+ * it may resolve GID 1's); other mixes refused, as the kernel refuses an
+ * IP id's. */
+static int same_family(const struct ucma_id *id, struct sockaddr_storage *d)
+{
+	struct sockaddr_in v4;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)d;
+
+	if (id->src.ss_family == d->ss_family)
+		return 0;
+	if (!id->af_ib || id->src.ss_family != AF_INET6)
+		return EINVAL;
+	memcpy(&v4, d, sizeof(v4));
+	memset(d, 0, sizeof(*d));
+	v6->sin6_family = AF_INET6;
+	v6->sin6_port = v4.sin_port;
+	v6->sin6_addr.s6_addr[10] = v6->sin6_addr.s6_addr[11] = 0xff;
+	memcpy(&v6->sin6_addr.s6_addr[12], &v4.sin_addr, 4);
+	return 0;
+}
+
 /* Address resolution: the source the system would route from (unless the
  * id has one), the device that address belongs to, both GIDs.  The event
  * comes at once: a peer on the node's IP network is a neighbour. */
@@ -170,7 +197,7 @@ static int resolve(struct ucma_id *id, const void *src, size_t src_size,
 	struct sockaddr_storage s, d;
 	int ib_ps, src_ps, rc;
 
-	rc = take_addr(&d, dst, dst_size, &ib_ps);
+	rc = take_addr(id, &d, dst, dst_size, &ib_ps);
 	if (rc)
 		return rc;
 	if (id->state != ST_IDLE && id->state != ST_BOUND &&
@@ -179,23 +206,33 @@ static int resolve(struct ucma_id *id, const void *src, size_t src_size,
 	/* (an id speaks one family: AF_IB or IP) */
 	if (id->state != ST_IDLE && id->af_ib != (ib_ps >= 0))
 		return EINVAL;
-	if (id->state == ST_IDLE)
-		take_family(id, ib_ps);
 	if (id->state == ST_IDLE && src &&
 	    ((const struct sockaddr *)src)->sa_family) {
-		rc = take_addr(&s, src, src_size, &src_ps);
+		rc = take_addr(id, &s, src, src_size, &src_ps);
 		if (!rc && (src_ps >= 0) != (ib_ps >= 0))
 			rc = EINVAL;
-		if (!rc)
+		if (!rc) {
+			take_family(id, ib_ps);
 			rc = ucma_bind_to(id, (struct sockaddr *)&s);
+		}
+		if (rc) {
+			take_family(id, -1);
+			return rc;
+		}
+	}
+	if (id->state != ST_IDLE) {
+		rc = same_family(id, &d);
 		if (rc)
 			return rc;
 	}
 	memcpy(&id->dst, &d, sizeof(d));
 	if (id->state == ST_IDLE) {
+		take_family(id, ib_ps);
 		rc = routed_source(&d, &s);
 		if (!rc)
 			rc = ucma_bind_to(id, (struct sockaddr *)&s);
+		if (rc && rc != ENODEV)
+			take_family(id, -1);
 		if (rc == ENODEV) {
 			/* routed out of an interface with no RDMA device:
 			 * the kernel's ADDR_ERROR */
@@ -356,7 +393,7 @@ static int join(struct ucma_id *id, uint64_t uid, const void *addr,
 
 	if (id->dev < 0 || id->qp_type != IBV_QPT_UD)
 		return EINVAL;
-	rc = take_addr(&a, addr, size, NULL);
+	rc = take_addr(id, &a, addr, size, NULL);
 	if (rc)
 		return rc;
 	if (a.ss_family != AF_INET ||

@@ -71,11 +71,30 @@ static unsigned link_scope(void)
 	return ucma.link_scope;
 }
 
-int ucma_ib_to_ip(const struct sockaddr_ib *sib, struct sockaddr_storage *to,
-		  uint16_t *ps)
+/* Whether the service id's port space may be an id's of space id_ps: its
+ * own, or any of rdma_cm's IP spaces for an RDMA_PS_IB id, or none (a
+ * service id of 0: any port), as the kernel's cma_select_ib_ps takes
+ * them. */
+#define SID_PS_IB 0x013f	/* (RDMA_PS_IB in a service id: 0x3f | 0x100) */
+
+static uint16_t sid_ps(uint16_t id_ps)
+{
+	return id_ps == RDMA_PS_IB ? SID_PS_IB : id_ps;
+}
+
+static bool space_ok(uint16_t ps, uint16_t id_ps)
+{
+	if (!ps || ps == sid_ps(id_ps))
+		return true;
+	return id_ps == RDMA_PS_IB &&
+	       (ps == RDMA_PS_TCP || ps == RDMA_PS_UDP || ps == SID_PS_IB);
+}
+
+int ucma_ib_to_ip(const struct sockaddr_ib *sib, uint16_t id_ps,
+		  struct sockaddr_storage *to, uint16_t *ps)
 {
 	const struct in6_addr *g = (const struct in6_addr *)&sib->sib_addr;
-	uint64_t sid = be64toh(sib->sib_sid);
+	uint64_t sid = be64toh(sib->sib_sid) & be64toh(sib->sib_sid_mask);
 	uint16_t port = (uint16_t)sid;
 
 	memset(to, 0, sizeof(*to));
@@ -85,6 +104,8 @@ int ucma_ib_to_ip(const struct sockaddr_ib *sib, struct sockaddr_storage *to,
 	if (sid >> 32)
 		return EINVAL;
 	*ps = (uint16_t)(sid >> 16);
+	if (!space_ok(*ps, id_ps))
+		return EPROTONOSUPPORT;
 	if (IN6_IS_ADDR_V4MAPPED(g)) {
 		struct sockaddr_in *in = (struct sockaddr_in *)to;
 
@@ -111,7 +132,7 @@ void ucma_ip_to_ib(const struct ucma_id *id, const struct sockaddr_storage *a,
 		   struct sockaddr_ib *sib)
 {
 	const struct sockaddr *sa = (const struct sockaddr *)a;
-	uint16_t ps = id->sid_ps ? id->sid_ps : id->ps;
+	uint16_t ps = id->sid_ps ? id->sid_ps : sid_ps(id->ps);
 
 	memset(sib, 0, sizeof(*sib));
 	sib->sib_family = AF_IB;
@@ -206,26 +227,28 @@ static void pack_path(const struct ib_user_path_rec *p, uint64_t sid,
 	w->preference = p->preference;
 }
 
-/* QUERY's PATH option: the route's one path (none before it is known). */
+/* QUERY's PATH option: the route's one path (none before it is known),
+ * its service id the listener's port (the passive side's own). */
 int ucma_query_path(const struct ucma_id *id, uint64_t response, uint32_t out)
 {
-	struct {
-		struct rdma_ucm_query_path_resp hdr;
-		struct ib_path_rec_data path;
-	} resp;
+	struct rdma_ucm_query_path_resp hdr = {0};
+	struct ib_path_rec_data path = {0};
+	uint8_t resp[sizeof(hdr) + sizeof(path)];
 	struct ib_user_path_rec rec;
-	struct sockaddr_ib src;
+	struct ibv_path_record w;
+	struct sockaddr_ib svc;
 
-	memset(&resp, 0, sizeof(resp));
 	if (id->route && id->dev >= 0) {
 		ucma_path_rec(id, &rec);
-		ucma_ip_to_ib(id, &id->src, &src);
-		resp.hdr.num_paths = 1;
-		resp.path.flags = IB_PATH_GMP | IB_PATH_PRIMARY |
-				  IB_PATH_BIDIRECTIONAL;
-		pack_path(&rec, be64toh(src.sib_sid),
-			  (struct ibv_path_record *)resp.path.path_rec);
+		ucma_ip_to_ib(id, id->passive ? &id->src : &id->dst, &svc);
+		pack_path(&rec, be64toh(svc.sib_sid), &w);
+		hdr.num_paths = 1;
+		path.flags = IB_PATH_GMP | IB_PATH_PRIMARY |
+			     IB_PATH_BIDIRECTIONAL;
+		memcpy(path.path_rec, &w, sizeof(w));
 	}
-	ucma_answer(response, out, &resp, sizeof(resp));
+	memcpy(resp, &hdr, sizeof(hdr));
+	memcpy(resp + sizeof(hdr), &path, sizeof(path));
+	ucma_answer(response, out, resp, sizeof(resp));
 	return 0;
 }
