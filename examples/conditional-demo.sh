@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
 done
 bytes=$(numfmt --from=iec "$size")
 
-. "$ROOT/examples/four-nodes.sh"
+. "$ROOT/examples/demo-testbed.sh"
 
 if [ -n "$loss" ]; then
 	for nd in a b c d; do "$SRNIC" testbed fault $nd 0 loss="$loss%"; done

@@ -42,7 +42,7 @@ done
 bytes=$(numfmt --from=iec "$size")
 ring=$(numfmt --from=iec "$fifo")
 
-. "$ROOT/examples/four-nodes.sh"
+. "$ROOT/examples/demo-testbed.sh"
 
 if [ ${#fault[@]} -gt 0 ]; then
 	for nd in a b c d; do "$SRNIC" testbed fault $nd 0 "${fault[@]}"; done

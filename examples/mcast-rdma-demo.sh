@@ -50,10 +50,10 @@ while [ $# -gt 0 ]; do
 done
 bytes=$(numfmt --from=iec "$size")
 
-. "$ROOT/examples/four-nodes.sh"
+. "$ROOT/examples/demo-testbed.sh"
 cleanup() {
 	for fd in 7 8 9; do eval "exec $fd>&-" 2>/dev/null || true; done
-	four_nodes_done
+	demo_testbed_done
 }
 trap cleanup EXIT
 

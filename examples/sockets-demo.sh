@@ -19,13 +19,13 @@
 #
 # It brings up a two-node testbed of its own (SRNIC_NS and SRNIC_RUN with
 # -sk appended; SRNIC_SOCK_NS and SRNIC_SOCK_RUN name another), or uses
-# one that is up there already (and leaves it up).  Exit 0 when all three
-# are ok.
+# one of two nodes that is up there already (and leaves it up).  Exit 0
+# when all three are ok.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRNIC=$ROOT/srnic
-SC=${SRNIC_BUILD:-$ROOT/build}/tests/e2e/sock_check
+SC=${SRNIC_BUILD:-$ROOT/build}/tests/e2e/sock_check_fortified
 export SRNIC_NS=${SRNIC_SOCK_NS:-${SRNIC_NS:-srnic}-sk}
 export SRNIC_RUN=${SRNIC_SOCK_RUN:-${SRNIC_RUN:-/run/srnic}-sk}
 B=10.55.0.2
@@ -40,30 +40,17 @@ done
 [ -x "$SC" ] || { echo "sockets: $SC is not built (./srnic setup)" >&2; exit 1; }
 command -v iperf > /dev/null || { echo "sockets: iperf is not installed (./srnic setup)" >&2; exit 1; }
 
-own=0
-if [ ! -e "$SRNIC_RUN/testbed/nodes" ]; then
-	"$SRNIC" testbed up >/dev/null
-	own=1
-fi
-work=$(mktemp -d)
-pids=()
-done_() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	[ $own = 0 ] || "$SRNIC" testbed down >/dev/null 2>&1 || true
-	rm -rf "$work"
-}
-trap done_ EXIT
+DEMO_NODES=2 DEMO_WIRE=
+. "$ROOT/examples/demo-testbed.sh"
 
 # listening NODE PORT: a TCP port of NODE taken (an rdma_cm port's twin,
-# docs/wire-protocol.md), 20 s at most
+# docs/wire-protocol.md), 20 s at most; said if not (the step then fails)
 listening() {
 	for _ in $(seq 200); do
 		ip netns exec "$SRNIC_NS-$1" ss -Hltn | grep -q ":$2 " && return 0
 		sleep 0.1
 	done
-	return 1
+	echo "sockets: nothing listens on $1's port $2" >&2
 }
 twin() { echo $(($1 ^ 0x4000)); }
 
@@ -98,6 +85,7 @@ G=::ffff:$B
 timeout -k 5 60 "$SRNIC" exec b -- rstream -f gid -b $G -p 7713 -T v -S 65536 -C 100 \
 	> "$work/afib.b" 2>&1 &
 afib_srv=$!
+pids+=($afib_srv)
 listening b "$(twin 7713)"
 afib=failed
 if timeout -k 5 60 "$SRNIC" exec a -- rstream -f gid -s $G -p 7713 -T v -S 65536 -C 100 \

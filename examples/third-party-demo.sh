@@ -45,7 +45,7 @@ done
 bytes=$(numfmt --from=iec "$size")
 chunk_bytes=$(numfmt --from=iec "$chunk")
 
-. "$ROOT/examples/four-nodes.sh"
+. "$ROOT/examples/demo-testbed.sh"
 
 # Bytes node b's ports sent and received so far (0 before its first
 # program: an afpacket node's counters are its process's).

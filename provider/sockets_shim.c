@@ -47,75 +47,79 @@ static void *plain(const char *name)
 /* (on an LP64 system fcntl and fcntl64 are one call: off_t is 64 bits) */
 _Static_assert(sizeof(long) == 8, "fcntl64 is fcntl only where off_t is 64 bits");
 
+/* The plain functions, found by the constructor (or by a first call that
+ * comes before it, from another library's constructor). */
+static int (*fcntl_f)(int, int, ...);
+static ssize_t (*read_f)(int, void *, size_t);
+static ssize_t (*recv_f)(int, void *, size_t, int);
+static ssize_t (*recvfrom_f)(int, void *, size_t, int, struct sockaddr *,
+			     socklen_t *);
+static int (*poll_f)(struct pollfd *, nfds_t, int);
+
 EXPORT int fcntl64(int fd, int cmd, ...)
 {
-	static int (*f)(int, int, ...);
+	int (*f)(int, int, ...);
 	va_list ap;
 	void *arg;
 
 	va_start(ap, cmd);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (!f)
-		f = plain("fcntl");
+	if (!fcntl_f)
+		fcntl_f = plain("fcntl");
+	f = fcntl_f;
 	return f(fd, cmd, arg);
 }
 
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
-	static ssize_t (*f)(int, void *, size_t);
-
 	if (n > buflen)
 		__chk_fail();
-	if (!f)
-		f = plain("read");
-	return f(fd, buf, n);
+	if (!read_f)
+		read_f = plain("read");
+	return read_f(fd, buf, n);
 }
 
 EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
 			  int flags)
 {
-	static ssize_t (*f)(int, void *, size_t, int);
-
 	if (n > buflen)
 		__chk_fail();
-	if (!f)
-		f = plain("recv");
-	return f(fd, buf, n, flags);
+	if (!recv_f)
+		recv_f = plain("recv");
+	return recv_f(fd, buf, n, flags);
 }
 
 EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 			      int flags, struct sockaddr *from,
 			      socklen_t *fromlen)
 {
-	static ssize_t (*f)(int, void *, size_t, int, struct sockaddr *,
-			    socklen_t *);
-
 	if (n > buflen)
 		__chk_fail();
-	if (!f)
-		f = plain("recvfrom");
-	return f(fd, buf, n, flags, from, fromlen);
+	if (!recvfrom_f)
+		recvfrom_f = plain("recvfrom");
+	return recvfrom_f(fd, buf, n, flags, from, fromlen);
 }
 
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout,
 		      size_t fdslen)
 {
-	static int (*f)(struct pollfd *, nfds_t, int);
-
 	if (fdslen / sizeof(*fds) < nfds)
 		__chk_fail();
-	if (!f)
-		f = plain("poll");
-	return f(fds, nfds, timeout);
+	if (!poll_f)
+		poll_f = plain("poll");
+	return poll_f(fds, nfds, timeout);
 }
 
-/* (descriptor 0's flags: librspreload sets itself up on the way; no
- * socket of its exists yet for 0 to be) */
-__attribute__((constructor)) static void wake_rspreload(void)
+/* The plain functions found; then descriptor 0's flags asked through
+ * librspreload's fcntl, which sets librspreload up on the way (no socket
+ * of its exists yet for 0 to be). */
+__attribute__((constructor)) static void shim_start(void)
 {
-	int (*f)(int, int, ...) = dlsym(RTLD_DEFAULT, "fcntl");
-
-	if (f)
-		(void)f(0, F_GETFD);
+	fcntl_f = plain("fcntl");
+	read_f = plain("read");
+	recv_f = plain("recv");
+	recvfrom_f = plain("recvfrom");
+	poll_f = plain("poll");
+	(void)fcntl_f(0, F_GETFD);
 }

@@ -3,10 +3,12 @@
 # goes to rsockets, over srnic's rdma_cm and srnic0), as
 # "./srnic exec --sockets" runs them.
 #  - sock_check (tests/e2e/sock_check.c), a plain TCP program: 256 MiB,
-#    every byte compared and the SHA-256 on both ends; a non-blocking
+#    every byte compared and the SHA-256 on both ends (the ends built
+#    with _FORTIFY_SOURCE, as Debian's programs are); a non-blocking
 #    connect; shutdown of the sending side, then end of file; ECONNREFUSED
-#    where nobody listens; ECONNRESET or EPIPE writing to a peer killed
-#    mid-stream;
+#    where nobody listens over srnic (a kernel listener there, which a
+#    fall back to kernel TCP would reach); ECONNRESET or EPIPE sending,
+#    polled, to a peer killed mid-stream;
 #  - a's ports carried the stream (srnic's counters), not the kernel;
 #  - ./srnic demo sockets (examples/sockets-demo.sh) on this testbed, its
 #    line checked: a stream's SHA-256, iperf (2) over srnic beside kernel
@@ -14,27 +16,30 @@
 # (AF_IB, the native family, is 19-rdma-cm.sh's: rstream -f gid.)
 . "$(dirname "$0")/../lib.sh"
 
-"$SRNIC" exec --sockets a -- true 2>/dev/null ||
+ls /usr/lib/*/rsocket/librspreload.so > /dev/null 2>&1 ||
 	{ echo "SKIP: rsockets' librspreload is not installed (./srnic setup installs it)"; exit 77; }
 SC=$BUILD/tests/e2e/sock_check
+# (the stream's ends built as Debian builds programs: _FORTIFY_SOURCE)
+SCF=$BUILD/tests/e2e/sock_check_fortified
 B=10.55.0.2
 
-# sock_on NODE T -- CMD: CMD on NODE with its sockets over srnic
+# sock_on NODE T -- CMD: CMD on NODE with its sockets over srnic (exec:
+# in the background, $! is the program's timeout, which a kill reaches)
 sock_on() {
 	local node=$1 t=$2
 	shift 3
-	timeout -k 5 "$t" "$SRNIC" exec --sockets "$node" -- "$@"
+	exec timeout -k 5 "$t" "$SRNIC" exec --sockets "$node" -- "$@"
 }
 
 sent() {	# bytes a's ports have sent so far
-	counter a tx_bytes ports | tr ' ' '\n' | awk '{s += $1} END {print s + 0}'
+	counter a tx_bytes ports | tr ' ' '\n' | awk '{s += $1} END {printf "%.0f\n", s}'
 }
 
 tx0=$(sent)
-sock_on b 120 -- "$SC" -s 7700 > "$LOGDIR/sock-server.b" 2>&1 &
+sock_on b 120 -- "$SCF" -s 7700 > "$LOGDIR/sock-server.b" 2>&1 &
 srv=$!
 wait_listen b "$((7700 ^ 0x4000))" || fail "sock_check's server never listened"
-sock_on a 120 -- "$SC" $B 7700 256 > "$LOGDIR/sock-stream.a" 2>&1 ||
+(sock_on a 120 -- "$SCF" $B 7700 256) > "$LOGDIR/sock-stream.a" 2>&1 ||
 	{ cat "$LOGDIR/sock-stream.a"; fail "sock_check: the stream"; }
 checked "$LOGDIR/sock-stream.a" || fail "sock_check: the stream"
 grep -q "^# ok 268435456 " "$LOGDIR/sock-server.b" ||
@@ -45,7 +50,13 @@ echo "a's ports sent $((moved >> 20)) MiB during the stream"
 [ "$moved" -ge $((256 << 20)) ] || fail "the stream did not go over srnic ($moved bytes)"
 kill $srv 2>/dev/null; wait $srv 2>/dev/null
 
-sock_on a 60 -- "$SC" -r $B 7799 > "$LOGDIR/sock-refused.a" 2>&1
+# (a kernel TCP listener on the port: had rsockets' refusal gone to the
+# kernel's TCP instead, the connect would succeed)
+timeout -k 5 60 "$SRNIC" exec b -- "$SC" -s 7799 > "$LOGDIR/sock-kernel.b" 2>&1 &
+ksrv=$!
+wait_listen b 7799 || fail "the kernel listener never listened"
+(sock_on a 60 -- "$SC" -r $B 7799) > "$LOGDIR/sock-refused.a" 2>&1
+kill $ksrv 2>/dev/null; wait $ksrv 2>/dev/null
 checked "$LOGDIR/sock-refused.a" || fail "sock_check: refusal"
 
 # a peer killed mid-stream (SIGKILL: no close of its own)
@@ -59,7 +70,7 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 sleep 0.5
-pkill -KILL -f "^$SC -s 7701" || fail "no server to kill"
+pkill -KILL -xf "$SC -s 7701" || fail "no server to kill"
 wait $cli || true
 wait $srv 2>/dev/null
 cat "$LOGDIR/sock-kill.a"
