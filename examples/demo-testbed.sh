@@ -8,12 +8,6 @@
 # traps EXIT itself and calls it, undoes all of it.
 TB=$SRNIC_RUN/testbed
 own=0
-if [ "$(cat "$TB/nodes" 2>/dev/null | wc -l)" != "${DEMO_NODES:-4}" ]; then
-	demo_wire=${DEMO_WIRE-afpacket}	# (set and empty: the default wire)
-	"$SRNIC" testbed down >/dev/null 2>&1 || true
-	"$SRNIC" testbed up --nodes "${DEMO_NODES:-4}" ${demo_wire:+--wire "$demo_wire"} >/dev/null
-	own=1
-fi
 work=$(mktemp -d)
 pids=()
 
@@ -31,3 +25,10 @@ demo_testbed_done() {
 	rm -rf "$work"
 }
 trap demo_testbed_done EXIT
+
+if [ "$(cat "$TB/nodes" 2>/dev/null | wc -l)" != "${DEMO_NODES:-4}" ]; then
+	demo_wire=${DEMO_WIRE-afpacket}	# (set and empty: the default wire)
+	"$SRNIC" testbed down >/dev/null 2>&1 || true
+	own=1	# (first: a bring-up that fails halfway is taken down too)
+	"$SRNIC" testbed up --nodes "${DEMO_NODES:-4}" ${demo_wire:+--wire "$demo_wire"} >/dev/null
+fi

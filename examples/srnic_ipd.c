@@ -16,7 +16,8 @@
  *   srnic_ipd ADDR/PREFIX [-n IFNAME] [-m MTU]
  *
  * Runs one thread, the loop below, until SIGTERM or SIGINT; then prints
- * its counts ("ipd: sent P packets in F datagrams, received R, ...").
+ * its counts ("ipd: sent P packets in F datagrams, received R
+ * datagrams, ...").  A failed send or receive ends it (exit 1).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -74,7 +75,7 @@ static struct {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *ch;
-	struct ibv_cq *cq;
+	struct ibv_cq *scq, *rcq;	/* sends (polled), receives (the channel's) */
 	struct ibv_qp *qp;
 	struct ibv_ah *group_ah;
 	union ibv_gid group;
@@ -84,7 +85,8 @@ static struct {
 	uint32_t shead, sfree;	/* the send slots: next, free */
 	struct peer peers[MAX_PEERS];
 	int npeers;
-	uint64_t pkts_out, dgrams_out, pkts_in, no_peer, too_big;
+	uint64_t pkts_out, dgrams_out, dgrams_in, no_peer;
+	uint16_t next_id;	/* IP ids for the fragments of DF packets */
 } ipd;
 
 static volatile sig_atomic_t stop;
@@ -129,6 +131,8 @@ static void tun_open(const char *name, int mtu)
 	if (ioctl(ipd.tun, TUNSETIFF, &r))
 		die("TUNSETIFF", errno);
 	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		die("socket", errno);
 	r.ifr_mtu = mtu;
 	if (ioctl(s, SIOCSIFMTU, &r))
 		die("SIOCSIFMTU", errno);
@@ -214,9 +218,13 @@ static void qp_open(void)
 	ipd.ch = ibv_create_comp_channel(ipd.ctx);
 	if (!ipd.pd || !ipd.ch)
 		die("pd, channel", errno);
-	ipd.cq = ibv_create_cq(ipd.ctx, SEND_SLOTS + RECV_SLOTS, NULL, ipd.ch, 0);
-	ia.send_cq = ia.recv_cq = ipd.cq;
-	if (!ipd.cq || !(ipd.qp = ibv_create_qp(ipd.pd, &ia)))
+	/* (sends on a CQ of their own: waiting for a send slot takes no
+	 * receive, so no HELLO is learnt while a packet is being cut) */
+	ipd.scq = ibv_create_cq(ipd.ctx, SEND_SLOTS, NULL, NULL, 0);
+	ipd.rcq = ibv_create_cq(ipd.ctx, RECV_SLOTS, NULL, ipd.ch, 0);
+	ia.send_cq = ipd.scq;
+	ia.recv_cq = ipd.rcq;
+	if (!ipd.scq || !ipd.rcq || !(ipd.qp = ibv_create_qp(ipd.pd, &ia)))
 		die("cq, qp", errno);
 	if (ibv_modify_qp(ipd.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 					   IBV_QP_PORT | IBV_QP_QKEY))
@@ -246,19 +254,40 @@ static void qp_open(void)
 	for (uint32_t i = 0; i < RECV_SLOTS; i++)
 		post_recv(i);
 	ipd.sfree = SEND_SLOTS;
-	if (ibv_req_notify_cq(ipd.cq, 0))
+	if (ibv_req_notify_cq(ipd.rcq, 0))
 		die("ibv_req_notify_cq", errno);
 }
 
 /* ---- sending ----------------------------------------------------------- */
 
-static void completions(void);
+/* Sends done: their slots free.  A failed one is the end (a UD QP in
+ * error sends no more). */
+static void send_completions(void)
+{
+	struct ibv_wc wc[32];
+	int n, i;
+
+	while ((n = ibv_poll_cq(ipd.scq, 32, wc)) > 0)
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "srnic_ipd: a send failed: %s\n",
+					ibv_wc_status_str(wc[i].status));
+				exit(1);
+			}
+			ipd.sfree++;
+		}
+	if (n < 0)
+		die("ibv_poll_cq", EIO);
+}
 
 /* A send slot, once a send of the ring's completed if none is free. */
 static uint8_t *slot(uint32_t *id)
 {
-	while (!ipd.sfree)
-		completions();
+	while (!ipd.sfree) {
+		if (stop)
+			exit(0);
+		send_completions();
+	}
 	*id = ipd.shead;
 	ipd.shead = (ipd.shead + 1) % SEND_SLOTS;
 	ipd.sfree--;
@@ -314,10 +343,15 @@ static void send_packet(const uint8_t *pkt, size_t len, struct ibv_ah *ah,
 	const struct iphdr *ip = (const struct iphdr *)pkt;
 	size_t hl = (size_t)ip->ihl * 4, room = ipd.mtu - sizeof(struct hdr);
 	size_t step = (room - hl) & ~(size_t)7, off;
-	uint16_t frag0 = ntohs(ip->frag_off);
+	uint16_t frag0 = ntohs(ip->frag_off), ip_id = ip->id;
 	uint32_t id;
 
 	ipd.pkts_out++;
+	/* (a packet sent with DF may have IP id 0, as the kernel gives
+	 * unconnected UDP sockets': fragments of two such packets would
+	 * share a reassembly key, and a lost one spoil both) */
+	if (len > room && (frag0 & IP_DF))
+		ip_id = htons(++ipd.next_id);
 	for (off = 0; off < len - hl || off == 0; off += step) {
 		size_t n = len - hl - off < step ? len - hl - off : step;
 		uint8_t *d = slot(&id);
@@ -334,6 +368,7 @@ static void send_packet(const uint8_t *pkt, size_t len, struct ibv_ah *ah,
 		memcpy(f, pkt, hl);
 		memcpy((uint8_t *)f + hl, pkt + hl + off, n);
 		f->tot_len = htons((uint16_t)(hl + n));
+		f->id = ip_id;
 		f->frag_off = htons((uint16_t)(((frag0 & IP_OFFMASK) + off / 8) |
 					       (more || (frag0 & IP_MF) ? IP_MF : 0)));
 		f->check = 0;
@@ -390,7 +425,7 @@ static void learn(const struct hello *h, const uint8_t *grh)
 		if (ipd.npeers == MAX_PEERS)
 			return;
 		p = &ipd.peers[ipd.npeers++];
-	} else if (p->ah) {
+	} else {
 		ibv_destroy_ah(p->ah);
 	}
 	/* (the sender's GID: the GRH's source, an IPv4 header's in its last
@@ -398,9 +433,13 @@ static void learn(const struct hello *h, const uint8_t *grh)
 	memset(&gid, 0, sizeof(gid));
 	gid.raw[10] = gid.raw[11] = 0xff;
 	memcpy(&gid.raw[12], grh + 20 + 12, 4);
+	p->ah = ah_to(&gid);
+	if (!p->ah) {	/* (not reachable yet: its next HELLO tries again) */
+		*p = ipd.peers[--ipd.npeers];
+		return;
+	}
 	p->ip = h->ip;
 	p->qpn = ntohl(h->qpn);
-	p->ah = ah_to(&gid);
 	printf("ipd: peer %s, QP %u (%d known)\n",
 	       inet_ntoa(*(struct in_addr *)&p->ip), p->qpn, ipd.npeers);
 	fflush(stdout);
@@ -413,12 +452,17 @@ static void received(const struct ibv_wc *wc)
 	const uint8_t *d = grh + GRH;
 	size_t n = wc->byte_len > GRH ? wc->byte_len - GRH : 0;
 
+	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_LOC_LEN_ERR) {
+		fprintf(stderr, "srnic_ipd: a receive failed: %s\n",
+			ibv_wc_status_str(wc->status));
+		exit(1);	/* (the QP is in error) */
+	}
 	if (wc->status == IBV_WC_SUCCESS && n > sizeof(struct hdr) &&
 	    !memcmp(d, "sIP", 3)) {
 		if (d[3] == T_HELLO && n >= sizeof(struct hello))
 			learn((const struct hello *)d, grh);
 		else if (d[3] == T_PACKET) {
-			ipd.pkts_in++;
+			ipd.dgrams_in++;
 			(void)!write(ipd.tun, d + sizeof(struct hdr),
 				     n - sizeof(struct hdr));
 		}
@@ -426,18 +470,14 @@ static void received(const struct ibv_wc *wc)
 	post_recv((uint32_t)wc->wr_id);
 }
 
-static void completions(void)
+static void receive_completions(void)
 {
 	struct ibv_wc wc[32];
 	int n, i;
 
-	while ((n = ibv_poll_cq(ipd.cq, 32, wc)) > 0)
-		for (i = 0; i < n; i++) {
-			if (wc[i].opcode & IBV_WC_RECV)
-				received(&wc[i]);
-			else
-				ipd.sfree++;
-		}
+	while ((n = ibv_poll_cq(ipd.rcq, 32, wc)) > 0)
+		for (i = 0; i < n; i++)
+			received(&wc[i]);
 	if (n < 0)
 		die("ibv_poll_cq", EIO);
 }
@@ -450,9 +490,10 @@ static void cq_event(void)
 
 	if (ibv_get_cq_event(ipd.ch, &cq, &ctx) == 0) {
 		ibv_ack_cq_events(cq, 1);
-		ibv_req_notify_cq(ipd.cq, 0);
+		if (ibv_req_notify_cq(ipd.rcq, 0))
+			die("ibv_req_notify_cq", errno);
 	}
-	completions();
+	receive_completions();
 }
 
 static void on_signal(int sig)
@@ -526,13 +567,14 @@ int main(int argc, char **argv)
 			if (poll(&q, 1, 0) != 1)
 				break;
 		}
-		completions();
+		send_completions();
+		receive_completions();
 	}
-	printf("ipd: sent %llu packets in %llu datagrams, received %llu, "
-	       "%llu to no known peer\n",
+	printf("ipd: sent %llu packets in %llu datagrams, received %llu "
+	       "datagrams, %llu packets to no known peer\n",
 	       (unsigned long long)ipd.pkts_out,
 	       (unsigned long long)ipd.dgrams_out,
-	       (unsigned long long)ipd.pkts_in,
+	       (unsigned long long)ipd.dgrams_in,
 	       (unsigned long long)ipd.no_peer);
 	return 0;
 }
