@@ -71,10 +71,7 @@ static unsigned link_scope(void)
 	return ucma.link_scope;
 }
 
-/* Whether the service id's port space may be an id's of space id_ps: its
- * own, or any of rdma_cm's IP spaces for an RDMA_PS_IB id, or none (a
- * service id of 0: any port), as the kernel's cma_select_ib_ps takes
- * them. */
+/* An id's port space as a service id carries it (bits 16-31). */
 #define SID_PS_IB 0x013f	/* (RDMA_PS_IB in a service id: 0x3f | 0x100) */
 
 static uint16_t sid_ps(uint16_t id_ps)
@@ -82,6 +79,10 @@ static uint16_t sid_ps(uint16_t id_ps)
 	return id_ps == RDMA_PS_IB ? SID_PS_IB : id_ps;
 }
 
+/* Whether the service id's port space may be an id's of space id_ps: its
+ * own, or any of rdma_cm's IP spaces for an RDMA_PS_IB id, or none (a
+ * service id of 0: any port), as the kernel's cma_select_ib_ps takes
+ * them. */
 static bool space_ok(uint16_t ps, uint16_t id_ps)
 {
 	if (!ps || ps == sid_ps(id_ps))
@@ -126,8 +127,9 @@ int ucma_ib_to_ip(const struct sockaddr_ib *sib, uint16_t id_ps,
 	return 0;
 }
 
-/* (an address not yet known, as a listener's peer: the family alone, as
- * the kernel gives an AF_IB id's) */
+/* The AF_IB address an id's IP address is: its GID, the id's port space
+ * and the port in the service id.  (An address not yet known, as a
+ * listener's peer: the family alone, as the kernel gives an AF_IB id's.) */
 void ucma_ip_to_ib(const struct ucma_id *id, const struct sockaddr_storage *a,
 		   struct sockaddr_ib *sib)
 {
