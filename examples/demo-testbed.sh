@@ -4,8 +4,10 @@
 # SRNIC_RUN set, and DEMO_NODES and DEMO_WIRE for other than four on
 # afpacket: the testbed there if it has that many nodes (it stays up),
 # else one brought up here; a work folder, $work; and pids, the demo's
-# programs to stop at its end.  demo_testbed_done, on EXIT unless the demo
-# traps EXIT itself and calls it, undoes all of it.
+# programs to stop at its end; and wait_listen (examples/wait-listen.sh).
+# demo_testbed_done, on EXIT unless the demo traps EXIT itself and calls
+# it, undoes all of it.
+. "$ROOT/examples/wait-listen.sh"
 TB=$SRNIC_RUN/testbed
 own=0
 work=$(mktemp -d)

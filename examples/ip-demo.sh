@@ -101,10 +101,7 @@ fi
 # iperf over srnic-ip0
 timeout -k 5 60 "$SRNIC" exec b -- iperf -s -B "$(addr 1)" -p 7801 -f g > "$work/iperf.b" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do
-	ip netns exec "$SRNIC_NS-b" ss -Hltn | grep -q ":7801 " && break
-	sleep 0.1
-done
+wait_listen b 7801 || echo "ip: iperf's server never listened" >&2
 timeout -k 5 60 "$SRNIC" exec a -- iperf -c "$(addr 1)" -p 7801 -t 3 -f g > "$work/iperf.a" 2>&1 || true
 rate=$(awk '/Gbits\/sec/ {r = $(NF-1)} END {print r}' "$work/iperf.a")
 

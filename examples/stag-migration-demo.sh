@@ -24,6 +24,7 @@ PROG=${SRNIC_BUILD:-$ROOT/build}/tests/e2e/stag_check
 export SRNIC_NS=${SRNIC_KM_NS:-${SRNIC_NS:-srnic}-km}
 export SRNIC_RUN=${SRNIC_KM_RUN:-${SRNIC_RUN:-/run/srnic}-km}
 TB=$SRNIC_RUN/testbed
+. "$ROOT/examples/wait-listen.sh"
 
 mib=1024
 while [ $# -gt 0 ]; do
@@ -56,10 +57,7 @@ counter() {
 rm -f "$TB/b.stats"
 timeout -k 5 600 "$SRNIC" exec b -- "$PROG" -s "$mib" > "$work/b.log" 2>&1 &
 server=$!
-for ((i = 0; i < 400; i++)); do
-	ip netns exec "$SRNIC_NS-b" ss -Hltn 2>/dev/null | grep -q . && break
-	sleep 0.05
-done
+wait_listen b || true	# (a server that died: its client says so)
 timeout -k 5 600 "$SRNIC" exec a -- "$PROG" -s "$mib" b > "$work/a.log" 2>&1 &
 client=$!
 # 30% of the way: b's srnic0 loses its port

@@ -50,22 +50,8 @@ on() {
 	timeout -k 5 "$t" "$SRNIC" exec "$node" -- "$@"
 }
 
-# wait_listen NODE [PORT]: until a program in NODE listens on a TCP port
-# (PORT, or any: the server of a pair is ready for its client), 20 s at
-# most.  A fixed wait
-# is not enough: under load a server's start took longer than 0.5 s, and
-# the pingpongs' clients try to connect once (an ibv_uc_pingpong client
-# failed so, 1 run in 30 beside two busy loops, and its server waited for
-# good).
-wait_listen() {
-	local i
-	for ((i = 0; i < 400; i++)); do
-		ip netns exec "${SRNIC_NS:-srnic}-$1" ss -Hltn 2>/dev/null |
-			grep -q "${2:+:$2 }" && return 0
-		sleep 0.05
-	done
-	return 1
-}
+# wait_listen NODE [PORT] (one copy for the tests and the demos)
+. "$ROOT/examples/wait-listen.sh"
 
 # pair NAME TIMEOUT CMD...: run CMD as server on b and as client on a (the
 # client gets "b" appended) once the server listens, wait for both; logs
@@ -273,6 +259,12 @@ try:
 except (OSError, ValueError, KeyError, StopIteration):
     sys.exit(1)
 print(" ".join(out))' "$ROOT" "${SRNIC_RUN:-/run/srnic}/testbed/$1" "$2" ${3+"$3"}
+}
+
+# port_sum NODE NAME: counter NAME summed over NODE's ports, an integer
+# (awk prints a sum past 2^31 as 1.98861e+10 unless told otherwise)
+port_sum() {
+	counter "$1" "$2" ports | awk '{for (i = 1; i <= NF; i++) s += $i} END {printf "%.0f\n", s}'
 }
 
 # wait_peer NODE PEER [PORTS]: until NODE's counters show PEER heard on

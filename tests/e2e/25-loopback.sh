@@ -14,8 +14,7 @@
 # count from its start (the suite's earlier tests), so what the run added;
 # else the program's own
 sent() {
-	echo "$(counter a tx_bytes loopback)" \
-		"$(counter a tx_bytes ports | awk '{for (i = 1; i <= NF; i++) s += $i} END {printf "%d", s}')"
+	echo "$(counter a tx_bytes loopback)" "$(port_sum a tx_bytes)"
 }
 lo0=0 wire0=0
 if kill -0 "$(cat "$TB/a.srnicd.pid" 2>/dev/null)" 2>/dev/null; then

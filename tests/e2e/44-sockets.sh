@@ -31,9 +31,7 @@ sock_on() {
 	exec timeout -k 5 "$t" "$SRNIC" exec --sockets "$node" -- "$@"
 }
 
-sent() {	# bytes a's ports have sent so far
-	counter a tx_bytes ports | tr ' ' '\n' | awk '{s += $1} END {printf "%.0f\n", s}'
-}
+sent() { port_sum a tx_bytes; }	# bytes a's ports have sent so far
 
 tx0=$(sent)
 sock_on b 120 -- "$SCF" -s 7700 > "$LOGDIR/sock-server.b" 2>&1 &

@@ -13,9 +13,7 @@ trap 'SRNIC_NS=$NS SRNIC_RUN=$RUN "$SRNIC" testbed down > /dev/null 2>&1 || true
 SRNIC_NS=$NS SRNIC_RUN=$RUN "$SRNIC" testbed down > /dev/null 2>&1 || true
 SRNIC_NS=$NS SRNIC_RUN=$RUN "$SRNIC" testbed up --nodes 3 --wire tap > "$LOGDIR/ip-testbed.log" 2>&1 ||
 	{ cat "$LOGDIR/ip-testbed.log"; fail "the three-node testbed did not come up"; }
-sent() {
-	SRNIC_RUN=$RUN counter a tx_bytes ports | tr ' ' '\n' | awk '{s += $1} END {printf "%.0f\n", s}'
-}
+sent() { SRNIC_RUN=$RUN port_sum a tx_bytes; }
 tx0=$(sent)
 SRNIC_IP_NS=$NS SRNIC_IP_RUN=$RUN demo_log ip-demo.sh ip demo || fail "./srnic demo ip"
 moved=$(( $(sent) - tx0 ))
