@@ -73,6 +73,25 @@ static uint64_t word(uint64_t k)
 	return w;
 }
 
+/* word's inverse: the k whose word w is (each xorshift step undone, then
+ * the multiplication, by the odd constant's inverse mod 2^64). */
+static uint64_t word_index(uint64_t w)
+{
+	const uint64_t c = 0x9e3779b97f4a7c15ull;
+	uint64_t x, inv = c;
+	int i;
+
+	for (x = w, i = 0; i < 4; i++)
+		x = w ^ (x << 17);
+	for (w = x, i = 0; i < 10; i++)
+		x = w ^ (x >> 7);
+	for (w = x, i = 0; i < 5; i++)
+		x = w ^ (x << 13);
+	for (i = 0; i < 6; i++)
+		inv *= 2 - c * inv;
+	return (x - 1) * inv;
+}
+
 static void pattern(uint8_t *p, uint64_t off, size_t n)
 {
 	uint64_t k = off >> 3;
@@ -124,6 +143,41 @@ static void hex(const uint8_t *h, char *out)
 		sprintf(out + 2 * i, "%02x", h[i]);
 }
 
+/* The first byte of a read (r bytes at stream offset off) that differs,
+ * and, said in why, how many of the read's bytes do and where the word
+ * with the first of them came from: the stream's word at some other
+ * offset (stale or early bytes of the same stream) or none of it. */
+static uint64_t first_bad(const uint8_t *buf, const uint8_t *want,
+			  uint64_t off, size_t r, char *why, size_t n)
+{
+	size_t i, first = r, count = 0;
+	uint64_t w, k;
+
+	for (i = 0; i < r; i++)
+		if (buf[i] != want[i]) {
+			if (first == r)
+				first = i;
+			count++;
+		}
+	/* the word that holds the first bad byte, or, begun before the
+	 * read, the next one */
+	i = (size_t)(((off + first) & ~7ull) < off ? ((off + first + 7) & ~7ull) - off
+						   : ((off + first) & ~7ull) - off);
+	if (i + 8 > r) {
+		snprintf(why, n, "%zu of %zu bytes read at %llu differ", count, r,
+			 (unsigned long long)off);
+		return off + first;
+	}
+	memcpy(&w, buf + i, 8);
+	k = word_index(w);
+	snprintf(why, n, "%zu of %zu bytes read at %llu differ; at %llu: %s %llu",
+		 count, r, (unsigned long long)off,
+		 (unsigned long long)(off + i),
+		 k < (1ull << 40) ? "the stream's bytes of offset" : "no bytes of the stream, word",
+		 k < (1ull << 40) ? (unsigned long long)(k << 3) : (unsigned long long)w);
+	return off + first;
+}
+
 /* One connection: the length, the stream compared byte for byte. */
 static void serve_one(int c)
 {
@@ -132,6 +186,7 @@ static void serve_one(int c)
 	uint64_t len, off = 0, bad = UINT64_MAX;
 	uint8_t h[32];
 	char line[128], hx[65];
+	char why[160] = "";
 
 	crypto_hash_sha256_init(&st);
 	if (full_read(c, &len, sizeof(len)))
@@ -146,15 +201,13 @@ static void serve_one(int c)
 		crypto_hash_sha256_update(&st, buf, (size_t)r);
 		pattern(want, off, (size_t)r);
 		if (bad == UINT64_MAX && memcmp(buf, want, (size_t)r))
-			for (ssize_t i = 0; i < r; i++)
-				if (buf[i] != want[i]) {
-					bad = off + (uint64_t)i;
-					break;
-				}
+			bad = first_bad(buf, want, off, (size_t)r, why, sizeof(why));
 		off += (uint64_t)r;
 	}
 	crypto_hash_sha256_final(&st, h);
 	hex(h, hx);
+	if (why[0])
+		printf("# %s\n", why);
 	if (off < len)
 		snprintf(line, sizeof(line), "short %llu of %llu\n",
 			 (unsigned long long)off, (unsigned long long)len);
