@@ -4,18 +4,17 @@
 # "./srnic exec --sockets" runs them), and rdma_cm's native family.  One
 # line says how it went:
 #
-#   sockets: S MiB stream sha256 ok, iperf X Gb/s (kernel TCP Y), native AF_IB ok
+#   sockets: socat S sha256 ok, iperf X Gb/s (kernel TCP Y), native AF_IB ok
 #
-#  - the stream: sock_check (tests/e2e/sock_check.c), a plain TCP
-#    program, sends S MiB from a to b; b compares every byte and both ends
-#    hash it (SHA-256): "ok" when b saw every byte and the two hashes are
-#    one ("wrong" otherwise);
+#  - socat, unmodified, carries S (1 GiB) of random bytes from a to b:
+#    "ok" when b's socat wrote out as many bytes, with the same SHA-256,
+#    as a's read in, and a's ended well ("wrong" otherwise);
 #  - iperf (2), 3 s from a to b: X over srnic (b's report, from its
 #    accept), Y over the kernel's TCP between the same nodes (their veth);
 #  - rstream -f gid, both ends named by GID (AF_IB), 100 transfers of
 #    64 KiB verified: "ok" or "failed".
 #
-#   --size MIB      the stream's size (1024)
+#   --size MIB      socat's stream, in MiB (1024)
 #
 # It brings up a two-node testbed of its own (SRNIC_NS and SRNIC_RUN with
 # -sk appended; SRNIC_SOCK_NS and SRNIC_SOCK_RUN name another), or uses
@@ -25,7 +24,6 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRNIC=$ROOT/srnic
-SC=${SRNIC_BUILD:-$ROOT/build}/tests/e2e/sock_check_fortified
 export SRNIC_NS=${SRNIC_SOCK_NS:-${SRNIC_NS:-srnic}-sk}
 export SRNIC_RUN=${SRNIC_SOCK_RUN:-${SRNIC_RUN:-/run/srnic}-sk}
 B=10.55.0.2
@@ -37,46 +35,71 @@ while [ $# -gt 0 ]; do
 	*) echo "sockets: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
-[ -x "$SC" ] || { echo "sockets: $SC is not built (./srnic setup)" >&2; exit 1; }
-command -v iperf > /dev/null || { echo "sockets: iperf is not installed (./srnic setup)" >&2; exit 1; }
+for p in socat iperf; do
+	command -v $p > /dev/null || { echo "sockets: $p is not installed (./srnic setup)" >&2; exit 1; }
+done
 
 DEMO_NODES=2 DEMO_WIRE=
 . "$ROOT/examples/demo-testbed.sh"
 
-# listening NODE PORT: a TCP port of NODE taken (an rdma_cm port's twin,
-# docs/wire-protocol.md), 20 s at most; said if not (the step then fails)
+# listening NODE PORT: NODE's rdma_cm port PORT taken (its TCP twin,
+# docs/wire-protocol.md); said if not (the step then fails)
 listening() {
-	for _ in $(seq 200); do
-		ip netns exec "$SRNIC_NS-$1" ss -Hltn | grep -q ":$2 " && return 0
-		sleep 0.1
-	done
-	echo "sockets: nothing listens on $1's port $2" >&2
+	wait_listen "$1" $(($2 ^ 0x4000)) || echo "sockets: nothing listens on $1's port $2" >&2
 }
-twin() { echo $(($1 ^ 0x4000)); }
 
-# the stream
-timeout -k 5 600 "$SRNIC" exec --sockets b -- "$SC" -s 7710 > "$work/stream.b" 2>&1 &
+# socat: b's writes what it receives into a hash, a's reads random bytes
+# that a tee also hashes; each hash is "BYTES SHA256"
+digest() {
+	python3 -c 'import hashlib, sys
+h, n = hashlib.sha256(), 0
+for b in iter(lambda: sys.stdin.buffer.read(1 << 20), b""):
+    h.update(b); n += len(b)
+print(n, h.hexdigest())'
+}
+size="$mib MiB"
+[ $((mib % 1024)) = 0 ] && size="$((mib / 1024)) GiB"
+mkfifo "$work/sink" "$work/tap"
+digest < "$work/sink" > "$work/stream.b" &
 pids+=($!)
-listening b "$(twin 7710)"
-timeout -k 5 600 "$SRNIC" exec --sockets a -- "$SC" $B 7710 "$mib" > "$work/stream.a" 2>&1 || true
-sent=$(awk '/^# sent sha256/ {print $4}' "$work/stream.a")
-if [ -n "$sent" ] && grep -q "^# ok $((mib << 20)) $sent\$" "$work/stream.b"; then
+timeout -k 5 600 "$SRNIC" exec --sockets b -- socat -b 262144 -u TCP-LISTEN:7710,reuseaddr STDOUT \
+	> "$work/sink" 2> "$work/stream.err.b" &
+stream_srv=$!
+pids+=($stream_srv)
+listening b 7710
+digest < "$work/tap" > "$work/stream.a" &
+pids+=($!)
+client=0
+head -c $((mib << 20)) /dev/urandom | tee "$work/tap" |
+	timeout -k 5 600 "$SRNIC" exec --sockets a -- socat -b 262144 -u STDIN TCP:$B:7710 \
+	2> "$work/stream.err.a" || client=$?
+# (b's socat ends at a's end of stream; 30 s for it, then it is stopped)
+for _ in $(seq 300); do
+	kill -0 $stream_srv 2>/dev/null || break
+	sleep 0.1
+done
+kill $stream_srv 2>/dev/null || true
+wait "${pids[@]: -3}" 2>/dev/null || true
+stream=wrong
+if [ $client = 0 ] && grep -qx "$((mib << 20)) [0-9a-f]\{64\}" "$work/stream.a" &&
+   cmp -s "$work/stream.a" "$work/stream.b"; then
 	stream=ok
 else
-	stream=wrong
-	sed 's/^/stream: /' "$work/stream.a" "$work/stream.b" >&2
+	echo "socat: a's exit $client" >&2
+	sed 's/^/socat: /' "$work/stream.a" "$work/stream.b" "$work/stream.err.a" \
+		"$work/stream.err.b" >&2
 fi
 
 # iperf over srnic, then over the kernel's TCP
 timeout -k 5 60 "$SRNIC" exec --sockets b -- iperf -s -p 7711 -f g > "$work/iperf.b" 2>&1 &
 pids+=($!)
-listening b "$(twin 7711)"
+listening b 7711
 timeout -k 5 60 "$SRNIC" exec --sockets a -- iperf -c $B -p 7711 -t 3 -f g > "$work/iperf.a" 2>&1 || true
 sleep 1
 rate=$(awk '/Gbits\/sec/ {r = $(NF-1)} END {print r}' "$work/iperf.b")
 timeout -k 5 60 "$SRNIC" exec b -- iperf -s -p 7712 -f g > "$work/kiperf.b" 2>&1 &
 pids+=($!)
-listening b 7712
+wait_listen b 7712 || echo "sockets: kernel iperf's server never listened" >&2
 timeout -k 5 60 "$SRNIC" exec a -- iperf -c $B -p 7712 -t 3 -f g > "$work/kiperf.a" 2>&1 || true
 krate=$(awk '/Gbits\/sec/ {r = $(NF-1)} END {print r}' "$work/kiperf.a")
 
@@ -86,7 +109,7 @@ timeout -k 5 60 "$SRNIC" exec b -- rstream -f gid -b $G -p 7713 -T v -S 65536 -C
 	> "$work/afib.b" 2>&1 &
 afib_srv=$!
 pids+=($afib_srv)
-listening b "$(twin 7713)"
+listening b 7713
 afib=failed
 if timeout -k 5 60 "$SRNIC" exec a -- rstream -f gid -s $G -p 7713 -T v -S 65536 -C 100 \
 	> "$work/afib.a" 2>&1 && wait $afib_srv; then
@@ -95,5 +118,5 @@ else
 	sed 's/^/af_ib: /' "$work/afib.a" "$work/afib.b" >&2
 fi
 
-echo "sockets: $mib MiB stream sha256 $stream, iperf ${rate:-?} Gb/s (kernel TCP ${krate:-?}), native AF_IB $afib"
+echo "sockets: socat $size sha256 $stream, iperf ${rate:-?} Gb/s (kernel TCP ${krate:-?}), native AF_IB $afib"
 [ "$stream" = ok ] && [ -n "$rate" ] && [ "$afib" = ok ]

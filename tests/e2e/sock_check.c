@@ -280,7 +280,8 @@ static int connect_nb(const struct sockaddr_in *a)
 	check(rc == 0 || errno == EINPROGRESS, "non-blocking connect starts", d);
 	rc = poll(&p, one_v, 20000);
 	getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len);
-	snprintf(d, sizeof(d), "poll %d, SO_ERROR %d", rc, err);
+	snprintf(d, sizeof(d), "poll %d, revents %#x, SO_ERROR %d", rc,
+		 (unsigned)p.revents, err);
 	check(rc == 1 && (p.revents & POLLOUT) && err == 0,
 	      "then writable, SO_ERROR 0", d);
 	fcntl(s, F_SETFL, fcntl(s, F_GETFL) & ~O_NONBLOCK);
