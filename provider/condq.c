@@ -38,7 +38,7 @@ SRNIC_API struct srnic_condq *srnic_condq_create(struct ibv_pd *pd)
 		errno = ENOMEM;
 		return NULL;
 	}
-	id = srnic_engine_condq_create(ctx->eng, to_spd(pd)->handle);
+	id = srnic_engine_condq_create(ctx->eng);
 	if (id < 0) {
 		free(q);
 		errno = -id;

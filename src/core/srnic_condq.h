@@ -34,8 +34,7 @@ struct srnic_condq_state {
 	uint64_t failed;	/* ... with an error, or flushed */
 	uint64_t fired;		/* conditional WQEs started */
 	/* engine calls (under the datapath token) */
-	uint16_t id;		/* 0: free */
-	uint32_t pd;
+	uint16_t id;		/* 0: free (its PD is the provider's to check) */
 	/* the QPs whose next WQE waits on it, through qp->cond_next */
 	struct srnic_qp *waiters;
 };

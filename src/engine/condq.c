@@ -12,7 +12,7 @@
 
 static void call_condq_create(struct srnic_engine *eng, struct srnic_call *c)
 {
-	uint32_t pd = (uint32_t)(uintptr_t)c->arg2, i, gen;
+	uint32_t i, gen;
 
 	for (i = 0; i < SRNIC_MAX_CONDQ; i++) {
 		struct srnic_condq_state *q = &eng->condq[i];
@@ -24,7 +24,6 @@ static void call_condq_create(struct srnic_engine *eng, struct srnic_call *c)
 		gen &= (1u << (16 - SRNIC_CONDQ_INDEX_BITS)) - 1;
 		gen += !gen;
 		memset(q, 0, sizeof(*q));
-		q->pd = pd;
 		q->id = (uint16_t)(gen << SRNIC_CONDQ_INDEX_BITS | i);
 		eng->condq_last = q->id;
 		c->result = q->id;
@@ -33,10 +32,9 @@ static void call_condq_create(struct srnic_engine *eng, struct srnic_call *c)
 	c->result = -ENOMEM;
 }
 
-int srnic_engine_condq_create(struct srnic_engine *eng, uint32_t pd)
+int srnic_engine_condq_create(struct srnic_engine *eng)
 {
-	struct srnic_call c = {.fn = call_condq_create,
-			       .arg2 = (const void *)(uintptr_t)pd};
+	struct srnic_call c = {.fn = call_condq_create};
 
 	srnic_engine_call(eng, &c);
 	return c.result;

@@ -250,11 +250,12 @@ int srnic_engine_group_failed(struct srnic_engine *eng, struct srnic_qp *qp,
 			      int max);
 
 /* Conditional queues (srnic.h, docs/conditional-rdma.md): create gives
- * a queue's id (> 0) for the PD's QPs, or -ENOMEM; destroy fails the QPs
+ * a queue's id (> 0), or -ENOMEM (the provider keeps it to its PD's QPs);
+ * destroy fails the QPs
  * whose WQEs wait on it; set sets the count of successes and clears the
  * failures; query reads successes, failures and conditional WQEs
  * started, in that order. */
-int srnic_engine_condq_create(struct srnic_engine *eng, uint32_t pd);
+int srnic_engine_condq_create(struct srnic_engine *eng);
 void srnic_engine_condq_destroy(struct srnic_engine *eng, uint16_t id);
 void srnic_engine_condq_set(struct srnic_engine *eng, uint16_t id,
 			    uint64_t count);
