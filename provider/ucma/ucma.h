@@ -265,6 +265,11 @@ void ucma_ip_to_ib(const struct ucma_id *id, const struct sockaddr_storage *a,
 unsigned ucma_pd_skip(const struct ucma_id *id, unsigned type);
 unsigned ucma_pd_header(const struct ucma_id *id, unsigned type, uint8_t *p);
 int ucma_query_gid(const struct ucma_id *id, uint64_t response, uint32_t out);
+struct rdma_ucm_query_addr_resp;
+/* (ucma_addr.c) QUERY's answer's device fields: the id's device's GUID,
+ * port 1, the default P_Key; none when the id has no device yet. */
+void ucma_query_dev(const struct ucma_id *id,
+		    struct rdma_ucm_query_addr_resp *resp);
 int ucma_query_path(const struct ucma_id *id, uint64_t response,
 		    uint32_t out);
 

@@ -360,7 +360,6 @@ int ucma_query(struct ucma_chan *ch, struct ucma_id *id, const void *c,
 	if (cmd->option != RDMA_USER_CM_QUERY_ADDR)
 		return ENOSYS;
 	memset(&resp, 0, sizeof(resp));
-	resp.ibdev_index = (uint32_t)-1;
 	if (id->af_ib) {
 		resp.src_size = resp.dst_size = sizeof(struct sockaddr_ib);
 		ucma_ip_to_ib(id, &id->src, (struct sockaddr_ib *)&resp.src_addr);
@@ -371,13 +370,20 @@ int ucma_query(struct ucma_chan *ch, struct ucma_id *id, const void *c,
 		memcpy(&resp.src_addr, &id->src, resp.src_size);
 		memcpy(&resp.dst_addr, &id->dst, resp.dst_size);
 	}
-	if (id->dev >= 0) {
-		resp.node_guid = ucma.devs[id->dev].guid;
-		resp.port_num = 1;
-		resp.pkey = 0xffff;
-	}
+	ucma_query_dev(id, &resp);
 	ucma_answer(cmd->response, out, &resp, sizeof(resp));
 	return 0;
+}
+
+void ucma_query_dev(const struct ucma_id *id,
+		    struct rdma_ucm_query_addr_resp *resp)
+{
+	resp->ibdev_index = (uint32_t)-1;
+	if (id->dev < 0)
+		return;
+	resp->node_guid = ucma.devs[id->dev].guid;
+	resp->port_num = 1;
+	resp->pkey = 0xffff;
 }
 
 /* A multicast group: srnic joins IPv4 groups by their IPv4-mapped GID,

@@ -193,15 +193,10 @@ int ucma_query_gid(const struct ucma_id *id, uint64_t response, uint32_t out)
 	struct rdma_ucm_query_addr_resp resp;
 
 	memset(&resp, 0, sizeof(resp));
-	resp.ibdev_index = (uint32_t)-1;
 	resp.src_size = resp.dst_size = sizeof(struct sockaddr_ib);
 	ucma_ip_to_ib(id, &id->src, (struct sockaddr_ib *)&resp.src_addr);
 	ucma_ip_to_ib(id, &id->dst, (struct sockaddr_ib *)&resp.dst_addr);
-	if (id->dev >= 0) {
-		resp.node_guid = ucma.devs[id->dev].guid;
-		resp.port_num = 1;
-		resp.pkey = 0xffff;
-	}
+	ucma_query_dev(id, &resp);
 	ucma_answer(response, out, &resp, sizeof(resp));
 	return 0;
 }
