@@ -8,7 +8,7 @@
  * fail its message, as a hardware NIC's page fault does when the kernel
  * cannot resolve it.  srnic touches memory with the CPU, so the hole is a
  * SIGSEGV (SIGBUS for a file mapping past its end) raised in the middle of
- * a memcpy.  The handler below jumps back to the copy that was armed on
+ * a copy.  The handler below jumps back to the copy that was armed on
  * the faulting thread; a fault anywhere else goes on to the handler that
  * was there before (or to the default action), so the program's own
  * crashes stay its own.
@@ -117,7 +117,7 @@ bool srnic_guard_copy(void *dst, const void *src, size_t len)
 		return false;
 	}
 	ARM(jb);
-	memcpy(dst, src, len);
+	srnic_copy_once(dst, src, len);	/* (each byte once: srnic_mem.h) */
 	DISARM();
 	return true;
 }
