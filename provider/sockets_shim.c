@@ -193,15 +193,6 @@ EXPORT int listen(int fd, int backlog)
 	return ret;
 }
 
-EXPORT int close(int fd)
-{
-	if (!close_f)
-		close_f = next("close");
-	if (fd >= 0 && fd < LISTENERS_MAX)
-		listening[fd] = 0;
-	return close_f(fd);
-}
-
 /* The thread's timer for its waits (-1 until its first; -2 where the
  * kernel gave none, and waits go as librspreload's do). */
 static __thread int wait_timer = -1;
@@ -229,6 +220,7 @@ static void timer_forked(void)
 	if (wait_timer >= 0) {
 		syscall(SYS_close, wait_timer);
 		wait_timer = -1;
+		pthread_setspecific(timer_key, NULL);
 	}
 }
 
@@ -256,6 +248,21 @@ static bool arm_timer(int64_t us)
 		return false;
 	}
 	return timerfd_settime(wait_timer, 0, &t, NULL) == 0;
+}
+
+EXPORT int close(int fd)
+{
+	if (!close_f)
+		close_f = next("close");
+	if (fd >= 0 && fd < LISTENERS_MAX)
+		listening[fd] = 0;
+	/* (a program that closes every descriptor, as a daemon does, takes
+	 * this thread's timer too: the next wait makes another) */
+	if (fd >= 0 && fd == wait_timer) {
+		wait_timer = -1;
+		pthread_setspecific(timer_key, NULL);
+	}
+	return close_f(fd);
 }
 
 static bool waits_on_listener(const struct pollfd *fds, nfds_t nfds)

@@ -520,10 +520,10 @@ static void test_sge(void)
 }
 
 /* The placements' copy (srnic_copy_once): every length up to a few
- * vectors past a cache line, at every alignment of either end, lands its
- * bytes and nothing beside them.  (That it stores each byte once, which
- * is why it is not memcpy, no single-threaded test can see: the e2e
- * sock_check stream is where its absence showed.) */
+ * vectors past a cache line, at each alignment in a word of either end,
+ * lands its bytes and nothing beside them.  (That it stores each byte
+ * once, which is why it is not memcpy, no single-threaded test can see:
+ * the e2e sock_check stream is where its absence showed.) */
 static void test_copy_once(void)
 {
 	static uint8_t src[512], dst[512];
