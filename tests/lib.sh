@@ -314,6 +314,9 @@ all_sizes() {	# name rows: a -a run printed a result line for every size
 # ib_write_bw of 64 KiB messages from a to b, then every frame checked
 # against what perftest set up (tests/e2e/capture_check.py).  The capture
 # is $LOGDIR/NAME.pcap; the transfer's logs $LOGDIR/NAME-bw.{a,b}.
+# COUNT must pass a whole window of WRITEs (SRNIC_WINDOW, 128 messages of
+# 32 packets): a receiver kept off the CPU acks nothing before that (CI
+# saw 400 WRITEs and no ACK).
 capture_write() {
 	local name=$1 count=$2 filter=${3:-} pcap=$LOGDIR/$1.pcap log=$LOGDIR/$1.log
 	local cap i

@@ -14,5 +14,5 @@ command -v tshark > /dev/null || { echo "SKIP: tshark not installed (./srnic set
 # serves the capture once a program of node a starts, after the wait for
 # it that this test makes)
 [ -e "$TB/a.srnicd.pid" ] || { echo "SKIP: node a runs no srnicd (SRNIC_SRNICD=no)"; exit 77; }
-capture_write capture-tap 3000
+capture_write capture-tap 6000
 exit 0

@@ -16,5 +16,5 @@ trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed up --wire afpacket >/dev/null || fail "afpacket testbed"
 
 # (WRITEs, opcode 2, and ACKs, 5: what the transfer is made of)
-capture_write capture-afpacket 400 'ether proto 0x88b5 and (ether[15] == 2 or ether[15] == 5)'
+capture_write capture-afpacket 6000 'ether proto 0x88b5 and (ether[15] == 2 or ether[15] == 5)'
 exit 0
