@@ -16,6 +16,8 @@
 #   --unregistered  the senders register nothing: each WRITE is gathered
 #                   from 16 pieces of plain memory (srnic_post_fifo_write,
 #                   half-RDMA's sending half)
+#   --read          d pulls instead: it READs each sender's array into its
+#                   FIFO (srnic_post_fifo_read, the seed's half-send READ)
 #
 # It brings up a four-node afpacket testbed of its own (SRNIC_NS and
 # SRNIC_RUN with -half appended), or uses one of four nodes that is up
@@ -28,7 +30,7 @@ PROG=${SRNIC_BUILD:-$ROOT/build}/examples/srnic_fifo
 export SRNIC_NS=${SRNIC_HALF_NS:-${SRNIC_NS:-srnic}-half}
 export SRNIC_RUN=${SRNIC_HALF_RUN:-${SRNIC_RUN:-/run/srnic}-half}
 
-size=64M fifo=4M fault=() unreg=()
+size=64M fifo=4M fault=() unreg=() read=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--size) size=$2; shift 2 ;;
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
 	--loss) fault+=(loss="$2%"); shift 2 ;;
 	--dup) fault+=(duplicate="$2%"); shift 2 ;;
 	--unregistered) unreg=(-u); shift ;;
+	--read) read=(-r); shift ;;
 	*) echo "half-rdma: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -48,12 +51,12 @@ if [ ${#fault[@]} -gt 0 ]; then
 	for nd in a b c d; do "$SRNIC" testbed fault $nd 0 "${fault[@]}"; done
 fi
 for nd in a b c; do
-	timeout -k 5 300 "$SRNIC" exec $nd -- "$PROG" send "$work" $nd -s "$bytes" "${unreg[@]}" \
+	timeout -k 5 300 "$SRNIC" exec $nd -- "$PROG" send "$work" $nd -s "$bytes" "${unreg[@]}" "${read[@]}" \
 		> "$work/$nd.log" 2>&1 &
 	pids+=($!)
 done
 rc=0
-timeout -k 5 300 "$SRNIC" exec d -- "$PROG" sink "$work" -s "$bytes" -f "$ring" a b c \
+timeout -k 5 300 "$SRNIC" exec d -- "$PROG" sink "$work" -s "$bytes" -f "$ring" "${read[@]}" a b c \
 	> "$work/d.log" 2>&1 || rc=$?
 for nd in a b c; do
 	wait "${pids[0]}" 2>/dev/null || rc=2

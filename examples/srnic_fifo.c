@@ -6,8 +6,8 @@
  * each record as the packets come, in whatever order, and the sum must
  * come out exact.
  *
- *   sink:    srnic_fifo sink DIR [-s SIZE] [-f FIFO] SENDER...
- *   sender:  srnic_fifo send DIR NAME [-s SIZE] [-u]
+ *   sink:    srnic_fifo sink DIR [-s SIZE] [-f FIFO] [-r] SENDER...
+ *   sender:  srnic_fifo send DIR NAME [-s SIZE] [-u | -r]
  *
  * The processes meet through files in DIR, a folder every node sees (not
  * through the network under test).  A sender registers SIZE bytes
@@ -16,9 +16,14 @@
  * 1 MiB WRITEs (16 in flight) to the FIFO's key, and writes
  * DIR/NAME.done with the sum of its numbers.  With -u it registers
  * nothing: each WRITE is gathered from 16 pieces of the array by
- * srnic_post_fifo_write (half-RDMA's sending half), which copies them.  The sink makes a FIFO of
- * FIFO bytes (default 4 MiB) and one RC QP a sender, and sums records
- * until the senders' bytes are all in; then it prints
+ * srnic_post_fifo_write (half-RDMA's sending half), which copies them.
+ * With -r (both sides) the sink pulls instead: each sender registers its
+ * array for remote READ and waits, and the sink READs it in 1 MiB READs
+ * (16 in flight a sender) into its FIFO (srnic_post_fifo_read, the
+ * seed's half-send READ), each READ's records tagged with the sender and
+ * chunk.  The sink makes a FIFO of FIFO bytes (default 4 MiB) and one RC
+ * QP a sender, and sums records until the senders' bytes are all in;
+ * then it prints
  *
  *   half-rdma: S senders, sum exact|wrong, fifo_full F
  *
@@ -95,8 +100,61 @@ static int post_chunk(struct ibv_qp *qp, const uint64_t *v,
 	return srnic_post_fifo_write(qp, &fw);
 }
 
+/* A sender's QP connected to the sink's: info (its QP and GID, and what
+ * else the sink is to know) in DIR/NAME.info, the sink's answer from
+ * DIR/NAME.sink; the FIFO's key. */
+static uint32_t meet_sink(const char *dir, const char *name,
+			  struct ibv_qp *qp, const char *info)
+{
+	char text[256], fname[64], gid[40];
+	uint32_t qpn, rkey;
+
+	snprintf(fname, sizeof(fname), "%s.info", name);
+	meet_put(dir, fname, info);
+	snprintf(fname, sizeof(fname), "%s.sink", name);
+	if (!meet_get(dir, fname, text, sizeof(text)) ||
+	    sscanf(text, "qpn %u gid %39s rkey %u", &qpn, gid, &rkey) != 3)
+		meet_die("no word from the sink", ETIMEDOUT);
+	meet_connect(qp, qpn, gid);
+	return rkey;
+}
+
+/* -r: the array registered for the sink's READs, its sum said at once;
+ * then wait for the sink's word that it has read it all. */
+static int serve_reads(const char *dir, const char *name, const uint64_t *v,
+		       size_t size, uint64_t sum)
+{
+	char text[256], fname[64], gid[40];
+	struct side s = {0};
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint64_t until;
+
+	side_open(&s);
+	mr = ibv_reg_mr(s.pd, (void *)v, size,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!mr)
+		meet_die("ibv_reg_mr", errno);
+	qp = meet_rc_qp_access(s.pd, s.cq, DEPTH, IBV_ACCESS_REMOTE_READ);
+	meet_gid(s.ctx, gid);
+	snprintf(text, sizeof(text), "qpn %u gid %s rkey %u addr %" PRIu64 "\n",
+		 qp->qp_num, gid, mr->rkey, (uint64_t)(uintptr_t)v);
+	meet_sink(dir, name, qp, text);
+	snprintf(text, sizeof(text), "sum %" PRIu64 " bytes %zu\n", sum, size);
+	snprintf(fname, sizeof(fname), "%s.done", name);
+	meet_put(dir, fname, text);
+	snprintf(fname, sizeof(fname), "%s.bye", name);
+	for (until = meet_now_ms() + RUN_MS; meet_now_ms() < until;)
+		if (meet_get(dir, fname, text, sizeof(text))) {
+			printf("%s: %zu bytes there for the sink's READs\n",
+			       name, size);
+			return 0;
+		}
+	return 2;
+}
+
 static int send_all(const char *dir, const char *name, size_t size,
-		    bool unregistered)
+		    bool unregistered, bool reads)
 {
 	uint64_t *v = malloc(size), sum = 0, k, until;
 	char text[256], fname[64], gid[40];
@@ -104,13 +162,15 @@ static int send_all(const char *dir, const char *name, size_t size,
 	struct side s = {0};
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
-	uint32_t qpn, rkey;
+	uint32_t rkey;
 	int rc;
 
 	if (!v)
 		meet_die("malloc", ENOMEM);
 	for (k = 0; k < size / 8; k++)
 		sum += v[k] = number(name, k);
+	if (reads)
+		return serve_reads(dir, name, v, size, sum);
 	side_open(&s);
 	mr = unregistered ? NULL
 			  : ibv_reg_mr(s.pd, v, size, IBV_ACCESS_LOCAL_WRITE);
@@ -119,13 +179,7 @@ static int send_all(const char *dir, const char *name, size_t size,
 	qp = meet_rc_qp(s.pd, s.cq, DEPTH);
 	meet_gid(s.ctx, gid);
 	snprintf(text, sizeof(text), "qpn %u gid %s\n", qp->qp_num, gid);
-	snprintf(fname, sizeof(fname), "%s.info", name);
-	meet_put(dir, fname, text);
-	snprintf(fname, sizeof(fname), "%s.sink", name);
-	if (!meet_get(dir, fname, text, sizeof(text)) ||
-	    sscanf(text, "qpn %u gid %39s rkey %u", &qpn, gid, &rkey) != 3)
-		meet_die("no word from the sink", ETIMEDOUT);
-	meet_connect(qp, qpn, gid);
+	rkey = meet_sink(dir, name, qp, text);
 	until = meet_now_ms() + RUN_MS;
 	while (done < chunks && meet_now_ms() < until) {
 		struct ibv_wc wc[DEPTH];
@@ -163,7 +217,8 @@ static int send_all(const char *dir, const char *name, size_t size,
 /* ---- the sink ---- */
 
 /* The records there now, summed into *sum; their payload bytes. */
-static uint64_t take(struct srnic_fifo *f, uint64_t *sum, uint64_t *records)
+static uint64_t take(struct srnic_fifo *f, uint32_t kind, uint64_t *sum,
+		     uint64_t *records, uint64_t *wrong)
 {
 	const struct srnic_fifo_rec *r;
 	uint64_t bytes = 0;
@@ -171,6 +226,14 @@ static uint64_t take(struct srnic_fifo *f, uint64_t *sum, uint64_t *records)
 	while ((r = srnic_fifo_next(f))) {
 		const uint8_t *p = (const uint8_t *)(r + 1);
 		uint32_t i;
+
+		/* (a READ's answer is one of our READs': its tag names a
+		 * sender and a chunk, its bytes lie inside the chunk) */
+		if (r->valid != kind ||
+		    (kind == SRNIC_FIFO_REC_READ &&
+		     ((r->msn >> 24) >= MAX_SENDERS || r->msg_len != CHUNK ||
+		      r->msg_off + r->pkt_len > CHUNK)))
+			(*wrong)++;
 
 		for (i = 0; i + 8 <= r->pkt_len; i += 8) {
 			uint64_t x;
@@ -185,15 +248,85 @@ static uint64_t take(struct srnic_fifo *f, uint64_t *sum, uint64_t *records)
 	return bytes;
 }
 
+/* -r: what the sink READs from each sender, and how far it got. */
+struct source {
+	struct ibv_qp *qp;
+	uint32_t rkey;
+	uint64_t addr;
+	unsigned posted, done;
+};
+
+/* -r: READs of the senders' chunks into the FIFO, DEPTH in flight each
+ * (tag: sender, chunk), and their completions.  -1 on a failed one. */
+static int pull(struct ibv_cq *cq, struct srnic_fifo *f, struct source *src,
+		unsigned n, unsigned chunks)
+{
+	struct ibv_wc wc[DEPTH];
+	unsigned i;
+	int k, got;
+
+	for (i = 0; i < n; i++) {
+		struct source *c = &src[i];
+
+		while (c->posted < chunks && c->posted - c->done < DEPTH) {
+			struct srnic_fifo_read_wr rd = {
+				.wr_id = (uint64_t)i << 32 | c->posted,
+				.send_flags = IBV_SEND_SIGNALED, .fifo = f,
+				.tag = i << 24 | c->posted, .rkey = c->rkey,
+				.remote_addr = c->addr + (uint64_t)c->posted * CHUNK,
+				.length = CHUNK};
+			int rc = srnic_post_fifo_read(c->qp, &rd);
+
+			if (rc)
+				meet_die("srnic_post_fifo_read", rc);
+			c->posted++;
+		}
+	}
+	got = ibv_poll_cq(cq, DEPTH, wc);
+	for (k = 0; k < got; k++) {
+		if (wc[k].status != IBV_WC_SUCCESS ||
+		    wc[k].opcode != IBV_WC_RDMA_READ) {
+			fprintf(stderr, "srnic_fifo: READ %#" PRIx64 ": %s\n",
+				wc[k].wr_id, ibv_wc_status_str(wc[k].status));
+			return -1;
+		}
+		src[wc[k].wr_id >> 32].done++;
+	}
+	return got;
+}
+
+/* -r: a FIFO of another PD is refused at the post, as the key of a
+ * region of another PD would be. */
+static void other_pd_refused(struct side *s, struct ibv_qp *qp)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(s->ctx);
+	struct srnic_fifo *f = pd ? srnic_fifo_create(pd, SRNIC_FIFO_MIN) : NULL;
+	struct srnic_fifo_read_wr rd = {.fifo = f, .length = 8};
+	int rc;
+
+	if (!f)
+		meet_die("a second PD's FIFO", errno);
+	rc = srnic_post_fifo_read(qp, &rd);
+	printf("sink: a READ into a FIFO of another PD: %s\n",
+	       rc == EINVAL ? "refused (EINVAL)" : strerror(rc));
+	if (rc != EINVAL)
+		exit(2);
+	srnic_fifo_destroy(f);
+	ibv_dealloc_pd(pd);
+}
+
 static int sink(const char *dir, size_t size, size_t fifo_bytes,
-		char **names, unsigned n)
+		char **names, unsigned n, bool reads)
 {
 	char text[256], fname[64], gid[40], mine[33];
-	uint64_t sum = 0, want = 0, bytes = 0, records = 0, until;
+	uint64_t sum = 0, want = 0, bytes = 0, records = 0, wrong = 0, until;
+	uint32_t kind = reads ? SRNIC_FIFO_REC_READ : SRNIC_FIFO_REC_WRITE;
+	struct source src[MAX_SENDERS] = {{0}};
 	struct srnic_fifo_attr fa;
 	struct srnic_fifo *f;
 	struct side s = {0};
 	unsigned i;
+	bool failed = false;
 
 	side_open(&s);
 	f = srnic_fifo_create(s.pd, fifo_bytes);
@@ -206,20 +339,29 @@ static int sink(const char *dir, size_t size, size_t fifo_bytes,
 
 		snprintf(fname, sizeof(fname), "%s.info", names[i]);
 		if (!meet_get(dir, fname, text, sizeof(text)) ||
-		    sscanf(text, "qpn %u gid %39s", &qpn, gid) != 2)
+		    sscanf(text, "qpn %u gid %39s", &qpn, gid) != 2 ||
+		    (reads && sscanf(text, "qpn %*u gid %*s rkey %u addr %" SCNu64,
+				     &src[i].rkey, &src[i].addr) != 2))
 			meet_die(fname, ETIMEDOUT);
+		src[i].qp = qp;
 		meet_connect(qp, qpn, gid);
 		snprintf(text, sizeof(text), "qpn %u gid %s rkey %u\n",
 			 qp->qp_num, mine, srnic_fifo_rkey(f));
 		snprintf(fname, sizeof(fname), "%s.sink", names[i]);
 		meet_put(dir, fname, text);
 	}
+	if (reads)
+		other_pd_refused(&s, src[0].qp);
 	until = meet_now_ms() + RUN_MS;
-	while (bytes < (uint64_t)n * size && meet_now_ms() < until) {
-		uint64_t got = take(f, &sum, &records);
+	while (bytes < (uint64_t)n * size && meet_now_ms() < until && !failed) {
+		uint64_t got = take(f, kind, &sum, &records, &wrong);
+		int polled = reads ? pull(s.cq, f, src, n,
+					  (unsigned)(size / CHUNK))
+				   : 0;
 
+		failed = polled < 0;
 		bytes += got;
-		if (!got)
+		if (!got && !polled)
 			usleep(10);
 	}
 	for (i = 0; i < n; i++) {
@@ -232,23 +374,28 @@ static int sink(const char *dir, size_t size, size_t fifo_bytes,
 	}
 	/* (a copy of a record, late, would show here) */
 	usleep(200000);
-	bytes += take(f, &sum, &records);
+	bytes += take(f, kind, &sum, &records, &wrong);
 	srnic_fifo_query(f, &fa);
-	printf("sink: %" PRIu64 " records, %" PRIu64 " bytes of %" PRIu64
-	       ", ring %" PRIu64 " bytes\n",
-	       records, bytes, (uint64_t)n * size, fa.size);
+	for (i = 0; reads && i < n; i++) {
+		snprintf(fname, sizeof(fname), "%s.bye", names[i]);
+		meet_put(dir, fname, "bye\n");
+	}
+	printf("sink: %" PRIu64 " records%s, %" PRIu64 " bytes of %" PRIu64
+	       ", ring %" PRIu64 " bytes, %" PRIu64 " records not ours\n",
+	       records, reads ? " of READ answers" : "", bytes,
+	       (uint64_t)n * size, fa.size, wrong);
+	failed |= sum != want || bytes != (uint64_t)n * size || wrong;
 	printf("half-rdma: %u senders, sum %s, fifo_full %" PRIu64 "\n", n,
-	       sum == want && bytes == (uint64_t)n * size ? "exact" : "wrong",
-	       fa.full);
+	       failed ? "wrong" : "exact", fa.full);
 	srnic_fifo_destroy(f);
-	return sum == want && bytes == (uint64_t)n * size ? 0 : 2;
+	return failed ? 2 : 0;
 }
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: srnic_fifo sink DIR [-s SIZE] [-f FIFO] SENDER...\n"
-		"       srnic_fifo send DIR NAME [-s SIZE] [-u]\n");
+		"usage: srnic_fifo sink DIR [-s SIZE] [-f FIFO] [-r] SENDER...\n"
+		"       srnic_fifo send DIR NAME [-s SIZE] [-u | -r]\n");
 	exit(1);
 }
 
@@ -256,7 +403,7 @@ int main(int argc, char **argv)
 {
 	size_t size = 64u << 20, fifo = 4u << 20;
 	const char *mode, *dir;
-	bool unregistered = false;
+	bool unregistered = false, reads = false;
 	int c;
 
 	if (argc < 3)
@@ -264,22 +411,23 @@ int main(int argc, char **argv)
 	mode = argv[1];
 	dir = argv[2];
 	optind = 3;
-	while ((c = getopt(argc, argv, "s:f:u")) != -1) {
+	while ((c = getopt(argc, argv, "s:f:ur")) != -1) {
 		switch (c) {
+		case 'r': reads = true; break;
 		case 's': size = strtoull(optarg, NULL, 0); break;
 		case 'f': fifo = strtoull(optarg, NULL, 0); break;
 		case 'u': unregistered = true; break;
 		default: usage();
 		}
 	}
-	if (!size || size % CHUNK)
+	if (!size || size % CHUNK || (reads && unregistered))
 		usage();
 	if (!strcmp(mode, "send") && argc - optind == 1)
-		return send_all(dir, argv[optind], size, unregistered);
+		return send_all(dir, argv[optind], size, unregistered, reads);
 	if (!strcmp(mode, "sink") && argc - optind >= 1 &&
 	    argc - optind <= MAX_SENDERS)
 		return sink(dir, size, fifo, argv + optind,
-			    (unsigned)(argc - optind));
+			    (unsigned)(argc - optind), reads);
 	usage();
 	return 1;
 }

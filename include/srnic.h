@@ -288,12 +288,19 @@ int srnic_post_cond(struct ibv_qp *qp, struct ibv_send_wr *wr,
  */
 struct srnic_fifo;
 
+/* What a record is (its valid word): a packet of a WRITE to the FIFO's
+ * key, or of the answer to a READ this node posted into the FIFO
+ * (srnic_post_fifo_read). */
+#define SRNIC_FIFO_REC_WRITE 0x5eed0001u
+#define SRNIC_FIFO_REC_READ 0x5eed0003u
+
 struct srnic_fifo_rec {
-	uint32_t valid;		/* (the ring's: the record is there) */
+	uint32_t valid;		/* SRNIC_FIFO_REC_WRITE or _READ */
 	uint32_t pkt_len;	/* the bytes that follow this header */
 	uint32_t qp_num;	/* the local QP it came on */
 	uint32_t src_qp;	/* ... from this QP of its peer */
-	uint32_t msn;		/* its message's number on that QP */
+	uint32_t msn;		/* its message's number on that QP; a
+				 * READ's answer: the READ's tag */
 	uint32_t msg_len;	/* the message's bytes */
 	uint64_t msg_off;	/* where in the message the bytes were */
 	/* pkt_len bytes follow */
@@ -354,6 +361,35 @@ struct srnic_fifo_write_wr {
 
 int srnic_post_fifo_write(struct ibv_qp *qp,
 			  const struct srnic_fifo_write_wr *wr);
+
+/*
+ * Half-RDMA's READ into a FIFO: an RDMA READ of length bytes at (rkey,
+ * remote_addr) of the RC QP's peer whose answer is not placed in memory
+ * but appended to fifo (of the QP's PD), a record a packet as they come,
+ * in any order: valid SRNIC_FIFO_REC_READ, msn the tag, msg_off where in
+ * the READ its bytes were, msg_len the READ's length, src_qp the peer's
+ * QP.  The program copies or reduces them where it wants them (the
+ * seed's half-send READ).  The READ completes as IBV_WC_RDMA_READ once
+ * every packet is in the ring; a packet the ring had no room for is
+ * asked for again when the READ's timer runs out, so a ring kept full
+ * makes the READ slow, and one never emptied makes it fail
+ * (IBV_WC_RETRY_EXC_ERR).  0, or EINVAL (not an RC QP, a FIFO of another
+ * PD, flags other than IBV_SEND_SIGNALED and IBV_SEND_FENCE, a length
+ * over 2 GiB, the QP's state as ibv_post_send), ENOMEM (the send queue is
+ * full), EOPNOTSUPP.
+ */
+struct srnic_fifo_read_wr {
+	uint64_t wr_id;
+	unsigned int send_flags;
+	struct srnic_fifo *fifo;
+	uint32_t tag;		/* each record's msn */
+	uint32_t rkey;
+	uint64_t remote_addr;
+	uint32_t length;
+};
+
+int srnic_post_fifo_read(struct ibv_qp *qp,
+			 const struct srnic_fifo_read_wr *wr);
 
 /*
  * Third-party RDMA (docs/third-party.md): a controller has a data source

@@ -14,10 +14,12 @@
 
 #include "srnic.h"
 #include "srnic_provider.h"
+#include "srnic_post.h"
 
 
 struct srnic_fifo {
 	struct srnic_context *ctx;
+	struct ibv_pd *pd;
 	struct srnic_fifo_ring *ring;
 	size_t map_len;		/* the mapping: the ring's header and data */
 	uint64_t size;		/* the data's bytes */
@@ -40,6 +42,9 @@ _Static_assert(sizeof(struct srnic_fifo_rec) == sizeof(struct srnic_fifo_hdr) &&
 		       offsetof(struct srnic_fifo_rec, msg_off) ==
 			       offsetof(struct srnic_fifo_hdr, msg_off),
 	       "srnic.h's record is the engine's");
+_Static_assert(SRNIC_FIFO_REC_WRITE == SRNIC_FIFO_VALID &&
+		       SRNIC_FIFO_REC_READ == SRNIC_FIFO_VALID_READ,
+	       "srnic.h's record kinds are the engine's");
 
 SRNIC_API struct srnic_fifo *srnic_fifo_create(struct ibv_pd *pd,
 					       size_t bytes)
@@ -65,6 +70,7 @@ SRNIC_API struct srnic_fifo *srnic_fifo_create(struct ibv_pd *pd,
 		return NULL;
 	}
 	f->ctx = ctx;
+	f->pd = pd;
 	f->size = bytes;
 	f->map_len = sizeof(*f->ring) + bytes;
 	f->ring = mmap(NULL, f->map_len, PROT_READ | PROT_WRITE,
@@ -118,7 +124,7 @@ SRNIC_API const struct srnic_fifo_rec *srnic_fifo_next(struct srnic_fifo *f)
 		if (__atomic_load_n(&r->prod, __ATOMIC_ACQUIRE) == r->cons)
 			return NULL;
 		v = __atomic_load_n(&h->valid, __ATOMIC_ACQUIRE);
-		if (v == SRNIC_FIFO_VALID &&
+		if ((v == SRNIC_FIFO_VALID || v == SRNIC_FIFO_VALID_READ) &&
 		    h->pkt_len <= f->size - at - sizeof(*h))
 			return (const struct srnic_fifo_rec *)h;
 		if (v != SRNIC_FIFO_PAD)
@@ -155,4 +161,35 @@ SRNIC_API int srnic_fifo_query(const struct srnic_fifo *f,
 	attr->used = __atomic_load_n(&f->ring->prod, __ATOMIC_ACQUIRE) -
 		     f->ring->cons;
 	return 0;
+}
+
+/* Half-RDMA's READ into a FIFO: an ordinary READ WQE whose one SGE names
+ * the FIFO (SRNIC_WR_FIFO); the completer appends its answer's packets
+ * (completer.c, fifo_append). */
+SRNIC_API int srnic_post_fifo_read(struct ibv_qp *qp,
+				   const struct srnic_fifo_read_wr *wr)
+{
+	struct srnic_swqe w;
+
+	if (!qp || !srnic_context_ours(qp->context))
+		return EOPNOTSUPP;
+	if (!wr || !wr->fifo || wr->fifo->pd != qp->pd ||
+	    qp->qp_type != IBV_QPT_RC ||
+	    (wr->send_flags & ~(unsigned)(IBV_SEND_SIGNALED | IBV_SEND_FENCE)) ||
+	    wr->length > SRNIC_MAX_MSG_BYTES ||
+	    wr->remote_addr + wr->length < wr->remote_addr)
+		return EINVAL;
+	memset(&w, 0, offsetof(struct srnic_swqe, sge) + sizeof(w.sge[0]));
+	w.wr_id = wr->wr_id;
+	w.opcode = SRNIC_WR_READ;
+	w.flags = SRNIC_WR_FIFO | srnic_swqe_flags(wr->send_flags);
+	w.imm = wr->tag;
+	w.rkey = wr->rkey;
+	w.remote_addr = wr->remote_addr;
+	w.length = wr->length;
+	w.num_sge = 1;
+	w.sge[0] = (struct srnic_sge){.addr = 0, .length = wr->length,
+				      .lkey = wr->fifo->key};
+	return srnic_post_swqe(to_sqp(qp), &w,
+			       offsetof(struct srnic_swqe, sge) + sizeof(w.sge[0]));
 }

@@ -190,10 +190,7 @@ static int stage_wqe(struct srnic_fifo_stage *s, struct srnic_swqe *w,
 	memset(w, 0, offsetof(struct srnic_swqe, sge));
 	w->wr_id = wr->wr_id;
 	w->opcode = SRNIC_WR_WRITE;
-	if (wr->send_flags & IBV_SEND_SIGNALED)
-		w->flags |= SRNIC_WR_SIGNALED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		w->flags |= SRNIC_WR_FENCE;
+	w->flags = srnic_swqe_flags(wr->send_flags);
 	w->length = (uint32_t)len;
 	w->remote_addr = wr->remote_addr;
 	w->rkey = wr->rkey;

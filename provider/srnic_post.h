@@ -77,6 +77,14 @@ int srnic_post_send_cond(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			 struct ibv_send_wr **bad,
 			 const struct srnic_post_cond *cond);
 
+/* The WQE flags of srnic.h's calls that take only IBV_SEND_SIGNALED and
+ * IBV_SEND_FENCE (checked by the caller). */
+static inline uint8_t srnic_swqe_flags(unsigned int send_flags)
+{
+	return (uint8_t)((send_flags & IBV_SEND_SIGNALED ? SRNIC_WR_SIGNALED : 0) |
+			 (send_flags & IBV_SEND_FENCE ? SRNIC_WR_FENCE : 0));
+}
+
 /* One WQE the caller built (its first len bytes) onto sqp's send queue,
  * for srnic.h's calls that post what no ibv_send_wr says: 0, or an errno
  * as ibv_post_send's (EINVAL: the QP's state; ENOMEM: the queue full). */

@@ -40,10 +40,7 @@ SRNIC_API int srnic_post_3p(struct ibv_qp *to_target, struct ibv_qp *to_source,
 	memset(&w, 0, offsetof(struct srnic_swqe, sge));
 	w.wr_id = wr->wr_id;
 	w.opcode = SRNIC_WR_TP_WRITE;
-	if (wr->send_flags & IBV_SEND_SIGNALED)
-		w.flags |= SRNIC_WR_SIGNALED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		w.flags |= SRNIC_WR_FENCE;
+	w.flags = srnic_swqe_flags(wr->send_flags);
 	w.length = wr->length;
 	w.rkey = wr->dst_rkey;
 	w.remote_addr = wr->dst_addr;

@@ -4,6 +4,7 @@
  * READ response data, runs the retransmission and RNR timers, and turns
  * finished send WQEs into completions strictly in posting order.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "srnic_completer.h"
@@ -301,6 +302,42 @@ void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_qp_activate(eng, qp);
 }
 
+/* A packet of the answer to a READ posted into a FIFO (half-RDMA,
+ * SRNIC_WR_FIFO): appended to its ring as a record, the READ's tag in
+ * its msn.  False when it was not: the ring full (not marked landed: the
+ * READ asks for it again once its timer runs out, by when the program
+ * may have made room) or gone (the READ fails). */
+static bool fifo_append(struct srnic_engine *eng, struct srnic_qp *qp,
+			uint32_t idx, const struct srnic_pkt *pkt)
+{
+	const struct srnic_swqe *w = &qp->q.sq[idx & qp->q.sq_mask];
+	const struct srnic_fifo_hdr h = {
+		.valid = SRNIC_FIFO_VALID_READ, .pkt_len = pkt->pkt_len,
+		.qp_num = qp->q.qpn, .src_qp = qp->at.dest_qpn, .msn = w->imm,
+		.msg_len = w->length, .msg_off = pkt->msg_off};
+	int rc;
+
+	if (!pkt->pkt_len)
+		return true;
+	/* (the FIFO destroyed since the READ started: nowhere to go) */
+	rc = srnic_mem_check(&eng->mem, w->sge[0].lkey, qp->pd, 0, 0,
+			     SRNIC_ACCESS_REMOTE_WRITE) == SRNIC_MEM_FIFO
+		     ? srnic_fifo_put(&eng->mem, w->sge[0].lkey, &h,
+				      pkt->payload)
+		     : -EINVAL;
+	if (!rc)
+		return true;
+	if (rc == -ENOSPC) {
+		eng->st->drops[SRNIC_DROP_FIFO_FULL]++;
+		return false;
+	}
+	if (rc == -EFAULT)
+		srnic_page_fault(eng, w->sge[0].lkey);
+	srnic_swqe_finish(qp, idx, SRNIC_WC_LOC_PROT_ERR);
+	srnic_completer_complete(eng, qp);
+	return false;
+}
+
 void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 			       const struct srnic_pkt *pkt,
 			       const struct rte_mbuf *m)
@@ -332,9 +369,12 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
-	if (pkt->pkt_len &&
-	    srnic_sge_scatter(&eng->mem, qp->pd, w->sge, w->num_sge,
-			      pkt->msg_off, pkt->payload, pkt->pkt_len)) {
+	if (unlikely(w->flags & SRNIC_WR_FIFO)) {
+		if (!fifo_append(eng, qp, idx, pkt))
+			return;
+	} else if (pkt->pkt_len &&
+		   srnic_sge_scatter(&eng->mem, qp->pd, w->sge, w->num_sge,
+				     pkt->msg_off, pkt->payload, pkt->pkt_len)) {
 		srnic_swqe_finish(qp, idx, SRNIC_WC_LOC_PROT_ERR);
 		srnic_completer_complete(eng, qp);
 		return;

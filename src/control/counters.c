@@ -180,7 +180,8 @@ const struct srnic_counter srnic_counters[] = {
 	     "packets a process had no room to keep: bitmap budget or held "
 	     "last packets, or held a second (resent)"),
 	DROP(FIFO_FULL, "fifo_full",
-	     "WRITE packets for a FIFO whose ring had no room (resent)"),
+	     "WRITE packets for a FIFO, or packets of the answer to a READ "
+	     "into one, whose ring had no room (sent again)"),
 	DROP(STALE_QP, "stale_qp",
 	     "packets for a QP gone whose number's table entry holds a newer QP"),
 	DROP(TP_NO_TARGET, "tp_no_target",

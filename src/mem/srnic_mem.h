@@ -496,6 +496,18 @@ srnic_mem_check_remote(const struct srnic_mem_table *t, uint32_t key,
 	return srnic_mem_range(w->addr, w->length, w->access, addr, len, need);
 }
 
+/* ---- half-RDMA's FIFO rings (fifo_ring.c; datapath) ---- */
+
+struct srnic_fifo_hdr;
+
+/* A record appended to the ring of FIFO key (a key srnic_mem_check
+ * answered SRNIC_MEM_FIFO for): h, whose valid word says what the record
+ * is and goes last, then len bytes of payload.  0; -ENOSPC when the ring
+ * has no room (counted in the ring's full); -EFAULT when its memory is
+ * gone (guarded tables), nothing appended. */
+int srnic_fifo_put(const struct srnic_mem_table *t, uint32_t key,
+		   const struct srnic_fifo_hdr *h, const void *payload);
+
 /* What a SEND with invalidate (qpn: the QP it came on) or a local
  * invalidate may invalidate: a live region of pd with a remote right, or
  * a bound type 2 window of pd (and of that QP).  */

@@ -101,6 +101,11 @@ static inline bool srnic_wr_reads(uint8_t op)
  * once cond.q's cond.op holds against cond.value. */
 #define SRNIC_WR_COUNTED 0x10
 #define SRNIC_WR_COND 0x20
+/* Half-RDMA's READ into a FIFO (srnic_post_fifo_read), RC only: sge[0]'s
+ * key is a FIFO's of the QP's PD, and each packet of the answer is
+ * appended to its ring as a record whose msn is imm (the program's tag),
+ * not placed at an address. */
+#define SRNIC_WR_FIFO 0x40
 
 struct srnic_sge {
 	uint64_t addr;
@@ -205,18 +210,21 @@ struct srnic_srq {
  * Half-RDMA's FIFO (docs/half-rdma.md; seed 002 l.262-310): a ring of
  * records in the program's memory, registered as one region with
  * SRNIC_ACCESS_FIFO.  The responder appends each WRITE packet sent to the
- * ring's key as a record (responder/fifo.c) and the program consumes
- * them (srnic_fifo_next/done).  Offsets count bytes ever appended or
- * consumed; a record starts at prod % size, 8-byte aligned, and never
- * wraps: where one would not fit before the end, a record marked
- * SRNIC_FIFO_PAD fills the rest.
+ * ring's key as a record (responder/fifo.c), the completer each packet of
+ * the answer to a READ posted into it (SRNIC_WR_FIFO), and the program
+ * consumes them (srnic_fifo_next/done).  Offsets count bytes ever
+ * appended or consumed; a record starts at prod % size, 8-byte aligned,
+ * and never wraps: where one would not fit before the end, a record
+ * marked SRNIC_FIFO_PAD fills the rest.
  */
-#define SRNIC_FIFO_VALID 0x5eed0001u
+#define SRNIC_FIFO_VALID 0x5eed0001u	/* a WRITE's packet */
 #define SRNIC_FIFO_PAD 0x5eed0002u
+#define SRNIC_FIFO_VALID_READ 0x5eed0003u /* the answer to a READ of ours */
 
 struct srnic_fifo_hdr {
-	uint32_t valid;		/* SRNIC_FIFO_VALID or _PAD, written last
-				 * (release); the program clears it */
+	uint32_t valid;		/* SRNIC_FIFO_VALID, _VALID_READ or _PAD,
+				 * written last (release); the program
+				 * clears it */
 	uint32_t pkt_len;	/* the payload's bytes, after this header */
 	uint32_t qp_num;	/* the QP it came on */
 	uint32_t src_qp;	/* ... from this QP of its peer */

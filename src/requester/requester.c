@@ -64,6 +64,15 @@ static int check_sges(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (w->flags & SRNIC_WR_INLINE)
 		return 0;
+	/* (a READ into a FIFO: its one SGE names the FIFO, of this PD) */
+	if (w->flags & SRNIC_WR_FIFO)
+		return w->opcode == SRNIC_WR_READ && w->num_sge == 1 &&
+				       srnic_mem_check(&eng->mem, w->sge[0].lkey,
+						       qp->pd, 0, 0,
+						       SRNIC_ACCESS_REMOTE_WRITE) ==
+					       SRNIC_MEM_FIFO
+			       ? 0
+			       : -1;
 	for (i = 0; i < w->num_sge; i++)
 		if (w->sge[i].length &&
 		    srnic_mem_check(&eng->mem, w->sge[i].lkey, qp->pd,

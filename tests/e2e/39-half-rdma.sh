@@ -10,6 +10,12 @@
 #     each WRITE gathered from 16 pieces of plain memory
 #     (srnic_post_fifo_write, which copies them into a staging ring):
 #     exact.
+#  5. the READ variant under 1% loss and 1% duplication: d READs each
+#     sender's 64 MiB into its FIFO (srnic_post_fifo_read), every record a
+#     READ answer tagged with its sender and chunk: exact; a READ into a
+#     FIFO of another PD refused (EINVAL);
+#  6. READs of 8 MiB each into a 64 KiB ring: full again and again, each
+#     such packet asked for again by its READ, and exact.
 # (The ring's records, pad and full drops packet by packet: unit
 # placement, test_fifo.)
 . "$(dirname "$0")/../lib.sh"
@@ -37,4 +43,14 @@ demo unreg --size 16M --loss 1 --unregistered || fail "the demo from unregistere
 exact unreg
 grep -q "each gathered from unregistered pieces" "$LOGDIR/half-unreg.log" ||
 	fail "the senders did not say they sent from unregistered memory"
+demo read --read --loss 1 --dup 1 || fail "the demo, d READing into its FIFO"
+exact read
+grep -q "^sink: [1-9][0-9]* records of READ answers, .*, 0 records not ours$" "$LOGDIR/half-read.log" ||
+	fail "read: records that were not READ answers of d's: $(grep '^sink: ' "$LOGDIR/half-read.log")"
+grep -q "^sink: a READ into a FIFO of another PD: refused (EINVAL)$" "$LOGDIR/half-read.log" ||
+	fail "read: a READ into a FIFO of another PD was not refused"
+demo read-small --read --size 8M --fifo 64K || fail "the demo, READs into a 64 KiB ring"
+exact read-small
+line read-small | grep -Eq 'fifo_full [1-9][0-9]*$' ||
+	fail "READs of 24 MiB into a 64 KiB ring never found it full: $(line read-small)"
 exit 0
