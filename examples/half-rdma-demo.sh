@@ -18,6 +18,10 @@
 #                   half-RDMA's sending half)
 #   --read          d pulls instead: it READs each sender's array into its
 #                   FIFO (srnic_post_fifo_read, the seed's half-send READ)
+#   --answer        a, b and c READ from d instead: each READ comes to d's
+#                   program as a request in its FIFO, answered with numbers
+#                   it makes then (srnic_fifo_read_reply, the seed's
+#                   half-receive READ); each reader checks every word
 #
 # It brings up a four-node afpacket testbed of its own (SRNIC_NS and
 # SRNIC_RUN with -half appended), or uses one of four nodes that is up
@@ -39,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--dup) fault+=(duplicate="$2%"); shift 2 ;;
 	--unregistered) unreg=(-u); shift ;;
 	--read) read=(-r); shift ;;
+	--answer) read=(-a); shift ;;
 	*) echo "half-rdma: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done

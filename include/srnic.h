@@ -293,6 +293,11 @@ struct srnic_fifo;
  * (srnic_post_fifo_read). */
 #define SRNIC_FIFO_REC_WRITE 0x5eed0001u
 #define SRNIC_FIFO_REC_READ 0x5eed0003u
+/* ... or a peer's READ of the FIFO's key, for the program to answer
+ * (srnic_fifo_read_reply; a FIFO made with SRNIC_FIFO_TAKE_READS): the
+ * header's msn is the READ's, msg_len its length, msg_off the first byte
+ * asked for, and a struct srnic_fifo_read_req follows. */
+#define SRNIC_FIFO_REC_READ_REQ 0x5eed0004u
 
 struct srnic_fifo_rec {
 	uint32_t valid;		/* SRNIC_FIFO_REC_WRITE or _READ */
@@ -306,6 +311,17 @@ struct srnic_fifo_rec {
 	/* pkt_len bytes follow */
 };
 
+/* What a READ request record asks for: length bytes from the header's
+ * msg_off, of what the requester named address va (the program decides
+ * what that means: an object, an offset, a key of its own). */
+struct srnic_fifo_read_req {
+	uint64_t va;
+	uint32_t length;
+	uint32_t txid;		/* (the attempt; the answer carries it) */
+	uint8_t shift;		/* (the requester's packet size) */
+	uint8_t pad[7];
+};
+
 #define SRNIC_FIFO_MIN (64u << 10)
 #define SRNIC_FIFO_MAX (1ull << 34)
 
@@ -314,6 +330,27 @@ struct srnic_fifo_rec {
  * Starts the context's datapath.  NULL with errno set: EOPNOTSUPP,
  * EINVAL, ENOMEM. */
 struct srnic_fifo *srnic_fifo_create(struct ibv_pd *pd, size_t bytes);
+/* As srnic_fifo_create; with SRNIC_FIFO_TAKE_READS in flags, READs of
+ * the FIFO's key (any address, any length) come as request records for
+ * the program to answer (the seed's half-receive READ). */
+#define SRNIC_FIFO_TAKE_READS 0x1u
+struct srnic_fifo *srnic_fifo_create_ex(struct ibv_pd *pd, size_t bytes,
+					unsigned int flags);
+/*
+ * The answer to a READ request record (SRNIC_FIFO_REC_READ_REQ) that
+ * srnic_fifo_next gave, before srnic_fifo_done: the bytes it asks for
+ * (its srnic_fifo_read_req's length), gathered from iov, sent on the QP
+ * the request came on before the call returns (the buffers may be
+ * reused at once).  A request comes again for a part the requester did
+ * not get (a loss), under a new attempt: the same bytes must be the
+ * answer, as a READ of memory would give.  0, or EINVAL (not such a
+ * record, the iovec's bytes not the length asked), ENOENT (the QP is
+ * gone or no longer connected), ENOBUFS (the NIC ran out of buffers part
+ * way: the requester asks for the rest again), EOPNOTSUPP.
+ */
+int srnic_fifo_read_reply(struct srnic_fifo *fifo,
+			  const struct srnic_fifo_rec *rec,
+			  const struct iovec *iov, int iovcnt);
 /* Nothing is appended once it returns; then the ring goes.  0, EINVAL. */
 int srnic_fifo_destroy(struct srnic_fifo *fifo);
 uint32_t srnic_fifo_rkey(const struct srnic_fifo *fifo);
@@ -371,9 +408,9 @@ int srnic_post_fifo_write(struct ibv_qp *qp,
  * QP.  The program copies or reduces them where it wants them (the
  * seed's half-send READ).  The READ completes as IBV_WC_RDMA_READ once
  * every packet is in the ring; a packet the ring had no room for is
- * asked for again when the READ's timer runs out, so a ring kept full
- * makes the READ slow, and one never emptied makes it fail
- * (IBV_WC_RETRY_EXC_ERR).  0, or EINVAL (not an RC QP, a FIFO of another
+ * asked for again once the answer stops coming (as a lost one is), and
+ * spends none of the QP's retries: a ring kept full makes the READ slow,
+ * one never emptied keeps it waiting.  0, or EINVAL (not an RC QP, a FIFO of another
  * PD, flags other than IBV_SEND_SIGNALED and IBV_SEND_FENCE, a length
  * over 2 GiB, the QP's state as ibv_post_send), ENOMEM (the send queue is
  * full), EOPNOTSUPP.

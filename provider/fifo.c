@@ -43,11 +43,30 @@ _Static_assert(sizeof(struct srnic_fifo_rec) == sizeof(struct srnic_fifo_hdr) &&
 			       offsetof(struct srnic_fifo_hdr, msg_off),
 	       "srnic.h's record is the engine's");
 _Static_assert(SRNIC_FIFO_REC_WRITE == SRNIC_FIFO_VALID &&
-		       SRNIC_FIFO_REC_READ == SRNIC_FIFO_VALID_READ,
+		       SRNIC_FIFO_REC_READ == SRNIC_FIFO_VALID_READ &&
+		       SRNIC_FIFO_REC_READ_REQ == SRNIC_FIFO_VALID_READ_REQ,
 	       "srnic.h's record kinds are the engine's");
+_Static_assert(sizeof(struct srnic_fifo_read_req) ==
+			       sizeof(struct srnic_fifo_req) &&
+		       offsetof(struct srnic_fifo_read_req, va) ==
+			       offsetof(struct srnic_fifo_req, va) &&
+		       offsetof(struct srnic_fifo_read_req, length) ==
+			       offsetof(struct srnic_fifo_req, length) &&
+		       offsetof(struct srnic_fifo_read_req, txid) ==
+			       offsetof(struct srnic_fifo_req, txid) &&
+		       offsetof(struct srnic_fifo_read_req, shift) ==
+			       offsetof(struct srnic_fifo_req, shift),
+	       "srnic.h's READ request is the engine's");
 
 SRNIC_API struct srnic_fifo *srnic_fifo_create(struct ibv_pd *pd,
 					       size_t bytes)
+{
+	return srnic_fifo_create_ex(pd, bytes, 0);
+}
+
+SRNIC_API struct srnic_fifo *srnic_fifo_create_ex(struct ibv_pd *pd,
+						  size_t bytes,
+						  unsigned int flags)
 {
 	struct srnic_context *ctx;
 	struct srnic_fifo *f;
@@ -57,7 +76,8 @@ SRNIC_API struct srnic_fifo *srnic_fifo_create(struct ibv_pd *pd,
 		return NULL;
 	}
 	/* (a record of a whole packet must fit, and some of them) */
-	if (bytes < SRNIC_FIFO_MIN || bytes > SRNIC_FIFO_MAX || bytes % 64) {
+	if (bytes < SRNIC_FIFO_MIN || bytes > SRNIC_FIFO_MAX || bytes % 64 ||
+	    (flags & ~SRNIC_FIFO_TAKE_READS)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -82,7 +102,10 @@ SRNIC_API struct srnic_fifo *srnic_fifo_create(struct ibv_pd *pd,
 	}
 	f->key = srnic_engine_reg_mr(ctx->eng, ctx->dev, f->ring, f->map_len,
 				     SRNIC_ACCESS_REMOTE_WRITE |
-					     SRNIC_ACCESS_FIFO,
+					     SRNIC_ACCESS_FIFO |
+					     (flags & SRNIC_FIFO_TAKE_READS
+						      ? SRNIC_ACCESS_REMOTE_READ
+						      : 0),
 				     to_spd(pd)->handle);
 	if (!f->key) {
 		munmap(f->ring, f->map_len);
@@ -124,7 +147,8 @@ SRNIC_API const struct srnic_fifo_rec *srnic_fifo_next(struct srnic_fifo *f)
 		if (__atomic_load_n(&r->prod, __ATOMIC_ACQUIRE) == r->cons)
 			return NULL;
 		v = __atomic_load_n(&h->valid, __ATOMIC_ACQUIRE);
-		if ((v == SRNIC_FIFO_VALID || v == SRNIC_FIFO_VALID_READ) &&
+		if ((v == SRNIC_FIFO_VALID || v == SRNIC_FIFO_VALID_READ ||
+		     v == SRNIC_FIFO_VALID_READ_REQ) &&
 		    h->pkt_len <= f->size - at - sizeof(*h))
 			return (const struct srnic_fifo_rec *)h;
 		if (v != SRNIC_FIFO_PAD)
@@ -192,4 +216,35 @@ SRNIC_API int srnic_post_fifo_read(struct ibv_qp *qp,
 				      .lkey = wr->fifo->key};
 	return srnic_post_swqe(to_sqp(qp), &w,
 			       offsetof(struct srnic_swqe, sge) + sizeof(w.sge[0]));
+}
+
+/* The half-receive READ: the answer goes out in the datapath's call
+ * (engine/fifo.c), straight from the iovec. */
+SRNIC_API int srnic_fifo_read_reply(struct srnic_fifo *f,
+				    const struct srnic_fifo_rec *rec,
+				    const struct iovec *iov, int iovcnt)
+{
+	const struct srnic_fifo_read_req *rq;
+	struct srnic_fifo_answer a;
+	uint64_t sum = 0;
+	int i;
+
+	if (!f)
+		return EINVAL;
+	if (!srnic_context_ours(f->pd->context))
+		return EOPNOTSUPP;
+	if (!rec || rec->valid != SRNIC_FIFO_REC_READ_REQ ||
+	    rec->pkt_len != sizeof(*rq) || iovcnt < 0 || (iovcnt && !iov))
+		return EINVAL;
+	rq = (const struct srnic_fifo_read_req *)(rec + 1);
+	for (i = 0; i < iovcnt; i++)
+		sum += iov[i].iov_len;
+	if (sum != rq->length || rec->msg_off + sum > rec->msg_len)
+		return EINVAL;
+	a = (struct srnic_fifo_answer){
+		.src_qp = rec->src_qp, .msn = rec->msn, .txid = rq->txid,
+		.msg_len = rec->msg_len, .msg_off = (uint32_t)rec->msg_off,
+		.len = rq->length, .shift = rq->shift, .iov = iov,
+		.iovcnt = iovcnt};
+	return srnic_engine_fifo_answer(f->ctx->eng, rec->qp_num, &a);
 }

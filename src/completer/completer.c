@@ -305,8 +305,8 @@ void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
 /* A packet of the answer to a READ posted into a FIFO (half-RDMA,
  * SRNIC_WR_FIFO): appended to its ring as a record, the READ's tag in
  * its msn.  False when it was not: the ring full (not marked landed: the
- * READ asks for it again once its timer runs out, by when the program
- * may have made room) or gone (the READ fails). */
+ * READ asks for it again when its answer stops, by when the program may
+ * have made room) or gone (the READ fails). */
 static bool fifo_append(struct srnic_engine *eng, struct srnic_qp *qp,
 			uint32_t idx, const struct srnic_pkt *pkt)
 {
@@ -328,6 +328,10 @@ static bool fifo_append(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (!rc)
 		return true;
 	if (rc == -ENOSPC) {
+		/* (the peer answered; the room is ours to make: as an RNR
+		 * wait, it spends no retry, so a ring smaller than the READ
+		 * never fails it, however long the program takes) */
+		qp->run[idx & qp->q.sq_mask].retries = 0;
 		eng->st->drops[SRNIC_DROP_FIFO_FULL]++;
 		return false;
 	}

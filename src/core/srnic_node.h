@@ -317,6 +317,8 @@ struct srnic_stats {
 	uint64_t probes;	/* last packets sent again to ask for a SACK */
 	uint64_t read_rerequests; /* READ ranges asked for again */
 	uint64_t atomics;	/* atomic operations run (responder) */
+	uint64_t fifo_read_reqs; /* READ requests a FIFO's program took */
+	uint64_t fifo_answers;	/* ... and answers it sent (responder) */
 	uint64_t srtt_us, rto_us;	/* of the QP that sampled last */
 	uint64_t uc_give_up_us;
 	uint64_t rnr_naks_sent;

@@ -261,6 +261,13 @@ struct srnic_qp_recv {
 	uint32_t rd_head, rd_tail;
 	struct srnic_atomic_done atomic_done[SRNIC_MAX_RD_ATOMIC];
 	uint32_t atomic_next;
+	/* READs of a FIFO asked of its program and not answered yet
+	 * (responder/fifo.c): a copy of one is not asked again */
+	struct srnic_fifo_asked {
+		uint32_t msn, txid, off, end;
+		uint8_t live;
+	} fifo_asked[SRNIC_MAX_RD_ATOMIC];
+	uint32_t fifo_asked_next;
 };
 
 struct srnic_qp {

@@ -70,6 +70,12 @@ uint32_t srnic_engine_reg_mr_svc(struct srnic_engine *eng, uint8_t dev,
 				 uint32_t svc_ipv4, unsigned slot, void *addr,
 				 uint64_t length, uint32_t access, uint32_t pd);
 int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key);
+/* Half-RDMA: a program's answer to the READ request its FIFO took, sent
+ * on QP qpn before the call returns (fifo.c).  0, ENOENT (no such QP
+ * connected to a->src_qp), ENOBUFS (stopped short: the requester asks
+ * for the rest again). */
+int srnic_engine_fifo_answer(struct srnic_engine *eng, uint32_t qpn,
+			     const struct srnic_fifo_answer *a);
 /* Memory windows: one of type 1 or 2 in pd (its key, count 0; 0 with
  * errno set), and its end (unbound first, on the datapath). */
 uint32_t srnic_engine_alloc_mw(struct srnic_engine *eng, uint8_t type,

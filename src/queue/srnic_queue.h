@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -220,6 +221,7 @@ struct srnic_srq {
 #define SRNIC_FIFO_VALID 0x5eed0001u	/* a WRITE's packet */
 #define SRNIC_FIFO_PAD 0x5eed0002u
 #define SRNIC_FIFO_VALID_READ 0x5eed0003u /* the answer to a READ of ours */
+#define SRNIC_FIFO_VALID_READ_REQ 0x5eed0004u /* a peer's READ to answer */
 
 struct srnic_fifo_hdr {
 	uint32_t valid;		/* SRNIC_FIFO_VALID, _VALID_READ or _PAD,
@@ -231,6 +233,28 @@ struct srnic_fifo_hdr {
 	uint32_t msn;		/* its message */
 	uint32_t msg_len;	/* the message's bytes */
 	uint64_t msg_off;	/* where in the message the payload was */
+};
+
+/* A READ request's record (a FIFO that takes READs, SRNIC_ACCESS_FIFO
+ * with SRNIC_ACCESS_REMOTE_READ): after the header (msn the READ's,
+ * msg_len its length, msg_off the first byte asked for), what the
+ * program needs to answer it (srnic_engine_fifo_answer). */
+struct srnic_fifo_req {
+	uint64_t va;		/* the address the requester named */
+	uint32_t length;	/* bytes asked for, from msg_off */
+	uint32_t txid;		/* the attempt the answer belongs to */
+	uint8_t shift;		/* the answer's packets: 1 << shift bytes */
+	uint8_t pad[7];
+};
+
+/* The program's answer to such a request: len bytes from msg_off of READ
+ * msn (of msg_len bytes, attempt txid, packets of 1 << shift) to peer QP
+ * src_qp, gathered from iov. */
+struct srnic_fifo_answer {
+	uint32_t src_qp, msn, txid, msg_len, msg_off, len;
+	uint8_t shift;
+	const struct iovec *iov;
+	int iovcnt;
 };
 
 struct srnic_fifo_ring {

@@ -25,6 +25,7 @@ void srnic_responder_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->rcv.ninv = 0;
 	qp->rcv.rd_head = qp->rcv.rd_tail = 0;
 	memset(qp->rcv.atomic_done, 0, sizeof(qp->rcv.atomic_done));
+	memset(qp->rcv.fifo_asked, 0, sizeof(qp->rcv.fifo_asked));
 }
 
 void resp_fail(struct srnic_engine *eng, struct srnic_qp *qp,
@@ -189,6 +190,14 @@ static enum turn failed_turn(struct srnic_engine *eng, struct srnic_qp *qp,
 static enum turn read_turn(struct srnic_engine *eng, struct srnic_qp *qp,
 			   struct srnic_rmsg *s)
 {
+	/* (a READ of a FIFO that takes READs: a request for its program,
+	 * who answers; no job) */
+	if (s->opcode == SRNIC_OP_READ_REQ && resp_fifo_reads(eng, s->rkey, s->pd)) {
+		resp_fifo_read_request(eng, qp, s->rkey, s->msn, s->msg_len,
+				       s->va, s->txid, s->trk.shift, 0,
+				       s->msg_len);
+		return TURN_NEXT;
+	}
 	if (qp->rcv.rd_tail - qp->rcv.rd_head >= qp->at.max_dest_rd_atomic)
 		return TURN_WAIT;
 	if (s->opcode == SRNIC_OP_ATOMIC_REQ && !resp_run_atomic(eng, qp, s))

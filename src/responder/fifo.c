@@ -9,9 +9,17 @@
  * A packet the ring has no room for is dropped and counted (fifo_full),
  * not marked as landed: the requester's SACK or probe brings it again
  * once the program has made room.  The message's bitmap keeps a packet
- * from being appended twice.  Datapath only.
+ * from being appended twice.
+ *
+ * A FIFO that takes READs (seed l. 304-310, the half-receive READ) gets
+ * each READ to its key as a request record for its program, which
+ * answers from wherever its bytes are (srnic_fifo_read_reply): the answer
+ * is built and sent in the program's engine call, no job and no copy
+ * kept.  A part of it asked for again comes as a request again (a READ is
+ * idempotent: so must the program's answer be).  Datapath only.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "responder_internal.h"
 
@@ -33,4 +41,152 @@ enum resp_placed resp_fifo_append(struct srnic_engine *eng,
 		srnic_page_fault(eng, pkt->rkey);	/* (a ring gone) */
 		return RESP_REFUSED;
 	}
+}
+
+bool resp_fifo_reads(const struct srnic_engine *eng, uint32_t key,
+		     uint32_t pd)
+{
+	return srnic_mem_check(&eng->mem, key, pd, 0, 0,
+			       SRNIC_ACCESS_REMOTE_READ) == SRNIC_MEM_FIFO;
+}
+
+/* The request [off, end) of READ msn, attempt txid, that the program
+ * was asked and has not answered, if any. */
+static struct srnic_fifo_asked *asked(struct srnic_qp *qp, uint32_t msn,
+				      uint32_t txid, uint32_t off,
+				      uint32_t end)
+{
+	unsigned i;
+
+	for (i = 0; i < SRNIC_MAX_RD_ATOMIC; i++) {
+		struct srnic_fifo_asked *k = &qp->rcv.fifo_asked[i];
+
+		if (k->live && k->msn == msn && k->txid == txid &&
+		    k->off <= off && end <= k->end)
+			return k;
+	}
+	return NULL;
+}
+
+void resp_fifo_read_request(struct srnic_engine *eng, struct srnic_qp *qp,
+			    uint32_t key,
+			    uint32_t msn, uint32_t msg_len, uint64_t va,
+			    uint32_t txid, uint8_t shift, uint32_t off,
+			    uint32_t end)
+{
+	const struct srnic_fifo_hdr h = {
+		.valid = SRNIC_FIFO_VALID_READ_REQ,
+		.pkt_len = sizeof(struct srnic_fifo_req), .qp_num = qp->q.qpn,
+		.src_qp = qp->at.dest_qpn, .msn = msn, .msg_len = msg_len,
+		.msg_off = off};
+	const struct srnic_fifo_req r = {.va = va, .length = end - off,
+					 .txid = txid, .shift = shift};
+	struct srnic_fifo_asked *k;
+
+	/* (a requester's probe asks again for what has not come: while the
+	 * program has the question, a copy would only make it answer
+	 * twice; once it has answered, a loss is asked for again) */
+	if (asked(qp, msn, txid, off, end)) {
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
+		return;
+	}
+	switch (srnic_fifo_put(&eng->mem, key, &h, &r)) {
+	case 0:
+		eng->st->fifo_read_reqs++;
+		k = &qp->rcv.fifo_asked[qp->rcv.fifo_asked_next++ %
+					SRNIC_MAX_RD_ATOMIC];
+		*k = (struct srnic_fifo_asked){.msn = msn, .txid = txid,
+					       .off = off, .end = end,
+					       .live = 1};
+		break;
+	case -ENOSPC:
+		eng->st->drops[SRNIC_DROP_FIFO_FULL]++;
+		break;
+	default:
+		srnic_page_fault(eng, key);
+		break;
+	}
+}
+
+/* n bytes of the iovec from byte off into to. */
+static void iov_gather(const struct iovec *iov, int iovcnt, uint64_t off,
+		       uint8_t *to, uint32_t n)
+{
+	int i;
+
+	for (i = 0; i < iovcnt && n; i++) {
+		uint64_t take;
+
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		take = iov[i].iov_len - off < n ? iov[i].iov_len - off : n;
+		memcpy(to, (const uint8_t *)iov[i].iov_base + off, take);
+		to += take;
+		n -= (uint32_t)take;
+		off = 0;
+	}
+}
+
+/* Flushes in a row that sent nothing before an answer stops short. */
+#define ANSWER_STUCK_MAX 1000
+
+int srnic_responder_fifo_answer(struct srnic_engine *eng, uint32_t qpn,
+				const struct srnic_fifo_answer *a)
+{
+	struct srnic_qp *qp = eng->qp_tab[srnic_qpn_index(qpn)];
+	struct srnic_fifo_asked *k;
+	uint32_t sent = 0;
+
+	if (!qp || qp->q.qpn != qpn || qp->q.type != SRNIC_QPT_RC ||
+	    (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD) ||
+	    qp->at.dest_qpn != a->src_qp)
+		return ENOENT;
+	/* (the record is in the program's memory: what it says is checked
+	 * as a packet's would be) */
+	if (a->shift < SRNIC_MIN_STRIDE_SHIFT || a->shift > SRNIC_MAX_STRIDE_SHIFT ||
+	    (1u << a->shift) > eng->payload_max || a->msg_off > a->msg_len ||
+	    a->len > a->msg_len - a->msg_off)
+		return EINVAL;
+	k = asked(qp, a->msn, a->txid, a->msg_off, a->msg_off + a->len);
+	if (k)
+		k->live = 0;	/* (answered: a loss may be asked for now) */
+	/* (a READ of no bytes is answered by one empty packet, as a job
+	 * answers it) */
+	do {
+		int port = srnic_qp_pick_port(eng, qp), stuck = 0;
+		uint32_t left = a->len - sent, off = a->msg_off + sent;
+		struct srnic_pkt pkt;
+		struct rte_mbuf *m;
+		uint8_t *payload;
+
+		/* (every port's buffer full: out with them now, the call
+		 * being the answer's only chance; a wire that takes none
+		 * for a while stops it short) */
+		while (port < 0 && srnic_qp_peer_reachable(eng, qp) &&
+		       stuck < ANSWER_STUCK_MAX) {
+			stuck = srnic_ports_flush(eng) ? 0 : stuck + 1;
+			port = srnic_qp_pick_port(eng, qp);
+		}
+		if (port < 0)
+			return ENOBUFS;
+		srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_READ_RESP, a->msn);
+		pkt.txid = a->txid;
+		pkt.msg_off = off;
+		pkt.msg_len = a->msg_len;
+		pkt.stride_shift = a->shift;
+		pkt.pkt_len = left < (1u << a->shift) ? left : (1u << a->shift);
+		if (off + pkt.pkt_len == a->msg_len)
+			pkt.flags |= SRNIC_F_LAST;
+		m = srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port],
+				    (unsigned)port, &payload);
+		if (!m)
+			return ENOBUFS;
+		iov_gather(a->iov, a->iovcnt, sent, payload, pkt.pkt_len);
+		srnic_port_tx(eng, (unsigned)port, m);
+		sent += pkt.pkt_len;
+	} while (sent < a->len);
+	eng->st->fifo_answers++;
+	return 0;
 }

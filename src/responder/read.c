@@ -233,12 +233,25 @@ void resp_reread(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (reread_joins_job(eng, qp, pkt, &end))
 		return;
-	if (resp_jobs_full(qp) || (1u << pkt->stride_shift) > eng->payload_max) {
+	if ((1u << pkt->stride_shift) > eng->payload_max) {
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
 	if (!resp_request_pd(eng, qp, pkt, &pd, &srq)) {
 		resp_nak(eng, qp, SRNIC_NAK_INVALID, pkt->msn, pkt->txid);
+		return;
+	}
+	/* (a FIFO's program is asked again, for what the requester lacks) */
+	if (resp_fifo_reads(eng, pkt->rkey, pd)) {
+		if (end > pkt->msg_off && end <= pkt->msg_len)
+			resp_fifo_read_request(eng, qp, pkt->rkey, pkt->msn,
+					       pkt->msg_len, pkt->va, pkt->txid,
+					       pkt->stride_shift, pkt->msg_off,
+					       end);
+		return;
+	}
+	if (resp_jobs_full(qp)) {
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
 		return;
 	}
 	if (!resp_range_readable(eng, qp, pkt, pd, end,

@@ -133,6 +133,20 @@ enum resp_placed resp_place(struct srnic_engine *eng, struct srnic_qp *qp,
 enum resp_placed resp_fifo_append(struct srnic_engine *eng,
 				  const struct srnic_qp *qp,
 				  const struct srnic_pkt *pkt);
+/* ... whether READ key (of pd) is a FIFO's that takes READs: its
+ * requests go to the program (resp_fifo_read_request), not to a job */
+bool resp_fifo_reads(const struct srnic_engine *eng, uint32_t key,
+		     uint32_t pd);
+/* ... READ msn (msg_len bytes at va, attempt txid, packets of 1 << shift)
+ * asks for [off, end): a request record appended to the FIFO of key for
+ * its program to answer (srnic_responder_fifo_answer), unless it has the
+ * question and has not answered yet; a full ring drops it (counted: the
+ * requester asks again). */
+void resp_fifo_read_request(struct srnic_engine *eng, struct srnic_qp *qp,
+			    uint32_t key,
+			    uint32_t msn, uint32_t msg_len, uint64_t va,
+			    uint32_t txid, uint8_t shift, uint32_t off,
+			    uint32_t end);
 
 /* start.c */
 enum resp_start resp_start_message(struct srnic_engine *eng,

@@ -25,6 +25,12 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 /* third_party.c: a controller's TP_READ_REQ, on qp, its QP to this node */
 void srnic_responder_tp(struct srnic_engine *eng, struct srnic_qp *qp,
 			const struct srnic_pkt *pkt);
+/* fifo.c: the program's answer to a READ request its FIFO took (an
+ * engine call): its packets sent now.  0, or ENOENT (no such QP of this
+ * engine, or not connected to src_qp), ENOBUFS (mbufs ran out: the rest
+ * is asked for again) */
+int srnic_responder_fifo_answer(struct srnic_engine *eng, uint32_t qpn,
+				const struct srnic_fifo_answer *a);
 /* held.c: give back the last packets it has held SRNIC_HELD_AGE_MS */
 void srnic_responder_held_age(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now);

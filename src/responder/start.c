@@ -120,6 +120,10 @@ static enum start_step start_read(struct start *t)
 					      SRNIC_ACCESS_REMOTE_READ);
 
 	s->state = RMSG_READ;
+	/* (a FIFO's key that takes READs: any address, any length; its
+	 * program answers, in the READ's turn: fifo.c) */
+	if (r == SRNIC_MEM_FIFO)
+		r = SRNIC_MEM_OK;
 	if (r == SRNIC_MEM_OK && (1u << s->trk.shift) > t->eng->payload_max)
 		/* Packets larger than this node's ports carry. */
 		return nak_with(t, SRNIC_NAK_INVALID, SRNIC_WC_REM_INV_REQ_ERR);

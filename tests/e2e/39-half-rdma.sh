@@ -15,7 +15,11 @@
 #     READ answer tagged with its sender and chunk: exact; a READ into a
 #     FIFO of another PD refused (EINVAL);
 #  6. READs of 8 MiB each into a 64 KiB ring: full again and again, each
-#     such packet asked for again by its READ, and exact.
+#     such packet asked for again by its READ, and exact;
+#  7. the half-receive READ under 1% loss: a, b and c READ 64 MiB each of
+#     d, whose program answers each request from numbers it makes then
+#     (srnic_fifo_read_reply): every word right at each reader, parts
+#     asked again (the losses) answered again.
 # (The ring's records, pad and full drops packet by packet: unit
 # placement, test_fifo.)
 . "$(dirname "$0")/../lib.sh"
@@ -53,4 +57,8 @@ demo read-small --read --size 8M --fifo 64K || fail "the demo, READs into a 64 K
 exact read-small
 line read-small | grep -Eq 'fifo_full [1-9][0-9]*$' ||
 	fail "READs of 24 MiB into a 64 KiB ring never found it full: $(line read-small)"
+demo answer --answer --loss 1 || fail "the demo, d's program answering READs"
+exact answer
+grep -Eq "^sink: [0-9]+ READ requests answered \([1-9][0-9]* for a part asked again, [0-9]+ stopped short\), 201326592 bytes of 201326592 read, 0 words wrong$" "$LOGDIR/half-answer.log" ||
+	fail "answer: $(grep '^sink: ' "$LOGDIR/half-answer.log") (every word right, and parts asked again under loss, wanted)"
 exit 0

@@ -2166,6 +2166,18 @@ static void test_condq(void)
 	srnic_engine_destroy_qp(eng, qp);
 }
 
+/* A FIFO's ring of data bytes in pd, registered with access (and
+ * SRNIC_ACCESS_FIFO): its key in *key. */
+static struct srnic_fifo_ring *fifo_ring(uint32_t pd, uint32_t access,
+					 uint32_t data, uint32_t *key)
+{
+	struct srnic_fifo_ring *r = calloc(1, sizeof(*r) + data);
+
+	*key = srnic_mem_register(&eng->mem, (uintptr_t)r, sizeof(*r) + data,
+				  access | SRNIC_ACCESS_FIFO, pd);
+	return r;
+}
+
 /* Half-RDMA (responder/fifo.c): WRITE packets to a FIFO's key become
  * records in its ring, whatever their va, each once; one the ring has no
  * room for is dropped (fifo_full), not landed, and lands when its
@@ -2176,18 +2188,16 @@ static void test_fifo(void)
 {
 	enum { NPKT = 3, LEN = NPKT * STRIDE, REC = 32 + STRIDE,
 	       DATA = 2 * REC + 512 };
-	struct srnic_fifo_ring *r = calloc(1, sizeof(*r) + DATA);
+	uint32_t key, i;
+	struct srnic_fifo_ring *r =
+		fifo_ring(1, SRNIC_ACCESS_REMOTE_WRITE, DATA, &key);
 	uint8_t *msg = malloc(LEN);
 	struct srnic_qp *qp = qp_new(1);
 	const struct srnic_fifo_hdr *h;
 	uint64_t full = drops(SRNIC_DROP_FIFO_FULL);
-	uint32_t key, i;
 
 	for (i = 0; i < LEN; i++)
 		msg[i] = (uint8_t)(i * 13 + 1);
-	key = srnic_mem_register(&eng->mem, (uintptr_t)r, sizeof(*r) + DATA,
-				 SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_FIFO,
-				 1);
 	CHECK(srnic_mem_check(&eng->mem, key, 1, (uintptr_t)r, 8,
 			      SRNIC_ACCESS_LOCAL_WRITE) != SRNIC_MEM_OK,
 	      "a FIFO's key passed as a local key");
@@ -2230,6 +2240,221 @@ static void test_fifo(void)
 	free(msg);
 }
 
+/* A READ's answer packet for the READ in send queue slot 0 of qp. */
+static void read_answer_pkt(struct srnic_qp *qp, const uint8_t *data,
+			    uint32_t len, uint32_t idx)
+{
+	struct srnic_pkt pkt = {0};
+	uint8_t frame[SRNIC_MAX_HLEN + STRIDE], *p = frame;
+
+	pkt.opcode = SRNIC_OP_READ_RESP;
+	pkt.dst_qpn = qp->q.qpn;
+	pkt.src_qpn = PEER_QPN;
+	pkt.msn = qp->run[0].msn;
+	pkt.txid = qp->run[0].txid;
+	pkt.msg_off = idx * STRIDE;
+	pkt.msg_len = len;
+	pkt.stride_shift = STRIDE_SHIFT;
+	pkt.pkt_len = len - pkt.msg_off < STRIDE ? len - pkt.msg_off : STRIDE;
+	p += srnic_wire_encode(frame, peer_mac, peer_mac, &pkt);
+	memcpy(p, data + pkt.msg_off, pkt.pkt_len);
+	srnic_wire_decode(frame, p - frame + pkt.pkt_len, &pkt);
+	srnic_completer_read_resp(eng, qp, &pkt, NULL);
+}
+
+/* Half-RDMA's READ into a FIFO (SRNIC_WR_FIFO): each packet of the answer
+ * becomes a record (kind READ, msn the tag), a packet the full ring has
+ * no room for is not marked and spends no retry, a copy leaves no
+ * record, and the READ completes once every packet is in; a FIFO gone
+ * meanwhile fails the READ. */
+static void test_fifo_read(void)
+{
+	enum { NPKT = 3, LEN = NPKT * STRIDE, REC = 32 + STRIDE,
+	       DATA = 2 * REC + 512 };
+	uint32_t key, i;
+	struct srnic_fifo_ring *r =
+		fifo_ring(15, SRNIC_ACCESS_REMOTE_WRITE, DATA, &key);
+	uint8_t *data = malloc(LEN);
+	struct srnic_qp *qp = qp_new(15);
+	const struct srnic_fifo_hdr *h;
+	uint64_t full = drops(SRNIC_DROP_FIFO_FULL);
+	struct srnic_cqe c[2];
+
+	for (i = 0; i < LEN; i++)
+		data[i] = (uint8_t)(i * 7 + 3);
+	post_read(qp, 88, NULL, LEN, key);
+	qp->q.sq[0].flags |= SRNIC_WR_FIFO;
+	qp->q.sq[0].imm = 0xfeed;
+	srnic_requester_run(eng, qp, 8);
+	CHECK(qp->snd.sq_next == 1 && qp->run[0].state == SWQE_WAITING,
+	      "a READ into a FIFO sent");
+	drain_wire(NULL, 0);
+	read_answer_pkt(qp, data, LEN, 2);
+	read_answer_pkt(qp, data, LEN, 0);
+	h = (const struct srnic_fifo_hdr *)r->data;
+	CHECK(r->records == 2 && h->valid == SRNIC_FIFO_VALID_READ &&
+		      h->msn == 0xfeed && h->msg_off == 2 * STRIDE &&
+		      h->pkt_len == STRIDE && h->msg_len == LEN &&
+		      h->qp_num == qp->q.qpn && h->src_qp == PEER_QPN &&
+		      !memcmp(h + 1, data + 2 * STRIDE, STRIDE),
+	      "READ answer records: %llu, the first's kind %#x msn %#x",
+	      (unsigned long long)r->records, h->valid, h->msn);
+	qp->run[0].retries = 3;
+	read_answer_pkt(qp, data, LEN, 1);	/* no room */
+	CHECK(drops(SRNIC_DROP_FIFO_FULL) == full + 1 && r->records == 2 &&
+		      !srnic_track_test(&qp->run[0].rd, 1) &&
+		      qp->run[0].retries == 0 && srnic_cq_poll(cq, c, 2) == 0,
+	      "a READ answer packet with the ring full: dropped, unmarked, "
+	      "retries %u", qp->run[0].retries);
+	read_answer_pkt(qp, data, LEN, 0);	/* a copy */
+	CHECK(r->records == 2, "a copy of a READ answer packet appended");
+	r->cons = 2 * REC;			/* the program took both */
+	read_answer_pkt(qp, data, LEN, 1);
+	h = (const struct srnic_fifo_hdr *)r->data;
+	CHECK(r->records == 3 && h->valid == SRNIC_FIFO_VALID_READ &&
+		      h->msg_off == STRIDE && !memcmp(h + 1, data + STRIDE, STRIDE),
+	      "the dropped packet, asked again, appended");
+	CHECK(srnic_cq_poll(cq, c, 2) == 1 && c[0].wr_id == 88 &&
+		      c[0].status == SRNIC_WC_SUCCESS &&
+		      c[0].opcode == SRNIC_WC_RDMA_READ,
+	      "the READ into a FIFO completed");
+	srnic_engine_destroy_qp(eng, qp);
+
+	/* the FIFO destroyed while the READ runs: it fails */
+	qp = qp_new(15);
+	post_read(qp, 89, NULL, LEN, key);
+	qp->q.sq[0].flags |= SRNIC_WR_FIFO;
+	srnic_requester_run(eng, qp, 8);
+	drain_wire(NULL, 0);
+	srnic_mem_invalidate(&eng->mem, key);
+	read_answer_pkt(qp, data, LEN, 0);
+	CHECK(srnic_cq_poll(cq, c, 2) == 1 && c[0].wr_id == 89 &&
+		      c[0].status == SRNIC_WC_LOC_PROT_ERR,
+	      "a READ into a FIFO gone: status %u", c[0].status);
+	srnic_engine_destroy_qp(eng, qp);
+	srnic_mem_release(&eng->mem, key);
+	free(r);
+	free(data);
+}
+
+/* The half-receive READ: a READ of a FIFO that takes READs is a request
+ * record for its program (the READ's msn, length, what it asks for),
+ * asked again for a part as a record again; the program's answer goes out
+ * as READ answer packets of that attempt, from its iovec; a FIFO that
+ * takes no READs refuses them. */
+static void test_fifo_answer(void)
+{
+	enum { LEN = 3 * STRIDE + 100, DATA = 4096 };
+	uint32_t key, i, plain;
+	struct srnic_fifo_ring *r = fifo_ring(
+		16, SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_REMOTE_READ, DATA,
+		&key);
+	uint8_t *data = malloc(LEN);
+	struct srnic_qp *qp = qp_new(16);
+	const struct srnic_fifo_hdr *h;
+	const struct srnic_fifo_req *rq;
+	struct srnic_pkt req, out[8];
+	struct iovec iov[2];
+	struct srnic_fifo_answer a;
+	unsigned n, naks, answers;
+	bool ok = true;
+
+	for (i = 0; i < LEN; i++)
+		data[i] = (uint8_t)(i * 11 + 5);
+	memset(&req, 0, sizeof(req));
+	req.opcode = SRNIC_OP_READ_REQ;
+	req.dst_qpn = qp->q.qpn;
+	req.src_qpn = PEER_QPN;
+	req.src_inc = PEER_INC;
+	req.dst_inc = eng->node->inc;
+	req.msn = 100;
+	req.txid = 7;
+	req.rkey = key;
+	req.va = 0x4000;	/* no address here: the program's word */
+	req.msg_len = LEN;
+	req.stride_shift = STRIDE_SHIFT;
+	req.flags = SRNIC_F_LAST;
+	ask_read(qp, &req, &naks, &answers);
+	h = (const struct srnic_fifo_hdr *)r->data;
+	rq = (const struct srnic_fifo_req *)(h + 1);
+	CHECK(naks == 0 && answers == 0 && qp->rcv.exp_msn == 101 &&
+		      r->records == 1 && h->valid == SRNIC_FIFO_VALID_READ_REQ &&
+		      h->msn == 100 && h->msg_len == LEN && h->msg_off == 0 &&
+		      h->qp_num == qp->q.qpn && h->src_qp == PEER_QPN &&
+		      rq->va == 0x4000 && rq->length == LEN && rq->txid == 7 &&
+		      rq->shift == STRIDE_SHIFT,
+	      "a READ request record: %llu records, %u NAKs, %u answers",
+	      (unsigned long long)r->records, naks, answers);
+	/* a copy of the request (a probe) while the program has it: no
+	 * second record */
+	ask_read(qp, &req, &naks, &answers);
+	CHECK(r->records == 1 && naks == 0 && answers == 0,
+	      "a copy of an unanswered request asked the program again");
+	/* the program's answer, from two pieces */
+	iov[0] = (struct iovec){data, 1000};
+	iov[1] = (struct iovec){data + 1000, LEN - 1000};
+	a = (struct srnic_fifo_answer){.src_qp = PEER_QPN, .msn = 100,
+				       .txid = 7, .msg_len = LEN, .msg_off = 0,
+				       .len = LEN, .shift = STRIDE_SHIFT,
+				       .iov = iov, .iovcnt = 2};
+	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == 0,
+	      "the program's answer sent");
+	n = drain_wire(out, 8);
+	for (i = 0; i < n; i++)
+		ok &= out[i].opcode == SRNIC_OP_READ_RESP && out[i].msn == 100 &&
+		      out[i].txid == 7 && out[i].msg_off == i * STRIDE &&
+		      out[i].msg_len == LEN &&
+		      !memcmp(out[i].payload, data + i * STRIDE, out[i].pkt_len) &&
+		      !!(out[i].flags & SRNIC_F_LAST) == (i == n - 1);
+	CHECK(n == 4 && ok && out[3].pkt_len == 100,
+	      "the answer's packets: %u, their bytes %s", n, ok ? "right" : "wrong");
+	/* the same request once answered (its answer lost): asked again */
+	ask_read(qp, &req, &naks, &answers);
+	CHECK(r->records == 2, "a request answered and asked again: %llu records",
+	      (unsigned long long)r->records);
+	/* a part asked again under a new attempt: a record for that part */
+	req.msn = 100;
+	req.txid = 8;
+	req.msg_off = STRIDE;
+	req.read_len = STRIDE;
+	ask_read(qp, &req, &naks, &answers);
+	h = (const struct srnic_fifo_hdr *)&r->data[r->prod - srnic_fifo_rec_len(sizeof(*rq))];
+	rq = (const struct srnic_fifo_req *)(h + 1);
+	CHECK(r->records == 3 && naks == 0 && h->valid == SRNIC_FIFO_VALID_READ_REQ &&
+		      h->msg_off == STRIDE && rq->length == STRIDE && rq->txid == 8,
+	      "a part asked again: %llu records, offset %llu, length %u",
+	      (unsigned long long)r->records, (unsigned long long)h->msg_off,
+	      rq->length);
+	/* an answer the program spoiled, or for a QP of another peer */
+	a.shift = 40;
+	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == EINVAL,
+	      "an answer with a packet size of 2^40 refused");
+	a.shift = STRIDE_SHIFT;
+	a.src_qp = PEER_QPN + 1;
+	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == ENOENT,
+	      "an answer for another peer's QP refused");
+	drain_wire(out, 8);
+	/* a FIFO that takes no READs: REM_ACCESS (a NAK) */
+	plain = srnic_mem_register(&eng->mem, (uintptr_t)r, sizeof(*r) + DATA,
+				   SRNIC_ACCESS_REMOTE_WRITE | SRNIC_ACCESS_FIFO,
+				   16);
+	req.msn = 101;
+	req.txid = 9;
+	req.rkey = plain;
+	req.msg_off = 0;
+	req.read_len = 0;
+	ask_read(qp, &req, &naks, &answers);
+	CHECK(naks == 1 && answers == 0 && r->records == 3,
+	      "a READ of a FIFO that takes none: %u NAKs", naks);
+	srnic_engine_destroy_qp(eng, qp);
+	srnic_mem_invalidate(&eng->mem, key);
+	srnic_mem_release(&eng->mem, key);
+	srnic_mem_invalidate(&eng->mem, plain);
+	srnic_mem_release(&eng->mem, plain);
+	free(r);
+	free(data);
+}
+
 int main(void)
 {
 	engine_up();
@@ -2263,5 +2488,7 @@ int main(void)
 	test_stale_qp();
 	test_condq();
 	test_fifo();
+	test_fifo_read();
+	test_fifo_answer();
 	return check_summary("test_placement");
 }
