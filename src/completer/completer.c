@@ -148,6 +148,7 @@ static void nak_rnr(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint32_t i;
 
 	if (qp->at.rnr_retry != 7 && ++run->rnr_retries > qp->at.rnr_retry) {
+		eng->st->retry_exceeded++;
 		srnic_swqe_finish(qp, idx, SRNIC_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
@@ -460,10 +461,11 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 				 * heard: the try is free, svc_grace_ms) */
 				if (!qp->svc_grace)
 					run->retries++;
-				if (run->retries > qp->at.retry_cnt)
+				if (run->retries > qp->at.retry_cnt) {
+					eng->st->retry_exceeded++;
 					srnic_swqe_finish(
 						qp, i, SRNIC_WC_RETRY_EXC_ERR);
-				else
+				} else
 					queue_resend(eng, qp, i);
 			} else if (now >= run->probe_at) {
 				want_repair(eng, qp, i, SRNIC_REPAIR_PROBE);
@@ -599,6 +601,7 @@ void srnic_completer_flush_sq(struct srnic_engine *eng,
 		c->qp_num = qp->q.qpn;
 		c->status = SRNIC_WC_WR_FLUSH_ERR;
 		c->opcode = wc_op[w->opcode];
+		eng->st->sends_flushed++;
 		sq_release(qp);
 		srnic_cq_publish(qp->q.send_cq);
 	}

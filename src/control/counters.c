@@ -51,6 +51,12 @@ const struct srnic_counter srnic_counters[] = {
 	     "last packets sent again to ask for a SACK"),
 	NODE("read_rerequests", read_rerequests, "recovery", 0,
 	     "READ ranges asked for again"),
+	NODE("retry_exceeded", retry_exceeded, "recovery", 0,
+	     "WQEs failed when their retries ran out (timeouts or RNR): a "
+	     "QP that gave its peer up"),
+	NODE("sends_flushed", sends_flushed, "recovery", 0,
+	     "send WQEs flushed unfinished: their QP went to the error state "
+	     "(a program's teardown, or a failure) before they completed"),
 	NODE("acks_sent", acks_sent, "responder", PP, "ACKs sent"),
 	NODE("rnr_naks_sent", rnr_naks_sent, "responder", 0,
 	     "RNR NAKs sent: a SEND found no receive posted"),

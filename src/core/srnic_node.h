@@ -312,6 +312,10 @@ struct srnic_node_group {
 struct srnic_stats {
 	uint64_t drops[SRNIC_DROP_MAX];
 	uint64_t retransmits;	/* messages sent again (timeout, RNR) */
+	uint64_t retry_exceeded; /* WQEs failed: their retries ran out
+				  * (timeouts or RNR) */
+	uint64_t sends_flushed;	/* send WQEs flushed unfinished: their QP
+				 * went to the error state first */
 	uint64_t sack_resent;	/* packets sent again on a SACK */
 	uint64_t sacks_sent;
 	uint64_t probes;	/* last packets sent again to ask for a SACK */
