@@ -205,7 +205,7 @@ static __thread bool in_wait;
 static __thread struct pollfd *wait_set;
 static __thread nfds_t wait_room;
 
-static pthread_key_t timer_key;
+static pthread_key_t timer_key, set_key;
 static pthread_once_t timer_once = PTHREAD_ONCE_INIT;
 
 /* A thread's timer closed as it ends; a forked child's copy of the
@@ -227,6 +227,8 @@ static void timer_forked(void)
 static void timer_key_init(void)
 {
 	pthread_key_create(&timer_key, timer_gone);
+	/* (and the thread's copy of a wait's set goes with it) */
+	pthread_key_create(&set_key, free);
 	pthread_atfork(NULL, NULL, timer_forked);
 }
 
@@ -297,6 +299,8 @@ EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
 			errno = ENOMEM;
 			return -1;
 		}
+		pthread_once(&timer_once, timer_key_init);
+		pthread_setspecific(set_key, n);
 		wait_set = n;
 		wait_room = nfds + 1;
 	}

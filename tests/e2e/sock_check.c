@@ -219,8 +219,10 @@ static void serve_one(int c)
 			 (unsigned long long)len, hx);
 	printf("# %s", line);
 	fflush(stdout);
-	/* (after the peer's shutdown its end reads what we write) */
-	full_write(c, line, strlen(line));
+	/* (after the peer's shutdown its end reads what we write; a failure
+	 * is said, for the client that then waits in vain) */
+	if (full_write(c, line, strlen(line)))
+		printf("# the answer not written: %s\n", strerror(errno));
 }
 
 static int server(int port)
@@ -246,7 +248,9 @@ static int server(int port)
 			return 1;
 		}
 		serve_one(c);
-		close(c);
+		if (close(c))
+			printf("# close: %s\n", strerror(errno));
+		fflush(stdout);
 	}
 }
 
