@@ -300,7 +300,8 @@ struct srnic_fifo;
 #define SRNIC_FIFO_REC_READ_REQ 0x5eed0004u
 
 struct srnic_fifo_rec {
-	uint32_t valid;		/* SRNIC_FIFO_REC_WRITE or _READ */
+	uint32_t valid;		/* SRNIC_FIFO_REC_WRITE, _READ or
+				 * _READ_REQ */
 	uint32_t pkt_len;	/* the bytes that follow this header */
 	uint32_t qp_num;	/* the local QP it came on */
 	uint32_t src_qp;	/* ... from this QP of its peer */
@@ -342,11 +343,15 @@ struct srnic_fifo *srnic_fifo_create_ex(struct ibv_pd *pd, size_t bytes,
  * (its srnic_fifo_read_req's length), gathered from iov, sent on the QP
  * the request came on before the call returns (the buffers may be
  * reused at once).  A request comes again for a part the requester did
- * not get (a loss), under a new attempt: the same bytes must be the
- * answer, as a READ of memory would give.  0, or EINVAL (not such a
- * record, the iovec's bytes not the length asked), ENOENT (the QP is
- * gone or no longer connected), ENOBUFS (the NIC ran out of buffers part
- * way: the requester asks for the rest again), EOPNOTSUPP.
+ * not get (a loss): the same bytes must be the answer, as a READ of
+ * memory would give, for as long as the reader may ask (the program's
+ * own protocol says when it is done).  The reader waits for the answer
+ * as for any READ's, (retry_cnt + 1) times its QP's timeout at most.
+ * 0, or EINVAL (not such a record, the iovec's bytes not the length
+ * asked, a record spoiled), ENOENT (the QP is gone, or does not answer
+ * READs of that peer any more), EFAULT (the iovec could not be read),
+ * ENOBUFS (the wire took none of it for 100 ms: the reader asks for the
+ * rest again), EOPNOTSUPP.
  */
 int srnic_fifo_read_reply(struct srnic_fifo *fifo,
 			  const struct srnic_fifo_rec *rec,

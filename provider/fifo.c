@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "srnic.h"
 #include "srnic_provider.h"
@@ -218,8 +219,14 @@ SRNIC_API int srnic_post_fifo_read(struct ibv_qp *qp,
 			       offsetof(struct srnic_swqe, sge) + sizeof(w.sge[0]));
 }
 
-/* The half-receive READ: the answer goes out in the datapath's call
- * (engine/fifo.c), straight from the iovec. */
+/* How long an answer waits for a wire that takes none of it, looking
+ * again every ANSWER_NAP_US. */
+#define ANSWER_WAIT_MS 100
+#define ANSWER_NAP_US 50
+
+/* The half-receive READ: the answer goes out in the datapath's calls
+ * (engine/fifo.c), a burst each, straight from the iovec; the call
+ * returns once it is all out. */
 SRNIC_API int srnic_fifo_read_reply(struct srnic_fifo *f,
 				    const struct srnic_fifo_rec *rec,
 				    const struct iovec *iov, int iovcnt)
@@ -227,7 +234,8 @@ SRNIC_API int srnic_fifo_read_reply(struct srnic_fifo *f,
 	const struct srnic_fifo_read_req *rq;
 	struct srnic_fifo_answer a;
 	uint64_t sum = 0;
-	int i;
+	uint32_t done = 0, stuck = 0;
+	int i, rc;
 
 	if (!f)
 		return EINVAL;
@@ -237,14 +245,37 @@ SRNIC_API int srnic_fifo_read_reply(struct srnic_fifo *f,
 	    rec->pkt_len != sizeof(*rq) || iovcnt < 0 || (iovcnt && !iov))
 		return EINVAL;
 	rq = (const struct srnic_fifo_read_req *)(rec + 1);
-	for (i = 0; i < iovcnt; i++)
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > rq->length - sum)
+			return EINVAL;	/* (more than asked: no wrap) */
 		sum += iov[i].iov_len;
-	if (sum != rq->length || rec->msg_off + sum > rec->msg_len)
+	}
+	if (sum != rq->length || rec->msg_off > rec->msg_len ||
+	    sum > rec->msg_len - rec->msg_off)
 		return EINVAL;
 	a = (struct srnic_fifo_answer){
-		.src_qp = rec->src_qp, .msn = rec->msn, .txid = rq->txid,
-		.msg_len = rec->msg_len, .msg_off = (uint32_t)rec->msg_off,
-		.len = rq->length, .shift = rq->shift, .iov = iov,
-		.iovcnt = iovcnt};
-	return srnic_engine_fifo_answer(f->ctx->eng, rec->qp_num, &a);
+		.key = f->key, .src_qp = rec->src_qp, .msn = rec->msn,
+		.txid = rq->txid, .msg_len = rec->msg_len, .shift = rq->shift,
+		.iov = iov, .iovcnt = iovcnt};
+	for (;;) {
+		a.msg_off = (uint32_t)rec->msg_off + done;
+		a.len = rq->length - done;
+		a.iov_off = done;
+		rc = srnic_engine_fifo_answer(f->ctx->eng, rec->qp_num, &a);
+		if (rc >= 0) {
+			done += (uint32_t)rc;
+			if (done == rq->length)
+				return 0;
+			stuck = 0;
+			continue;
+		}
+		if (rc != -EAGAIN)
+			return -rc;
+		/* (the wire full: the datapath sends what it holds, and
+		 * the answer goes on; one that takes nothing for long is
+		 * left to the reader to ask again) */
+		if (++stuck > ANSWER_WAIT_MS * 1000 / ANSWER_NAP_US)
+			return ENOBUFS;
+		usleep(ANSWER_NAP_US);
+	}
 }

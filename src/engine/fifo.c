@@ -2,9 +2,9 @@
 /*
  * Half-RDMA's half-receive READ (docs/half-rdma.md), the provider's way
  * in: a program's answer to a READ request its FIFO took is sent on the
- * datapath thread, in an engine call, straight from the program's iovec
- * into packets (responder/fifo.c).  The call returns once they are out,
- * so the program may reuse its buffers at once.
+ * datapath thread, in engine calls, straight from the program's iovec
+ * into packets (responder/fifo.c), a burst a call so that the datapath's
+ * other work goes on between them.
  */
 #include "engine_internal.h"
 

@@ -71,9 +71,8 @@ uint32_t srnic_engine_reg_mr_svc(struct srnic_engine *eng, uint8_t dev,
 				 uint64_t length, uint32_t access, uint32_t pd);
 int srnic_engine_dereg_mr(struct srnic_engine *eng, uint32_t key);
 /* Half-RDMA: a program's answer to the READ request its FIFO took, sent
- * on QP qpn before the call returns (fifo.c).  0, ENOENT (no such QP
- * connected to a->src_qp), ENOBUFS (stopped short: the requester asks
- * for the rest again). */
+ * on QP qpn, a burst of its packets a call (fifo.c): as
+ * srnic_responder_fifo_answer. */
 int srnic_engine_fifo_answer(struct srnic_engine *eng, uint32_t qpn,
 			     const struct srnic_fifo_answer *a);
 /* Memory windows: one of type 1 or 2 in pd (its key, count 0; 0 with

@@ -247,11 +247,12 @@ struct srnic_fifo_req {
 	uint8_t pad[7];
 };
 
-/* The program's answer to such a request: len bytes from msg_off of READ
- * msn (of msg_len bytes, attempt txid, packets of 1 << shift) to peer QP
- * src_qp, gathered from iov. */
+/* The program's answer to such a request, to FIFO key's: len bytes from
+ * msg_off of READ msn (of msg_len bytes, attempt txid, packets of
+ * 1 << shift) to peer QP src_qp, gathered from iov from its byte
+ * iov_off. */
 struct srnic_fifo_answer {
-	uint32_t src_qp, msn, txid, msg_len, msg_off, len;
+	uint32_t key, src_qp, msn, txid, msg_len, msg_off, len, iov_off;
 	uint8_t shift;
 	const struct iovec *iov;
 	int iovcnt;

@@ -192,7 +192,8 @@ static enum turn read_turn(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	/* (a READ of a FIFO that takes READs: a request for its program,
 	 * who answers; no job) */
-	if (s->opcode == SRNIC_OP_READ_REQ && resp_fifo_reads(eng, s->rkey, s->pd)) {
+	if (s->opcode == SRNIC_OP_READ_REQ &&
+	    resp_fifo_reads(eng, qp, s->rkey, s->pd)) {
 		resp_fifo_read_request(eng, qp, s->rkey, s->msn, s->msg_len,
 				       s->va, s->txid, s->trk.shift, 0,
 				       s->msg_len);

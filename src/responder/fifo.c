@@ -23,6 +23,9 @@
 
 #include "responder_internal.h"
 
+/* Packets of an answer one engine call sends at most (1 MiB at 4 KiB). */
+#define ANSWER_BURST 256
+
 enum resp_placed resp_fifo_append(struct srnic_engine *eng,
 				  const struct srnic_qp *qp,
 				  const struct srnic_pkt *pkt)
@@ -43,10 +46,11 @@ enum resp_placed resp_fifo_append(struct srnic_engine *eng,
 	}
 }
 
-bool resp_fifo_reads(const struct srnic_engine *eng, uint32_t key,
-		     uint32_t pd)
+bool resp_fifo_reads(const struct srnic_engine *eng, const struct srnic_qp *qp,
+		     uint32_t key, uint32_t pd)
 {
-	return srnic_mem_check(&eng->mem, key, pd, 0, 0,
+	return (qp->access & SRNIC_ACCESS_REMOTE_READ) &&
+	       srnic_mem_check(&eng->mem, key, pd, 0, 0,
 			       SRNIC_ACCESS_REMOTE_READ) == SRNIC_MEM_FIFO;
 }
 
@@ -108,8 +112,10 @@ void resp_fifo_read_request(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 }
 
-/* n bytes of the iovec from byte off into to. */
-static void iov_gather(const struct iovec *iov, int iovcnt, uint64_t off,
+/* n bytes of the iovec from byte off into to; false when a piece of it
+ * is not there (a program's bad pointer fails its answer, not the
+ * datapath: the guarded copy). */
+static bool iov_gather(const struct iovec *iov, int iovcnt, uint64_t off,
 		       uint8_t *to, uint32_t n)
 {
 	int i;
@@ -122,55 +128,66 @@ static void iov_gather(const struct iovec *iov, int iovcnt, uint64_t off,
 			continue;
 		}
 		take = iov[i].iov_len - off < n ? iov[i].iov_len - off : n;
-		memcpy(to, (const uint8_t *)iov[i].iov_base + off, take);
+		if (!srnic_guard_copy(to, (const uint8_t *)iov[i].iov_base + off,
+				      take))
+			return false;
 		to += take;
 		n -= (uint32_t)take;
 		off = 0;
 	}
+	return true;
 }
 
-/* Flushes in a row that sent nothing before an answer stops short. */
-#define ANSWER_STUCK_MAX 1000
+/* Where a request's QP may answer: as the responder takes READs. */
+static bool answers(const struct srnic_qp *qp)
+{
+	uint32_t st = qp->q.state;
+
+	return qp->q.type == SRNIC_QPT_RC &&
+	       (st == SRNIC_QPS_RTR || st == SRNIC_QPS_RTS ||
+		st == SRNIC_QPS_SQD || st == SRNIC_QPS_SQE);
+}
 
 int srnic_responder_fifo_answer(struct srnic_engine *eng, uint32_t qpn,
 				const struct srnic_fifo_answer *a)
 {
 	struct srnic_qp *qp = eng->qp_tab[srnic_qpn_index(qpn)];
 	struct srnic_fifo_asked *k;
-	uint32_t sent = 0;
+	uint32_t sent = 0, n = 0;
 
-	if (!qp || qp->q.qpn != qpn || qp->q.type != SRNIC_QPT_RC ||
-	    (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD) ||
+	if (!qp || qp->q.qpn != qpn || !answers(qp) ||
 	    qp->at.dest_qpn != a->src_qp)
-		return ENOENT;
-	/* (the record is in the program's memory: what it says is checked
-	 * as a packet's would be) */
+		return -ENOENT;
+	/* (what the record said is in the program's memory: checked as a
+	 * packet's would be, the answer a whole number of packets in, from
+	 * a FIFO of the QP's PD that takes READs) */
 	if (a->shift < SRNIC_MIN_STRIDE_SHIFT || a->shift > SRNIC_MAX_STRIDE_SHIFT ||
 	    (1u << a->shift) > eng->payload_max || a->msg_off > a->msg_len ||
-	    a->len > a->msg_len - a->msg_off)
-		return EINVAL;
+	    a->len > a->msg_len - a->msg_off ||
+	    a->msg_off & ((1u << a->shift) - 1) ||
+	    srnic_mem_check(&eng->mem, a->key, qp->pd, 0, 0,
+			    SRNIC_ACCESS_REMOTE_READ) != SRNIC_MEM_FIFO)
+		return -EINVAL;
+	if (srnic_guard_enable())
+		return -ENOMEM;
 	k = asked(qp, a->msn, a->txid, a->msg_off, a->msg_off + a->len);
 	if (k)
 		k->live = 0;	/* (answered: a loss may be asked for now) */
 	/* (a READ of no bytes is answered by one empty packet, as a job
-	 * answers it) */
+	 * answers it; a long answer goes in bursts, the provider calling
+	 * again, so that the datapath's other work runs between) */
 	do {
-		int port = srnic_qp_pick_port(eng, qp), stuck = 0;
+		int port = srnic_qp_pick_port(eng, qp);
 		uint32_t left = a->len - sent, off = a->msg_off + sent;
 		struct srnic_pkt pkt;
 		struct rte_mbuf *m;
 		uint8_t *payload;
 
-		/* (every port's buffer full: out with them now, the call
-		 * being the answer's only chance; a wire that takes none
-		 * for a while stops it short) */
-		while (port < 0 && srnic_qp_peer_reachable(eng, qp) &&
-		       stuck < ANSWER_STUCK_MAX) {
-			stuck = srnic_ports_flush(eng) ? 0 : stuck + 1;
+		/* (every port's buffer full: out with them, once) */
+		if (port < 0 && srnic_ports_flush(eng))
 			port = srnic_qp_pick_port(eng, qp);
-		}
 		if (port < 0)
-			return ENOBUFS;
+			break;	/* (the wire's full: the provider calls again) */
 		srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_READ_RESP, a->msn);
 		pkt.txid = a->txid;
 		pkt.msg_off = off;
@@ -182,11 +199,19 @@ int srnic_responder_fifo_answer(struct srnic_engine *eng, uint32_t qpn,
 		m = srnic_pkt_alloc(eng, &pkt, qp->peer->mac[port],
 				    (unsigned)port, &payload);
 		if (!m)
-			return ENOBUFS;
-		iov_gather(a->iov, a->iovcnt, sent, payload, pkt.pkt_len);
+			break;
+		if (!iov_gather(a->iov, a->iovcnt, a->iov_off + sent, payload,
+				pkt.pkt_len)) {
+			rte_pktmbuf_free(m);
+			return -EFAULT;
+		}
 		srnic_port_tx(eng, (unsigned)port, m);
 		sent += pkt.pkt_len;
-	} while (sent < a->len);
-	eng->st->fifo_answers++;
-	return 0;
+		n++;
+	} while (sent < a->len && n < ANSWER_BURST);
+	if (!n)
+		return -EAGAIN;
+	if (sent == a->len)
+		eng->st->fifo_answers++;
+	return (int)sent;
 }

@@ -241,9 +241,10 @@ void resp_reread(struct srnic_engine *eng, struct srnic_qp *qp,
 		resp_nak(eng, qp, SRNIC_NAK_INVALID, pkt->msn, pkt->txid);
 		return;
 	}
-	/* (a FIFO's program is asked again, for what the requester lacks) */
-	if (resp_fifo_reads(eng, pkt->rkey, pd)) {
-		if (end > pkt->msg_off && end <= pkt->msg_len)
+	/* (a FIFO's program is asked again, for what the requester lacks;
+	 * a READ of no bytes asks for its one empty answer) */
+	if (resp_fifo_reads(eng, qp, pkt->rkey, pd)) {
+		if ((end > pkt->msg_off || !pkt->msg_len) && end <= pkt->msg_len)
 			resp_fifo_read_request(eng, qp, pkt->rkey, pkt->msn,
 					       pkt->msg_len, pkt->va, pkt->txid,
 					       pkt->stride_shift, pkt->msg_off,

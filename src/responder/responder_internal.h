@@ -133,10 +133,11 @@ enum resp_placed resp_place(struct srnic_engine *eng, struct srnic_qp *qp,
 enum resp_placed resp_fifo_append(struct srnic_engine *eng,
 				  const struct srnic_qp *qp,
 				  const struct srnic_pkt *pkt);
-/* ... whether READ key (of pd) is a FIFO's that takes READs: its
- * requests go to the program (resp_fifo_read_request), not to a job */
-bool resp_fifo_reads(const struct srnic_engine *eng, uint32_t key,
-		     uint32_t pd);
+/* ... whether a READ of key (of pd) on qp, which grants remote READs, is
+ * of a FIFO that takes READs: its requests go to the program
+ * (resp_fifo_read_request), not to a job */
+bool resp_fifo_reads(const struct srnic_engine *eng, const struct srnic_qp *qp,
+		     uint32_t key, uint32_t pd);
 /* ... READ msn (msg_len bytes at va, attempt txid, packets of 1 << shift)
  * asks for [off, end): a request record appended to the FIFO of key for
  * its program to answer (srnic_responder_fifo_answer), unless it has the

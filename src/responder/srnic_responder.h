@@ -26,9 +26,11 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_responder_tp(struct srnic_engine *eng, struct srnic_qp *qp,
 			const struct srnic_pkt *pkt);
 /* fifo.c: the program's answer to a READ request its FIFO took (an
- * engine call): its packets sent now.  0, or ENOENT (no such QP of this
- * engine, or not connected to src_qp), ENOBUFS (mbufs ran out: the rest
- * is asked for again) */
+ * engine call): up to a burst of its packets sent now; the bytes sent
+ * (the answer's first ones), or -EAGAIN (none: the wire is full),
+ * -ENOENT (no such QP of this engine answering READs of src_qp),
+ * -EINVAL (what the record said does not hold), -EFAULT (the iovec
+ * could not be read) */
 int srnic_responder_fifo_answer(struct srnic_engine *eng, uint32_t qpn,
 				const struct srnic_fifo_answer *a);
 /* held.c: give back the last packets it has held SRNIC_HELD_AGE_MS */

@@ -2393,11 +2393,12 @@ static void test_fifo_answer(void)
 	/* the program's answer, from two pieces */
 	iov[0] = (struct iovec){data, 1000};
 	iov[1] = (struct iovec){data + 1000, LEN - 1000};
-	a = (struct srnic_fifo_answer){.src_qp = PEER_QPN, .msn = 100,
-				       .txid = 7, .msg_len = LEN, .msg_off = 0,
-				       .len = LEN, .shift = STRIDE_SHIFT,
-				       .iov = iov, .iovcnt = 2};
-	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == 0,
+	a = (struct srnic_fifo_answer){.key = key, .src_qp = PEER_QPN,
+				       .msn = 100, .txid = 7, .msg_len = LEN,
+				       .msg_off = 0, .len = LEN,
+				       .shift = STRIDE_SHIFT, .iov = iov,
+				       .iovcnt = 2};
+	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == LEN,
 	      "the program's answer sent");
 	n = drain_wire(out, 8);
 	for (i = 0; i < n; i++)
@@ -2427,12 +2428,47 @@ static void test_fifo_answer(void)
 	      rq->length);
 	/* an answer the program spoiled, or for a QP of another peer */
 	a.shift = 40;
-	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == EINVAL,
+	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == -EINVAL,
 	      "an answer with a packet size of 2^40 refused");
 	a.shift = STRIDE_SHIFT;
+	a.msg_off = 8;
+	a.len = STRIDE;
+	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == -EINVAL,
+	      "an answer from the middle of a packet refused");
+	a.msg_off = 0;
+	a.len = LEN;
+	a.key = key + 1;
+	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == -EINVAL,
+	      "an answer through no FIFO of the QP's PD refused");
+	a.key = key;
 	a.src_qp = PEER_QPN + 1;
-	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == ENOENT,
+	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == -ENOENT,
 	      "an answer for another peer's QP refused");
+	a.src_qp = PEER_QPN;
+	/* a QP that answers READs but sends nothing yet (RTR) answers */
+	qp->q.state = SRNIC_QPS_RTR;
+	n = (unsigned)srnic_responder_fifo_answer(eng, qp->q.qpn, &a);
+	qp->q.state = SRNIC_QPS_RTS;
+	CHECK(n == LEN && drain_wire(out, 8) == 4, "an answer from RTR: %u", n);
+	/* a READ of no bytes, its empty answer lost: asked again */
+	req.msn = 99;
+	req.txid = 3;
+	req.msg_len = 0;
+	req.msg_off = 0;
+	req.read_len = 0;
+	ask_read(qp, &req, &naks, &answers);
+	h = (const struct srnic_fifo_hdr *)&r->data[r->prod - srnic_fifo_rec_len(sizeof(*rq))];
+	CHECK(r->records == 4 && h->msn == 99 && h->msg_len == 0,
+	      "a READ of no bytes asked again: %llu records",
+	      (unsigned long long)r->records);
+	a = (struct srnic_fifo_answer){.key = key, .src_qp = PEER_QPN,
+				       .msn = 99, .txid = 3,
+				       .shift = STRIDE_SHIFT};
+	CHECK(srnic_responder_fifo_answer(eng, qp->q.qpn, &a) == 0 &&
+		      drain_wire(out, 8) == 1 && out[0].pkt_len == 0 &&
+		      (out[0].flags & SRNIC_F_LAST),
+	      "a READ of no bytes answered by one empty packet");
+	req.msg_len = LEN;
 	drain_wire(out, 8);
 	/* a FIFO that takes no READs: REM_ACCESS (a NAK) */
 	plain = srnic_mem_register(&eng->mem, (uintptr_t)r, sizeof(*r) + DATA,
@@ -2444,7 +2480,7 @@ static void test_fifo_answer(void)
 	req.msg_off = 0;
 	req.read_len = 0;
 	ask_read(qp, &req, &naks, &answers);
-	CHECK(naks == 1 && answers == 0 && r->records == 3,
+	CHECK(naks == 1 && answers == 0 && r->records == 4,
 	      "a READ of a FIFO that takes none: %u NAKs", naks);
 	srnic_engine_destroy_qp(eng, qp);
 	srnic_mem_invalidate(&eng->mem, key);
