@@ -793,6 +793,28 @@ static void enter_state(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 }
 
+/*
+ * A program moves a sending QP to the error state: what it posted before
+ * goes out once first, as far as a burst takes it, then everything
+ * unfinished is flushed.  A NIC's send queue would have carried those
+ * WQEs onto the wire while the modify was on its way, and programs count
+ * on it: rdma-core 44's rsockets closes a connection (rshutdown) without
+ * waiting for its last sends when its peer's half-close comes in just
+ * then, and moves the QP to error; on a busy machine srnic's datapath had
+ * not sent them yet, and the peer waited for ever for the answer and end
+ * of stream (sock_check, 4 runs in about 250; each time the server's
+ * log showed the peer's SHUTDOWN taken, then the QP to ERR, and no
+ * completion of its answer).  What goes out is not waited for: it
+ * completes flushed, as the verbs say.
+ */
+#define SEND_POSTED_BURST 64
+
+static void send_posted(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (qp->q.type == SRNIC_QPT_RC || qp->q.type == SRNIC_QPT_UC)
+		srnic_requester_run(eng, qp, SEND_POSTED_BURST);
+}
+
 static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 {
 	struct srnic_qp *qp = c->arg;
@@ -816,6 +838,8 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 	if (mod->mask & SRNIC_MOD_QKEY)
 		qp->at.qkey = mod->qkey;
 	if (mod->mask & SRNIC_MOD_STATE) {
+		if (mod->state == SRNIC_QPS_ERR && qp->q.state == SRNIC_QPS_RTS)
+			send_posted(eng, qp);
 		enter_state(eng, qp, mod->state);
 		__atomic_store_n(&qp->q.state, mod->state, __ATOMIC_RELEASE);
 		if (mod->state == SRNIC_QPS_RTS)

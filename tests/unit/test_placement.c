@@ -2491,6 +2491,39 @@ static void test_fifo_answer(void)
 	free(data);
 }
 
+/* A program moves a sending QP to error right after posting (rsockets'
+ * close when its peer's half-close comes in then): what it posted goes
+ * out once, as a NIC's queue would have carried it, and still completes
+ * flushed. */
+static void test_error_sends_posted(void)
+{
+	uint8_t *src = malloc(STRIDE);
+	struct srnic_qp *qp = qp_new(17);
+	struct srnic_qp_mod mod = {.mask = SRNIC_MOD_STATE,
+				   .state = SRNIC_QPS_ERR};
+	struct srnic_pkt out[8];
+	struct srnic_cqe c[2];
+	int n;
+
+	memset(src, 0x5a, STRIDE);
+	srnic_fc_reset(qp);	/* (as a QP that reached RTS has its credit) */
+	post_write(qp, src, 100);
+	qp->q.sq[0].wr_id = 91;
+	qp->q.sq[0].flags = SRNIC_WR_SIGNALED;
+	drain_wire(out, 8);
+	CHECK(srnic_engine_modify_qp(eng, qp, &mod) == 0, "to ERR");
+	n = (int)drain_wire(out, 8);
+	CHECK(n == 1 && out[0].opcode == SRNIC_OP_WRITE &&
+		      out[0].pkt_len == 100 && out[0].payload[0] == 0x5a,
+	      "the WRITE posted before the move to ERR went out: %d frames", n);
+	srnic_completer_flush_sq(eng, qp);	/* (the QP's next turn) */
+	CHECK(srnic_cq_poll(cq, c, 2) == 1 && c[0].wr_id == 91 &&
+		      c[0].status == SRNIC_WC_WR_FLUSH_ERR,
+	      "... and completed flushed");
+	srnic_engine_destroy_qp(eng, qp);
+	free(src);
+}
+
 int main(void)
 {
 	engine_up();
@@ -2526,5 +2559,6 @@ int main(void)
 	test_fifo();
 	test_fifo_read();
 	test_fifo_answer();
+	test_error_sends_posted();
 	return check_summary("test_placement");
 }
