@@ -224,11 +224,20 @@ static void timer_forked(void)
 	}
 }
 
+/* The thread's copy of a wait's set, as it ends (another key's
+ * destructor may still wait after this one: it makes a new copy). */
+static void set_gone(void *set)
+{
+	free(set);
+	wait_set = NULL;
+	wait_room = 0;
+}
+
 static void timer_key_init(void)
 {
 	pthread_key_create(&timer_key, timer_gone);
 	/* (and the thread's copy of a wait's set goes with it) */
-	pthread_key_create(&set_key, free);
+	pthread_key_create(&set_key, set_gone);
 	pthread_atfork(NULL, NULL, timer_forked);
 }
 

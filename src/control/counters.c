@@ -52,8 +52,9 @@ const struct srnic_counter srnic_counters[] = {
 	NODE("read_rerequests", read_rerequests, "recovery", 0,
 	     "READ ranges asked for again"),
 	NODE("retry_exceeded", retry_exceeded, "recovery", 0,
-	     "WQEs failed when their retries ran out (timeouts or RNR): a "
-	     "QP that gave its peer up"),
+	     "WQEs failed when their retries ran out (timeouts or RNR) or "
+	     "their peer restarted: a QP that gave its peer up (a multicast "
+	     "member's: mc_member_failed)"),
 	NODE("sends_flushed", sends_flushed, "recovery", 0,
 	     "send WQEs flushed unfinished: their QP went to the error state "
 	     "(a program's teardown, or a failure) before they completed"),

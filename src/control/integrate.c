@@ -128,8 +128,10 @@ int srnic_integrate_forget(struct srnic_engine *eng,
 		for (w = qp->q.sq_comp; w != qp->snd.sq_next; w++)
 			if (qp->run[w & qp->q.sq_mask].state != SWQE_DONE)
 				break;
-		if (w != qp->snd.sq_next)
+		if (w != qp->snd.sq_next) {
+			eng->st->retry_exceeded++;
 			srnic_swqe_finish(qp, w, SRNIC_WC_RETRY_EXC_ERR);
+		}
 		if (w != qp->snd.sq_next && srnic_qp_reliable(qp))
 			srnic_qp_activate(eng, qp);
 		else

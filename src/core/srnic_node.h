@@ -313,7 +313,8 @@ struct srnic_stats {
 	uint64_t drops[SRNIC_DROP_MAX];
 	uint64_t retransmits;	/* messages sent again (timeout, RNR) */
 	uint64_t retry_exceeded; /* WQEs failed: their retries ran out
-				  * (timeouts or RNR) */
+				  * (timeouts or RNR), or the peer
+				  * restarted */
 	uint64_t sends_flushed;	/* send WQEs flushed unfinished: their QP
 				 * went to the error state first */
 	uint64_t sack_resent;	/* packets sent again on a SACK */

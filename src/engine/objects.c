@@ -805,14 +805,39 @@ static void enter_state(struct srnic_engine *eng, struct srnic_qp *qp,
  * of stream (sock_check, 4 runs in about 250; each time the server's
  * log showed the peer's SHUTDOWN taken, then the QP to ERR, and no
  * completion of its answer).  What goes out is not waited for: it
- * completes flushed, as the verbs say.
+ * completes flushed, as the verbs say.  Only SENDs and WRITEs go (what
+ * a NIC would have put on the wire unasked); the burst stops at the
+ * first WQE that is not one, whose effect (a READ, an atomic, a local
+ * invalidation) the program must not find done behind a flush.
  */
 #define SEND_POSTED_BURST 64
 
+static bool plain_send(uint8_t op)
+{
+	return op == SRNIC_WR_SEND || op == SRNIC_WR_SEND_IMM ||
+	       op == SRNIC_WR_WRITE || op == SRNIC_WR_WRITE_IMM;
+}
+
 static void send_posted(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	if (qp->q.type == SRNIC_QPT_RC || qp->q.type == SRNIC_QPT_UC)
-		srnic_requester_run(eng, qp, SEND_POSTED_BURST);
+	uint32_t prod = __atomic_load_n(&qp->q.sq_prod, __ATOMIC_ACQUIRE);
+	unsigned n;
+
+	if (qp->q.type != SRNIC_QPT_RC && qp->q.type != SRNIC_QPT_UC)
+		return;
+	/* (a packet a call: a call whose message ends starts no other, so
+	 * each new one is looked at first) */
+	for (n = 0; n < SEND_POSTED_BURST; n++) {
+		const struct srnic_swqe *w =
+			&qp->q.sq[qp->snd.sq_next & qp->q.sq_mask];
+
+		if (!qp->snd.cur_busy &&
+		    (qp->snd.sq_next == prod || !plain_send(w->opcode) ||
+		     (w->flags & SRNIC_WR_COND)))
+			break;
+		if (!srnic_requester_run(eng, qp, 1))
+			break;
+	}
 }
 
 static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)

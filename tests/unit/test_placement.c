@@ -2492,9 +2492,9 @@ static void test_fifo_answer(void)
 }
 
 /* A program moves a sending QP to error right after posting (rsockets'
- * close when its peer's half-close comes in then): what it posted goes
- * out once, as a NIC's queue would have carried it, and still completes
- * flushed. */
+ * close when its peer's half-close comes in then): the WRITE it posted
+ * goes out once, as a NIC's queue would have carried it, the READ after
+ * it does not, and both complete flushed. */
 static void test_error_sends_posted(void)
 {
 	uint8_t *src = malloc(STRIDE);
@@ -2510,6 +2510,13 @@ static void test_error_sends_posted(void)
 	post_write(qp, src, 100);
 	qp->q.sq[0].wr_id = 91;
 	qp->q.sq[0].flags = SRNIC_WR_SIGNALED;
+	/* (then a READ, which must not go: its answer would be lost, and
+	 * the program would find it flushed) */
+	qp->q.sq[1] = qp->q.sq[0];
+	qp->q.sq[1].opcode = SRNIC_WR_READ;
+	qp->q.sq[1].wr_id = 92;
+	qp->q.sq[1].rkey = 5;
+	qp->q.sq_prod = 2;
 	drain_wire(out, 8);
 	CHECK(srnic_engine_modify_qp(eng, qp, &mod) == 0, "to ERR");
 	n = (int)drain_wire(out, 8);
@@ -2517,9 +2524,10 @@ static void test_error_sends_posted(void)
 		      out[0].pkt_len == 100 && out[0].payload[0] == 0x5a,
 	      "the WRITE posted before the move to ERR went out: %d frames", n);
 	srnic_completer_flush_sq(eng, qp);	/* (the QP's next turn) */
-	CHECK(srnic_cq_poll(cq, c, 2) == 1 && c[0].wr_id == 91 &&
-		      c[0].status == SRNIC_WC_WR_FLUSH_ERR,
-	      "... and completed flushed");
+	CHECK(srnic_cq_poll(cq, c, 2) == 2 && c[0].wr_id == 91 &&
+		      c[0].status == SRNIC_WC_WR_FLUSH_ERR && c[1].wr_id == 92 &&
+		      c[1].status == SRNIC_WC_WR_FLUSH_ERR,
+	      "... and, with the READ behind it, completed flushed");
 	srnic_engine_destroy_qp(eng, qp);
 	free(src);
 }
