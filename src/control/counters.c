@@ -78,6 +78,9 @@ const struct srnic_counter srnic_counters[] = {
 	     "... emptied: the peer restarted"),
 	NODE("tpt_refused", tpt_refused, "tpt", 0,
 	     "TPT frames of no integrated peer's current process, or stale"),
+	NODE("tpt_denied", tpt_denied, "tpt", 0,
+	     "requests a peer's published table refused here (its right or "
+	     "range): failed with nothing sent"),
 	NODE("srtt_us", srtt_us, "rtt", HI,
 	     "smoothed round-trip time of the QP that sampled last"),
 	NODE("rto_us", rto_us, "rtt", HI, "... and its retransmission timeout"),

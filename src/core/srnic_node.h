@@ -382,6 +382,8 @@ struct srnic_stats {
 	uint64_t tpt_purged;	/* ... emptied: a new incarnation of it */
 	uint64_t tpt_refused;	/* TPT frames of no integrated peer's
 				 * current incarnation, or stale */
+	uint64_t tpt_denied;	/* requests a peer's published table
+				 * refused here (requester) */
 };
 
 #define SRNIC_TOKEN_HUNGRY_US 2000

@@ -7,6 +7,8 @@
  * over with a newer transaction id, which makes the responder drop whatever
  * is left of the older attempt.
  */
+#define ALLOW_EXPERIMENTAL_API	/* rte_seqcount (DPDK 22.07): the peers'
+				 * published tables */
 #include <string.h>
 
 #include "srnic_requester.h"
@@ -275,12 +277,77 @@ static inline bool wqe_ordered_behind(const struct srnic_qp *qp,
 }
 
 /*
+ * Seed 004's initiator-side checks (Fig. 6 S11-S13): a request under a
+ * key its peer published (docs/published-keys.md) is checked against
+ * the peer's table, here, before anything goes: the right it needs, and
+ * its range inside the region.  True when the table refuses it.  A key
+ * the table does not hold goes as always; the responder checks every
+ * packet in any case (the table is a copy, some milliseconds behind).
+ * Per message, not per packet; nothing to do for a peer that published
+ * nothing.
+ */
+static bool published_refuses(const struct srnic_qp *qp,
+			      const struct srnic_swqe *w)
+{
+	const struct srnic_tpt *t;
+	uint32_t need, seq, n, i;
+	uint64_t len = w->length;
+	bool found, ok;
+
+	if (!qp->peer)
+		return false;
+	switch (w->opcode) {
+	case SRNIC_WR_WRITE:
+	case SRNIC_WR_WRITE_IMM:
+		need = SRNIC_ACCESS_REMOTE_WRITE;
+		break;
+	case SRNIC_WR_ATOMIC_WRITE:
+		need = SRNIC_ACCESS_REMOTE_WRITE;
+		len = SRNIC_ATOMIC_LEN;
+		break;
+	case SRNIC_WR_READ:
+		need = SRNIC_ACCESS_REMOTE_READ;
+		break;
+	case SRNIC_WR_ATOMIC_CAS:
+	case SRNIC_WR_ATOMIC_FAA:
+		need = SRNIC_ACCESS_REMOTE_ATOMIC;
+		len = SRNIC_ATOMIC_LEN;
+		break;
+	default:
+		return false;
+	}
+	t = &qp->peer->tpt;
+	if (!__atomic_load_n(&t->n, __ATOMIC_RELAXED))
+		return false;
+	do {
+		seq = rte_seqcount_read_begin(&t->sc);
+		found = ok = false;
+		/* (a copy of the peer's process before: no word on its keys) */
+		n = t->inc == __atomic_load_n(&qp->peer->inc, __ATOMIC_ACQUIRE)
+			    ? RTE_MIN(t->n, (uint32_t)SRNIC_TPT_MAX)
+			    : 0;
+		for (i = 0; i < n && !found; i++) {
+			const struct srnic_tpt_entry *e = &t->e[i];
+
+			if (e->rkey != w->rkey)
+				continue;
+			found = true;
+			ok = (e->access & need) == need &&
+			     w->remote_addr >= e->addr && len <= e->length &&
+			     w->remote_addr - e->addr <= e->length - len;
+		}
+	} while (rte_seqcount_read_retry(&t->sc, seq));
+	return found && !ok;
+}
+
+/*
  * The local checks a message passes before it takes a message number:
  * SRNIC_WC_SUCCESS, or the status it fails with.  Nothing goes out for a
  * WQE we cannot read from, and it takes no number, so that the responder
  * does not wait for it (the QP is about to enter the error state).  A
  * remote range that wraps is in no region: REM_ACCESS_ERR, as the peer
- * would answer (its decoder drops such frames).
+ * would answer (its decoder drops such frames); so is one the peer's
+ * published table refuses.
  */
 static inline uint8_t wqe_local_status(struct srnic_engine *eng,
 				       struct srnic_qp *qp,
@@ -288,6 +355,10 @@ static inline uint8_t wqe_local_status(struct srnic_engine *eng,
 {
 	if (remote_wraps(w))
 		return SRNIC_WC_REM_ACCESS_ERR;
+	if (published_refuses(qp, w)) {
+		eng->st->tpt_denied++;
+		return SRNIC_WC_REM_ACCESS_ERR;
+	}
 	if (check_sges(eng, qp, w))
 		return SRNIC_WC_LOC_PROT_ERR;
 	return SRNIC_WC_SUCCESS;

@@ -2,7 +2,9 @@
 # tests/e2e/tpt_check.c:
 #  1. b publishes a region by name; a finds it by b's GID and the name,
 #     with no message to b, WRITEs under the key it found and READs the
-#     bytes back; b finds them in the region.  The calls' errors.
+#     bytes back; b finds them in the region.  The calls' errors.  A
+#     WRITE past the region's end is refused at a by b's table (the
+#     seed's initiator-side check: REM_ACCESS_ERR, counted tpt_denied).
 #  2. b's program ends: its region leaves a's copy of b's table.
 #  3. b's srnicd is killed under a program that holds a publication, and
 #     started again, and a new program publishes the name: a's lookups,
@@ -18,6 +20,10 @@ pair tpt 120 "$CHECK" $NAME || fail "tpt_check"
 checked "$LOGDIR/tpt.b" || fail "tpt_check (b): a check failed"
 checked "$LOGDIR/tpt.a" || fail "tpt_check (a): a check failed"
 cat "$LOGDIR/tpt.b" "$LOGDIR/tpt.a"
+# (the WRITE past the end was refused at a, by b's table: counted there)
+sleep 0.6	# (the counters are written twice a second)
+denied=$(awk '$1 == "tpt" { for (i = 2; i < NF; i += 2) if ($i == "tpt_denied") print $(i + 1) }' "$TB/a.stats")
+[ "${denied:-0}" -ge 1 ] || fail "a counted no request refused by b's table (tpt_denied ${denied:-?})"
 
 on a 30 -- "$CHECK" -G $NAME b > "$LOGDIR/tpt-gone.a" 2>&1
 checked "$LOGDIR/tpt-gone.a" || fail "b's program gone: its region stayed in a's table"

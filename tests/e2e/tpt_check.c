@@ -243,6 +243,12 @@ static void client(const char *host)
 				 IBV_WC_SUCCESS &&
 			 !memcmp(buf, back, LEN),
 		 NULL, "... read back whole");
+	/* (the seed's initiator-side check: 8 bytes past the region's end,
+	 * refused here by b's table, nothing sent; the QP's last WQE) */
+	at.addr += 8;
+	rc = rdma(qp, cq, mr, IBV_WR_RDMA_WRITE, &at);
+	vu_check(rc == IBV_WC_REM_ACCESS_ERR, ibv_wc_status_str(rc),
+		 "a WRITE past the published region's end refused");
 	if (vu_sync(fd, TCP_MS))
 		die("sync with the server");
 	close(fd);

@@ -2532,6 +2532,94 @@ static void test_error_sends_posted(void)
 	free(src);
 }
 
+/* Seed 004's initiator-side checks (Fig. 6 S11-S13): a request under a
+ * key the peer published is checked against its table before anything
+ * goes: a WRITE to a region published for READ only, and a READ past its
+ * end, fail at once (REM_ACCESS_ERR, counted, no frame); a READ inside
+ * goes; a key the table does not hold goes as always. */
+static void test_published_checks(void)
+{
+	uint8_t *buf = calloc(1, 4 * STRIDE);
+	struct srnic_qp *qp;
+	struct srnic_pkt out[8];
+	struct srnic_cqe c[2];
+	uint64_t denied = eng->st->tpt_denied;
+	uint32_t key = srnic_mem_register(&eng->mem, (uintptr_t)buf, 4 * STRIDE,
+					  SRNIC_ACCESS_LOCAL_WRITE, 18);
+	struct {
+		uint8_t op;
+		uint32_t rkey;
+		uint64_t va;
+		uint32_t len;
+		unsigned frames;	/* 0: refused here */
+	} cases[] = {
+		{SRNIC_WR_WRITE, 77, 0x10000, STRIDE, 0},
+		{SRNIC_WR_READ, 77, 0x10000 + 3 * STRIDE, 2 * STRIDE, 0},
+		{SRNIC_WR_ATOMIC_FAA, 77, 0x10000, 8, 0},
+		{SRNIC_WR_READ, 77, 0x10000 + STRIDE, STRIDE, 1},
+		{SRNIC_WR_WRITE, 78, 0x10000, STRIDE, 1},
+	};
+	unsigned i, n;
+
+	peer.tpt.inc = PEER_INC;
+	peer.tpt.n = 1;
+	peer.tpt.e[0] = (struct srnic_tpt_entry){
+		.name = 9, .rkey = 77, .addr = 0x10000, .length = 4 * STRIDE,
+		.access = SRNIC_ACCESS_REMOTE_READ};
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct srnic_swqe *w;
+
+		qp = qp_new(18);
+		srnic_fc_reset(qp);
+		w = &qp->q.sq[0];
+		memset(w, 0, sizeof(*w));
+		w->wr_id = 100 + i;
+		w->opcode = cases[i].op;
+		w->flags = SRNIC_WR_SIGNALED;
+		w->length = cases[i].len;
+		w->num_sge = 1;
+		w->sge[0] = (struct srnic_sge){(uintptr_t)buf, cases[i].len, key};
+		w->remote_addr = cases[i].va;
+		w->rkey = cases[i].rkey;
+		qp->q.sq_prod = 1;
+		drain_wire(out, 8);
+		srnic_requester_run(eng, qp, 8);
+		n = drain_wire(out, 8);
+		if (!cases[i].frames) {
+			srnic_completer_complete(eng, qp);
+			CHECK(n == 0 && srnic_cq_poll(cq, c, 2) == 1 &&
+				      c[0].wr_id == 100 + i &&
+				      c[0].status == SRNIC_WC_REM_ACCESS_ERR,
+			      "case %u: refused by the table: %u frames", i, n);
+		} else {
+			CHECK(n == cases[i].frames, "case %u: %u frames", i, n);
+		}
+		srnic_engine_destroy_qp(eng, qp);
+		while (srnic_cq_poll(cq, c, 2))
+			;
+	}
+	CHECK(eng->st->tpt_denied == denied + 3, "tpt_denied %llu",
+	      (unsigned long long)(eng->st->tpt_denied - denied));
+	/* (a copy of the peer's process before: no word on its keys) */
+	peer.tpt.inc = PEER_INC + 1;
+	qp = qp_new(18);
+	srnic_fc_reset(qp);
+	qp->q.sq[0].opcode = SRNIC_WR_WRITE;
+	qp->q.sq[0].rkey = 77;
+	qp->q.sq[0].remote_addr = 0x10000;
+	qp->q.sq[0].length = 8;
+	qp->q.sq[0].num_sge = 1;
+	qp->q.sq[0].sge[0] = (struct srnic_sge){(uintptr_t)buf, 8, key};
+	qp->q.sq_prod = 1;
+	drain_wire(out, 8);
+	srnic_requester_run(eng, qp, 8);
+	CHECK(drain_wire(out, 8) == 1, "a stale table's entry refused a WRITE");
+	srnic_engine_destroy_qp(eng, qp);
+	memset(&peer.tpt, 0, sizeof(peer.tpt));
+	srnic_mem_release(&eng->mem, key);
+	free(buf);
+}
+
 int main(void)
 {
 	engine_up();
@@ -2568,5 +2656,6 @@ int main(void)
 	test_fifo_read();
 	test_fifo_answer();
 	test_error_sends_posted();
+	test_published_checks();
 	return check_summary("test_placement");
 }
