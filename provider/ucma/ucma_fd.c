@@ -46,24 +46,29 @@ int ucma_fd_is_chan(int fd)
 		(fd % 64)) & 1;
 }
 
-/* Which fd numbers were channels once, closed since (a write that finds
- * one closed may be a GET_EVENT that lost the race with the close:
- * closed_under_call). */
+/* Which fd numbers were blocking channels once, closed since (a write
+ * that finds one closed may be a GET_EVENT that lost the race with the
+ * close: closed_under_call).  A non-blocking channel's GET_EVENT never
+ * waits, so its number is not marked. */
 static uint64_t gone_bits[UCMA_MAX_FD / 64];
 
 static void mark(int fd, int on)
 {
 	uint64_t bit = 1ull << (fd % 64);
 
-	if (on) {
+	__atomic_fetch_and(&gone_bits[fd / 64], ~bit, __ATOMIC_RELEASE);
+	if (on)
 		__atomic_fetch_or(&chan_bits[fd / 64], bit, __ATOMIC_RELEASE);
-		__atomic_fetch_and(&gone_bits[fd / 64], ~bit,
-				   __ATOMIC_RELEASE);
-	} else {
-		__atomic_fetch_or(&gone_bits[fd / 64], bit, __ATOMIC_RELEASE);
+	else
 		__atomic_fetch_and(&chan_bits[fd / 64], ~bit,
 				   __ATOMIC_RELEASE);
-	}
+}
+
+/* A blocking channel's number, closed: marked gone. */
+static void mark_gone(int fd)
+{
+	__atomic_fetch_or(&gone_bits[fd / 64], 1ull << (fd % 64),
+			  __ATOMIC_RELEASE);
 }
 
 static int fd_was_chan(int fd)
@@ -260,14 +265,29 @@ static ssize_t closed_under_call(const void *buf, size_t len)
 	return -1;
 }
 
+/* librdmacm's GET_EVENT, whole: its header and command, nothing else. */
+static int is_get_event(const void *buf, size_t len)
+{
+	const struct rdma_ucm_cmd_hdr *hdr = buf;
+
+	return len == sizeof(*hdr) + sizeof(struct rdma_ucm_get_event) &&
+	       hdr->cmd == RDMA_USER_CM_CMD_GET_EVENT &&
+	       hdr->in == sizeof(struct rdma_ucm_get_event);
+}
+
 /* A write to a file that is no channel (now), as the kernel does it;
- * one that finds a former channel's number closed: closed_under_call. */
+ * one that finds a former blocking channel's number closed (not open
+ * again, as another file, since) with a GET_EVENT: closed_under_call. */
 static ssize_t plain_write(int fd, const void *buf, size_t len)
 {
 	ssize_t n = ucma_real_write(fd, buf, len);
+	int err = errno;
 
-	if (n < 0 && errno == EBADF && fd_was_chan(fd))
+	if (n < 0 && err == EBADF && fd_was_chan(fd) &&
+	    is_get_event(buf, len) && syscall(SYS_fcntl, fd, F_GETFD) < 0 &&
+	    errno == EBADF)
 		return closed_under_call(buf, len);
+	errno = err;
 	return n;
 }
 
@@ -302,7 +322,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t len)
 EXPORT int close(int fd)
 {
 	struct ucma_chan *ch;
-	int rc;
+	int rc, blocking;
 
 	if (!ucma_fd_is_chan(fd))
 		return real_close(fd);
@@ -313,8 +333,11 @@ EXPORT int close(int fd)
 	ch = ucma_chan_by_fd(fd);
 	if (ch)
 		ucma_chan_destroy(ch);
+	blocking = !(syscall(SYS_fcntl, fd, F_GETFL) & O_NONBLOCK);
 	rc = real_close(fd);
 	mark(fd, 0);
+	if (!rc && blocking)
+		mark_gone(fd);
 	pthread_mutex_unlock(&ucma.lock);
 	return rc;
 }

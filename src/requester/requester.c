@@ -284,17 +284,22 @@ static inline bool wqe_ordered_behind(const struct srnic_qp *qp,
  * the table does not hold goes as always; the responder checks every
  * packet in any case (the table is a copy, some milliseconds behind).
  * Per message, not per packet; nothing to do for a peer that published
- * nothing.
+ * nothing.  RC only; a loopback QP's peer and a service's have no copy
+ * of a table, and go unchecked here.
  */
+#define TPT_READ_TRIES 8
+
 static bool published_refuses(const struct srnic_qp *qp,
 			      const struct srnic_swqe *w)
 {
 	const struct srnic_tpt *t;
-	uint32_t need, seq, n, i;
+	uint32_t need, seq, n, i, tries = 0;
 	uint64_t len = w->length;
 	bool found, ok;
 
-	if (!qp->peer)
+	/* (UC: a refused message is dropped by its responder without a
+	 * word, and the requester's completes; not failed here either) */
+	if (!qp->peer || qp->q.type != SRNIC_QPT_RC)
 		return false;
 	switch (w->opcode) {
 	case SRNIC_WR_WRITE:
@@ -316,10 +321,18 @@ static bool published_refuses(const struct srnic_qp *qp,
 	default:
 		return false;
 	}
+	/* (a request of no bytes touches no memory: the responder checks
+	 * no key for it) */
+	if (!len)
+		return false;
 	t = &qp->peer->tpt;
 	if (!__atomic_load_n(&t->n, __ATOMIC_RELAXED))
 		return false;
 	do {
+		/* (a table being written this long: not checked here; the
+		 * responder checks every packet anyway) */
+		if (tries++ == TPT_READ_TRIES)
+			return false;
 		seq = rte_seqcount_read_begin(&t->sc);
 		found = ok = false;
 		/* (a copy of the peer's process before: no word on its keys) */

@@ -2558,6 +2558,8 @@ static void test_published_checks(void)
 		{SRNIC_WR_ATOMIC_FAA, 77, 0x10000, 8, 0},
 		{SRNIC_WR_READ, 77, 0x10000 + STRIDE, STRIDE, 1},
 		{SRNIC_WR_WRITE, 78, 0x10000, STRIDE, 1},
+		/* (no bytes: no memory touched, no key checked) */
+		{SRNIC_WR_WRITE, 77, 0x90000, 0, 1},
 	};
 	unsigned i, n;
 
