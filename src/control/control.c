@@ -116,6 +116,33 @@ struct rte_mbuf *srnic_control_frame(struct srnic_engine *eng, uint8_t op,
 	return srnic_control_frame_to(eng, op, p, bcast, 0, 0);
 }
 
+/* The control core's tick queues its frames without waking anyone, and
+ * wakes the node's sleeper once at its end (ctrl_ring): one wake-up a
+ * tick, not one a frame. */
+static __thread bool in_tick;
+static __thread bool tick_queued;
+
+static void ctrl_ring(struct srnic_engine *eng)
+{
+	srnic_ring(&eng->node->proc[0].bell);
+}
+
+/* m to the datapath that holds the port token next; false (m freed) if
+ * the ring is full.  The node's sleeper wakes for it: with every process
+ * idle nobody else would take the token. */
+static bool ctrl_queue(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	if (rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	if (in_tick)
+		tick_queued = true;
+	else
+		ctrl_ring(eng);
+	return true;
+}
+
 /* pkt to dst on port p, by the datapath (ctrl_tx): the mbuf, or NULL. */
 static struct rte_mbuf *send_on(struct srnic_engine *eng,
 				const struct srnic_pkt *pkt,
@@ -123,11 +150,7 @@ static struct rte_mbuf *send_on(struct srnic_engine *eng,
 {
 	struct rte_mbuf *m = srnic_pkt_alloc(eng, pkt, dst, p, NULL);
 
-	if (m && rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0) {
-		rte_pktmbuf_free(m);
-		m = NULL;
-	}
-	return m;
+	return m && ctrl_queue(eng, m) ? m : NULL;
 }
 
 struct rte_mbuf *srnic_control_send(struct srnic_engine *eng,
@@ -161,8 +184,8 @@ static void send_hello(struct srnic_engine *eng, unsigned p)
 	pkt.ndev = (uint8_t)eng->cfg.ndev;
 	m = srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
 
-	if (m && rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0)
-		rte_pktmbuf_free(m);
+	if (m)
+		ctrl_queue(eng, m);
 }
 
 struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4)
@@ -607,6 +630,7 @@ static void *control_thread(void *arg)
 		uint64_t polled = ports_polled_ms(eng, now);
 		unsigned p;
 
+		in_tick = true;
 		watch_self(eng, &self, now, polled);
 		drain_rx(eng, now);
 		watch_links(eng, now, polled);
@@ -624,6 +648,10 @@ static void *control_thread(void *arg)
 		srnic_integrate_tick(eng, now);
 		srnic_tpt_tick(eng, now);
 		srnic_mcast_program_ports(eng);
+		in_tick = false;
+		if (tick_queued && !srnic_ports_send_control(eng))
+			ctrl_ring(eng);
+		tick_queued = false;
 		usleep(TICK_MS * 1000);
 	}
 	return NULL;

@@ -36,6 +36,8 @@ struct srnic_qp_fifo {
  * flush.  Each process has its own for every port. */
 struct srnic_txbuf {
 	uint16_t n;
+	uint16_t nctrl;	/* of them, the control core's (they ring no bell:
+			 * the far end reads them at its own pace) */
 	struct rte_mbuf *m[SRNIC_TXBUF];
 };
 
@@ -130,10 +132,17 @@ struct srnic_engine {
 	uint64_t uc_give_up_tsc;
 
 	/* life (the nap's words: the engine's own, or its process's slot
-	 * in the node when others must wake it) */
-	uint32_t *sleeping;
-	uint32_t *wake;
-	uint32_t own_sleeping, own_wake;
+	 * in the node when others must wake it: slot 0, the node's
+	 * sleeper, for srnicd's and an embedded engine's) */
+	struct srnic_bell *bell;
+	struct srnic_bell own_bell;
+	/* Each memif port's bells, in a file both ends of the link map
+	 * (port/bell.c): this node's end, on which its sleeper sleeps, and
+	 * the far end's, rung after sending it frames; NULL where the port
+	 * has none. */
+	struct srnic_bell *wire_bell[SRNIC_MAX_PORTS];
+	struct srnic_bell *wire_peer[SRNIC_MAX_PORTS];
+	unsigned wires_unbelled;	/* ports with no bell (kernel wires) */
 	/* Whoever holds the token runs the datapath: the engine's thread,
 	 * or an application thread in a post or poll call (datapath.c
 	 * says when).  Iterations count under it; app_iters counts those an

@@ -28,4 +28,58 @@ static inline void srnic_futex_wake(uint32_t *addr, int n)
 	syscall(SYS_futex, addr, FUTEX_WAKE, n, NULL, NULL, 0);
 }
 
+/*
+ * A sleeper's two words.  The sleeper sets sleeping before its last look
+ * for work and sleeps while wake is 0; whoever gives it work afterwards
+ * (publishing it first) finds sleeping set, makes wake 1 and wakes it.
+ * One system call a nap, not one a frame: the first waker's exchange
+ * makes wake 1, the others find it so.  The sleeper clears both when it
+ * wakes.
+ */
+struct srnic_bell {
+	uint32_t sleeping;
+	uint32_t wake;
+};
+
+static inline void srnic_ring(struct srnic_bell *b)
+{
+	/* (the work published before the look at sleeping: the sleeper
+	 * orders its look for work after setting it the same way) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&b->sleeping, __ATOMIC_RELAXED) &&
+	    !__atomic_exchange_n(&b->wake, 1, __ATOMIC_ACQ_REL))
+		srnic_futex_wake(&b->wake, 1);
+}
+
+/*
+ * Sleep until a wake on one of the n bells (each must have wake 0 and
+ * sleeping set), up to us microseconds.  One system call for them all
+ * (futex_waitv, Linux 5.16); -1 with errno ENOSYS where the kernel has
+ * none (the caller then sleeps on its first bell alone).
+ */
+static inline int srnic_futex_waitv(struct srnic_bell *const *bells,
+				    unsigned n, uint64_t us)
+{
+	struct futex_waitv w[FUTEX_WAITV_MAX];
+	struct timespec ts;
+	unsigned i;
+
+	if (n > FUTEX_WAITV_MAX)
+		n = FUTEX_WAITV_MAX;
+	for (i = 0; i < n; i++)
+		w[i] = (struct futex_waitv){
+			.val = 0,
+			.uaddr = (uintptr_t)&bells[i]->wake,
+			.flags = FUTEX_32,
+		};
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += us / 1000000;
+	ts.tv_nsec += (us % 1000000) * 1000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return syscall(SYS_futex_waitv, w, n, 0, &ts, CLOCK_MONOTONIC);
+}
+
 #endif

@@ -21,6 +21,7 @@
 #include <rte_ring.h>
 
 #include "srnic_config.h"
+#include "srnic_futex.h"
 #include "srnic_wire.h"
 #include "srnic_queue.h"
 #include "srnic_tpt.h"
@@ -403,9 +404,10 @@ struct srnic_proc {
 	/* its engine's hand-offs (srnicd makes them, as it makes rx) */
 	struct rte_ring *doorbell, *calls;
 	/* its datapath's nap (the futex word is shared: another process's
-	 * poller wakes it when it queues frames for it) */
-	uint32_t sleeping;
-	uint32_t wake;
+	 * poller wakes it when it queues frames for it); slot 0's is the
+	 * node's sleeper's, whoever holds the node (srnicd, or an embedded
+	 * engine): it polls the ports for everyone when all are idle */
+	struct srnic_bell bell;
 	/* Its engine thread stepped aside: its application threads poll,
 	 * and take queued frames themselves (no wake-up needed). */
 	uint32_t aside;

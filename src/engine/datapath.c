@@ -36,10 +36,16 @@
 			 * the RTO's floor (SRNIC_RTO_MIN_US) */
 #define NODE_IDLE_NAP_US 2000	/* srnicd's longest nap, no process
 				 * attached */
-#define SRNICD_CHECK_US 10000
-#define LAST_FLUSH_MS 100	/* attached: how long the last flush waits
-				 * for the port token */	/* attached: how often srnicd's socket is
+#define SRNICD_CHECK_US 10000	/* attached: how often srnicd's socket is
 				 * looked at */
+#define QUIET_ATTACHED_US 50000	/* an attached process's sleep with
+				 * nothing timed (srnicd's end is seen
+				 * within it, then) */
+#define QUIET_NODE_US 40000	/* the node's sleeper's, every port rung:
+			 * peers' HELLOs ring no bell, and are read then
+			 * (within the control core's 50 ms "unpolled") */
+#define LAST_FLUSH_MS 100	/* attached: how long the last flush waits
+				 * for the port token */
 #define APP_DRIVES 16	/* application iterations in SPIN_US (or in a
 			 * nap) that say it polls busily */
 
@@ -62,43 +68,92 @@ static inline void dp_leave(struct srnic_engine *eng)
 
 /* ---- waking the engine's thread ---- */
 
-void srnic_wake(uint32_t *sleeping, uint32_t *wake)
-{
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	/* One system call a nap, not one a frame: a poller queues a burst
-	 * for a process whose thread has not run yet, and a wake-up is a
-	 * few microseconds here. */
-	if (__atomic_load_n(sleeping, __ATOMIC_RELAXED) &&
-	    !__atomic_exchange_n(wake, 1, __ATOMIC_ACQ_REL))
-		srnic_futex_wake(wake, 1);
-}
-
 void srnic_datapath_wake(struct srnic_engine *eng)
 {
-	srnic_wake(eng->sleeping, eng->wake);
+	srnic_ring(eng->bell);
 }
 
-/* Sleep up to us unless there is work; whether it slept. */
-static bool idle_nap(struct srnic_engine *eng, uint64_t us)
+/* Nothing that a timer must look at: no QP's timers run, no ACK is
+ * owed, no CQ moderated, no service QP, no key aging.  The engine's
+ * thread may then sleep until it is woken (QUIET_*_US). */
+static inline bool dp_quiet(const struct srnic_engine *eng)
 {
+	return !eng->timer_head && !eng->ack_head && !eng->lazy.head &&
+	       !eng->mod_cqs && !eng->nsvc_qps && !eng->keys.nalias &&
+	       !eng->keys.gone;
+}
+
+static bool waitv_missing;	/* the kernel has no futex_waitv */
+
+/* The node's sleeper (srnicd's, or an embedded engine's thread) is woken
+ * by every frame: each of its ports has a bell, and the kernel sleeps on
+ * them all at once. */
+static inline bool node_rung(const struct srnic_engine *eng)
+{
+	return eng->mode != SRNIC_ATTACHED && !eng->wires_unbelled &&
+	       !waitv_missing;
+}
+
+static unsigned dp_iteration(struct srnic_engine *eng);
+
+/* The node's sleeper, its bells set: one more iteration, so that no frame
+ * that came before them waits for the nap.  Whether it found nothing. */
+static bool armed_look(struct srnic_engine *eng)
+{
+	unsigned work;
+	bool acks;
+
+	if (!dp_enter(eng))
+		return false;	/* (another poller is at it: not idle) */
+	work = dp_iteration(eng);
+	acks = eng->ack_head || eng->lazy.head;
+	dp_leave(eng);
+	return !work && !acks;
+}
+
+/*
+ * Sleep up to us unless there is work; whether it slept.  An attached
+ * process sleeps on its own bell (its doorbells, its calls, and the
+ * frames other pollers queue for it ring it).  The node's sleeper (armed)
+ * also sleeps on its memif links' bells, which the far end rings when it
+ * sends, and looks at the ports once more after setting them: with every
+ * process asleep, it is the one that polls for all of them, as a NIC's
+ * interrupt wakes its driver.
+ */
+static bool idle_nap(struct srnic_engine *eng, uint64_t us, bool armed)
+{
+	struct srnic_bell *bells[1 + SRNIC_MAX_PORTS];
+	struct rte_ring *rx = eng->node->proc[eng->slot].rx;
+	unsigned n = 0, i;
 	bool sleep;
 
-	struct rte_ring *rx = eng->node->proc[eng->slot].rx;
-
-	__atomic_store_n(eng->sleeping, 1, __ATOMIC_RELAXED);
+	bells[n++] = eng->bell;
+	if (armed && eng->mode != SRNIC_ATTACHED)
+		for (i = 0; i < eng->node->nports; i++)
+			if (eng->wire_bell[i])
+				bells[n++] = eng->wire_bell[i];
+	for (i = 0; i < n; i++)
+		__atomic_store_n(&bells[i]->sleeping, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	sleep = rte_ring_count(eng->doorbell) == 0 &&
 		rte_ring_count(eng->calls) == 0 && !eng->stop &&
 		(!rx || rte_ring_count(rx) == 0) &&
 		!__atomic_load_n(&eng->kicked, __ATOMIC_RELAXED);
-	if (sleep)
-		srnic_futex_wait(eng->wake, 0, us);
-	__atomic_store_n(eng->sleeping, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(eng->wake, 0, __ATOMIC_RELAXED);
+	if (sleep && n > 1)
+		sleep = armed_look(eng);
+	if (sleep && (n == 1 || waitv_missing))
+		srnic_futex_wait(&eng->bell->wake, 0, us);
+	else if (sleep && srnic_futex_waitv(bells, n, us) < 0 &&
+		 errno == ENOSYS) {
+		waitv_missing = true;	/* (short naps from now on) */
+		srnic_futex_wait(&eng->bell->wake, 0, us);
+	}
+	for (i = 0; i < n; i++)
+		__atomic_store_n(&bells[i]->sleeping, 0, __ATOMIC_SEQ_CST);
+	for (i = 0; i < n; i++)
+		__atomic_store_n(&bells[i]->wake, 0, __ATOMIC_RELAXED);
 	return sleep;
 }
-
-static unsigned dp_iteration(struct srnic_engine *eng);
 
 /*
  * An application thread that runs the datapath becomes a DPDK lcore of its
@@ -620,20 +675,27 @@ static inline void nap_aside(struct srnic_engine *eng, struct dp_pace *p)
 	p->idle_since = 0;
 	if (p->nap > p->aside_nap)
 		p->nap = p->aside_nap;
-	if (idle_nap(eng, p->nap))
+	if (idle_nap(eng, p->nap, false))
 		p->nap = p->nap * 2 < p->aside_nap ? p->nap * 2 : p->aside_nap;
 }
 
 /*
  * An iteration that found no work (ran: this thread ran it; acks: ACKs
  * still wait to go).  Spin a little for latency (and for deferred ACKs,
- * which fall due within ack_delay_us), then nap, each nap twice the
- * last, so that two nodes and their programs can share two cores.
+ * which fall due within ack_delay_us), then sleep, as DPDK's l3fwd-power
+ * does: poll while busy, arm the wake-ups and sleep after an idle spell.
+ * With nothing timed to look at (dp_quiet) the sleep lasts until a
+ * wake-up: an idle node costs nothing.  Otherwise, and on kernel wires,
+ * whose frames ring no bell, naps, each twice the last, up to
+ * idle_sleep_us, so that two nodes and their programs can share two
+ * cores.
  */
 static inline void idle_wait(struct srnic_engine *eng, struct dp_pace *p,
 			     uint64_t now, bool ran, bool acks)
 {
 	unsigned most;
+	uint64_t us = p->nap;
+	bool deep;
 
 	if (!p->idle_since)
 		p->idle_since = now;
@@ -643,11 +705,19 @@ static inline void idle_wait(struct srnic_engine *eng, struct dp_pace *p,
 		sched_yield();
 		return;
 	}
-	if (acks || now - p->idle_since < p->spin_tsc || !p->max_nap) {
+	/* Quiet, every wake-up rung: no spin either (what woke it was a
+	 * HELLO, or frames it passed on to a process that now has them). */
+	deep = dp_quiet(eng) &&
+	       (eng->mode == SRNIC_ATTACHED || node_rung(eng));
+	if (acks || !p->max_nap ||
+	    (!deep && now - p->idle_since < p->spin_tsc)) {
 		rte_pause();
 		return;
 	}
-	if (!idle_nap(eng, p->nap))
+	if (deep)
+		us = eng->mode == SRNIC_ATTACHED ? QUIET_ATTACHED_US
+						 : QUIET_NODE_US;
+	if (!idle_nap(eng, us, true))
 		return;
 	/* srnicd with no process attached only keeps its links alive:
 	 * HELLOs every few ms, and its naps may be as long. */

@@ -31,7 +31,7 @@ static bool proc_queue(struct srnic_engine *eng, struct srnic_proc *to,
 	}
 	to->rx_forwarded++;
 	if (!__atomic_load_n(&to->aside, __ATOMIC_RELAXED))
-		srnic_wake(&to->sleeping, &to->wake);
+		srnic_ring(&to->bell);
 	return true;
 }
 

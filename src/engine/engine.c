@@ -242,8 +242,7 @@ static int node_share(struct srnic_engine *eng, char *err, size_t errlen)
 		}
 		eng->doorbell = me->doorbell;
 		eng->calls = me->calls;
-		eng->sleeping = &me->sleeping;
-		eng->wake = &me->wake;
+		eng->bell = &me->bell;
 		eng->st = &me->st;
 		return 0;
 	}
@@ -292,6 +291,8 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 			return rc;
 	}
 	node = eng->node;
+	if (eng->mode != SRNIC_ATTACHED)
+		eng->bell = &node->proc[0].bell;	/* (the node's sleeper) */
 	if (eng->mode == SRNIC_ATTACHED) {
 		/* The ports, the loopback and the control core are srnicd's;
 		 * the process sends and receives on them.  A secondary
@@ -301,6 +302,7 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 		 * process would then wait for (it starved their QPs into
 		 * retry errors). */
 		srnic_ports_remap(eng);
+		srnic_port_bells_open(eng);
 		eng->payload_max = eng->cfg.mtu;
 		eng->fc_grant = SRNIC_FC_WINDOW;
 		srnic_stripe_plan(eng);
@@ -345,9 +347,10 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 	rc = srnic_ports_start(eng, err, errlen);
 	if (rc == 0)
 		rc = srnic_loop_start(eng, err, errlen);
-	if (rc == 0)
+	if (rc == 0) {
+		srnic_port_bells_open(eng);
 		srnic_stripe_plan(eng);
-	else
+	} else
 		srnic_ports_stop(eng);
 	return rc;
 }
@@ -518,8 +521,7 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 		eng->eal = node_memory;
 	}
 	eng->st = &eng->own_st;
-	eng->sleeping = &eng->own_sleeping;
-	eng->wake = &eng->own_wake;
+	eng->bell = &eng->own_bell;
 	eng->qpn_next = 16;
 	eng->dp_token = 1;	/* the engine thread's until it runs */
 	pthread_mutex_init(&eng->obj_lock, NULL);

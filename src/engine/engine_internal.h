@@ -70,8 +70,6 @@ void srnic_engine_call(struct srnic_engine *eng, struct srnic_call *c);
 void srnic_datapath_loop(struct srnic_engine *eng);
 /* Wake the engine's thread if it naps. */
 void srnic_datapath_wake(struct srnic_engine *eng);
-/* ... or the datapath whose nap words these are (another process's). */
-void srnic_wake(uint32_t *sleeping, uint32_t *wake);
 /* The process exits from inside an iteration this thread runs (a signal
  * handler that calls exit): that iteration never ends, and the engine's
  * stop leaves the datapath, its ports and links untouched. */

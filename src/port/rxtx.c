@@ -92,10 +92,58 @@ void srnic_ports_take_control(struct srnic_engine *eng)
 	n = rte_ring_sc_dequeue_burst(eng->node->ctrl_tx, (void **)m,
 				      SRNIC_BURST, NULL);
 	for (i = 0; i < n; i++)
-		if (m[i]->port < eng->node->nports)
+		if (m[i]->port < eng->node->nports) {
 			srnic_port_tx(eng, m[i]->port, m[i]);
-		else
+			eng->txbuf[m[i]->port].nctrl++;
+		} else {
 			rte_pktmbuf_free(m[i]);
+		}
+}
+
+/*
+ * srnicd's control core, at the end of its tick: its frames out now if
+ * the port token is free, so that an idle node's datapath need not wake
+ * to send them.  Memif ports only (a tap's transmit goes through
+ * tap.c's bookkeeping in flush_held); whatever stays on ctrl_tx goes with
+ * the next flush.  Whether ctrl_tx is empty now.
+ */
+bool srnic_ports_send_control(struct srnic_engine *eng)
+{
+	struct rte_mbuf *m[SRNIC_BURST];
+	unsigned i, n;
+
+	if (rte_ring_empty(eng->node->ctrl_tx))
+		return true;
+	/* (an embedded node's ports are guarded by its datapath's token,
+	 * which this thread cannot take) */
+	if (!eng->node->shared || eng->wires_unbelled ||
+	    !srnic_ports_take(eng))
+		return false;
+	n = rte_ring_sc_dequeue_burst(eng->node->ctrl_tx, (void **)m,
+				      SRNIC_BURST, NULL);
+	for (i = 0; i < n; i++) {
+		uint32_t len = rte_pktmbuf_pkt_len(m[i]);
+		struct srnic_port *port;
+
+		if (m[i]->port >= eng->node->nports ||
+		    !__atomic_load_n(&eng->node->port[m[i]->port].polling,
+				     __ATOMIC_ACQUIRE) ||
+		    !srnic_port_io_enter()) {
+			rte_pktmbuf_free(m[i]);
+			continue;
+		}
+		port = &eng->node->port[m[i]->port];
+		seal(port, m[i]);
+		if (rte_eth_tx_burst(port->port_id, 0, &m[i], 1) == 1) {
+			port->st.tx_pkts++;
+			port->st.tx_bytes += len;
+		} else {
+			rte_pktmbuf_free(m[i]);
+		}
+		srnic_port_io_leave();
+	}
+	srnic_ports_give(eng);
+	return rte_ring_empty(eng->node->ctrl_tx);
 }
 
 /* A frame out at once, past the transmit buffer (leaving a link, when
@@ -113,6 +161,8 @@ bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 	}
 	sent = rte_eth_tx_burst(eng->node->port[p].port_id, 0, &m, 1) == 1;
 	srnic_port_io_leave();
+	if (sent && eng->wire_peer[p])
+		srnic_ring(eng->wire_peer[p]);
 	if (!sent)
 		rte_pktmbuf_free(m);
 	return sent;
@@ -126,6 +176,7 @@ void srnic_port_tx_discard(struct srnic_engine *eng, unsigned p)
 
 	rte_pktmbuf_free_bulk(tb->m, tb->n);
 	tb->n = 0;
+	tb->nctrl = 0;
 }
 
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p)
@@ -147,6 +198,10 @@ static uint16_t tx_taken(struct srnic_port *port, struct srnic_txbuf *tb,
 	if (sent && sent < tb->n)
 		memmove(tb->m, tb->m + sent, (tb->n - sent) * sizeof(tb->m[0]));
 	tb->n -= sent;
+	/* (which were the control core's is not kept: those left count as
+	 * its at most) */
+	if (tb->nctrl > tb->n)
+		tb->nctrl = tb->n;
 	return sent;
 }
 
@@ -154,7 +209,7 @@ static uint16_t tx_taken(struct srnic_port *port, struct srnic_txbuf *tb,
 static unsigned flush_held(struct srnic_engine *eng)
 {
 	struct srnic_txbuf *lb = &eng->txbuf[SRNIC_PORT_LOOP];
-	unsigned i, total = 0;
+	unsigned i, sent, total = 0;
 
 	for (i = 0; i < eng->node->nports; i++) {
 		struct srnic_port *port = &eng->node->port[i];
@@ -181,15 +236,27 @@ static unsigned flush_held(struct srnic_engine *eng)
 			srnic_tap_tx_done(eng->node, idx, got, sent);
 			total += tx_taken(port, tb, sent);
 		} else {
-			total += tx_taken(port, tb,
-					  rte_eth_tx_burst(port->port_id, 0,
-							   tb->m, tb->n));
+			/* (the far end of a memif link may sleep: frames
+			 * for its QPs wake it) */
+			bool data = tb->n > tb->nctrl;
+
+			sent = tx_taken(port, tb,
+					rte_eth_tx_burst(port->port_id, 0,
+							 tb->m, tb->n));
+			if (sent && data && eng->wire_peer[i])
+				srnic_ring(eng->wire_peer[i]);
+			total += sent;
 		}
 		srnic_port_io_leave();
 	}
-	if (lb->n)
-		total += tx_taken(&eng->node->port[SRNIC_PORT_LOOP], lb,
-				  srnic_loop_tx(eng, lb->m, lb->n));
+	/* Frames to this node itself: whoever sleeps for the node takes
+	 * them if their QPs' processes sleep too. */
+	if (lb->n &&
+	    (sent = tx_taken(&eng->node->port[SRNIC_PORT_LOOP], lb,
+			     srnic_loop_tx(eng, lb->m, lb->n)))) {
+		srnic_ring(&eng->node->proc[0].bell);
+		total += sent;
+	}
 	return total;
 }
 

@@ -26,6 +26,11 @@ void srnic_ports_remap(struct srnic_engine *eng);
 /* The node's ports whose link is up. */
 unsigned srnic_ports_up(const struct srnic_node *node);
 
+/* bell.c: memif links' bells (how a node wakes the far end's sleeper):
+ * mapped for each memif port of the configuration; the others are
+ * counted in wires_unbelled. */
+void srnic_port_bells_open(struct srnic_engine *eng);
+
 /* memif.c: memif server sockets, before EAL starts */
 void srnic_ports_prepare(const struct srnic_config *cfg);
 void srnic_port_vdev_arg(const struct srnic_config *cfg, unsigned i,
@@ -48,6 +53,9 @@ void srnic_ports_settle(struct srnic_engine *eng);
 /* The port token held: the control core's frames into this process's
  * transmit queues (whoever holds the token sends them). */
 void srnic_ports_take_control(struct srnic_engine *eng);
+/* srnicd's control core: its frames out itself, if the port token is free
+ * (memif ports); whether none is left for the datapath. */
+bool srnic_ports_send_control(struct srnic_engine *eng);
 bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p);
 /* What port p's transmit buffer holds will not go (the port stops, or its
  * link goes): free it. */
