@@ -4,7 +4,7 @@
  *
  * A channel is a pipe: libibverbs' ibv_create_comp_channel would ask the
  * kernel for it, so srnic's preload library (preload.c) makes it instead,
- * and a CQ created on it opens its own write end through /proc.  An armed
+ * and a CQ created on it opens its own write end (channel.c).  An armed
  * CQ's next completion (or next solicited or failed one) makes the
  * datapath write the verbs CQ's address into the pipe, which is what
  * ibv_get_cq_event reads (srnic_cq_event, srnic_queue.h).
@@ -86,28 +86,13 @@ static struct srnic_cq_v *cq_new(struct ibv_context *context, int cqe)
 	return scq;
 }
 
-/* The CQ's end of its completion channel's pipe: a write end of its own
- * (the channel's fd is the read end); 0, or an errno. */
-static int cq_channel(struct srnic_cq_v *scq, struct ibv_comp_channel *ch)
-{
-	char path[40];
-	struct stat st;
-	int fd;
-
-	if (fstat(ch->fd, &st) || !S_ISFIFO(st.st_mode))
-		return EINVAL;	/* not a channel srnic's preload made */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", ch->fd);
-	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	scq->cq->notify_handle = (uintptr_t)&scq->vcq.cq;
-	scq->cq->notify_fd = fd;
-	return 0;
-}
-
 static void cq_free(struct srnic_context *ctx, struct srnic_cq_v *scq)
 {
+	int fd = scq->cq->notify_fd;
+
 	srnic_engine_destroy_cq(ctx->eng, scq->cq);
+	if (fd >= 0)
+		srnic_cq_channel_close(scq, fd);
 	free(scq);
 }
 
@@ -122,7 +107,8 @@ struct ibv_cq *srnic_create_cq(struct ibv_context *context, int cqe,
 		return NULL;
 	}
 	scq = cq_new(context, cqe);
-	if (scq && channel && (rc = cq_channel(scq, channel))) {
+	if (scq && channel &&
+	    (rc = srnic_cq_channel(to_sctx(context), scq, channel))) {
 		cq_free(to_sctx(context), scq);
 		errno = rc;
 		return NULL;
@@ -288,7 +274,7 @@ int srnic_destroy_cq(struct ibv_cq *ibcq)
 		return -rc;
 	/* (the datapath has let go of the CQ: nothing writes to fd now) */
 	if (fd >= 0)
-		close(fd);
+		srnic_cq_channel_close(scq, fd);
 	free(scq);
 	return 0;
 }
@@ -468,7 +454,8 @@ struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *context,
 	scq = cq_new(context, attr->cqe);
 	if (!scq)
 		return NULL;
-	if (attr->channel && (rc = cq_channel(scq, attr->channel))) {
+	if (attr->channel &&
+	    (rc = srnic_cq_channel(to_sctx(context), scq, attr->channel))) {
 		cq_free(to_sctx(context), scq);
 		errno = rc;
 		return NULL;

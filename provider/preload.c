@@ -174,6 +174,48 @@ __attribute__((constructor)) static void unmap_next(void)
 	next_shmdt = (int (*)(const void *))dlsym(RTLD_NEXT, "shmdt");
 }
 
+/* channel.c's: fn runs before a wait on one of our channels. */
+static void (*wait_hook)(struct ibv_comp_channel *);
+
+EXPORT void srnic_preload_wait_hook(void (*fn)(struct ibv_comp_channel *))
+{
+	__atomic_store_n(&wait_hook, fn, __ATOMIC_RELEASE);
+}
+
+static bool kept_channel(const struct ibv_comp_channel *ch)
+{
+	struct kept *k;
+
+	pthread_mutex_lock(&kept_lock);
+	for (k = kept; k && k->rfd != ch->fd; k = k->next)
+		;
+	pthread_mutex_unlock(&kept_lock);
+	return k != NULL;
+}
+
+/* libibverbs' own, after the provider's wait hook for our channels (it
+ * runs the datapath on this thread for a while: channel.c). */
+EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
+			    void **cq_context)
+{
+	static int (*next)(struct ibv_comp_channel *, struct ibv_cq **,
+			   void **);
+	void (*hook)(struct ibv_comp_channel *) =
+		__atomic_load_n(&wait_hook, __ATOMIC_ACQUIRE);
+
+	if (!next)
+		next = (int (*)(struct ibv_comp_channel *, struct ibv_cq **,
+				void **))preload_verbs_fn("ibv_get_cq_event",
+							  "IBVERBS_1.1");
+	if (!next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (hook && ch && kept_channel(ch))
+		hook(ch);
+	return next(ch, cq, cq_context);
+}
+
 /* mr_cache.c's: fn is told of every range before it is unmapped. */
 EXPORT void srnic_preload_unmap_hook(void (*fn)(void *addr, size_t len))
 {

@@ -51,6 +51,7 @@ struct srnic_pd {
 struct srnic_cq_v {
 	struct verbs_cq vcq;
 	struct srnic_cq *cq;
+	struct srnic_chan *channel;	/* channel.c's, or NULL */
 	int ex;			/* created with create_cq_ex */
 	/* create_cq_ex polling state */
 	struct srnic_cqe cur;
@@ -189,6 +190,12 @@ struct ibv_mr *srnic_svc_mr_new(struct ibv_pd *pd, void *addr, size_t length,
 /* mr_cache.c: pd is about to go; its idle cached regions go first.
  * EBUSY while one is held. */
 int srnic_mr_cache_drop_pd(struct ibv_pd *pd);
+
+/* channel.c: the CQ's end of its completion channel (0, or an errno),
+ * and its closing once the datapath has let go of the CQ */
+int srnic_cq_channel(struct srnic_context *ctx, struct srnic_cq_v *scq,
+		     struct ibv_comp_channel *ch);
+void srnic_cq_channel_close(struct srnic_cq_v *scq, int fd);
 
 /* cq.c: verbs' status for the engine's (enum srnic_wc_status) */
 enum ibv_wc_status srnic_wc_status_of(uint8_t status);

@@ -29,6 +29,11 @@
 /* Often enough that a port's HELLO loss measures the port within a few
  * hundred milliseconds; 100 tiny frames a second a port cost nothing. */
 #define HELLO_MS 10
+/* ... and while the node sleeps (its datapath's sleeper in a deep
+ * sleep: node->dp_deep), a tick and a HELLO this often: a wake-up costs
+ * 40 us of CPU here, and an idle node should cost nothing.  Still ten
+ * HELLOs a PEER_DEAD_MS, and every port alike (PORT_SILENT_MS). */
+#define IDLE_TICK_MS 30
 #define PEER_DEAD_MS 300
 /* A port that has stayed quiet this long while another port of the same
  * peer kept hearing it is out of the rotation at once, not after
@@ -623,6 +628,15 @@ static void *control_thread(void *arg)
 	struct srnic_engine *eng = arg;
 	uint64_t last_hello = 0;
 	struct self_watch self = {0};
+	bool idle = false;
+	/* (a service's members announce it with the HELLOs: ten of them in
+	 * svc_dead_ms, as in PEER_DEAD_MS) */
+	unsigned idle_ms = eng->cfg.svc_dead_ms / 10 < IDLE_TICK_MS
+				   ? eng->cfg.svc_dead_ms / 10
+				   : IDLE_TICK_MS;
+
+	if (idle_ms < TICK_MS)
+		idle_ms = TICK_MS;
 
 	pthread_setname_np(pthread_self(), "srnic-ctrl");
 	while (!__atomic_load_n(&eng->node->ctrl_stop, __ATOMIC_ACQUIRE)) {
@@ -634,7 +648,8 @@ static void *control_thread(void *arg)
 		watch_self(eng, &self, now, polled);
 		drain_rx(eng, now);
 		watch_links(eng, now, polled);
-		if (now - last_hello >= HELLO_MS ||
+		idle = __atomic_load_n(&eng->node->dp_deep, __ATOMIC_RELAXED);
+		if (now - last_hello >= (idle ? idle_ms : HELLO_MS) ||
 		    __atomic_exchange_n(&eng->node->hello_now, 0,
 					__ATOMIC_ACQ_REL)) {
 			last_hello = now;
@@ -652,7 +667,7 @@ static void *control_thread(void *arg)
 		if (tick_queued && !srnic_ports_send_control(eng))
 			ctrl_ring(eng);
 		tick_queued = false;
-		usleep(TICK_MS * 1000);
+		usleep((idle ? idle_ms : TICK_MS) * 1000);
 	}
 	return NULL;
 }

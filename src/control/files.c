@@ -19,6 +19,8 @@
 #include "srnic_control.h"
 
 #define FILES_TICK_MS 50
+#define IDLE_TICK_MS 100	/* the node asleep (dp_deep): the fault file
+			 * is read no more often than this anyway */
 #define STATS_MS 500
 
 static void *files_thread(void *arg)
@@ -37,7 +39,10 @@ static void *files_thread(void *arg)
 			srnic_stats_write(eng);
 		}
 		/* (a capture's slots are few: emptied every millisecond) */
-		usleep(srnic_capture_active() ? 1000 : FILES_TICK_MS * 1000);
+		usleep(srnic_capture_active() ? 1000
+			: __atomic_load_n(&eng->node->dp_deep, __ATOMIC_RELAXED)
+				? IDLE_TICK_MS * 1000
+				: FILES_TICK_MS * 1000);
 	}
 	srnic_stats_write(eng);	/* the last word */
 	return NULL;

@@ -87,6 +87,8 @@ struct srnic_config {
 	int hugepages;			/* 0: run EAL with --no-huge */
 	char eal_extra[256];		/* more EAL arguments, space separated */
 	unsigned idle_sleep_us;		/* longest idle nap of the datapath */
+	unsigned event_spin_us;		/* a waiter's datapath run before it
+					 * sleeps (provider/channel.c) */
 	unsigned ack_delay_us;		/* how long a plain ACK may wait for
 					 * a packet to go with */
 	int zero_copy;			/* send RC payload from registered

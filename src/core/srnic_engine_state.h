@@ -34,6 +34,16 @@ struct srnic_qp_fifo {
 
 /* A port's transmit buffer: frames a process queued since its last
  * flush.  Each process has its own for every port. */
+/* One end of a memif link, as the other end's frames wake it
+ * (port/bell.c): the bell its processes that wait for frames sleep on,
+ * and its node's sleeper's, rung only when none of them sleeps. */
+struct srnic_wire_end {
+	struct srnic_bell procs;
+	uint8_t pad0[64 - sizeof(struct srnic_bell)];
+	struct srnic_bell node;
+	uint8_t pad1[64 - sizeof(struct srnic_bell)];
+};
+
 struct srnic_txbuf {
 	uint16_t n;
 	uint16_t nctrl;	/* of them, the control core's (they ring no bell:
@@ -136,12 +146,16 @@ struct srnic_engine {
 	 * sleeper, for srnicd's and an embedded engine's) */
 	struct srnic_bell *bell;
 	struct srnic_bell own_bell;
+	uint32_t apps_asleep;	/* an application thread that drove went to
+				 * sleep (srnic_engine_app_sleeps) */
+	uint32_t apps_spinning;	/* ... and those that drive while they wait
+				 * for an event (srnic_engine_app_spins) */
 	/* Each memif port's bells, in a file both ends of the link map
-	 * (port/bell.c): this node's end, on which its sleeper sleeps, and
-	 * the far end's, rung after sending it frames; NULL where the port
-	 * has none. */
+	 * (port/bell.c): the one of this node's end that this engine
+	 * sleeps on, and the far end, rung after sending it frames; NULL
+	 * where the port has none. */
 	struct srnic_bell *wire_bell[SRNIC_MAX_PORTS];
-	struct srnic_bell *wire_peer[SRNIC_MAX_PORTS];
+	struct srnic_wire_end *wire_peer[SRNIC_MAX_PORTS];
 	unsigned wires_unbelled;	/* ports with no bell (kernel wires) */
 	/* Whoever holds the token runs the datapath: the engine's thread,
 	 * or an application thread in a post or poll call (datapath.c

@@ -29,26 +29,29 @@ static inline void srnic_futex_wake(uint32_t *addr, int n)
 }
 
 /*
- * A sleeper's two words.  The sleeper sets sleeping before its last look
- * for work and sleeps while wake is 0; whoever gives it work afterwards
- * (publishing it first) finds sleeping set, makes wake 1 and wakes it.
- * One system call a nap, not one a frame: the first waker's exchange
- * makes wake 1, the others find it so.  The sleeper clears both when it
- * wakes.
+ * A bell: two words that sleepers sleep on.  A sleeper sets its bit in
+ * sleeping (its process's slot in the node) before its last look for work
+ * and sleeps while wake is 0; whoever gives it work afterwards
+ * (publishing it first) finds sleeping not 0, makes wake 1 and wakes
+ * every sleeper.  One system call a nap, not one a frame: the first
+ * waker's exchange makes wake 1, the others find it so.  A sleeper that
+ * wakes clears its bit and makes wake 0.  Most bells have one sleeper; a
+ * memif link's may have one per process of the node (port/bell.c), and
+ * srnicd clears the bit of a process that died asleep.
  */
 struct srnic_bell {
-	uint32_t sleeping;
+	uint32_t sleeping;	/* bit s: slot s sleeps on it */
 	uint32_t wake;
 };
 
 static inline void srnic_ring(struct srnic_bell *b)
 {
 	/* (the work published before the look at sleeping: the sleeper
-	 * orders its look for work after setting it the same way) */
+	 * orders its look for work after counting itself the same way) */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&b->sleeping, __ATOMIC_RELAXED) &&
 	    !__atomic_exchange_n(&b->wake, 1, __ATOMIC_ACQ_REL))
-		srnic_futex_wake(&b->wake, 1);
+		srnic_futex_wake(&b->wake, INT32_MAX);
 }
 
 /*

@@ -523,6 +523,9 @@ struct srnic_node {
 	/* the control core's and the file thread's life */
 	uint32_t ctrl_stop;
 	uint32_t hello_now;	/* ask the control core for HELLOs now */
+	/* The node's sleeper sleeps deeply (nothing timed, every port
+	 * rings): the control core ticks less often meanwhile. */
+	uint32_t dp_deep;
 	int8_t dev_active;	/* control core: any port up (-1: not yet
 				 * looked at; the first look is no event) */
 	pthread_t ctrl_thread;

@@ -564,6 +564,11 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	  .offset = AT(idle_sleep_us), .lo = 0, .hi = 100000, .def = 200,
 	  .doc = "longest nap of an idle datapath core (0: it never "
 		 "sleeps)" },
+	{ .name = "event_spin_us", .kind = SRNIC_CONF_UINT,
+	  .offset = AT(event_spin_us), .lo = 0, .hi = 10000, .def = 100,
+	  .doc = "how long a thread that waits for a completion event "
+		 "runs the datapath itself before it sleeps (0: it sleeps "
+		 "at once)" },
 	/* (at most 200: below the RTO's floor, 250 us, or the peer probes) */
 	{ .name = "ack_delay_us", .kind = SRNIC_CONF_UINT,
 	  .offset = AT(ack_delay_us), .lo = 0, .hi = 200, .def = 20,

@@ -34,11 +34,13 @@
 #define ITER_PACKETS 256	/* packets the active QPs send in an iteration */
 #define ASIDE_NAP_US 100	/* longest nap while applications drive: below
 			 * the RTO's floor (SRNIC_RTO_MIN_US) */
+#define ASIDE_TOLD_US 1000	/* ... where the driver says when it stops
+				 * (nap_aside) */
 #define NODE_IDLE_NAP_US 2000	/* srnicd's longest nap, no process
 				 * attached */
 #define SRNICD_CHECK_US 10000	/* attached: how often srnicd's socket is
 				 * looked at */
-#define QUIET_ATTACHED_US 50000	/* an attached process's sleep with
+#define QUIET_ATTACHED_US 100000	/* an attached process's sleep with
 				 * nothing timed (srnicd's end is seen
 				 * within it, then) */
 #define QUIET_NODE_US 40000	/* the node's sleeper's, every port rung:
@@ -96,8 +98,8 @@ static inline bool node_rung(const struct srnic_engine *eng)
 
 static unsigned dp_iteration(struct srnic_engine *eng);
 
-/* The node's sleeper, its bells set: one more iteration, so that no frame
- * that came before them waits for the nap.  Whether it found nothing. */
+/* Its bells set: one more iteration, so that no frame that came before
+ * them waits for the nap.  Whether it found nothing. */
 static bool armed_look(struct srnic_engine *eng)
 {
 	unsigned work;
@@ -112,28 +114,30 @@ static bool armed_look(struct srnic_engine *eng)
 }
 
 /*
- * Sleep up to us unless there is work; whether it slept.  An attached
- * process sleeps on its own bell (its doorbells, its calls, and the
- * frames other pollers queue for it ring it).  The node's sleeper (armed)
- * also sleeps on its memif links' bells, which the far end rings when it
- * sends, and looks at the ports once more after setting them: with every
- * process asleep, it is the one that polls for all of them, as a NIC's
- * interrupt wakes its driver.
+ * Sleep up to us unless there is work; whether it slept.  The engine
+ * sleeps on its own bell (its doorbells, its calls, and the frames other
+ * pollers queue for it ring it) and, armed, on its memif links' bells,
+ * which the far end rings when it sends: it looks at the ports once more
+ * after counting itself in them, and whoever of the node's sleepers
+ * wakes first polls for all of them, as a NIC's interrupt wakes its
+ * driver.  The node's sleeper is always among them; a process that waits
+ * for its own frames is too, and then takes them with no hand-off.
  */
 static bool idle_nap(struct srnic_engine *eng, uint64_t us, bool armed)
 {
 	struct srnic_bell *bells[1 + SRNIC_MAX_PORTS];
 	struct rte_ring *rx = eng->node->proc[eng->slot].rx;
+	uint32_t me = 1u << eng->slot;
 	unsigned n = 0, i;
 	bool sleep;
 
 	bells[n++] = eng->bell;
-	if (armed && eng->mode != SRNIC_ATTACHED)
+	if (armed)
 		for (i = 0; i < eng->node->nports; i++)
 			if (eng->wire_bell[i])
 				bells[n++] = eng->wire_bell[i];
 	for (i = 0; i < n; i++)
-		__atomic_store_n(&bells[i]->sleeping, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_or(&bells[i]->sleeping, me, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	sleep = rte_ring_count(eng->doorbell) == 0 &&
 		rte_ring_count(eng->calls) == 0 && !eng->stop &&
@@ -149,7 +153,7 @@ static bool idle_nap(struct srnic_engine *eng, uint64_t us, bool armed)
 		srnic_futex_wait(&eng->bell->wake, 0, us);
 	}
 	for (i = 0; i < n; i++)
-		__atomic_store_n(&bells[i]->sleeping, 0, __ATOMIC_SEQ_CST);
+		__atomic_fetch_and(&bells[i]->sleeping, ~me, __ATOMIC_SEQ_CST);
 	for (i = 0; i < n; i++)
 		__atomic_store_n(&bells[i]->wake, 0, __ATOMIC_RELAXED);
 	return sleep;
@@ -244,6 +248,18 @@ void srnic_datapath_abandon(struct srnic_engine *eng)
 	 * the links as a killed process would. */
 	if (in_iteration)
 		__atomic_store_n(&eng->dp_abandoned, 1, __ATOMIC_RELEASE);
+}
+
+void srnic_engine_app_spins(struct srnic_engine *eng, bool on)
+{
+	__atomic_add_fetch(&eng->apps_spinning, on ? 1 : -1,
+			   __ATOMIC_RELEASE);
+}
+
+void srnic_engine_app_sleeps(struct srnic_engine *eng)
+{
+	__atomic_store_n(&eng->apps_asleep, 1, __ATOMIC_RELEASE);
+	srnic_datapath_wake(eng);
 }
 
 unsigned srnic_engine_progress(struct srnic_engine *eng)
@@ -660,7 +676,12 @@ static inline void look_at_apps(struct srnic_engine *eng, struct dp_pace *p,
 {
 	uint64_t app = app_iterations(eng);
 
-	p->app_drives = app - p->app_seen >= APP_DRIVES;
+	/* (a thread that ran iterations while it waited for an event, and
+	 * now sleeps for it, drives no more: channel.c) */
+	bool slept = __atomic_exchange_n(&eng->apps_asleep, 0,
+					 __ATOMIC_ACQ_REL);
+
+	p->app_drives = !slept && app - p->app_seen >= APP_DRIVES;
 	p->app_seen = app;
 	if (eng->mode == SRNIC_ATTACHED)
 		__atomic_store_n(&eng->node->proc[eng->slot].aside,
@@ -668,15 +689,29 @@ static inline void look_at_apps(struct srnic_engine *eng, struct dp_pace *p,
 	p->look_at = now + p->spin_tsc;
 }
 
-/* Stepped aside: short naps, so that if the application stops calling,
- * what it left (deferred ACKs, timers) waits no longer. */
+/*
+ * Stepped aside: short naps, so that if the application stops calling,
+ * what it left (deferred ACKs, timers) waits no longer.  Longer ones
+ * (ASIDE_TOLD_US) where whoever drives says when it stops: a thread that
+ * waits for an event (srnic_engine_app_sleeps), and srnicd's, whose
+ * processes' own threads take over from their application threads and
+ * whose every port rings.  A wake-up costs 10-40 us of CPU here: at
+ * 100 us naps the threads aside took a third of a CPU each, and two
+ * event ping-pongs' threads then waited for CPUs (ib_send_lat -e typical
+ * 4.7 to 122 us from one round to the next).
+ */
 static inline void nap_aside(struct srnic_engine *eng, struct dp_pace *p)
 {
+	unsigned most = p->aside_nap;
+
+	if (__atomic_load_n(&eng->apps_spinning, __ATOMIC_RELAXED) ||
+	    (eng->mode == SRNIC_NODE && node_rung(eng)))
+		most = ASIDE_TOLD_US;
 	p->idle_since = 0;
-	if (p->nap > p->aside_nap)
-		p->nap = p->aside_nap;
+	if (p->nap > most)
+		p->nap = most;
 	if (idle_nap(eng, p->nap, false))
-		p->nap = p->nap * 2 < p->aside_nap ? p->nap * 2 : p->aside_nap;
+		p->nap = p->nap * 2 < most ? p->nap * 2 : most;
 }
 
 /*
@@ -695,7 +730,7 @@ static inline void idle_wait(struct srnic_engine *eng, struct dp_pace *p,
 {
 	unsigned most;
 	uint64_t us = p->nap;
-	bool deep;
+	bool deep, slept;
 
 	if (!p->idle_since)
 		p->idle_since = now;
@@ -705,10 +740,10 @@ static inline void idle_wait(struct srnic_engine *eng, struct dp_pace *p,
 		sched_yield();
 		return;
 	}
-	/* Quiet, every wake-up rung: no spin either (what woke it was a
-	 * HELLO, or frames it passed on to a process that now has them). */
 	deep = dp_quiet(eng) &&
 	       (eng->mode == SRNIC_ATTACHED || node_rung(eng));
+	/* (quiet, every wake-up rung, it does not spin either: a spin
+	 * catches the answer to what was just sent, and nothing was) */
 	if (acks || !p->max_nap ||
 	    (!deep && now - p->idle_since < p->spin_tsc)) {
 		rte_pause();
@@ -717,7 +752,13 @@ static inline void idle_wait(struct srnic_engine *eng, struct dp_pace *p,
 	if (deep)
 		us = eng->mode == SRNIC_ATTACHED ? QUIET_ATTACHED_US
 						 : QUIET_NODE_US;
-	if (!idle_nap(eng, us, true))
+	deep = deep && eng->mode != SRNIC_ATTACHED;
+	if (deep)
+		__atomic_store_n(&eng->node->dp_deep, 1, __ATOMIC_RELAXED);
+	slept = idle_nap(eng, us, true);
+	if (deep)
+		__atomic_store_n(&eng->node->dp_deep, 0, __ATOMIC_RELAXED);
+	if (!slept)
 		return;
 	/* srnicd with no process attached only keeps its links alive:
 	 * HELLOs every few ms, and its naps may be as long. */
@@ -779,11 +820,23 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 			work = dp_iteration(eng);
 			acks = eng->ack_head || eng->lazy.head;
 			dp_leave(eng);
+			/* (an attached process's thread that polls is awake
+			 * for the node's frames: srnicd steps aside, its
+			 * bells unset, so that senders ring nobody) */
+			if (eng->mode == SRNIC_ATTACHED)
+				__atomic_fetch_add(&eng->node->apps_polled, 1,
+						   __ATOMIC_RELAXED);
 		}
 		now = srnic_now();
-		if (now >= p.look_at)
+		if (now >= p.look_at ||
+		    __atomic_load_n(&eng->apps_asleep, __ATOMIC_RELAXED))
 			look_at_apps(eng, &p, now);
-		if (p.app_drives && p.max_nap) {
+		/* (an application thread that runs the datapath while it
+		 * waits for an event has it to itself: two threads of one
+		 * process spinning on two CPUs left the other node none) */
+		if ((p.app_drives ||
+		     __atomic_load_n(&eng->apps_spinning, __ATOMIC_RELAXED)) &&
+		    p.max_nap) {
 			nap_aside(eng, &p);
 			continue;
 		}

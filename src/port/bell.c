@@ -12,14 +12,21 @@
  * embedded engine's) sleeps on its end's bells and its own at once
  * (futex_waitv); whoever sends on the link rings the far end's bell after
  * the frames are on the ring, which costs a system call only when the far
- * end sleeps (srnic_ring).  A memif link joins two processes of one host,
- * so a file beside its socket is one both can reach.
+ * end sleeps (srnic_ring).  Each end has two bells: its processes' (each
+ * that waits for frames sleeps there, and the first to wake polls the
+ * ports for all, taking its own frames with no hand-off) and its node's
+ * sleeper's, rung only when no process sleeps on the first: waking both
+ * made them race for the ports and the CPUs (ib_send_lat -e typical went
+ * from 17 to 40-47 us when every sleeper woke).  A memif link joins two
+ * processes of one host, so a file beside its socket is one both can
+ * reach.
  *
  * Mapped by every process of a node when its engine starts (the bells'
  * addresses are its own), before its datapath runs.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,15 +37,12 @@
 
 #define BELL_MAGIC 0x5342454cu	/* "SBEL" */
 
-/* The file: a bell for each end, each on a cache line of its own (the
- * far end writes the one, this end the other). */
+/* The file: each end's bells (the far end writes them, this end sleeps
+ * on them), each end on cache lines of its own. */
 struct wire_bells {
 	uint32_t magic;
 	uint8_t pad0[60];
-	struct {
-		struct srnic_bell bell;
-		uint8_t pad[64 - sizeof(struct srnic_bell)];
-	} end[2];	/* [0] the server's, [1] the client's */
+	struct srnic_wire_end end[2];	/* [0] the server's, [1] the client's */
 };
 
 /* The value of key=VALUE in a vdev's arguments (n bytes), or NULL. */
@@ -91,8 +95,9 @@ static int bells_map(struct srnic_engine *eng, unsigned i)
 	if (wb == MAP_FAILED)
 		return -errno;
 	__atomic_store_n(&wb->magic, BELL_MAGIC, __ATOMIC_RELAXED);
-	eng->wire_bell[i] = &wb->end[me].bell;
-	eng->wire_peer[i] = &wb->end[!me].bell;
+	eng->wire_bell[i] = eng->mode == SRNIC_ATTACHED ? &wb->end[me].procs
+							: &wb->end[me].node;
+	eng->wire_peer[i] = &wb->end[!me];
 	return 0;
 }
 
@@ -107,5 +112,26 @@ void srnic_port_bells_open(struct srnic_engine *eng)
 		if (strncmp(eng->cfg.port[i], "net_memif", 9) ||
 		    bells_map(eng, i) < 0)
 			eng->wires_unbelled++;
+	}
+}
+
+/* srnicd: a process that died asleep sleeps on no bell any more (else its
+ * bit would make every sender of the link wake nobody, a system call a
+ * flush). */
+void srnic_port_bells_forget(struct srnic_engine *eng, unsigned slot)
+{
+	unsigned i;
+
+	for (i = 0; i < eng->cfg.nports; i++) {
+		struct srnic_wire_end *end;
+
+		if (!eng->wire_bell[i])
+			continue;
+		/* (srnicd's is its end's node bell) */
+		end = (struct srnic_wire_end *)((char *)eng->wire_bell[i] -
+						offsetof(struct srnic_wire_end,
+							 node));
+		__atomic_fetch_and(&end->procs.sleeping, ~(1u << slot),
+				   __ATOMIC_RELAXED);
 	}
 }

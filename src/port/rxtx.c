@@ -146,6 +146,17 @@ bool srnic_ports_send_control(struct srnic_engine *eng)
 	return rte_ring_empty(eng->node->ctrl_tx);
 }
 
+/* Frames went to the far end of a memif link: wake whoever sleeps for
+ * them there, its processes if any sleeps, else its node's sleeper. */
+static inline void ring_wire(struct srnic_wire_end *end)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&end->procs.sleeping, __ATOMIC_RELAXED))
+		srnic_ring(&end->procs);
+	else
+		srnic_ring(&end->node);
+}
+
 /* A frame out at once, past the transmit buffer (leaving a link, when
  * nothing else will flush it).  Returns whether the port took it; the
  * frame is gone either way. */
@@ -162,7 +173,7 @@ bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 	sent = rte_eth_tx_burst(eng->node->port[p].port_id, 0, &m, 1) == 1;
 	srnic_port_io_leave();
 	if (sent && eng->wire_peer[p])
-		srnic_ring(eng->wire_peer[p]);
+		ring_wire(eng->wire_peer[p]);
 	if (!sent)
 		rte_pktmbuf_free(m);
 	return sent;
@@ -244,7 +255,7 @@ static unsigned flush_held(struct srnic_engine *eng)
 					rte_eth_tx_burst(port->port_id, 0,
 							 tb->m, tb->n));
 			if (sent && data && eng->wire_peer[i])
-				srnic_ring(eng->wire_peer[i]);
+				ring_wire(eng->wire_peer[i]);
 			total += sent;
 		}
 		srnic_port_io_leave();

@@ -30,6 +30,8 @@ unsigned srnic_ports_up(const struct srnic_node *node);
  * mapped for each memif port of the configuration; the others are
  * counted in wires_unbelled. */
 void srnic_port_bells_open(struct srnic_engine *eng);
+/* srnicd: the process of that slot is gone (it may have died asleep). */
+void srnic_port_bells_forget(struct srnic_engine *eng, unsigned slot);
 
 /* memif.c: memif server sockets, before EAL starts */
 void srnic_ports_prepare(const struct srnic_config *cfg);

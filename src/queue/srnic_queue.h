@@ -347,6 +347,10 @@ struct srnic_cq {
 	 * reads it back */
 	int notify_fd;
 	uint64_t notify_handle;
+	/* the channel's count of events written (the provider's: a thread
+	 * that waits on the channel runs the datapath until it moves), or
+	 * NULL */
+	uint32_t *notify_seq;
 	/* Event moderation (ibv_modify_cq), set by an engine call: the
 	 * armed CQ's event waits for mod_count completions, or for
 	 * mod_period (TSC cycles) after the first of them.  Datapath side:
@@ -378,6 +382,15 @@ static inline struct srnic_cqe *srnic_cq_slot(struct srnic_cq *cq)
 	return &cq->ring[cq->prod & cq->mask];
 }
 
+/* The event: the verbs CQ into the channel's pipe, and counted. */
+static inline void srnic_cq_tell(struct srnic_cq *cq)
+{
+	(void)!write(cq->notify_fd, &cq->notify_handle,
+		     sizeof(cq->notify_handle));
+	if (cq->notify_seq)
+		__atomic_add_fetch(cq->notify_seq, 1, __ATOMIC_RELEASE);
+}
+
 /* The armed CQ's event, if the completion c calls for it: one 8-byte
  * write to the channel's pipe, and the CQ is disarmed.  The datapath's, as
  * it publishes c; req_notify_cq's, for a c that came before the arming
@@ -392,8 +405,7 @@ static inline void srnic_cq_event(struct srnic_cq *cq,
 		return;
 	if (__atomic_compare_exchange_n(&cq->armed, &arm, 0, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		(void)!write(cq->notify_fd, &cq->notify_handle,
-			     sizeof(cq->notify_handle));
+		srnic_cq_tell(cq);
 }
 
 /* The moderated CQ's event, once it is due (the datapath's): a call
@@ -429,8 +441,7 @@ static inline void srnic_cq_moderated(struct srnic_cq *cq,
 	cq->mod_due = 0;
 	if (__atomic_compare_exchange_n(&cq->armed, &arm, 0, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		(void)!write(cq->notify_fd, &cq->notify_handle,
-			     sizeof(cq->notify_handle));
+		srnic_cq_tell(cq);
 }
 
 static inline void srnic_cq_publish(struct srnic_cq *cq)

@@ -286,6 +286,7 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 	/* Killed while it polled the ports: the token is free again, once
 	 * the rings only its holder puts frames on are whole. */
 	srnicd_token_reclaim(node, slot);
+	srnic_port_bells_forget(eng, slot);
 	ring_drain(node, slot_rx[slot], RX_RING, true);
 	/* The buffers its lcore's caches held go back to the pools (it
 	 * runs no more: nobody else uses that lcore id). */
