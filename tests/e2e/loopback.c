@@ -22,8 +22,10 @@
  * 4. Two UD QPs: one sends 100 datagrams to the other through the address
  *    handle; each arrives whole, with the sender's QP number and a GRH
  *    (an IPv4 header, RoCE v2) whose source address is our own.
- * 5. CQ event moderation (ibv_modify_cq): count and period, and arming a
- *    CQ that holds an unpolled completion (moderation()).
+ * 5. CQ event moderation (ibv_modify_cq): count and period (64
+ *    completions with a count of 16 make four events), one event an
+ *    arming and none without a completion behind it, and arming a CQ
+ *    that holds an unpolled completion (moderation()).
  * 6. The extended CQ's readers against ibv_poll_cq (extended_cq()).
  * 7. ibv_rereg_mr of translation, access and PD (rereg()).
  * 8. A QP moved to RESET leaves no completion in its CQ
@@ -490,6 +492,47 @@ static void moderation(void)
 	if (writes(a, scq, 1, buf, mr))
 		die("moderation: writes");
 	vu_check(event_within(ch, 2000), NULL, "count 4: the fourth does");
+
+	/* count 16: 64 completions make four events, re-armed after each
+	 * (seed 002: a count threshold sets the next interrupt) */
+	m.moderate.cq_count = 16;
+	vu_check(ibv_modify_cq(scq, &m) == 0, NULL, "count 16 set");
+	ibv_req_notify_cq(scq, 0);
+	got = 0;
+	for (unsigned i = 0; i < 64; i++) {
+		if (writes(a, scq, 1, buf, mr))
+			die("moderation: writes");
+		if (event_within(ch, i % 16 == 15 ? 2000 : 0)) {
+			got++;
+			ibv_req_notify_cq(scq, 0);
+		}
+	}
+	got += event_within(ch, 50);
+	vu_check(got >= 4 && got <= 5, NULL,
+		 "count 16: 64 completions made %d events (4, at most 5)", got);
+
+	/* one event an arming: moderation off, three completions make one
+	 * event, and no more come until the CQ is armed again, nor after
+	 * an arming that no completion follows */
+	m.moderate.cq_count = 0;
+	vu_check(ibv_modify_cq(scq, &m) == 0, NULL, "moderation off");
+	ibv_req_notify_cq(scq, 0);
+	if (writes(a, scq, 3, buf, mr))
+		die("moderation: writes");
+	vu_check(event_within(ch, 2000), NULL, "armed: an event");
+	vu_check(!event_within(ch, 100), NULL,
+		 "one arming, three completions: one event");
+	if (writes(a, scq, 2, buf, mr))
+		die("moderation: writes");
+	vu_check(!event_within(ch, 100), NULL,
+		 "not armed again: no event for two more completions");
+	ibv_req_notify_cq(scq, 0);
+	vu_check(!event_within(ch, 100), NULL,
+		 "armed, no completion: no event");
+	if (writes(a, scq, 1, buf, mr))
+		die("moderation: writes");
+	vu_check(event_within(ch, 2000), NULL,
+		 "... until a completion comes");
 
 	/* a period of 20 ms, a count it never reaches */
 	m.moderate.cq_count = 100;
