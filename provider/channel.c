@@ -16,14 +16,16 @@
  * event_spin_us: a completion that comes meanwhile makes its event on the
  * waiting thread, whose read then finds it.  The preload library's
  * ibv_get_cq_event calls channel_spin first (srnic_preload_wait_hook).
- * ib_send_lat -e went from 8.3-9.5 us typical to (below) on the default
- * testbed with it (docs/performance.md).
+ * ib_send_lat -e went from 8.3-9.5 us typical to 3.4-3.5 on the default
+ * testbed with it (docs/history/performance-log.md, "Programs that wait
+ * for events").
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,16 +33,15 @@
 
 #include "srnic_provider.h"
 
-/* A channel some CQ of this process was made on.  Kept for the life of
- * the process (a few dozen bytes each): the engine's CQs point at
- * written, and a channel's read fd and address may be reused. */
+/* A channel some CQ of this process was made on.  Not freed (the
+ * engine's CQs point at written, and a wait may be looking at it): one
+ * no CQ uses any more is taken for the next channel. */
 struct srnic_chan {
 	struct srnic_chan *next;
 	const struct ibv_comp_channel *ch;
 	int fd;
 	struct srnic_context *ctx;
 	uint32_t written;	/* events the datapath put in the pipe */
-	uint32_t taken;		/* waits that began (each reads one) */
 	uint32_t users;		/* CQs on it */
 };
 
@@ -52,7 +53,7 @@ static struct srnic_chan *chan_find(const struct ibv_comp_channel *ch)
 	struct srnic_chan *c;
 
 	for (c = chans; c; c = c->next)
-		if (c->ch == ch && c->fd == ch->fd)
+		if (c->users && c->ch == ch && c->fd == ch->fd)
 			return c;
 	return NULL;
 }
@@ -66,33 +67,40 @@ static uint64_t now_ns(void)
 }
 
 /*
- * Before a wait on ch: run the datapath here until an event is in the
- * pipe or event_spin_us have passed.  Not for a channel whose fd is
+ * Before a wait on ch: run the datapath here until an event is written
+ * or event_spin_us have passed.  Not when one is in the pipe already
+ * (FIONREAD: counting waits against events would drift for good at the
+ * first read a signal interrupts), nor for a channel whose fd is
  * non-blocking (its program asks whether an event is there, and must
- * hear at once), nor when one is there already (the events written less
- * the waits that began before this one).
+ * hear at once).
  */
 static void channel_spin(struct ibv_comp_channel *ch)
 {
-	struct srnic_engine *eng;
-	uint64_t until;
-	uint32_t taken;
+	struct srnic_engine *eng = NULL;
 	struct srnic_chan *c;
-	int fl;
+	uint32_t seen = 0;
+	unsigned spin_us = 0;
+	uint64_t until;
+	int fl, queued;
 
 	pthread_mutex_lock(&chans_lock);
 	c = chan_find(ch);
+	if (c) {
+		eng = c->ctx->eng;
+		spin_us = c->ctx->cfg.event_spin_us;
+		seen = __atomic_load_n(&c->written, __ATOMIC_ACQUIRE);
+	}
 	pthread_mutex_unlock(&chans_lock);
-	if (!c || !(eng = c->ctx->eng) || !c->ctx->cfg.event_spin_us)
+	if (!eng || !spin_us)
+		return;
+	if (ioctl(ch->fd, FIONREAD, &queued) || queued > 0)
 		return;
 	fl = fcntl(ch->fd, F_GETFL);
 	if (fl < 0 || (fl & O_NONBLOCK))
 		return;
-	taken = __atomic_fetch_add(&c->taken, 1, __ATOMIC_RELAXED);
-	until = now_ns() + 1000ull * c->ctx->cfg.event_spin_us;
+	until = now_ns() + 1000ull * spin_us;
 	srnic_engine_app_spins(eng, true);
-	while ((int32_t)(__atomic_load_n(&c->written, __ATOMIC_ACQUIRE) -
-			 taken) <= 0) {
+	while (__atomic_load_n(&c->written, __ATOMIC_ACQUIRE) == seen) {
 		if (now_ns() >= until) {
 			/* (the engine's thread, which stepped aside for
 			 * this one, takes over while it sleeps) */
@@ -125,19 +133,18 @@ int srnic_cq_channel(struct srnic_context *ctx, struct srnic_cq_v *scq,
 	pthread_mutex_lock(&chans_lock);
 	c = chan_find(ch);
 	if (!c) {
-		c = calloc(1, sizeof(*c));
-		if (c) {
+		/* (one no CQ uses, or a new one) */
+		for (c = chans; c && c->users; c = c->next)
+			;
+		if (!c && (c = calloc(1, sizeof(*c))) != NULL) {
 			c->next = chans;
 			chans = c;
 		}
-	}
-	if (c && !c->users) {
-		/* (new, or a channel made again at a freed one's address
-		 * and fd: it starts with no event) */
-		c->ch = ch;
-		c->fd = ch->fd;
-		c->ctx = ctx;
-		c->written = c->taken = 0;
+		if (c) {
+			c->ch = ch;
+			c->fd = ch->fd;
+			c->ctx = ctx;
+		}
 	}
 	if (c)
 		c->users++;

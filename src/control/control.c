@@ -599,7 +599,7 @@ struct self_watch {
 /* SRNIC_LOG: say when this node itself stalled (its control core, or its
  * datapath), which peers would take for a silent or dead link. */
 static void watch_self(struct srnic_engine *eng, struct self_watch *w,
-		       uint64_t now, uint64_t polled)
+		       uint64_t now, uint64_t polled, bool idle)
 {
 	uint64_t dp = __atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE);
 	bool late = w->tick && now - w->tick > 5 * TICK_MS, unpolled;
@@ -610,7 +610,9 @@ static void watch_self(struct srnic_engine *eng, struct self_watch *w,
 	w->tick = now;
 	/* (the datapath is judged only across ticks that came on time) */
 	if (dp != w->dp_epoch || late) {
-		if (!late && w->dp_moved && now - w->dp_moved > 5 * TICK_MS)
+		/* (asleep, it runs every QUIET_NODE_US at least) */
+		if (!late && !idle && w->dp_moved &&
+		    now - w->dp_moved > 5 * TICK_MS)
 			ctl_log(eng, "datapath stalled for %lu ms",
 				(unsigned long)(now - w->dp_moved));
 		w->dp_epoch = dp;
@@ -621,6 +623,24 @@ static void watch_self(struct srnic_engine *eng, struct self_watch *w,
 		ctl_log(eng, "ports unpolled for %lu ms: peers not judged",
 			(unsigned long)(now - polled));
 	w->unpolled = unpolled;
+}
+
+void srnic_hello_now(struct srnic_node *node)
+{
+	__atomic_store_n(&node->hello_now, 1, __ATOMIC_RELEASE);
+	srnic_ring(&node->ctrl_bell);
+}
+
+/* The node asleep: the next tick after ms, or at once for HELLOs asked
+ * for (a service taken, a group claimed, a GID to resolve). */
+static void idle_sleep(struct srnic_node *node, unsigned ms)
+{
+	__atomic_store_n(&node->ctrl_bell.sleeping, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&node->hello_now, __ATOMIC_RELAXED))
+		srnic_futex_wait(&node->ctrl_bell.wake, 0, ms * 1000ull);
+	__atomic_store_n(&node->ctrl_bell.sleeping, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&node->ctrl_bell.wake, 0, __ATOMIC_RELAXED);
 }
 
 static void *control_thread(void *arg)
@@ -645,7 +665,7 @@ static void *control_thread(void *arg)
 		unsigned p;
 
 		in_tick = true;
-		watch_self(eng, &self, now, polled);
+		watch_self(eng, &self, now, polled, idle);
 		drain_rx(eng, now);
 		watch_links(eng, now, polled);
 		idle = __atomic_load_n(&eng->node->dp_deep, __ATOMIC_RELAXED);
@@ -667,7 +687,10 @@ static void *control_thread(void *arg)
 		if (tick_queued && !srnic_ports_send_control(eng))
 			ctrl_ring(eng);
 		tick_queued = false;
-		usleep((idle ? idle_ms : TICK_MS) * 1000);
+		if (idle)
+			idle_sleep(eng->node, idle_ms);
+		else
+			usleep(TICK_MS * 1000);
 	}
 	return NULL;
 }
@@ -809,7 +832,7 @@ struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
 	uint64_t deadline = srnic_ms() + wait_ms, settled = 0;
 	struct srnic_peer *peer;
 
-	__atomic_store_n(&eng->node->hello_now, 1, __ATOMIC_RELEASE);
+	srnic_hello_now(eng->node);
 	for (;;) {
 		bool held = srnic_peer_lock(eng->node);
 		peer = peer_by_gid(eng, gid);

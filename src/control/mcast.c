@@ -130,7 +130,7 @@ int srnic_group_claim(struct srnic_node *node, unsigned slot, unsigned g)
 		__atomic_or_fetch(&node->groups, 1ull << g, __ATOMIC_RELEASE);
 	}
 	srnic_shared_unlock(&node->mcast_lock, held);
-	__atomic_store_n(&node->hello_now, 1, __ATOMIC_RELEASE);
+	srnic_hello_now(node);
 	return rc;
 }
 
@@ -143,7 +143,7 @@ void srnic_group_unclaim(struct srnic_node *node, unsigned slot, unsigned g)
 		__atomic_store_n(&node->group_owner[g], 0, __ATOMIC_RELEASE);
 	}
 	srnic_shared_unlock(&node->mcast_lock, held);
-	__atomic_store_n(&node->hello_now, 1, __ATOMIC_RELEASE);
+	srnic_hello_now(node);
 }
 
 void srnic_group_release_proc(struct srnic_node *node, unsigned slot)

@@ -276,7 +276,7 @@ static void claim(struct srnic_engine *eng, struct srnic_service *sv,
 	sv->holder_heard = now;
 	sv->holder_prio = eng->cfg.svc[sv->mine].prio;
 	sv->takeovers++;
-	__atomic_store_n(&eng->node->hello_now, 1, __ATOMIC_RELEASE);
+	srnic_hello_now(eng->node);
 	ctl_log(eng, "service %s: holding it, term %#x (%s)", sv->name, term,
 		why);
 }
@@ -352,7 +352,7 @@ static void hand_over(struct srnic_engine *eng, struct srnic_service *sv)
 	__atomic_store_n(&sv->frozen, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sv->holding, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sv->handover, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&eng->node->hello_now, 1, __ATOMIC_RELEASE);
+	srnic_hello_now(eng->node);
 	ctl_log(eng, "service %s: handing it over, term %#x", sv->name,
 		sv->term);
 }

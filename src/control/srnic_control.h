@@ -270,6 +270,9 @@ void srnic_tpt_forget(struct srnic_engine *eng, struct srnic_peer *peer);
 
 int srnic_control_start(struct srnic_engine *eng);
 void srnic_control_stop(struct srnic_engine *eng);
+/* HELLOs now (with what changed: a service's holder, a group's owner),
+ * not at the control core's next tick. */
+void srnic_hello_now(struct srnic_node *node);
 struct srnic_peer *srnic_control_resolve(struct srnic_engine *eng,
 					 const uint8_t gid[16],
 					 unsigned wait_ms);

@@ -34,16 +34,6 @@ struct srnic_qp_fifo {
 
 /* A port's transmit buffer: frames a process queued since its last
  * flush.  Each process has its own for every port. */
-/* One end of a memif link, as the other end's frames wake it
- * (port/bell.c): the bell its processes that wait for frames sleep on,
- * and its node's sleeper's, rung only when none of them sleeps. */
-struct srnic_wire_end {
-	struct srnic_bell procs;
-	uint8_t pad0[64 - sizeof(struct srnic_bell)];
-	struct srnic_bell node;
-	uint8_t pad1[64 - sizeof(struct srnic_bell)];
-};
-
 struct srnic_txbuf {
 	uint16_t n;
 	uint16_t nctrl;	/* of them, the control core's (they ring no bell:
@@ -157,6 +147,8 @@ struct srnic_engine {
 	struct srnic_bell *wire_bell[SRNIC_MAX_PORTS];
 	struct srnic_wire_end *wire_peer[SRNIC_MAX_PORTS];
 	unsigned wires_unbelled;	/* ports with no bell (kernel wires) */
+	bool rx_missed;		/* the last receive poll found the port token
+				 * taken */
 	/* Whoever holds the token runs the datapath: the engine's thread,
 	 * or an application thread in a post or poll call (datapath.c
 	 * says when).  Iterations count under it; app_iters counts those an

@@ -44,14 +44,31 @@ struct srnic_bell {
 	uint32_t wake;
 };
 
-static inline void srnic_ring(struct srnic_bell *b)
+/* One end of a link, as the other end's frames wake it (a memif link's:
+ * port/bell.c; the loopback's, in the node): the bell its processes that
+ * wait for frames sleep on, and its node's sleeper's, rung only when none
+ * of them sleeps. */
+struct srnic_wire_end {
+	struct srnic_bell procs;
+	uint8_t pad0[64 - sizeof(struct srnic_bell)];
+	struct srnic_bell node;
+	uint8_t pad1[64 - sizeof(struct srnic_bell)];
+};
+
+/* ... the caller's fence already made: the work published before the
+ * look at sleeping (the sleeper orders its look for work after setting
+ * its bit the same way) */
+static inline void srnic_ring_fenced(struct srnic_bell *b)
 {
-	/* (the work published before the look at sleeping: the sleeper
-	 * orders its look for work after counting itself the same way) */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&b->sleeping, __ATOMIC_RELAXED) &&
 	    !__atomic_exchange_n(&b->wake, 1, __ATOMIC_ACQ_REL))
 		srnic_futex_wake(&b->wake, INT32_MAX);
+}
+
+static inline void srnic_ring(struct srnic_bell *b)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	srnic_ring_fenced(b);
 }
 
 /*

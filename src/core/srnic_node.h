@@ -524,8 +524,13 @@ struct srnic_node {
 	uint32_t ctrl_stop;
 	uint32_t hello_now;	/* ask the control core for HELLOs now */
 	/* The node's sleeper sleeps deeply (nothing timed, every port
-	 * rings): the control core ticks less often meanwhile. */
+	 * rings): the control core ticks less often meanwhile, on its bell,
+	 * which a request for HELLOs now rings (srnic_hello_now). */
 	uint32_t dp_deep;
+	struct srnic_bell ctrl_bell;
+	/* The loopback's bells: frames a process puts on it ring them as
+	 * a far end's frames ring a memif link's (port/rxtx.c). */
+	struct srnic_wire_end loop_end;
 	int8_t dev_active;	/* control core: any port up (-1: not yet
 				 * looked at; the first look is no event) */
 	pthread_t ctrl_thread;

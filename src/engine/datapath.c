@@ -34,8 +34,8 @@
 #define ITER_PACKETS 256	/* packets the active QPs send in an iteration */
 #define ASIDE_NAP_US 100	/* longest nap while applications drive: below
 			 * the RTO's floor (SRNIC_RTO_MIN_US) */
-#define ASIDE_TOLD_US 1000	/* ... where the driver says when it stops
-				 * (nap_aside) */
+#define ASIDE_TOLD_US 250	/* ... where the driver says when it stops
+				 * (nap_aside): the RTO's floor */
 #define NODE_IDLE_NAP_US 2000	/* srnicd's longest nap, no process
 				 * attached */
 #define SRNICD_CHECK_US 10000	/* attached: how often srnicd's socket is
@@ -76,13 +76,27 @@ void srnic_datapath_wake(struct srnic_engine *eng)
 }
 
 /* Nothing that a timer must look at: no QP's timers run, no ACK is
- * owed, no CQ moderated, no service QP, no key aging.  The engine's
- * thread may then sleep until it is woken (QUIET_*_US). */
+ * owed, no CQ moderated, no service QP, no key aging; and nothing waits
+ * that no bell would announce: frames left in a transmit buffer (a full
+ * ring: nobody rings when it drains), frames the fault injector holds,
+ * ports another poller held at the last look.  The engine's thread may
+ * then sleep until it is woken (QUIET_*_US). */
 static inline bool dp_quiet(const struct srnic_engine *eng)
 {
-	return !eng->timer_head && !eng->ack_head && !eng->lazy.head &&
-	       !eng->mod_cqs && !eng->nsvc_qps && !eng->keys.nalias &&
-	       !eng->keys.gone;
+	unsigned i;
+
+	if (eng->timer_head || eng->ack_head || eng->lazy.head ||
+	    eng->mod_cqs || eng->nsvc_qps || eng->keys.nalias ||
+	    eng->keys.gone || eng->rx_missed)
+		return false;
+	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
+		if (eng->txbuf[i].n)
+			return false;
+	for (i = 0; i < eng->node->nports; i++)
+		if (eng->node->port[i].fault.head !=
+		    eng->node->port[i].fault.tail)
+			return false;
+	return true;
 }
 
 static bool waitv_missing;	/* the kernel has no futex_waitv */
@@ -125,17 +139,23 @@ static bool armed_look(struct srnic_engine *eng)
  */
 static bool idle_nap(struct srnic_engine *eng, uint64_t us, bool armed)
 {
-	struct srnic_bell *bells[1 + SRNIC_MAX_PORTS];
+	struct srnic_bell *bells[2 + SRNIC_MAX_PORTS];
 	struct rte_ring *rx = eng->node->proc[eng->slot].rx;
 	uint32_t me = 1u << eng->slot;
 	unsigned n = 0, i;
 	bool sleep;
 
 	bells[n++] = eng->bell;
-	if (armed)
+	/* (no link bit of a process whose srnicd is gone, which may not
+	 * poll, nor where futex_waitv is missing: it would not wake) */
+	if (armed && !waitv_missing && !eng->fatal) {
 		for (i = 0; i < eng->node->nports; i++)
 			if (eng->wire_bell[i])
 				bells[n++] = eng->wire_bell[i];
+		bells[n++] = eng->mode == SRNIC_ATTACHED
+				     ? &eng->node->loop_end.procs
+				     : &eng->node->loop_end.node;
+	}
 	for (i = 0; i < n; i++)
 		__atomic_fetch_or(&bells[i]->sleeping, me, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -145,11 +165,13 @@ static bool idle_nap(struct srnic_engine *eng, uint64_t us, bool armed)
 		!__atomic_load_n(&eng->kicked, __ATOMIC_RELAXED);
 	if (sleep && n > 1)
 		sleep = armed_look(eng);
-	if (sleep && (n == 1 || waitv_missing))
+	if (sleep && n == 1)
 		srnic_futex_wait(&eng->bell->wake, 0, us);
 	else if (sleep && srnic_futex_waitv(bells, n, us) < 0 &&
-		 errno == ENOSYS) {
-		waitv_missing = true;	/* (short naps from now on) */
+		 errno != EAGAIN && errno != ETIMEDOUT && errno != EINTR) {
+		/* (ENOSYS before Linux 5.16; EPERM under a seccomp
+		 * profile that predates it): short naps from now on */
+		waitv_missing = true;
 		srnic_futex_wait(&eng->bell->wake, 0, us);
 	}
 	for (i = 0; i < n; i++)
@@ -705,7 +727,7 @@ static inline void nap_aside(struct srnic_engine *eng, struct dp_pace *p)
 	unsigned most = p->aside_nap;
 
 	if (__atomic_load_n(&eng->apps_spinning, __ATOMIC_RELAXED) ||
-	    (eng->mode == SRNIC_NODE && node_rung(eng)))
+	    (eng->mode == SRNIC_NODE && node_rung(eng) && dp_quiet(eng)))
 		most = ASIDE_TOLD_US;
 	p->idle_since = 0;
 	if (p->nap > most)

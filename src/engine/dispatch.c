@@ -30,8 +30,11 @@ static bool proc_queue(struct srnic_engine *eng, struct srnic_proc *to,
 		return false;
 	}
 	to->rx_forwarded++;
+	/* (the frame on the ring before the look at aside, as the process
+	 * clears aside before its last look at the ring) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&to->aside, __ATOMIC_RELAXED))
-		srnic_ring(&to->bell);
+		srnic_ring_fenced(&to->bell);
 	return true;
 }
 
@@ -491,8 +494,10 @@ static unsigned rx_poll(struct srnic_engine *eng)
 	uint16_t n;
 
 	total = rx_ring(eng, queued_rx, true);
-	/* (srnicd's node: one process at a time polls the ports) */
-	if (!srnic_ports_take(eng))
+	/* (srnicd's node: one process at a time polls the ports; one that
+	 * missed them does not sleep long: the holder may be about to) */
+	eng->rx_missed = !srnic_ports_take(eng);
+	if (eng->rx_missed)
 		return total;
 	if (unlikely(queued_waiting(eng))) {
 		srnic_ports_give(eng);

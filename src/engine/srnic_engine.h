@@ -276,12 +276,12 @@ void srnic_engine_kick(struct srnic_engine *eng);
 /* Polling found nothing: run one datapath iteration on the caller's thread
  * if nobody else is.  Returns the work it did (0 also when it did not run);
  * a program that keeps polling thus drives its own traffic. */
+unsigned srnic_engine_progress(struct srnic_engine *eng);
 /* A thread that waits for a completion event runs the datapath itself
  * for a while (srnic_engine_progress): the engine's thread steps aside
  * while one does (on), and takes the datapath back at once when it goes
  * to sleep for the event (app_sleeps). */
 void srnic_engine_app_spins(struct srnic_engine *eng, bool on);
 void srnic_engine_app_sleeps(struct srnic_engine *eng);
-unsigned srnic_engine_progress(struct srnic_engine *eng);
 
 #endif

@@ -95,6 +95,15 @@ static int bells_map(struct srnic_engine *eng, unsigned i)
 	if (wb == MAP_FAILED)
 		return -errno;
 	__atomic_store_n(&wb->magic, BELL_MAGIC, __ATOMIC_RELAXED);
+	if (eng->mode != SRNIC_ATTACHED) {
+		/* The node starts: nobody of this end sleeps yet, whatever
+		 * the file says (a srnicd killed with processes asleep
+		 * left their bits, which would send every ring their way). */
+		__atomic_store_n(&wb->end[me].procs.sleeping, 0,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&wb->end[me].node.sleeping, 0,
+				 __ATOMIC_RELAXED);
+	}
 	eng->wire_bell[i] = eng->mode == SRNIC_ATTACHED ? &wb->end[me].procs
 							: &wb->end[me].node;
 	eng->wire_peer[i] = &wb->end[!me];
@@ -134,4 +143,6 @@ void srnic_port_bells_forget(struct srnic_engine *eng, unsigned slot)
 		__atomic_fetch_and(&end->procs.sleeping, ~(1u << slot),
 				   __ATOMIC_RELAXED);
 	}
+	__atomic_fetch_and(&eng->node->loop_end.procs.sleeping, ~(1u << slot),
+			   __ATOMIC_RELAXED);
 }

@@ -93,8 +93,11 @@ void srnic_ports_take_control(struct srnic_engine *eng)
 				      SRNIC_BURST, NULL);
 	for (i = 0; i < n; i++)
 		if (m[i]->port < eng->node->nports) {
+			struct srnic_txbuf *tb = &eng->txbuf[m[i]->port];
+			uint16_t before = tb->n;
+
 			srnic_port_tx(eng, m[i]->port, m[i]);
-			eng->txbuf[m[i]->port].nctrl++;
+			tb->nctrl += tb->n > before;	/* (unless dropped) */
 		} else {
 			rte_pktmbuf_free(m[i]);
 		}
@@ -115,9 +118,14 @@ bool srnic_ports_send_control(struct srnic_engine *eng)
 	if (rte_ring_empty(eng->node->ctrl_tx))
 		return true;
 	/* (an embedded node's ports are guarded by its datapath's token,
-	 * which this thread cannot take) */
-	if (!eng->node->shared || eng->wires_unbelled ||
-	    !srnic_ports_take(eng))
+	 * which this thread cannot take; a port being captured goes
+	 * through flush_held, which copies to the capture) */
+	if (!eng->node->shared || eng->wires_unbelled)
+		return false;
+	for (i = 0; i < eng->node->nports; i++)
+		if (srnic_tap_on(&eng->node->tap, i))
+			return false;
+	if (!srnic_ports_take(eng))
 		return false;
 	n = rte_ring_sc_dequeue_burst(eng->node->ctrl_tx, (void **)m,
 				      SRNIC_BURST, NULL);
@@ -152,9 +160,9 @@ static inline void ring_wire(struct srnic_wire_end *end)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&end->procs.sleeping, __ATOMIC_RELAXED))
-		srnic_ring(&end->procs);
+		srnic_ring_fenced(&end->procs);
 	else
-		srnic_ring(&end->node);
+		srnic_ring_fenced(&end->node);
 }
 
 /* A frame out at once, past the transmit buffer (leaving a link, when
@@ -209,10 +217,9 @@ static uint16_t tx_taken(struct srnic_port *port, struct srnic_txbuf *tb,
 	if (sent && sent < tb->n)
 		memmove(tb->m, tb->m + sent, (tb->n - sent) * sizeof(tb->m[0]));
 	tb->n -= sent;
-	/* (which were the control core's is not kept: those left count as
-	 * its at most) */
-	if (tb->nctrl > tb->n)
-		tb->nctrl = tb->n;
+	/* (which were the control core's is not kept: as if the sent ones
+	 * were, erring towards a ring too many, never one too few) */
+	tb->nctrl = tb->nctrl > sent ? tb->nctrl - sent : 0;
 	return sent;
 }
 
@@ -221,6 +228,7 @@ static unsigned flush_held(struct srnic_engine *eng)
 {
 	struct srnic_txbuf *lb = &eng->txbuf[SRNIC_PORT_LOOP];
 	unsigned i, sent, total = 0;
+	bool data;
 
 	for (i = 0; i < eng->node->nports; i++) {
 		struct srnic_port *port = &eng->node->port[i];
@@ -237,35 +245,33 @@ static unsigned flush_held(struct srnic_engine *eng)
 		 * full port) */
 		if (!srnic_port_io_enter())
 			continue;
+		/* (the far end of a memif link may sleep: frames for its
+		 * QPs wake it) */
+		data = tb->n > tb->nctrl;
 		if (srnic_tap_on(&eng->node->tap, i)) {
 			void *idx[SRNIC_BURST_MAX];
 			uint16_t got = srnic_tap_tx_take(eng->node, i, tb->m,
 							 tb->n, idx);
-			uint16_t sent = rte_eth_tx_burst(port->port_id, 0,
-							 tb->m, tb->n);
 
+			sent = rte_eth_tx_burst(port->port_id, 0, tb->m,
+						tb->n);
 			srnic_tap_tx_done(eng->node, idx, got, sent);
-			total += tx_taken(port, tb, sent);
+			sent = tx_taken(port, tb, sent);
 		} else {
-			/* (the far end of a memif link may sleep: frames
-			 * for its QPs wake it) */
-			bool data = tb->n > tb->nctrl;
-
 			sent = tx_taken(port, tb,
 					rte_eth_tx_burst(port->port_id, 0,
 							 tb->m, tb->n));
-			if (sent && data && eng->wire_peer[i])
-				ring_wire(eng->wire_peer[i]);
-			total += sent;
 		}
+		if (sent && data && eng->wire_peer[i])
+			ring_wire(eng->wire_peer[i]);
+		total += sent;
 		srnic_port_io_leave();
 	}
-	/* Frames to this node itself: whoever sleeps for the node takes
-	 * them if their QPs' processes sleep too. */
+	/* Frames to this node itself: the loopback rings as a link does */
 	if (lb->n &&
 	    (sent = tx_taken(&eng->node->port[SRNIC_PORT_LOOP], lb,
 			     srnic_loop_tx(eng, lb->m, lb->n)))) {
-		srnic_ring(&eng->node->proc[0].bell);
+		ring_wire(&eng->node->loop_end);
 		total += sent;
 	}
 	return total;
