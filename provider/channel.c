@@ -81,7 +81,7 @@ static void channel_spin(struct ibv_comp_channel *ch)
 	uint32_t seen = 0;
 	unsigned spin_us = 0;
 	uint64_t until;
-	int fl, queued;
+	int fl, queued, cancel;
 
 	pthread_mutex_lock(&chans_lock);
 	c = chan_find(ch);
@@ -99,18 +99,21 @@ static void channel_spin(struct ibv_comp_channel *ch)
 	if (fl < 0 || (fl & O_NONBLOCK))
 		return;
 	until = now_ns() + 1000ull * spin_us;
+	/* (not cancelled in the middle: the count of spinners would stay
+	 * up; a cancel waits for the read that follows) */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	srnic_engine_app_spins(eng, true);
 	while (__atomic_load_n(&c->written, __ATOMIC_ACQUIRE) == seen) {
-		if (now_ns() >= until) {
-			/* (the engine's thread, which stepped aside for
-			 * this one, takes over while it sleeps) */
-			srnic_engine_app_spins(eng, false);
-			srnic_engine_app_sleeps(eng);
-			return;
-		}
+		if (now_ns() >= until)
+			break;
 		srnic_engine_progress(eng);
 	}
 	srnic_engine_app_spins(eng, false);
+	/* (no event yet: the engine's thread, which stepped aside for this
+	 * one, takes over while it sleeps) */
+	if (__atomic_load_n(&c->written, __ATOMIC_ACQUIRE) == seen)
+		srnic_engine_app_sleeps(eng);
+	pthread_setcancelstate(cancel, NULL);
 }
 
 /* The CQ's end of its completion channel's pipe: a write end of its own

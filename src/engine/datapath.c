@@ -237,9 +237,15 @@ static __thread bool in_iteration;
 static bool run_here(struct srnic_engine *eng, unsigned *work, bool app)
 {
 	unsigned own_lcore = rte_lcore_id();
+	int cancel;
 
 	if (!dp_enter(eng))
 		return false;
+	/* (a program's thread cancelled inside the iteration, at one of
+	 * its cancellation points, an event's write() say, would leave the
+	 * datapath half-run and its token taken: rping cancels the thread
+	 * that waits for its events as it tears down) */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	in_iteration = true;
 	if (eng->mode == SRNIC_ATTACHED) {
 		/* A secondary process may not register threads as lcores:
@@ -260,6 +266,7 @@ static bool run_here(struct srnic_engine *eng, unsigned *work, bool app)
 	RTE_PER_LCORE(_lcore_id) = own_lcore;
 	in_iteration = false;
 	dp_leave(eng);
+	pthread_setcancelstate(cancel, NULL);
 	return true;
 }
 
