@@ -52,6 +52,8 @@ on() {
 
 # wait_listen NODE [PORT] (one copy for the tests and the demos)
 . "$ROOT/examples/wait-listen.sh"
+# oncpu PID... (one copy for the tests and the benchmarks)
+. "$ROOT/tests/oncpu.sh"
 
 # pair NAME TIMEOUT CMD...: run CMD as server on b and as client on a (the
 # client gets "b" appended) once the server listens, wait for both; logs

@@ -56,25 +56,16 @@ iperf_gbps() {	# [--sockets]: iperf (2) a -> b, Gb/s (b's report)
 	rm -f "$out"
 }
 
-oncpu() {	# PID...: ns their threads have run
-	local p t s total=0
-	for p in "$@"; do
-		for t in /proc/"$p"/task/*/schedstat; do
-			read -r s _ < "$t" 2> /dev/null && total=$((total + s))
-		done
-	done
-	echo $total
-}
-
 idle_ms() {	# srnicd b and a waiting ibv_rc_pingpong -e server, 10 s
-	local pid server c0 ms
+	local pid server srnicd c0 ms
 	"$SRNIC" exec b -- ibv_rc_pingpong -g 1 -e -p 18650 > /dev/null 2>&1 &
 	pid=$!
 	sleep 3
 	server=$(pgrep -n -x ibv_rc_pingpong)
-	c0=$(oncpu "$(cat "$SRNIC_RUN/testbed/b.srnicd.pid")" "$server")
+	srnicd=$(cat "$SRNIC_RUN/testbed/b.srnicd.pid")
+	c0=$(oncpu "$srnicd" "$server")
 	sleep 10
-	ms=$(( ($(oncpu "$(cat "$SRNIC_RUN/testbed/b.srnicd.pid")" "$server") - c0) / 1000000 ))
+	ms=$(( ($(oncpu "$srnicd" "$server") - c0) / 1000000 ))
 	kill $pid 2>/dev/null || true
 	wait $pid 2>/dev/null || true
 	echo $ms

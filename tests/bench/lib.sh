@@ -1,5 +1,8 @@
 # What the benchmarks share (sourced by tests/bench/*.sh, which set SRNIC).
 
+# oncpu PID... (one copy for the tests and the benchmarks)
+. "$(dirname "${BASH_SOURCE[0]}")/../oncpu.sh"
+
 # srnic_pair TOOL ARGS...: TOOL as server on node b, as client on node a
 # (aimed at b); prints the client's output.
 srnic_pair() {

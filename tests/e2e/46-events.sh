@@ -80,15 +80,6 @@ idle=$!
 wait_listen b 18600 || fail "the idle server never listened"
 server=$(pgrep -n -x ibv_rc_pingpong) || fail "no idle server to watch"
 srnicd=$(cat "$TB/b.srnicd.pid")
-oncpu() {	# PID...: ns their threads have run
-	local p t s total=0
-	for p in "$@"; do
-		for t in /proc/"$p"/task/*/schedstat; do
-			read -r s _ < "$t" 2> /dev/null && total=$((total + s))
-		done
-	done
-	echo $total
-}
 sleep 2	# (the server's last steps settle)
 best=
 for try in 1 2; do
