@@ -13,6 +13,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +32,26 @@
 #define HELLO_MS 10
 /* ... and while the node sleeps (its datapath's sleeper in a deep
  * sleep: node->dp_deep), a tick and a HELLO this often: a wake-up costs
- * 40 us of CPU here, and an idle node should cost nothing.  Still ten
- * HELLOs a PEER_DEAD_MS, and every port alike (PORT_SILENT_MS). */
-#define IDLE_TICK_MS 30
+ * 40-150 us of CPU here, and an idle node should cost nothing (at 30 ms,
+ * srnicd and a waiting server ran 72-113 ms in 10 s, most of it
+ * wake-ups).  Each HELLO says the interval (hello_ms) and the peers judge
+ * by it (peer_dead_ms); one goes at once when the node falls asleep, so
+ * that none comes later than the last one said.  A node with services
+ * keeps ten HELLOs a svc_dead_ms: their SVC_ANNOUNCEs go with them, and
+ * its members judge those by svc_dead_ms alone. */
+#define IDLE_TICK_MS 100
+/* ... but as before HELLOs said their interval while a peer that does not
+ * say it is heard: it judges every node by PEER_DEAD_MS and
+ * PORT_SILENT_MS alone. */
+#define UNSAID_IDLE_TICK_MS 30
+/* A peer is down on a port after this long without a frame there, or
+ * after DEAD_HELLOS of its HELLO intervals if that is longer; silent
+ * after SILENT_HELLOS (one HELLO lost is two intervals and a little).
+ * An interval said over HELLO_MS_MAX counts as that. */
 #define PEER_DEAD_MS 300
+#define DEAD_HELLOS 5
+#define SILENT_HELLOS 3
+#define HELLO_MS_MAX 1000
 /* A port that has stayed quiet this long while another port of the same
  * peer kept hearing it is out of the rotation at once, not after
  * PEER_DEAD_MS: a link that died silently must not eat the retries of
@@ -176,7 +193,8 @@ struct rte_mbuf *srnic_control_send_peer(struct srnic_engine *eng,
 		       p);
 }
 
-static void send_hello(struct srnic_engine *eng, unsigned p)
+static void send_hello(struct srnic_engine *eng, unsigned p,
+		       unsigned hello_ms)
 {
 	struct srnic_pkt pkt;
 	struct rte_mbuf *m;
@@ -184,6 +202,7 @@ static void send_hello(struct srnic_engine *eng, unsigned p)
 	/* Numbered per port, so that peers can tell how many they miss. */
 	srnic_control_pkt(eng, SRNIC_OP_HELLO, p, &pkt);
 	pkt.msn = eng->node->port[p].hello_seq++;
+	pkt.hello_ms = (uint16_t)hello_ms;
 	pkt.groups = __atomic_load_n(&eng->node->groups, __ATOMIC_ACQUIRE);
 	pkt.dev = eng->cfg.port_dev[p];
 	pkt.ndev = (uint8_t)eng->cfg.ndev;
@@ -333,6 +352,23 @@ struct srnic_peer *srnic_peer_slot(struct srnic_engine *eng,
 	return peer;
 }
 
+/* The interval a peer's HELLO says (an idle peer's are slower:
+ * IDLE_TICK_MS).  When it shortens, the longer one still holds for
+ * DEAD_HELLOS of it: the HELLOs sent before, and those of the same tick
+ * on the peer's other ports, may come yet. */
+static void hello_interval(struct srnic_peer *peer, uint16_t said,
+			   uint64_t now)
+{
+	uint16_t ms = said > HELLO_MS_MAX ? HELLO_MS_MAX : said;
+
+	if (ms < peer->hello_ms) {
+		peer->hello_wide_ms = peer->hello_ms;
+		peer->hello_wide_until =
+			now + (uint64_t)DEAD_HELLOS * peer->hello_ms;
+	}
+	peer->hello_ms = ms;
+}
+
 static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		  unsigned p, uint64_t now)
 {
@@ -367,6 +403,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 				     pkt->src_inc);
 			if (pkt->opcode == SRNIC_OP_HELLO) {
 				hello_loss(eng, peer, p, pkt);
+				hello_interval(peer, pkt->hello_ms, now);
 				/* (the multicast RDMA senders' members) */
 				__atomic_store_n(&peer->groups, pkt->groups,
 						 __ATOMIC_RELEASE);
@@ -427,20 +464,36 @@ static void drain_rx(struct srnic_engine *eng, uint64_t now)
 	}
 }
 
-/* Ports of a peer gone quiet while another still hears it (PORT_SILENT_MS).
- * The measure is relative: it needs no clock of the peer's, and a node
- * that stalls (or a peer that stalls) silences every port alike. */
-static void watch_silence(struct srnic_engine *eng, struct srnic_peer *peer)
+/* The interval the peer is judged by. */
+static inline uint64_t peer_hello_ms(const struct srnic_peer *peer,
+				     uint64_t now)
 {
-	uint64_t freshest = 0;
+	uint64_t ms = peer->hello_ms ? peer->hello_ms : HELLO_MS;
+
+	if (now < peer->hello_wide_until && peer->hello_wide_ms > ms)
+		ms = peer->hello_wide_ms;
+	return ms;
+}
+
+/* Ports of a peer gone quiet while another still hears it (PORT_SILENT_MS,
+ * or SILENT_HELLOS of its HELLO intervals if longer).  The measure is
+ * relative: it needs no clock of the peer's, and a node that stalls (or a
+ * peer that stalls) silences every port alike. */
+static void watch_silence(struct srnic_engine *eng, struct srnic_peer *peer,
+			  uint64_t now)
+{
+	uint64_t freshest = 0, quiet = SILENT_HELLOS * peer_hello_ms(peer, now);
 	unsigned p;
+
+	if (quiet < PORT_SILENT_MS)
+		quiet = PORT_SILENT_MS;
 
 	for (p = 0; p < eng->node->nports; p++)
 		if (peer->up[p] && peer->last_seen[p] > freshest)
 			freshest = peer->last_seen[p];
 	for (p = 0; p < eng->node->nports; p++)
 		if (peer->up[p] && !peer->silent[p] &&
-		    peer->last_seen[p] + PORT_SILENT_MS < freshest) {
+		    peer->last_seen[p] + quiet < freshest) {
 			ctl_log(eng, "peer %s silent on port %u for %lu ms: "
 				"out of the rotation", peer->name, p,
 				(unsigned long)(freshest - peer->last_seen[p]));
@@ -542,19 +595,24 @@ static void report_device_active(struct srnic_engine *eng)
 }
 
 /* A peer is down on a port that has carried no frame of it for
- * PEER_DEAD_MS up to polled, or that nobody polls. */
+ * PEER_DEAD_MS, or DEAD_HELLOS of its HELLO intervals, up to polled, or
+ * that nobody polls. */
 static void watch_peer(struct srnic_engine *eng, struct srnic_peer *peer,
-		       uint64_t polled)
+		       uint64_t polled, uint64_t now)
 {
+	uint64_t dead = DEAD_HELLOS * peer_hello_ms(peer, now);
 	unsigned p;
 
+	if (dead < PEER_DEAD_MS)
+		dead = PEER_DEAD_MS;
+
 	for (p = 0; p < eng->node->nports; p++)
-		if (peer->up[p] && (peer->last_seen[p] + PEER_DEAD_MS < polled ||
+		if (peer->up[p] && (peer->last_seen[p] + dead < polled ||
 				    !eng->node->port[p].polling)) {
 			ctl_log(eng, "peer %s down on port %u", peer->name, p);
 			__atomic_store_n(&peer->up[p], 0, __ATOMIC_RELEASE);
 		}
-	watch_silence(eng, peer);
+	watch_silence(eng, peer, now);
 }
 
 /*
@@ -585,7 +643,7 @@ static void watch_links(struct srnic_engine *eng, uint64_t now,
 	report_device_active(eng);
 	bool held = srnic_peer_lock(eng->node);
 	for (i = 0; i < srnic_npeers(eng->node); i++)
-		watch_peer(eng, &eng->node->peer[i], polled);
+		watch_peer(eng, &eng->node->peer[i], polled, now);
 	srnic_peer_unlock(eng->node, held);
 }
 
@@ -599,10 +657,12 @@ struct self_watch {
 /* SRNIC_LOG: say when this node itself stalled (its control core, or its
  * datapath), which peers would take for a silent or dead link. */
 static void watch_self(struct srnic_engine *eng, struct self_watch *w,
-		       uint64_t now, uint64_t polled, bool idle)
+		       uint64_t now, uint64_t polled, bool idle,
+		       unsigned slept_ms)
 {
 	uint64_t dp = __atomic_load_n(&eng->dp_epoch, __ATOMIC_ACQUIRE);
-	bool late = w->tick && now - w->tick > 5 * TICK_MS, unpolled;
+	bool late = w->tick && now - w->tick > slept_ms + 4 * TICK_MS,
+	     unpolled;
 
 	if (late)
 		ctl_log(eng, "control core stalled: %lu ms between ticks",
@@ -618,7 +678,8 @@ static void watch_self(struct srnic_engine *eng, struct self_watch *w,
 		w->dp_epoch = dp;
 		w->dp_moved = now;
 	}
-	unpolled = polled && now - polled > 5 * TICK_MS;
+	/* (asleep, the node polls its ports every QUIET_NODE_US) */
+	unpolled = !idle && polled && now - polled > 5 * TICK_MS;
 	if (unpolled && !w->unpolled)
 		ctl_log(eng, "ports unpolled for %lu ms: peers not judged",
 			(unsigned long)(now - polled));
@@ -643,20 +704,36 @@ static void idle_sleep(struct srnic_node *node, unsigned ms)
 	__atomic_store_n(&node->ctrl_bell.wake, 0, __ATOMIC_RELAXED);
 }
 
+/* A peer is heard whose HELLOs do not say their interval (an older
+ * srnic): it would judge ours by PEER_DEAD_MS alone. */
+static bool unsaid_peers(struct srnic_engine *eng)
+{
+	unsigned i, p;
+
+	for (i = 0; i < srnic_npeers(eng->node); i++)
+		for (p = 0; p < eng->node->nports; p++)
+			if (eng->node->peer[i].up[p] &&
+			    !eng->node->peer[i].hello_ms)
+				return true;
+	return false;
+}
+
 static void *control_thread(void *arg)
 {
 	struct srnic_engine *eng = arg;
 	uint64_t last_hello = 0;
 	struct self_watch self = {0};
-	bool idle = false;
+	bool idle = false, was_idle;
 	/* (a service's members announce it with the HELLOs: ten of them in
-	 * svc_dead_ms, as in PEER_DEAD_MS) */
-	unsigned idle_ms = eng->cfg.svc_dead_ms / 10 < IDLE_TICK_MS
-				   ? eng->cfg.svc_dead_ms / 10
-				   : IDLE_TICK_MS;
+	 * svc_dead_ms) */
+	unsigned own_idle_ms = eng->cfg.nsvc &&
+				       eng->cfg.svc_dead_ms / 10 < IDLE_TICK_MS
+				       ? eng->cfg.svc_dead_ms / 10
+				       : IDLE_TICK_MS;
+	unsigned idle_ms = TICK_MS, slept_ms = TICK_MS;
 
-	if (idle_ms < TICK_MS)
-		idle_ms = TICK_MS;
+	if (own_idle_ms < TICK_MS)
+		own_idle_ms = TICK_MS;
 
 	pthread_setname_np(pthread_self(), "srnic-ctrl");
 	while (!__atomic_load_n(&eng->node->ctrl_stop, __ATOMIC_ACQUIRE)) {
@@ -665,17 +742,25 @@ static void *control_thread(void *arg)
 		unsigned p;
 
 		in_tick = true;
-		watch_self(eng, &self, now, polled, idle);
+		watch_self(eng, &self, now, polled, idle, slept_ms);
 		drain_rx(eng, now);
 		watch_links(eng, now, polled);
+		was_idle = idle;
 		idle = __atomic_load_n(&eng->node->dp_deep, __ATOMIC_RELAXED);
+		if (idle)
+			idle_ms = unsaid_peers(eng) &&
+						  own_idle_ms > UNSAID_IDLE_TICK_MS
+					  ? UNSAID_IDLE_TICK_MS
+					  : own_idle_ms;
 		if (now - last_hello >= (idle ? idle_ms : HELLO_MS) ||
+		    (idle && !was_idle) ||
 		    __atomic_exchange_n(&eng->node->hello_now, 0,
 					__ATOMIC_ACQ_REL)) {
 			last_hello = now;
 			for (p = 0; p < eng->node->nports; p++)
 				if (eng->node->port[p].polling) {
-					send_hello(eng, p);
+					send_hello(eng, p,
+						   idle ? idle_ms : HELLO_MS);
 					srnic_services_announce(eng, p);
 				}
 		}
@@ -687,6 +772,7 @@ static void *control_thread(void *arg)
 		if (tick_queued && !srnic_ports_send_control(eng))
 			ctrl_ring(eng);
 		tick_queued = false;
+		slept_ms = idle ? idle_ms : TICK_MS;
 		if (idle)
 			idle_sleep(eng->node, idle_ms);
 		else
@@ -714,6 +800,8 @@ int srnic_control_start(struct srnic_engine *eng)
 {
 	unsigned i, p;
 
+	/* (awake until its datapath says otherwise) */
+	eng->node->dp_deep = 0;
 	/* Whatever was known before a restart of the engine must be heard
 	 * again, and our new incarnation integrated with every peer. */
 	for (i = 0; i < srnic_npeers(eng->node); i++) {
@@ -749,6 +837,10 @@ void srnic_control_stop(struct srnic_engine *eng)
 	if (!eng->node->ctrl_started)
 		return;
 	__atomic_store_n(&eng->node->ctrl_stop, 1, __ATOMIC_RELEASE);
+	/* (the control core and the file thread may sleep for an idle
+	 * node's tick: control_idle_sleep, files.c) */
+	srnic_ring(&eng->node->ctrl_bell);
+	srnic_futex_wake(&eng->node->ctrl_stop, INT_MAX);
 	pthread_join(eng->node->ctrl_thread, NULL);
 	srnic_files_stop(eng);
 	eng->node->ctrl_started = 0;

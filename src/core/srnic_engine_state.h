@@ -147,6 +147,14 @@ struct srnic_engine {
 	struct srnic_bell *wire_bell[SRNIC_MAX_PORTS];
 	struct srnic_wire_end *wire_peer[SRNIC_MAX_PORTS];
 	unsigned wires_unbelled;	/* ports with no bell (kernel wires) */
+	/* srnicd's: an eventfd its main thread polls, written as the
+	 * node's datapath leaves a deep sleep (its watch on stopped
+	 * processes speeds up again: srnicd/serve.c); -1 elsewhere. */
+	int deep_left_fd;
+	/* Frames the datapath carried for the control core (its HELLOs out,
+	 * the peers' in): an iteration that moved only those finds no work
+	 * that wakes the node (datapath.c's say_deep). */
+	uint32_t ctrl_frames;
 	bool rx_missed;		/* the last receive poll found the port token
 				 * taken */
 	/* Whoever holds the token runs the datapath: the engine's thread,

@@ -169,6 +169,12 @@ struct srnic_peer {
 	uint8_t mac[SRNIC_PORT_SLOTS][6]; /* its port on our port i's wire */
 	uint8_t up[SRNIC_MAX_PORTS];	 /* heard from recently on port i */
 	uint64_t last_seen[SRNIC_MAX_PORTS];
+	/* Its HELLOs' interval as it last said (0: a node that does not
+	 * say, HELLO_MS), and the longer one it said before, which still
+	 * holds until wide_until (ms): control.c's peer_hello_ms. */
+	uint16_t hello_ms;
+	uint16_t hello_wide_ms;
+	uint64_t hello_wide_until;
 	/* How many of its HELLOs port i loses (per mille, a moving
 	 * average); striping avoids a port that loses far more than the
 	 * peer's best one (lossy). */

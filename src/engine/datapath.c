@@ -40,12 +40,14 @@
 				 * attached */
 #define SRNICD_CHECK_US 10000	/* attached: how often srnicd's socket is
 				 * looked at */
-#define QUIET_ATTACHED_US 100000	/* an attached process's sleep with
+#define QUIET_ATTACHED_US 250000	/* an attached process's sleep with
 				 * nothing timed (srnicd's end is seen
 				 * within it, then) */
-#define QUIET_NODE_US 40000	/* the node's sleeper's, every port rung:
-			 * peers' HELLOs ring no bell, and are read then
-			 * (within the control core's 50 ms "unpolled") */
+#define QUIET_NODE_US 100000	/* the node's sleeper's, every port rung:
+			 * peers' HELLOs ring no bell, and are read then;
+			 * as often as its own go (control.c's IDLE_TICK_MS) */
+#define QUIET_SVC_US 40000	/* ... on a member of a service, whose peers'
+			 * SVC_ANNOUNCEs are judged by svc_dead_ms */
 #define LAST_FLUSH_MS 100	/* attached: how long the last flush waits
 				 * for the port token */
 #define APP_DRIVES 16	/* application iterations in SPIN_US (or in a
@@ -743,6 +745,29 @@ static inline void nap_aside(struct srnic_engine *eng, struct dp_pace *p)
 		p->nap = p->nap * 2 < most ? p->nap * 2 : most;
 }
 
+/* The node's sleeper says whether it sleeps deep, with nothing timed (its
+ * control core, file thread and srnicd's main thread then tick less
+ * often: control.c, files.c, srnicd/serve.c), until it finds work: a
+ * wake-up that finds nothing does not make the node look busy.  (An
+ * attached process has no say.) */
+static inline void say_deep(struct srnic_engine *eng, bool deep)
+{
+	int fd;
+
+	if (eng->mode == SRNIC_ATTACHED ||
+	    __atomic_load_n(&eng->node->dp_deep, __ATOMIC_RELAXED) == deep)
+		return;
+	__atomic_store_n(&eng->node->dp_deep, deep, __ATOMIC_RELAXED);
+	fd = __atomic_load_n(&eng->deep_left_fd, __ATOMIC_RELAXED);
+	if (!deep && fd >= 0) {
+		uint64_t one = 1;
+
+		/* (once a busy spell: the next is after a deep sleep) */
+		if (write(fd, &one, sizeof(one)) < 0)
+			return;	/* (full: it has been told) */
+	}
+}
+
 /*
  * An iteration that found no work (ran: this thread ran it; acks: ACKs
  * still wait to go).  Spin a little for latency (and for deferred ACKs,
@@ -773,6 +798,8 @@ static inline void idle_wait(struct srnic_engine *eng, struct dp_pace *p,
 	       (eng->mode == SRNIC_ATTACHED || node_rung(eng));
 	/* (quiet, every wake-up rung, it does not spin either: a spin
 	 * catches the answer to what was just sent, and nothing was) */
+	/* (one that never naps is no sleeper) */
+	say_deep(eng, deep && p->max_nap);
 	if (acks || !p->max_nap ||
 	    (!deep && now - p->idle_since < p->spin_tsc)) {
 		rte_pause();
@@ -780,13 +807,9 @@ static inline void idle_wait(struct srnic_engine *eng, struct dp_pace *p,
 	}
 	if (deep)
 		us = eng->mode == SRNIC_ATTACHED ? QUIET_ATTACHED_US
+		     : eng->cfg.nsvc		 ? QUIET_SVC_US
 						 : QUIET_NODE_US;
-	deep = deep && eng->mode != SRNIC_ATTACHED;
-	if (deep)
-		__atomic_store_n(&eng->node->dp_deep, 1, __ATOMIC_RELAXED);
 	slept = idle_nap(eng, us, true);
-	if (deep)
-		__atomic_store_n(&eng->node->dp_deep, 0, __ATOMIC_RELAXED);
 	if (!slept)
 		return;
 	/* srnicd with no process attached only keeps its links alive:
@@ -838,7 +861,7 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 	p.aside_nap = p.max_nap < ASIDE_NAP_US ? p.max_nap : ASIDE_NAP_US;
 	dp_leave(eng);	/* application threads may run iterations now */
 	while (!eng->stop) {
-		unsigned work = 0;
+		unsigned work = 0, ctrl = 0;
 		bool ran, acks = false;
 		uint64_t now;
 
@@ -846,7 +869,9 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 			attached_check(eng, &p);
 		ran = dp_enter(eng);
 		if (ran) {
+			ctrl = eng->ctrl_frames;
 			work = dp_iteration(eng);
+			ctrl = eng->ctrl_frames - ctrl;
 			acks = eng->ack_head || eng->lazy.head;
 			dp_leave(eng);
 			/* (an attached process's thread that polls is awake
@@ -866,10 +891,15 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 		if ((p.app_drives ||
 		     __atomic_load_n(&eng->apps_spinning, __ATOMIC_RELAXED)) &&
 		    p.max_nap) {
+			say_deep(eng, false);
 			nap_aside(eng, &p);
 			continue;
 		}
 		if (work) {
+			/* (the peers' HELLOs read, its own sent: still
+			 * asleep, as far as the node goes) */
+			if (work > ctrl)
+				say_deep(eng, false);
 			p.idle_since = 0;
 			p.nap = NAP_MIN_US;
 			continue;

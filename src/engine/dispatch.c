@@ -114,8 +114,10 @@ static enum rx_fate rx_control(struct srnic_engine *eng, struct rte_mbuf *m,
 			rte_mbuf_refcnt_update(m, -1);
 		return RX_MINE;
 	}
-	return rte_ring_sp_enqueue(eng->node->ctrl_rx, m) == 0 ? RX_GONE
-								: RX_FREE;
+	if (rte_ring_sp_enqueue(eng->node->ctrl_rx, m) != 0)
+		return RX_FREE;
+	eng->ctrl_frames++;
+	return RX_GONE;
 }
 
 /*

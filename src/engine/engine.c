@@ -516,6 +516,7 @@ struct srnic_engine *srnic_engine_get(const struct srnic_config *cfg,
 	eng->cfg = *cfg;
 	eng->mem.robust = cfg->robust_placement;	/* (nothing registered) */
 	eng->srnicd_fd = -1;
+	eng->deep_left_fd = -1;
 	if (node_memory_set) {
 		eng->mode = SRNIC_NODE;
 		eng->eal = node_memory;

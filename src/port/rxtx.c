@@ -91,6 +91,7 @@ void srnic_ports_take_control(struct srnic_engine *eng)
 
 	n = rte_ring_sc_dequeue_burst(eng->node->ctrl_tx, (void **)m,
 				      SRNIC_BURST, NULL);
+	eng->ctrl_frames += n;
 	for (i = 0; i < n; i++)
 		if (m[i]->port < eng->node->nports) {
 			struct srnic_txbuf *tb = &eng->txbuf[m[i]->port];

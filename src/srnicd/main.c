@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
 	struct srnic_config cfg;
 	struct srnic_engine *eng;
 	struct sigaction sa;
+	sigset_t stops;
 	char err[320], huge[128], prefix[64];
 	int c, rc;
 
@@ -114,6 +116,13 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* (blocked in every thread: this one lets them in only while it
+	 * waits in srnicd_serve's ppoll(), which a stop then cuts short;
+	 * an idle node's poll lasts IDLE_POLL_MS) */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stops, NULL);
 
 	srnic_engine_be_node(prefix, huge, NODE_BASE_VA);
 	eng = srnic_engine_get(&cfg, err, sizeof(err));

@@ -16,12 +16,14 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/eventfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -31,7 +33,14 @@
 /* Connections at once: every process slot, and a few for administration;
  * more wait in the listen backlog. */
 #define MAX_CONNS (SRNIC_MAX_PROCS + 8)
-#define POLL_MS 100	/* how soon a stop request is seen */
+/* How often the stopped processes are looked for (stopped.c: within
+ * STOPPED_HOLD_MS of this); an idle node's (its datapath deep asleep, the
+ * port token held by no process) less often: a wake-up costs 40-150 us
+ * here.  The datapath's leaving its deep sleep (eng->deep_left_fd) and a
+ * stop (SIGTERM, SIGINT: blocked but in the poll, main.c) cut the poll
+ * short. */
+#define POLL_MS 100
+#define IDLE_POLL_MS 250
 
 struct conn {
 	int fd;
@@ -157,6 +166,29 @@ static void release_slot(struct srnic_engine *eng, int pid, unsigned slot)
 	srnicd_proc_release(eng, slot);
 }
 
+/* Nothing for the serving loop to watch: the node's datapath sleeps with
+ * nothing timed, and no process holds the port token. */
+static bool node_idle(struct srnic_node *node)
+{
+	struct srnic_proc *holder = srnicd_token_holder(node);
+
+	return __atomic_load_n(&node->dp_deep, __ATOMIC_RELAXED) &&
+	       (!holder || holder == &node->proc[0]);
+}
+
+/* poll(), up to IDLE_POLL_MS or POLL_MS, with the stop signals let in
+ * while it waits (none is lost between a look at the stop flag and the
+ * wait). */
+static int wait_for(struct pollfd *pfd, unsigned n, bool idle,
+		    const sigset_t *none)
+{
+	unsigned ms = idle ? IDLE_POLL_MS : POLL_MS;
+	struct timespec ts = {.tv_sec = ms / 1000,
+			      .tv_nsec = (ms % 1000) * 1000000L};
+
+	return ppoll(pfd, n, &ts, none);
+}
+
 /* Whether the process behind pidfd has exited. */
 static bool exited(int pidfd)
 {
@@ -256,7 +288,9 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 	const char *path = eng->cfg.srnicd_socket;
 	struct conn conns[MAX_CONNS];
 	struct departing dep[SRNIC_MAX_PROCS];
-	struct pollfd pfd[1 + MAX_CONNS + SRNIC_MAX_PROCS];
+	struct pollfd pfd[2 + MAX_CONNS + SRNIC_MAX_PROCS];
+	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	sigset_t none;
 	struct srnicd_stop_watch stopped = {0};
 	unsigned i, n;
 	int lfd;
@@ -270,6 +304,8 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 		dep[i].pidfd = -1;
 	fprintf(stderr, "srnicd: node %s serves %s (DPDK prefix %s)\n",
 		eng->cfg.node, path, eng->eal.prefix);
+	sigemptyset(&none);
+	__atomic_store_n(&eng->deep_left_fd, efd, __ATOMIC_RELEASE);
 	while (!*stop) {
 		pfd[0].fd = lfd;
 		pfd[0].events = POLLIN;
@@ -282,8 +318,16 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 		for (i = 0; i < SRNIC_MAX_PROCS; i++, n++)
 			pfd[n] = (struct pollfd){.fd = dep[i].pidfd,
 						 .events = POLLIN};
-		if (poll(pfd, n, POLL_MS) < 0 && errno != EINTR)
+		pfd[n++] = (struct pollfd){.fd = efd, .events = POLLIN};
+		if (wait_for(pfd, n, node_idle(eng->node), &none) < 0 &&
+		    errno != EINTR)
 			break;
+		if (pfd[n - 1].revents) {
+			uint64_t told;
+
+			if (read(efd, &told, sizeof(told)) < 0)
+				told = 0;	/* (drained already) */
+		}
 		for (i = 0; i < SRNIC_MAX_PROCS; i++)
 			if (dep[i].pidfd >= 0 &&
 			    pfd[1 + MAX_CONNS + i].revents) {
@@ -327,5 +371,8 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 			close(dep[i].pidfd);
 	close(lfd);
 	unlink(path);
+	__atomic_store_n(&eng->deep_left_fd, -1, __ATOMIC_RELEASE);
+	/* (the datapath may be writing to it still: closed with the
+	 * process) */
 	return 0;
 }

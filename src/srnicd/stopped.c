@@ -35,7 +35,9 @@
 
 /* Below PEER_DEAD_MS (300), so that the peers keep the node; above a
  * time slice or two, which a holder that is not stopped may be off its
- * core for (up to 200 ms measured beside busy programs on two CPUs). */
+ * core for (up to 200 ms measured beside busy programs on two CPUs).
+ * (While the node sleeps, serve.c looks every IDLE_POLL_MS, 250, and
+ * its peers give it five of its 100 ms HELLO intervals.) */
 #define STOPPED_HOLD_MS 100
 
 /* Whether no thread of pid runs or waits for a core. */

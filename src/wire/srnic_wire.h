@@ -281,6 +281,8 @@ struct srnic_pkt {
 	uint8_t dev;	    /* HELLO: the verbs device (adapter) that port
 			     * is of, of ndev the node has */
 	uint8_t ndev;
+	uint16_t hello_ms;  /* HELLO: the sender's next one comes within
+			     * about this (0: it does not say) */
 	uint8_t node_mac[6];
 	char node_name[16];
 	uint64_t groups;    /* HELLO: bit g, the node holds a region for

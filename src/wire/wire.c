@@ -20,7 +20,7 @@
  *            +8 nak_txid, +12 sack_msn, +16 sack_first, +20 credit,
  *            +24 sack_bits (8)
  *  hello ext +0 ipv4, +4 port, +5 dev, +6 node mac, +12 ndev,
- *            +13 reserved,
+ *            +13 reserved, +14 hello_ms (2: HELLO's interval; else 0),
  *            +16 node name (16), +32 groups (8: HELLO's group map;
  *            SVC_ANNOUNCE: +32 service ipv4, +36 prio, +37 holder,
  *            +38 mode, +39 bound; TPT_UPDATE, TPT_ACK: +5 index,
@@ -212,6 +212,8 @@ static void encode_hello_ext(uint8_t *x, const struct srnic_pkt *pkt)
 	x[5] = pkt->dev;
 	memcpy(x + 6, pkt->node_mac, 6);
 	x[12] = pkt->ndev;
+	if (pkt->opcode == SRNIC_OP_HELLO)
+		srnic_put16(x + 14, pkt->hello_ms);
 	memcpy(x + 16, pkt->node_name, sizeof(pkt->node_name));
 	if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {
 		srnic_put32(x + 32, pkt->svc_ipv4);
@@ -318,6 +320,8 @@ static void decode_hello_ext(const uint8_t *x, struct srnic_pkt *pkt)
 	pkt->dev = x[5];
 	memcpy(pkt->node_mac, x + 6, 6);
 	pkt->ndev = x[12];
+	if (pkt->opcode == SRNIC_OP_HELLO)
+		pkt->hello_ms = srnic_get16(x + 14);
 	memcpy(pkt->node_name, x + 16, sizeof(pkt->node_name));
 	pkt->node_name[sizeof(pkt->node_name) - 1] = '\0';
 	if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {

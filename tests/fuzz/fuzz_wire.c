@@ -275,6 +275,8 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		}
 		p->dev = (uint8_t)rnd();
 		p->ndev = (uint8_t)rnd();
+		if (p->opcode == SRNIC_OP_HELLO)
+			p->hello_ms = (uint16_t)rnd();
 	}
 }
 

@@ -80,6 +80,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(port);
 	WIRE_FIELD(dev);
 	WIRE_FIELD(ndev);
+	WIRE_FIELD(hello_ms);
 	WIRE_FIELD(node_mac);
 	WIRE_FIELD(node_name);
 	WIRE_FIELD(groups);
@@ -138,8 +139,9 @@ static inline bool wire_byte_meaningful(uint8_t op, uint16_t flags,
 	if (op == SRNIC_OP_TPT_UPDATE || op == SRNIC_OP_TPT_ACK)
 		return off < 20 || (off >= 24 && off < 40);
 	/* control frames: the name's last byte is forced to NUL on decode */
-	if (op == SRNIC_OP_SVC_ANNOUNCE)
-		return off < 13 || (off >= 16 && off < 31) ||
+	/* (HELLO: bytes 14-15 its interval) */
+	if (op == SRNIC_OP_HELLO)
+		return off < 13 || (off >= 14 && off < 31) ||
 		       (off >= 32 && off < 40);
 	return off < 13 || (off >= 16 && off < 31) || (off >= 32 && off < 40);
 }
@@ -286,6 +288,8 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		       "or an ACK";
 	if (!srnic_op_is_control(op) && (p->groups || p->dev || p->ndev))
 		return "group map or device set on other than a control frame";
+	if (op != SRNIC_OP_HELLO && p->hello_ms)
+		return "a HELLO interval on other than a HELLO";
 	if (op != SRNIC_OP_SVC_ANNOUNCE &&
 	    (p->svc_ipv4 || p->svc_prio || p->svc_holder || p->svc_mode ||
 	     p->svc_bound))

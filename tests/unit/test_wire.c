@@ -90,6 +90,7 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->port = 3;
 	p->dev = 1;
 	p->ndev = 2;
+	p->hello_ms = 0x0164;
 	for (i = 0; i < 6; i++)
 		p->node_mac[i] = 0x40 + i;
 	strcpy(p->node_name, "node-a");
@@ -241,6 +242,8 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		want->port = p->port;
 		want->dev = p->dev;
 		want->ndev = p->ndev;
+		if (p->opcode == SRNIC_OP_HELLO)
+			want->hello_ms = p->hello_ms;
 		memcpy(want->node_mac, p->node_mac, 6);
 		memcpy(want->node_name, p->node_name, sizeof(p->node_name));
 		if (p->opcode == SRNIC_OP_SVC_ANNOUNCE) {
@@ -386,8 +389,8 @@ static void test_byte_map(void)
 	CHECK(f[42] == 3, "port");
 	CHECK(f[43] == 1, "HELLO: the port's device");
 	CHECK(!memcmp(f + 44, p.node_mac, 6), "node mac");
-	CHECK(f[50] == 2 && srnic_get16(f + 51) == 0 && !f[53],
-	      "HELLO: devices, then reserved");
+	CHECK(f[50] == 2 && !f[51], "HELLO: devices, then reserved");
+	CHECK(srnic_get16(f + 52) == 0x0164, "HELLO: its interval");
 	CHECK(!memcmp(f + 54, "node-a\0", 7), "node name");
 	CHECK(srnic_get64(f + 70) == 0x8000000000000006ull, "HELLO groups");
 	CHECK(len == 78, "HELLO frame of %u", len);

@@ -108,6 +108,7 @@ local F = {
 	groups = ProtoField.uint64("srnic.ctl.groups", "Multicast RDMA groups held", base.HEX),
 	ctl_dev = ProtoField.uint8("srnic.ctl.dev", "Adapter of the sending port"),
 	ctl_ndev = ProtoField.uint8("srnic.ctl.ndev", "Adapters of the node"),
+	hello_ms = ProtoField.uint16("srnic.ctl.hello_ms", "HELLO interval (ms)"),
 	svc_ip = ProtoField.ipv4("srnic.svc.ip", "Service address"),
 	svc_prio = ProtoField.uint8("srnic.svc.prio", "Member priority"),
 	svc_holder = ProtoField.uint8("srnic.svc.holder", "Holds it (term: msn)"),
@@ -249,6 +250,9 @@ function p.dissector(tvb, pinfo, tree)
 			e:add(F.ctl_dev, tvb(off + 5, 1))
 			e:add(F.node_mac, tvb(off + 6, 6))
 			e:add(F.ctl_ndev, tvb(off + 12, 1))
+			if op == 6 then
+				e:add(F.hello_ms, tvb(off + 14, 2))
+			end
 			e:add(F.node_name, tvb(off + 16, 16))
 			if op == 14 then
 				e:add(F.svc_ip, tvb(off + 32, 4))
