@@ -545,6 +545,25 @@ struct srnic_mr_cache_attr {
 int srnic_mr_cache_query(struct ibv_context *context,
 			 struct srnic_mr_cache_attr *attr);
 
+/*
+ * Early completion events (seed 002's early interrupt): cq's event, once
+ * armed, comes as a message that will complete into it begins to arrive
+ * (its first packet; RC QPs), not when it has landed, so that the
+ * program's wake-up overlaps the landing; until that message's
+ * completion is polled, any poll of cq that finds nothing waits for it,
+ * running the datapath, spinning spin_us and then giving the CPU up
+ * between looks (a second at most).  0: events as messages complete again.  The
+ * message's completion makes no event of its own (unless a poll gave up
+ * waiting for it): a program must poll after each event, as verbs asks,
+ * and may arm the CQ again before that poll.  Not for a CQ armed for
+ * solicited completions only, nor a moderated one.
+ * 0, EOPNOTSUPP, or EINVAL (cq has no completion channel, or spin_us is
+ * over SRNIC_MAX_EARLY_US).  cq_early_us in the node's configuration
+ * does it for every CQ made with a channel (docs/interrupts.md).
+ */
+#define SRNIC_MAX_EARLY_US 10000
+int srnic_cq_set_early(struct ibv_cq *cq, unsigned spin_us);
+
 #ifdef __cplusplus
 }
 #endif

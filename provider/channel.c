@@ -19,6 +19,11 @@
  * ib_send_lat -e went from 8.3-9.5 us typical to 3.4-3.5 on the default
  * testbed with it (docs/history/performance-log.md, "Programs that wait
  * for events").
+ *
+ * A CQ may also ask for its events early (srnic_cq_set_early, or
+ * cq_early_us for all): when a message that will complete into it
+ * begins, seed 002's early interrupt (srnic_cq_early, srnic_queue.h; the
+ * poll's wait for the completion is cq.c's early_wait).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +36,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 
+#include "srnic.h"
 #include "srnic_provider.h"
 
 /* A channel some CQ of this process was made on.  Not freed (the
@@ -160,8 +166,19 @@ int srnic_cq_channel(struct srnic_context *ctx, struct srnic_cq_v *scq,
 	pthread_mutex_unlock(&chans_lock);
 	scq->cq->notify_handle = (uintptr_t)&scq->vcq.cq;
 	scq->cq->notify_seq = c ? &c->written : NULL;
+	scq->cq->early_us = ctx->cfg.cq_early_us;
 	scq->cq->notify_fd = fd;
 	scq->channel = c;
+	return 0;
+}
+
+SRNIC_API int srnic_cq_set_early(struct ibv_cq *cq, unsigned spin_us)
+{
+	if (!cq || !srnic_context_ours(cq->context))
+		return EOPNOTSUPP;
+	if (to_scq(cq)->cq->notify_fd < 0 || spin_us > SRNIC_MAX_EARLY_US)
+		return EINVAL;
+	__atomic_store_n(&to_scq(cq)->cq->early_us, spin_us, __ATOMIC_RELEASE);
 	return 0;
 }
 

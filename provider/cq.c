@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "srnic_provider.h"
@@ -179,6 +180,94 @@ static int poll_some(struct srnic_cq *cq, int n, struct ibv_wc *wc)
 	return got;
 }
 
+/* Early events (srnic_cq_set_early) told of messages whose completions no
+ * poll has taken yet. */
+static inline bool early_untaken(const struct srnic_cq *cq)
+{
+	return (int32_t)(__atomic_load_n(&cq->early_seq, __ATOMIC_ACQUIRE) -
+			 __atomic_load_n(&cq->early_answered,
+					 __ATOMIC_ACQUIRE)) > 0;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * A poll that finds nothing while an early event's message has yet to
+ * complete waits for the completion, as the seed's consumer polls the
+ * line the adapter has yet to write: running the datapath where a poll
+ * may (may_progress: not while the CQ is armed, and perftest arms it
+ * again before it polls; then the engine's thread runs it), spinning
+ * early_us, then giving the CPU up between looks.  Programs that poll
+ * once an event (perftest's -e) need the completion from that poll.  It
+ * leaves as soon as any poll took the completions told of.  After
+ * EARLY_WAIT_MAX_MS (a message on a link that died, or one its QP's
+ * reset dropped) it gives up on every early event so far: their
+ * completions, if they come, make events as any other (early_lapsed).
+ */
+#define EARLY_WAIT_MAX_MS 1000
+
+/* SRNIC_EARLY_WAIT_MS in the environment, 1 to EARLY_WAIT_MAX_MS, makes
+ * the wait shorter: for tests of what follows a give-up. */
+static uint64_t early_wait_max_us(void)
+{
+	const char *v = getenv("SRNIC_EARLY_WAIT_MS");
+	unsigned long ms = v ? strtoul(v, NULL, 10) : 0;
+
+	return 1000ull * (ms && ms < EARLY_WAIT_MAX_MS ? ms
+						      : EARLY_WAIT_MAX_MS);
+}
+
+static void early_give_up(struct srnic_cq *cq)
+{
+	uint32_t seq;
+
+	/* (every event so far whose completion has yet to come: the last
+	 * SRNIC_EARLY_NOS, since a WQE keeps 16 bits of its number.  Under
+	 * the lock every poll takes, seq read there too: no completion is
+	 * counted against the old mark meanwhile, nor an event and its
+	 * poll counted off) */
+	pthread_spin_lock(&cq->lock);
+	seq = __atomic_load_n(&cq->early_seq, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&cq->early_lapsed_from, seq - SRNIC_EARLY_NOS,
+			 __ATOMIC_SEQ_CST);
+	__atomic_store_n(&cq->early_lapsed, seq, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&cq->early_answered, seq, __ATOMIC_SEQ_CST);
+	pthread_spin_unlock(&cq->lock);
+	/* (against the datapath's publishing: it sees the mark, or the
+	 * poll that follows sees its completion) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static void early_wait(struct srnic_context *ctx, struct srnic_cq *cq)
+{
+	uint64_t spin = __atomic_load_n(&cq->early_us, __ATOMIC_RELAXED);
+	uint64_t t0 = now_us(), now = t0, most = early_wait_max_us();
+
+	/* (a thread that may not run the datapath here has the engine's
+	 * thread run it: it may have stepped aside for this one, which ran
+	 * it while it waited for the event, provider/channel.c) */
+	if (!may_progress(cq))
+		srnic_engine_app_sleeps(ctx->eng);
+	while (__atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE) ==
+		       __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE) &&
+	       early_untaken(cq)) {
+		if (now - t0 >= most) {
+			early_give_up(cq);
+			return;
+		}
+		if (!(may_progress(cq) && srnic_engine_progress(ctx->eng)) &&
+		    now - t0 >= spin)
+			usleep(20);
+		now = now_us();
+	}
+}
+
 int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct srnic_cq *cq = to_scq(ibcq)->cq;
@@ -187,6 +276,10 @@ int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (n < 0)
 		return -EINVAL;
 	got = poll_some(cq, n, wc);
+	if (__builtin_expect(!got && n > 0 && early_untaken(cq), 0)) {
+		early_wait(to_sctx(ibcq->context), cq);
+		got = poll_some(cq, n, wc);
+	}
 	/* Nothing yet: move the datapath on from here (when nobody else is
 	 * at it), and look again. */
 	if (!got && may_progress(cq) &&
@@ -310,6 +403,12 @@ static int ex_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 		return EINVAL;
 	pthread_spin_lock(&scq->cq->lock);
 	rc = ex_next(ibcq);
+	if (__builtin_expect(rc && early_untaken(scq->cq), 0)) {
+		pthread_spin_unlock(&scq->cq->lock);
+		early_wait(to_sctx(ibcq->context), scq->cq);
+		pthread_spin_lock(&scq->cq->lock);
+		rc = ex_next(ibcq);
+	}
 	if (rc) {
 		pthread_spin_unlock(&scq->cq->lock);
 		if (!may_progress(scq->cq) ||

@@ -225,6 +225,7 @@ void srnic_rwqe_fill(struct srnic_rwqe *r, const struct ibv_recv_wr *wr)
 
 	r->wr_id = wr->wr_id;
 	r->num_sge = wr->num_sge;
+	r->told = 0;
 	for (i = 0; i < wr->num_sge; i++) {
 		r->sge[i].addr = wr->sg_list[i].addr;
 		r->sge[i].length = wr->sg_list[i].length;

@@ -89,6 +89,8 @@ struct srnic_config {
 	unsigned idle_sleep_us;		/* longest idle nap of the datapath */
 	unsigned event_spin_us;		/* a waiter's datapath run before it
 					 * sleeps (provider/channel.c) */
+	unsigned cq_early_us;		/* CQs with a channel: early events,
+					 * polls waiting this long (0: off) */
 	unsigned ack_delay_us;		/* how long a plain ACK may wait for
 					 * a packet to go with */
 	int zero_copy;			/* send RC payload from registered

@@ -569,6 +569,15 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	  .doc = "how long a thread that waits for a completion event "
 		 "runs the datapath itself before it sleeps (0: it sleeps "
 		 "at once)" },
+	{ .name = "cq_early_us", .kind = SRNIC_CONF_UINT,
+	  .offset = AT(cq_early_us), .lo = 0, .hi = 10000, .def = 0,
+	  .doc = "every CQ with a completion channel has its events early, "
+		 "as an RC message that will complete into it begins; until "
+		 "its completion is polled, any poll that finds nothing "
+		 "waits for it, spinning this long before it yields between "
+		 "looks (a second at most: a program that polls without "
+		 "blocking, as rsockets and UCX do, waits too; "
+		 "srnic_cq_set_early; 0: events when messages complete)" },
 	/* (at most 200: below the RTO's floor, 250 us, or the peer probes) */
 	{ .name = "ack_delay_us", .kind = SRNIC_CONF_UINT,
 	  .offset = AT(ack_delay_us), .lo = 0, .hi = 200, .def = 20,

@@ -670,8 +670,15 @@ static void cq_forget_qp(struct srnic_cq *cq, uint32_t qpn)
 
 	while (i != cons) {
 		i--;
-		if (cq->ring[i & cq->mask].qp_num == qpn)
+		if (cq->ring[i & cq->mask].qp_num == qpn) {
+			/* (a told completion no poll will take: its early
+			 * event counts as answered, provider/cq.c) */
+			if ((cq->ring[i & cq->mask].flags & SRNIC_WC_F_TOLD) &&
+			    !srnic_cq_told_lapsed(cq, &cq->ring[i & cq->mask]))
+				__atomic_add_fetch(&cq->early_answered, 1,
+						   __ATOMIC_RELEASE);
 			continue;
+		}
 		--to;
 		cq->ring[to & cq->mask] = cq->ring[i & cq->mask];
 		if (cq->ts)

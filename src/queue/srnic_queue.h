@@ -177,7 +177,11 @@ struct srnic_rwqe {
 	uint64_t wr_id;
 	uint32_t length;
 	uint8_t num_sge;
-	uint8_t reserved[3];
+	/* The datapath's: its CQ's early event went as its message began
+	 * (srnic_cq_early), and which one it was (the CQ's early_seq, low
+	 * 16 bits); the provider clears told as it posts. */
+	uint8_t told;
+	uint16_t told_no;
 	struct srnic_sge sge[SRNIC_MAX_SGE];
 };
 
@@ -307,6 +311,9 @@ enum srnic_wc_opcode {
 #define SRNIC_WC_F_SOLICITED 0x8 /* its sender asked for a solicited event */
 #define SRNIC_WC_F_GRH_IPV6 0x10 /* ... an IPv6 header (an IPv6 group's
 				  * datagram), else an IPv4 one */
+#define SRNIC_WC_F_TOLD 0x20	/* its CQ's early event went as its message
+				 * began: none as it completes (the engine's
+				 * own; programs do not see it) */
 
 /* What a UD receive buffer holds before the payload, as verbs has it. */
 #define SRNIC_GRH_LEN 40
@@ -321,7 +328,8 @@ struct srnic_cqe {
 	uint8_t opcode;
 	uint8_t flags;
 	uint8_t vendor_err;
-	uint32_t reserved;
+	uint32_t told_no;	/* SRNIC_WC_F_TOLD: its early event's number
+				 * (srnic_rwqe_told) */
 };
 
 /* A CQ armed for one event (req_notify_cq): by the next completion, or by
@@ -334,13 +342,27 @@ struct srnic_cq {
 	uint32_t prod __attribute__((aligned(SRNIC_CACHE_LINE)));
 	uint32_t armed;		/* SRNIC_CQ_ARM_*, or 0: the application
 				 * arms, the datapath disarms as it tells */
+	uint32_t early_seq;	/* early events so far (srnic_cq_early) */
 	/* application side */
 	uint32_t cons __attribute__((aligned(SRNIC_CACHE_LINE)));
 	uint32_t empty_polls;
 	pthread_spinlock_t lock;
+	/* Early events, the polls' side (provider/cq.c): how many have had
+	 * their completions taken (early_seq less this: messages told of
+	 * and not yet polled), and those a poll gave up waiting for, the
+	 * numbers after early_lapsed_from up to early_lapsed (lapsed:
+	 * their completions make events as others do, and count for
+	 * nothing here; srnic_cq_event). */
+	uint32_t early_answered;
+	uint32_t early_lapsed_from, early_lapsed;
 	/* read-mostly */
 	uint32_t mask __attribute__((aligned(SRNIC_CACHE_LINE)));
 	uint32_t users;		/* QPs that complete into it */
+	/* Early events (srnic_cq_set_early: seed 002's early interrupt):
+	 * the armed CQ's event as an RC message that will complete into it
+	 * begins, and the program's next poll that finds nothing waits for
+	 * the completion, spinning early_us; 0: off. */
+	uint32_t early_us;
 	struct srnic_cqe *ring;
 	/* a completion channel's pipe (write end; -1: none) and what an
 	 * event puts in it: the verbs CQ, as libibverbs' ibv_get_cq_event
@@ -391,15 +413,81 @@ static inline void srnic_cq_tell(struct srnic_cq *cq)
 		__atomic_add_fetch(cq->notify_seq, 1, __ATOMIC_RELEASE);
 }
 
+/* Early events a told WQE's number tells apart (it keeps 16 bits). */
+#define SRNIC_EARLY_NOS 65536u
+
+/*
+ * A message that will complete into cq begins (the datapath's, at its
+ * first packet): the armed CQ's event now, if it asks for early ones;
+ * whether it went (the message's receive WQE is marked told, and its
+ * completion makes no event of its own: srnic_cq_event).  Not for a CQ
+ * armed for solicited completions only (a first packet may not say),
+ * nor a moderated one (its events count completions).
+ */
+static inline bool srnic_cq_early(struct srnic_cq *cq, uint16_t *no)
+{
+	uint32_t arm;
+
+	if (!cq || !__atomic_load_n(&cq->early_us, __ATOMIC_RELAXED) ||
+	    cq->notify_fd < 0 || cq->mod_listed)
+		return false;
+	arm = __atomic_load_n(&cq->armed, __ATOMIC_RELAXED);
+	if (arm != SRNIC_CQ_ARM_ANY ||
+	    !__atomic_compare_exchange_n(&cq->armed, &arm, 0, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return false;
+	/* (before the event: the poll it wakes must see it) */
+	*no = (uint16_t)(cq->early_seq + 1);
+	__atomic_store_n(&cq->early_seq, cq->early_seq + 1, __ATOMIC_RELEASE);
+	srnic_cq_tell(cq);
+	return true;
+}
+
+/* A receive WQE whose CQ cq was told early completes as c: c says so, and
+ * which event it was (the WQE keeps its low 16 bits: it is one of the
+ * last 65,536 the CQ made); the WQE's mark goes (the datapath's). */
+static inline void srnic_rwqe_told(struct srnic_rwqe *r, struct srnic_cqe *c,
+				   const struct srnic_cq *cq)
+{
+	if (!r->told)
+		return;
+	r->told = 0;
+	c->flags |= SRNIC_WC_F_TOLD;
+	c->told_no = cq->early_seq -
+		     (uint16_t)((uint16_t)cq->early_seq - r->told_no);
+}
+
+/* Whether told completion c's early event was given up on by a poll
+ * (early_lapsed): its completion is then as any other.  (A give-up
+ * SRNIC_EARLY_NOS events ago is forgotten: the numbers come round.) */
+static inline bool srnic_cq_told_lapsed(const struct srnic_cq *cq,
+					const struct srnic_cqe *c)
+{
+	uint32_t from = __atomic_load_n(&cq->early_lapsed_from,
+					__ATOMIC_SEQ_CST);
+	uint32_t upto = __atomic_load_n(&cq->early_lapsed, __ATOMIC_SEQ_CST);
+
+	return c->told_no - from - 1 < upto - from &&
+	       __atomic_load_n(&cq->early_seq, __ATOMIC_ACQUIRE) - upto <
+		       SRNIC_EARLY_NOS;
+}
+
 /* The armed CQ's event, if the completion c calls for it: one 8-byte
  * write to the channel's pipe, and the CQ is disarmed.  The datapath's, as
  * it publishes c; req_notify_cq's, for a c that came before the arming
- * (the compare-and-swap lets only one of them write). */
+ * (the compare-and-swap lets only one of them write).  A completion whose
+ * early event went makes none, unless a poll gave up waiting for it
+ * (early_lapsed): its program polls for it, and may have armed again
+ * before that poll, which would otherwise take the completion of a
+ * second event and leave that event with nothing behind it. */
 static inline void srnic_cq_event(struct srnic_cq *cq,
 				  const struct srnic_cqe *c)
 {
 	uint32_t arm = __atomic_load_n(&cq->armed, __ATOMIC_RELAXED);
 
+	if (__builtin_expect(c->flags & SRNIC_WC_F_TOLD, 0) &&
+	    !srnic_cq_told_lapsed(cq, c))
+		return;
 	if (!arm || (arm == SRNIC_CQ_ARM_SOLICITED &&
 		     !(c->flags & SRNIC_WC_F_SOLICITED) && !c->status))
 		return;
@@ -539,15 +627,22 @@ static inline int srnic_cq_poll_ts(struct srnic_cq *cq, struct srnic_cqe *out,
 				   uint64_t *ts, int n)
 {
 	uint32_t prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
+	uint32_t told = 0;
 	int got = 0;
 
 	while (got < n && cq->cons + got != prod) {
 		out[got] = cq->ring[(cq->cons + got) & cq->mask];
 		if (ts)
 			ts[got] = cq->ts[(cq->cons + got) & cq->mask];
+		told += (out[got].flags & SRNIC_WC_F_TOLD) &&
+			!srnic_cq_told_lapsed(cq, &out[got]);
 		got++;
 	}
 	__atomic_store_n(&cq->cons, cq->cons + got, __ATOMIC_RELEASE);
+	/* (early events whose completions this poll took are answered:
+	 * provider/cq.c's early_wait) */
+	if (__builtin_expect(told, 0))
+		__atomic_add_fetch(&cq->early_answered, told, __ATOMIC_RELEASE);
 	return got;
 }
 

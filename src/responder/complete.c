@@ -96,6 +96,7 @@ static bool emit_recv_cqe(struct srnic_engine *eng, struct srnic_qp *qp,
 	c->opcode = s->opcode == SRNIC_OP_WRITE ? SRNIC_WC_RECV_RDMA_WITH_IMM
 						 : SRNIC_WC_RECV;
 	c->byte_len = s->msg_len;
+	srnic_rwqe_told(r, c, cq);
 	if (s->flags & SRNIC_F_IMM) {
 		c->flags |= SRNIC_WC_F_IMM;
 		c->imm = s->imm;

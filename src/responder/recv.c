@@ -122,6 +122,7 @@ static void xrc_flush(struct srnic_qp *qp)
 		c->qp_num = qp->q.qpn;
 		c->status = SRNIC_WC_WR_FLUSH_ERR;
 		c->opcode = SRNIC_WC_RECV;
+		srnic_rwqe_told(&qp->q.rq[i], c, srq->cq);
 		qp->xrc_rq_srq[i] = NULL;
 		srnic_cq_publish(srq->cq);
 	}
@@ -149,6 +150,8 @@ void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 		c->qp_num = qp->q.qpn;
 		c->status = SRNIC_WC_WR_FLUSH_ERR;
 		c->opcode = SRNIC_WC_RECV;
+		srnic_rwqe_told(&qp->q.rq[qp->q.rq_comp & qp->q.rq_mask], c,
+				cq);
 		srnic_rq_consumed(qp);
 		srnic_cq_publish(cq);
 	}

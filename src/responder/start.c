@@ -207,6 +207,7 @@ static enum start_step track(struct start *t)
 {
 	struct srnic_qp *qp = t->qp;
 	const struct srnic_pkt *pkt = t->pkt;
+	uint16_t no;
 
 	if (srnic_track_init_within(&t->s->trk, pkt->msg_len,
 				    pkt->stride_shift,
@@ -219,6 +220,19 @@ static enum start_step track(struct start *t)
 		qp->rcv.inv[qp->rcv.ninv++].rkey = pkt->rkey;
 	}
 	t->s->state = RMSG_RECEIVING;
+	/* (a CQ that asks for early events has its event now: seed 002's
+	 * early interrupt, overlapping its program's wake-up with the
+	 * message's landing.  RC only: a UC message that loses a packet
+	 * never completes, and the program would wait for nothing.  An XRC
+	 * target's receive is its message's SRQ's.) */
+	if ((pkt->flags & SRNIC_F_RECV_CQE) && srnic_qp_reliable(qp) &&
+	    srnic_cq_early(qp->xrc == SRNIC_XRC_TGT
+				   ? (t->srq ? t->srq->cq : NULL)
+				   : qp->q.recv_cq,
+			   &no)) {
+		srnic_recv_wqe(qp, t->s->ssn)->told = 1;
+		srnic_recv_wqe(qp, t->s->ssn)->told_no = no;
+	}
 	if (!srnic_qp_reliable(qp) && pkt->msn != qp->rcv.exp_msn)
 		resp_uc_watch(t->eng, qp);	/* the oldest may be lost */
 	return ST_RECEIVING;

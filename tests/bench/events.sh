@@ -7,7 +7,11 @@
 #   - iperf (2) over rsockets (./srnic exec --sockets) against kernel TCP
 #     between the same nodes (their ctl0), 3 s;
 #   - an idle node: srnicd b and an ibv_rc_pingpong -e server waiting for
-#     its client, ms of CPU in 10 s (their threads' /proc schedstat).
+#     its client, ms of CPU in 10 s (their threads' /proc schedstat);
+#   - early events (cq_early_us = 1000 in both nodes' configurations)
+#     against plain ones and polling, ib_send_lat 256 KiB (2000
+#     iterations): the share of the gap between events and polling that
+#     early events close.
 # Then the medians and the within-round ratios.
 #   tests/bench/events.sh [ROUNDS]
 set -euo pipefail
@@ -20,6 +24,29 @@ B=10.55.0.2
 
 send_lat() {	# [-e]: typical us
 	srnic_pair ib_send_lat -s 2 -n 10000 "$@" | awk '$1 == 2 && NF >= 7 {print $5}'
+}
+
+big_lat() {	# poll|events|early: ib_send_lat 256 KiB, typical us
+	local conf us
+	if [ "$1" = early ]; then
+		for conf in "$SRNIC_RUN"/testbed/[ab].conf; do
+			echo "cq_early_us = 1000" >> "$conf"
+		done
+	fi
+	local ev=() try
+	[ "$1" = poll ] || ev=(-e)
+	# (a run that fails is run again, once; twice, the benchmark stops
+	# rather than print a number it did not measure)
+	for try in 1 2; do
+		us=$(srnic_pair ib_send_lat -s 262144 -n 2000 "${ev[@]}" |
+			awk '$1 == 262144 && NF >= 7 {print $5}')
+		[ -z "$us" ] || break
+	done
+	for conf in "$SRNIC_RUN"/testbed/[ab].conf; do
+		sed -i '/^cq_early_us = /d' "$conf"
+	done
+	[ -n "$us" ] || { echo "ib_send_lat 256 KiB ($1) failed twice" >&2; exit 1; }
+	echo "$us"
 }
 
 qperf_lat() {	# FIRST: rc_lat on channels and with -cp1 (polling), in
@@ -71,7 +98,7 @@ idle_ms() {	# srnicd b and a waiting ibv_rc_pingpong -e server, 10 s
 	echo $ms
 }
 
-trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+trap 'sed -i "/^cq_early_us = /d" "$SRNIC_RUN"/testbed/[ab].conf 2>/dev/null; "$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" setup >/dev/null
 "$SRNIC" testbed down >/dev/null 2>&1 || true
 "$SRNIC" testbed up >/dev/null
@@ -87,14 +114,23 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		ik=$(iperf_gbps); is=$(iperf_gbps --sockets)
 	fi
 	id=$(idle_ms)
+	if ((r % 2)); then
+		bp=$(big_lat poll); be=$(big_lat events); by=$(big_lat early)
+	else
+		by=$(big_lat early); be=$(big_lat events); bp=$(big_lat poll)
+	fi
+	closed=$(awk -v e="$be" -v y="$by" -v p="$bp" \
+		'BEGIN {printf "%.0f\n", e > p ? 100 * (e - y) / (e - p) : 0}')
 	echo "round $r: ib_send_lat -e $le / polling $lp us ($(ratio "$le" "$lp")x);" \
 		"qperf rc_lat $qe / -cp1 $qp us ($(ratio "$qe" "$qp")x);" \
 		"iperf over rsockets $is / kernel TCP $ik Gb/s ($(ratio "$is" "$ik")x);" \
-		"idle: $id ms in 10 s"
-	rows+=("$le $lp $(ratio "$le" "$lp") $qe $qp $(ratio "$qe" "$qp") $is $ik $(ratio "$is" "$ik") $id")
+		"idle: $id ms in 10 s;" \
+		"256 KiB: early $by / events $be / polling $bp us (early closes $closed% of the gap)"
+	rows+=("$le $lp $(ratio "$le" "$lp") $qe $qp $(ratio "$qe" "$qp") $is $ik $(ratio "$is" "$ik") $id $by $be $bp $closed")
 done
 col() { printf '%s\n' "${rows[@]}" | awk -v c="$1" '{print $c}' | median; }
 echo "median: ib_send_lat -e $(col 1) us, polling $(col 2) us, ratio $(col 3)x;" \
 	"qperf rc_lat $(col 4) / $(col 5) us, ratio $(col 6)x;" \
 	"iperf rsockets $(col 7) / kernel $(col 8) Gb/s, ratio $(col 9)x;" \
-	"idle $(col 10) ms in 10 s"
+	"idle $(col 10) ms in 10 s;" \
+	"256 KiB early $(col 11) / events $(col 12) / polling $(col 13) us, gap closed $(col 14)%"

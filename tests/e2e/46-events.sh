@@ -5,6 +5,10 @@
 #  - perftest with events: ib_send_lat -e, ib_read_bw -e, ib_send_bw -e
 #    (results printed; perftest 4.5 refuses -e for WRITE, checked), and
 #    ibv_rc_pingpong -e, received bytes checked (-c);
+#  - early events (srnic_cq_set_early, early_event.c): the event before
+#    the message's last bytes have landed, after them without; a
+#    program that arms again before it polls gets the completion from
+#    its one poll and no second event; every byte checked;
 #  - several threads handling one channel's events (event_handlers.c):
 #    each event goes to exactly one of the threads waiting, each round's
 #    to different ones, and with some threads kept busy, to the others;
@@ -33,6 +37,13 @@ echo "ib_write_bw -e: perftest 4.5 refuses events for WRITE"
 pingpong ev-rc-pingpong 60 ibv_rc_pingpong -g 1 -e -s 8192 -n 3000 ||
 	fail "ibv_rc_pingpong -e"
 grep -h "iters in" "$LOGDIR/ev-rc-pingpong.a"
+
+# Early events: before the message has landed, and one a message
+on a 120 -- "$BUILD/tests/e2e/early_event" -m 256 > "$LOGDIR/early.a" 2>&1 ||
+	{ cat "$LOGDIR/early.a"; fail "early_event"; }
+grep -q "^# [1-9][0-9]* checks, 0 failed$" "$LOGDIR/early.a" ||
+	{ cat "$LOGDIR/early.a"; fail "early_event: no summary"; }
+grep "at the event\|perftest" "$LOGDIR/early.a"
 
 # Several threads on one channel: each event to one ready handler
 on a 60 -- "$BUILD/tests/e2e/event_handlers" 10 > "$LOGDIR/handlers.a" 2>&1 ||
