@@ -551,8 +551,8 @@ int srnic_mr_cache_query(struct ibv_context *context,
  * (its first packet; RC QPs), not when it has landed, so that the
  * program's wake-up overlaps the landing; until that message's
  * completion is polled, any poll of cq that finds nothing waits for it,
- * running the datapath, spinning spin_us and then giving the CPU up
- * between looks (a second at most).  0: events as messages complete again.  The
+ * running the datapath for spin_us (not while cq is armed) and then
+ * giving the CPU up between looks (a second at most).  0: events as messages complete again.  The
  * message's completion makes no event of its own (unless a poll gave up
  * waiting for it): a program must poll after each event, as verbs asks,
  * and may arm the CQ again before that poll.  Not for a CQ armed for

@@ -574,10 +574,11 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	  .doc = "every CQ with a completion channel has its events early, "
 		 "as an RC message that will complete into it begins; until "
 		 "its completion is polled, any poll that finds nothing "
-		 "waits for it, spinning this long before it yields between "
-		 "looks (a second at most: a program that polls without "
-		 "blocking, as rsockets and UCX do, waits too; "
-		 "srnic_cq_set_early; 0: events when messages complete)" },
+		 "waits for it, running the datapath this long (not while "
+		 "the CQ is armed) before it yields between looks (a second "
+		 "at most: a program that polls without blocking, as "
+		 "rsockets and UCX do, waits too; srnic_cq_set_early; 0: "
+		 "events when messages complete)" },
 	/* (at most 200: below the RTO's floor, 250 us, or the peer probes) */
 	{ .name = "ack_delay_us", .kind = SRNIC_CONF_UINT,
 	  .offset = AT(ack_delay_us), .lo = 0, .hi = 200, .def = 20,

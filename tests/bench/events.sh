@@ -120,7 +120,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		by=$(big_lat early); be=$(big_lat events); bp=$(big_lat poll)
 	fi
 	closed=$(awk -v e="$be" -v y="$by" -v p="$bp" \
-		'BEGIN {printf "%.0f\n", e > p ? 100 * (e - y) / (e - p) : 0}')
+		'BEGIN {printf "%.0f\n", (e + 0 > p + 0 ? 100 * (e - y) / (e - p) : 0)}')
 	echo "round $r: ib_send_lat -e $le / polling $lp us ($(ratio "$le" "$lp")x);" \
 		"qperf rc_lat $qe / -cp1 $qp us ($(ratio "$qe" "$qp")x);" \
 		"iperf over rsockets $is / kernel TCP $ik Gb/s ($(ratio "$is" "$ik")x);" \
