@@ -116,6 +116,17 @@ static void members_out(const struct srnic_engine_member *in, int n,
 	}
 }
 
+SRNIC_API int srnic_qp_accept_notify(struct ibv_qp *qp, int accept)
+{
+	if (!qp || !srnic_context_ours(qp->context))
+		return EOPNOTSUPP;
+	if (qp->qp_type != IBV_QPT_RC)
+		return EINVAL;
+	__atomic_store_n(&to_sqp(qp)->q->accept_notify, !!accept,
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
 SRNIC_API int srnic_query_group(struct ibv_context *context, unsigned group,
 				struct srnic_group_member *members, int max)
 {

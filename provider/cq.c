@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "srnic.h"
 #include "srnic_provider.h"
 
 /* After this many empty polls in a row a poller yields its CPU once: on a
@@ -59,6 +60,7 @@ static const enum ibv_wc_opcode wc_opcode[] = {
 	[SRNIC_WC_LOCAL_INV] = IBV_WC_LOCAL_INV,
 	[SRNIC_WC_BIND_MW] = IBV_WC_BIND_MW,
 	[SRNIC_WC_ATOMIC_WRITE] = IBV_WC_ATOMIC_WRITE,
+	[SRNIC_WC_TARGET_WRITE] = SRNIC_WC_REMOTE_WRITE,
 };
 
 static struct srnic_cq_v *cq_new(struct ibv_context *context, int cqe)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "srnic.h"
 #include "srnic_provider.h"
 #include "srnic_post.h"
 
@@ -83,6 +84,8 @@ static inline void fill_header(struct srnic_swqe *w,
 		w->flags |= SRNIC_WR_SOLICITED;
 	if (wr->send_flags & IBV_SEND_FENCE)
 		w->flags |= SRNIC_WR_FENCE;
+	if (wr->send_flags & SRNIC_SEND_REMOTE_NOTIFY)
+		w->flags |= SRNIC_WR_NOTIFY;	/* (checked: build_send) */
 	w->length = total;
 	w->imm = (op == SRNIC_WR_SEND_IMM || op == SRNIC_WR_WRITE_IMM)
 			 ? wr->imm_data
@@ -201,6 +204,10 @@ static inline int build_send(struct srnic_qp_v *sqp,
 	int rc;
 
 	if (op < 0 || !srnic_post_op_ok(sqp, op))
+		return EINVAL;
+	/* (completion at both ends: an RC WRITE's only) */
+	if ((wr->send_flags & SRNIC_SEND_REMOTE_NOTIFY) &&
+	    (op != SRNIC_WR_WRITE || sqp->vqp.qp.qp_type != IBV_QPT_RC))
 		return EINVAL;
 	if (op == SRNIC_WR_BIND_MW)
 		return build_bind(sqp, wr, w);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "srnic.h"
 #include "srnic_provider.h"
 #include "srnic_post.h"
 
@@ -74,7 +75,9 @@ static void new_wqe(struct ibv_qp_ex *qpx, uint8_t op, uint32_t rkey,
 	sqp->wr_cur = NULL;
 	if (sqp->wr_err)
 		return;
-	if (!srnic_post_op_ok(sqp, op)) {
+	/* (completion at both ends comes through ibv_post_send only) */
+	if (!srnic_post_op_ok(sqp, op) ||
+	    (qpx->wr_flags & SRNIC_SEND_REMOTE_NOTIFY)) {
 		sqp->wr_err = EINVAL;
 		return;
 	}

@@ -90,9 +90,10 @@ struct srnic_rmsg {
 	uint32_t rkey;		/* READ, atomics */
 	uint32_t pd;		/* its memory's: the QP's, or (XRC target) its
 				 * SRQ's */
-	uint64_t va;		/* READ, atomics */
+	uint64_t va;		/* READ, atomics; a WRITE's first byte */
 	uint64_t operand[2];	/* atomics: compare (or add), swap */
 	uint16_t flags;		/* wire flags of the message */
+	uint8_t xflags;		/* ... and its further flags (SRNIC_X_*) */
 	uint8_t state;
 	uint8_t opcode;
 	uint8_t status;		/* RMSG_FAILED: srnic_wc_status of the recv */

@@ -107,6 +107,9 @@ static inline bool srnic_wr_reads(uint8_t op)
  * appended to its ring as a record whose msn is imm (the program's tag),
  * not placed at an address. */
 #define SRNIC_WR_FIFO 0x40
+/* Completion at both ends (srnic.h's SRNIC_SEND_REMOTE_NOTIFY), an RC
+ * WRITE's: its target completes it too (the wire's SRNIC_X_NOTIFY). */
+#define SRNIC_WR_NOTIFY 0x80
 
 struct srnic_sge {
 	uint64_t addr;
@@ -303,6 +306,8 @@ enum srnic_wc_opcode {
 	SRNIC_WC_LOCAL_INV,
 	SRNIC_WC_BIND_MW,
 	SRNIC_WC_ATOMIC_WRITE,
+	SRNIC_WC_TARGET_WRITE,	/* the target's of a WRITE that asked
+				 * (SRNIC_WR_NOTIFY) */
 };
 
 #define SRNIC_WC_F_IMM 0x1
@@ -598,6 +603,8 @@ struct srnic_qp_queues {
 	uint32_t qpn __attribute__((aligned(SRNIC_CACHE_LINE)));
 	uint8_t type;		/* enum srnic_qp_type */
 	uint8_t sq_sig_all;
+	uint8_t accept_notify;	/* srnic_qp_accept_notify: WRITEs whose
+				 * writer asks complete here too */
 	uint32_t sq_mask;
 	uint32_t rq_mask;
 	uint32_t max_send_sge;

@@ -513,6 +513,10 @@ static void data_pkt_init(struct srnic_pkt *pkt, struct srnic_engine *eng,
 	pkt->msg_len = w->length;
 	pkt->stride_shift = stride_shift(eng, qp);
 	pkt->ts = srnic_ts16(eng);
+	/* (every packet says it: any of them may begin the message at the
+	 * target) */
+	if (w->flags & SRNIC_WR_NOTIFY)
+		pkt->xflags = SRNIC_X_NOTIFY;
 }
 
 /*

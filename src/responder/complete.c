@@ -208,12 +208,45 @@ static enum turn read_turn(struct srnic_engine *eng, struct srnic_qp *qp,
 	return TURN_NEXT;
 }
 
-/* All in: a message that takes a receive WQE completes into it. */
+/* Completion at both ends: an RC WRITE whose writer asked (SRNIC_X_NOTIFY)
+ * completes at its target too, into the QP's receive CQ, with no receive
+ * WQE; false when that CQ has no room. */
+static bool emit_notify_cqe(struct srnic_qp *qp, const struct srnic_rmsg *s)
+{
+	struct srnic_cq *cq = qp->q.recv_cq;
+	struct srnic_cqe *c;
+
+	if (!srnic_cq_room(cq))
+		return false;
+	c = srnic_cq_slot(cq);
+	memset(c, 0, sizeof(*c));
+	c->wr_id = s->va;
+	c->qp_num = qp->q.qpn;
+	c->src_qp = qp->at.dest_qpn;
+	c->status = SRNIC_WC_SUCCESS;
+	c->opcode = SRNIC_WC_TARGET_WRITE;
+	c->byte_len = s->msg_len;
+	srnic_cq_publish(cq);
+	return true;
+}
+
+/* All in: a message that takes a receive WQE completes into it; a WRITE
+ * that asked completes at its target (RC, not an XRC target, which has
+ * no receive CQ of its own). */
 static enum turn placed_turn(struct srnic_engine *eng, struct srnic_qp *qp,
 			     struct srnic_rmsg *s)
 {
-	if (!(s->flags & SRNIC_F_RECV_CQE))
+	if (!(s->flags & SRNIC_F_RECV_CQE)) {
+		if (!(s->xflags & SRNIC_X_NOTIFY) || s->opcode != SRNIC_OP_WRITE ||
+		    !srnic_qp_reliable(qp) || qp->xrc == SRNIC_XRC_TGT ||
+		    !qp->q.recv_cq)
+			return TURN_NEXT;
+		if (!emit_notify_cqe(qp, s)) {
+			srnic_qp_cq_full(eng, qp);
+			return TURN_WAIT;
+		}
 		return TURN_NEXT;
+	}
 	if (s->ssn != qp->rcv.exp_ssn) {
 		/* Its number names another receive WQE than the one whose
 		 * turn it is: the peer numbered wrong.  Nothing completes

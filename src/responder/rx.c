@@ -258,7 +258,7 @@ static enum rx_step check_packet(struct rx *x)
 	struct srnic_rmsg *s = x->s;
 
 	if (pkt->opcode != s->opcode || pkt->msg_len != s->msg_len ||
-	    pkt->stride_shift != s->trk.shift)
+	    pkt->stride_shift != s->trk.shift || pkt->xflags != s->xflags)
 		return rx_drop(x, SRNIC_DROP_MALFORMED);
 	x->idx = pkt->msg_off >> s->trk.shift;
 	if (x->idx >= s->trk.npkts || srnic_track_test(&s->trk, x->idx)) {

@@ -71,7 +71,11 @@ static void slot_fill(struct srnic_engine *eng, struct srnic_rmsg *s,
 	s->flags = pkt->flags;
 	s->opcode = pkt->opcode;
 	s->rkey = pkt->rkey;
-	s->va = pkt->va;
+	/* (a WRITE's packet names its own bytes' address: the WRITE's
+	 * first is msg_off before it) */
+	s->va = pkt->opcode == SRNIC_OP_WRITE ? pkt->va - pkt->msg_off
+					      : pkt->va;
+	s->xflags = pkt->xflags;
 	s->trk.shift = pkt->stride_shift;
 }
 
@@ -158,6 +162,15 @@ static enum start_step check_write(struct start *t)
 	if (t->pkt->opcode == SRNIC_OP_WRITE &&
 	    !(t->qp->access & SRNIC_ACCESS_REMOTE_WRITE))
 		return access_verdict(t, SRNIC_MEM_NO_RIGHTS, ST_FAIL);
+	/* (completion at both ends: only where its program said it takes
+	 * them, a plain RC WRITE's: anything else would put completions in
+	 * a CQ whose program never asked for them) */
+	if ((t->pkt->xflags & SRNIC_X_NOTIFY) &&
+	    (!srnic_qp_reliable(t->qp) || t->qp->xrc == SRNIC_XRC_TGT ||
+	     (t->pkt->flags & (SRNIC_F_RECV_CQE | SRNIC_F_GROUP |
+			       SRNIC_F_THIRD_PARTY)) ||
+	     !__atomic_load_n(&t->qp->q.accept_notify, __ATOMIC_ACQUIRE)))
+		return nak_with(t, SRNIC_NAK_INVALID, SRNIC_WC_REM_INV_REQ_ERR);
 	return t->pkt->flags & SRNIC_F_RECV_CQE ? ST_TAKE_RECV_WQE : ST_TRACK;
 }
 

@@ -239,6 +239,7 @@ struct srnic_pkt {
 	uint8_t stride_shift; /* log2 of the sender's packet size for this
 			       * message: every packet but the last carries
 			       * exactly that many bytes */
+	uint8_t xflags;	   /* SRNIC_X_*: a WRITE's SRNIC_X_NOTIFY, else 0 */
 	uint16_t ts;	   /* the sender's clock in µs (16 bits, never 0) when
 			    * it sent this packet; 0: none */
 	uint32_t ack_msn;  /* SRNIC_F_ACKS: every message the receiver sent
@@ -346,6 +347,13 @@ static inline uint64_t srnic_get64(const uint8_t *p)
 {
 	return (uint64_t)srnic_get32(p) << 32 | srnic_get32(p + 4);
 }
+
+/* The data extension's byte of further flags (+37; the base header's 16
+ * are all taken).  SRNIC_X_NOTIFY, on every packet of an RC WRITE: its
+ * target completes it too, without a receive WQE (completion at both
+ * ends, include/srnic.h's SRNIC_SEND_REMOTE_NOTIFY).  Any other bit, or
+ * the flag on another opcode, makes the frame malformed. */
+#define SRNIC_X_NOTIFY 0x01
 
 /* Why srnic_wire_decode refused a frame. */
 enum srnic_wire_err {

@@ -8,7 +8,8 @@
  *            +12 src_inc, +16 dst_inc, +20 msn
  *  data ext  +0 txid, +4 ssn, +8 rkey, +12 imm (READ_REQ: read_len),
  *            +16 va (8), +24 msg_off,
- *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 reserved,
+ *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 xflags
+ *            (SRNIC_X_NOTIFY: WRITE only),
  *            +38 ts, +40 ack_msn (flag SRNIC_F_ACKS, requests; else 0)
  *            (UD_SEND: +8 qkey, +16 src ipv4, +20 dst ipv4)
  *  xrc ext    (flag SRNIC_F_XRC: SEND, WRITE, READ_REQ, ATOMIC_REQ) right
@@ -148,7 +149,7 @@ static void encode_data_ext(uint8_t *x, const struct srnic_pkt *pkt)
 	srnic_put32(x + 28, pkt->pkt_len);
 	srnic_put32(x + 32, pkt->msg_len);
 	x[36] = pkt->stride_shift;
-	x[37] = 0;
+	x[37] = pkt->xflags;
 	srnic_put16(x + 38, pkt->ts);
 	srnic_put32(x + 40, pkt->flags & SRNIC_F_ACKS ? pkt->ack_msn : 0);
 	if (pkt->flags & SRNIC_F_XRC)
@@ -280,6 +281,7 @@ static void decode_data_ext(const uint8_t *x, struct srnic_pkt *pkt)
 	pkt->pkt_len = srnic_get32(x + 28);
 	pkt->msg_len = srnic_get32(x + 32);
 	pkt->stride_shift = x[36];
+	pkt->xflags = x[37];
 	pkt->ts = srnic_get16(x + 38);
 	if (pkt->flags & SRNIC_F_ACKS)
 		pkt->ack_msn = srnic_get32(x + 40);
@@ -342,7 +344,11 @@ static bool data_ext_sane(const struct srnic_pkt *pkt)
 {
 	return pkt->msg_len <= SRNIC_MAX_MSG_LEN &&
 	       pkt->stride_shift >= SRNIC_MIN_STRIDE_SHIFT &&
-	       pkt->stride_shift <= SRNIC_MAX_STRIDE_SHIFT;
+	       pkt->stride_shift <= SRNIC_MAX_STRIDE_SHIFT &&
+	       !(pkt->xflags & ~(pkt->opcode == SRNIC_OP_WRITE &&
+					 !(pkt->flags & SRNIC_F_ATOMIC_WR)
+				 ? SRNIC_X_NOTIFY
+				 : 0));
 }
 
 /* One packet of a message cut on stride boundaries, so that each has a

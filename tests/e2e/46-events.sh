@@ -9,6 +9,10 @@
 #    the message's last bytes have landed, after them without; a
 #    program that arms again before it polls gets the completion from
 #    its one poll and no second event; every byte checked;
+#  - completion at both ends (remote_notify.c): an RC WRITE posted with
+#    SRNIC_SEND_REMOTE_NOTIFY completes at its target too, without a
+#    receive WQE (address, length, QPs checked, and the event), one
+#    without does not; every byte checked;
 #  - several threads handling one channel's events (event_handlers.c):
 #    each event goes to exactly one of the threads waiting, each round's
 #    to different ones, and with some threads kept busy, to the others;
@@ -44,6 +48,13 @@ on a 120 -- "$BUILD/tests/e2e/early_event" -m 256 > "$LOGDIR/early.a" 2>&1 ||
 grep -q "^# [1-9][0-9]* checks, 0 failed$" "$LOGDIR/early.a" ||
 	{ cat "$LOGDIR/early.a"; fail "early_event: no summary"; }
 grep "at the event\|perftest" "$LOGDIR/early.a"
+
+# Completion at both ends: a WRITE's target completes it too
+on a 60 -- "$BUILD/tests/e2e/remote_notify" > "$LOGDIR/notify.a" 2>&1 ||
+	{ cat "$LOGDIR/notify.a"; fail "remote_notify"; }
+grep -q "^# [1-9][0-9]* checks, 0 failed$" "$LOGDIR/notify.a" ||
+	{ cat "$LOGDIR/notify.a"; fail "remote_notify: no summary"; }
+grep "1 MiB: the target" "$LOGDIR/notify.a"
 
 # Several threads on one channel: each event to one ready handler
 on a 60 -- "$BUILD/tests/e2e/event_handlers" 10 > "$LOGDIR/handlers.a" 2>&1 ||

@@ -141,6 +141,9 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		p->stride_shift = SRNIC_MIN_STRIDE_SHIFT +
 				  rnd_below(SRNIC_MAX_STRIDE_SHIFT -
 					    SRNIC_MIN_STRIDE_SHIFT + 1);
+		if (p->opcode == SRNIC_OP_WRITE &&
+		    !(p->flags & SRNIC_F_ATOMIC_WR))
+			p->xflags = (uint8_t)rnd_below(2);	/* NOTIFY */
 		stride = 1u << p->stride_shift;
 		/* Lengths around stride multiples and the 2 GiB limit are
 		 * where the arithmetic can go wrong. */

@@ -55,6 +55,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(pkt_len);
 	WIRE_FIELD(msg_len);
 	WIRE_FIELD(stride_shift);
+	WIRE_FIELD(xflags);
 	WIRE_FIELD(ts);
 	WIRE_FIELD(ack_msn);
 	WIRE_FIELD(xrc_srqn);
@@ -131,8 +132,7 @@ static inline bool wire_byte_meaningful(uint8_t op, uint16_t flags,
 	if (op == SRNIC_OP_TP_READ_REQ && off >= 64 && off < 68)
 		return false;
 	if (srnic_op_has_data_ext(op))
-		return off != 37 &&
-		       (off < 40 || off >= 44 || (flags & SRNIC_F_ACKS));
+		return off < 40 || off >= 44 || (flags & SRNIC_F_ACKS);
 	if (srnic_op_ack_shaped(op))
 		return true;
 	/* (TPT_UPDATE, TPT_ACK: bytes 20-23 of the extension reserved) */
@@ -290,6 +290,11 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		return "group map or device set on other than a control frame";
 	if (op != SRNIC_OP_HELLO && p->hello_ms)
 		return "a HELLO interval on other than a HELLO";
+	if (p->xflags & ~(op == SRNIC_OP_WRITE &&
+					  !(p->flags & SRNIC_F_ATOMIC_WR)
+				  ? SRNIC_X_NOTIFY
+				  : 0))
+		return "further flags other than a WRITE's SRNIC_X_NOTIFY";
 	if (op != SRNIC_OP_SVC_ANNOUNCE &&
 	    (p->svc_ipv4 || p->svc_prio || p->svc_holder || p->svc_mode ||
 	     p->svc_bound))

@@ -69,6 +69,8 @@ static struct srnic_qp *qp_new(uint32_t pd)
 /* Build packet idx of a message as a requester would, and hand it to the
  * responder as the datapath would.  Returns whether the responder kept the
  * mbuf. */
+static uint8_t deliver_xflags;	/* the further flags deliver() sends */
+
 static bool deliver(struct srnic_qp *qp, uint8_t op, uint16_t flags,
 		    uint32_t msn, uint32_t txid, uint32_t ssn, uint32_t rkey,
 		    uint64_t va, const uint8_t *msg, uint32_t msg_len,
@@ -92,6 +94,7 @@ static bool deliver(struct srnic_qp *qp, uint8_t op, uint16_t flags,
 	pkt.msg_off = idx * STRIDE;
 	pkt.msg_len = msg_len;
 	pkt.stride_shift = STRIDE_SHIFT;
+	pkt.xflags = deliver_xflags;
 	pkt.pkt_len = msg_len - pkt.msg_off < STRIDE ? msg_len - pkt.msg_off
 						      : STRIDE;
 	pkt.va = va + pkt.msg_off;
@@ -219,6 +222,111 @@ static void test_write_out_of_order(void)
 		      "a duplicate is answered with the ACK again");
 		free(junk);
 	}
+	srnic_engine_destroy_qp(eng, qp);
+	free(dst);
+	free(msg);
+}
+
+/*
+ * Completion at both ends: a WRITE whose writer asks (SRNIC_X_NOTIFY)
+ * completes at its target once every byte is in, whatever order its
+ * packets came in, naming its first byte's address; into a full CQ it
+ * waits, and its ACK with it, until room is made; packets that disagree
+ * about the flag are dropped; a target that does not accept them NAKs
+ * the WRITE and completes nothing.
+ */
+static void test_write_notify(void)
+{
+	enum { LEN = 5 * STRIDE + 10, NPKT = 6 };
+	static const uint32_t order[NPKT] = {5, 2, 0, 4, 1, 3};
+	uint8_t *dst = calloc(1, LEN), *msg = malloc(LEN);
+	struct srnic_cq *small = srnic_engine_create_cq(eng, 1);
+	struct srnic_qp *qp = qp_new(1);
+	struct srnic_cq *was = qp->q.recv_cq;
+	struct srnic_cqe c[4];
+	struct srnic_pkt out[8];
+	uint32_t i, key, msn = 100, room;
+	uint64_t before;
+	unsigned n;
+
+	for (i = 0; i < LEN; i++)
+		msg[i] = (uint8_t)(i * 5 + 1);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE, 1);
+	qp->q.recv_cq = small;
+	qp->q.accept_notify = 1;
+	deliver_xflags = SRNIC_X_NOTIFY;
+	for (i = 0; i < NPKT; i++) {
+		deliver(qp, SRNIC_OP_WRITE, 0, msn, 1, 0, key, (uintptr_t)dst,
+			msg, LEN, order[i]);
+		if (i + 1 < NPKT)
+			CHECK(srnic_cq_poll(small, c, 4) == 0,
+			      "a completion after %u packets of %u", i + 1,
+			      NPKT);
+	}
+	CHECK(memcmp(dst, msg, LEN) == 0, "placed bytes differ");
+	n = srnic_cq_poll(small, c, 4);
+	CHECK(n == 1 && c[0].opcode == SRNIC_WC_TARGET_WRITE &&
+		      c[0].status == SRNIC_WC_SUCCESS &&
+		      c[0].wr_id == (uintptr_t)dst && c[0].byte_len == LEN &&
+		      c[0].qp_num == qp->q.qpn && c[0].src_qp == PEER_QPN,
+	      "the target's completion: %u, opcode %u, wr_id %#lx, %u bytes",
+	      n, n ? c[0].opcode : 0, n ? (unsigned long)c[0].wr_id : 0,
+	      n ? c[0].byte_len : 0);
+	msn++;
+	drain_wire(out, 8);
+
+	/* the CQ full: the next waits, and its ACK */
+	for (room = srnic_cq_room(small); room; room--)
+		deliver(qp, SRNIC_OP_WRITE, 0, msn++, 1, 0, key,
+			(uintptr_t)dst, msg, 10, 0);
+	deliver(qp, SRNIC_OP_WRITE, 0, msn, 1, 0, key, (uintptr_t)dst, msg,
+		10, 0);
+	CHECK(qp->rcv.exp_msn == msn,
+	      "a WRITE whose CQ is full is done already (exp_msn %u, want "
+	      "%u)", qp->rcv.exp_msn, msn);
+	n = drain_wire(out, 8);
+	CHECK(n >= 1 && out[n - 1].msn == msn,
+	      "the ACK went past the waiting WRITE (%u, want %u)",
+	      n ? out[n - 1].msn : 0, msn);
+	while (srnic_cq_poll(small, c, 4))
+		;
+	srnic_responder_progress(eng, qp);
+	CHECK(qp->rcv.exp_msn == msn + 1 && srnic_cq_poll(small, c, 4) == 1,
+	      "with room made, it completes (exp_msn %u)", qp->rcv.exp_msn);
+	msn++;
+	drain_wire(out, 8);
+
+	/* packets that disagree about the flag */
+	before = drops(SRNIC_DROP_MALFORMED);
+	deliver(qp, SRNIC_OP_WRITE, 0, msn, 1, 0, key, (uintptr_t)dst, msg,
+		LEN, 0);
+	deliver_xflags = 0;
+	deliver(qp, SRNIC_OP_WRITE, 0, msn, 1, 0, key, (uintptr_t)dst, msg,
+		LEN, 1);
+	CHECK(drops(SRNIC_DROP_MALFORMED) == before + 1,
+	      "a packet without the flag of a WRITE with it is dropped");
+	deliver_xflags = SRNIC_X_NOTIFY;
+	for (i = 1; i < NPKT; i++)
+		deliver(qp, SRNIC_OP_WRITE, 0, msn, 1, 0, key, (uintptr_t)dst,
+			msg, LEN, i);
+	CHECK(srnic_cq_poll(small, c, 4) == 1, "... and the WRITE completes");
+	msn++;
+	drain_wire(out, 8);
+
+	/* a target that does not accept them */
+	qp->q.accept_notify = 0;
+	deliver(qp, SRNIC_OP_WRITE, 0, msn, 1, 0, key, (uintptr_t)dst, msg,
+		10, 0);
+	n = drain_wire(out, 8);
+	CHECK(n >= 1 && out[n - 1].syndrome == SRNIC_NAK_INVALID &&
+		      srnic_cq_poll(small, c, 4) == 0,
+	      "a target that does not accept them NAKs the WRITE "
+	      "(syndrome %u) and completes nothing",
+	      n ? out[n - 1].syndrome : 0);
+	deliver_xflags = 0;
+	qp->q.recv_cq = was;
 	srnic_engine_destroy_qp(eng, qp);
 	free(dst);
 	free(msg);
@@ -2626,6 +2734,7 @@ int main(void)
 {
 	engine_up();
 	test_write_out_of_order();
+	test_write_notify();
 	test_txid();
 	test_send_ssn();
 	test_access();

@@ -117,8 +117,9 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 		p->msg_off = 2048;
 		p->pkt_len = 100;
 		break;
-	case SRNIC_OP_WRITE:	/* first, full packet */
+	case SRNIC_OP_WRITE:	/* first, full packet, its target notified */
 		p->stride_shift = 12;
+		p->xflags = SRNIC_X_NOTIFY;
 		p->msg_len = 10000;
 		p->msg_off = 0;
 		p->pkt_len = 4096;
@@ -202,6 +203,7 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		want->pkt_len = p->pkt_len;
 		want->msg_len = p->msg_len;
 		want->stride_shift = p->stride_shift;
+		want->xflags = p->xflags;
 		want->ts = p->ts;
 		if (p->opcode == SRNIC_OP_TP_READ_REQ) {
 			want->tp_ipv4 = p->tp_ipv4;
@@ -362,7 +364,7 @@ static void test_byte_map(void)
 	CHECK(srnic_get32(f + 66) == 100, "pkt_len");
 	CHECK(srnic_get32(f + 70) == 2148, "msg_len");
 	CHECK(f[74] == 10, "stride_shift");
-	CHECK(!f[75], "reserved byte not zero");
+	CHECK(!f[75], "a SEND's further flags not zero");
 	CHECK(srnic_get16(f + 76) == 0x1234, "ts");
 	CHECK(srnic_get32(f + 78) == 0, "ack_msn without SRNIC_F_ACKS not zero");
 	CHECK(!memcmp(f + 82, payload, 100), "payload not at 82");
@@ -715,6 +717,9 @@ static void test_atomics(void)
 	f = single(SRNIC_OP_WRITE, SRNIC_ATOMIC_LEN, 8, &len);
 	f[16] |= SRNIC_F_ATOMIC_WR >> 8;
 	srnic_put64(f + O_VA, 0x2000);
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH,
+	       "atomic write whose target would be notified");
+	f[75] = 0;	/* (xflags) */
 	EXPECT(f, len, SRNIC_WIRE_OK, "atomic write");
 	EXPECT(f, len - 1, SRNIC_WIRE_SHORT, "atomic write cut by one");
 	srnic_put64(f + O_VA, UINT64_MAX - 15);
@@ -729,6 +734,17 @@ static void test_atomics(void)
 	srnic_put32(f + O_MSG_LEN, 8);
 	srnic_put32(f + O_PKT_LEN, 4);
 	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "atomic write of 4 bytes");
+	free(f);
+
+	/* further flags (xflags): a WRITE's NOTIFY, nothing else */
+	f = single(SRNIC_OP_WRITE, 64, 8, &len);
+	EXPECT(f, len, SRNIC_WIRE_OK, "a WRITE that notifies its target");
+	f[75] = 0x02;
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "a WRITE's unknown further flag");
+	free(f);
+	f = single(SRNIC_OP_SEND, 64, 8, &len);
+	f[75] = SRNIC_X_NOTIFY;
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "a SEND that would notify");
 	free(f);
 }
 

@@ -75,6 +75,7 @@ local F = {
 	pkt_len = ProtoField.uint32("srnic.pkt_len", "Packet payload length"),
 	msg_len = ProtoField.uint32("srnic.msg_len", "Message length"),
 	stride_shift = ProtoField.uint8("srnic.stride_shift", "Stride shift"),
+	xflags = ProtoField.uint8("srnic.xflags", "Further flags (1: the WRITE's target completes it too)", base.HEX),
 	reserved = ProtoField.bytes("srnic.reserved", "Reserved"),
 	ts = ProtoField.uint16("srnic.ts", "Send time (us, 16 bits)"),
 	ack_msn = ProtoField.uint32("srnic.ack_msn", "ACK riding with the request (flag ACKS)"),
@@ -174,7 +175,7 @@ function p.dissector(tvb, pinfo, tree)
 		e:add(F.pkt_len, tvb(off + 28, 4))
 		e:add(F.msg_len, tvb(off + 32, 4))
 		e:add(F.stride_shift, tvb(off + 36, 1))
-		e:add(F.reserved, tvb(off + 37, 1))
+		e:add(F.xflags, tvb(off + 37, 1))
 		e:add(F.ts, tvb(off + 38, 2))
 		if bit.band(flags, 0x4000) ~= 0 then
 			e:add(F.ack_msn, tvb(off + 40, 4))
