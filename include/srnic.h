@@ -552,10 +552,11 @@ int srnic_mr_cache_query(struct ibv_context *context,
  * program's wake-up overlaps the landing; until that message's
  * completion is polled, any poll of cq that finds nothing waits for it,
  * running the datapath for spin_us (not while cq is armed) and then
- * giving the CPU up between looks (a second at most).  0: events as messages complete again.  The
- * message's completion makes no event of its own (unless a poll gave up
- * waiting for it): a program must poll after each event, as verbs asks,
- * and may arm the CQ again before that poll.  Not for a CQ armed for
+ * giving the CPU up between looks (a second at most).  0: events as
+ * messages complete again.  The message's completion makes no event of
+ * its own (unless a poll gave up waiting for it): a program must poll
+ * after each event, as verbs asks, and may arm the CQ again before that
+ * poll.  Not for a CQ armed for
  * solicited completions only, nor a moderated one.
  * 0, EOPNOTSUPP, or EINVAL (cq has no completion channel, or spin_us is
  * over SRNIC_MAX_EARLY_US).  cq_early_us in the node's configuration
@@ -576,8 +577,9 @@ int srnic_cq_set_early(struct ibv_cq *cq, unsigned spin_us);
  * QP, src_qp the writer's, in the order of the QP's other messages; an
  * armed CQ's event as any completion.  The writer's own completion is as
  * ever.  A target that does not accept them refuses the WRITE (the
- * writer's completes with IBV_WC_REM_INV_REQ_ERR), as does an srnic
- * older than the flag (it completes at the writer only).  ibv_post_send
+ * writer's completes with IBV_WC_REM_INV_REQ_ERR); an srnic older than
+ * the flag ignores it (the WRITE completes at the writer only).
+ * ibv_post_send
  * fails with EINVAL for the flag on other operations (a READ's target is
  * not told yet) or QP types; the ibv_wr_* API takes no such flag.  Not
  * solicited, nor early (srnic_cq_set_early): an event of a CQ armed for

@@ -205,9 +205,10 @@ static uint64_t now_us(void)
  * line the adapter has yet to write: running the datapath where a poll
  * may for early_us, then giving the CPU up between looks; while the CQ
  * is armed (may_progress: perftest arms it again before it polls) it may
- * not, and gives the CPU up at once, to the engine's thread.  Programs that poll
- * once an event (perftest's -e) need the completion from that poll.  It
- * leaves as soon as any poll took the completions told of.  After
+ * not, and gives the CPU up at once, to the engine's thread.  Programs
+ * that poll once an event (perftest's -e) need the completion from that
+ * poll.  It leaves as soon as any poll took the completions told of.
+ * After
  * EARLY_WAIT_MAX_MS (a message on a link that died, or one its QP's
  * reset dropped) it gives up on every early event so far: their
  * completions, if they come, make events as any other (early_lapsed).

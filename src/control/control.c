@@ -40,9 +40,9 @@
  * keeps ten HELLOs a svc_dead_ms: their SVC_ANNOUNCEs go with them, and
  * its members judge those by svc_dead_ms alone. */
 #define IDLE_TICK_MS 100
-/* ... but as before HELLOs said their interval while a peer that does not
- * say it is heard: it judges every node by PEER_DEAD_MS and
- * PORT_SILENT_MS alone. */
+/* ... but every 30 ms, as before HELLOs gave their interval, while a peer
+ * whose HELLOs give none is heard: it judges every node by PEER_DEAD_MS
+ * and PORT_SILENT_MS alone. */
 #define UNSAID_IDLE_TICK_MS 30
 /* A peer is down on a port after this long without a frame there, or
  * after DEAD_HELLOS of its HELLO intervals if that is longer; silent

@@ -530,8 +530,11 @@ struct srnic_node {
 	uint32_t ctrl_stop;
 	uint32_t hello_now;	/* ask the control core for HELLOs now */
 	/* The node's sleeper sleeps deeply (nothing timed, every port
-	 * rings): the control core ticks less often meanwhile, on its bell,
-	 * which a request for HELLOs now rings (srnic_hello_now). */
+	 * rings), said until it finds work other than the control core's
+	 * frames (datapath.c's say_deep): the control core ticks less often
+	 * meanwhile, on its bell, which a request for HELLOs now rings
+	 * (srnic_hello_now), and so do the file thread and srnicd's main
+	 * thread. */
 	uint32_t dp_deep;
 	struct srnic_bell ctrl_bell;
 	/* The loopback's bells: frames a process puts on it ring them as

@@ -352,7 +352,8 @@ static inline uint64_t srnic_get64(const uint8_t *p)
  * are all taken).  SRNIC_X_NOTIFY, on every packet of an RC WRITE: its
  * target completes it too, without a receive WQE (completion at both
  * ends, include/srnic.h's SRNIC_SEND_REMOTE_NOTIFY).  Any other bit, or
- * the flag on another opcode, makes the frame malformed. */
+ * the flag on another opcode or an atomic write, makes the frame
+ * malformed. */
 #define SRNIC_X_NOTIFY 0x01
 
 /* Why srnic_wire_decode refused a frame. */
