@@ -208,9 +208,8 @@ static uint64_t now_us(void)
  * not, and gives the CPU up at once, to the engine's thread.  Programs
  * that poll once an event (perftest's -e) need the completion from that
  * poll.  It leaves as soon as any poll took the completions told of.
- * After
- * EARLY_WAIT_MAX_MS (a message on a link that died, or one its QP's
- * reset dropped) it gives up on every early event so far: their
+ * After EARLY_WAIT_MAX_MS (a message on a link that died, or one its
+ * QP's reset dropped) it gives up on every early event so far: their
  * completions, if they come, make events as any other (early_lapsed).
  */
 #define EARLY_WAIT_MAX_MS 1000

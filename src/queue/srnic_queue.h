@@ -365,8 +365,9 @@ struct srnic_cq {
 	uint32_t users;		/* QPs that complete into it */
 	/* Early events (srnic_cq_set_early: seed 002's early interrupt):
 	 * the armed CQ's event as an RC message that will complete into it
-	 * begins, and the program's next poll that finds nothing waits for
-	 * the completion, spinning early_us; 0: off. */
+	 * begins, and until that completion is polled any poll that finds
+	 * nothing waits for it, running the datapath early_us
+	 * (provider/cq.c's early_wait); 0: off. */
 	uint32_t early_us;
 	struct srnic_cqe *ring;
 	/* a completion channel's pipe (write end; -1: none) and what an
