@@ -108,6 +108,8 @@ void srnic_svc_resync_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 			 const struct srnic_pkt *pkt);
 void srnic_svc_resync_ack_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 			     const struct srnic_pkt *pkt);
+/* The program moved a member's bound QP out of RTS itself. */
+void srnic_svc_qp_left(struct srnic_engine *eng, struct srnic_qp *qp);
 /* qp is (on) or is no more (off) a service QP the tick looks at. */
 void srnic_svc_qp_track(struct srnic_engine *eng, struct srnic_qp *qp,
 			bool on);

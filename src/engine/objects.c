@@ -875,6 +875,8 @@ static void call_modify_qp(struct srnic_engine *eng, struct srnic_call *c)
 		if (mod->state == SRNIC_QPS_ERR && qp->q.state == SRNIC_QPS_RTS)
 			send_posted(eng, qp);
 		enter_state(eng, qp, mod->state);
+		if (qp->svc_bound && mod->state != SRNIC_QPS_RTS)
+			srnic_svc_qp_left(eng, qp);
 		__atomic_store_n(&qp->q.state, mod->state, __ATOMIC_RELEASE);
 		if (mod->state == SRNIC_QPS_RTS)
 			srnic_qp_activate(eng, qp);	/* posted early */

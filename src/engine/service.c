@@ -177,13 +177,42 @@ static void bound(struct srnic_engine *eng, struct srnic_qp *qp, bool on)
 				   __ATOMIC_RELEASE);
 }
 
-/* A member's bound QP whose service went to another holder. */
+/* The program took its member's bound QP out of RTS (modify_qp): bound no
+ * more, and nothing to tell it. */
+void srnic_svc_qp_left(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	bound(eng, qp, false);
+}
+
+/* The program learns that its member's bound QP is done for: it parks a
+ * fresh one on this event. */
+static void member_drop(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	bound(eng, qp, false);
+	eng->st->svc_qps_dropped++;
+	srnic_event(SRNIC_EV_QP_FATAL, qp->q.handle);
+}
+
+/* A member's bound QP that failed, or whose service went to another
+ * holder. */
 static void member_tick(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	/* (a bound QP that left RTS: its connection closed) */
-	if (qp->svc_bound && qp->q.state != SRNIC_QPS_RTS)
-		bound(eng, qp, false);
 	const struct srnic_service *sv;
+
+	/* A bound QP that left RTS and not by its program's move failed on
+	 * its own: its replies to a client cut off ran out of retries, or
+	 * the client's node restarted.  Its program, whose parked QP it was,
+	 * would otherwise see only the completions in error and leave it so:
+	 * the client's SVC_RESYNC after the next takeover then found no QP
+	 * to bind (e2e/36's cut-group once lost every request after the
+	 * heal, its resyncs dropped as qp_state). */
+	if (qp->svc_bound && qp->q.state != SRNIC_QPS_RTS) {
+		if (qp->q.state == SRNIC_QPS_ERR)
+			member_drop(eng, qp);
+		else
+			bound(eng, qp, false);
+		return;
+	}
 
 	/* (a UD QP of a slot binds to nobody: it takes the datagrams to the
 	 * service while this node holds it) */
@@ -197,9 +226,8 @@ static void member_tick(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (sv && __atomic_load_n(&sv->holding, __ATOMIC_ACQUIRE) &&
 	    __atomic_load_n(&sv->term, __ATOMIC_ACQUIRE) == qp->svc_term)
 		return;
-	eng->st->svc_qps_dropped++;
 	srnic_qp_to_error(eng, qp);
-	srnic_event(SRNIC_EV_QP_FATAL, qp->q.handle);
+	member_drop(eng, qp);
 }
 
 void srnic_svc_qps_tick(struct srnic_engine *eng, uint64_t now)

@@ -328,7 +328,7 @@ static int serve(uint32_t svc)
 	struct side s = {0};
 	char node[16] = {0};
 	unsigned next_send = 0, sends_out = 0;
-	bool frozen = false;
+	bool frozen = false, told_error = false;
 
 	struct ibv_mr *region;
 	struct ud u = {0};
@@ -374,6 +374,7 @@ static int serve(uint32_t svc)
 				while (ibv_poll_cq(s.cq, 16, wc) > 0)
 					;
 				sends_out = 0;
+				told_error = false;
 				if (park(&s, svc))
 					return 2;
 			}
@@ -385,6 +386,15 @@ static int serve(uint32_t svc)
 
 			if (wc[i].opcode == IBV_WC_SEND && sends_out)
 				sends_out--;
+			/* (the QP failed: QP_FATAL follows, and the park;
+			 * the log says why, once) */
+			if (wc[i].status != IBV_WC_SUCCESS &&
+			    wc[i].status != IBV_WC_WR_FLUSH_ERR && !told_error) {
+				printf("completion in error: %s\n",
+				       ibv_wc_status_str(wc[i].status));
+				fflush(stdout);
+				told_error = true;
+			}
 			if (wc[i].status != IBV_WC_SUCCESS ||
 			    wc[i].opcode != IBV_WC_RECV)
 				continue;
