@@ -566,29 +566,38 @@ int srnic_mr_cache_query(struct ibv_context *context,
 int srnic_cq_set_early(struct ibv_cq *cq, unsigned spin_us);
 
 /*
- * Completion at both ends (seed 002): an RDMA WRITE posted (ibv_post_send)
- * on an RC QP with SRNIC_SEND_REMOTE_NOTIFY in send_flags gives its target
- * a completion too, once the whole WRITE has landed, if the target QP
- * accepts them (srnic_qp_accept_notify(qp, 1); 0, EOPNOTSUPP, or EINVAL
- * for a QP not RC): in the target QP's receive CQ, without consuming a
- * receive WQE: opcode
- * SRNIC_WC_REMOTE_WRITE, status IBV_WC_SUCCESS, byte_len the WRITE's
- * length, wr_id the remote address it was written at, qp_num the target
- * QP, src_qp the writer's, in the order of the QP's other messages; an
- * armed CQ's event as any completion.  The writer's own completion is as
- * ever.  A target that does not accept them refuses the WRITE (the
- * writer's completes with IBV_WC_REM_INV_REQ_ERR); an srnic older than
- * the flag ignores it (the WRITE completes at the writer only).
- * ibv_post_send
- * fails with EINVAL for the flag on other operations (a READ's target is
- * not told yet) or QP types; the ibv_wr_* API takes no such flag.  Not
- * solicited, nor early (srnic_cq_set_early): an event of a CQ armed for
- * any completion.
+ * Completion at both ends (seed 002): an RDMA WRITE or READ posted
+ * (ibv_post_send) on an RC QP with SRNIC_SEND_REMOTE_NOTIFY in send_flags
+ * gives its target a completion too, if the target QP accepts them
+ * (srnic_qp_accept_notify(qp, 1); 0, EOPNOTSUPP, or EINVAL for a QP not
+ * RC): in the target QP's receive CQ, without consuming a receive WQE;
+ * status IBV_WC_SUCCESS, byte_len the operation's length, wr_id the
+ * remote address it wrote or read at, qp_num the target QP, src_qp the
+ * requester's; an armed CQ's event as any completion.
+ *  - A WRITE's, opcode SRNIC_WC_REMOTE_WRITE: once the whole WRITE has
+ *    landed, in the order of the QP's other messages.  The writer's own
+ *    completion is as ever.
+ *  - A READ's, opcode SRNIC_WC_REMOTE_READ: once the whole answer has
+ *    landed at the reader, which says so (the target's memory will not
+ *    be read for it again: the program may reuse it); in the order of
+ *    the QP's other such READs, not of its other messages.  The reader's
+ *    own completion comes after the target's: the target answers that it
+ *    completed the READ, and a reader that hears no answer says it again,
+ *    up to its QP's retry_cnt timeouts (then IBV_WC_RETRY_EXC_ERR).
+ * A target that does not accept them refuses the operation (the
+ * requester's completes with IBV_WC_REM_INV_REQ_ERR).  An srnic older
+ * than the flag ignores it on a WRITE (the WRITE completes at the writer
+ * only) and drops such a READ as malformed (it fails at the reader when
+ * its retries run out).  ibv_post_send fails with EINVAL for the flag on
+ * other operations or QP types; the ibv_wr_* API takes no such flag.
+ * Not solicited, nor early (srnic_cq_set_early): an event of a CQ armed
+ * for any completion.
  */
 #define SRNIC_SEND_REMOTE_NOTIFY (1u << 30)
-/* (a receive's value, opcode & IBV_WC_RECV set: verbs leaves
+/* (receives' values, opcode & IBV_WC_RECV set: verbs leaves
  * IBV_WC_DRIVER1-3 to providers) */
 #define SRNIC_WC_REMOTE_WRITE IBV_WC_DRIVER1
+#define SRNIC_WC_REMOTE_READ IBV_WC_DRIVER2
 int srnic_qp_accept_notify(struct ibv_qp *qp, int accept);
 
 #ifdef __cplusplus

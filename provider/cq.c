@@ -61,6 +61,7 @@ static const enum ibv_wc_opcode wc_opcode[] = {
 	[SRNIC_WC_BIND_MW] = IBV_WC_BIND_MW,
 	[SRNIC_WC_ATOMIC_WRITE] = IBV_WC_ATOMIC_WRITE,
 	[SRNIC_WC_TARGET_WRITE] = SRNIC_WC_REMOTE_WRITE,
+	[SRNIC_WC_TARGET_READ] = SRNIC_WC_REMOTE_READ,
 };
 
 static struct srnic_cq_v *cq_new(struct ibv_context *context, int cqe)

@@ -205,9 +205,10 @@ static inline int build_send(struct srnic_qp_v *sqp,
 
 	if (op < 0 || !srnic_post_op_ok(sqp, op))
 		return EINVAL;
-	/* (completion at both ends: an RC WRITE's only) */
+	/* (completion at both ends: an RC WRITE's or READ's only) */
 	if ((wr->send_flags & SRNIC_SEND_REMOTE_NOTIFY) &&
-	    (op != SRNIC_WR_WRITE || sqp->vqp.qp.qp_type != IBV_QPT_RC))
+	    ((op != SRNIC_WR_WRITE && op != SRNIC_WR_READ) ||
+	     sqp->vqp.qp.qp_type != IBV_QPT_RC))
 		return EINVAL;
 	if (op == SRNIC_WR_BIND_MW)
 		return build_bind(sqp, wr, w);

@@ -198,6 +198,43 @@ static void ack_nak(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 }
 
+/* Completion at both ends, a READ's: every byte landed, and the READ
+ * completes once its target has (READ_DONE, sent by the requester, until
+ * the target's READ_DONE_ACK).  It keeps its place among the READs in
+ * flight meanwhile. */
+static void read_landed(struct srnic_engine *eng, struct srnic_qp *qp,
+			uint32_t idx, struct srnic_swqe_run *run)
+{
+	uint64_t now = srnic_now();
+
+	run->done_wait = 1;
+	run->retries = 0;
+	run->deadline = now + qp->at.timeout_tsc;
+	run->probe_at = now + srnic_probe_tsc(qp);
+	want_repair(eng, qp, idx, SRNIC_REPAIR_DONE);
+}
+
+/* A READ that waits for its target's READ_DONE_ACK, the oldest message:
+ * READ_DONE again after a probe interval, and each timeout spends a
+ * retry, as a request's would. */
+static void read_done_timer(struct srnic_engine *eng, struct srnic_qp *qp,
+			    uint32_t idx, struct srnic_swqe_run *run,
+			    uint64_t now)
+{
+	if (now >= run->deadline) {
+		if (++run->retries > qp->at.retry_cnt) {
+			eng->st->retry_exceeded++;
+			srnic_swqe_finish(qp, idx, SRNIC_WC_RETRY_EXC_ERR);
+			return;
+		}
+		run->deadline = now + qp->at.timeout_tsc;
+	} else if (now < run->probe_at) {
+		return;
+	}
+	run->probe_at = now + srnic_probe_tsc(qp);
+	want_repair(eng, qp, idx, SRNIC_REPAIR_DONE);
+}
+
 /* The oldest send WQE not finished yet (sq_next: none). */
 static uint32_t oldest_unfinished(const struct srnic_qp *qp)
 {
@@ -398,10 +435,33 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * ACK that would end it). */
 	qp->snd.rd_progress = srnic_now();
 	srnic_rto_progress(qp);
-	if (srnic_track_complete(&run->rd)) {
-		srnic_swqe_finish(qp, idx, SRNIC_WC_SUCCESS);
-		srnic_completer_complete(eng, qp);
+	if (!srnic_track_complete(&run->rd))
+		return;
+	if (w->flags & SRNIC_WR_NOTIFY) {
+		read_landed(eng, qp, idx, run);
+		return;
 	}
+	srnic_swqe_finish(qp, idx, SRNIC_WC_SUCCESS);
+	srnic_completer_complete(eng, qp);
+}
+
+void srnic_completer_read_done_ack(struct srnic_engine *eng,
+				   struct srnic_qp *qp,
+				   const struct srnic_pkt *pkt)
+{
+	struct srnic_swqe_run *run;
+	uint32_t idx;
+
+	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
+		return;
+	run = run_of_msn(qp, pkt->msn, &idx);
+	if (!run || !run->done_wait || run->state == SWQE_DONE ||
+	    pkt->nak_txid != run->txid) {
+		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
+		return;
+	}
+	srnic_swqe_finish(qp, idx, SRNIC_WC_SUCCESS);
+	srnic_completer_complete(eng, qp);
 }
 
 static void lend(struct srnic_engine *eng, struct srnic_qp *qp, uint64_t now)
@@ -452,8 +512,10 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 			if (run->deadline < now + qp->at.timeout_tsc)
 				run->deadline = now + qp->at.timeout_tsc;
 		}
-		if (run->state == SWQE_WAITING && !run->resend_queued &&
-		    now >= qp->snd.rnr_until) {
+		if (run->done_wait) {
+			read_done_timer(eng, qp, i, run, now);
+		} else if (run->state == SWQE_WAITING && !run->resend_queued &&
+			   now >= qp->snd.rnr_until) {
 			if (now >= run->deadline &&
 			    (!srnic_wr_reads(qp->q.sq[i & qp->q.sq_mask].opcode) ||
 			     now >= qp->snd.rd_progress + qp->at.timeout_tsc)) {

@@ -18,6 +18,10 @@ void srnic_completer_acked(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 			       const struct srnic_pkt *pkt,
 			       const struct rte_mbuf *m);
+/* completion at both ends: the target of READ pkt->msn completed it */
+void srnic_completer_read_done_ack(struct srnic_engine *eng,
+				   struct srnic_qp *qp,
+				   const struct srnic_pkt *pkt);
 void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now);
 unsigned srnic_completer_complete(struct srnic_engine *eng,

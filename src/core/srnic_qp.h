@@ -53,6 +53,9 @@ struct srnic_swqe_run {
 	uint8_t resend_queued;
 	uint8_t repair;		/* SRNIC_REPAIR_*: asked of the requester
 				 * (not 0: on the QP's repair list) */
+	/* A READ whose target completes it too (SRNIC_WR_NOTIFY): all its
+	 * data landed, it waits for the target's READ_DONE_ACK */
+	uint8_t done_wait;
 	uint32_t fc_high;	/* bytes already counted against credits */
 	uint32_t sack_first;	/* the last SACK's first missing packet */
 	uint32_t sack_missing;	/* ... and how many it named; 0: none yet */
@@ -71,6 +74,7 @@ struct srnic_swqe_run {
  */
 #define SRNIC_REPAIR_PROBE 0x1
 #define SRNIC_REPAIR_SACK 0x2
+#define SRNIC_REPAIR_DONE 0x4	/* a READ's READ_DONE (done_wait) */
 
 /* Responder state of one incoming message, slot msn % SRNIC_WINDOW. */
 enum srnic_rmsg_state {
@@ -262,6 +266,16 @@ struct srnic_qp_recv {
 	uint32_t rd_head, rd_tail;
 	struct srnic_atomic_done atomic_done[SRNIC_MAX_RD_ATOMIC];
 	uint32_t atomic_next;
+	/* READs whose requesters asked for a completion here too
+	 * (SRNIC_X_NOTIFY), in message order from their turns, until each
+	 * is said READ_DONE and completes (responder/read_done.c) */
+	struct srnic_read_told {
+		uint32_t msn;
+		uint32_t len;
+		uint64_t va;
+		uint8_t done;	/* READ_DONE heard, a completion to make */
+	} rd_told[SRNIC_MAX_RD_ATOMIC];
+	uint32_t rd_told_head, rd_told_tail;
 	/* READs of a FIFO asked of its program and not answered yet
 	 * (responder/fifo.c): a copy of one is not asked again */
 	struct srnic_fifo_asked {

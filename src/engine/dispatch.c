@@ -306,6 +306,14 @@ static inline bool rx_connected(struct srnic_engine *eng, struct srnic_qp *qp,
 	case SRNIC_OP_READ_RESP:
 		srnic_completer_read_resp(eng, qp, pkt, m);
 		return false;
+	/* (completion at both ends, a READ's: the reader says it has
+	 * every byte, the target that it completed the READ) */
+	case SRNIC_OP_READ_DONE:
+		srnic_responder_read_done(eng, qp, pkt);
+		return false;
+	case SRNIC_OP_READ_DONE_ACK:
+		srnic_completer_read_done_ack(eng, qp, pkt);
+		return false;
 	default:
 		if (qp->q.state != SRNIC_QPS_RTR && qp->q.state != SRNIC_QPS_RTS &&
 		    qp->q.state != SRNIC_QPS_SQD && qp->q.state != SRNIC_QPS_SQE) {

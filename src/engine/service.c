@@ -65,17 +65,9 @@ static void first_unacked(const struct srnic_qp *qp, uint32_t *msn,
 static void send_to_peer(struct srnic_engine *eng, struct srnic_qp *qp,
 			 struct srnic_pkt *pkt)
 {
-	int port = srnic_qp_pick_port(eng, qp);
-	struct rte_mbuf *m;
-
-	if (port < 0)
-		return;
 	if (eng->cfg.has_key)
 		pkt->flags |= SRNIC_F_AUTH;
-	m = srnic_pkt_alloc(eng, pkt, qp->peer->mac[port], (unsigned)port,
-			    NULL);
-	if (m)
-		srnic_port_tx(eng, (unsigned)port, m);
+	srnic_qp_send_header(eng, qp, pkt);
 }
 
 static void send_resync(struct srnic_engine *eng, struct srnic_qp *qp)

@@ -56,6 +56,22 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 	return m;
 }
 
+bool srnic_qp_send_header(struct srnic_engine *eng, struct srnic_qp *qp,
+			  const struct srnic_pkt *pkt)
+{
+	int port = qp->peer ? srnic_qp_pick_port(eng, qp) : -1;
+	struct rte_mbuf *m;
+
+	if (port < 0)
+		return false;
+	m = srnic_pkt_alloc(eng, pkt, qp->peer->mac[port], (unsigned)port,
+			    NULL);
+	if (!m)
+		return false;
+	srnic_port_tx(eng, (unsigned)port, m);
+	return true;
+}
+
 static void keep_registered(void *addr, void *opaque)
 {
 	(void)addr;

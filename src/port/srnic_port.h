@@ -107,6 +107,11 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 				 const struct srnic_pkt *pkt,
 				 const uint8_t dst_mac[6], unsigned p,
 				 uint8_t **payload);
+/* A frame of headers only (pkt carries no payload) from qp to its peer,
+ * on the port its next packet takes; false when no port or buffer could
+ * take it now (its sender's timers send it again). */
+bool srnic_qp_send_header(struct srnic_engine *eng, struct srnic_qp *qp,
+			  const struct srnic_pkt *pkt);
 /*
  * As srnic_pkt_alloc, for a payload of pkt->pkt_len bytes that stays where
  * it is (registered memory, checked by the caller) until the port copies it

@@ -108,7 +108,8 @@ static inline bool srnic_wr_reads(uint8_t op)
  * not placed at an address. */
 #define SRNIC_WR_FIFO 0x40
 /* Completion at both ends (srnic.h's SRNIC_SEND_REMOTE_NOTIFY), an RC
- * WRITE's: its target completes it too (the wire's SRNIC_X_NOTIFY). */
+ * WRITE's or READ's: its target completes it too (the wire's
+ * SRNIC_X_NOTIFY). */
 #define SRNIC_WR_NOTIFY 0x80
 
 struct srnic_sge {
@@ -308,6 +309,7 @@ enum srnic_wc_opcode {
 	SRNIC_WC_ATOMIC_WRITE,
 	SRNIC_WC_TARGET_WRITE,	/* the target's of a WRITE that asked
 				 * (SRNIC_WR_NOTIFY) */
+	SRNIC_WC_TARGET_READ,	/* ... of a READ that asked */
 };
 
 #define SRNIC_WC_F_IMM 0x1

@@ -1062,6 +1062,18 @@ static unsigned send_datagram(struct srnic_engine *eng, struct srnic_qp *qp)
 	return datagram_done(qp, run);
 }
 
+/* Completion at both ends: READ run's every byte is here, which its target
+ * is told (engine/dispatch.c takes its answer to the completer). */
+static void say_read_done(struct srnic_engine *eng, struct srnic_qp *qp,
+			  const struct srnic_swqe_run *run)
+{
+	struct srnic_pkt pkt;
+
+	srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_READ_DONE, run->msn);
+	pkt.nak_txid = run->txid;
+	srnic_qp_send_header(eng, qp, &pkt);
+}
+
 /* What the completer asked for (SRNIC_REPAIR_*), message by message. */
 static void run_repairs(struct srnic_engine *eng, struct srnic_qp *qp)
 {
@@ -1079,6 +1091,12 @@ static void run_repairs(struct srnic_engine *eng, struct srnic_qp *qp)
 		 * resend_missing look at the rest themselves) */
 		if (run->state == SWQE_DONE)
 			continue;
+		if (run->done_wait) {	/* (its data all in: nothing to send
+					 * again but the word) */
+			if (what & SRNIC_REPAIR_DONE)
+				say_read_done(eng, qp, run);
+			continue;
+		}
 		if (what & SRNIC_REPAIR_SACK)
 			resend_missing(eng, qp, idx, run->sack_ask_first,
 				       run->sack_ask_bits);

@@ -25,6 +25,7 @@ void srnic_responder_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->rcv.ninv = 0;
 	qp->rcv.rd_head = qp->rcv.rd_tail = 0;
 	memset(qp->rcv.atomic_done, 0, sizeof(qp->rcv.atomic_done));
+	qp->rcv.rd_told_head = qp->rcv.rd_told_tail = 0;
 	memset(qp->rcv.fifo_asked, 0, sizeof(qp->rcv.fifo_asked));
 }
 
@@ -204,28 +205,32 @@ static enum turn read_turn(struct srnic_engine *eng, struct srnic_qp *qp,
 		return TURN_WAIT;
 	if (s->opcode == SRNIC_OP_ATOMIC_REQ && !resp_run_atomic(eng, qp, s))
 		return TURN_AGAIN;	/* failed */
+	if ((s->xflags & SRNIC_X_NOTIFY) && !resp_read_told(qp, s)) {
+		eng->st->drops[SRNIC_DROP_MALFORMED]++;
+		resp_fail(eng, qp, s, SRNIC_NAK_INVALID,
+			  SRNIC_WC_REM_INV_REQ_ERR);
+		return TURN_AGAIN;
+	}
 	resp_read_job_from_slot(eng, qp, s);
 	return TURN_NEXT;
 }
 
-/* Completion at both ends: an RC WRITE whose writer asked (SRNIC_X_NOTIFY)
- * completes at its target too, into the QP's receive CQ, with no receive
- * WQE; false when that CQ has no room. */
-static bool emit_notify_cqe(struct srnic_qp *qp, const struct srnic_rmsg *s)
+bool resp_target_cqe(struct srnic_qp *qp, uint8_t opcode, uint64_t va,
+		     uint32_t len)
 {
 	struct srnic_cq *cq = qp->q.recv_cq;
 	struct srnic_cqe *c;
 
-	if (!srnic_cq_room(cq))
+	if (!cq || !srnic_cq_room(cq))
 		return false;
 	c = srnic_cq_slot(cq);
 	memset(c, 0, sizeof(*c));
-	c->wr_id = s->va;
+	c->wr_id = va;
 	c->qp_num = qp->q.qpn;
 	c->src_qp = qp->at.dest_qpn;
 	c->status = SRNIC_WC_SUCCESS;
-	c->opcode = SRNIC_WC_TARGET_WRITE;
-	c->byte_len = s->msg_len;
+	c->opcode = opcode;
+	c->byte_len = len;
 	srnic_cq_publish(cq);
 	return true;
 }
@@ -241,7 +246,8 @@ static enum turn placed_turn(struct srnic_engine *eng, struct srnic_qp *qp,
 		    !srnic_qp_reliable(qp) || qp->xrc == SRNIC_XRC_TGT ||
 		    !qp->q.recv_cq)
 			return TURN_NEXT;
-		if (!emit_notify_cqe(qp, s)) {
+		if (!resp_target_cqe(qp, SRNIC_WC_TARGET_WRITE, s->va,
+				     s->msg_len)) {
 			srnic_qp_cq_full(eng, qp);
 			return TURN_WAIT;
 		}

@@ -15,6 +15,7 @@
  *   access.c    which domain a request's memory is checked in
  *   datagram.c  UD: a datagram is a message
  *   fifo.c      half-RDMA: WRITE packets appended to a FIFO's ring
+ *   read_done.c completion at both ends, a READ's: READ_DONE
  */
 #ifndef SRNIC_RESPONDER_INTERNAL_H
 #define SRNIC_RESPONDER_INTERNAL_H
@@ -183,6 +184,16 @@ void resp_reanswer_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 			  const struct srnic_pkt *pkt);
 bool resp_run_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		     struct srnic_rmsg *s);
+
+/* complete.c: completion at both ends, a WRITE's or READ's (opcode
+ * SRNIC_WC_TARGET_*) of len bytes at va into the QP's receive CQ, with no
+ * receive WQE; false when that CQ has no room */
+bool resp_target_cqe(struct srnic_qp *qp, uint8_t opcode, uint64_t va,
+		     uint32_t len);
+/* read_done.c: READ s, whose requester asked for a completion here too,
+ * is told of when its READ_DONE comes; false when too many are already
+ * (the requester overran its max_rd_atomic) */
+bool resp_read_told(struct srnic_qp *qp, const struct srnic_rmsg *s);
 
 /* third_party.c: a third-party job's way to its target, its packets'
  * header, and its NAK to the controller */

@@ -116,6 +116,18 @@ static enum start_step start_atomic(struct start *t)
 			      ST_WAITS_TURN);
 }
 
+/* Completion at both ends: only where its program said it takes them, a
+ * plain RC WRITE's or READ's (anything else would put completions in a
+ * CQ whose program never asked for them). */
+static bool notify_refused(const struct start *t)
+{
+	return (t->pkt->xflags & SRNIC_X_NOTIFY) &&
+	       (!srnic_qp_reliable(t->qp) || t->qp->xrc == SRNIC_XRC_TGT ||
+		(t->pkt->flags & (SRNIC_F_RECV_CQE | SRNIC_F_GROUP |
+				  SRNIC_F_THIRD_PARTY)) ||
+		!__atomic_load_n(&t->qp->q.accept_notify, __ATOMIC_ACQUIRE));
+}
+
 static enum start_step start_read(struct start *t)
 {
 	struct srnic_rmsg *s = t->s;
@@ -125,7 +137,10 @@ static enum start_step start_read(struct start *t)
 
 	s->state = RMSG_READ;
 	/* (a FIFO's key that takes READs: any address, any length; its
-	 * program answers, in the READ's turn: fifo.c) */
+	 * program answers, in the READ's turn: fifo.c, and is not told) */
+	if (notify_refused(t) ||
+	    (r == SRNIC_MEM_FIFO && (s->xflags & SRNIC_X_NOTIFY)))
+		return nak_with(t, SRNIC_NAK_INVALID, SRNIC_WC_REM_INV_REQ_ERR);
 	if (r == SRNIC_MEM_FIFO)
 		r = SRNIC_MEM_OK;
 	if (r == SRNIC_MEM_OK && (1u << s->trk.shift) > t->eng->payload_max)
@@ -162,14 +177,7 @@ static enum start_step check_write(struct start *t)
 	if (t->pkt->opcode == SRNIC_OP_WRITE &&
 	    !(t->qp->access & SRNIC_ACCESS_REMOTE_WRITE))
 		return access_verdict(t, SRNIC_MEM_NO_RIGHTS, ST_FAIL);
-	/* (completion at both ends: only where its program said it takes
-	 * them, a plain RC WRITE's: anything else would put completions in
-	 * a CQ whose program never asked for them) */
-	if ((t->pkt->xflags & SRNIC_X_NOTIFY) &&
-	    (!srnic_qp_reliable(t->qp) || t->qp->xrc == SRNIC_XRC_TGT ||
-	     (t->pkt->flags & (SRNIC_F_RECV_CQE | SRNIC_F_GROUP |
-			       SRNIC_F_THIRD_PARTY)) ||
-	     !__atomic_load_n(&t->qp->q.accept_notify, __ATOMIC_ACQUIRE)))
+	if (notify_refused(t))
 		return nak_with(t, SRNIC_NAK_INVALID, SRNIC_WC_REM_INV_REQ_ERR);
 	return t->pkt->flags & SRNIC_F_RECV_CQE ? ST_TAKE_RECV_WQE : ST_TRACK;
 }

@@ -92,6 +92,12 @@ enum srnic_opcode {
 	 * generation. */
 	SRNIC_OP_TPT_UPDATE = 18,
 	SRNIC_OP_TPT_ACK = 19,
+	/* Completion at both ends, a READ's (SRNIC_X_NOTIFY): its requester
+	 * says, once every byte of READ msn has landed, READ_DONE (nak_txid
+	 * its attempt), again until the target answers READ_DONE_ACK of msn
+	 * (the target completes the READ before it answers). */
+	SRNIC_OP_READ_DONE = 20,
+	SRNIC_OP_READ_DONE_ACK = 21,
 	SRNIC_OP_MAX
 };
 
@@ -349,10 +355,11 @@ static inline uint64_t srnic_get64(const uint8_t *p)
 }
 
 /* The data extension's byte of further flags (+37; the base header's 16
- * are all taken).  SRNIC_X_NOTIFY, on every packet of an RC WRITE: its
- * target completes it too, without a receive WQE (completion at both
- * ends, include/srnic.h's SRNIC_SEND_REMOTE_NOTIFY).  Any other bit, or
- * the flag on another opcode or an atomic write, makes the frame
+ * are all taken).  SRNIC_X_NOTIFY, on every packet of an RC WRITE, or on
+ * an RC READ_REQ: its target completes it too, without a receive WQE
+ * (completion at both ends, include/srnic.h's SRNIC_SEND_REMOTE_NOTIFY;
+ * a READ's once its requester says READ_DONE).  Any other bit, or the
+ * flag on another opcode or an atomic write, makes the frame
  * malformed. */
 #define SRNIC_X_NOTIFY 0x01
 

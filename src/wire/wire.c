@@ -9,7 +9,7 @@
  *  data ext  +0 txid, +4 ssn, +8 rkey, +12 imm (READ_REQ: read_len),
  *            +16 va (8), +24 msg_off,
  *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 xflags
- *            (SRNIC_X_NOTIFY: WRITE only),
+ *            (SRNIC_X_NOTIFY: WRITE and READ_REQ only),
  *            +38 ts, +40 ack_msn (flag SRNIC_F_ACKS, requests; else 0)
  *            (UD_SEND: +8 qkey, +16 src ipv4, +20 dst ipv4)
  *  xrc ext    (flag SRNIC_F_XRC: SEND, WRITE, READ_REQ, ATOMIC_REQ) right
@@ -345,10 +345,11 @@ static bool data_ext_sane(const struct srnic_pkt *pkt)
 	return pkt->msg_len <= SRNIC_MAX_MSG_LEN &&
 	       pkt->stride_shift >= SRNIC_MIN_STRIDE_SHIFT &&
 	       pkt->stride_shift <= SRNIC_MAX_STRIDE_SHIFT &&
-	       !(pkt->xflags & ~(pkt->opcode == SRNIC_OP_WRITE &&
-					 !(pkt->flags & SRNIC_F_ATOMIC_WR)
-				 ? SRNIC_X_NOTIFY
-				 : 0));
+	       !(pkt->xflags & ~((pkt->opcode == SRNIC_OP_WRITE &&
+					  !(pkt->flags & SRNIC_F_ATOMIC_WR)) ||
+						 pkt->opcode == SRNIC_OP_READ_REQ
+					 ? SRNIC_X_NOTIFY
+					 : 0));
 }
 
 /* One packet of a message cut on stride boundaries, so that each has a
@@ -489,6 +490,17 @@ static enum srnic_wire_err check_ack(struct srnic_pkt *pkt,
 	return SRNIC_WIRE_OK;
 }
 
+/* READ_DONE, READ_DONE_ACK: ACK-shaped, never a NAK. */
+static enum srnic_wire_err check_read_done(struct srnic_pkt *pkt,
+					   const uint8_t *rest,
+					   uint32_t rest_len)
+{
+	(void)rest;
+	(void)rest_len;
+	return pkt->syndrome == SRNIC_ACK_OK ? SRNIC_WIRE_OK
+					     : SRNIC_WIRE_BAD_OPCODE;
+}
+
 /* A signed opcode's MAC, if flagged, right after the headers. */
 static enum srnic_wire_err check_signed(struct srnic_pkt *pkt,
 					const uint8_t *rest, uint32_t rest_len)
@@ -595,6 +607,13 @@ const struct srnic_op_info srnic_op_table[UINT8_MAX + 1] = {
 				  .props = 0},
 	[SRNIC_OP_TPT_UPDATE] = TPT_OP("TPT_UPDATE"),
 	[SRNIC_OP_TPT_ACK] = TPT_OP("TPT_ACK"),
+	[SRNIC_OP_READ_DONE] = {.name = "READ_DONE", .check = check_read_done,
+				.ext = SRNIC_EXT_ACK,
+				.hlen = HLEN(SRNIC_ACK_XLEN)},
+	[SRNIC_OP_READ_DONE_ACK] = {.name = "READ_DONE_ACK",
+				    .check = check_read_done,
+				    .ext = SRNIC_EXT_ACK,
+				    .hlen = HLEN(SRNIC_ACK_XLEN)},
 };
 
 /* The frame before its opcode: ours, of our version, long enough for the

@@ -9,10 +9,11 @@
 #    the message's last bytes have landed, after them without; a
 #    program that arms again before it polls gets the completion from
 #    its one poll and no second event; every byte checked;
-#  - completion at both ends (remote_notify.c): an RC WRITE posted with
-#    SRNIC_SEND_REMOTE_NOTIFY completes at its target too, without a
-#    receive WQE (address, length, QPs checked, and the event), one
-#    without does not; every byte checked;
+#  - completion at both ends (remote_notify.c): an RC WRITE or READ posted
+#    with SRNIC_SEND_REMOTE_NOTIFY completes at its target too, without a
+#    receive WQE (address, length, QPs checked, and the event; a READ's
+#    there before the reader's own completion), one without does not;
+#    every byte checked;
 #  - several threads handling one channel's events (event_handlers.c):
 #    each event goes to exactly one of the threads waiting, each round's
 #    to different ones, and with some threads kept busy, to the others;
@@ -49,7 +50,7 @@ grep -q "^# [1-9][0-9]* checks, 0 failed$" "$LOGDIR/early.a" ||
 	{ cat "$LOGDIR/early.a"; fail "early_event: no summary"; }
 grep "at the event\|perftest" "$LOGDIR/early.a"
 
-# Completion at both ends: a WRITE's target completes it too
+# Completion at both ends: a WRITE's or READ's target completes it too
 on a 60 -- "$BUILD/tests/e2e/remote_notify" > "$LOGDIR/notify.a" 2>&1 ||
 	{ cat "$LOGDIR/notify.a"; fail "remote_notify"; }
 grep -q "^# [1-9][0-9]* checks, 0 failed$" "$LOGDIR/notify.a" ||

@@ -141,8 +141,9 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		p->stride_shift = SRNIC_MIN_STRIDE_SHIFT +
 				  rnd_below(SRNIC_MAX_STRIDE_SHIFT -
 					    SRNIC_MIN_STRIDE_SHIFT + 1);
-		if (p->opcode == SRNIC_OP_WRITE &&
-		    !(p->flags & SRNIC_F_ATOMIC_WR))
+		if ((p->opcode == SRNIC_OP_WRITE &&
+		     !(p->flags & SRNIC_F_ATOMIC_WR)) ||
+		    p->opcode == SRNIC_OP_READ_REQ)
 			p->xflags = (uint8_t)rnd_below(2);	/* NOTIFY */
 		stride = 1u << p->stride_shift;
 		/* Lengths around stride multiples and the 2 GiB limit are
@@ -240,7 +241,10 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 			pay[i] = (uint8_t)rnd();
 		p->payload = pay;
 	} else if (srnic_op_ack_shaped(p->opcode)) {
-		p->syndrome = rnd_below(SRNIC_NAK_OPERATIONAL + 1);
+		p->syndrome = p->opcode == SRNIC_OP_READ_DONE ||
+					      p->opcode == SRNIC_OP_READ_DONE_ACK
+				      ? SRNIC_ACK_OK
+				      : rnd_below(SRNIC_NAK_OPERATIONAL + 1);
 		p->rnr_timer = rnd_below(32);
 		p->nak_msn = (uint32_t)rnd();
 		p->nak_txid = (uint32_t)rnd();

@@ -290,11 +290,16 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		return "group map or device set on other than a control frame";
 	if (op != SRNIC_OP_HELLO && p->hello_ms)
 		return "a HELLO interval on other than a HELLO";
-	if (p->xflags & ~(op == SRNIC_OP_WRITE &&
-					  !(p->flags & SRNIC_F_ATOMIC_WR)
+	if (p->xflags & ~((op == SRNIC_OP_WRITE &&
+			   !(p->flags & SRNIC_F_ATOMIC_WR)) ||
+					  op == SRNIC_OP_READ_REQ
 				  ? SRNIC_X_NOTIFY
 				  : 0))
-		return "further flags other than a WRITE's SRNIC_X_NOTIFY";
+		return "further flags other than a WRITE's or READ "
+		       "request's SRNIC_X_NOTIFY";
+	if ((op == SRNIC_OP_READ_DONE || op == SRNIC_OP_READ_DONE_ACK) &&
+	    p->syndrome)
+		return "a NAK's syndrome on READ_DONE or READ_DONE_ACK";
 	if (op != SRNIC_OP_SVC_ANNOUNCE &&
 	    (p->svc_ipv4 || p->svc_prio || p->svc_holder || p->svc_mode ||
 	     p->svc_bound))

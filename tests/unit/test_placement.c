@@ -584,6 +584,31 @@ static void post_read(struct srnic_qp *qp, uint64_t wr_id, uint8_t *local,
 	qp->q.sq_prod = 1;
 }
 
+/* Packet idx of the answer to qp's first READ, of len bytes of data, as
+ * its responder would send it (decoded from a frame: pkt's payload is in
+ * frame). */
+static void read_resp_pkt(struct srnic_pkt *pkt, uint8_t *frame,
+			  const struct srnic_qp *qp, uint32_t idx,
+			  const uint8_t *data, uint32_t len)
+{
+	uint8_t *p = frame;
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->opcode = SRNIC_OP_READ_RESP;
+	pkt->dst_qpn = qp->q.qpn;
+	pkt->src_qpn = PEER_QPN;
+	pkt->msn = qp->run[0].msn;
+	pkt->txid = qp->run[0].txid;
+	pkt->msg_off = idx * STRIDE;
+	pkt->msg_len = len;
+	pkt->stride_shift = STRIDE_SHIFT;
+	pkt->pkt_len = len - pkt->msg_off < STRIDE ? len - pkt->msg_off
+						   : STRIDE;
+	p += srnic_wire_encode(frame, peer_mac, peer_mac, pkt);
+	memcpy(p, data + pkt->msg_off, pkt->pkt_len);
+	srnic_wire_decode(frame, p - frame + pkt->pkt_len, pkt);
+}
+
 /* The requester side: a READ's response packets in any order fill the
  * local buffer, duplicates and stale ids are dropped, and the send
  * completion comes only after the last byte. */
@@ -609,22 +634,10 @@ static void test_read_response(void)
 		order[i] = i;
 	shuffle(order, 10, 7);
 	for (i = 0; i < 10; i++) {
-		struct srnic_pkt pkt = {0};
-		uint8_t frame[SRNIC_MAX_HLEN + STRIDE], *p = frame;
+		struct srnic_pkt pkt;
+		uint8_t frame[SRNIC_MAX_HLEN + STRIDE];
 
-		pkt.opcode = SRNIC_OP_READ_RESP;
-		pkt.dst_qpn = qp->q.qpn;
-		pkt.src_qpn = PEER_QPN;
-		pkt.msn = qp->run[0].msn;
-		pkt.txid = qp->run[0].txid;
-		pkt.msg_off = order[i] * STRIDE;
-		pkt.msg_len = LEN;
-		pkt.stride_shift = STRIDE_SHIFT;
-		pkt.pkt_len = LEN - pkt.msg_off < STRIDE ? LEN - pkt.msg_off
-							 : STRIDE;
-		p += srnic_wire_encode(frame, peer_mac, peer_mac, &pkt);
-		memcpy(p, data + pkt.msg_off, pkt.pkt_len);
-		srnic_wire_decode(frame, p - frame + pkt.pkt_len, &pkt);
+		read_resp_pkt(&pkt, frame, qp, order[i], data, LEN);
 		CHECK(srnic_cq_poll(cq, c, 2) == 0,
 		      "READ completed before packet %u", i);
 		srnic_completer_read_resp(eng, qp, &pkt, NULL);
@@ -1067,6 +1080,141 @@ static void ask_read(struct srnic_qp *qp, const struct srnic_pkt *req,
 {
 	srnic_responder_rx(eng, qp, req, NULL);
 	answer_reads(qp, 8, naks, answers);
+}
+
+/*
+ * Completion at both ends, a READ's.  The reader: its READ request says
+ * NOTIFY; once every byte has landed it completes nothing yet but says
+ * READ_DONE, again a probe interval later, and completes at the target's
+ * READ_DONE_ACK of that attempt.  The target: a READ told of completes
+ * into its receive CQ at its READ_DONE, in message order whatever order
+ * they come in, once each (a READ_DONE again is answered again); with the
+ * CQ full it waits, unanswered; a READ_DONE for no READ is dropped.
+ */
+static void test_read_done(void)
+{
+	enum { LEN = 3 * STRIDE };
+	uint8_t *local = calloc(1, LEN), *data = malloc(LEN);
+	struct srnic_cq *small = srnic_engine_create_cq(eng, 1);
+	struct srnic_qp *qp = qp_new(19);
+	struct srnic_pkt out[8], pkt;
+	struct srnic_cqe c[4];
+	uint32_t key, i, msn, txid;
+	uint64_t malformed;
+	unsigned n, naks, answers;
+
+	for (i = 0; i < LEN; i++)
+		data[i] = (uint8_t)(i * 7 + 3);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)local, LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE, 19);
+	post_read(qp, 78, local, LEN, key);
+	qp->q.sq[0].flags |= SRNIC_WR_NOTIFY;
+	srnic_requester_run(eng, qp, 8);
+	n = drain_wire(out, 8);
+	CHECK(n == 1 && out[0].opcode == SRNIC_OP_READ_REQ &&
+		      out[0].xflags == SRNIC_X_NOTIFY,
+	      "the READ request says NOTIFY (%u frames)", n);
+	msn = qp->run[0].msn;
+	txid = qp->run[0].txid;
+	for (i = 0; i < 3; i++) {
+		uint8_t frame[SRNIC_MAX_HLEN + STRIDE];
+
+		read_resp_pkt(&pkt, frame, qp, 2 - i, data, LEN);
+		srnic_completer_read_resp(eng, qp, &pkt, NULL);
+	}
+	CHECK(memcmp(local, data, LEN) == 0, "READ data");
+	CHECK(srnic_cq_poll(cq, c, 4) == 0, "landed: no completion yet");
+	srnic_requester_run(eng, qp, 8);
+	n = drain_wire(out, 8);
+	CHECK(n == 1 && out[0].opcode == SRNIC_OP_READ_DONE &&
+		      out[0].msn == msn && out[0].nak_txid == txid,
+	      "READ_DONE said (%u frames, opcode %u)", n,
+	      n ? out[0].opcode : 0);
+	srnic_completer_timeouts(eng, qp, srnic_now() + srnic_probe_tsc(qp));
+	srnic_requester_run(eng, qp, 8);
+	n = drain_wire(out, 8);
+	CHECK(n == 1 && out[0].opcode == SRNIC_OP_READ_DONE,
+	      "unanswered a probe interval: said again (%u frames)", n);
+	srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_READ_DONE_ACK, msn);
+	pkt.nak_txid = txid + 1;
+	srnic_completer_read_done_ack(eng, qp, &pkt);
+	CHECK(srnic_cq_poll(cq, c, 4) == 0,
+	      "an answer of another attempt completes nothing");
+	pkt.nak_txid = txid;
+	srnic_completer_read_done_ack(eng, qp, &pkt);
+	CHECK(srnic_cq_poll(cq, c, 4) == 1 && c[0].wr_id == 78 &&
+		      c[0].status == SRNIC_WC_SUCCESS &&
+		      c[0].opcode == SRNIC_WC_RDMA_READ,
+	      "the READ completes at the target's answer");
+	srnic_engine_destroy_qp(eng, qp);
+	srnic_mem_release(&eng->mem, key);
+
+	/* the target: READs 100 and 101 told of, 102 not */
+	qp = qp_new(19);
+	qp->q.recv_cq = small;
+	qp->q.accept_notify = 1;
+	key = srnic_mem_register(&eng->mem, (uintptr_t)data, LEN,
+				 SRNIC_ACCESS_REMOTE_READ, 19);
+	for (i = 0; i < 3; i++) {
+		struct srnic_pkt req = {0};
+
+		req.opcode = SRNIC_OP_READ_REQ;
+		req.src_qpn = PEER_QPN;
+		req.src_inc = PEER_INC;
+		req.msn = 100 + i;
+		req.txid = 1;
+		req.rkey = key;
+		req.va = (uintptr_t)data + i * STRIDE;
+		req.msg_len = STRIDE;
+		req.stride_shift = STRIDE_SHIFT;
+		req.xflags = i < 2 ? SRNIC_X_NOTIFY : 0;
+		ask_read(qp, &req, &naks, &answers);
+		CHECK(naks == 0 && answers == 1, "READ %u answered", 100 + i);
+	}
+	CHECK(qp->rcv.rd_told_tail - qp->rcv.rd_told_head == 2,
+	      "two READs told of");
+	srnic_qp_pkt_init(&pkt, eng, qp, SRNIC_OP_READ_DONE, 101);
+	srnic_responder_read_done(eng, qp, &pkt);
+	CHECK(srnic_cq_poll(small, c, 4) == 0 && drain_wire(out, 8) == 0,
+	      "READ_DONE of 101 before 100's: nothing yet");
+	pkt.msn = 100;
+	srnic_responder_read_done(eng, qp, &pkt);
+	n = drain_wire(out, 8);
+	CHECK(n == 1 && out[0].opcode == SRNIC_OP_READ_DONE_ACK &&
+		      out[0].msn == 100,
+	      "100 answered, not 101, whose completion finds the CQ full "
+	      "(%u frames)", n);
+	n = srnic_cq_poll(small, c, 4);
+	CHECK(n == 1 && c[0].opcode == SRNIC_WC_TARGET_READ &&
+		      c[0].wr_id == (uintptr_t)data &&
+		      c[0].byte_len == STRIDE && c[0].qp_num == qp->q.qpn &&
+		      c[0].src_qp == PEER_QPN,
+	      "READ 100's completion at the target (%u, opcode %u)", n,
+	      n ? c[0].opcode : 0);
+	pkt.msn = 101;
+	srnic_responder_read_done(eng, qp, &pkt);
+	n = drain_wire(out, 8);
+	CHECK(n == 1 && out[0].opcode == SRNIC_OP_READ_DONE_ACK &&
+		      out[0].msn == 101 && srnic_cq_poll(small, c, 4) == 1 &&
+		      c[0].wr_id == (uintptr_t)data + STRIDE,
+	      "said again with room made: READ 101 completes, answered");
+	pkt.msn = 100;
+	srnic_responder_read_done(eng, qp, &pkt);
+	n = drain_wire(out, 8);
+	CHECK(n == 1 && out[0].opcode == SRNIC_OP_READ_DONE_ACK &&
+		      srnic_cq_poll(small, c, 4) == 0,
+	      "READ_DONE of 100 again: answered again, no second completion");
+	malformed = drops(SRNIC_DROP_MALFORMED);
+	pkt.msn = 103;
+	srnic_responder_read_done(eng, qp, &pkt);
+	CHECK(drain_wire(out, 8) == 0 &&
+		      drops(SRNIC_DROP_MALFORMED) == malformed + 1,
+	      "READ_DONE of a message not come yet: dropped, counted");
+	qp->q.recv_cq = cq;
+	srnic_engine_destroy_qp(eng, qp);
+	srnic_mem_release(&eng->mem, key);
+	free(local);
+	free(data);
 }
 
 /* READ recovery is selective: a READ whose answer stopped short asks
@@ -2735,6 +2883,7 @@ int main(void)
 	engine_up();
 	test_write_out_of_order();
 	test_write_notify();
+	test_read_done();
 	test_txid();
 	test_send_ssn();
 	test_access();

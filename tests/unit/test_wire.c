@@ -110,6 +110,10 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->tpt_addr = 0x00007f00abcd0000ull;
 	p->tpt_length = 0x0000000100000000ull;
 
+	/* (a READ's completion at its target is never a NAK) */
+	if (op == SRNIC_OP_READ_DONE || op == SRNIC_OP_READ_DONE_ACK)
+		p->syndrome = SRNIC_ACK_OK;
+
 	switch (op) {
 	case SRNIC_OP_SEND:	/* last packet of a 3-packet message */
 		p->stride_shift = 10;
@@ -335,7 +339,8 @@ static void test_byte_map(void)
 		      SRNIC_OP_SVC_RESYNC_ACK == 16 &&
 		      SRNIC_OP_TP_READ_REQ == 17 &&
 		      SRNIC_OP_TPT_UPDATE == 18 && SRNIC_OP_TPT_ACK == 19 &&
-		      SRNIC_OP_MAX == 20,
+		      SRNIC_OP_READ_DONE == 20 &&
+		      SRNIC_OP_READ_DONE_ACK == 21 && SRNIC_OP_MAX == 22,
 	      "opcode numbering changed");
 
 	full_pkt(&p, SRNIC_OP_SEND);
@@ -745,6 +750,23 @@ static void test_atomics(void)
 	f = single(SRNIC_OP_SEND, 64, 8, &len);
 	f[75] = SRNIC_X_NOTIFY;
 	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "a SEND that would notify");
+	free(f);
+	/* (a READ request's, whose requester then says READ_DONE, which
+	 * is never a NAK) */
+	f = frame_of(SRNIC_OP_READ_REQ, &len);
+	f[75] = SRNIC_X_NOTIFY;
+	EXPECT(f, len, SRNIC_WIRE_OK, "a READ that notifies its target");
+	f[75] = 0x02;
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "a READ's unknown further flag");
+	free(f);
+	f = frame_of(SRNIC_OP_READ_RESP, &len);
+	f[75] = SRNIC_X_NOTIFY;
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "a READ answer that would notify");
+	free(f);
+	f = frame_of(SRNIC_OP_READ_DONE, &len);
+	EXPECT(f, len, SRNIC_WIRE_OK, "READ_DONE");
+	f[38] = SRNIC_NAK_ACCESS;
+	EXPECT(f, len, SRNIC_WIRE_BAD_OPCODE, "READ_DONE as a NAK");
 	free(f);
 }
 

@@ -29,6 +29,8 @@ local OPS = {
 	[17] = {name = "TP_READ_REQ", ext = "data", payload = false},
 	[18] = {name = "TPT_UPDATE", ext = "hello", payload = false},
 	[19] = {name = "TPT_ACK", ext = "hello", payload = false},
+	[20] = {name = "READ_DONE", ext = "ack", payload = false},
+	[21] = {name = "READ_DONE_ACK", ext = "ack", payload = false},
 }
 local opcodes = {}
 for op, o in pairs(OPS) do opcodes[op] = o.name end
@@ -75,7 +77,7 @@ local F = {
 	pkt_len = ProtoField.uint32("srnic.pkt_len", "Packet payload length"),
 	msg_len = ProtoField.uint32("srnic.msg_len", "Message length"),
 	stride_shift = ProtoField.uint8("srnic.stride_shift", "Stride shift"),
-	xflags = ProtoField.uint8("srnic.xflags", "Further flags (1: the WRITE's target completes it too)", base.HEX),
+	xflags = ProtoField.uint8("srnic.xflags", "Further flags (1: the WRITE's or READ's target completes it too)", base.HEX),
 	reserved = ProtoField.bytes("srnic.reserved", "Reserved"),
 	ts = ProtoField.uint16("srnic.ts", "Send time (us, 16 bits)"),
 	ack_msn = ProtoField.uint32("srnic.ack_msn", "ACK riding with the request (flag ACKS)"),
