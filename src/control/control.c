@@ -38,8 +38,9 @@
  * by it (peer_dead_ms); one goes at once when the node falls asleep, so
  * that none comes later than the last one said.  A node with services
  * keeps ten HELLOs a svc_dead_ms: their SVC_ANNOUNCEs go with them, and
- * its members judge those by svc_dead_ms alone. */
-#define IDLE_TICK_MS 100
+ * its members judge those by svc_dead_ms alone.  (SRNIC_IDLE_TICK_MS,
+ * srnic_node.h: the datapath's sleep follows it.) */
+#define IDLE_TICK_MS SRNIC_IDLE_TICK_MS
 /* ... but every 30 ms, as before HELLOs gave their interval, while a peer
  * whose HELLOs give none is heard: it judges every node by PEER_DEAD_MS
  * and PORT_SILENT_MS alone. */

@@ -44,6 +44,10 @@
 #define SRNIC_MAP_BUDGET (64ull << 20)
 #define SRNIC_BURST 32
 #define SRNIC_TXBUF 256
+/* An idle node's beat: its control core ticks and says HELLO this often
+ * (control/control.c), and its datapath, asleep, reads the ports as
+ * often (engine/datapath.c), since peers' HELLOs ring no bell. */
+#define SRNIC_IDLE_TICK_MS 100
 
 /* Why a received packet was dropped; counted per node. */
 enum srnic_drop {

@@ -43,9 +43,9 @@
 #define QUIET_ATTACHED_US 250000	/* an attached process's sleep with
 				 * nothing timed (srnicd's end is seen
 				 * within it, then) */
-#define QUIET_NODE_US 100000	/* the node's sleeper's, every port rung:
-			 * peers' HELLOs ring no bell, and are read then;
-			 * as often as its own go (control.c's IDLE_TICK_MS) */
+#define QUIET_NODE_US (SRNIC_IDLE_TICK_MS * 1000)	/* the node's
+			 * sleeper's, every port rung: peers' HELLOs ring no
+			 * bell, and are read then, as often as its own go */
 #define QUIET_SVC_US 40000	/* ... on a member of a service, whose peers'
 			 * SVC_ANNOUNCEs are judged by svc_dead_ms */
 #define LAST_FLUSH_MS 100	/* attached: how long the last flush waits
