@@ -64,14 +64,6 @@ static struct srnic_chan *chan_find(const struct ibv_comp_channel *ch)
 	return NULL;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Before a wait on ch: run the datapath here until an event is written
  * or event_spin_us have passed.  Not when one is in the pipe already
@@ -104,13 +96,13 @@ static void channel_spin(struct ibv_comp_channel *ch)
 	fl = fcntl(ch->fd, F_GETFL);
 	if (fl < 0 || (fl & O_NONBLOCK))
 		return;
-	until = now_ns() + 1000ull * spin_us;
+	until = srnic_clock_ns() + 1000ull * spin_us;
 	/* (not cancelled in the middle: the count of spinners would stay
 	 * up; a cancel waits for the read that follows) */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	srnic_engine_app_spins(eng, true);
 	while (__atomic_load_n(&c->written, __ATOMIC_ACQUIRE) == seen) {
-		if (now_ns() >= until)
+		if (srnic_clock_ns() >= until)
 			break;
 		srnic_engine_progress(eng);
 	}

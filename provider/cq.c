@@ -192,14 +192,6 @@ static inline bool early_untaken(const struct srnic_cq *cq)
 					 __ATOMIC_ACQUIRE)) > 0;
 }
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /*
  * A poll that finds nothing while an early event's message has yet to
  * complete waits for the completion, as the seed's consumer polls the
@@ -250,7 +242,8 @@ static void early_give_up(struct srnic_cq *cq)
 static void early_wait(struct srnic_context *ctx, struct srnic_cq *cq)
 {
 	uint64_t spin = __atomic_load_n(&cq->early_us, __ATOMIC_RELAXED);
-	uint64_t t0 = now_us(), now = t0, most = early_wait_max_us();
+	uint64_t t0 = srnic_clock_ns() / 1000, now = t0;
+	uint64_t most = early_wait_max_us();
 
 	/* (a thread that may not run the datapath here has the engine's
 	 * thread run it: it may have stepped aside for this one, which ran
@@ -274,7 +267,7 @@ static void early_wait(struct srnic_context *ctx, struct srnic_cq *cq)
 		} else {
 			usleep(20);
 		}
-		now = now_us();
+		now = srnic_clock_ns() / 1000;
 	}
 }
 

@@ -65,14 +65,6 @@ static struct {
 
 static void (*hook_set)(void (*)(void *, size_t));
 
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
 static uint64_t env_num(const char *name, uint64_t dflt, uint64_t max)
 {
 	const char *v = getenv(name);
@@ -290,7 +282,7 @@ SRNIC_API struct ibv_mr *srnic_mr_cache_get(struct ibv_pd *pd, void *addr,
 	}
 	pthread_mutex_lock(&cache.lock);
 	cache_ready();
-	evict(now_ms(), &gone);
+	evict(srnic_clock_ns() / 1000000, &gone);
 	cache.st.gets++;
 	mr = cache_hit(pd, a, length, access);
 	pthread_mutex_unlock(&cache.lock);
@@ -311,7 +303,7 @@ SRNIC_API int srnic_mr_cache_put(struct ibv_mr *mr)
 
 		if (e->mr != mr || !e->refs)
 			continue;
-		e->idle_since = now_ms();
+		e->idle_since = srnic_clock_ns() / 1000000;
 		rc = 0;
 		if (!--e->refs && e->stale)
 			unlink_ent(p, &gone);
@@ -333,7 +325,7 @@ SRNIC_API int srnic_mr_cache_query(struct ibv_context *context,
 		return EINVAL;
 	pthread_mutex_lock(&cache.lock);
 	cache_ready();
-	evict(now_ms(), &gone);
+	evict(srnic_clock_ns() / 1000000, &gone);
 	pthread_mutex_unlock(&cache.lock);
 	regions_free(gone);
 	pthread_mutex_lock(&cache.lock);

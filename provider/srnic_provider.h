@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 
@@ -95,6 +96,16 @@ struct srnic_ah_v {
 	struct ibv_ah_attr attr;
 	struct srnic_ud_addr addr;	/* what the GID resolved to */
 };
+
+/* The provider's one clock, for waits and ages (a program's threads, not
+ * the engine's TSC): monotonic nanoseconds. */
+static inline uint64_t srnic_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static inline struct srnic_ah_v *to_sah(struct ibv_ah *ah)
 {
