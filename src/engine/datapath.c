@@ -796,9 +796,9 @@ static inline void idle_wait(struct srnic_engine *eng, struct dp_pace *p,
 	}
 	deep = dp_quiet(eng) &&
 	       (eng->mode == SRNIC_ATTACHED || node_rung(eng));
-	/* (quiet, every wake-up rung, it does not spin either: a spin
-	 * catches the answer to what was just sent, and nothing was) */
-	/* (one that never naps is no sleeper) */
+	/* Deep: quiet, every wake-up rung.  It does not spin either (a
+	 * spin catches the answer to what was just sent, and nothing was);
+	 * one that never naps is no sleeper. */
 	say_deep(eng, deep && p->max_nap);
 	if (acks || !p->max_nap ||
 	    (!deep && now - p->idle_since < p->spin_tsc)) {
