@@ -583,7 +583,8 @@ int srnic_cq_set_early(struct ibv_cq *cq, unsigned spin_us);
  *    the QP's other such READs, not of its other messages.  The reader's
  *    own completion comes after the target's: the target answers that it
  *    completed the READ, and a reader that hears no answer says it again,
- *    up to its QP's retry_cnt timeouts (then IBV_WC_RETRY_EXC_ERR).
+ *    up to its QP's retry_cnt timeouts (then IBV_WC_RETRY_EXC_ERR, the
+ *    target's completion made or not, as a WRITE's landing then).
  * A target that does not accept them refuses the operation (the
  * requester's completes with IBV_WC_REM_INV_REQ_ERR).  An srnic older
  * than the flag ignores it on a WRITE (the WRITE completes at the writer

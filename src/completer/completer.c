@@ -182,6 +182,11 @@ static void ack_nak(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	if (run->txid != pkt->nak_txid || run->state == SWQE_DONE)
 		return;
+	/* (a READ with every byte in, waiting for its target's word: a NAK
+	 * is of a job answering a probe's re-read, late, which may meet
+	 * memory the target, told, has let go already) */
+	if (run->done_wait)
+		return;
 	switch (pkt->syndrome) {
 	case SRNIC_NAK_RNR:
 		nak_rnr(eng, qp, idx, pkt->rnr_timer);
@@ -222,7 +227,11 @@ static void read_done_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 			    uint64_t now)
 {
 	if (now >= run->deadline) {
-		if (++run->retries > qp->at.retry_cnt) {
+		/* (a service's client while no holder is heard: free, as a
+		 * request's try) */
+		if (!qp->svc_grace)
+			run->retries++;
+		if (run->retries > qp->at.retry_cnt) {
 			eng->st->retry_exceeded++;
 			srnic_swqe_finish(qp, idx, SRNIC_WC_RETRY_EXC_ERR);
 			return;

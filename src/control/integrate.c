@@ -136,7 +136,9 @@ int srnic_integrate_forget(struct srnic_engine *eng,
 			srnic_qp_activate(eng, qp);
 		else
 			srnic_qp_to_error(eng, qp);
-		srnic_event(SRNIC_EV_QP_FATAL, qp->q.handle);
+		if (!qp->fatal_told)
+			srnic_event(SRNIC_EV_QP_FATAL, qp->q.handle);
+		qp->fatal_told = 1;
 		cleared++;
 	}
 	eng->st->qps_cleared += cleared;

@@ -273,6 +273,7 @@ struct srnic_qp_recv {
 		uint32_t msn;
 		uint32_t len;
 		uint64_t va;
+		uint32_t txid;	/* the attempt its READ_DONE named */
 		uint8_t done;	/* READ_DONE heard, a completion to make */
 	} rd_told[SRNIC_MAX_RD_ATOMIC];
 	uint32_t rd_told_head, rd_told_tail;
@@ -341,6 +342,9 @@ struct srnic_qp {
 	 * its roles have yet to see it (the responder clears its messages,
 	 * after the ACK still owed for what landed when ack_final). */
 	uint8_t err_new;
+	/* IBV_EVENT_QP_FATAL raised for it (control/integrate.c: its peer
+	 * restarted; engine/service.c: a member's bound QP dropped): once */
+	uint8_t fatal_told;
 	uint8_t ack_final;
 	uint8_t cq_wait;	/* a completion waits for CQ room */
 	uint8_t destroyed;

@@ -756,6 +756,7 @@ static void enter_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 	srnic_qp_lists_remove(eng, qp);
 	srnic_svc_qp_track(eng, qp, false);
 	qp->svc_resync = 0;
+	qp->fatal_told = 0;
 	if (!qp->svc_slot)
 		qp->svc_ipv4 = 0;
 	qp_reset(eng, qp);

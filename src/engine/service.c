@@ -104,6 +104,19 @@ static void client_rebind(struct srnic_engine *eng, struct srnic_qp *qp,
 
 		if (run->state != SWQE_SENDING && run->state != SWQE_WAITING)
 			continue;
+		/* A READ whose target was to complete it too, landed and
+		 * waiting for the old holder's word: the new holder has
+		 * not seen it, so it is read again, in full, there (its
+		 * READ_DONE would be for a message the holder lacks). */
+		if (run->done_wait) {
+			run->done_wait = 0;
+			if (srnic_track_init(&run->rd,
+					     qp->q.sq[i & qp->q.sq_mask].length,
+					     run->rd.shift)) {
+				srnic_swqe_finish(qp, i, SRNIC_WC_GENERAL_ERR);
+				continue;
+			}
+		}
 		run->state = SWQE_WAITING;
 		run->retries = 0;
 		if (!run->resend_queued) {
@@ -182,7 +195,10 @@ static void member_drop(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	bound(eng, qp, false);
 	eng->st->svc_qps_dropped++;
-	srnic_event(SRNIC_EV_QP_FATAL, qp->q.handle);
+	/* (once: integration told it already of a client's restart) */
+	if (!qp->fatal_told)
+		srnic_event(SRNIC_EV_QP_FATAL, qp->q.handle);
+	qp->fatal_told = 1;
 }
 
 /* A member's bound QP that failed, or whose service went to another

@@ -300,4 +300,6 @@ void resp_advance(struct srnic_engine *eng, struct srnic_qp *qp)
 void srnic_responder_progress(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	resp_advance(eng, qp);
+	if (unlikely(qp->rcv.rd_told_head != qp->rcv.rd_told_tail))
+		resp_told_drain(eng, qp);
 }

@@ -194,6 +194,8 @@ bool resp_target_cqe(struct srnic_qp *qp, uint8_t opcode, uint64_t va,
  * is told of when its READ_DONE comes; false when too many are already
  * (the requester overran its max_rd_atomic) */
 bool resp_read_told(struct srnic_qp *qp, const struct srnic_rmsg *s);
+/* ... the oldest ones whose READ_DONE came complete and are answered */
+void resp_told_drain(struct srnic_engine *eng, struct srnic_qp *qp);
 
 /* third_party.c: a third-party job's way to its target, its packets'
  * header, and its NAK to the controller */

@@ -368,7 +368,10 @@ static int serve(uint32_t svc)
 			if (t == IBV_EVENT_COMM_EST) {
 				printf("bound\n");
 				fflush(stdout);
-			} else if (t == IBV_EVENT_QP_FATAL) {
+			} else if (t == IBV_EVENT_QP_FATAL &&
+				   ev.element.qp == s.qp) {
+				/* (the event names its QP: the one parked now
+				 * is what it serves) */
 				printf("dropped: parking again\n");
 				fflush(stdout);
 				while (ibv_poll_cq(s.cq, 16, wc) > 0)

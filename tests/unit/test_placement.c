@@ -1089,7 +1089,8 @@ static void ask_read(struct srnic_qp *qp, const struct srnic_pkt *req,
  * READ_DONE_ACK of that attempt.  The target: a READ told of completes
  * into its receive CQ at its READ_DONE, in message order whatever order
  * they come in, once each (a READ_DONE again is answered again); with the
- * CQ full it waits, unanswered; a READ_DONE for no READ is dropped.
+ * CQ full it waits, unanswered, and completes when room is made; a
+ * READ_DONE for a message not come yet is dropped.
  */
 static void test_read_done(void)
 {
@@ -1191,13 +1192,19 @@ static void test_read_done(void)
 		      c[0].src_qp == PEER_QPN,
 	      "READ 100's completion at the target (%u, opcode %u)", n,
 	      n ? c[0].opcode : 0);
-	pkt.msn = 101;
-	srnic_responder_read_done(eng, qp, &pkt);
+	srnic_responder_progress(eng, qp);
 	n = drain_wire(out, 8);
 	CHECK(n == 1 && out[0].opcode == SRNIC_OP_READ_DONE_ACK &&
 		      out[0].msn == 101 && srnic_cq_poll(small, c, 4) == 1 &&
 		      c[0].wr_id == (uintptr_t)data + STRIDE,
-	      "said again with room made: READ 101 completes, answered");
+	      "with room made, READ 101 completes and is answered (%u "
+	      "frames)", n);
+	pkt.msn = 101;
+	srnic_responder_read_done(eng, qp, &pkt);
+	n = drain_wire(out, 8);
+	CHECK(n == 1 && out[0].opcode == SRNIC_OP_READ_DONE_ACK &&
+		      out[0].msn == 101 && srnic_cq_poll(small, c, 4) == 0,
+	      "READ_DONE of 101 again: answered again, no second completion");
 	pkt.msn = 100;
 	srnic_responder_read_done(eng, qp, &pkt);
 	n = drain_wire(out, 8);
