@@ -241,6 +241,7 @@ static void read_done_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	run->probe_at = now + srnic_probe_tsc(qp);
+	eng->st->read_dones_again++;
 	want_repair(eng, qp, idx, SRNIC_REPAIR_DONE);
 }
 

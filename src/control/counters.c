@@ -51,6 +51,9 @@ const struct srnic_counter srnic_counters[] = {
 	     "last packets sent again to ask for a SACK"),
 	NODE("read_rerequests", read_rerequests, "recovery", 0,
 	     "READ ranges asked for again"),
+	NODE("read_dones_again", read_dones_again, "recovery", 0,
+	     "READ_DONEs said again: their target's answer had not come "
+	     "(completion at both ends)"),
 	NODE("retry_exceeded", retry_exceeded, "recovery", 0,
 	     "WQEs failed when their retries ran out (timeouts or RNR) or "
 	     "their peer restarted: a QP that gave its peer up (a multicast "

@@ -332,6 +332,7 @@ struct srnic_stats {
 	uint64_t sacks_sent;
 	uint64_t probes;	/* last packets sent again to ask for a SACK */
 	uint64_t read_rerequests; /* READ ranges asked for again */
+	uint64_t read_dones_again; /* READ_DONEs said again, unanswered */
 	uint64_t atomics;	/* atomic operations run (responder) */
 	uint64_t fifo_read_reqs; /* READ requests a FIFO's program took */
 	uint64_t fifo_answers;	/* ... and answers it sent (responder) */

@@ -8,7 +8,9 @@
 #     1 B to 8 MiB while ibv_rc_pingpong -c checks what it receives (two
 #     pairs at once), then the atomics test checks that every atomic ran
 #     exactly once while uc_check checks that UC messages arrive intact,
-#     in order, and keep coming.
+#     in order, and keep coming; then completion at both ends
+#     (notify_faults): 1200 WRITEs and READs, each completing once at its
+#     target too, in order, every byte checked.
 #  2. A link that goes down for two seconds in the middle of a transfer and
 #     comes back: no error, no bad byte, the peer found the port silent
 #     (before it found it dead) and the port is in use again; then the same
@@ -68,6 +70,17 @@ two_at_once "18516 pair faults-atomics 180 $BUILD/tests/e2e/atomics -n 2000" \
 grep -q "^atomics server: .*, 0 bad$" "$LOGDIR/faults-atomics.b" ||
 	fail "atomics under loss, duplication and reordering: bad counters"
 grep "^uc server:" "$LOGDIR/faults-uc.b"
+# Completion at both ends: every WRITE and READ that asked completes once
+# at its target too, in order, a READ's only once its reader has the
+# data (READ_DONE, said again until answered).
+PAIR_PORT=18530 pair faults-notify 150 "$BUILD/tests/e2e/notify_faults" -p 18530 -n 1200 ||
+	fail "completion at both ends under loss, duplication and reordering"
+grep -h "completions at the target\|operations completed" "$LOGDIR"/faults-notify.[ab]
+# (its READ_DONEs were lost too, and said again: else the recovery of the
+# new words went untested)
+again=$(counter a read_dones_again)
+echo "READ_DONEs a said again: ${again:-?}"
+[ "${again:-0}" -gt 0 ] || fail "no READ_DONE was said again (none lost?)"
 # The filters did their work (else this proved nothing).
 dropped=$(ip netns exec "$SRNIC_NS-sw" tc -s qdisc show dev r0-b |
 	awk '/clsact/ {f = 1} f && /dropped/ {gsub(",", ""); print $7; exit}')
