@@ -5,7 +5,8 @@
 # CQ; every byte checked), memory windows of type 1 and 2 through it
 # (tests/e2e/windows.c), and on-demand paging: fresh and implicit regions,
 # and a hole in a region failing its messages, never the process
-# (tests/e2e/odp.c).
+# (tests/e2e/odp.c), and completion at both ends (tests/e2e/remote_notify.c,
+# e2e/46's, run here under the sanitizers too).
 # The frames take the loopback port, none the wire: a's counters show the
 # loopback carrying the megabytes and the wire ports next to nothing.
 . "$(dirname "$0")/../lib.sh"
@@ -42,4 +43,11 @@ rc=$?
 cat "$LOGDIR/odp.a"
 [ $rc = 0 ] || fail "odp (exit $rc)"
 grep -q "^# [1-9][0-9]* checks, 0 failed$" "$LOGDIR/odp.a" || fail "odp: no summary"
+# (completion at both ends through the loopback, e2e/46's test, here too
+# because this test runs again against the sanitizer build)
+on a 60 -- "$BUILD/tests/e2e/remote_notify" > "$LOGDIR/notify.a" 2>&1
+rc=$?
+[ $rc = 0 ] || { cat "$LOGDIR/notify.a"; fail "remote_notify (exit $rc)"; }
+grep "^#" "$LOGDIR/notify.a"
+grep -q "^# [1-9][0-9]* checks, 0 failed$" "$LOGDIR/notify.a" || fail "remote_notify: no summary"
 exit 0

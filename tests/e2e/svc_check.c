@@ -13,8 +13,8 @@
  * again.  It says "bound" and "dropped" as the events come.  SIGUSR1
  * asks it to hand the service over (failback=manual): it freezes the
  * service's QPs (srnic_svc_freeze), answers what it took, waits for its
- * answers to complete, and calls srnic_svc_handover ("frozen", "handed
- * over").  It also
+ * answers to complete and FROZEN_MS at least, and calls
+ * srnic_svc_handover ("frozen", "handed over").  It also
  * holds slot 0's region (srnic_svc_reg_mr), 1 MiB at the same address on
  * every member, and says its key.
  *
@@ -295,11 +295,18 @@ static void ask_handover(int sig)
 }
 
 /* The hand-over, a step a loop: freeze the service's QPs, then (once
- * every request taken is answered, the CQ empty, no send outstanding)
- * hand the service over.  *frozen says how far it got. */
+ * every request taken is answered, the CQ empty, no send outstanding,
+ * and FROZEN_MS gone) hand the service over.  *frozen says how far it
+ * got.  (FROZEN_MS: requests meet the frozen QP, and are dropped there
+ * and sent again to the next holder, which e2e/36 checks happened; a
+ * program idle at once handed over within 100 us, and a CI run saw no
+ * request in that time.) */
+#define FROZEN_MS 20
+
 static void hand_over(struct side *s, uint32_t svc, bool *frozen,
 		      bool idle, unsigned sends_out)
 {
+	static uint64_t frozen_at;
 	int rc;
 
 	if (!*frozen) {
@@ -309,9 +316,10 @@ static void hand_over(struct side *s, uint32_t svc, bool *frozen,
 		fflush(stdout);
 		*frozen = rc >= 0;
 		handover_asked = *frozen;
+		frozen_at = vu_now_ms();
 		return;
 	}
-	if (!idle || sends_out)
+	if (!idle || sends_out || vu_now_ms() - frozen_at < FROZEN_MS)
 		return;
 	rc = srnic_svc_handover(s->ctx, svc);
 	if (rc == EAGAIN)
