@@ -239,12 +239,46 @@ static void early_give_up(struct srnic_cq *cq)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
-static void early_wait(struct srnic_context *ctx, struct srnic_cq *cq)
+/*
+ * Gives back the arm early_wait borrowed (armed again: the program's
+ * arming stands), after the poll that follows the wait.  Completions
+ * published while it was away made no event; any the poll left in the
+ * CQ make it now, so none waits for an event that never comes.
+ */
+static void early_rearm(struct srnic_cq *cq, uint32_t arm)
+{
+	__atomic_store_n(&cq->armed, arm, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&cq->prod, __ATOMIC_SEQ_CST) !=
+		    __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE) &&
+	    __atomic_compare_exchange_n(&cq->armed, &arm, 0, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		srnic_cq_tell(cq);
+}
+
+/*
+ * The wait; returns the arm it borrowed (0: none), which the caller
+ * gives back after its poll (early_rearm).  Where the caller may lend
+ * it (borrow: ibv_poll_cq's, whose one call takes what the wait found,
+ * not the extended API's, whose next_poll calls come later), a CQ armed
+ * for any completion (perftest arms it again before it polls) lends its
+ * arm to the wait while it runs the datapath itself for early_us: a
+ * completion
+ * published meanwhile makes no event, and the poll after the wait takes
+ * it.  Before, the armed wait gave the CPU up at once to the engine's
+ * thread: a usleep(20) that took 130 us on average on this host (256 KiB
+ * ib_send_lat -e: early 170-230 us typical, events 78-122).
+ */
+static uint32_t early_wait(struct srnic_context *ctx, struct srnic_cq *cq,
+			   bool borrow)
 {
 	uint64_t spin = __atomic_load_n(&cq->early_us, __ATOMIC_RELAXED);
 	uint64_t t0 = srnic_clock_ns() / 1000, now = t0;
 	uint64_t most = early_wait_max_us();
+	uint32_t arm = 0;
 
+	if (borrow && spin &&
+	    __atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE) == SRNIC_CQ_ARM_ANY)
+		arm = __atomic_exchange_n(&cq->armed, 0, __ATOMIC_SEQ_CST);
 	/* (a thread that may not run the datapath here has the engine's
 	 * thread run it: it may have stepped aside for this one, which ran
 	 * it while it waited for the event, provider/channel.c) */
@@ -254,8 +288,17 @@ static void early_wait(struct srnic_context *ctx, struct srnic_cq *cq)
 		       __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE) &&
 	       early_untaken(cq)) {
 		if (now - t0 >= most) {
+			if (arm)
+				early_rearm(cq, arm);
 			early_give_up(cq);
-			return;
+			return 0;
+		}
+		if (arm && now - t0 >= spin) {
+			/* (its spin over: the arm back, the engine's thread
+			 * to land the rest) */
+			early_rearm(cq, arm);
+			arm = 0;
+			srnic_engine_app_sleeps(ctx->eng);
 		}
 		/* (a spin that may not run the datapath only takes a CPU
 		 * from the threads that land the message: 256 KiB
@@ -269,6 +312,7 @@ static void early_wait(struct srnic_context *ctx, struct srnic_cq *cq)
 		}
 		now = srnic_clock_ns() / 1000;
 	}
+	return arm;
 }
 
 int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
@@ -280,8 +324,11 @@ int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		return -EINVAL;
 	got = poll_some(cq, n, wc);
 	if (__builtin_expect(!got && n > 0 && early_untaken(cq), 0)) {
-		early_wait(to_sctx(ibcq->context), cq);
+		uint32_t arm = early_wait(to_sctx(ibcq->context), cq, true);
+
 		got = poll_some(cq, n, wc);
+		if (arm)
+			early_rearm(cq, arm);
 	}
 	/* Nothing yet: move the datapath on from here (when nobody else is
 	 * at it), and look again. */
@@ -408,7 +455,7 @@ static int ex_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 	rc = ex_next(ibcq);
 	if (__builtin_expect(rc && early_untaken(scq->cq), 0)) {
 		pthread_spin_unlock(&scq->cq->lock);
-		early_wait(to_sctx(ibcq->context), scq->cq);
+		early_wait(to_sctx(ibcq->context), scq->cq, false);
 		pthread_spin_lock(&scq->cq->lock);
 		rc = ex_next(ibcq);
 	}

@@ -19,10 +19,11 @@
  * does it, with early events: ROUNDS messages of MIB MiB, each time the
  * event, the CQ armed again, then one poll, which must hold that round's
  * completion, and no event after it (the completion came after the
- * arming, and makes none).  Then a poll that gives up (made short by
- * SRNIC_EARLY_WAIT_MS) before its message landed: the completion makes
- * an event when it comes, and perftest's way works again.  Last, a told
- * message that never completes
+ * arming, and makes none); and again with 256 KiB messages, which the
+ * waiting poll lands itself, the arm lent to it.  Then a poll that gives
+ * up (made short by SRNIC_EARLY_WAIT_MS) before its message landed: the
+ * completion makes an event when it comes, and perftest's way works
+ * again.  Last, a told message that never completes
  * (its receiving QP reset after the event): the poll gives up after a
  * second, no event or completion comes for it, the next empty poll does
  * not wait, and perftest's way works again on a new pair of QPs.
@@ -224,6 +225,16 @@ int main(int argc, char **argv)
 	srnic_cq_set_early(rcq, SRNIC_MAX_EARLY_US);
 	ibv_req_notify_cq(rcq, 0);
 	perftest_way(qp, scq, rcq, ch, &b, "perftest's way");
+	/* ... with messages that land within the wait's spin: the wait,
+	 * its CQ's arm lent to it, lands them itself, and gives the arm
+	 * back after its poll */
+	{
+		struct bufs small = b;
+
+		small.len = (size_t)256 << 10;
+		perftest_way(qp, scq, rcq, ch, &small,
+			     "perftest's way, 256 KiB (landed by the wait)");
+	}
 	/* A poll that gives up before its told message has landed (made
 	 * short by SRNIC_EARLY_WAIT_MS): the completion, when it comes,
 	 * makes an event as any other, and the rounds after go as before. */
