@@ -552,10 +552,10 @@ int srnic_mr_cache_query(struct ibv_context *context,
  * program's wake-up overlaps the landing; until that message's
  * completion is polled, any poll of cq that finds nothing waits for it,
  * running the datapath for spin_us (ibv_poll_cq's wait does so while cq
- * is armed too, its arm lent to the wait: completions landed meanwhile
- * make no event but are the poll's, and any the poll leaves make the
- * event when the arm comes back) and then giving the CPU up between
- * looks (a second at most).  0: events as
+ * is armed for any completion too, its arm lent to the wait: completions
+ * landed meanwhile make no event but are the poll's, and any the poll
+ * leaves make the event once it returns) and then giving the CPU up
+ * between looks (a second at most).  0: events as
  * messages complete again.  The message's completion makes no event of
  * its own (unless a poll gave up waiting for it): a program must poll
  * after each event, as verbs asks, and may arm the CQ again before that

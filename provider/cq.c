@@ -160,7 +160,9 @@ static void to_wc(const struct srnic_cqe *c, struct ibv_wc *wc)
  */
 static bool may_progress(const struct srnic_cq *cq)
 {
-	return !__atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE);
+	uint32_t arm = __atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE);
+
+	return !arm || arm == SRNIC_CQ_ARM_LENT;
 }
 
 static int poll_some(struct srnic_cq *cq, int n, struct ibv_wc *wc)
@@ -196,11 +198,13 @@ static inline bool early_untaken(const struct srnic_cq *cq)
  * A poll that finds nothing while an early event's message has yet to
  * complete waits for the completion, as the seed's consumer polls the
  * line the adapter has yet to write: running the datapath where a poll
- * may for early_us, then giving the CPU up between looks; while the CQ
- * is armed (may_progress: perftest arms it again before it polls) it may
- * not, and gives the CPU up at once, to the engine's thread.  Programs
- * that poll once an event (perftest's -e) need the completion from that
- * poll.  It leaves as soon as any poll took the completions told of.
+ * may for early_us, then giving the CPU up between looks.  A CQ armed
+ * for any completion (perftest arms it again before it polls) lends its
+ * arm to ibv_poll_cq's wait for that (early_wait); armed otherwise, the
+ * wait may not run the datapath (may_progress), and gives the CPU up at
+ * once, to the engine's thread.  Programs that poll once an event
+ * (perftest's -e) need the completion from that poll.  It leaves as soon
+ * as any poll took the completions told of.
  * After EARLY_WAIT_MAX_MS (a message on a link that died, or one its
  * QP's reset dropped) it gives up on every early event so far: their
  * completions, if they come, make events as any other (early_lapsed).
@@ -239,46 +243,64 @@ static void early_give_up(struct srnic_cq *cq)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
-/*
- * Gives back the arm early_wait borrowed (armed again: the program's
- * arming stands), after the poll that follows the wait.  Completions
- * published while it was away made no event; any the poll left in the
- * CQ make it now, so none waits for an event that never comes.
- */
-static void early_rearm(struct srnic_cq *cq, uint32_t arm)
+/* The arm early_wait borrowed, back (armed for any again), unless the
+ * program armed the CQ anew meanwhile: then that stands. */
+static void early_arm_back(struct srnic_cq *cq)
 {
-	__atomic_store_n(&cq->armed, arm, __ATOMIC_SEQ_CST);
+	uint32_t lent = SRNIC_CQ_ARM_LENT;
+
+	__atomic_compare_exchange_n(&cq->armed, &lent, SRNIC_CQ_ARM_ANY, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+
+/*
+ * After the poll that followed a wait that borrowed the arm: completions
+ * published while it was lent made no event; any the poll left in the
+ * CQ make it now, so none waits for an event that never comes.  (Not
+ * before the poll: a told completion landing just then would make an
+ * event the poll then takes the completion of.)
+ */
+static void early_lent_done(struct srnic_cq *cq)
+{
+	uint32_t any = SRNIC_CQ_ARM_ANY;
+
+	early_arm_back(cq);
 	if (__atomic_load_n(&cq->prod, __ATOMIC_SEQ_CST) !=
 		    __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE) &&
-	    __atomic_compare_exchange_n(&cq->armed, &arm, 0, false,
+	    __atomic_compare_exchange_n(&cq->armed, &any, 0, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		srnic_cq_tell(cq);
 }
 
 /*
- * The wait; returns the arm it borrowed (0: none), which the caller
- * gives back after its poll (early_rearm).  Where the caller may lend
- * it (borrow: ibv_poll_cq's, whose one call takes what the wait found,
- * not the extended API's, whose next_poll calls come later), a CQ armed
- * for any completion (perftest arms it again before it polls) lends its
- * arm to the wait while it runs the datapath itself for early_us: a
- * completion
- * published meanwhile makes no event, and the poll after the wait takes
- * it.  Before, the armed wait gave the CPU up at once to the engine's
- * thread: a usleep(20) that took 130 us on average on this host (256 KiB
- * ib_send_lat -e: early 170-230 us typical, events 78-122).
+ * The wait; returns whether it borrowed the arm, which the caller's poll
+ * after it ends (early_lent_done).  Where the caller may lend it
+ * (borrow: ibv_poll_cq's, whose one call takes what the wait found, not
+ * the extended API's, whose next_poll calls come later), a CQ armed for
+ * any completion (perftest arms it again before it polls; not a
+ * moderated one) lends its arm (SRNIC_CQ_ARM_LENT) to the wait while it
+ * runs the datapath itself for early_us: a completion published meanwhile
+ * makes no event, and the poll after the wait takes it, or, left in the
+ * CQ, makes the event then.  Before, the armed wait gave the CPU up at
+ * once to the engine's thread: a usleep(20) that took 130 us on average
+ * on this host (256 KiB ib_send_lat -e: early 170-230 us typical, events
+ * 78-122).
  */
-static uint32_t early_wait(struct srnic_context *ctx, struct srnic_cq *cq,
-			   bool borrow)
+static bool early_wait(struct srnic_context *ctx, struct srnic_cq *cq,
+		       bool borrow)
 {
 	uint64_t spin = __atomic_load_n(&cq->early_us, __ATOMIC_RELAXED);
 	uint64_t t0 = srnic_clock_ns() / 1000, now = t0;
 	uint64_t most = early_wait_max_us();
-	uint32_t arm = 0;
+	uint32_t any = SRNIC_CQ_ARM_ANY;
+	bool lent = false, held;
 
-	if (borrow && spin &&
-	    __atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE) == SRNIC_CQ_ARM_ANY)
-		arm = __atomic_exchange_n(&cq->armed, 0, __ATOMIC_SEQ_CST);
+	if (borrow && spin && !cq->mod_listed)
+		lent = __atomic_compare_exchange_n(&cq->armed, &any,
+						   SRNIC_CQ_ARM_LENT, false,
+						   __ATOMIC_SEQ_CST,
+						   __ATOMIC_RELAXED);
+	held = lent;
 	/* (a thread that may not run the datapath here has the engine's
 	 * thread run it: it may have stepped aside for this one, which ran
 	 * it while it waited for the event, provider/channel.c) */
@@ -288,16 +310,14 @@ static uint32_t early_wait(struct srnic_context *ctx, struct srnic_cq *cq,
 		       __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE) &&
 	       early_untaken(cq)) {
 		if (now - t0 >= most) {
-			if (arm)
-				early_rearm(cq, arm);
 			early_give_up(cq);
-			return 0;
+			return lent;
 		}
-		if (arm && now - t0 >= spin) {
+		if (held && now - t0 >= spin) {
 			/* (its spin over: the arm back, the engine's thread
 			 * to land the rest) */
-			early_rearm(cq, arm);
-			arm = 0;
+			early_arm_back(cq);
+			held = false;
 			srnic_engine_app_sleeps(ctx->eng);
 		}
 		/* (a spin that may not run the datapath only takes a CPU
@@ -312,7 +332,7 @@ static uint32_t early_wait(struct srnic_context *ctx, struct srnic_cq *cq,
 		}
 		now = srnic_clock_ns() / 1000;
 	}
-	return arm;
+	return lent;
 }
 
 int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
@@ -324,11 +344,11 @@ int srnic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		return -EINVAL;
 	got = poll_some(cq, n, wc);
 	if (__builtin_expect(!got && n > 0 && early_untaken(cq), 0)) {
-		uint32_t arm = early_wait(to_sctx(ibcq->context), cq, true);
+		bool lent = early_wait(to_sctx(ibcq->context), cq, true);
 
 		got = poll_some(cq, n, wc);
-		if (arm)
-			early_rearm(cq, arm);
+		if (lent)
+			early_lent_done(cq);
 	}
 	/* Nothing yet: move the datapath on from here (when nobody else is
 	 * at it), and look again. */

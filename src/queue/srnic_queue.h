@@ -343,6 +343,10 @@ struct srnic_cqe {
  * the next solicited or failed one. */
 #define SRNIC_CQ_ARM_ANY 1
 #define SRNIC_CQ_ARM_SOLICITED 2
+/* ... armed for any, the arm lent to a poll that lands a told message
+ * itself (provider/cq.c's early_wait): no event while it is, the poll
+ * takes what comes, and gives the arm back (or the program arms anew) */
+#define SRNIC_CQ_ARM_LENT 3
 
 struct srnic_cq {
 	/* datapath side */
@@ -496,8 +500,9 @@ static inline void srnic_cq_event(struct srnic_cq *cq,
 	if (__builtin_expect(c->flags & SRNIC_WC_F_TOLD, 0) &&
 	    !srnic_cq_told_lapsed(cq, c))
 		return;
-	if (!arm || (arm == SRNIC_CQ_ARM_SOLICITED &&
-		     !(c->flags & SRNIC_WC_F_SOLICITED) && !c->status))
+	if (!arm || arm == SRNIC_CQ_ARM_LENT ||
+	    (arm == SRNIC_CQ_ARM_SOLICITED &&
+	     !(c->flags & SRNIC_WC_F_SOLICITED) && !c->status))
 		return;
 	if (__atomic_compare_exchange_n(&cq->armed, &arm, 0, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
@@ -512,7 +517,7 @@ static inline void srnic_cq_moderated(struct srnic_cq *cq,
 {
 	uint32_t arm = __atomic_load_n(&cq->armed, __ATOMIC_RELAXED);
 
-	if (!arm) {
+	if (!arm || arm == SRNIC_CQ_ARM_LENT) {
 		cq->mod_seen = 0;	/* (told, or not armed yet) */
 		cq->mod_due = 0;
 		return;

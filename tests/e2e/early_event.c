@@ -20,7 +20,9 @@
  * event, the CQ armed again, then one poll, which must hold that round's
  * completion, and no event after it (the completion came after the
  * arming, and makes none); and again with 256 KiB messages, which the
- * waiting poll lands itself, the arm lent to it.  Then a poll that gives
+ * waiting poll lands itself, the arm lent to it; then two messages
+ * behind one event, whose one poll takes the first: the second makes an
+ * event, and nothing more comes.  Then a poll that gives
  * up (made short by SRNIC_EARLY_WAIT_MS) before its message landed: the
  * completion makes an event when it comes, and perftest's way works
  * again.  Last, a told message that never completes
@@ -234,6 +236,57 @@ int main(int argc, char **argv)
 		small.len = (size_t)256 << 10;
 		perftest_way(qp, scq, rcq, ch, &small,
 			     "perftest's way, 256 KiB (landed by the wait)");
+	}
+	/* Two messages behind one event, the poll taking one: the second
+	 * (landed while the arm was lent, or after) makes an event of its
+	 * own, and nothing more comes */
+	{
+		const uint32_t half = 256u << 10;
+		struct ibv_sge rs[2] = {{(uintptr_t)dst, half, mr->lkey},
+					{(uintptr_t)dst + half, half,
+					 mr->lkey}};
+		struct ibv_sge ss[2] = {{(uintptr_t)src, half, ms->lkey},
+					{(uintptr_t)src, 64, ms->lkey}};
+		struct ibv_wc wc;
+		int i, first, second, got;
+
+		for (i = 0; i < 2; i++) {
+			struct ibv_recv_wr rw = {.wr_id = 200 + i,
+						 .sg_list = &rs[i],
+						 .num_sge = 1}, *rbad;
+
+			if (ibv_post_recv(qp[1], &rw, &rbad))
+				die("post (two messages)");
+		}
+		for (i = 0; i < 2; i++) {
+			struct ibv_send_wr sw = {.wr_id = 9, .sg_list = &ss[i],
+						 .num_sge = 1,
+						 .opcode = IBV_WR_SEND,
+						 .send_flags = IBV_SEND_SIGNALED},
+					   *sbad;
+
+			if (ibv_post_send(qp[0], &sw, &sbad))
+				die("post (two messages)");
+		}
+		if (!event_wait(ch, &ecq))
+			die("no event (two messages)");
+		ibv_ack_cq_events(ecq, 1);
+		ibv_req_notify_cq(rcq, 0);
+		first = ibv_poll_cq(rcq, 1, &wc) == 1 && !wc.status &&
+			wc.wr_id == 200;
+		got = event_wait(ch, &ecq);
+		if (got)
+			ibv_ack_cq_events(ecq, 1);
+		ibv_req_notify_cq(rcq, 0);
+		second = got && ibv_poll_cq(rcq, 1, &wc) == 1 && !wc.status &&
+			 wc.wr_id == 201 && wc.byte_len == 64;
+		vu_check(first && second && !event_within(ch, 200), NULL,
+			 "two messages behind one event: one poll took the "
+			 "first, the second made an event (%d %d %d), none more",
+			 first, got, second);
+		for (i = 0; i < 2; i++)
+			if (vu_poll(scq, &wc, POLL_MS) != 1 || wc.status)
+				die("the SENDs did not complete (two messages)");
 	}
 	/* A poll that gives up before its told message has landed (made
 	 * short by SRNIC_EARLY_WAIT_MS): the completion, when it comes,
