@@ -203,6 +203,21 @@ static void ack_nak(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 }
 
+/* A timeout of message idx spends one of its retries (none for a
+ * service's client while no holder is heard: svc_grace_ms); true when
+ * they ran out, and the message failed. */
+static bool spend_retry(struct srnic_engine *eng, struct srnic_qp *qp,
+			uint32_t idx, struct srnic_swqe_run *run)
+{
+	if (!qp->svc_grace)
+		run->retries++;
+	if (run->retries <= qp->at.retry_cnt)
+		return false;
+	eng->st->retry_exceeded++;
+	srnic_swqe_finish(qp, idx, SRNIC_WC_RETRY_EXC_ERR);
+	return true;
+}
+
 /* Completion at both ends, a READ's: every byte landed, and the READ
  * completes once its target has (READ_DONE, sent by the requester, until
  * the target's READ_DONE_ACK).  It keeps its place among the READs in
@@ -227,15 +242,8 @@ static void read_done_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 			    uint64_t now)
 {
 	if (now >= run->deadline) {
-		/* (a service's client while no holder is heard: free, as a
-		 * request's try) */
-		if (!qp->svc_grace)
-			run->retries++;
-		if (run->retries > qp->at.retry_cnt) {
-			eng->st->retry_exceeded++;
-			srnic_swqe_finish(qp, idx, SRNIC_WC_RETRY_EXC_ERR);
+		if (spend_retry(eng, qp, idx, run))
 			return;
-		}
 		run->deadline = now + qp->at.timeout_tsc;
 	} else if (now < run->probe_at) {
 		return;
@@ -529,15 +537,7 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 			if (now >= run->deadline &&
 			    (!srnic_wr_reads(qp->q.sq[i & qp->q.sq_mask].opcode) ||
 			     now >= qp->snd.rd_progress + qp->at.timeout_tsc)) {
-				/* (a service's client while no holder is
-				 * heard: the try is free, svc_grace_ms) */
-				if (!qp->svc_grace)
-					run->retries++;
-				if (run->retries > qp->at.retry_cnt) {
-					eng->st->retry_exceeded++;
-					srnic_swqe_finish(
-						qp, i, SRNIC_WC_RETRY_EXC_ERR);
-				} else
+				if (!spend_retry(eng, qp, i, run))
 					queue_resend(eng, qp, i);
 			} else if (now >= run->probe_at) {
 				want_repair(eng, qp, i, SRNIC_REPAIR_PROBE);

@@ -136,9 +136,7 @@ int srnic_integrate_forget(struct srnic_engine *eng,
 			srnic_qp_activate(eng, qp);
 		else
 			srnic_qp_to_error(eng, qp);
-		if (!qp->fatal_told)
-			srnic_event(SRNIC_EV_QP_FATAL, qp->q.handle);
-		qp->fatal_told = 1;
+		srnic_qp_fatal_event(qp);
 		cleared++;
 	}
 	eng->st->qps_cleared += cleared;

@@ -342,8 +342,8 @@ struct srnic_qp {
 	 * its roles have yet to see it (the responder clears its messages,
 	 * after the ACK still owed for what landed when ack_final). */
 	uint8_t err_new;
-	/* IBV_EVENT_QP_FATAL raised for it (control/integrate.c: its peer
-	 * restarted; engine/service.c: a member's bound QP dropped): once */
+	/* IBV_EVENT_QP_FATAL raised for it (srnic_qp_fatal_event: its peer
+	 * restarted, a member's bound QP dropped): once */
 	uint8_t fatal_told;
 	uint8_t ack_final;
 	uint8_t cq_wait;	/* a completion waits for CQ room */

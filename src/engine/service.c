@@ -195,10 +195,7 @@ static void member_drop(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	bound(eng, qp, false);
 	eng->st->svc_qps_dropped++;
-	/* (once: integration told it already of a client's restart) */
-	if (!qp->fatal_told)
-		srnic_event(SRNIC_EV_QP_FATAL, qp->q.handle);
-	qp->fatal_told = 1;
+	srnic_qp_fatal_event(qp);
 }
 
 /* A member's bound QP that failed, or whose service went to another

@@ -611,8 +611,9 @@ struct srnic_qp_queues {
 	uint32_t qpn __attribute__((aligned(SRNIC_CACHE_LINE)));
 	uint8_t type;		/* enum srnic_qp_type */
 	uint8_t sq_sig_all;
-	uint8_t accept_notify;	/* srnic_qp_accept_notify: WRITEs whose
-				 * writer asks complete here too */
+	uint8_t accept_notify;	/* srnic_qp_accept_notify: WRITEs and
+				 * READs whose requester asks complete
+				 * here too */
 	uint32_t sq_mask;
 	uint32_t rq_mask;
 	uint32_t max_send_sge;

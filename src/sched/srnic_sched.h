@@ -96,6 +96,8 @@ void srnic_condq_forget_qp(struct srnic_engine *eng, struct srnic_qp *qp);
  * marked, and given a turn on which its roles do their parts */
 void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_qp_to_sqe(struct srnic_engine *eng, struct srnic_qp *qp);
+/* ... and its program told (IBV_EVENT_QP_FATAL), once a QP's life */
+void srnic_qp_fatal_event(struct srnic_qp *qp);
 /* event.c: report an asynchronous event (srnic_engine_on_event) */
 void srnic_event(enum srnic_event ev, void *handle);
 

@@ -36,6 +36,15 @@ void srnic_qp_to_error(struct srnic_engine *eng, struct srnic_qp *qp)
 		srnic_event(SRNIC_EV_QP_LAST_WQE, qp->q.handle);
 }
 
+void srnic_qp_fatal_event(struct srnic_qp *qp)
+{
+	/* (a member's bound QP whose client's node restarted: integration
+	 * tells it, and so would the service's tick) */
+	if (!qp->fatal_told)
+		srnic_event(SRNIC_EV_QP_FATAL, qp->q.handle);
+	qp->fatal_told = 1;
+}
+
 /* Send queue error (UC, UD): what is posted, and what will be until the
  * QP goes back to RTS, completes flushed on its next turn; receiving goes
  * on. */

@@ -245,7 +245,8 @@ struct srnic_pkt {
 	uint8_t stride_shift; /* log2 of the sender's packet size for this
 			       * message: every packet but the last carries
 			       * exactly that many bytes */
-	uint8_t xflags;	   /* SRNIC_X_*: a WRITE's SRNIC_X_NOTIFY, else 0 */
+	uint8_t xflags;	   /* SRNIC_X_*: a WRITE's or READ_REQ's
+			    * SRNIC_X_NOTIFY, else 0 */
 	uint16_t ts;	   /* the sender's clock in µs (16 bits, never 0) when
 			    * it sent this packet; 0: none */
 	uint32_t ack_msn;  /* SRNIC_F_ACKS: every message the receiver sent
