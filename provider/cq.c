@@ -7,7 +7,8 @@
  * and a CQ created on it opens its own write end (channel.c).  An armed
  * CQ's next completion (or next solicited or failed one) makes the
  * datapath write the verbs CQ's address into the pipe, which is what
- * ibv_get_cq_event reads (srnic_cq_event, srnic_queue.h).
+ * ibv_get_cq_event reads (srnic_cq_event, srnic_queue.h), or hand it to
+ * the thread that waits spinning in the channel's slot (channel.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,8 +97,9 @@ static void cq_free(struct srnic_context *ctx, struct srnic_cq_v *scq)
 
 	srnic_engine_destroy_cq(ctx->eng, scq->cq);
 	if (fd >= 0)
-		srnic_cq_channel_close(scq, fd);
-	free(scq);
+		srnic_cq_channel_close(scq, fd);	/* (frees scq) */
+	else
+		free(scq);
 }
 
 struct ibv_cq *srnic_create_cq(struct ibv_context *context, int cqe,
@@ -437,8 +439,9 @@ int srnic_destroy_cq(struct ibv_cq *ibcq)
 		return -rc;
 	/* (the datapath has let go of the CQ: nothing writes to fd now) */
 	if (fd >= 0)
-		srnic_cq_channel_close(scq, fd);
-	free(scq);
+		srnic_cq_channel_close(scq, fd);	/* (frees scq) */
+	else
+		free(scq);
 	return 0;
 }
 

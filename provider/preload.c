@@ -7,9 +7,11 @@
  * library defines that call and its
  * destroy: for an srnic device the channel is a pipe made here, and the
  * provider's CQs open their own write ends of it (cq.c); for any other
- * device, libibverbs' own function runs.  Every other call of the channel
- * (ibv_get_cq_event, ibv_ack_cq_events, poll/epoll on its fd) is
- * libibverbs' own and works unchanged.
+ * device, libibverbs' own function runs.  ibv_get_cq_event on one of
+ * these channels is the provider's wait (channel.c), which reads the pipe
+ * with libibverbs' own function; every other call of the channel
+ * (ibv_ack_cq_events, poll/epoll on its fd) is libibverbs' own and works
+ * unchanged.
  *
  * The definitions are unversioned; they still take an application's
  * references to ibv_create_comp_channel@IBVERBS_1.0 (ld.so binds a
@@ -174,12 +176,18 @@ __attribute__((constructor)) static void unmap_next(void)
 	next_shmdt = (int (*)(const void *))dlsym(RTLD_NEXT, "shmdt");
 }
 
-/* channel.c's: fn runs before a wait on one of our channels. */
-static void (*wait_hook)(struct ibv_comp_channel *);
+/* channel.c's: fn takes the wait for an event on one of our channels,
+ * with libibverbs' own function to read the pipe when it must. */
+typedef int (*get_event_fn)(struct ibv_comp_channel *, struct ibv_cq **,
+			    void **);
+static int (*event_hook)(struct ibv_comp_channel *, struct ibv_cq **,
+			 void **, get_event_fn);
 
-EXPORT void srnic_preload_wait_hook(void (*fn)(struct ibv_comp_channel *))
+EXPORT void srnic_preload_event_hook(int (*fn)(struct ibv_comp_channel *,
+					       struct ibv_cq **, void **,
+					       get_event_fn))
 {
-	__atomic_store_n(&wait_hook, fn, __ATOMIC_RELEASE);
+	__atomic_store_n(&event_hook, fn, __ATOMIC_RELEASE);
 }
 
 static bool kept_channel(const struct ibv_comp_channel *ch)
@@ -193,26 +201,26 @@ static bool kept_channel(const struct ibv_comp_channel *ch)
 	return k != NULL;
 }
 
-/* libibverbs' own, after the provider's wait hook for our channels (it
- * runs the datapath on this thread for a while: channel.c). */
+/* libibverbs' own, or, for our channels, the provider's wait (it runs
+ * the datapath on this thread for a while, and may be handed the event
+ * without the pipe: channel.c). */
 EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
 			    void **cq_context)
 {
-	static int (*next)(struct ibv_comp_channel *, struct ibv_cq **,
-			   void **);
-	void (*hook)(struct ibv_comp_channel *) =
-		__atomic_load_n(&wait_hook, __ATOMIC_ACQUIRE);
+	static get_event_fn next;
+	int (*hook)(struct ibv_comp_channel *, struct ibv_cq **, void **,
+		    get_event_fn) =
+		__atomic_load_n(&event_hook, __ATOMIC_ACQUIRE);
 
 	if (!next)
-		next = (int (*)(struct ibv_comp_channel *, struct ibv_cq **,
-				void **))preload_verbs_fn("ibv_get_cq_event",
-							  "IBVERBS_1.1");
+		next = (get_event_fn)preload_verbs_fn("ibv_get_cq_event",
+						      "IBVERBS_1.1");
 	if (!next) {
 		errno = ENOSYS;
 		return -1;
 	}
 	if (hook && ch && kept_channel(ch))
-		hook(ch);
+		return hook(ch, cq, cq_context, next);
 	return next(ch, cq, cq_context);
 }
 

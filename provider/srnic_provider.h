@@ -53,6 +53,12 @@ struct srnic_cq_v {
 	struct verbs_cq vcq;
 	struct srnic_cq *cq;
 	struct srnic_chan *channel;	/* channel.c's, or NULL */
+	/* events of its own put in the channel's pipe (the datapath's
+	 * count) and read back, under channel.c's lock; destroyed while
+	 * some are left (dead), it is freed once they are read */
+	uint32_t piped;
+	uint32_t piped_read;
+	bool dead;
 	int ex;			/* created with create_cq_ex */
 	/* create_cq_ex polling state */
 	struct srnic_cqe cur;

@@ -17,7 +17,9 @@
  *  - a round of NCQ events, more than there are handlers, each handler
  *    busy LATE_MS after each: every event is taken once, and the ones no
  *    handler was ready for are taken only once one is again (not before
- *    LATE_MS), so no handler takes more than its share.
+ *    LATE_MS), so no handler takes more than its share;
+ *  - a CQ destroyed with its event unread: the next wait has another
+ *    CQ's event, never the destroyed one's.
  * Prints "ok"/"not ok" lines and "# N checks, M failed".
  */
 #include <pthread.h>
@@ -254,6 +256,28 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < HANDLERS; i++)
 		pthread_join(th[i], NULL);
+
+	/* A CQ destroyed with its event unread: the kernel's channel drops
+	 * the event, so the next wait must see the next CQ's, never the
+	 * freed one. */
+	{
+		struct ibv_cq *ecq;
+		struct ibv_wc wc;
+		void *ectx;
+		int last = NCQ - 1, ok;
+
+		fire(last);
+		ok = vu_poll(cq[last], &wc, POLL_MS) == 1 &&
+		     !ibv_destroy_qp(qp[last][0]) &&
+		     !ibv_destroy_qp(qp[last][1]) && !ibv_destroy_cq(cq[last]);
+		fire(0);
+		ok = ok && !ibv_get_cq_event(ch, &ecq, &ectx);
+		vu_check(ok && ecq == cq[0], NULL,
+			 "an unread event of a destroyed CQ is dropped: the "
+			 "next wait has the live CQ's");
+		if (ok)
+			ibv_ack_cq_events(ecq, 1);
+	}
 	printf("# %u checks, %u failed\n", vu_checks, vu_failed);
 	return vu_failed ? 1 : 0;
 }
