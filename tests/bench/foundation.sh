@@ -12,6 +12,7 @@ ROUNDS=${1:-3}
 SECS=${2:-5}
 SRNIC=$ROOT/srnic
 . "$ROOT/tests/bench/lib.sh"
+export SRNIC_NS=${SRNIC_NS:-srnic}	# (the testbed's default, srnic_pair's)
 RUN=${SRNIC_RUN:-/run/srnic}
 W=$RUN/bench
 FRAME=$((4096 + 78))	# payload + Ethernet + srnic data headers
