@@ -22,7 +22,8 @@ RUNS=("$@")
 	ib_read_bw:65536 ib_send_bw:65536)
 export SRNIC_NS=${SRNIC_NS:-srcycles} SRNIC_RUN=${SRNIC_RUN:-/run/srnic-cycles}
 TB=$SRNIC_RUN/testbed
-command -v perf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-perf >/dev/null
+. "$ROOT/tests/bench/lib.sh"
+need_perf
 "$SRNIC" setup
 "$SRNIC" testbed up --ports 2 --wire memif >/dev/null
 # (its own files first: the testbed's teardown removes an empty run dir)
@@ -30,13 +31,7 @@ trap 'rm -f "$SRNIC_RUN"/cycles.out "$SRNIC_RUN"/perf.a "$SRNIC_RUN"/perf.b
       "$SRNIC" testbed down >/dev/null 2>&1' EXIT
 MHZ=$(awk -F: '/^cpu MHz/ {printf "%d", $2; exit}' /proc/cpuinfo)
 
-# pkts NODE: packets through the node's ports so far, and when (s).
-pkts() {
-	awk -v t="$(stat -c %.6Y "$TB/$1.stats")" \
-		'$1 == "port" {for (i = 1; i < NF; i++)
-			if ($i == "rx_packets" || $i == "tx_packets") n += $(i + 1)}
-		 END {print n, t}' "$TB/$1.stats"
-}
+pkts() { port_packets "$TB/$1.stats"; }	# NODE: packets so far, and when
 
 # pid_of NODE-ROLE: the perftest process of the server (b) or client (a).
 pid_of() {
@@ -53,14 +48,9 @@ pid_of() {
 echo "| test | size | Gb/s | node | CPUs busy | packets/s | cycles/packet | cycles/byte |"
 echo "|---|---|---|---|---|---|---|---|"
 for run in "${RUNS[@]}"; do
-	tool=${run%%:*} size=${run#*:} D=$((WIN + 4))
-	args=(-s "$size" -D "$D" --report_gbits)
-	"$SRNIC" exec b -- "$tool" "${args[@]}" > /dev/null 2>&1 &
-	sb=$!
-	sleep 0.5
-	"$SRNIC" exec a -- "$tool" "${args[@]}" b > "$SRNIC_RUN/cycles.out" 2>&1 &
-	sa=$!
-	sleep 3	# connected, and past the warm-up
+	tool=${run%%:*} size=${run#*:}
+	pair_start "$SRNIC_RUN/cycles.out" "$tool" -s "$size" -D $((WIN + 4)) \
+		--report_gbits
 	pa=$(pid_of "$tool" a) pb=$(pid_of "$tool" b)
 	read -r na0 ta0 < <(pkts a)
 	read -r nb0 tb0 < <(pkts b)
@@ -69,7 +59,7 @@ for run in "${RUNS[@]}"; do
 	wait %3 2>/dev/null || true
 	read -r na1 ta1 < <(pkts a)
 	read -r nb1 tb1 < <(pkts b)
-	wait $sa $sb || true
+	wait "${PAIR_PIDS[@]}" || true
 	gbps=$(awk -v s="$size" '$1 == s && NF >= 5 {print $4}' "$SRNIC_RUN/cycles.out")
 	for node in a b; do
 		ms=$(awk -F, '/task-clock/ {print $1}' "$SRNIC_RUN/perf.$node")

@@ -123,3 +123,32 @@ testpmd_gbps() {
 			if (w[j] < w[i]) {t = w[i]; w[i] = w[j]; w[j] = t}
 		     printf "%.3f\n", w[int((m + 1) / 2)] / 1e9}'
 }
+
+# need_perf: linux-perf, installed if missing (cycles.sh, profile.sh).
+need_perf() {
+	command -v perf >/dev/null ||
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-perf >/dev/null
+}
+
+# port_packets STATS: packets through a node's ports so far (rx + tx)
+# and when its stats file was written (s), from that file.
+port_packets() {
+	awk -v t="$(stat -c %.6Y "$1")" \
+		'$1 == "port" {for (i = 1; i < NF; i++)
+			if ($i == "rx_packets" || $i == "tx_packets") n += $(i + 1)}
+		 END {print n + 0, t}' "$1"
+}
+
+# pair_start OUT TOOL ARGS...: TOOL's server on b and its client on a
+# (aimed at b) in the background, the client's output in OUT, their pids
+# in PAIR_PIDS; returns once they are past the warm-up (3 s).
+pair_start() {
+	local out=$1
+	shift
+	"$SRNIC" exec b -- "$@" > /dev/null 2>&1 &
+	PAIR_PIDS=($!)
+	sleep 0.5
+	"$SRNIC" exec a -- "$@" b > "$out" 2>&1 &
+	PAIR_PIDS+=($!)
+	sleep 3	# connected, and past the warm-up
+}
