@@ -57,6 +57,7 @@ struct srnic_chan {
 	uint32_t taken;		/* ... and this process's waits read back */
 	uint64_t claim;		/* the hand-over slot (srnic_cq_tell) */
 	uint32_t users;		/* CQs on it */
+	struct srnic_cq_v *dead; /* destroyed CQs with events in the pipe */
 };
 
 static pthread_mutex_t chans_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -177,6 +178,21 @@ static bool channel_spin(struct ibv_comp_channel *ch, struct ibv_cq **cq,
 	return got;
 }
 
+/* A dead CQ whose events are all read, or whose channel went: freed (the
+ * lock held). */
+static void dead_free(struct srnic_cq_v *scq)
+{
+	struct srnic_cq_v **p;
+
+	for (p = scq->channel ? &scq->channel->dead : NULL; p && *p;
+	     p = &(*p)->dead_next)
+		if (*p == scq) {
+			*p = scq->dead_next;
+			break;
+		}
+	free(scq);
+}
+
 /*
  * An event of scq's was read from the pipe: counted (its channel's
  * count, and the CQ's own); whether it stands.  One of a CQ destroyed
@@ -198,7 +214,7 @@ static bool chan_read(struct srnic_cq_v *scq)
 	stands = !scq->dead;
 	if (scq->dead &&
 	    scq->piped_read == __atomic_load_n(&scq->piped, __ATOMIC_ACQUIRE))
-		free(scq);
+		dead_free(scq);
 	pthread_mutex_unlock(&chans_lock);
 	return stands;
 }
@@ -221,12 +237,34 @@ static int channel_get_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
 	return rc;
 }
 
+/* The channel is being destroyed (the preload library's hook; no CQ is on
+ * it): its pipe goes, with any events left in it, so its dead CQs go too,
+ * and its entry is free for the next channel. */
+static void channel_gone(struct ibv_comp_channel *ch)
+{
+	struct srnic_chan *c;
+
+	pthread_mutex_lock(&chans_lock);
+	for (c = chans; c; c = c->next) {
+		if (c->ch != ch || c->fd != ch->fd || c->users)
+			continue;
+		while (c->dead)
+			dead_free(c->dead);
+		c->ch = NULL;
+		c->fd = -1;
+		__atomic_store_n(&c->written, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->taken, 0, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&chans_lock);
+}
+
 /* The CQ's end of its completion channel's pipe: a write end of its own
  * (the channel's fd is the read end); 0, or an errno. */
 int srnic_cq_channel(struct srnic_context *ctx, struct srnic_cq_v *scq,
 		     struct ibv_comp_channel *ch)
 {
 	static void (*hook_set)(typeof(&channel_get_event));
+	void (*gone_set)(void (*)(struct ibv_comp_channel *));
 	char path[40];
 	struct stat st;
 	struct srnic_chan *c;
@@ -275,6 +313,10 @@ int srnic_cq_channel(struct srnic_context *ctx, struct srnic_cq_v *scq,
 			RTLD_DEFAULT, "srnic_preload_event_hook");
 		if (hook_set)
 			hook_set(channel_get_event);
+		gone_set = (void (*)(void (*)(struct ibv_comp_channel *)))
+			dlsym(RTLD_DEFAULT, "srnic_preload_gone_hook");
+		if (gone_set)
+			gone_set(channel_gone);
 	}
 	pthread_mutex_unlock(&chans_lock);
 	scq->cq->notify_handle = (uintptr_t)&scq->vcq.cq;
@@ -319,7 +361,11 @@ void srnic_cq_channel_close(struct srnic_cq_v *scq, int fd)
 	}
 	scq->dead = scq->piped_read !=
 		    __atomic_load_n(&scq->piped, __ATOMIC_ACQUIRE);
-	if (!scq->dead)
+	if (!scq->dead) {
 		free(scq);
+	} else if (c) {
+		scq->dead_next = c->dead;
+		c->dead = scq;
+	}
 	pthread_mutex_unlock(&chans_lock);
 }

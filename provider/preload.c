@@ -122,8 +122,19 @@ ibv_create_comp_channel(struct ibv_context *ctx)
 	return ch;
 }
 
+/* channel.c's: fn forgets a channel of ours as it is destroyed (its
+ * pipe, and whatever events were left in it, go). */
+static void (*gone_hook)(struct ibv_comp_channel *);
+
+EXPORT void srnic_preload_gone_hook(void (*fn)(struct ibv_comp_channel *))
+{
+	__atomic_store_n(&gone_hook, fn, __ATOMIC_RELEASE);
+}
+
 EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 {
+	void (*gone)(struct ibv_comp_channel *) =
+		__atomic_load_n(&gone_hook, __ATOMIC_ACQUIRE);
 	int (*next)(struct ibv_comp_channel *);
 	struct kept **p, *k = NULL;
 	int rc = 0;
@@ -149,6 +160,8 @@ EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 	if (k) {
 		if (rc)
 			return rc;
+		if (gone)
+			gone(ch);
 		close(k->rfd);
 		close(k->wfd);
 		free(k);

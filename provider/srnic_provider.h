@@ -54,11 +54,13 @@ struct srnic_cq_v {
 	struct srnic_cq *cq;
 	struct srnic_chan *channel;	/* channel.c's, or NULL */
 	/* events of its own put in the channel's pipe (the datapath's
-	 * count) and read back, under channel.c's lock; destroyed while
-	 * some are left (dead), it is freed once they are read */
+	 * count, atomic) and read back (under channel.c's lock, as dead
+	 * and dead_next are); destroyed while some are left (dead), it is
+	 * freed once they are read, or its channel destroyed */
 	uint32_t piped;
 	uint32_t piped_read;
 	bool dead;
+	struct srnic_cq_v *dead_next;	/* its channel's other dead CQs */
 	int ex;			/* created with create_cq_ex */
 	/* create_cq_ex polling state */
 	struct srnic_cqe cur;

@@ -55,8 +55,9 @@ for run in "${RUNS[@]}"; do
 	read -r na0 ta0 < <(pkts a)
 	read -r nb0 tb0 < <(pkts b)
 	perf stat -x, -e task-clock -p "$pa" -o "$SRNIC_RUN/perf.a" -- sleep "$WIN" &
+	pp=$!
 	perf stat -x, -e task-clock -p "$pb" -o "$SRNIC_RUN/perf.b" -- sleep "$WIN"
-	wait %3 2>/dev/null || true
+	wait $pp 2>/dev/null || true
 	read -r na1 ta1 < <(pkts a)
 	read -r nb1 tb1 < <(pkts b)
 	wait "${PAIR_PIDS[@]}" || true

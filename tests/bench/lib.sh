@@ -126,8 +126,9 @@ testpmd_gbps() {
 
 # need_perf: linux-perf, installed if missing (cycles.sh, profile.sh).
 need_perf() {
-	command -v perf >/dev/null ||
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-perf >/dev/null
+	command -v perf >/dev/null && return
+	apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-perf >/dev/null
 }
 
 # port_packets STATS: packets through a node's ports so far (rx + tx)

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Where the cycles go (issue 35): a perf profile of every CPU while a
-# perftest pair runs over the default testbed (memif, 2 ports, srnicd in
-# each node), summed into the parts of the datapath with their cycles a
-# packet (tests/bench/profile_groups.py).
+# Where the cycles go (issue 35): a perf profile of both nodes' srnicd
+# and a perftest pair while it runs over the default testbed (memif, 2
+# ports, srnicd in each node), summed into the parts of the datapath with
+# their cycles a packet (tests/bench/profile_groups.py).
 #
 #   tests/bench/profile.sh [SECONDS [TOOL:SIZE ...]]   (as root; default
 #       4 s, ib_write_bw at 8 B and 64 KiB)
 #
-# For each run, in its steady state: perf record -a for SECONDS, and the
-# packets both nodes' ports moved meanwhile (rx + tx, their stats files).
-# The cycles are every CPU's over the window at the TSC's rate; the idle
-# ones are left out.  Prints the message rate or bandwidth and a Markdown
+# For each run, in its steady state: perf record of those processes for
+# SECONDS (cpu-clock, kernel time in them included), and the packets both
+# nodes' ports moved meanwhile (rx + tx, their stats files).  Cycles are
+# CPU time at the TSC's rate.  Prints the message rate or bandwidth and a Markdown
 # table a run.  The host's noise moves the totals from run to run; the
 # shares move less.
 set -euo pipefail
@@ -28,7 +28,7 @@ need_perf
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"; "$SRNIC" testbed down >/dev/null 2>&1' EXIT
 MHZ=$(awk -F: '/^cpu MHz/ {printf "%d", $2; exit}' /proc/cpuinfo)
-CPUS=$(nproc)
+PERIOD_NS=100000
 
 # look: each node's packets so far and when (port_packets), a line each.
 look() {
@@ -39,8 +39,13 @@ look() {
 for run in "${RUNS[@]}"; do
 	tool=${run%%:*} size=${run#*:}
 	pair_start "$OUT/client" "$tool" -s "$size" -D $((WIN + 5)) --report_gbits
+	# (the nodes' processes, srnicd and the pair: their threads, kernel
+	# time included; every sample is PERIOD_NS of a CPU)
+	pids=$( (ip netns pids "$SRNIC_NS-a"; ip netns pids "$SRNIC_NS-b") |
+		paste -sd,)
 	look > "$OUT/n0"
-	perf record -a -o "$OUT/perf.data" -- sleep "$WIN" > /dev/null 2>&1
+	perf record -e cpu-clock -c $PERIOD_NS -p "$pids" -o "$OUT/perf.data" \
+		-- sleep "$WIN" > /dev/null 2>&1
 	look > "$OUT/n1"
 	wait "${PAIR_PIDS[@]}" || true
 	# (each node's rate over its own two looks, summed)
@@ -50,10 +55,10 @@ for run in "${RUNS[@]}"; do
 	echo
 	echo "$tool $size B: ${rate:-no result}; $pps packets/s through both nodes' ports"
 	echo
-	perf report -i "$OUT/perf.data" --no-children --sort comm,dso,srcfile \
-		--stdio 2>/dev/null |
+	perf report -i "$OUT/perf.data" --no-children -n --sort comm,dso,srcfile \
+		--full-source-path --stdio 2>/dev/null |
 		python3 "$ROOT/tests/bench/profile_groups.py" "$ROOT" \
-			$((CPUS * WIN * MHZ * 1000000)) $((pps * WIN))
+			$((PERIOD_NS * MHZ / 1000)) $((pps * WIN)) || true
 done
 echo
-echo "(TSC ${MHZ} MHz, ${CPUS} CPUs, ${WIN} s windows)"
+echo "(TSC ${MHZ} MHz; ${WIN} s windows; a sample every $((PERIOD_NS / 1000)) us of a thread's CPU time)"
