@@ -345,7 +345,6 @@ SRNIC_API int srnic_cq_set_early(struct ibv_cq *cq, unsigned spin_us)
 void srnic_cq_channel_close(struct srnic_cq_v *scq, int fd)
 {
 	struct srnic_chan *c = scq->channel;
-
 	uint64_t handed = (uintptr_t)&scq->vcq.cq;
 
 	close(fd);

@@ -193,12 +193,11 @@ __attribute__((constructor)) static void unmap_next(void)
  * with libibverbs' own function to read the pipe when it must. */
 typedef int (*get_event_fn)(struct ibv_comp_channel *, struct ibv_cq **,
 			    void **);
-static int (*event_hook)(struct ibv_comp_channel *, struct ibv_cq **,
-			 void **, get_event_fn);
+typedef int (*event_hook_fn)(struct ibv_comp_channel *, struct ibv_cq **,
+			     void **, get_event_fn);
+static event_hook_fn event_hook;
 
-EXPORT void srnic_preload_event_hook(int (*fn)(struct ibv_comp_channel *,
-					       struct ibv_cq **, void **,
-					       get_event_fn))
+EXPORT void srnic_preload_event_hook(event_hook_fn fn)
 {
 	__atomic_store_n(&event_hook, fn, __ATOMIC_RELEASE);
 }
@@ -221,9 +220,7 @@ EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
 			    void **cq_context)
 {
 	static get_event_fn next;
-	int (*hook)(struct ibv_comp_channel *, struct ibv_cq **, void **,
-		    get_event_fn) =
-		__atomic_load_n(&event_hook, __ATOMIC_ACQUIRE);
+	event_hook_fn hook = __atomic_load_n(&event_hook, __ATOMIC_ACQUIRE);
 
 	if (!next)
 		next = (get_event_fn)preload_verbs_fn("ibv_get_cq_event",
