@@ -62,6 +62,9 @@ const struct srnic_counter srnic_counters[] = {
 	     "send WQEs flushed unfinished: their QP went to the error state "
 	     "(a program's teardown, or a failure) before they completed"),
 	NODE("acks_sent", acks_sent, "responder", PP, "ACKs sent"),
+	NODE("uc_acks_again", uc_acks_again, "responder", 0,
+	     "UC ACKs said again: nothing new came after them, and a UC "
+	     "requester out of credit waits for nothing else"),
 	NODE("rnr_naks_sent", rnr_naks_sent, "responder", 0,
 	     "RNR NAKs sent: a SEND found no receive posted"),
 	NODE("atomics", atomics, "responder", 0, "atomic operations run"),

@@ -340,6 +340,7 @@ struct srnic_stats {
 	uint64_t uc_give_up_us;
 	uint64_t rnr_naks_sent;
 	uint64_t acks_sent;
+	uint64_t uc_acks_again;	/* UC ACKs said again, nothing new after */
 	/* integration */
 	uint64_t booting_sent;
 	uint64_t boot_acks;	/* BOOT_ACKs received: the peer forgot us */

@@ -257,6 +257,11 @@ struct srnic_qp_recv {
 	/* UC: the messages the last give-up dropped, [from, to) until one
 	 * of their packets comes after all (then empty: widened once) */
 	uint32_t uc_gone_from, uc_gone_to;
+	/* UC: when the last ACK goes again (0: not due), the msn it said
+	 * and how often it went again (responder/uc.c, resp_uc_reack_arm) */
+	uint64_t uc_reack_at;
+	uint32_t uc_reack_msn;
+	uint8_t uc_reacks;
 	uint8_t ninv;
 	struct srnic_inv_pending inv[SRNIC_INV_PENDING];
 	uint32_t sack_msn, sack_first;
@@ -371,13 +376,14 @@ static inline bool srnic_qp_reliable(const struct srnic_qp *qp)
 }
 
 /* Whether nothing of qp needs the timers: every send WQE done, no UC
- * message watched (responder/uc.c), no last packet held (its age:
- * responder/held.c), no loan owed to a requester out of credit.  The
- * completer and UC's timer take the QP off the timer list then. */
+ * message watched and no UC ACK to say again (responder/uc.c), no last
+ * packet held (its age: responder/held.c), no loan owed to a requester
+ * out of credit.  The completer and UC's timers take the QP off the timer
+ * list then. */
 static inline bool srnic_qp_timers_idle(const struct srnic_qp *qp)
 {
 	return qp->q.sq_comp == qp->snd.sq_next && !qp->rcv.uc_stuck_at &&
-	       !qp->rcv.nheld && !qp->snd.fc_blocked;
+	       !qp->rcv.uc_reack_at && !qp->rcv.nheld && !qp->snd.fc_blocked;
 }
 
 /*

@@ -614,6 +614,8 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 		}
 		if (qp->rcv.uc_stuck_at)
 			srnic_responder_uc_timer(eng, qp, now);
+		if (qp->rcv.uc_reack_at && now >= qp->rcv.uc_reack_at)
+			srnic_responder_uc_reack(eng, qp);
 		if (qp->rcv.nheld)
 			srnic_responder_held_age(eng, qp, now);
 		srnic_completer_timeouts(eng, qp, now);

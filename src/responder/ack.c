@@ -46,8 +46,10 @@ void resp_maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 	uint32_t m;
 
 	/* One SACK waits to go out: it goes first (and this call's scan
-	 * would be spent for nothing). */
-	if (qp->rcv.sack_due)
+	 * would be spent for nothing).  UC resends nothing, so a SACK would
+	 * only make its ACK go once (see below): its requester reads the msn
+	 * alone. */
+	if (qp->rcv.sack_due || !srnic_qp_reliable(qp))
 		return;
 	for (m = qp->rcv.exp_msn; seq_diff(m, below) < 0 &&
 			      seq_diff(m, qp->rcv.exp_msn) < SRNIC_WINDOW; m++) {
@@ -136,4 +138,6 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->rcv.ack_syndrome = SRNIC_ACK_OK;
 	qp->rcv.sack_due = 0;
 	eng->st->acks_sent++;
+	if (qp->q.type == SRNIC_QPT_UC)
+		resp_uc_reack_arm(eng, qp);
 }

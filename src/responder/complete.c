@@ -22,6 +22,8 @@ void srnic_responder_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 		slot_clear(eng, qp, &qp->rcv.rmsg[i]);
 	qp->rcv.uc_stuck_at = 0;
 	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;
+	qp->rcv.uc_reack_at = 0;
+	qp->rcv.uc_reacks = 0;
 	qp->rcv.ninv = 0;
 	qp->rcv.rd_head = qp->rcv.rd_tail = 0;
 	memset(qp->rcv.atomic_done, 0, sizeof(qp->rcv.atomic_done));

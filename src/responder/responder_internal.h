@@ -222,6 +222,7 @@ bool resp_uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
 		  const struct srnic_pkt *pkt);
 void resp_uc_late(struct srnic_engine *eng, struct srnic_qp *qp,
 		  uint32_t msn);
+void resp_uc_reack_arm(struct srnic_engine *eng, struct srnic_qp *qp);
 
 /* recv.c */
 bool resp_xrc_take(struct srnic_qp *qp, struct srnic_srq *srq, uint32_t ssn);

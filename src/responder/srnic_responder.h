@@ -22,6 +22,8 @@ void srnic_responder_flush(struct srnic_engine *eng, struct srnic_qp *qp);
 /* UC: give up the oldest message if it has been stuck long enough */
 void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now);
+/* UC: say the last ACK again if nothing new came since (uc_reack_at) */
+void srnic_responder_uc_reack(struct srnic_engine *eng, struct srnic_qp *qp);
 /* read_done.c: a requester's READ_DONE on qp (completion at both ends) */
 void srnic_responder_read_done(struct srnic_engine *eng, struct srnic_qp *qp,
 			       const struct srnic_pkt *pkt);

@@ -5,6 +5,7 @@
  * for ever.
  */
 #include "responder_internal.h"
+#include "srnic_rto.h"
 
 /*
  * UC: nothing is resent, so a message that lost packets (or found no
@@ -375,4 +376,54 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 		resp_uc_watch(eng, qp);
 	if (srnic_qp_timers_idle(qp))
 		srnic_qp_timer_off(eng, qp);	/* nothing left to time */
+}
+
+/*
+ * UC: the ACK is all a requester out of credit waits for (it resends
+ * nothing, so nothing of its own brings another), and a lost one cost it
+ * SRNIC_UC_GONE_MS, until it lends itself credit: with 1% loss on the
+ * wire, e2e/06's UC stream stalled that long in one run of six (both
+ * copies of an ACK lost, or the one copy of an ACK that carried a SACK,
+ * which UC no longer sends).  So the last ACK goes again after a probe
+ * interval with nothing new to say, twice as long each time, up to
+ * UC_REACKS times: a requester that heard it meanwhile drops the copies,
+ * one still waiting goes on.  (Called with each UC ACK sent.)
+ */
+#define UC_REACKS 3
+/* (the first wait of a QP that only receives, with no timeout of its own
+ * (RTR): about the probe interval a UC sender has, objects.c) */
+#define UC_REACK_US 4000
+
+void resp_uc_reack_arm(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint64_t wait = qp->at.timeout_tsc ? srnic_probe_tsc(qp)
+					   : eng->tsc_per_us * UC_REACK_US;
+
+	if (qp->rcv.uc_reack_msn != qp->rcv.exp_msn) {	/* (news) */
+		qp->rcv.uc_reack_msn = qp->rcv.exp_msn;
+		qp->rcv.uc_reacks = 0;
+	}
+	if (qp->rcv.uc_reacks >= UC_REACKS) {
+		qp->rcv.uc_reack_at = 0;
+		if (srnic_qp_timers_idle(qp))
+			srnic_qp_timer_off(eng, qp);
+		return;
+	}
+	qp->rcv.uc_reack_at = srnic_now() + (wait << qp->rcv.uc_reacks);
+	srnic_qp_timer_on(eng, qp);
+}
+
+void srnic_responder_uc_reack(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	qp->rcv.uc_reack_at = 0;
+	/* (off the timers unless something else is timed: the ACK, once it
+	 * goes, arms the next) */
+	if (srnic_qp_timers_idle(qp))
+		srnic_qp_timer_off(eng, qp);
+	if (qp->q.state == SRNIC_QPS_RTR || qp->q.state == SRNIC_QPS_RTS ||
+	    qp->q.state == SRNIC_QPS_SQD) {
+		qp->rcv.uc_reacks++;
+		eng->st->uc_acks_again++;
+		srnic_qp_want_ack(eng, qp);
+	}
 }

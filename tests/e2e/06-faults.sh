@@ -70,6 +70,12 @@ two_at_once "18516 pair faults-atomics 180 $BUILD/tests/e2e/atomics -n 2000" \
 grep -q "^atomics server: .*, 0 bad$" "$LOGDIR/faults-atomics.b" ||
 	fail "atomics under loss, duplication and reordering: bad counters"
 grep "^uc server:" "$LOGDIR/faults-uc.b"
+# (a UC requester out of credit waits for its responder's ACK alone: the
+# last one goes again, else one lost stalled the stream for a second,
+# past uc_check's patience)
+again=$(counter b uc_acks_again)
+echo "UC ACKs b said again: ${again:-?}"
+[ "${again:-0}" -gt 0 ] || fail "b never said a UC ACK again"
 # Completion at both ends: every WRITE and READ that asked completes once
 # at its target too, in order, a READ's only once its reader has the
 # data (READ_DONE, said again until answered).
