@@ -358,13 +358,14 @@ void srnic_qp_lists_remove(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	struct srnic_qp **pp;
 
-	srnic_qp_timer_off(eng, qp);
 	/* An ACK still owed tells the peer its last messages landed (else
 	 * it would retry them against a QP that is gone); so does one a
 	 * move to the error state left for the QP's turn (qp_error_turn). */
 	if (((qp->ack_lazy || qp->on_ack) && srnic_qp_ack_wanted(qp)) ||
 	    qp->ack_final)
 		srnic_responder_send_ack(eng, qp);
+	/* (after it: a UC ACK arms the timer that says it again) */
+	srnic_qp_timer_off(eng, qp);
 	qp->ack_lazy = 0;
 	qp->ack_final = 0;
 	for (pp = &eng->ack_head; *pp; pp = &(*pp)->ack_next)

@@ -391,13 +391,19 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
  */
 #define UC_REACKS 3
 /* (the first wait of a QP that only receives, with no timeout of its own
- * (RTR): about the probe interval a UC sender has, objects.c) */
+ * (RTR): about the probe interval a UC sender has, objects.c; and the
+ * longest, should a program set a long timeout on a UC QP: the last goes
+ * well within SRNIC_UC_GONE_MS) */
 #define UC_REACK_US 4000
+#define UC_REACK_MAX_US (SRNIC_UC_GONE_MS * 1000 / 8)
 
 void resp_uc_reack_arm(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	uint64_t wait = qp->at.timeout_tsc ? srnic_probe_tsc(qp)
 					   : eng->tsc_per_us * UC_REACK_US;
+
+	if (wait > eng->tsc_per_us * UC_REACK_MAX_US)
+		wait = eng->tsc_per_us * UC_REACK_MAX_US;
 
 	if (qp->rcv.uc_reack_msn != qp->rcv.exp_msn) {	/* (news) */
 		qp->rcv.uc_reack_msn = qp->rcv.exp_msn;
@@ -420,8 +426,7 @@ void srnic_responder_uc_reack(struct srnic_engine *eng, struct srnic_qp *qp)
 	 * goes, arms the next) */
 	if (srnic_qp_timers_idle(qp))
 		srnic_qp_timer_off(eng, qp);
-	if (qp->q.state == SRNIC_QPS_RTR || qp->q.state == SRNIC_QPS_RTS ||
-	    qp->q.state == SRNIC_QPS_SQD) {
+	if (srnic_qp_ack_wanted(qp) && qp->q.state != SRNIC_QPS_ERR) {
 		qp->rcv.uc_reacks++;
 		eng->st->uc_acks_again++;
 		srnic_qp_want_ack(eng, qp);
