@@ -3,7 +3,9 @@
 # round brings up a two-port testbed of each tree in turn, the trees going
 # first by turns (same wire, same namespaces) and takes ib_write_bw 64 KiB for SECONDS and ib_write_lat
 # 2 B (5000 iterations) on it; then the median of each and of the ratios
-# within a round (this host is noisy: only same-run ratios mean much).
+# within a round (this host is noisy: only same-run ratios mean much),
+# and this tree's bandwidth against the wire's ceiling (lib.sh's ceiling,
+# taken on this tree's testbed).
 #   tests/bench/against.sh COMMIT [ROUNDS] [SECONDS] [WIRE]
 # The older tree is a git worktree under /tmp (built once, kept for the
 # next run); WIRE is memif (default) or afpacket.
@@ -29,10 +31,11 @@ write_lat() {
 	srnic_pair ib_write_lat -s 2 -n 5000 | awk '$1 == 2 && NF >= 7 {print $5}'
 }
 
-measure() {	# tree: prints "bw lat"
+measure() {	# tree [ceiling]: prints "bw lat" (and the wire's ceiling)
 	SRNIC=$1/srnic
 	"$SRNIC" testbed up --wire "$WIRE" --ports 2 >/dev/null
-	printf '%s %s\n' "$(write_bw "$SECS")" "$(write_lat)"
+	printf '%s %s %s\n' "$(write_bw "$SECS")" "$(write_lat)" \
+		"$([ -z "${2:-}" ] || ceiling "$WIRE" 2)"
 	"$SRNIC" testbed down >/dev/null
 }
 
@@ -45,17 +48,19 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	# slower, this tree against itself gave +0.63 us and 94.9% in four
 	# rounds)
 	if ((r % 2)); then
-		read -r nbw nlat <<< "$(measure "$ROOT")"
+		read -r nbw nlat ceil <<< "$(measure "$ROOT" ceiling)"
 		read -r obw olat <<< "$(measure "$OLD")"
 	else
 		read -r obw olat <<< "$(measure "$OLD")"
-		read -r nbw nlat <<< "$(measure "$ROOT")"
+		read -r nbw nlat ceil <<< "$(measure "$ROOT" ceiling)"
 	fi
-	printf 'round %d (%s): ib_write_bw 64 KiB %s / %s Gb/s (this / %s), ib_write_lat 2 B %s / %s us\n' \
-		"$r" "$WIRE" "$nbw" "$obw" "$COMMIT" "$nlat" "$olat"
+	printf 'round %d (%s): ib_write_bw 64 KiB %s / %s Gb/s (this / %s), ib_write_lat 2 B %s / %s us; this against the %s\n' \
+		"$r" "$WIRE" "$nbw" "$obw" "$COMMIT" "$nlat" "$olat" \
+		"$(ceiling_round "$ceil" "$nbw" "$W/ceil")"
 	awk -v a="$nbw" -v b="$obw" 'BEGIN {print 100 * a / b}' >> "$W/bw"
 	awk -v a="$nlat" -v b="$olat" 'BEGIN {print a - b}' >> "$W/lat"
 done
-printf 'median: bandwidth this / %s %.1f%%, latency this - %s %+.2f us\n' \
-	"$COMMIT" "$(median < "$W/bw")" "$COMMIT" "$(median < "$W/lat")"
+printf 'median: bandwidth this / %s %.1f%%, latency this - %s %+.2f us; this against the %s\n' \
+	"$COMMIT" "$(median < "$W/bw")" "$COMMIT" "$(median < "$W/lat")" \
+	"$(ceiling_median "$W/ceil")"
 rm -rf "$W"

@@ -19,6 +19,7 @@ SRNIC=$ROOT/srnic
 . "$ROOT/tests/bench/lib.sh"
 export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
 OUT=$(mktemp -d /tmp/srnic-capture-bench.XXXXXX)
+W=$OUT	# (lib.sh's ceiling: the wire's, beside "capture off")
 
 "$SRNIC" setup > /dev/null
 trap '"$SRNIC" testbed down >/dev/null 2>&1; rm -rf "$OUT"' EXIT
@@ -93,8 +94,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	fi
 	rr=$(ratio "$on" "$off")
 	ratios+=("$rr")
-	echo "round $r ($WIRE): ib_write_bw 64 KiB, capture off $off Gb/s, on $on Gb/s (${rr}x; $((bytes / 1048576)) MiB captured, $(sed -n 's/.*dropped \([0-9]*\).*/\1/p' "$OUT/cap.log") dropped)"
+	echo "round $r ($WIRE): ib_write_bw 64 KiB, capture off $off Gb/s, on $on Gb/s (${rr}x; $((bytes / 1048576)) MiB captured, $(sed -n 's/.*dropped \([0-9]*\).*/\1/p' "$OUT/cap.log") dropped); off against the $(ceiling_round "$(ceiling "$WIRE" 2)" "$off" "$OUT/ceil")"
 done
-echo "median: capture on / off ${ratios[*]} -> $(printf '%s\n' "${ratios[@]}" | median)x"
+echo "median: capture on / off ${ratios[*]} -> $(printf '%s\n' "${ratios[@]}" | median)x; off against the $(ceiling_median "$OUT/ceil")"
 [ ${#base_ratios[@]} = 0 ] ||
 	echo "median: tap off / no tap ${base_ratios[*]} -> $(printf '%s\n' "${base_ratios[@]}" | median)x"

@@ -16,7 +16,8 @@ TB=$SRNIC_RUN/testbed
 "$SRNIC" setup
 "$ROOT/build/tests/bench/crc_cost"
 echo
-trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+W=$(mktemp -d)
+trap '"$SRNIC" testbed down >/dev/null 2>&1; rm -rf "$W"' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1 || true
 "$SRNIC" testbed up --wire memif --ports 2 >/dev/null
 
@@ -33,7 +34,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	crc yes; on=$(write_bw "$SECS")
 	crc no; off=$(write_bw "$SECS")
 	ratios+=("$(awk -v a="$on" -v b="$off" 'BEGIN {printf "%.1f", 100 * a / b}')")
-	printf 'round %d: ib_write_bw 64 KiB, 2 memif ports: crc yes %s Gb/s, crc no %s Gb/s (%s%%)\n' \
-		"$r" "$on" "$off" "${ratios[-1]}"
+	printf 'round %d: ib_write_bw 64 KiB, 2 memif ports: crc yes %s Gb/s, crc no %s Gb/s (%s%%); crc yes against the %s\n' \
+		"$r" "$on" "$off" "${ratios[-1]}" \
+		"$(ceiling_round "$(ceiling memif 2)" "$on" "$W/ceil")"
 done
-printf 'median of the ratios: %s%%\n' "$(printf '%s\n' "${ratios[@]}" | median)"
+printf 'median of the ratios: %s%%; crc yes against the %s\n' \
+	"$(printf '%s\n' "${ratios[@]}" | median)" "$(ceiling_median "$W/ceil")"

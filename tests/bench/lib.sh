@@ -77,6 +77,63 @@ ratio() {
 # median: the median of the numbers on stdin, one a line.
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
+# frame_of SIZE: the bytes of srnic's largest frame for a message of SIZE,
+# with the payload size of the testbed's nodes (its default, 4096, when
+# no testbed is up)
+frame_of() {
+	local mtu
+	mtu=$(sed -n 's/^mtu *= *\([0-9]*\).*/\1/p' "$SRNIC_RUN/testbed/a.conf" 2>/dev/null)
+	mtu=${mtu:-4096}
+	echo $(($1 < mtu ? $1 + 78 : mtu + 78))
+}
+
+# ceiling WIRE PORTS: the wire's ceiling beside a bandwidth figure of 64 KiB
+# messages (testpmd_gbps with srnic's full data frame), in Gb/s; "-" where
+# there is none to take (no dpdk-testpmd: ./srnic setup installs it; a tap
+# wire, which testpmd does not drive here).  Each run CEILING_SECS long,
+# 8 s by default whatever the benchmark's SECS: testpmd's statistics come
+# a second apart, and runs of 3 s gave 22 to 225 Gb/s in a row (their
+# seconds all partial).  The better of two runs: a memif run now and then
+# stays at a tenth of the others for all its seconds (here 14 Gb/s a link
+# where the runs before and after had 110), and a ceiling is what the
+# wire can do.
+ceiling() {
+	local v="" w SECS=${CEILING_SECS:-8}
+	if command -v dpdk-testpmd > /dev/null &&
+	   { [ "$1" = memif ] || [ "$1" = afpacket ]; }; then
+		v=$(testpmd_gbps "$1" "$2" "$(frame_of 65536)")
+		w=$(testpmd_gbps "$1" "$2" "$(frame_of 65536)")
+		v=$(printf '%s\n' "$v" "$w" | sort -g | tail -1)
+	fi
+	echo "${v:--}"
+}
+
+# of_ceiling GBPS CEILING: GBPS as a share of CEILING ("-" without one)
+of_ceiling() {
+	awk -v a="$1" -v c="$2" \
+		'BEGIN {if (c + 0 > 0) printf "%.0f%%\n", 100 * a / c; else print "-"}'
+}
+
+# ceiling_round CEILING GBPS FILE: "ceiling (testpmd) CEILING Gb/s, S of
+# it" for a round's figure GBPS, and the pair kept in FILE for
+# ceiling_median
+ceiling_round() {
+	[ "$1" = - ] || echo "$1 $2" >> "$3"
+	echo "ceiling (testpmd) $1 Gb/s, $(of_ceiling "$2" "$1") of it"
+}
+
+# ceiling_median FILE: the medians of ceiling_round's ceilings and of the
+# rounds' shares of them
+ceiling_median() {
+	if [ -s "$1" ]; then
+		printf 'ceiling (testpmd) %s Gb/s, %.0f%% of it\n' \
+			"$(cut -d' ' -f1 "$1" | median)" \
+			"$(awk '{print 100 * $2 / $1}' "$1" | median)"
+	else
+		echo "no ceiling (no dpdk-testpmd, or a tap wire)"
+	fi
+}
+
 # testpmd_gbps WIRE PORTS FRAME: the wire's ceiling, in Gb/s: dpdk-testpmd
 # txonly -> rxonly, frames of FRAME bytes, over PORTS links of WIRE's kind
 # (memif: two testpmds on memif links of their own, buffers of

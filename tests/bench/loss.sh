@@ -2,7 +2,9 @@
 # Loss benchmark (issue 3): ib_write_bw 64 KiB from a to b on an afpacket
 # testbed (1024-byte packets, two ports), without loss and with LOSS on
 # every rail both ways, alternated ROUNDS times; prints each round, the
-# medians and the share of the loss-free goodput kept.
+# medians and the share of the loss-free goodput kept; beside them the
+# wire's ceiling, taken without loss (lib.sh's ceiling: testpmd on the
+# nodes' rails).
 #   tests/bench/loss.sh [ROUNDS] [LOSS] [SECONDS]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,7 +16,8 @@ SRNIC=$ROOT/srnic
 export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
 
 "$SRNIC" setup
-trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+W=$(mktemp -d)
+trap '"$SRNIC" testbed down >/dev/null 2>&1; rm -rf "$W"' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1 || true
 "$SRNIC" testbed up --wire afpacket >/dev/null
 
@@ -30,12 +33,14 @@ faults() {	# setting...
 
 clean=() lossy=()
 for ((r = 1; r <= ROUNDS; r++)); do
-	faults clear; c=$(write_bw "$SECS")
+	faults clear; c=$(write_bw "$SECS"); ceil=$(ceiling afpacket 2)
 	faults loss="$LOSS"; l=$(write_bw "$SECS")
 	clean+=("$c"); lossy+=("$l")
-	printf 'round %d: no loss %s Gb/s   %s loss %s Gb/s\n' "$r" "$c" "$LOSS" "$l"
+	printf 'round %d: no loss %s Gb/s   %s loss %s Gb/s   no loss against the %s\n' \
+		"$r" "$c" "$LOSS" "$l" "$(ceiling_round "$ceil" "$c" "$W/ceil")"
 done
 mc=$(printf '%s\n' "${clean[@]}" | median)
 ml=$(printf '%s\n' "${lossy[@]}" | median)
-printf 'median: no loss %s Gb/s   %s loss %s Gb/s   kept %.0f%%\n' "$mc" "$LOSS" "$ml" \
-	"$(awk -v a="$ml" -v b="$mc" 'BEGIN {print 100 * a / b}')"
+printf 'median: no loss %s Gb/s   %s loss %s Gb/s   kept %.0f%%   no loss against the %s\n' \
+	"$mc" "$LOSS" "$ml" "$(awk -v a="$ml" -v b="$mc" 'BEGIN {print 100 * a / b}')" \
+	"$(ceiling_median "$W/ceil")"

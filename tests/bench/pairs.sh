@@ -8,7 +8,9 @@
 # With "pingpong", TRIALS more runs have the 3 pairs and an
 # ibv_rc_pingpong -c between the same nodes at once (the issue's several
 # unmodified programs a node), and such a run is bad when the pingpong
-# fails as well.
+# fails as well.  Each run's sum is also given as a share of the wire's
+# ceiling (lib.sh's ceiling: testpmd over two memif links), taken once
+# before the runs.
 #   tests/bench/pairs.sh [TRIALS] [SECONDS] [pingpong]
 # SRNIC=path/to/another/tree/srnic measures that tree's build instead (the
 # same run, against an older commit).
@@ -47,12 +49,14 @@ trap '"$SRNIC" testbed down >/dev/null 2>&1; rm -rf "$W"' EXIT
 "$SRNIC" setup > /dev/null
 W=$(mktemp -d)
 "$SRNIC" testbed up --ports 2 --srnicd yes > /dev/null
+ceil=$(ceiling memif 2)
+echo "the wire's ceiling (testpmd, two memif links): $ceil Gb/s"
 for n in 2 3 ${3:+3+pingpong}; do
 	bad=0 sums=""
 	for ((t = 1; t <= TRIALS; t++)); do
 		read -r sum failed slowest <<< "$(run "${n%%+*}" \
 			"$([[ $n == *+* ]] && echo pingpong)")"
-		echo "$n pairs, run $t: $sum Gb/s, slowest pair $slowest, $failed failed"
+		echo "$n pairs, run $t: $sum Gb/s ($(of_ceiling "$sum" "$ceil") of the ceiling), slowest pair $slowest, $failed failed"
 		sums+="$sum "
 		if [ "$failed" -gt 0 ] ||
 		   awk -v s="$slowest" 'BEGIN {exit !(s < 0.1)}'; then

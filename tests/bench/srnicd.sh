@@ -10,7 +10,9 @@
 #     the slowest pair's share of an even split of it;
 #   - the loopback between two processes of node a: ib_write_bw 64 KiB
 #     and ib_write_lat 2 B, server and client both on a;
-#   - kernel TCP between the same two nodes (iperf3, one stream, SECONDS).
+#   - kernel TCP between the same two nodes (iperf3, one stream, SECONDS);
+#   - the wire's ceiling (dpdk-testpmd over two links of WIRE's kind with
+#     srnic's full data frames: lib.sh's ceiling).
 # Medians over the rounds, and of the within-round ratios (this host is
 # noisy: only same-run ratios mean much).
 #   tests/bench/srnicd.sh [ROUNDS] [SECONDS] [WIRE]
@@ -56,8 +58,9 @@ measure() {	# yes|no (srnicd): prints "bw lat"
 	"$SRNIC" testbed up --ports 2 --wire "$WIRE" --srnicd "$1" > /dev/null
 	printf '%s %s\n' "$(write_bw "$SECS")" "$(write_lat)"
 	if [ "$1" = yes ]; then
-		printf '%s %s %s %s %s\n' "$(pairs 2)" "$(pairs 4)" "$(loop_bw)" \
-			"$(write_lat a)" "$(iperf3_gbps "$SECS")" > "$W/extra"
+		printf '%s %s %s %s %s %s\n' "$(pairs 2)" "$(pairs 4)" "$(loop_bw)" \
+			"$(write_lat a)" "$(iperf3_gbps "$SECS")" \
+			"$(ceiling "$WIRE" 2)" > "$W/extra"
 	fi
 	"$SRNIC" testbed down > /dev/null
 }
@@ -70,9 +73,10 @@ W=$(mktemp -d)
 for ((r = 1; r <= ROUNDS; r++)); do
 	read -r ebw elat <<< "$(measure no)"
 	read -r dbw dlat <<< "$(measure yes)"
-	read -r p2 s2 p4 s4 lbw llat tcp < "$W/extra"
-	printf 'round %d (%s): one pair, srnicd / embedded: ib_write_bw 64 KiB %s / %s Gb/s, ib_write_lat 2 B %s / %s us; through srnicd: 2 pairs %s Gb/s (slowest %s of an even share), 4 pairs %s Gb/s (slowest %s); loopback between processes %s Gb/s, %s us; kernel TCP %s Gb/s\n' \
-		"$r" "$WIRE" "$dbw" "$ebw" "$dlat" "$elat" "$p2" "$s2" "$p4" "$s4" "$lbw" "$llat" "$tcp"
+	read -r p2 s2 p4 s4 lbw llat tcp ceil < "$W/extra"
+	printf 'round %d (%s): one pair, srnicd / embedded: ib_write_bw 64 KiB %s / %s Gb/s, ib_write_lat 2 B %s / %s us; through srnicd: 2 pairs %s Gb/s (slowest %s of an even share), 4 pairs %s Gb/s (slowest %s); loopback between processes %s Gb/s, %s us; kernel TCP %s Gb/s; one pair through srnicd against the %s\n' \
+		"$r" "$WIRE" "$dbw" "$ebw" "$dlat" "$elat" "$p2" "$s2" "$p4" "$s4" "$lbw" "$llat" "$tcp" \
+		"$(ceiling_round "$ceil" "$dbw" "$W/ceil")"
 	awk -v a="$dbw" -v b="$ebw" 'BEGIN {print 100 * a / b}' >> "$W/bw"
 	awk -v a="$dlat" -v b="$elat" 'BEGIN {print a - b}' >> "$W/lat"
 	awk -v a="$p2" -v b="$dbw" 'BEGIN {print 100 * a / b}' >> "$W/p2"
@@ -83,7 +87,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	echo "$lbw" >> "$W/lbw"
 	echo "$llat" >> "$W/llat"
 done
-printf 'median (%s): srnicd / embedded bandwidth %.1f%%, latency srnicd - embedded %+.2f us; 2 pairs %.0f%% and 4 pairs %.0f%% of one pair through srnicd, the slowest pair %s and %s of an even share; one pair through srnicd / kernel TCP %.2fx; loopback between processes %s Gb/s, %s us\n' \
+printf 'median (%s): srnicd / embedded bandwidth %.1f%%, latency srnicd - embedded %+.2f us; 2 pairs %.0f%% and 4 pairs %.0f%% of one pair through srnicd, the slowest pair %s and %s of an even share; one pair through srnicd / kernel TCP %.2fx; loopback between processes %s Gb/s, %s us; one pair through srnicd against the %s\n' \
 	"$WIRE" "$(median < "$W/bw")" "$(median < "$W/lat")" "$(median < "$W/p2")" \
 	"$(median < "$W/p4")" "$(median < "$W/s2")" "$(median < "$W/s4")" \
-	"$(median < "$W/tcp")" "$(median < "$W/lbw")" "$(median < "$W/llat")"
+	"$(median < "$W/tcp")" "$(median < "$W/lbw")" "$(median < "$W/llat")" \
+	"$(ceiling_median "$W/ceil")"

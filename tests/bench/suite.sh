@@ -106,14 +106,6 @@ perf_lat() {	# tool size: typical µs
 
 # ---- the wire's ceiling ---------------------------------------------------
 
-frame_of() {	# message size: bytes of srnic's largest frame for it, with
-		# the payload size of the testbed's nodes
-	local mtu
-	mtu=$(sed -n 's/^mtu *= *\([0-9]*\).*/\1/p' "$SRNIC_RUN/testbed/a.conf")
-	mtu=${mtu:-4096}
-	echo $(($1 < mtu ? $1 + 78 : mtu + 78))
-}
-
 # ---- the peers, over the kernel's network ---------------------------------
 
 ucx_test() {	# port test size: ucx_perftest over tcp, the client's output

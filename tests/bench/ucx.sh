@@ -9,6 +9,8 @@
 # and before each srnic run how long a cache line takes between the two
 # CPUs then (xcpu.c: the host's placement of the vCPUs changes it 5-fold,
 # and srnic's latency seemed to follow).
+# The put bandwidth also against the wire's ceiling (lib.sh's ceiling:
+# testpmd over two memif links), taken each round.
 #   tests/bench/ucx.sh [ROUNDS] [ITERATIONS]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,6 +47,8 @@ trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" setup > /dev/null
 command -v ucx_perftest > /dev/null || { echo "ucx-utils is not installed" >&2; exit 1; }
 "$SRNIC" testbed up --ports 2 --srnicd yes > /dev/null
+W=$(mktemp -d) SECS=3
+trap '"$SRNIC" testbed down >/dev/null 2>&1; rm -rf "$W"' EXIT
 bw_ratios=() lat_ratios=()
 for ((r = 1; r <= ROUNDS; r++)); do
 	if ((r % 2)); then
@@ -57,6 +61,6 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	bwr=$(ratio "$sbw" "$tbw")
 	latr=$(ratio "$slat" "$tlat" 3)
 	bw_ratios+=("$bwr") lat_ratios+=("$latr")
-	echo "round $r: ucp_put_bw 64 KiB srnic $sbw / tcp $tbw Gb/s (${bwr}x); ucp_put_lat 8 B srnic $slat / tcp $tlat us (${latr} of tcp's); xcpu ${xcpu} ns"
+	echo "round $r: ucp_put_bw 64 KiB srnic $sbw / tcp $tbw Gb/s (${bwr}x); ucp_put_lat 8 B srnic $slat / tcp $tlat us (${latr} of tcp's); xcpu ${xcpu} ns; srnic's put against the $(ceiling_round "$(ceiling memif 2)" "$sbw" "$W/ceil")"
 done
-echo "median: put bandwidth ${bw_ratios[*]} -> $(printf '%s\n' "${bw_ratios[@]}" | median)x tcp's; put latency ${lat_ratios[*]} -> $(printf '%s\n' "${lat_ratios[@]}" | median) of tcp's"
+echo "median: put bandwidth ${bw_ratios[*]} -> $(printf '%s\n' "${bw_ratios[@]}" | median)x tcp's; put latency ${lat_ratios[*]} -> $(printf '%s\n' "${lat_ratios[@]}" | median) of tcp's; srnic's put against the $(ceiling_median "$W/ceil")"
