@@ -620,6 +620,11 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 		if (qp->rcv.nheld)
 			srnic_responder_held_age(eng, qp, now);
 		srnic_completer_timeouts(eng, qp, now);
+		/* (the completer takes an idle QP off in RTS and SQD only: one
+		 * that only receives (RTR), whose held packets were placed,
+		 * would stay and keep the datapath from its deep sleep) */
+		if (qp->on_timer && srnic_qp_timers_idle(qp))
+			srnic_qp_timer_off(eng, qp);
 		qp = eng->timer_cursor;
 	}
 }
