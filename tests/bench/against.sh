@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # This tree against an older commit, built beside it, in one run: each
 # round brings up a two-port testbed of each tree in turn, the trees going
-# first by turns (same wire, same namespaces) and takes ib_write_bw 64 KiB for SECONDS and ib_write_lat
-# 2 B (5000 iterations) on it; then the median of each and of the ratios
+# first by turns (same wire, same namespaces) and takes ib_write_bw 64 KiB for SECONDS, ib_write_lat
+# 2 B (5000 iterations) and ib_write_bw 8 B's message rate for SECONDS
+# (issue 35's "8-byte WRITE message rate") on it; then the median of each
+# and of the ratios
 # within a round (this host is noisy: only same-run ratios mean much),
 # and this tree's bandwidth against the wire's ceiling (lib.sh's ceiling,
 # taken on this tree's testbed).
@@ -31,10 +33,14 @@ write_lat() {
 	srnic_pair ib_write_lat -s 2 -n 5000 | awk '$1 == 2 && NF >= 7 {print $5}'
 }
 
-measure() {	# tree [ceiling]: prints "bw lat" (and the wire's ceiling)
+msg_rate() {	# ib_write_bw 8 B for SECS: its message rate, Mpps
+	srnic_pair ib_write_bw -s 8 -D "$SECS" | awk '$1 == 8 && NF >= 5 {print $5}'
+}
+
+measure() {	# tree [ceiling]: prints "bw lat rate" (and the wire's ceiling)
 	SRNIC=$1/srnic
 	"$SRNIC" testbed up --wire "$WIRE" --ports 2 >/dev/null
-	printf '%s %s %s\n' "$(write_bw "$SECS")" "$(write_lat)" \
+	printf '%s %s %s %s\n' "$(write_bw "$SECS")" "$(write_lat)" "$(msg_rate)" \
 		"$([ -z "${2:-}" ] || ceiling "$WIRE" 2)"
 	"$SRNIC" testbed down >/dev/null
 }
@@ -48,19 +54,20 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	# slower, this tree against itself gave +0.63 us and 94.9% in four
 	# rounds)
 	if ((r % 2)); then
-		read -r nbw nlat ceil <<< "$(measure "$ROOT" ceiling)"
-		read -r obw olat <<< "$(measure "$OLD")"
+		read -r nbw nlat nrate ceil <<< "$(measure "$ROOT" ceiling)"
+		read -r obw olat orate <<< "$(measure "$OLD")"
 	else
-		read -r obw olat <<< "$(measure "$OLD")"
-		read -r nbw nlat ceil <<< "$(measure "$ROOT" ceiling)"
+		read -r obw olat orate <<< "$(measure "$OLD")"
+		read -r nbw nlat nrate ceil <<< "$(measure "$ROOT" ceiling)"
 	fi
-	printf 'round %d (%s): ib_write_bw 64 KiB %s / %s Gb/s (this / %s), ib_write_lat 2 B %s / %s us; this against the %s\n' \
-		"$r" "$WIRE" "$nbw" "$obw" "$COMMIT" "$nlat" "$olat" \
+	printf 'round %d (%s): ib_write_bw 64 KiB %s / %s Gb/s (this / %s), ib_write_lat 2 B %s / %s us, ib_write_bw 8 B %s / %s Mpps; this against the %s\n' \
+		"$r" "$WIRE" "$nbw" "$obw" "$COMMIT" "$nlat" "$olat" "$nrate" "$orate" \
 		"$(ceiling_round "$ceil" "$nbw" "$W/ceil")"
 	awk -v a="$nbw" -v b="$obw" 'BEGIN {print 100 * a / b}' >> "$W/bw"
 	awk -v a="$nlat" -v b="$olat" 'BEGIN {print a - b}' >> "$W/lat"
+	ratio "$nrate" "$orate" >> "$W/rate"
 done
-printf 'median: bandwidth this / %s %.1f%%, latency this - %s %+.2f us; this against the %s\n' \
+printf 'median: bandwidth this / %s %.1f%%, latency this - %s %+.2f us, 8 B message rate this / %s %sx; this against the %s\n' \
 	"$COMMIT" "$(median < "$W/bw")" "$COMMIT" "$(median < "$W/lat")" \
-	"$(ceiling_median "$W/ceil")"
+	"$COMMIT" "$(median < "$W/rate")" "$(ceiling_median "$W/ceil")"
 rm -rf "$W"
