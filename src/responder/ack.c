@@ -94,6 +94,10 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 
 	if (!qp->peer)
 		return;
+	/* (UC: the next time it goes again, set first: one that cannot go
+	 * now, for want of a port or a buffer, is as good as lost) */
+	if (qp->q.type == SRNIC_QPT_UC)
+		resp_uc_reack_arm(eng, qp);
 	/* With a packet of this QP sent in this iteration, or about to be
 	 * (datapath.c, ack_ahead): on its port, so that it keeps its place
 	 * next to the data. */
@@ -138,6 +142,4 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->rcv.ack_syndrome = SRNIC_ACK_OK;
 	qp->rcv.sack_due = 0;
 	eng->st->acks_sent++;
-	if (qp->q.type == SRNIC_QPT_UC)
-		resp_uc_reack_arm(eng, qp);
 }

@@ -387,13 +387,13 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
  * which UC no longer sends).  So the last ACK goes again after a probe
  * interval with nothing new to say, twice as long each time, up to
  * UC_REACKS times: a requester that heard it meanwhile drops the copies,
- * one still waiting goes on.  (Called with each UC ACK sent.)
+ * one still waiting goes on.  (Called with each UC ACK, before it goes.)
  */
 #define UC_REACKS 3
 /* (the first wait of a QP that only receives, with no timeout of its own
  * (RTR): about the probe interval a UC sender has, objects.c; and the
  * longest, should a program set a long timeout on a UC QP: the last goes
- * well within SRNIC_UC_GONE_MS) */
+ * within SRNIC_UC_GONE_MS, at 7/8 of it) */
 #define UC_REACK_US 4000
 #define UC_REACK_MAX_US (SRNIC_UC_GONE_MS * 1000 / 8)
 
@@ -428,7 +428,8 @@ void srnic_responder_uc_reack(struct srnic_engine *eng, struct srnic_qp *qp)
 		srnic_qp_timer_off(eng, qp);
 	if (srnic_qp_ack_wanted(qp) && qp->q.state != SRNIC_QPS_ERR) {
 		qp->rcv.uc_reacks++;
-		eng->st->uc_acks_again++;
+		eng->st->uc_acks_again++;	/* (asked for: it goes with the
+						 * next ACK turn, if it can) */
 		srnic_qp_want_ack(eng, qp);
 	}
 }

@@ -34,13 +34,15 @@ write_lat() {
 }
 
 msg_rate() {	# ib_write_bw 8 B for SECS: its message rate, Mpps
-	srnic_pair ib_write_bw -s 8 -D "$SECS" | awk '$1 == 8 && NF >= 5 {print $5}'
+	or_dash "$(srnic_pair ib_write_bw -s 8 -D "$SECS" |
+		   awk '$1 == 8 && NF >= 5 {print $5}')"
 }
 
 measure() {	# tree [ceiling]: prints "bw lat rate" (and the wire's ceiling)
 	SRNIC=$1/srnic
 	"$SRNIC" testbed up --wire "$WIRE" --ports 2 >/dev/null
-	printf '%s %s %s %s\n' "$(write_bw "$SECS")" "$(write_lat)" "$(msg_rate)" \
+	printf '%s %s %s %s\n' "$(or_dash "$(write_bw "$SECS")")" \
+		"$(or_dash "$(write_lat)")" "$(msg_rate)" \
 		"$([ -z "${2:-}" ] || ceiling "$WIRE" 2)"
 	"$SRNIC" testbed down >/dev/null
 }

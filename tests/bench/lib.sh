@@ -67,6 +67,10 @@ gbps_sum() {
 	cat "$@" | awk '$1 == 65536 && NF >= 5 {s += $4} END {printf "%.2f\n", s}'
 }
 
+# or_dash TEXT: TEXT, or "-" when it is empty (a field of a line that
+# `read` splits: an empty one would move the others)
+or_dash() { echo "${1:--}"; }
+
 # ratio A B [DIGITS]: A / B to DIGITS decimals, default 2 (0 when B is 0
 # or missing).
 ratio() {
@@ -111,15 +115,18 @@ ceiling() {
 # of_ceiling GBPS CEILING: GBPS as a share of CEILING ("-" without one)
 of_ceiling() {
 	awk -v a="$1" -v c="$2" \
-		'BEGIN {if (c + 0 > 0) printf "%.0f%%\n", 100 * a / c; else print "-"}'
+		'BEGIN {if (c + 0 > 0 && a ~ /^[0-9.]+$/) printf "%.0f%%\n", 100 * a / c; else print "-"}'
 }
 
 # ceiling_round CEILING GBPS FILE: "ceiling (testpmd) CEILING Gb/s, S of
 # it" for a round's figure GBPS, and the pair kept in FILE for
 # ceiling_median
 ceiling_round() {
-	[ "$1" = - ] || echo "$1 $2" >> "$3"
-	echo "ceiling (testpmd) $1 Gb/s, $(of_ceiling "$2" "$1") of it"
+	# (kept only as two numbers, the ceiling above 0: a run that printed
+	# nothing must not shift the medians)
+	awk -v c="$1" -v g="$2" 'BEGIN {exit !(c + 0 > 0 && g ~ /^[0-9.]+$/)}' &&
+		echo "$1 $2" >> "$3"
+	echo "ceiling (testpmd) ${1:--} Gb/s, $(of_ceiling "$2" "$1") of it"
 }
 
 # ceiling_median FILE: the medians of ceiling_round's ceilings and of the

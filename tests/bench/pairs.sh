@@ -44,10 +44,10 @@ run() {	# N [pingpong]: N pairs at once (and a pingpong); prints the sum,
 	rm -f "$W"/client.* "$W"/pingpong.*
 }
 
+W=$(mktemp -d)
 trap '"$SRNIC" testbed down >/dev/null 2>&1; rm -rf "$W"' EXIT
 "$SRNIC" testbed down > /dev/null 2>&1 || true
 "$SRNIC" setup > /dev/null
-W=$(mktemp -d)
 "$SRNIC" testbed up --ports 2 --srnicd yes > /dev/null
 ceil=$(ceiling memif 2)
 echo "the wire's ceiling (testpmd, two memif links): $ceil Gb/s"

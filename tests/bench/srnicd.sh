@@ -56,10 +56,10 @@ loop_bw() {	# ib_write_bw between two processes of node a
 
 measure() {	# yes|no (srnicd): prints "bw lat"
 	"$SRNIC" testbed up --ports 2 --wire "$WIRE" --srnicd "$1" > /dev/null
-	printf '%s %s\n' "$(write_bw "$SECS")" "$(write_lat)"
+	printf '%s %s\n' "$(or_dash "$(write_bw "$SECS")")" "$(or_dash "$(write_lat)")"
 	if [ "$1" = yes ]; then
-		printf '%s %s %s %s %s %s\n' "$(pairs 2)" "$(pairs 4)" "$(loop_bw)" \
-			"$(write_lat a)" "$(iperf3_gbps "$SECS")" \
+		printf '%s %s %s %s %s %s\n' "$(pairs 2)" "$(pairs 4)" \
+			"$(or_dash "$(loop_bw)")" "$(or_dash "$(write_lat a)")" "$(or_dash "$(iperf3_gbps "$SECS")")" \
 			"$(ceiling "$WIRE" 2)" > "$W/extra"
 	fi
 	"$SRNIC" testbed down > /dev/null

@@ -27,7 +27,7 @@ bw() {	# ports: prints "Gb/s ceiling"
 			"$SRNIC" testbed fault $n $p rate="$RATE"
 		done
 	done
-	echo "$(write_bw "$SECS") $(ceiling afpacket "$1")"
+	echo "$(or_dash "$(write_bw "$SECS")") $(ceiling afpacket "$1")"
 }
 
 one=() two=()

@@ -47,7 +47,7 @@ trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" setup > /dev/null
 command -v ucx_perftest > /dev/null || { echo "ucx-utils is not installed" >&2; exit 1; }
 "$SRNIC" testbed up --ports 2 --srnicd yes > /dev/null
-W=$(mktemp -d) SECS=3
+W=$(mktemp -d)
 trap '"$SRNIC" testbed down >/dev/null 2>&1; rm -rf "$W"' EXIT
 bw_ratios=() lat_ratios=()
 for ((r = 1; r <= ROUNDS; r++)); do
