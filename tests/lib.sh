@@ -72,8 +72,25 @@ pair() {
 	if [ $rca != 0 ] || [ $rcb != 0 ]; then
 		echo "--- $name: client (a) exit $rca, server (b) exit $rcb" >&2
 		programs_failed "$LOGDIR/$name.a" "$LOGDIR/$name.b"
+		if [ -z "${PAIR_AGAIN:-}" ] &&
+			clock_unsure "$LOGDIR/$name.a" "$LOGDIR/$name.b"; then
+			echo "--- $name: perftest could not time itself: once more" >&2
+			PAIR_AGAIN=1 pair "$name" "$t" "$@"
+			return
+		fi
 		return 1
 	fi
+}
+
+# clock_unsure LOG...: a perftest run in LOG failed to time itself, not
+# for anything of the NIC's.  perftest measures the TSC against
+# gettimeofday before it runs (-D) or reports, and gives up when the
+# samples do not line up ("Correlation coefficient r^2: ... < 0.9",
+# then no report): on two busy CPUs a sample the scheduler cut into is
+# enough (e2e/26b's three ib_write_bw pairs, one run in four here; its
+# victim of a stop, dead before the first stop, in CI).
+clock_unsure() {
+	grep -qs "^Correlation coefficient r^2: .* < 0.9" "$@"
 }
 
 # programs_failed LOG...: what programs that failed said, for the test's
