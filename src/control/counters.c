@@ -213,6 +213,9 @@ const struct srnic_counter srnic_counters[] = {
 	DROP(SVC_FROZEN, "svc_frozen",
 	     "new requests to a service's QP its program froze (sent again "
 	     "to the next holder)"),
+	DROP(BAD_IP, "bad_ip",
+	     "frames in IPv4 and UDP to srnic's port whose headers are wrong: "
+	     "a checksum, a fragment, options, lengths (encap = udp)"),
 
 	PROC("port_polls", port_polls, "its iterations that had the port token"),
 	PROC("token_misses", token_misses, "... and that found it taken"),

@@ -59,6 +59,11 @@ struct srnic_config {
 	 * that cross a wire, no for memif and net_ring, whose frames never
 	 * leave the host's memory). */
 	uint8_t crc[SRNIC_MAX_PORTS];
+	/* "encap = udp": every port's frames travel in IPv4 and UDP to
+	 * udp_port, from the node's ipv4 (src/wire/srnic_wire.h,
+	 * docs/wire-protocol.md); 0, "eth": raw Ethernet. */
+	int encap_udp;
+	unsigned udp_port;
 	/* "link = IFACE" after a tap port's line: the kernel interface that
 	 * is the port's cable (a host's NIC, a veth).  The tap joins the
 	 * bridge IFACE is a port of, and the port is up while IFACE has

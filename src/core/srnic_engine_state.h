@@ -66,6 +66,9 @@ struct srnic_engine {
 	 * processes joined) */
 	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
 	struct srnic_txbuf txbuf[SRNIC_PORT_SLOTS];
+	/* encap = udp: the peer whose IPv4 address the last frame out of
+	 * each port went to (port/udp.c: looked at first) */
+	uint8_t udp_peer[SRNIC_PORT_SLOTS];
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
 	/* Striping: one round of the rotation, ports repeated by weight and
 	 * interleaved (srnic_stripe_plan). */

@@ -107,6 +107,8 @@ enum srnic_drop {
 	SRNIC_DROP_SVC_FROZEN,	/* a new request to a service's QP its
 				 * program froze (srnic_svc_freeze): sent
 				 * again to the next holder */
+	SRNIC_DROP_BAD_IP,	/* IPv4 and UDP to srnic's port whose headers
+				 * are wrong (encap = udp) */
 	SRNIC_DROP_MAX
 };
 

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "srnic_config.h"
+#include "srnic_wire.h"	/* (SRNIC_UDP_PORT) */
 
 #define DEFAULT_CONF "/etc/srnic/srnic.conf"
 
@@ -492,6 +493,7 @@ static int parse_service(struct srnic_config *cfg,
 #define SIZE(f) sizeof(((struct srnic_config *)0)->f)
 
 static const char *const key_scopes[] = {"node", "device", NULL};
+static const char *const encaps[] = {"eth", "udp", NULL};
 
 const struct srnic_conf_key srnic_conf_keys[] = {
 	/* who the node is */
@@ -509,6 +511,14 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	{ .name = "mtu", .kind = SRNIC_CONF_UINT, .offset = AT(mtu),
 	  .lo = 256, .hi = 8192, .def = 4096, .parse = parse_mtu,
 	  .doc = "bytes of payload a packet carries at most" },
+	{ .name = "encap", .kind = SRNIC_CONF_ENUM, .offset = AT(encap_udp),
+	  .names = encaps,
+	  .doc = "udp: frames travel in IPv4 and UDP (to udp_port, from the "
+		 "node's ipv4; every node of the network alike); eth: raw "
+		 "Ethernet, EtherType 0x88B5 (none: eth)" },
+	{ .name = "udp_port", .kind = SRNIC_CONF_UINT, .offset = AT(udp_port),
+	  .lo = 1024, .hi = 65535, .def = SRNIC_UDP_PORT,
+	  .doc = "the UDP port srnic's frames go to with encap = udp" },
 	/* the ports, each with the lines after it */
 	{ .name = "port", .kind = SRNIC_CONF_PORT_STR, .offset = AT(port),
 	  .size = SIZE(port[0]), .parse = parse_port,

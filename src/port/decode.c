@@ -18,7 +18,8 @@ bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 
 	/* The trailer first: nothing of a damaged frame is believed, not
 	 * even the lengths that say where its payload goes. */
-	e = srnic_wire_check_crc(buf, len, eng->node->port[p].crc);
+	e = srnic_wire_check_crc(buf, len, eng->node->port[p].crc,
+				 eng->cfg.encap_udp);
 	if (e == SRNIC_WIRE_OK)
 		e = srnic_wire_decode(buf, len, pkt);
 	if (e != SRNIC_WIRE_OK) {
@@ -32,7 +33,8 @@ bool srnic_rx_decode(struct srnic_engine *eng, unsigned p,
 	 * ends a leaving node's wait too); and a service QP's resync, which
 	 * binds a parked QP to whoever sent it. */
 	if (eng->cfg.has_key && srnic_op_signed(pkt->opcode) &&
-	    !srnic_wire_auth_ok(buf, pkt, eng->cfg.cluster_key)) {
+	    !srnic_wire_auth_ok(buf, pkt, eng->cfg.cluster_key,
+				eng->cfg.encap_udp)) {
 		eng->st->drops[SRNIC_DROP_BAD_AUTH]++;
 		return false;
 	}

@@ -49,7 +49,7 @@ struct rte_mbuf *srnic_pkt_alloc(struct srnic_engine *eng,
 	if (eng->node->port[p].crc)
 		srnic_wire_add_flags(buf, SRNIC_F_CRC);
 	if (pkt->flags & SRNIC_F_AUTH)
-		srnic_wire_sign(buf, eng->cfg.cluster_key);
+		srnic_wire_sign(buf, eng->cfg.cluster_key, eng->cfg.encap_udp);
 	if (payload)
 		*payload = buf + hlen;
 	m->port = p;

@@ -35,6 +35,10 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 		port->st.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
 	}
 	port->st.rx_pkts += got;
+	/* (counted and captured as the wire carried them; the rest of the
+	 * node sees raw frames) */
+	if (eng->cfg.encap_udp)
+		got = srnic_port_udp_strip(eng, pkts, got);
 	/* The testbed's delay, reordering and corruption (fault.c): one
 	 * branch when the port has no fault and holds nothing. */
 	if (unlikely(__atomic_load_n(&port->fault.hold, __ATOMIC_RELAXED) |
@@ -47,25 +51,48 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 /* The frame is finished: on a port that carries the CRC, seal it (in the
  * room srnic_pkt_alloc left at its end).  Sealing again gives the same
  * trailer. */
-static inline void seal(const struct srnic_port *port, struct rte_mbuf *m)
+static inline void seal(const struct srnic_engine *eng,
+			const struct srnic_port *port, struct rte_mbuf *m)
 {
 	if (port->crc) {
 		RTE_ASSERT(m->nb_segs == 1);
 		srnic_wire_seal(rte_pktmbuf_mtod(m, uint8_t *),
-				rte_pktmbuf_data_len(m));
+				rte_pktmbuf_data_len(m), eng->cfg.encap_udp);
 	}
 }
 
 void srnic_port_seal(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
 {
-	seal(&eng->node->port[p], m);
+	seal(eng, &eng->node->port[p], m);
+}
+
+/* Sealed, and wrapped for a port of a UDP node (udp.c; not for the
+ * loopback, which carries raw frames).  False when it could not be: the
+ * frame is freed and counted. */
+static inline bool seal_wrap(struct srnic_engine *eng, unsigned p,
+			     struct rte_mbuf *m)
+{
+	bool wrap = eng->cfg.encap_udp && p < eng->node->nports;
+
+	/* (a frame that went through here already, if one ever comes
+	 * again: wrapped, its raw flags are no longer where seal looks) */
+	if (wrap && srnic_get16(rte_pktmbuf_mtod(m, uint8_t *) + 12) !=
+			    SRNIC_ETHERTYPE)
+		return true;
+	seal(eng, &eng->node->port[p], m);
+	if (!wrap || srnic_port_udp_wrap(eng, p, m))
+		return true;
+	rte_pktmbuf_free(m);
+	eng->st->drops[SRNIC_DROP_NO_MBUF]++;
+	return false;
 }
 
 void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m)
 {
 	struct srnic_txbuf *tb = &eng->txbuf[p];
 
-	seal(&eng->node->port[p], m);
+	if (!seal_wrap(eng, p, m))
+		return;
 	if (tb->n == SRNIC_TXBUF) {
 		/* Callers check srnic_port_backlogged() before making
 		 * packets; this is the last line of defence. */
@@ -131,8 +158,8 @@ bool srnic_ports_send_control(struct srnic_engine *eng)
 	n = rte_ring_sc_dequeue_burst(eng->node->ctrl_tx, (void **)m,
 				      SRNIC_BURST, NULL);
 	for (i = 0; i < n; i++) {
-		uint32_t len = rte_pktmbuf_pkt_len(m[i]);
 		struct srnic_port *port;
+		uint32_t len;
 
 		if (m[i]->port >= eng->node->nports ||
 		    !__atomic_load_n(&eng->node->port[m[i]->port].polling,
@@ -142,7 +169,11 @@ bool srnic_ports_send_control(struct srnic_engine *eng)
 			continue;
 		}
 		port = &eng->node->port[m[i]->port];
-		seal(port, m[i]);
+		if (!seal_wrap(eng, m[i]->port, m[i])) {
+			srnic_port_io_leave();
+			continue;
+		}
+		len = rte_pktmbuf_pkt_len(m[i]);
 		if (rte_eth_tx_burst(port->port_id, 0, &m[i], 1) == 1) {
 			port->st.tx_pkts++;
 			port->st.tx_bytes += len;
@@ -181,7 +212,8 @@ bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 {
 	bool sent;
 
-	seal(&eng->node->port[p], m);
+	if (!seal_wrap(eng, p, m))
+		return false;
 	if (!srnic_port_io_enter()) {
 		rte_pktmbuf_free(m);
 		return false;

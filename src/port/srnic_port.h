@@ -45,6 +45,14 @@ void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
 /* The CRC a frame made for port p carries there, now (srnic_port_tx
  * writes it anyway): for a copy that goes elsewhere whole. */
 void srnic_port_seal(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
+/* udp.c, a UDP node's (encap = udp): wrap a sealed raw frame for port p
+ * (false: no headroom for the headers), and strip n frames off a port in
+ * place, the damaged ones freed and counted (drop bad_ip); how many are
+ * left.  Frames not in UDP to our port are left as they came. */
+bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
+			 struct rte_mbuf *m);
+uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
+			      struct rte_mbuf **pkts, uint16_t n);
 bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);

@@ -159,9 +159,22 @@ enum srnic_opcode {
  * (Castagnoli, as iSCSI's) of the whole frame before it, Ethernet header
  * included, big-endian.  Ports that cross a wire send and demand it. */
 #define SRNIC_CRC_LEN 4
+
+/*
+ * UDP/IP encapsulation (a node's `encap = udp`): between the Ethernet
+ * header and srnic's, an IPv4 header (20 bytes, no options, DF, TTL 64)
+ * and a UDP header (8 bytes, checksum 0) to the node's UDP port, whose
+ * EtherType 0x0800 replaces SRNIC_ETHERTYPE.  Inside a node a frame is
+ * always the raw one: the ports wrap it on its way out and strip it on
+ * its way in (srnic_wire_udp_wrap, _unwrap).  A router rewrites the
+ * Ethernet addresses, so a UDP node's CRC and MAC (SRNIC_F_CRC,
+ * SRNIC_F_AUTH) read them as zero: `udp` in the functions below.
+ */
+#define SRNIC_UDP_HLEN 28
+#define SRNIC_UDP_PORT 4793	/* the default: not RoCE v2's 4791 */
 /* What a frame adds to its payload at most: headers and trailer (what a
- * port's MTU and a buffer must leave room for). */
-#define SRNIC_MAX_OVERHEAD (SRNIC_MAX_HLEN + SRNIC_CRC_LEN)
+ * port's MTU and a buffer must leave room for), in either encapsulation. */
+#define SRNIC_MAX_OVERHEAD (SRNIC_MAX_HLEN + SRNIC_UDP_HLEN + SRNIC_CRC_LEN)
 
 /* An ATOMIC_REQ's payload: compare (or add) then swap, 8 bytes each, in
  * network order; it works on 8 aligned bytes. */
@@ -374,6 +387,8 @@ enum srnic_wire_err {
 	SRNIC_WIRE_BAD_LENGTH,	 /* lengths and offsets that contradict */
 	SRNIC_WIRE_BAD_CRC,	 /* the trailer does not match, or is missing
 				  * where the port demands one */
+	SRNIC_WIRE_BAD_IP,	 /* IPv4 and UDP to srnic's port, wrong: a
+				  * checksum, a fragment, options, lengths */
 };
 
 /*
@@ -546,8 +561,9 @@ enum srnic_wire_err srnic_wire_decode(const uint8_t *buf, uint32_t len,
 uint32_t srnic_wire_crc(const void *buf, uint32_t len, uint32_t crc);
 
 /* Flag a finished contiguous frame of len bytes as carrying a CRC and
- * write it into its last SRNIC_CRC_LEN bytes (kept free for it). */
-void srnic_wire_seal(uint8_t *buf, uint32_t len);
+ * write it into its last SRNIC_CRC_LEN bytes (kept free for it); `udp`:
+ * a UDP node's, the Ethernet addresses read as zero. */
+void srnic_wire_seal(uint8_t *buf, uint32_t len, bool udp);
 
 /* Set flags in an encoded frame's base header (what the port adds, as
  * SRNIC_F_CRC, before anything is computed over the header). */
@@ -561,7 +577,7 @@ void srnic_wire_add_flags(uint8_t *buf, uint16_t flags);
  * short to be ours included (srnic_wire_decode sorts those out).
  */
 enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
-					 bool required);
+					 bool required, bool udp);
 
 /*
  * The cluster key's MAC on a control frame flagged SRNIC_F_AUTH: sign
@@ -573,13 +589,38 @@ enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
  */
 #define SRNIC_KEY_LEN 32
 #define SRNIC_KEY_ID_LEN 16
-void srnic_wire_sign(uint8_t *buf, const uint8_t key[SRNIC_KEY_LEN]);
+void srnic_wire_sign(uint8_t *buf, const uint8_t key[SRNIC_KEY_LEN],
+		     bool udp);
 /* A cluster key's fingerprint: tells whether two holders have the same
  * key without showing it (srnicd's attach answer carries its node's). */
 void srnic_wire_key_id(const uint8_t key[SRNIC_KEY_LEN],
 		       uint8_t id[SRNIC_KEY_ID_LEN]);
 bool srnic_wire_auth_ok(const uint8_t *buf, const struct srnic_pkt *pkt,
-			const uint8_t key[SRNIC_KEY_LEN]);
+			const uint8_t key[SRNIC_KEY_LEN], bool udp);
+
+/*
+ * UDP/IP encapsulation, on a contiguous first buffer.  wrap: frame holds
+ * SRNIC_UDP_HLEN free bytes and then a raw frame, len bytes in all; the
+ * raw frame's Ethernet addresses move to the front and the IPv4 and UDP
+ * headers follow them (from src_ip to dst_ip, host order, at UDP port
+ * `port`; the source port is the flow's: 49152 and the sending QP's low
+ * 14 bits, which an ECMP hash spreads).  unwrap: the other way, for a
+ * frame of len bytes from a port: SRNIC_WIRE_NOT_OURS for anything that
+ * is not IPv4 and UDP to `port` at my_ip, the limited broadcast or a
+ * multicast group (left as it was), SRNIC_WIRE_BAD_IP for one to `port`
+ * whose headers are wrong; SRNIC_WIRE_OK with the raw frame, *raw_len
+ * bytes without the Ethernet padding, at frame + SRNIC_UDP_HLEN.
+ */
+void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
+			 uint32_t dst_ip, uint16_t port);
+enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
+					  uint32_t my_ip, uint16_t port,
+					  uint32_t *raw_len);
+/* The IPv4 address a UDP node sends a frame to Ethernet address mac on
+ * its segment when no peer has it: a group address (broadcast,
+ * multicast: HELLOs, multicast WRITEs and datagrams) goes to the limited
+ * broadcast 255.255.255.255, which no router forwards. */
+#define SRNIC_IPV4_BROADCAST 0xFFFFFFFFu
 
 /* Largest message srnic moves: verbs' 2 GiB limit for one work request. */
 #define SRNIC_MAX_MSG_LEN (1u << 31)

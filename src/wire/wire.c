@@ -54,23 +54,55 @@ void srnic_wire_add_flags(uint8_t *buf, uint16_t flags)
 	srnic_put16(buf + FLAGS_OFF, srnic_get16(buf + FLAGS_OFF) | flags);
 }
 
-void srnic_wire_seal(uint8_t *buf, uint32_t len)
+/* The Ethernet addresses as a UDP node's CRC and MAC read them: zero,
+ * whatever the routers on the way wrote there. */
+static const uint8_t no_macs[12];
+
+/* CRC-32C of the frame's first len bytes, as integrity reads them. */
+static uint32_t frame_crc(const uint8_t *buf, uint32_t len, bool udp)
+{
+	if (!udp)
+		return srnic_wire_crc(buf, len, 0);
+	return srnic_wire_crc(buf + sizeof(no_macs), len - sizeof(no_macs),
+			      srnic_wire_crc(no_macs, sizeof(no_macs), 0));
+}
+
+void srnic_wire_seal(uint8_t *buf, uint32_t len, bool udp)
 {
 	uint32_t body = len - SRNIC_CRC_LEN;
 
 	srnic_wire_add_flags(buf, SRNIC_F_CRC);
-	srnic_put32(buf + body, srnic_wire_crc(buf, body, 0));
+	srnic_put32(buf + body, frame_crc(buf, body, udp));
 }
 
 _Static_assert(crypto_auth_BYTES == SRNIC_AUTH_LEN &&
-		       crypto_auth_KEYBYTES == SRNIC_KEY_LEN,
+		       crypto_auth_KEYBYTES == SRNIC_KEY_LEN &&
+		       crypto_auth_hmacsha512256_BYTES == SRNIC_AUTH_LEN,
 	       "crypto_auth is HMAC-SHA-512-256: 32-byte key and tag");
 
-void srnic_wire_sign(uint8_t *buf, const uint8_t key[SRNIC_KEY_LEN])
+/* The MAC of a control frame's hlen bytes of headers, as integrity reads
+ * them (libsodium's crypto_auth, fed in two pieces). */
+static void frame_mac(uint8_t mac[SRNIC_AUTH_LEN], const uint8_t *buf,
+		      unsigned hlen, const uint8_t key[SRNIC_KEY_LEN],
+		      bool udp)
+{
+	crypto_auth_hmacsha512256_state st;
+
+	crypto_auth_hmacsha512256_init(&st, key, SRNIC_KEY_LEN);
+	crypto_auth_hmacsha512256_update(&st, udp ? no_macs : buf,
+					 sizeof(no_macs));
+	crypto_auth_hmacsha512256_update(&st, buf + sizeof(no_macs),
+					 hlen - sizeof(no_macs));
+	crypto_auth_hmacsha512256_final(&st, mac);
+	sodium_memzero(&st, sizeof(st));
+}
+
+void srnic_wire_sign(uint8_t *buf, const uint8_t key[SRNIC_KEY_LEN],
+		     bool udp)
 {
 	unsigned hlen = srnic_wire_hlen(buf[SRNIC_ETH_HLEN + 1]);
 
-	crypto_auth(buf + hlen, buf, hlen, key);
+	frame_mac(buf + hlen, buf, hlen, key, udp);
 }
 
 void srnic_wire_key_id(const uint8_t key[SRNIC_KEY_LEN],
@@ -84,15 +116,18 @@ void srnic_wire_key_id(const uint8_t key[SRNIC_KEY_LEN],
 }
 
 bool srnic_wire_auth_ok(const uint8_t *buf, const struct srnic_pkt *pkt,
-			const uint8_t key[SRNIC_KEY_LEN])
+			const uint8_t key[SRNIC_KEY_LEN], bool udp)
 {
-	return pkt->auth && crypto_auth_verify(pkt->auth, buf,
-					       srnic_wire_hlen(pkt->opcode),
-					       key) == 0;
+	uint8_t mac[SRNIC_AUTH_LEN];
+
+	if (!pkt->auth)
+		return false;
+	frame_mac(mac, buf, srnic_wire_hlen(pkt->opcode), key, udp);
+	return crypto_verify_32(mac, pkt->auth) == 0;
 }
 
 enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
-					 bool required)
+					 bool required, bool udp)
 {
 	if (len < SRNIC_ETH_HLEN + SRNIC_BASE_HLEN ||
 	    srnic_get16(buf + 12) != SRNIC_ETHERTYPE)
@@ -100,9 +135,122 @@ enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
 	if (!(srnic_get16(buf + FLAGS_OFF) & SRNIC_F_CRC))
 		return required ? SRNIC_WIRE_BAD_CRC : SRNIC_WIRE_OK;
 	if (len < SRNIC_ETH_HLEN + SRNIC_BASE_HLEN + SRNIC_CRC_LEN ||
-	    srnic_wire_crc(buf, len - SRNIC_CRC_LEN, 0) !=
+	    frame_crc(buf, len - SRNIC_CRC_LEN, udp) !=
 		    srnic_get32(buf + len - SRNIC_CRC_LEN))
 		return SRNIC_WIRE_BAD_CRC;
+	return SRNIC_WIRE_OK;
+}
+
+/* ---- UDP/IP encapsulation -------------------------------------------
+ *
+ *  Ethernet   0 dst mac, 6 src mac, 12 EtherType 0x0800
+ *  IPv4      14 version and length 0x45, 15 DSCP/ECN 0, 16 total length,
+ *            18 id 0, 20 flags and fragment offset (DF: 0x4000),
+ *            22 TTL 64, 23 protocol 17, 24 header checksum, 26 source,
+ *            30 destination
+ *  UDP       34 source port, 36 destination port, 38 length,
+ *            40 checksum (0: none)
+ *  srnic     42 the base header, as at 14 in a raw frame
+ */
+#define IP_OFF SRNIC_ETH_HLEN
+#define UDP_OFF (IP_OFF + 20)
+#define IP_DF 0x4000
+#define IP_MF 0x2000
+#define IP_FRAG_OFF 0x1fff
+#define IP_TTL 64
+#define IP_UDP 17
+#define ETHERTYPE_IPV4 0x0800
+
+/* The ones' complement sum of len bytes (an even number) at p, folded
+ * and not yet inverted: the IPv4 and UDP checksums' arithmetic. */
+static uint32_t ones_sum(const uint8_t *p, uint32_t len, uint32_t sum)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += srnic_get16(p + i);
+	if (len & 1)
+		sum += (uint32_t)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
+			 uint32_t dst_ip, uint16_t port)
+{
+	uint8_t *ip = frame + IP_OFF, *udp = frame + UDP_OFF;
+	/* (the sending QP, from the base header that stays where it is) */
+	uint32_t src_qpn = srnic_get32(frame + SRNIC_UDP_HLEN +
+				       SRNIC_ETH_HLEN + 8);
+
+	memmove(frame, frame + SRNIC_UDP_HLEN, 12);
+	srnic_put16(frame + 12, ETHERTYPE_IPV4);
+	ip[0] = 0x45;
+	ip[1] = 0;
+	srnic_put16(ip + 2, (uint16_t)(len - SRNIC_ETH_HLEN));
+	srnic_put16(ip + 4, 0);
+	srnic_put16(ip + 6, IP_DF);
+	ip[8] = IP_TTL;
+	ip[9] = IP_UDP;
+	srnic_put16(ip + 10, 0);
+	srnic_put32(ip + 12, src_ip);
+	srnic_put32(ip + 16, dst_ip);
+	srnic_put16(ip + 10, (uint16_t)~ones_sum(ip, 20, 0));
+	srnic_put16(udp, (uint16_t)(0xc000 | (src_qpn & 0x3fff)));
+	srnic_put16(udp + 2, port);
+	srnic_put16(udp + 4, (uint16_t)(len - UDP_OFF));
+	srnic_put16(udp + 6, 0);
+}
+
+/* Whether a UDP datagram's checksum (not 0) is right: over the IPv4
+ * pseudo-header and the datagram, ulen bytes at udp. */
+static bool udp_sum_ok(const uint8_t *ip, const uint8_t *udp, uint32_t ulen)
+{
+	uint32_t sum = ones_sum(ip + 12, 8, 0);
+
+	sum += IP_UDP + ulen;
+	return (uint16_t)~ones_sum(udp, ulen, sum) == 0;
+}
+
+enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
+					  uint32_t my_ip, uint16_t port,
+					  uint32_t *raw_len)
+{
+	const uint8_t *ip = frame + IP_OFF, *udp = frame + UDP_OFF;
+	uint32_t total, ulen, dst, ihl;
+
+	/* Not ours, left to whoever counts what is not: another EtherType,
+	 * IP version or protocol, a header too short to say, another UDP
+	 * port (after the options, if any), another host. */
+	if (len < SRNIC_ETH_HLEN + SRNIC_UDP_HLEN)
+		return SRNIC_WIRE_NOT_OURS;
+	ihl = (uint32_t)(ip[0] & 0xf) * 4;
+	if (srnic_get16(frame + 12) != ETHERTYPE_IPV4 || ip[0] >> 4 != 4 ||
+	    ip[9] != IP_UDP || ihl < 20 ||
+	    (IP_OFF + ihl + 4 <= len &&
+	     srnic_get16(ip + ihl + 2) != port))
+		return SRNIC_WIRE_NOT_OURS;
+	dst = srnic_get32(ip + 16);
+	if (dst != my_ip && dst != SRNIC_IPV4_BROADCAST && dst >> 28 != 0xe)
+		return SRNIC_WIRE_NOT_OURS;
+	/* (options: none of ours has them) */
+	if (ihl != 20)
+		return SRNIC_WIRE_BAD_IP;
+	/* To our port: believed only whole.  No fragments (srnic's frames
+	 * fit the path: the sender's DF), lengths that fit the frame and
+	 * each other and leave room for a base header, the checksums. */
+	total = srnic_get16(ip + 2);
+	ulen = srnic_get16(udp + 4);
+	if ((srnic_get16(ip + 6) & (IP_MF | IP_FRAG_OFF)) ||
+	    total > len - SRNIC_ETH_HLEN || ulen != total - 20 ||
+	    total < SRNIC_UDP_HLEN + SRNIC_BASE_HLEN ||
+	    (uint16_t)~ones_sum(ip, 20, 0) != 0 ||
+	    (srnic_get16(udp + 6) && !udp_sum_ok(ip, udp, ulen)))
+		return SRNIC_WIRE_BAD_IP;
+	memmove(frame + SRNIC_UDP_HLEN, frame, 12);
+	srnic_put16(frame + SRNIC_UDP_HLEN + 12, SRNIC_ETHERTYPE);
+	*raw_len = SRNIC_ETH_HLEN + total - SRNIC_UDP_HLEN;
 	return SRNIC_WIRE_OK;
 }
 

@@ -2,7 +2,7 @@
 """Checks a capture of an ib_write_bw from node a to node b against what
 perftest printed it set up (tests/e2e/30-capture.sh, 31-capture-afpacket.sh).
 
-    capture_check.py LUA PCAP CLIENT_LOG SIZE
+    capture_check.py LUA PCAP CLIENT_LOG SIZE [udp]
 
 tshark reads PCAP with srnic's dissector (LUA).  Every WRITE must go to b's
 QP number from a's, with b's key, at an address of b's buffer, with a
@@ -11,7 +11,10 @@ packets and a length that fits the message; the packets of a message carry
 one transaction id (a new one only for a resend).  Every ACK must come
 back to a's QP number.  Control frames (HELLO and the integration's) are
 counted; no frame may be left undissected or malformed.  Exit 1 on any
-of it, or with no WRITE or no ACK.
+of it, or with no WRITE or no ACK.  With "udp" (encap = udp), every frame
+is IPv4 (its header checksum right) and UDP to srnic's port 4793 between
+the testbed's two addresses (a group's frames to the limited broadcast),
+none of srnic's EtherType.
 """
 import re
 import subprocess
@@ -19,7 +22,17 @@ import sys
 
 FIELDS = ["srnic.opcode", "srnic.dst_qpn", "srnic.src_qpn", "srnic.rkey",
           "srnic.va", "srnic.msg_off", "srnic.pkt_len", "srnic.msg_len",
-          "srnic.msn", "srnic.txid", "_ws.malformed", "eth.type"]
+          "srnic.msn", "srnic.txid", "_ws.malformed", "eth.type",
+          "ip.src", "ip.dst", "udp.dstport", "ip.checksum.status"]
+NODES = {"10.55.0.1", "10.55.0.2"}
+
+
+def udp_ok(f):
+    """A UDP node's frame: IPv4, its checksum good, to port 4793."""
+    etype, src, dst, port, csum = f[11:16]
+    return (etype == "0x0800" and src in NODES and
+            (dst in NODES - {src} or dst == "255.255.255.255") and
+            port == "4793" and csum == "1")
 CONTROL = set(range(6, 12))
 
 
@@ -40,10 +53,11 @@ def perftest_addresses(log):
 
 def main():
     lua, pcap, log, size = sys.argv[1:5]
+    udp = sys.argv[5:6] == ["udp"]
     size = int(size)
     aqpn, apsn, bqpn, bkey, bva = perftest_addresses(log)
     cmd = ["tshark", "-X", f"lua_script:{lua}", "-r", pcap, "-T", "fields",
-           "-E", "separator=|"]
+           "-E", "separator=|", "-o", "ip.check_checksum:TRUE"]
     for f in FIELDS:
         cmd += ["-e", f]
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -73,6 +87,8 @@ def main():
             else:
                 ok = op in CONTROL
                 control += 1
+        if udp and not udp_ok(f):
+            ok = False
         if not ok:
             bad += 1
             if bad <= 5:

@@ -206,7 +206,7 @@ static int forge(char **argv)
 	}
 	/* A good CRC: the frame must get as far as the MAC check. */
 	len += SRNIC_CRC_LEN;
-	srnic_wire_seal(f, len);
+	srnic_wire_seal(f, len, false);
 	send_frame(fd, &addr, f, len, count);
 	printf("forged %s (%s MAC) %u times\n", op_names[p.opcode], argv[7],
 	       count);
@@ -243,7 +243,7 @@ static int group_write(char **argv)
 		len = srnic_wire_encode(f, dst, src, &p);
 		memset(f + len, 0xee, p.pkt_len);
 		len += p.pkt_len + SRNIC_CRC_LEN;
-		srnic_wire_seal(f, len);
+		srnic_wire_seal(f, len, false);
 		send_frame(fd, &addr, f, len, 1);
 	}
 	printf("forged %u multicast WRITEs to group %u\n", count, group);

@@ -22,6 +22,8 @@ own_testbed() {
 	log=$LOGDIR/testbed.log
 	trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 	"$SRNIC" testbed down >/dev/null 2>&1
+	# (SRNIC_TEST_ENCAP: the frames in IPv4 and UDP, udp: 19c)
+	set -- ${SRNIC_TEST_ENCAP:+--encap "$SRNIC_TEST_ENCAP"} "$@"
 	"$SRNIC" testbed up --wire "$SRNIC_TEST_WIRE" "$@" > "$log" 2>&1 ||
 		{ cat "$log" >&2; fail "testbed up --wire $SRNIC_TEST_WIRE $*"; }
 	cat "$log"

@@ -310,14 +310,26 @@ static uint32_t random_frame(uint8_t *f)
 			f[n + i] = (uint8_t)rnd();
 		n += extra;
 	}
+	/* A UDP node's, in IPv4 and UDP to this node (wire_udp_oracle's
+	 * 10.55.0.2), the limited broadcast or a group. */
+	if (rnd_below(4) == 0) {
+		static const uint32_t to[] = {0x0a370002u, 0xffffffffu,
+					      0xef000001u};
+
+		memmove(f + SRNIC_UDP_HLEN, f, n);
+		n += SRNIC_UDP_HLEN;
+		srnic_wire_udp_wrap(f, n, (uint32_t)rnd(), to[rnd_below(3)],
+				    SRNIC_UDP_PORT);
+	}
 	return n;
 }
 
 /* Offsets of the multi-byte fields, where an edge value does more than a
  * random bit flip. */
 static const uint8_t field_off[] = {
-	18, 22, 26, 30, 34,		/* base header */
-	38, 42, 46, 50, 54, 58, 62, 66, 70, /* data extension */
+	18, 22, 26, 30, 34,		/* base header (raw) */
+	38, 42, 46, 50, 54, 58, 62, 66, 70, /* data extension (raw) */
+	16, 20, 24, 28, 32, 36,		/* IPv4 and UDP (wrapped) */
 };
 
 static uint32_t mutate(uint8_t *f, uint32_t n)

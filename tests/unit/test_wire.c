@@ -26,12 +26,12 @@ static uint8_t payload[1 << SRNIC_MAX_STRIDE_SHIFT];
 
 static const char *const err_name[] = {
 	"OK", "NOT_OURS", "SHORT", "BAD_VERSION", "BAD_OPCODE", "BAD_LENGTH",
-	"BAD_CRC",
+	"BAD_CRC", "BAD_IP",
 };
 
 static const char *ename(enum srnic_wire_err e)
 {
-	return e <= SRNIC_WIRE_BAD_CRC ? err_name[e] : "?";
+	return e <= SRNIC_WIRE_BAD_IP ? err_name[e] : "?";
 }
 
 /* Decodes len bytes of f from an exact-size copy; on success the payload
@@ -948,7 +948,7 @@ static void test_crc(void)
 		CHECK(srnic_get32(f + len - 4) ==
 			      srnic_wire_crc(f, len - SRNIC_CRC_LEN, 0),
 		      "%s: trailer is not the frame's CRC-32C", op_name(op));
-		CHECK(srnic_wire_check_crc(f, len, true) == SRNIC_WIRE_OK,
+		CHECK(srnic_wire_check_crc(f, len, true, false) == SRNIC_WIRE_OK,
 		      "%s: sealed frame refused", op_name(op));
 		if (CHECK(dec(f, len, &got) == SRNIC_WIRE_OK,
 			  "%s: sealed frame does not decode", op_name(op)))
@@ -961,7 +961,7 @@ static void test_crc(void)
 		       op_name(op));
 		for (bit = 0; bit < len * 8; bit++) {
 			f[bit / 8] ^= 1u << (bit % 8);
-			if (srnic_wire_check_crc(f, len, true) == SRNIC_WIRE_OK)
+			if (srnic_wire_check_crc(f, len, true, false) == SRNIC_WIRE_OK)
 				EXPECT(f, len, SRNIC_WIRE_NOT_OURS,
 				       "%s: bit %u flipped and not caught",
 				       op_name(op), bit);
@@ -972,9 +972,9 @@ static void test_crc(void)
 		/* No trailer: fine where the port does not demand one. */
 		want.flags &= ~SRNIC_F_CRC;
 		f = wire_build(&want, dmac, smac, &len);
-		CHECK(srnic_wire_check_crc(f, len, false) == SRNIC_WIRE_OK,
+		CHECK(srnic_wire_check_crc(f, len, false, false) == SRNIC_WIRE_OK,
 		      "%s: frame without CRC refused", op_name(op));
-		CHECK(srnic_wire_check_crc(f, len, true) == SRNIC_WIRE_BAD_CRC,
+		CHECK(srnic_wire_check_crc(f, len, true, false) == SRNIC_WIRE_BAD_CRC,
 		      "%s: frame without CRC taken where demanded",
 		      op_name(op));
 		free(f);
@@ -1003,20 +1003,20 @@ static void test_auth(void)
 		n = srnic_wire_hlen(op);
 		CHECK(len == n + SRNIC_AUTH_LEN, "%s: %u bytes with a MAC",
 		      op_name(op), len);
-		srnic_wire_sign(f, key);
+		srnic_wire_sign(f, key, false);
 		if (!CHECK(dec(f, len, &got) == SRNIC_WIRE_OK && got.auth,
 			   "%s: signed frame refused", op_name(op))) {
 			free(f);
 			continue;
 		}
-		CHECK(srnic_wire_auth_ok(f, &got, key), "%s: own MAC refused",
+		CHECK(srnic_wire_auth_ok(f, &got, key, false), "%s: own MAC refused",
 		      op_name(op));
-		CHECK(!srnic_wire_auth_ok(f, &got, other),
+		CHECK(!srnic_wire_auth_ok(f, &got, other, false),
 		      "%s: MAC passed under another key", op_name(op));
 		for (bit = 0, caught = 0; bit < len * 8; bit++) {
 			f[bit / 8] ^= 1u << (bit % 8);
 			caught += dec(f, len, &got) != SRNIC_WIRE_OK ||
-				  !srnic_wire_auth_ok(f, &got, key);
+				  !srnic_wire_auth_ok(f, &got, key, false);
 			f[bit / 8] ^= 1u << (bit % 8);
 		}
 		CHECK(caught == len * 8, "%s: %u of %u flipped bits passed",
@@ -1026,7 +1026,7 @@ static void test_auth(void)
 		p.flags &= ~SRNIC_F_AUTH;
 		f = wire_build(&p, dmac, smac, &len);
 		CHECK(dec(f, len, &got) == SRNIC_WIRE_OK && !got.auth &&
-			      !srnic_wire_auth_ok(f, &got, key),
+			      !srnic_wire_auth_ok(f, &got, key, false),
 		      "%s: a frame without a MAC passed", op_name(op));
 		free(f);
 	}

@@ -282,3 +282,7 @@ function p.dissector(tvb, pinfo, tree)
 end
 
 DissectorTable.get("ethertype"):add(0x88B5, p)
+-- A UDP node's frames (encap = udp): the same headers as the UDP payload,
+-- at srnic's default UDP port (another udp_port: Decode As..., or
+-- tshark -d udp.port==PORT,srnic).
+DissectorTable.get("udp.port"):add(4793, p)

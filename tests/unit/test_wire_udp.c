@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * UDP/IP encapsulation (src/wire/wire.c, srnic_wire_udp_wrap and _unwrap):
+ * a wrapped frame is the IPv4 and UDP headers docs/wire-protocol.md
+ * gives, checksums right; unwrapping gives the raw frame back byte for
+ * byte, without the Ethernet padding; a UDP node's CRC and MAC survive a
+ * router's new Ethernet addresses and a raw node's do not; and every
+ * header a hostile or broken sender could get wrong is refused (BAD_IP)
+ * or passed over as someone else's (NOT_OURS).
+ */
+#include <sodium.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "srnic_wire.h"
+#include "wire_oracle.h"
+
+#define MY_IP 0x0a370002u	/* 10.55.0.2 */
+#define PEER_IP 0x0a370001u
+#define PORT SRNIC_UDP_PORT
+
+static const uint8_t dmac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
+static const uint8_t smac[6] = {0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};
+/* A router's addresses, in place of the sender's. */
+static const uint8_t rdmac[6] = {0x02, 0x77, 0x77, 0x77, 0x77, 0x01};
+static const uint8_t rsmac[6] = {0x02, 0x77, 0x77, 0x77, 0x77, 0x02};
+
+/* The ones' complement of the sum of len bytes: 0 over a header whose
+ * checksum is right. */
+static uint16_t sum16(const uint8_t *p, uint32_t len, uint32_t sum)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += (uint32_t)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* A WRITE with a payload of plen bytes, its CRC sealed as a UDP node
+ * seals it when crc, wrapped: *len bytes, SRNIC_UDP_HLEN more than the
+ * raw frame, which *raw (a copy) holds. */
+static uint8_t *wrapped(uint32_t plen, bool crc, uint8_t **raw,
+			uint32_t *len)
+{
+	struct srnic_pkt p;
+	uint32_t n;
+	uint8_t *f, *w;
+
+	memset(&p, 0, sizeof(p));
+	p.opcode = SRNIC_OP_WRITE;
+	p.flags = SRNIC_F_LAST;
+	p.dst_qpn = 0x1010;
+	p.src_qpn = 0x12345;
+	p.msn = 7;
+	p.rkey = 0x1001;
+	p.pkt_len = plen;
+	p.msg_len = plen;
+	p.stride_shift = 12;
+	p.payload = calloc(1, plen ? plen : 1);
+	f = wire_build(&p, dmac, smac, &n);
+	free((void *)p.payload);
+	if (crc) {
+		uint8_t *g = calloc(1, n + SRNIC_CRC_LEN);
+
+		memcpy(g, f, n);
+		free(f);
+		f = g;
+		n += SRNIC_CRC_LEN;
+		srnic_wire_seal(f, n, true);
+	}
+	w = calloc(1, n + SRNIC_UDP_HLEN + 16);	/* (room for padding) */
+	memcpy(w + SRNIC_UDP_HLEN, f, n);
+	srnic_wire_udp_wrap(w, n + SRNIC_UDP_HLEN, PEER_IP, MY_IP, PORT);
+	*raw = f;
+	*len = n + SRNIC_UDP_HLEN;
+	return w;
+}
+
+static enum srnic_wire_err unwrap_copy(const uint8_t *w, uint32_t len,
+				       uint8_t **out, uint32_t *raw_len)
+{
+	uint8_t *c = malloc(len);
+	enum srnic_wire_err e;
+
+	memcpy(c, w, len);
+	e = srnic_wire_udp_unwrap(c, len, MY_IP, PORT, raw_len);
+	*out = c;
+	return e;
+}
+
+/* The headers as docs/wire-protocol.md has them, and back again. */
+static void test_layout(void)
+{
+	uint32_t plen, len, raw_len, k;
+	uint8_t *raw, *w, *u;
+
+	for (k = 0; k < 3; k++) {
+		plen = k == 0 ? 0 : k == 1 ? 8 : 4096;
+		w = wrapped(plen, k == 2, &raw, &len);
+		CHECK(!memcmp(w, dmac, 6) && !memcmp(w + 6, smac, 6),
+		      "%u B: the Ethernet addresses are not the raw frame's",
+		      plen);
+		CHECK(w[12] == 0x08 && w[13] == 0x00, "%u B: EtherType %02x%02x",
+		      plen, w[12], w[13]);
+		CHECK(w[14] == 0x45 && w[15] == 0, "%u B: IPv4 first bytes",
+		      plen);
+		CHECK(srnic_get16(w + 16) == len - 14,
+		      "%u B: IPv4 total length %u of %u", plen,
+		      srnic_get16(w + 16), len - 14);
+		CHECK(srnic_get16(w + 20) == 0x4000 && w[22] == 64 &&
+			      w[23] == 17,
+		      "%u B: DF, TTL 64, UDP", plen);
+		CHECK(sum16(w + 14, 20, 0) == 0, "%u B: IPv4 checksum wrong",
+		      plen);
+		CHECK(srnic_get32(w + 26) == PEER_IP &&
+			      srnic_get32(w + 30) == MY_IP,
+		      "%u B: addresses", plen);
+		CHECK(srnic_get16(w + 34) == (0xc000 | (0x12345 & 0x3fff)),
+		      "%u B: source port %04x is not the QP's", plen,
+		      srnic_get16(w + 34));
+		CHECK(srnic_get16(w + 36) == PORT &&
+			      srnic_get16(w + 38) == len - 34 &&
+			      srnic_get16(w + 40) == 0,
+		      "%u B: UDP port, length, checksum", plen);
+		CHECK(w[42] == SRNIC_WIRE_VERSION && w[43] == SRNIC_OP_WRITE,
+		      "%u B: srnic's base header not at 42", plen);
+		/* (Ethernet padding after it is not the frame's) */
+		if (CHECK(unwrap_copy(w, len + 16, &u, &raw_len) ==
+				  SRNIC_WIRE_OK,
+			  "%u B: own wrap refused", plen))
+			CHECK(raw_len == len - SRNIC_UDP_HLEN &&
+				      !memcmp(u + SRNIC_UDP_HLEN, raw, raw_len),
+			      "%u B: unwrapped is not the raw frame", plen);
+		free(u);
+		free(raw);
+		free(w);
+	}
+}
+
+/* A router's Ethernet addresses: a UDP node's CRC and MAC still pass, a
+ * raw node's (which cover them) fail. */
+static void test_integrity(void)
+{
+	uint8_t key[SRNIC_KEY_LEN], *raw, *w, *u, *h;
+	struct srnic_pkt p, got;
+	uint32_t len, raw_len, n;
+	uint8_t hdr[SRNIC_UDP_HLEN + 256];
+
+	w = wrapped(512, true, &raw, &len);
+	memcpy(w, rdmac, 6);
+	memcpy(w + 6, rsmac, 6);
+	if (CHECK(unwrap_copy(w, len, &u, &raw_len) == SRNIC_WIRE_OK,
+		  "routed frame refused")) {
+		CHECK(srnic_wire_check_crc(u + SRNIC_UDP_HLEN, raw_len, true,
+					   true) == SRNIC_WIRE_OK,
+		      "a router's addresses broke a UDP node's CRC");
+		CHECK(srnic_wire_check_crc(u + SRNIC_UDP_HLEN, raw_len, true,
+					   false) == SRNIC_WIRE_BAD_CRC,
+		      "the raw CRC did not cover the Ethernet addresses");
+		u[SRNIC_UDP_HLEN + 60] ^= 4;
+		CHECK(srnic_wire_check_crc(u + SRNIC_UDP_HLEN, raw_len, true,
+					   true) == SRNIC_WIRE_BAD_CRC,
+		      "a flipped payload bit passed a UDP node's CRC");
+	}
+	free(u);
+	free(raw);
+	free(w);
+
+	if (!CHECK(sodium_init() >= 0, "libsodium did not start"))
+		return;
+	for (n = 0; n < SRNIC_KEY_LEN; n++)
+		key[n] = (uint8_t)(n * 29 + 5);
+	memset(&p, 0, sizeof(p));
+	p.opcode = SRNIC_OP_BOOTING;
+	p.flags = SRNIC_F_AUTH;
+	p.ipv4 = PEER_IP;
+	h = wire_build(&p, dmac, smac, &n);
+	srnic_wire_sign(h, key, true);
+	memset(hdr, 0, sizeof(hdr));
+	memcpy(hdr + SRNIC_UDP_HLEN, h, n);
+	srnic_wire_udp_wrap(hdr, n + SRNIC_UDP_HLEN, PEER_IP, MY_IP, PORT);
+	memcpy(hdr, rdmac, 6);
+	memcpy(hdr + 6, rsmac, 6);
+	if (CHECK(srnic_wire_udp_unwrap(hdr, n + SRNIC_UDP_HLEN, MY_IP, PORT,
+					&raw_len) == SRNIC_WIRE_OK,
+		  "routed BOOTING refused") &&
+	    CHECK(srnic_wire_decode(hdr + SRNIC_UDP_HLEN, raw_len, &got) ==
+			  SRNIC_WIRE_OK,
+		  "routed BOOTING does not decode")) {
+		CHECK(srnic_wire_auth_ok(hdr + SRNIC_UDP_HLEN, &got, key, true),
+		      "a router's addresses broke a UDP node's MAC");
+		CHECK(!srnic_wire_auth_ok(hdr + SRNIC_UDP_HLEN, &got, key,
+					  false),
+		      "the raw MAC did not cover the Ethernet addresses");
+	}
+	free(h);
+}
+
+/* What a sender could get wrong, one thing at a time. */
+struct damage {
+	const char *what;
+	uint32_t off;		/* the byte to set (UINT32_MAX: none) */
+	uint8_t val;
+	bool fix_ip_sum;	/* keep the IPv4 checksum right after it */
+	enum srnic_wire_err want;
+};
+
+static const struct damage damages[] = {
+	{"nothing", UINT32_MAX, 0, false, SRNIC_WIRE_OK},
+	{"IPv4 checksum", 25, 0x5a, false, SRNIC_WIRE_BAD_IP},
+	{"more fragments", 20, 0x60, true, SRNIC_WIRE_BAD_IP},
+	{"a fragment's offset", 21, 0x08, true, SRNIC_WIRE_BAD_IP},
+	/* (its port then read 4 bytes on: the UDP checksum, 0) */
+	{"IHL 6 without options", 14, 0x46, true, SRNIC_WIRE_NOT_OURS},
+	{"IHL 4", 14, 0x44, true, SRNIC_WIRE_NOT_OURS},
+	{"total length past the frame", 16, 0x7f, true, SRNIC_WIRE_BAD_IP},
+	{"UDP length", 38, 0x7f, false, SRNIC_WIRE_BAD_IP},
+	{"UDP checksum, wrong", 40, 0x12, false, SRNIC_WIRE_BAD_IP},
+	{"another UDP port", 37, 0x01, false, SRNIC_WIRE_NOT_OURS},
+	{"another host", 33, 0x09, true, SRNIC_WIRE_NOT_OURS},
+	{"TCP", 23, 6, true, SRNIC_WIRE_NOT_OURS},
+	{"IPv6's EtherType", 12, 0x86, false, SRNIC_WIRE_NOT_OURS},
+	{"IP version 6", 14, 0x65, true, SRNIC_WIRE_NOT_OURS},
+	{"srnic's own EtherType", 12, 0x88, false, SRNIC_WIRE_NOT_OURS},
+};
+
+static void test_damage(void)
+{
+	uint32_t len, raw_len, i, cut;
+	uint8_t *raw, *w, *u;
+	enum srnic_wire_err e;
+
+	for (i = 0; i < sizeof(damages) / sizeof(damages[0]); i++) {
+		const struct damage *d = &damages[i];
+
+		w = wrapped(256, true, &raw, &len);
+		if (d->off != UINT32_MAX)
+			w[d->off] = d->val;
+		if (d->fix_ip_sum) {
+			srnic_put16(w + 24, 0);
+			srnic_put16(w + 24, sum16(w + 14, 20, 0));
+		}
+		e = unwrap_copy(w, len, &u, &raw_len);
+		CHECK(e == d->want, "%s: %d, not %d", d->what, e, d->want);
+		free(u);
+		free(raw);
+		free(w);
+	}
+	/* IPv4 options (4 NOPs): to our port, refused (none of ours has
+	 * them); to another, not ours. */
+	w = wrapped(256, true, &raw, &len);
+	{
+		uint8_t *o = calloc(1, len + 4);
+
+		memcpy(o, w, 34);
+		memset(o + 34, 1, 4);
+		memcpy(o + 38, w + 34, len - 34);
+		o[14] = 0x46;
+		srnic_put16(o + 16, (uint16_t)(len + 4 - 14));
+		srnic_put16(o + 24, 0);
+		srnic_put16(o + 24, sum16(o + 14, 24, 0));
+		CHECK(unwrap_copy(o, len + 4, &u, &raw_len) ==
+			      SRNIC_WIRE_BAD_IP,
+		      "IPv4 options to our port taken");
+		free(u);
+		srnic_put16(o + 38 + 2, PORT + 1);
+		CHECK(unwrap_copy(o, len + 4, &u, &raw_len) ==
+			      SRNIC_WIRE_NOT_OURS,
+		      "IPv4 options to another port not passed over");
+		free(u);
+		free(o);
+	}
+	free(raw);
+	free(w);
+	/* A right UDP checksum (none of ours carries one) passes. */
+	w = wrapped(256, false, &raw, &len);
+	srnic_put16(w + 40, 0);
+	{
+		uint32_t s = 0, k;
+
+		for (k = 26; k < 34; k += 2)
+			s += srnic_get16(w + k);
+		s += 17 + (len - 34);
+		srnic_put16(w + 40, sum16(w + 34, len - 34, s));
+	}
+	CHECK(unwrap_copy(w, len, &u, &raw_len) == SRNIC_WIRE_OK,
+	      "a right UDP checksum refused");
+	free(u);
+	/* The limited broadcast and a multicast group are ours too. */
+	srnic_put16(w + 40, 0);
+	srnic_put32(w + 30, SRNIC_IPV4_BROADCAST);
+	srnic_put16(w + 24, 0);
+	srnic_put16(w + 24, sum16(w + 14, 20, 0));
+	CHECK(unwrap_copy(w, len, &u, &raw_len) == SRNIC_WIRE_OK,
+	      "the limited broadcast refused");
+	free(u);
+	srnic_put32(w + 30, 0xef010203);
+	srnic_put16(w + 24, 0);
+	srnic_put16(w + 24, sum16(w + 14, 20, 0));
+	CHECK(unwrap_copy(w, len, &u, &raw_len) == SRNIC_WIRE_OK,
+	      "a multicast group refused");
+	free(u);
+	/* Cut anywhere: never OK, never a read past the end (ASan). */
+	for (cut = 0; cut < len; cut++) {
+		e = unwrap_copy(w, cut, &u, &raw_len);
+		CHECK(e != SRNIC_WIRE_OK, "cut to %u of %u bytes: taken", cut,
+		      len);
+		free(u);
+	}
+	free(raw);
+	free(w);
+}
+
+int main(void)
+{
+	test_layout();
+	test_integrity();
+	test_damage();
+	return check_summary("test_wire_udp");
+}
