@@ -24,6 +24,14 @@
  *       members' regions, with the group's number alone where a sender
  *       with the cluster key puts the group and its tag
  *
+ *   inject udp-damage IFACE DST_MAC SRC_MAC SRC_IP DST_IP
+ *       a UDP node's HELLO (encap = udp, srnic's default port) from
+ *       SRC_IP to DST_IP, sent once with each of the header faults a
+ *       UDP node must drop and count (bad_ip; two of them fragments,
+ *       which a port may reassemble or drop before the node sees them),
+ *       then once as each of the frames it must pass over (not_ours):
+ *       prints how many of each
+ *
  * Opcodes by name: HELLO BYE BYE_ACK BOOTING BOOT_ACK RDMA_READY.
  */
 #include <arpa/inet.h>
@@ -63,7 +71,9 @@ static int usage(void)
 			"       inject replay IFACE FILE COUNT\n"
 			"       inject forge IFACE OPCODE DST_MAC SRC_MAC IPV4 "
 			"SRC_INC DST_INC none|garbage COUNT\n"
-			"       inject group-write IFACE SRC_MAC GROUP COUNT\n");
+			"       inject group-write IFACE SRC_MAC GROUP COUNT\n"
+			"       inject udp-damage IFACE DST_MAC SRC_MAC SRC_IP "
+			"DST_IP\n");
 	return 2;
 }
 
@@ -250,8 +260,93 @@ static int group_write(char **argv)
 	return 0;
 }
 
+/* The ones' complement sum of an IPv4 header, for one made right again
+ * after a fault elsewhere in it. */
+static void ip_sum(uint8_t *ip, unsigned len)
+{
+	uint32_t sum = 0;
+	unsigned i;
+
+	ip[10] = ip[11] = 0;
+	for (i = 0; i < len; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	srnic_put16(ip + 10, (uint16_t)~sum);
+}
+
+/* One fault in a wrapped frame: the byte at off (from the frame's start)
+ * set to val, the IPv4 checksum made right again after it if fix. */
+struct udp_fault {
+	const char *what;
+	unsigned off;
+	uint8_t val;
+	int fix;
+	int ours;	/* 1: to drop as bad_ip; 0: not ours; 2: a fragment,
+			 * to drop as bad_ip where the port delivers it */
+};
+
+static const struct udp_fault udp_faults[] = {
+	{"IPv4 checksum", 24, 0x5a, 0, 1},
+	{"more fragments", 20, 0x60, 1, 2},
+	{"a fragment's offset", 21, 0x10, 1, 2},
+	{"total length past the frame", 16, 0x3f, 1, 1},
+	{"UDP length", 38, 0x3f, 0, 1},
+	{"UDP checksum", 40, 0x77, 0, 1},
+	{"another UDP port", 37, 0x01, 0, 0},
+	{"another host", 33, 0xfe, 1, 0},
+	{"TCP", 23, 6, 1, 0},
+};
+
+static int udp_damage(char **argv)
+{
+	static uint8_t f[MAX_FRAME], g[MAX_FRAME];
+	struct sockaddr_ll addr;
+	int fd = open_iface(argv[0], &addr);
+	unsigned i, len, bad = 0, frags = 0, not_ours = 0;
+	struct in_addr src_ip, dst_ip;
+	uint8_t dst[6], src[6];
+	struct srnic_pkt p;
+
+	parse_mac(argv[1], dst);
+	parse_mac(argv[2], src);
+	if (inet_pton(AF_INET, argv[3], &src_ip) != 1 ||
+	    inet_pton(AF_INET, argv[4], &dst_ip) != 1)
+		return usage();
+	memset(&p, 0, sizeof(p));
+	p.opcode = SRNIC_OP_HELLO;
+	p.ipv4 = ntohl(src_ip.s_addr);
+	memcpy(p.node_mac, src, 6);
+	snprintf(p.node_name, sizeof(p.node_name), "m%s", argv[3]);
+	len = srnic_wire_encode(f + SRNIC_UDP_HLEN, dst, src, &p) +
+	      SRNIC_UDP_HLEN;
+	srnic_wire_udp_wrap(f, len, ntohl(src_ip.s_addr),
+			    ntohl(dst_ip.s_addr), SRNIC_UDP_PORT);
+	for (i = 0; i < sizeof(udp_faults) / sizeof(udp_faults[0]); i++) {
+		const struct udp_fault *u = &udp_faults[i];
+
+		memcpy(g, f, len);
+		g[u->off] = u->val;
+		if (u->fix)
+			ip_sum(g + 14, 20);
+		send_frame(fd, &addr, g, len, 1);
+		bad += u->ours != 0;
+		frags += u->ours == 2;
+		not_ours += !u->ours;
+	}
+	/* and the frame as a raw node sends it */
+	len = srnic_wire_encode(g, dst, src, &p);
+	send_frame(fd, &addr, g, len, 1);
+	not_ours++;
+	printf("sent %u damaged UDP frames to our port (%u of them fragments) "
+	       "and %u frames not ours\n", bad, frags, not_ours);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 7 && !strcmp(argv[1], "udp-damage"))
+		return udp_damage(argv + 2);
 	if (argc == 6 && !strcmp(argv[1], "group-write"))
 		return group_write(argv + 2);
 	if (argc == 6 && !strcmp(argv[1], "capture"))
