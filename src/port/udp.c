@@ -81,6 +81,7 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 		 * the segment: not ours here, where nothing raw comes in,
 		 * and neither CRC nor MAC would be read as it was made) */
 		if (e == SRNIC_WIRE_NOT_OURS &&
+		    rte_pktmbuf_data_len(m) >= SRNIC_ETH_HLEN &&
 		    srnic_get16(rte_pktmbuf_mtod(m, uint8_t *) + 12) ==
 			    SRNIC_ETHERTYPE) {
 			eng->st->drops[SRNIC_DROP_NOT_OURS]++;
