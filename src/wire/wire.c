@@ -221,8 +221,10 @@ enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 	uint32_t total, ulen, dst, ihl;
 
 	/* Not ours, left to whoever counts what is not: another EtherType,
-	 * IP version or protocol, a header too short to say, another UDP
-	 * port (after the options, if any), another host. */
+	 * IP version or protocol, a header length below 20, another UDP
+	 * port (after the options, where the frame has it), another host.
+	 * (Options to us whose port the frame is too short to hold are
+	 * wrong, below.) */
 	if (len < SRNIC_ETH_HLEN + SRNIC_UDP_HLEN)
 		return SRNIC_WIRE_NOT_OURS;
 	ihl = (uint32_t)(ip[0] & 0xf) * 4;

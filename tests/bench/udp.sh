@@ -36,7 +36,7 @@ bw_ratios=() lat_diffs=()
 for ((r = 1; r <= ROUNDS; r++)); do
 	encap udp; ubw=$(or_dash "$(write_bw "$SECS")"); ulat=$(or_dash "$(write_lat)")
 	encap eth; ebw=$(or_dash "$(write_bw "$SECS")"); elat=$(or_dash "$(write_lat)")
-	bw_ratios+=("$(ratio "$ubw" "$ebw")")
+	bw_ratios+=("$( [ "$ubw" = - ] || [ "$ebw" = - ] && echo - || ratio "$ubw" "$ebw")")
 	lat_diffs+=("$(awk -v a="$ulat" -v b="$elat" 'BEGIN {if (a == "-" || b == "-") print "-"; else printf "%+.2f", a - b}')")
 	printf 'round %d: ib_write_bw 64 KiB udp %s / eth %s Gb/s (%s), ib_write_lat 2 B udp %s / eth %s us (%s us); udp against the %s\n' \
 		"$r" "$ubw" "$ebw" "${bw_ratios[-1]}" "$ulat" "$elat" "${lat_diffs[-1]}" \

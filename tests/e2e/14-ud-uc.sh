@@ -103,7 +103,8 @@ uc_off_core() {
 	done
 	[ -n "${pid:-}" ] && taskset -a -p -c 1 "$pid" > /dev/null ||
 		fail "$name: the server could not be pinned to CPU 1"
-	# (the busy loop ends itself after 150 ms: killed from outside by
+	# (the busy loop ends itself after 150 ms, by bash's clock in us
+	# (its radix dropped, whatever the locale's): killed from outside by
 	# timeout, which the scheduler sometimes woke on CPU 1 behind it,
 	# it ran until the kernel's real-time throttle let that run (1.1 s,
 	# in 2 runs of 9 here), and past SRNIC_UC_GONE_MS a
@@ -112,7 +113,7 @@ uc_off_core() {
 	# timeout stays as a backstop)
 	(while sleep 0.2; do
 		timeout 1 chrt -f 10 taskset -c 1 bash -c \
-			'e=$((${EPOCHREALTIME/./} + 150000)); while ((${EPOCHREALTIME/./} < e)); do :; done'
+			'e=$((${EPOCHREALTIME//[!0-9]/} + 150000)); while ((${EPOCHREALTIME//[!0-9]/} < e)); do :; done'
 	done) &
 	hog=$!
 	timeout -k 5 90 "$SRNIC" exec a -- ib_send_bw -c UC -s 65536 -n 20000 \
