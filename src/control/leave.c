@@ -76,8 +76,6 @@ void srnic_leave_links(struct srnic_engine *eng)
 			n = rte_eth_rx_burst(eng->node->port[p].port_id, 0,
 					     pkts, SRNIC_BURST);
 			srnic_port_io_leave();
-			for (i = 0; i < n; i++)
-				pkts[i]->port = p;
 			if (eng->cfg.encap_udp)
 				n = srnic_port_udp_strip(eng, pkts, n);
 			for (i = 0; i < n; i++) {

@@ -161,8 +161,9 @@ enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
 #define IP_UDP 17
 #define ETHERTYPE_IPV4 0x0800
 
-/* The ones' complement sum of len bytes (an even number) at p, folded
- * and not yet inverted: the IPv4 and UDP checksums' arithmetic. */
+/* The ones' complement sum of len bytes at p (an odd last byte as the
+ * high half of a word), added to sum, folded and not yet inverted: the
+ * IPv4 and UDP checksums' arithmetic. */
 static uint32_t ones_sum(const uint8_t *p, uint32_t len, uint32_t sum)
 {
 	uint32_t i;

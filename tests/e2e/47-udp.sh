@@ -59,12 +59,8 @@ drops() { counter b "drops.bad_ip drops.not_ours" 2>/dev/null; }
 pp=$!
 # (the embedded engine: b's counters are the pingpong's process's, there
 # once it has found a)
-for _ in $(seq 100); do
-	sleep 0.1
-	[ "$(counter b ports_up a 2>/dev/null)" = "0 1" ] && before=$(drops) &&
-		[ -n "$before" ] && break
-done
-[ -n "${before:-}" ] || { cat "$LOGDIR/udp-inject.out"; fail "the pingpong over UDP on afpacket did not start"; }
+wait_peer b a && before=$(drops) ||
+	{ cat "$LOGDIR/udp-inject.out"; fail "the pingpong over UDP on afpacket did not start"; }
 ip netns exec "$SRNIC_NS-a" "$BUILD/tests/e2e/inject" udp-damage rail0 \
 	02:53:4e:01:00:02 02:66:00:00:00:01 10.55.0.1 10.55.0.2 ||
 	fail "inject udp-damage"
