@@ -160,6 +160,17 @@ static void eal_args_extra(struct eal_args *a, const struct srnic_config *cfg)
 		eal_arg(a, tok);
 }
 
+/* A dead process's DPDK files that srnicd did not remove and that our
+ * pid now names: our EAL would open them and need their lock
+ * (eal_files.c). */
+static void forget_own_files(const struct srnic_engine *eng)
+{
+	char dir[256];
+
+	if (srnic_eal_runtime_dir(eng->eal.prefix, dir, sizeof(dir)) == 0)
+		srnic_eal_files_forget(dir, (int)getpid());
+}
+
 static int eal_init(const struct srnic_engine *eng, char *err, size_t errlen)
 {
 	const struct srnic_config *cfg = &eng->cfg;
@@ -185,6 +196,8 @@ static int eal_init(const struct srnic_engine *eng, char *err, size_t errlen)
 
 	if (eng->mode != SRNIC_ATTACHED)
 		srnic_ports_prepare(cfg);
+	else
+		forget_own_files(eng);
 	rc = rte_eal_init(a.argc, a.argv);
 	if (rc < 0) {
 		snprintf(err, errlen, "srnic: DPDK initialisation failed: %s "

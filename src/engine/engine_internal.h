@@ -36,6 +36,14 @@ struct srnic_call {
 void srnic_eal_memory_set(struct srnic_eal_memory *m, const char *prefix,
 			  const char *huge_dir, const char *base_va);
 
+/* eal_files.c: the files DPDK leaves for each secondary process in a
+ * node's runtime directory.  The directory EAL uses for prefix (0), or
+ * -1 when it does not fit in len ... */
+int srnic_eal_runtime_dir(const char *prefix, char *out, size_t len);
+/* ... and pid's files there removed (an exited process's, or ours before
+ * EAL starts): how many. */
+unsigned srnic_eal_files_forget(const char *dir, int pid);
+
 /* attach.c: a process joins srnicd's node (process side) */
 /* Connect to srnicd if one serves the node (cfg.srnicd_socket): 1 and
  * the engine attached (mode, slot, lcore, EAL memory), 0 when none runs

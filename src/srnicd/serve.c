@@ -27,6 +27,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_eal.h>
+
 #include "srnicd.h"
 #include "srnicd_proto.h"
 
@@ -156,7 +158,10 @@ static void stats(struct srnic_engine *eng, struct conn *c)
 	reply(c->fd, msg, len);
 }
 
-static void release_slot(struct srnic_engine *eng, int pid, unsigned slot)
+/* A process's slot back; once it has exited (gone), the files its EAL
+ * left in the node's runtime directory go too (eal_files.c). */
+static void release_slot(struct srnic_engine *eng, int pid, unsigned slot,
+			 bool gone)
 {
 	char drops[512];
 
@@ -164,6 +169,8 @@ static void release_slot(struct srnic_engine *eng, int pid, unsigned slot)
 	fprintf(stderr, "srnicd: pid %d (slot %u) detached, %u QPs released; "
 		"it had %s\n", pid, slot, srnicd_proc_qps(eng, slot), drops);
 	srnicd_proc_release(eng, slot);
+	if (gone)
+		srnic_eal_files_forget(rte_eal_get_runtime_dir(), pid);
 }
 
 /* Nothing for the serving loop to watch: the node's datapath sleeps with
@@ -206,6 +213,7 @@ static void drop_conn(struct srnic_engine *eng, struct conn *c, bool release,
 {
 	int pidfd;
 	unsigned i;
+	bool gone;
 
 	if (c->slot && release) {
 		pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
@@ -213,8 +221,9 @@ static void drop_conn(struct srnic_engine *eng, struct conn *c, bool release,
 		 * its slot: dep has room, but never trust it blindly) */
 		for (i = 0; i < SRNIC_MAX_PROCS && dep[i].pidfd >= 0; i++)
 			;
-		if (pidfd < 0 || exited(pidfd) || i == SRNIC_MAX_PROCS) {
-			release_slot(eng, c->pid, c->slot);
+		gone = pidfd < 0 || exited(pidfd);
+		if (gone || i == SRNIC_MAX_PROCS) {
+			release_slot(eng, c->pid, c->slot, gone);
 			if (pidfd >= 0)
 				close(pidfd);
 		} else {
@@ -331,7 +340,8 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 		for (i = 0; i < SRNIC_MAX_PROCS; i++)
 			if (dep[i].pidfd >= 0 &&
 			    pfd[1 + MAX_CONNS + i].revents) {
-				release_slot(eng, dep[i].pid, dep[i].slot);
+				release_slot(eng, dep[i].pid, dep[i].slot,
+					     true);
 				close(dep[i].pidfd);
 				dep[i].pidfd = -1;
 			}

@@ -28,6 +28,8 @@
 #     the key's own region alone.
 #  3c. Three ib_write_bw pairs a -> b and an ibv_rc_pingpong -c beside them:
 #     every program ends well, the pingpong's bytes checked.
+#  3d. None of the files DPDK keeps for each process in a node's runtime
+#     directory is left once the process has gone.
 #  4. SIGKILL of an ib_write_bw client mid-transfer: srnicd lets go of it
 #     within 1 s (no process, no QP of its left), its server fails within
 #     its retry time, and a pingpong running beside it ends intact.
@@ -263,6 +265,22 @@ pingpong_ok "$LOGDIR/d-pp3.a" && pingpong_ok "$LOGDIR/d-pp3.b" || fail "the ping
 sums=$(for i in 0 1 2; do awk '$1 == 65536 && NF >= 5 {print $4}' "$LOGDIR/d-bw3.$i.a"; done | xargs)
 [ "$(echo $sums | wc -w)" = 3 ] || fail "three ib_write_bw pairs: results '$sums'"
 echo "three ib_write_bw pairs (Gb/s: $sums) and a pingpong beside them: $(grep -h 'iters in' "$LOGDIR/d-pp3.a")"
+
+# 3d. What DPDK leaves of each process in the node's runtime directory
+#     (a copy of each memory list, fbarray_<list>_<pid>) goes when the
+#     process goes: none is left of the dozens that ran (a pid wrapped
+#     around to one with files left made EAL fail, src/engine/eal_files.c).
+for n in a b; do
+	prefix=$(sed -n 's/.*(DPDK prefix \(srnicd-[^)/]*\)).*/\1/p' "$TB/$n.srnicd.log" | tail -1)
+	[ -d "/run/dpdk/$prefix" ] || fail "no runtime directory /run/dpdk/$prefix for $n"
+	left=""
+	for f in "/run/dpdk/$prefix"/fbarray_*_*; do
+		[ -e "$f" ] || continue
+		kill -0 "${f##*_}" 2>/dev/null || left="$left ${f##*/}"
+	done
+	[ -z "$left" ] || fail "$n's runtime directory keeps exited processes' files:$left"
+done
+echo "no file of an exited process is left in a's or b's DPDK runtime directory"
 
 # victim_pair BW PP: an ib_write_bw pair a -> b for 8 s and a pingpong
 # beside it (logs $LOGDIR/BW.{a,b}, PP.{a,b}; pids sb sp cb cp); once a's
