@@ -109,16 +109,47 @@ static void put_service(struct out *o, const struct srnic_service_conf *sv)
 	end_value(o);
 }
 
-/* One value a port, or the services: a list. */
+/* A route: its configuration line, a string in JSON too. */
+static void put_route(struct out *o, const struct srnic_route_conf *r)
+{
+	struct in_addr a = { .s_addr = htonl(r->prefix) };
+	struct in_addr g = { .s_addr = htonl(r->gw) };
+	char line[96], prefix[INET_ADDRSTRLEN], gw[INET_ADDRSTRLEN];
+	int n;
+
+	inet_ntop(AF_INET, &a, prefix, sizeof(prefix));
+	inet_ntop(AF_INET, &g, gw, sizeof(gw));
+	n = snprintf(line, sizeof(line), "%s/%u via %s", prefix, r->len, gw);
+	if (r->port >= 0)
+		snprintf(line + n, sizeof(line) - n, " port %d", r->port);
+	put_str(o, line);
+}
+
+static void put_ipv4(struct out *o, uint32_t ip)
+{
+	struct in_addr a = { .s_addr = htonl(ip) };
+	char text[INET_ADDRSTRLEN];
+
+	put_str(o, inet_ntop(AF_INET, &a, text, sizeof(text)));
+}
+
+/* One value a port, or the services, routes or peers: a list. */
 static void put_list(struct out *o, const struct srnic_config *cfg,
 		     const struct srnic_conf_key *k, const void *at)
 {
 	unsigned i;
+	bool ports = k->kind == SRNIC_CONF_PORT_STR ||
+		     k->kind == SRNIC_CONF_PORT_U8 ||
+		     k->kind == SRNIC_CONF_PORT_BOOL;
 
 	begin_list(o);
 	for (i = 0; k->kind == SRNIC_CONF_SERVICES && i < cfg->nsvc; i++)
 		put_service(o, &((const struct srnic_service_conf *)at)[i]);
-	for (i = 0; k->kind != SRNIC_CONF_SERVICES && i < cfg->nports; i++)
+	for (i = 0; k->kind == SRNIC_CONF_ROUTES && i < cfg->nroutes; i++)
+		put_route(o, &cfg->route[i]);
+	for (i = 0; k->kind == SRNIC_CONF_PEERS && i < cfg->npeers; i++)
+		put_ipv4(o, cfg->peer[i]);
+	for (i = 0; ports && i < cfg->nports; i++)
 		if (k->kind == SRNIC_CONF_PORT_STR)
 			put_str(o, (const char *)at + i * k->size);
 		else if (k->kind == SRNIC_CONF_PORT_BOOL)
@@ -133,7 +164,7 @@ static void put_key(struct out *o, const struct srnic_config *cfg,
 {
 	const void *at = (const char *)cfg + k->offset;
 	const uint8_t *m = at;
-	char text[sizeof("xx:xx:xx:xx:xx:xx")];
+	char text[sizeof("xx:xx:xx:xx:xx:xx")], ip[INET_ADDRSTRLEN + 3];
 	struct in_addr a;
 
 	switch (k->kind) {
@@ -152,7 +183,13 @@ static void put_key(struct out *o, const struct srnic_config *cfg,
 		break;
 	case SRNIC_CONF_IPV4:
 		a.s_addr = htonl(*(const uint32_t *)at);
-		put_str(o, inet_ntop(AF_INET, &a, text, sizeof(text)));
+		inet_ntop(AF_INET, &a, ip, sizeof(ip));
+		/* (the node's, with its subnet where it has one) */
+		if (k->offset == offsetof(struct srnic_config, ipv4) &&
+		    cfg->ipv4_len)
+			snprintf(ip + strlen(ip), sizeof(ip) - strlen(ip),
+				 "/%u", cfg->ipv4_len);
+		put_str(o, ip);
 		break;
 	case SRNIC_CONF_MAC:
 		snprintf(text, sizeof(text), "%02x:%02x:%02x:%02x:%02x:%02x",

@@ -153,7 +153,7 @@ static void ctrl_ring(struct srnic_engine *eng)
 /* m to the datapath that holds the port token next; false (m freed) if
  * the ring is full.  The node's sleeper wakes for it: with every process
  * idle nobody else would take the token. */
-static bool ctrl_queue(struct srnic_engine *eng, struct rte_mbuf *m)
+bool srnic_control_queue(struct srnic_engine *eng, struct rte_mbuf *m)
 {
 	if (rte_ring_mp_enqueue(eng->node->ctrl_tx, m) != 0) {
 		rte_pktmbuf_free(m);
@@ -173,7 +173,7 @@ static struct rte_mbuf *send_on(struct srnic_engine *eng,
 {
 	struct rte_mbuf *m = srnic_pkt_alloc(eng, pkt, dst, p, NULL);
 
-	return m && ctrl_queue(eng, m) ? m : NULL;
+	return m && srnic_control_queue(eng, m) ? m : NULL;
 }
 
 struct rte_mbuf *srnic_control_send(struct srnic_engine *eng,
@@ -199,6 +199,8 @@ static void send_hello(struct srnic_engine *eng, unsigned p,
 {
 	struct srnic_pkt pkt;
 	struct rte_mbuf *m;
+	uint8_t to[6];
+	unsigned i;
 
 	/* Numbered per port, so that peers can tell how many they miss. */
 	srnic_control_pkt(eng, SRNIC_OP_HELLO, p, &pkt);
@@ -210,7 +212,15 @@ static void send_hello(struct srnic_engine *eng, unsigned p,
 	m = srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
 
 	if (m)
-		ctrl_queue(eng, m);
+		srnic_control_queue(eng, m);
+	/* The same HELLO to each configured peer (encap = udp), whom the
+	 * broadcast does not reach beyond a router. */
+	for (i = 0; i < eng->cfg.npeers; i++) {
+		srnic_wire_ip_mac(eng->cfg.peer[i], to);
+		m = srnic_pkt_alloc(eng, &pkt, to, p, NULL);
+		if (m)
+			srnic_control_queue(eng, m);
+	}
 }
 
 struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4)
@@ -247,6 +257,11 @@ static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
 				(k < gap ? 1000 >> LOSS_SHIFT : 0);
 	} else if (gap < 0x80000000u) {
 		peer->hello_loss[p] = 1000;	/* a long silence */
+	} else if (gap == (uint32_t)-1) {
+		/* The one before again: a copy, as a UDP node that hears
+		 * the broadcast HELLO and the one sent it alone (a
+		 * configured peer, send_hello) has. */
+		return;
 	} else {
 		/* Late (overtaken), not lost after all: take back about
 		 * what its absence cost.  A duplicate does the same, rarely. */
@@ -378,6 +393,16 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	if (p >= eng->node->nports || pkt->ipv4 == eng->cfg.ipv4 ||
 	    !pkt->ipv4 || !pkt->src_inc)
 		return;		/* ourselves, or nobody */
+	/* A UDP node's frames name their sender by its IPv4 source
+	 * (port/udp.c): one that says it is another node is not learned
+	 * from, and the peer is reached through its next hop, found now. */
+	if (eng->cfg.encap_udp) {
+		if (srnic_wire_mac_ip(pkt->eth_src) != pkt->ipv4) {
+			eng->st->ctl_refused++;
+			return;
+		}
+		srnic_arp_want(eng, p, pkt->ipv4);
+	}
 	bool held = srnic_peer_lock(eng->node);
 	peer = srnic_peer_find(eng, pkt->ipv4);
 	if (!peer)
@@ -447,7 +472,11 @@ static void drain_rx(struct srnic_engine *eng, uint64_t now)
 	while (rte_ring_sc_dequeue(eng->node->ctrl_rx, (void **)&m) == 0) {
 		struct srnic_pkt pkt;
 
-		if (srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
+		if (rte_pktmbuf_data_len(m) >= SRNIC_ETH_HLEN &&
+		    srnic_get16(rte_pktmbuf_mtod(m, const uint8_t *) + 12) ==
+			    SRNIC_ETHERTYPE_ARP)
+			srnic_arp_rx(eng, m, now);
+		else if (srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
 				      rte_pktmbuf_data_len(m),
 				      &pkt) == SRNIC_WIRE_OK) {
 			if (pkt.opcode == SRNIC_OP_BOOT_ACK ||
@@ -745,6 +774,7 @@ static void *control_thread(void *arg)
 		in_tick = true;
 		watch_self(eng, &self, now, polled, idle, slept_ms);
 		drain_rx(eng, now);
+		srnic_arp_tick(eng, now);
 		watch_links(eng, now, polled);
 		was_idle = idle;
 		idle = __atomic_load_n(&eng->node->dp_deep, __ATOMIC_RELAXED);

@@ -139,6 +139,13 @@ const struct srnic_counter srnic_counters[] = {
 	NODE("peers_full", ctl_peers_full, "integration", 0,
 	     "frames of a new peer not learned: the peer table was full of "
 	     "peers heard lately"),
+	NODE("arp_asked", arp_asked, "arp", 0, "ARP requests sent"),
+	NODE("arp_answered", arp_answered, "arp", 0,
+	     "ARP replies sent for the node's address"),
+	NODE("arp_learned", arp_learned, "arp", 0,
+	     "next hops' Ethernet addresses found or changed"),
+	NODE("arp_refused", arp_refused, "arp", 0,
+	     "ARP frames not IPv4's over Ethernet, or not from a host"),
 	NODE("svc_resyncs", svc_resyncs, "svc", 0, "a client's SVC_RESYNCs sent"),
 	NODE("svc_rebinds", svc_rebinds, "svc", 0,
 	     "... its QPs moved to a new holder"),
@@ -216,6 +223,9 @@ const struct srnic_counter srnic_counters[] = {
 	DROP(BAD_IP, "bad_ip",
 	     "frames in IPv4 and UDP to srnic's port whose headers are wrong: "
 	     "a checksum, a fragment, options, lengths (encap = udp)"),
+	DROP(UNRESOLVED, "unresolved",
+	     "frames to a next hop whose Ethernet address ARP has not found "
+	     "yet (encap = udp; sent again)"),
 
 	PROC("port_polls", port_polls, "its iterations that had the port token"),
 	PROC("token_misses", token_misses, "... and that found it taken"),

@@ -68,7 +68,21 @@ void srnic_group_unclaim(struct srnic_node *node, unsigned slot, unsigned g);
 void srnic_group_release_proc(struct srnic_node *node, unsigned slot);
 void srnic_mcast_program_ports(struct srnic_engine *eng);
 
+/* arp.c, a UDP node's: an ARP frame in from port m->port (answered,
+ * learned from); the tick's requests (hops the ports' senders miss, the
+ * routes' gateways, the configured peers, unanswered and old entries,
+ * the node's own address as it starts); and the next hop of dst on port
+ * p resolved before it is needed.  Control core. */
+void srnic_arp_rx(struct srnic_engine *eng, struct rte_mbuf *m,
+		  uint64_t now);
+void srnic_arp_tick(struct srnic_engine *eng, uint64_t now);
+void srnic_arp_want(struct srnic_engine *eng, unsigned p, uint32_t dst);
+
 /* control.c */
+/* A frame the control core made, out of port m->port by whichever
+ * datapath holds the port token next; false (m freed) when the ring is
+ * full. */
+bool srnic_control_queue(struct srnic_engine *eng, struct rte_mbuf *m);
 /* The control core's log line (SRNIC_LOG=1; slow path only). */
 void ctl_log(const struct srnic_engine *eng, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

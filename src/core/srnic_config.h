@@ -40,6 +40,22 @@ struct srnic_service_conf {
  * program hands it over (manual: srnic_svc_freeze, srnic_svc_handover). */
 enum { SRNIC_FAILBACK_EXPIRE, SRNIC_FAILBACK_AUTO, SRNIC_FAILBACK_MANUAL };
 
+/* A UDP node's routes ("route = PREFIX/LEN via GW [port P]"): frames to
+ * an address in PREFIX/LEN go to GW's Ethernet address (ARP), on port P
+ * or on any port; the longest prefix wins.  An address in no route and
+ * not in the node's own subnet (ipv4's /LEN) is taken to be on the
+ * segment, as every address is when ipv4 has no /LEN. */
+#define SRNIC_MAX_ROUTES 8
+struct srnic_route_conf {
+	uint32_t prefix;	/* host order, the bits past len zero */
+	uint8_t len;		/* 0 to 32 (0: the default route) */
+	int8_t port;		/* -1: any port */
+	uint32_t gw;
+};
+/* Nodes beyond a router, whom broadcast HELLOs never reach: "peer = IPV4"
+ * lines, each sent HELLOs of its own. */
+#define SRNIC_MAX_CONF_PEERS 16
+
 /* Verbs devices (adapters) a node's ports can be split into: srnic0 to
  * srnic3 (docs/key-migration.md). */
 #define SRNIC_MAX_DEVICES 4
@@ -48,6 +64,8 @@ struct srnic_config {
 	char path[256];
 	char node[SRNIC_NAME_MAX];	/* node name, e.g. "a" */
 	uint32_t ipv4;			/* host order; gives the RoCE v2 GID */
+	uint8_t ipv4_len;		/* its subnet's prefix length (0:
+					 * every address is on the segment) */
 	uint8_t mac[6];			/* node MAC: GUID and link-local GID */
 	char netdev[SRNIC_NAME_MAX];	/* kernel interface the GIDs name */
 	unsigned mtu;			/* largest packet payload, power of 2 */
@@ -64,6 +82,10 @@ struct srnic_config {
 	 * docs/wire-protocol.md); 0, "eth": raw Ethernet. */
 	int encap_udp;
 	unsigned udp_port;
+	unsigned nroutes;
+	struct srnic_route_conf route[SRNIC_MAX_ROUTES];
+	unsigned npeers;
+	uint32_t peer[SRNIC_MAX_CONF_PEERS];	/* host order */
 	/* "link = IFACE" after a tap port's line: the kernel interface that
 	 * is the port's cable (a host's NIC, a veth).  The tap joins the
 	 * bridge IFACE is a port of, and the port is up while IFACE has
@@ -154,6 +176,8 @@ enum srnic_conf_kind {
 	SRNIC_CONF_PORT_U8,
 	SRNIC_CONF_PORT_BOOL,
 	SRNIC_CONF_SERVICES,	/* the svc[] list (its own parser) */
+	SRNIC_CONF_ROUTES,	/* the route[] list (its own parser) */
+	SRNIC_CONF_PEERS,	/* the peer[] list (its own parser) */
 };
 
 struct srnic_conf_key;

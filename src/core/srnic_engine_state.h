@@ -66,9 +66,16 @@ struct srnic_engine {
 	 * processes joined) */
 	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
 	struct srnic_txbuf txbuf[SRNIC_PORT_SLOTS];
-	/* encap = udp: the peer whose IPv4 address the last frame out of
-	 * each port went to (port/udp.c: looked at first) */
-	uint8_t udp_peer[SRNIC_PORT_SLOTS];
+	/* encap = udp: the address the last frame out of each port went
+	 * to, and the neighbour entry of its next hop (port/udp.c: looked
+	 * at first, checked before it is used) */
+	uint32_t udp_dst[SRNIC_PORT_SLOTS];
+	uint32_t udp_hop[SRNIC_PORT_SLOTS];
+	uint8_t udp_neigh[SRNIC_PORT_SLOTS];
+	/* the control core's ARPs of the node's own address at its start
+	 * (control/arp.c): how many on each port, and when last */
+	uint8_t arp_announced[SRNIC_MAX_PORTS];
+	uint64_t arp_announce_ms[SRNIC_MAX_PORTS];
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
 	/* Striping: one round of the rotation, ports repeated by weight and
 	 * interleaved (srnic_stripe_plan). */

@@ -109,6 +109,8 @@ enum srnic_drop {
 				 * again to the next holder */
 	SRNIC_DROP_BAD_IP,	/* IPv4 and UDP to srnic's port whose headers
 				 * are wrong (encap = udp) */
+	SRNIC_DROP_UNRESOLVED,	/* frames to a next hop ARP has not found
+				 * yet (encap = udp): sent again */
 	SRNIC_DROP_MAX
 };
 
@@ -132,6 +134,24 @@ struct srnic_fault {
 	uint32_t head, tail;
 	struct rte_mbuf *m[SRNIC_FAULT_HOLD];
 	uint64_t due[SRNIC_FAULT_HOLD];	/* TSC at which m[i] goes on */
+};
+
+/*
+ * A next hop's Ethernet address on one port (encap = udp: ARP,
+ * control/arp.c).  The control core alone writes an entry, mac last (an
+ * entry taken for another hop is first made unknown); a port's sender
+ * reads ipv4 and port, then mac, then ipv4 again (udp.c).
+ */
+#define SRNIC_MAX_NEIGH 32
+#define SRNIC_NEIGH_KNOWN (1ull << 63)	/* mac: the low 48 bits are it */
+struct srnic_neigh {
+	uint32_t ipv4;		/* host order; 0: a free entry */
+	uint8_t port;
+	uint64_t mac;		/* SRNIC_NEIGH_KNOWN | the address, or 0 */
+	/* the control core's own */
+	uint64_t asked_ms;	/* the last request sent for it */
+	uint64_t heard_ms;	/* its last answer (or its own ARP) */
+	uint32_t tries;		/* requests unanswered since */
 };
 
 struct srnic_port {
@@ -355,6 +375,12 @@ struct srnic_stats {
 	/* ... frames of a new peer not learned: the peer table was full of
 	 * peers heard within SRNIC_PEER_FORGET_MS (control/control.c) */
 	uint64_t ctl_peers_full;
+	/* ARP (control/arp.c, encap = udp) */
+	uint64_t arp_asked;	/* requests sent */
+	uint64_t arp_answered;	/* replies sent for the node's address */
+	uint64_t arp_learned;	/* next hops' addresses found or changed */
+	uint64_t arp_refused;	/* ARP frames not IPv4's over Ethernet, or
+				 * not from a host */
 	/* flow control */
 	uint64_t fc_blocked;	/* a QP ran out of credit */
 	uint64_t fc_lent;	/* ... and lent itself some after a wait */
@@ -533,6 +559,12 @@ struct srnic_node {
 	struct srnic_peer peer[SRNIC_MAX_PEERS + 1];	/* SRNIC_PEER_SELF last */
 	unsigned npeers;
 	pthread_mutex_t peer_lock;
+
+	/* A UDP node's neighbours (control/arp.c writes, the ports read),
+	 * and the next hop each port's sender last found none for (its
+	 * datapath writes, the control core asks ARP of it). */
+	struct srnic_neigh neigh[SRNIC_MAX_NEIGH];
+	uint32_t neigh_want[SRNIC_MAX_PORTS];
 
 	/* the control core's and the file thread's life */
 	uint32_t ctrl_stop;

@@ -487,6 +487,117 @@ static int parse_service(struct srnic_config *cfg,
 	return 0;
 }
 
+/* "A.B.C.D/LEN" (or without /LEN when bare may: then LEN 32): 0, or -1. */
+static int parse_prefix(const char *val, bool bare, uint32_t *ip,
+			uint8_t *plen)
+{
+	char buf[32], *slash;
+	struct in_addr a;
+	unsigned n = 32;
+
+	if (copy_str(buf, sizeof(buf), val))
+		return -1;
+	slash = strchr(buf, '/');
+	if (slash) {
+		*slash = '\0';
+		if (parse_uint(slash + 1, 0, 32, &n))
+			return -1;
+	} else if (!bare) {
+		return -1;
+	}
+	if (inet_pton(AF_INET, buf, &a) != 1)
+		return -1;
+	*ip = ntohl(a.s_addr);
+	*plen = (uint8_t)n;
+	return 0;
+}
+
+static uint32_t prefix_mask(unsigned plen)
+{
+	return plen ? ~0u << (32 - plen) : 0;
+}
+
+/* "ipv4 = A.B.C.D[/LEN]": the node's address, and its subnet's length. */
+static int parse_node_ipv4(struct srnic_config *cfg,
+			   const struct srnic_conf_key *k, const char *val,
+			   char *why, size_t len)
+{
+	uint8_t plen;
+
+	if (parse_prefix(val, true, &cfg->ipv4, &plen) || plen == 0)
+		return reject(why, len, "an IPv4 address, with /LEN (1 to 32) "
+			      "where the node's subnet is not the whole "
+			      "segment");
+	cfg->ipv4_len = strchr(val, '/') ? plen : 0;
+	return 0;
+}
+
+/* "route = PREFIX/LEN via GW [port P]" ("default" for 0.0.0.0/0). */
+static int parse_route(struct srnic_config *cfg,
+		       const struct srnic_conf_key *k, const char *val,
+		       char *why, size_t len)
+{
+	struct srnic_route_conf *r = &cfg->route[cfg->nroutes];
+	char buf[128], *tok[6], *t, *save = NULL;
+	unsigned n = 0, p, i;
+	struct in_addr a;
+
+	if (cfg->nroutes == SRNIC_MAX_ROUTES)
+		return reject(why, len, "at most %d", SRNIC_MAX_ROUTES);
+	if (copy_str(buf, sizeof(buf), val))
+		return reject(why, len, "too long");
+	for (t = strtok_r(buf, " \t", &save); t && n < 6;
+	     t = strtok_r(NULL, " \t", &save))
+		tok[n++] = t;
+	memset(r, 0, sizeof(*r));
+	r->port = -1;
+	if ((n != 3 && n != 5) || strcmp(tok[1], "via") ||
+	    (strcmp(tok[0], "default") &&
+	     parse_prefix(tok[0], false, &r->prefix, &r->len)) ||
+	    inet_pton(AF_INET, tok[2], &a) != 1 ||
+	    (n == 5 && (strcmp(tok[3], "port") ||
+			parse_uint(tok[4], 0, SRNIC_MAX_PORTS - 1, &p))))
+		return reject(why, len, "PREFIX/LEN via GATEWAY [port P] "
+			      "(PREFIX/LEN: A.B.C.D/0-32 or default)");
+	r->gw = ntohl(a.s_addr);
+	if (n == 5)
+		r->port = (int8_t)p;
+	if (r->prefix & ~prefix_mask(r->len))
+		return reject(why, len, "%s has bits past its length", tok[0]);
+	if (!r->gw || r->gw == SRNIC_IPV4_BROADCAST || r->gw >> 28 == 0xe)
+		return reject(why, len, "a gateway is a host's address");
+	for (i = 0; i < cfg->nroutes; i++)
+		if (cfg->route[i].prefix == r->prefix &&
+		    cfg->route[i].len == r->len &&
+		    cfg->route[i].port == r->port)
+			return reject(why, len, "a route to %s is there "
+				      "already", tok[0]);
+	cfg->nroutes++;
+	return 0;
+}
+
+/* "peer = IPV4": a node beyond a router, sent HELLOs of its own. */
+static int parse_peer(struct srnic_config *cfg, const struct srnic_conf_key *k,
+		      const char *val, char *why, size_t len)
+{
+	struct in_addr a;
+	uint32_t ip;
+	unsigned i;
+
+	if (cfg->npeers == SRNIC_MAX_CONF_PEERS)
+		return reject(why, len, "at most %d", SRNIC_MAX_CONF_PEERS);
+	if (inet_pton(AF_INET, val, &a) != 1)
+		return reject(why, len, "not an IPv4 address");
+	ip = ntohl(a.s_addr);
+	if (!ip || ip == SRNIC_IPV4_BROADCAST || ip >> 28 == 0xe)
+		return reject(why, len, "a peer is a host's address");
+	for (i = 0; i < cfg->npeers; i++)
+		if (cfg->peer[i] == ip)
+			return reject(why, len, "%s is there already", val);
+	cfg->peer[cfg->npeers++] = ip;
+	return 0;
+}
+
 /* ---- the table ------------------------------------------------------- */
 
 #define AT(f) offsetof(struct srnic_config, f)
@@ -502,7 +613,9 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	  .doc = "the node's name (it names the default state directory "
 		 "and srnicd socket)" },
 	{ .name = "ipv4", .kind = SRNIC_CONF_IPV4, .offset = AT(ipv4),
-	  .doc = "the node's address: GID 1 is ::ffff:IPV4 (RoCE v2)" },
+	  .parse = parse_node_ipv4,
+	  .doc = "the node's address: GID 1 is ::ffff:IPV4 (RoCE v2); /LEN: "
+		 "its subnet (encap = udp: beyond it, the routes)" },
 	{ .name = "mac", .kind = SRNIC_CONF_MAC, .offset = AT(mac),
 	  .doc = "the node's MAC: its node GUID and GID 0 (fe80::EUI-64)" },
 	{ .name = "netdev", .kind = SRNIC_CONF_STR, .offset = AT(netdev),
@@ -519,6 +632,14 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	{ .name = "udp_port", .kind = SRNIC_CONF_UINT, .offset = AT(udp_port),
 	  .lo = 1024, .hi = 65535, .def = SRNIC_UDP_PORT,
 	  .doc = "the UDP port srnic's frames go to with encap = udp" },
+	{ .name = "route", .kind = SRNIC_CONF_ROUTES, .offset = AT(route),
+	  .parse = parse_route,
+	  .doc = "PREFIX/LEN via GATEWAY [port P]: encap = udp frames to an "
+		 "address there go to the gateway (one line a route)" },
+	{ .name = "peer", .kind = SRNIC_CONF_PEERS, .offset = AT(peer),
+	  .parse = parse_peer,
+	  .doc = "a node beyond a router, sent HELLOs of its own (encap = "
+		 "udp; one line a peer)" },
 	/* the ports, each with the lines after it */
 	{ .name = "port", .kind = SRNIC_CONF_PORT_STR, .offset = AT(port),
 	  .size = SIZE(port[0]), .parse = parse_port,
@@ -737,6 +858,16 @@ static int check_whole(const struct srnic_config *cfg, char *why, size_t len)
 		if (cfg->svc[i].ipv4 == cfg->ipv4)
 			return reject(why, len, "service %s: its address is "
 				      "the node's own", cfg->svc[i].name);
+	for (i = 0; i < cfg->nroutes; i++)
+		if (cfg->route[i].port >= (int)cfg->nports)
+			return reject(why, len, "route: the node has no port "
+				      "%d", cfg->route[i].port);
+	for (i = 0; i < cfg->npeers; i++)
+		if (cfg->peer[i] == cfg->ipv4)
+			return reject(why, len, "peer: the node's own address");
+	if ((cfg->nroutes || cfg->npeers) && !cfg->encap_udp)
+		return reject(why, len, "route and peer lines are for encap = "
+			      "udp (raw Ethernet does not leave its segment)");
 	if (devices_whole(cfg, why, len))
 		return -1;
 	if (!(cfg->mac[0] | cfg->mac[1] | cfg->mac[2] | cfg->mac[3] |

@@ -38,7 +38,7 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 	/* (counted and captured as the wire carried them; the rest of the
 	 * node sees raw frames) */
 	if (eng->cfg.encap_udp)
-		got = srnic_port_udp_strip(eng, pkts, got);
+		got = srnic_port_udp_strip(eng, pkts, got, true);
 	/* The testbed's delay, reordering and corruption (fault.c): one
 	 * branch when the port has no fault and holds nothing. */
 	if (unlikely(__atomic_load_n(&port->fault.hold, __ATOMIC_RELAXED) |
@@ -82,8 +82,7 @@ static inline bool seal_wrap(struct srnic_engine *eng, unsigned p,
 	seal(eng, &eng->node->port[p], m);
 	if (!wrap || srnic_port_udp_wrap(eng, p, m))
 		return true;
-	rte_pktmbuf_free(m);
-	eng->st->drops[SRNIC_DROP_NO_MBUF]++;
+	rte_pktmbuf_free(m);	/* (counted there) */
 	return false;
 }
 

@@ -46,13 +46,20 @@ void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
  * writes it anyway): for a copy that goes elsewhere whole. */
 void srnic_port_seal(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
 /* udp.c, a UDP node's (encap = udp): wrap a sealed raw frame for port p
- * (false: no headroom for the headers), and strip n frames off a port in
- * place, the damaged ones freed and counted (drop bad_ip); how many are
- * left.  Frames not in UDP to our port are left as they came. */
+ * to its next hop (false, counted: no headroom, or the hop's Ethernet
+ * address not known yet), and strip n frames off a port in place, the
+ * damaged ones freed and counted (drop bad_ip), ARP handed to the control
+ * core (arp true; else freed); how many are left.  Frames not in UDP to
+ * our port are left as they came. */
 bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 			 struct rte_mbuf *m);
 uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
-			      struct rte_mbuf **pkts, uint16_t n);
+			      struct rte_mbuf **pkts, uint16_t n, bool arp);
+/* Where a frame to dst leaves port p for: the gateway of the longest
+ * prefix of the node's routes that holds dst (its own subnet one with
+ * none), or dst itself, then taken to be on the port's segment. */
+uint32_t srnic_port_udp_next_hop(const struct srnic_config *cfg, unsigned p,
+				 uint32_t dst);
 bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);

@@ -7,59 +7,130 @@
  * did.  The headers are the wire codec's (srnic_wire_udp_wrap, _unwrap);
  * this file moves the mbuf's start and picks the addresses.  Whoever
  * holds a port: the datapath, and the control core as its node leaves.
+ *
+ * Inside the node a peer's port is named by an Ethernet address made of
+ * the peer's IPv4 address (srnic_wire_ip_mac): stripping writes it as a
+ * frame's source, since across a router the Ethernet source is the
+ * router's; wrapping reads the destination's address back from it, finds
+ * the next hop (the node's subnet, its routes) and sends to that hop's
+ * Ethernet address, which the control core learns by ARP (control/arp.c).
  */
 #include <rte_mbuf.h>
 
 #include "srnic_port.h"
 
-/* The IPv4 address of the node whose port p has Ethernet address mac:
- * the peer table's (the entry hit last on this port first: a QP's frames
- * come in runs to one peer), or, for a group address, a node not known
- * yet or a service's address (failover.md's switch mode), the limited
- * broadcast.  (Routes and ARP are to come: a peer is reached on the
- * segment the port is on.)  udp_peer is a hint only, checked before it is
- * used: srnicd's control thread and its datapath may both write it. */
-static uint32_t dst_ipv4(struct srnic_engine *eng, unsigned p,
-			 const uint8_t *mac)
+static inline uint32_t prefix_mask(unsigned len)
 {
-	const struct srnic_node *node = eng->node;
-	unsigned i = eng->udp_peer[p];
+	return len ? ~0u << (32 - len) : 0;
+}
 
-	if (mac[0] & 1)
-		return SRNIC_IPV4_BROADCAST;
-	if (i < SRNIC_MAX_PEERS && node->peer[i].ipv4 &&
-	    !memcmp(node->peer[i].mac[p], mac, 6))
-		return node->peer[i].ipv4;
-	for (i = 0; i < SRNIC_MAX_PEERS; i++)
-		if (node->peer[i].ipv4 && !memcmp(node->peer[i].mac[p], mac, 6)) {
-			eng->udp_peer[p] = (uint8_t)i;
-			return node->peer[i].ipv4;
+uint32_t srnic_port_udp_next_hop(const struct srnic_config *cfg, unsigned p,
+				 uint32_t dst)
+{
+	uint32_t hop = dst;
+	int best = -1;
+	unsigned i;
+
+	if (cfg->ipv4_len &&
+	    !((dst ^ cfg->ipv4) & prefix_mask(cfg->ipv4_len)))
+		best = cfg->ipv4_len;
+	for (i = 0; i < cfg->nroutes; i++) {
+		const struct srnic_route_conf *r = &cfg->route[i];
+
+		if ((r->port < 0 || r->port == (int)p) && (int)r->len > best &&
+		    (dst & prefix_mask(r->len)) == r->prefix) {
+			best = r->len;
+			hop = r->gw;
 		}
-	return SRNIC_IPV4_BROADCAST;
+	}
+	return hop;
+}
+
+/* The Ethernet address of hop on port p, from entry i if it is hop's. */
+static inline bool neigh_mac(const struct srnic_node *node, unsigned i,
+			     uint32_t hop, unsigned p, uint64_t *mac)
+{
+	const struct srnic_neigh *n = &node->neigh[i];
+
+	if (__atomic_load_n(&n->ipv4, __ATOMIC_ACQUIRE) != hop ||
+	    n->port != p)
+		return false;
+	*mac = __atomic_load_n(&n->mac, __ATOMIC_ACQUIRE);
+	/* (taken for another hop meanwhile: its address was not hop's) */
+	return (*mac & SRNIC_NEIGH_KNOWN) &&
+	       __atomic_load_n(&n->ipv4, __ATOMIC_ACQUIRE) == hop;
+}
+
+/* The Ethernet address a frame to dst leaves port p for: false when ARP
+ * has not found it yet (the control core is asked to). */
+static bool hop_mac(struct srnic_engine *eng, unsigned p, uint32_t dst,
+		    uint8_t out[6])
+{
+	struct srnic_node *node = eng->node;
+	uint32_t hop;
+	uint64_t mac;
+	unsigned i;
+
+	/* (a QP's frames come in runs to one peer) */
+	if (eng->udp_dst[p] == dst &&
+	    neigh_mac(node, eng->udp_neigh[p], eng->udp_hop[p], p, &mac))
+		goto found;
+	hop = srnic_port_udp_next_hop(&eng->cfg, p, dst);
+	for (i = 0; i < SRNIC_MAX_NEIGH; i++)
+		if (neigh_mac(node, i, hop, p, &mac)) {
+			eng->udp_dst[p] = dst;
+			eng->udp_hop[p] = hop;
+			eng->udp_neigh[p] = (uint8_t)i;
+			goto found;
+		}
+	__atomic_store_n(&node->neigh_want[p], hop, __ATOMIC_RELEASE);
+	return false;
+found:
+	out[0] = (uint8_t)(mac >> 40);
+	out[1] = (uint8_t)(mac >> 32);
+	out[2] = (uint8_t)(mac >> 24);
+	out[3] = (uint8_t)(mac >> 16);
+	out[4] = (uint8_t)(mac >> 8);
+	out[5] = (uint8_t)mac;
+	return true;
 }
 
 bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 			 struct rte_mbuf *m)
 {
-	uint8_t *f = (uint8_t *)rte_pktmbuf_prepend(m, SRNIC_UDP_HLEN);
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	/* (a peer's port, or a group, a service's address, nobody yet:
+	 * the limited broadcast, on this segment only) */
+	uint32_t dst = srnic_wire_mac_ip(f);
+	uint8_t mac[6];
 
-	if (!f)
+	if (dst && !hop_mac(eng, p, dst, mac)) {
+		eng->st->drops[SRNIC_DROP_UNRESOLVED]++;
+		return false;
+	}
+	f = (uint8_t *)rte_pktmbuf_prepend(m, SRNIC_UDP_HLEN);
+	if (!f) {
+		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
 		return false;	/* no headroom: not one of ours */
+	}
 	srnic_wire_udp_wrap(f, rte_pktmbuf_pkt_len(m), eng->cfg.ipv4,
-			    dst_ipv4(eng, p, f + SRNIC_UDP_HLEN),
+			    dst ? dst : SRNIC_IPV4_BROADCAST,
 			    (uint16_t)eng->cfg.udp_port);
+	if (dst)
+		memcpy(f, mac, 6);
 	return true;
 }
 
 uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
-			      struct rte_mbuf **pkts, uint16_t n)
+			      struct rte_mbuf **pkts, uint16_t n, bool arp)
 {
 	uint16_t i, kept = 0;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		uint32_t raw_len;
+		uint32_t raw_len, src;
 		enum srnic_wire_err e;
+		uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 
 		/* (a frame in more than one buffer is none of ours, whose
 		 * every frame fits one: left for the codec to count) */
@@ -67,11 +138,18 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 			pkts[kept++] = m;
 			continue;
 		}
-		e = srnic_wire_udp_unwrap(rte_pktmbuf_mtod(m, uint8_t *),
-					  rte_pktmbuf_data_len(m),
+		/* ARP: the control core's (control/arp.c) */
+		if (rte_pktmbuf_data_len(m) >= SRNIC_ETH_HLEN &&
+		    srnic_get16(f + 12) == SRNIC_ETHERTYPE_ARP) {
+			if (!arp ||
+			    rte_ring_sp_enqueue(eng->node->ctrl_rx, m) != 0)
+				rte_pktmbuf_free(m);
+			continue;
+		}
+		e = srnic_wire_udp_unwrap(f, rte_pktmbuf_data_len(m),
 					  eng->cfg.ipv4,
 					  (uint16_t)eng->cfg.udp_port,
-					  &raw_len);
+					  &raw_len, &src);
 		if (e == SRNIC_WIRE_BAD_IP) {
 			eng->st->drops[SRNIC_DROP_BAD_IP]++;
 			rte_pktmbuf_free(m);
@@ -82,19 +160,20 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 		 * and neither CRC nor MAC would be read as it was made) */
 		if (e == SRNIC_WIRE_NOT_OURS &&
 		    rte_pktmbuf_data_len(m) >= SRNIC_ETH_HLEN &&
-		    srnic_get16(rte_pktmbuf_mtod(m, uint8_t *) + 12) ==
-			    SRNIC_ETHERTYPE) {
+		    srnic_get16(f + 12) == SRNIC_ETHERTYPE) {
 			eng->st->drops[SRNIC_DROP_NOT_OURS]++;
 			rte_pktmbuf_free(m);
 			continue;
 		}
 		if (e == SRNIC_WIRE_OK) {
-			rte_pktmbuf_adj(m, SRNIC_UDP_HLEN);
+			f = (uint8_t *)rte_pktmbuf_adj(m, SRNIC_UDP_HLEN);
 			/* (the Ethernet padding goes, as the codec would
 			 * take a CRC trailer to be the frame's last bytes) */
 			if (rte_pktmbuf_pkt_len(m) > raw_len)
 				rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) -
 							    raw_len);
+			/* (the sending node, not the last hop) */
+			srnic_wire_ip_mac(src, f + 6);
 		}
 		/* (NOT_OURS: as it came, for the codec to count) */
 		pkts[kept++] = m;

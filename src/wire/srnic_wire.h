@@ -389,6 +389,8 @@ enum srnic_wire_err {
 				  * where the port demands one */
 	SRNIC_WIRE_BAD_IP,	 /* IPv4 and UDP to srnic's port, wrong: a
 				  * checksum, a fragment, options, lengths */
+	SRNIC_WIRE_BAD_ARP,	 /* ARP, not IPv4's over Ethernet or not from
+				  * a host (srnic_wire_arp_decode) */
 };
 
 /*
@@ -608,14 +610,66 @@ bool srnic_wire_auth_ok(const uint8_t *buf, const struct srnic_pkt *pkt,
  * frame of len bytes from a port: SRNIC_WIRE_NOT_OURS for anything that
  * is not IPv4 and UDP to `port` at my_ip, the limited broadcast or a
  * multicast group (left as it was), SRNIC_WIRE_BAD_IP for one to `port`
- * whose headers are wrong; SRNIC_WIRE_OK with the raw frame, *raw_len
- * bytes without the Ethernet padding, at frame + SRNIC_UDP_HLEN.
+ * whose headers are wrong or whose source no node could have; OK with the
+ * raw frame, *raw_len bytes without the Ethernet padding, at frame +
+ * SRNIC_UDP_HLEN, and its sender's address in *src_ip.
  */
 void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
 			 uint32_t dst_ip, uint16_t port);
 enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 					  uint32_t my_ip, uint16_t port,
-					  uint32_t *raw_len);
+					  uint32_t *raw_len, uint32_t *src_ip);
+
+/*
+ * Inside a UDP node a peer's port is named by an Ethernet address made of
+ * the peer's IPv4 address: 06:53 (local, unicast) and its four bytes.  The
+ * ports write it as the source of every frame they strip, and read the
+ * destination's address back from it as they wrap: across a router a
+ * frame's Ethernet addresses are the hops', and say nothing of the node
+ * that sent it.
+ */
+#define SRNIC_IPMAC_0 0x06
+#define SRNIC_IPMAC_1 0x53
+static inline void srnic_wire_ip_mac(uint32_t ip, uint8_t mac[6])
+{
+	mac[0] = SRNIC_IPMAC_0;
+	mac[1] = SRNIC_IPMAC_1;
+	srnic_put32(mac + 2, ip);
+}
+/* The address such an Ethernet address names, or 0 for any other. */
+static inline uint32_t srnic_wire_mac_ip(const uint8_t mac[6])
+{
+	return mac[0] == SRNIC_IPMAC_0 && mac[1] == SRNIC_IPMAC_1
+		       ? srnic_get32(mac + 2)
+		       : 0;
+}
+
+/*
+ * ARP for IPv4 over Ethernet (RFC 826): a UDP node's control core answers
+ * it for the node's address and asks it of the next hops it sends to.  The
+ * frame is the Ethernet header and 28 bytes (padded to Ethernet's 60 by
+ * encode).  decode: SRNIC_WIRE_NOT_OURS for another EtherType,
+ * SRNIC_WIRE_BAD_ARP for ARP that is not an IPv4-over-Ethernet request
+ * or reply, or whose sender no host could be (a group or zero Ethernet
+ * address, a broadcast or multicast IPv4 one; 0.0.0.0 is a probe's).
+ */
+#define SRNIC_ETHERTYPE_ARP 0x0806
+#define SRNIC_ARP_FRAME 60
+#define SRNIC_ARP_REQUEST 1
+#define SRNIC_ARP_REPLY 2
+struct srnic_arp {
+	uint16_t op;
+	uint8_t sha[6];		/* sender's hardware and protocol address */
+	uint32_t spa;
+	uint8_t tha[6];		/* target's */
+	uint32_t tpa;
+};
+enum srnic_wire_err srnic_wire_arp_decode(const uint8_t *frame, uint32_t len,
+					  struct srnic_arp *arp);
+/* SRNIC_ARP_FRAME bytes into frame: eth_dst, eth_src, then arp. */
+void srnic_wire_arp_encode(uint8_t *frame, const uint8_t eth_dst[6],
+			   const uint8_t eth_src[6],
+			   const struct srnic_arp *arp);
 /* The IPv4 address a UDP node sends a frame to Ethernet address mac on
  * its segment when no peer has it: a group address (broadcast,
  * multicast: HELLOs, multicast WRITEs and datagrams) goes to the limited

@@ -216,10 +216,10 @@ static bool udp_sum_ok(const uint8_t *ip, const uint8_t *udp, uint32_t ulen)
 
 enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 					  uint32_t my_ip, uint16_t port,
-					  uint32_t *raw_len)
+					  uint32_t *raw_len, uint32_t *src_ip)
 {
 	const uint8_t *ip = frame + IP_OFF, *udp = frame + UDP_OFF;
-	uint32_t total, ulen, dst, ihl;
+	uint32_t total, ulen, dst, ihl, src;
 
 	/* Not ours, left to whoever counts what is not: another EtherType,
 	 * IP version or protocol, a header length below 20, another UDP
@@ -251,10 +251,70 @@ enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 	    (uint16_t)~ones_sum(ip, 20, 0) != 0 ||
 	    (srnic_get16(udp + 6) && !udp_sum_ok(ip, udp, ulen)))
 		return SRNIC_WIRE_BAD_IP;
+	/* A source no node has (0, a broadcast or multicast address, a
+	 * loopback one) names no peer to answer: a node learns its peers by
+	 * it (srnic_wire_ip_mac). */
+	src = srnic_get32(ip + 12);
+	if (!src || src == SRNIC_IPV4_BROADCAST || src >> 28 == 0xe ||
+	    src >> 24 == 127)
+		return SRNIC_WIRE_BAD_IP;
+	*src_ip = src;
 	memmove(frame + SRNIC_UDP_HLEN, frame, 12);
 	srnic_put16(frame + SRNIC_UDP_HLEN + 12, SRNIC_ETHERTYPE);
 	*raw_len = SRNIC_ETH_HLEN + total - SRNIC_UDP_HLEN;
 	return SRNIC_WIRE_OK;
+}
+
+/*
+ * ARP (RFC 826), IPv4 over Ethernet, after the Ethernet header:
+ *   0 hardware type (1), 2 protocol type (0x0800), 4 their lengths (6, 4),
+ *   6 operation, 8 sender's Ethernet address, 14 its IPv4 address,
+ *  18 target's Ethernet address, 24 its IPv4 address.
+ */
+#define ARP_OFF SRNIC_ETH_HLEN
+#define ARP_LEN 28
+
+enum srnic_wire_err srnic_wire_arp_decode(const uint8_t *frame, uint32_t len,
+					  struct srnic_arp *arp)
+{
+	const uint8_t *a = frame + ARP_OFF;
+	static const uint8_t zero[6];
+
+	if (len < SRNIC_ETH_HLEN || srnic_get16(frame + 12) != SRNIC_ETHERTYPE_ARP)
+		return SRNIC_WIRE_NOT_OURS;
+	if (len < ARP_OFF + ARP_LEN || srnic_get16(a) != 1 ||
+	    srnic_get16(a + 2) != ETHERTYPE_IPV4 || a[4] != 6 || a[5] != 4)
+		return SRNIC_WIRE_BAD_ARP;
+	arp->op = srnic_get16(a + 6);
+	memcpy(arp->sha, a + 8, 6);
+	arp->spa = srnic_get32(a + 14);
+	memcpy(arp->tha, a + 18, 6);
+	arp->tpa = srnic_get32(a + 24);
+	if ((arp->op != SRNIC_ARP_REQUEST && arp->op != SRNIC_ARP_REPLY) ||
+	    (arp->sha[0] & 1) || !memcmp(arp->sha, zero, 6) ||
+	    arp->spa == SRNIC_IPV4_BROADCAST || arp->spa >> 28 == 0xe)
+		return SRNIC_WIRE_BAD_ARP;
+	return SRNIC_WIRE_OK;
+}
+
+void srnic_wire_arp_encode(uint8_t *frame, const uint8_t eth_dst[6],
+			   const uint8_t eth_src[6], const struct srnic_arp *arp)
+{
+	uint8_t *a = frame + ARP_OFF;
+
+	memcpy(frame, eth_dst, 6);
+	memcpy(frame + 6, eth_src, 6);
+	srnic_put16(frame + 12, SRNIC_ETHERTYPE_ARP);
+	srnic_put16(a, 1);
+	srnic_put16(a + 2, ETHERTYPE_IPV4);
+	a[4] = 6;
+	a[5] = 4;
+	srnic_put16(a + 6, arp->op);
+	memcpy(a + 8, arp->sha, 6);
+	srnic_put32(a + 14, arp->spa);
+	memcpy(a + 18, arp->tha, 6);
+	srnic_put32(a + 24, arp->tpa);
+	memset(a + ARP_LEN, 0, SRNIC_ARP_FRAME - ARP_OFF - ARP_LEN);
 }
 
 static void encode_base(uint8_t *b, const struct srnic_pkt *pkt)

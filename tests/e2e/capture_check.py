@@ -14,7 +14,7 @@ counted; no frame may be left undissected or malformed.  Exit 1 on any
 of it, or with no WRITE or no ACK.  With "udp" (encap = udp), every frame
 is IPv4 (its header checksum right) and UDP to srnic's port 4793 between
 the testbed's two addresses (a group's frames to the limited broadcast),
-none of srnic's EtherType.
+none of srnic's EtherType, but for ARP between those addresses.
 """
 import re
 import subprocess
@@ -23,7 +23,8 @@ import sys
 FIELDS = ["srnic.opcode", "srnic.dst_qpn", "srnic.src_qpn", "srnic.rkey",
           "srnic.va", "srnic.msg_off", "srnic.pkt_len", "srnic.msg_len",
           "srnic.msn", "srnic.txid", "_ws.malformed", "eth.type",
-          "ip.src", "ip.dst", "udp.dstport", "ip.checksum.status"]
+          "ip.src", "ip.dst", "udp.dstport", "ip.checksum.status",
+          "arp.src.proto_ipv4", "arp.dst.proto_ipv4"]
 NODES = {"10.55.0.1", "10.55.0.2"}
 
 
@@ -33,6 +34,14 @@ def udp_ok(f):
     return (etype == "0x0800" and src in NODES and
             (dst in NODES - {src} or dst == "255.255.255.255") and
             port == "4793" and csum == "1")
+
+
+def arp_ok(f):
+    """A UDP node's ARP: between the testbed's two addresses (or one
+    saying its own address, as a node does as it starts)."""
+    return f[11] == "0x0806" and f[16] in NODES and f[17] in NODES
+
+
 CONTROL = set(range(6, 12))
 
 
@@ -63,12 +72,15 @@ def main():
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"tshark failed: {out.stderr.strip()}")
-    writes = acks = control = bad = 0
+    writes = acks = control = arps = bad = 0
     txids = {}
     for n, line in enumerate(out.stdout.splitlines(), 1):
         f = line.split("|")
         f += [""] * (len(FIELDS) - len(f))
-        if f[10] or not f[0]:
+        if udp and f[11] == "0x0806":
+            ok = arp_ok(f)
+            arps += 1
+        elif f[10] or not f[0]:
             ok = False	# malformed, or srnic's EtherType not dissected
         else:
             op = int(f[0])
@@ -87,7 +99,7 @@ def main():
             else:
                 ok = op in CONTROL
                 control += 1
-        if udp and not udp_ok(f):
+        if udp and not udp_ok(f) and not arp_ok(f):
             ok = False
         if not ok:
             bad += 1
@@ -95,7 +107,8 @@ def main():
                 print(f"frame {n}: {line}")
     resent = sum(1 for t in txids.values() if len(t) > 1)
     print(f"{writes} WRITE packets of {len(txids)} messages ({resent} resent),"
-          f" {acks} ACKs, {control} control frames, {bad} wrong")
+          f" {acks} ACKs, {control} control frames,"
+          f"{f' {arps} ARP,' if udp else ''} {bad} wrong")
     sys.exit(1 if bad or not writes or not acks else 0)
 
 

@@ -236,7 +236,7 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 					  uint8_t **raw, uint32_t *raw_len)
 {
 	const uint32_t me = 0x0a370002u, peer = 0x0a370001u;
-	uint32_t again;
+	uint32_t again, src = 0, src2 = 0;
 	const char *bad = NULL;
 	uint8_t *c, *w;
 
@@ -245,8 +245,8 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 	if (!c)
 		abort();
 	memcpy(c, buf, len);
-	if (srnic_wire_udp_unwrap(c, len, me, SRNIC_UDP_PORT, raw_len) !=
-	    SRNIC_WIRE_OK) {
+	if (srnic_wire_udp_unwrap(c, len, me, SRNIC_UDP_PORT, raw_len,
+				  &src) != SRNIC_WIRE_OK) {
 		/* (refused: as it came, for the codec or the next reader) */
 		if (len && memcmp(c, buf, len))
 			bad = "UDP unwrap changed a frame it refused";
@@ -259,6 +259,14 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 		free(c);
 		return "UDP unwrap took a frame and left no raw frame in it";
 	}
+	/* (the sender as its IPv4 header had it, a host's) */
+	if (src != srnic_get32(buf + SRNIC_ETH_HLEN + 12) || !src ||
+	    src == SRNIC_IPV4_BROADCAST || src >> 28 == 0xe ||
+	    src >> 24 == 127) {
+		free(c);
+		return "UDP unwrap gave a sender that is not the frame's, or "
+		       "no host's";
+	}
 	{
 		uint32_t raw_n = *raw_len;
 	w = malloc(raw_n + SRNIC_UDP_HLEN);
@@ -268,8 +276,9 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 	srnic_wire_udp_wrap(w, raw_n + SRNIC_UDP_HLEN, peer, me,
 			    SRNIC_UDP_PORT);
 	if (srnic_wire_udp_unwrap(w, raw_n + SRNIC_UDP_HLEN, me,
-				  SRNIC_UDP_PORT, &again) != SRNIC_WIRE_OK ||
-	    again != raw_n ||
+				  SRNIC_UDP_PORT, &again, &src2) !=
+		    SRNIC_WIRE_OK ||
+	    again != raw_n || src2 != peer ||
 	    memcmp(w + SRNIC_UDP_HLEN, c + SRNIC_UDP_HLEN, raw_n))
 		bad = "UDP wrap and unwrap do not give the raw frame back";
 	free(w);
@@ -495,6 +504,43 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 }
 
 /*
+ * ARP: decode never reads past the frame; what it takes is IPv4 over
+ * Ethernet, a request or a reply, from a host (the reference below), and
+ * encodes back to the same fields.  NULL, or what broke.
+ */
+static inline const char *wire_arp_oracle(const uint8_t *buf, uint32_t len)
+{
+	static const uint8_t zero[6];
+	struct srnic_arp a, b;
+	uint8_t f[SRNIC_ARP_FRAME];
+	enum srnic_wire_err e = srnic_wire_arp_decode(buf, len, &a);
+	bool arp = len >= 14 && buf[12] == 0x08 && buf[13] == 0x06;
+	bool ok = arp && len >= 42 && buf[14] == 0 && buf[15] == 1 &&
+		  buf[16] == 0x08 && buf[17] == 0 && buf[18] == 6 &&
+		  buf[19] == 4 && buf[20] == 0 && (buf[21] == 1 || buf[21] == 2) &&
+		  !(buf[22] & 1) && memcmp(buf + 22, zero, 6) &&
+		  srnic_get32(buf + 28) != SRNIC_IPV4_BROADCAST &&
+		  buf[28] >> 4 != 0xe;
+
+	if (e == SRNIC_WIRE_NOT_OURS)
+		return arp ? "ARP's EtherType passed over" : NULL;
+	if (!arp)
+		return "a frame of another EtherType read as ARP";
+	if ((e == SRNIC_WIRE_OK) != ok)
+		return ok ? "good ARP refused" : "bad ARP taken";
+	if (e != SRNIC_WIRE_OK)
+		return NULL;
+	srnic_wire_arp_encode(f, buf, buf + 6, &a);
+	if (memcmp(f, buf, 42))
+		return "ARP encoded back is not the frame";
+	if (srnic_wire_arp_decode(f, sizeof(f), &b) != SRNIC_WIRE_OK ||
+	    a.op != b.op || memcmp(a.sha, b.sha, 6) || a.spa != b.spa ||
+	    memcmp(a.tha, b.tha, 6) || a.tpa != b.tpa)
+		return "ARP round trip changes a field";
+	return NULL;
+}
+
+/*
  * The whole oracle for one input.  Returns NULL when the frame is refused
  * or passes, else what broke; *err gets the decode result either way.
  */
@@ -508,6 +554,9 @@ static inline const char *wire_oracle(const uint8_t *buf, uint32_t len,
 	uint32_t n1, n2, hlen, i;
 	int required;
 
+	bad = wire_arp_oracle(buf, len);
+	if (bad)
+		return bad;
 	/* A UDP node's frame: the rest is about the raw frame in it (as
 	 * the port strips it), which unwraps no further. */
 	{

@@ -129,6 +129,53 @@ static void check_good(void)
 	      cfg.srnicd_socket);
 }
 
+/* A routed UDP node: its subnet, routes (the longest prefix first or
+ * not), configured peers; and what a whole file cannot be. */
+static const char routed[] =
+	"node = a\n"
+	"ipv4 = 10.1.0.2/24\n"
+	"mac = 02:53:4e:00:00:01\n"
+	"encap = udp\n"
+	"port = net_memif0,role=server,id=0\n"
+	"port = net_memif1,role=server,id=1\n"
+	"route = default via 10.1.0.1\n"
+	"route = 10.2.0.0/16 via 10.1.0.254 port 1\n"
+	"peer = 10.2.0.2\n"
+	"peer = 10.3.0.2\n";
+
+static void check_routed(void)
+{
+	struct srnic_config cfg;
+	char err[640];
+
+	write_conf(routed, "");
+	if (CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)),
+		  "routed file refused: %s", err)) {
+		CHECK(cfg.ipv4 == 0x0a010002 && cfg.ipv4_len == 24, "ipv4/24");
+		CHECK(cfg.nroutes == 2 && cfg.route[0].len == 0 &&
+			      !cfg.route[0].prefix &&
+			      cfg.route[0].gw == 0x0a010001 &&
+			      cfg.route[0].port == -1 &&
+			      cfg.route[1].prefix == 0x0a020000 &&
+			      cfg.route[1].len == 16 && cfg.route[1].port == 1,
+		      "routes");
+		CHECK(cfg.npeers == 2 && cfg.peer[1] == 0x0a030002, "peers");
+	}
+	write_conf(good, "");
+	CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      cfg.ipv4_len == 0 && !cfg.nroutes && !cfg.npeers,
+	      "a bare ipv4 has no subnet, no routes, no peers");
+	/* (what only the whole file tells: a port it has not, eth) */
+	write_conf(routed, "route = 10.9.0.0/16 via 10.1.0.9 port 2\n");
+	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      strstr(err, "route: the node has no port 2"),
+	      "a route to a port the node has not: %s", err);
+	write_conf(good, "peer = 10.2.0.2\n");
+	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      strstr(err, "route and peer lines are for encap = udp"),
+	      "a peer line on a raw Ethernet node: %s", err);
+}
+
 /* good plus line: refused with a message ending in want ("" = the line's
  * number and key come first). */
 static void check_bad(const char *line, const char *want)
@@ -153,6 +200,7 @@ int main(void)
 	check_table();
 	check_doc();
 	check_good();
+	check_routed();
 	check_bad("frobnicate = 3", "unknown key 'frobnicate'");
 	check_bad("no equals sign", "expected key = value");
 	check_bad("weight = 17", "weight: 1 to 16");
@@ -164,7 +212,19 @@ int main(void)
 		  "240 characters");
 	check_bad("node = ..", "node: 1 to 15 characters, no '/'");
 	check_bad("mac = 02:53", "mac: want xx:xx:xx:xx:xx:xx");
-	check_bad("ipv4 = 10.1", "ipv4: not an IPv4 address");
+	check_bad("ipv4 = 10.1", "ipv4: an IPv4 address");
+	check_bad("ipv4 = 10.1.0.2/33", "ipv4: an IPv4 address");
+	check_bad("ipv4 = 10.1.0.2/0", "ipv4: an IPv4 address");
+	check_bad("route = 10.2.0.0/16 10.1.0.1", "route: PREFIX/LEN via");
+	check_bad("route = 10.2.0.0 via 10.1.0.1", "route: PREFIX/LEN via");
+	check_bad("route = 10.2.0.0/16 via 10.1.0.1 port x",
+		  "route: PREFIX/LEN via");
+	check_bad("route = 10.2.0.1/16 via 10.1.0.1",
+		  "route: 10.2.0.1/16 has bits past its length");
+	check_bad("route = default via 255.255.255.255",
+		  "route: a gateway is a host's address");
+	check_bad("peer = 10.2", "peer: not an IPv4 address");
+	check_bad("peer = 224.0.0.1", "peer: a peer is a host's address");
 	check_bad("link = a/b", "link: a kernel interface name");
 	check_bad("crc = sometimes", "crc: yes or no");
 	check_bad("port = net_memif2,zero-copy=no,zero-copy=yes",

@@ -80,6 +80,9 @@ static uint8_t *wrapped(uint32_t plen, bool crc, uint8_t **raw,
 	return w;
 }
 
+/* The sender's address of the frame unwrap_copy took last. */
+static uint32_t last_src;
+
 static enum srnic_wire_err unwrap_copy(const uint8_t *w, uint32_t len,
 				       uint8_t **out, uint32_t *raw_len)
 {
@@ -87,7 +90,8 @@ static enum srnic_wire_err unwrap_copy(const uint8_t *w, uint32_t len,
 	enum srnic_wire_err e;
 
 	memcpy(c, w, len);
-	e = srnic_wire_udp_unwrap(c, len, MY_IP, PORT, raw_len);
+	last_src = 0;
+	e = srnic_wire_udp_unwrap(c, len, MY_IP, PORT, raw_len, &last_src);
 	*out = c;
 	return e;
 }
@@ -133,8 +137,10 @@ static void test_layout(void)
 				  SRNIC_WIRE_OK,
 			  "%u B: own wrap refused", plen))
 			CHECK(raw_len == len - SRNIC_UDP_HLEN &&
-				      !memcmp(u + SRNIC_UDP_HLEN, raw, raw_len),
-			      "%u B: unwrapped is not the raw frame", plen);
+				      !memcmp(u + SRNIC_UDP_HLEN, raw, raw_len) &&
+				      last_src == PEER_IP,
+			      "%u B: unwrapped is not the raw frame from its "
+			      "sender", plen);
 		free(u);
 		free(raw);
 		free(w);
@@ -186,7 +192,7 @@ static void test_integrity(void)
 	memcpy(hdr, rdmac, 6);
 	memcpy(hdr + 6, rsmac, 6);
 	if (CHECK(srnic_wire_udp_unwrap(hdr, n + SRNIC_UDP_HLEN, MY_IP, PORT,
-					&raw_len) == SRNIC_WIRE_OK,
+					&raw_len, &last_src) == SRNIC_WIRE_OK,
 		  "routed BOOTING refused") &&
 	    CHECK(srnic_wire_decode(hdr + SRNIC_UDP_HLEN, raw_len, &got) ==
 			  SRNIC_WIRE_OK,
@@ -226,6 +232,9 @@ static const struct damage damages[] = {
 	{"IPv6's EtherType", 12, 0x86, false, SRNIC_WIRE_NOT_OURS},
 	{"IP version 6", 14, 0x65, true, SRNIC_WIRE_NOT_OURS},
 	{"srnic's own EtherType", 12, 0x88, false, SRNIC_WIRE_NOT_OURS},
+	/* sources no node has: nobody to answer */
+	{"from a loopback address", 26, 127, true, SRNIC_WIRE_BAD_IP},
+	{"from a multicast group", 26, 0xe0, true, SRNIC_WIRE_BAD_IP},
 };
 
 static void test_damage(void)
@@ -290,20 +299,34 @@ static void test_damage(void)
 	CHECK(unwrap_copy(w, len, &u, &raw_len) == SRNIC_WIRE_OK,
 	      "a right UDP checksum refused");
 	free(u);
-	/* The limited broadcast and a multicast group are ours too. */
+	/* The limited broadcast and a multicast group are ours too; a
+	 * frame from 0.0.0.0 or the limited broadcast is refused. */
 	srnic_put16(w + 40, 0);
-	srnic_put32(w + 30, SRNIC_IPV4_BROADCAST);
-	srnic_put16(w + 24, 0);
-	srnic_put16(w + 24, sum16(w + 14, 20, 0));
-	CHECK(unwrap_copy(w, len, &u, &raw_len) == SRNIC_WIRE_OK,
-	      "the limited broadcast refused");
-	free(u);
-	srnic_put32(w + 30, 0xef010203);
-	srnic_put16(w + 24, 0);
-	srnic_put16(w + 24, sum16(w + 14, 20, 0));
-	CHECK(unwrap_copy(w, len, &u, &raw_len) == SRNIC_WIRE_OK,
-	      "a multicast group refused");
-	free(u);
+	{
+		static const struct {
+			unsigned off;
+			uint32_t ip;
+			enum srnic_wire_err want;
+		} addr[] = {
+			{30, SRNIC_IPV4_BROADCAST, SRNIC_WIRE_OK},
+			{30, 0xef010203, SRNIC_WIRE_OK},
+			{30, MY_IP, SRNIC_WIRE_OK},
+			{26, 0, SRNIC_WIRE_BAD_IP},
+			{26, SRNIC_IPV4_BROADCAST, SRNIC_WIRE_BAD_IP},
+			{26, PEER_IP, SRNIC_WIRE_OK},
+		};
+		unsigned k;
+
+		for (k = 0; k < sizeof(addr) / sizeof(addr[0]); k++) {
+			srnic_put32(w + addr[k].off, addr[k].ip);
+			srnic_put16(w + 24, 0);
+			srnic_put16(w + 24, sum16(w + 14, 20, 0));
+			CHECK(unwrap_copy(w, len, &u, &raw_len) == addr[k].want,
+			      "%s %08x: not %d", addr[k].off == 26 ? "from" : "to",
+			      addr[k].ip, addr[k].want);
+			free(u);
+		}
+	}
 	/* Cut anywhere: never OK, never a read past the end (ASan). */
 	for (cut = 0; cut < len; cut++) {
 		e = unwrap_copy(w, cut, &u, &raw_len);
@@ -315,10 +338,113 @@ static void test_damage(void)
 	free(w);
 }
 
+/* A peer's address inside a UDP node, and back; nothing else reads as
+ * one. */
+static void test_ip_mac(void)
+{
+	static const uint8_t others[][6] = {
+		{0x02, 0x53, 0x4e, 0x01, 0x00, 0x01},	/* the testbed's */
+		{0x02, 0x5e, 10, 55, 0, 9},		/* a service's */
+		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+		{0x01, 0x00, 0x5e, 0x00, 0x00, 0x01},
+	};
+	uint8_t mac[6];
+	unsigned i;
+
+	srnic_wire_ip_mac(PEER_IP, mac);
+	CHECK(!(mac[0] & 1) && (mac[0] & 2), "not local and unicast: %02x",
+	      mac[0]);
+	CHECK(srnic_wire_mac_ip(mac) == PEER_IP, "the address back: %08x",
+	      srnic_wire_mac_ip(mac));
+	for (i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		CHECK(srnic_wire_mac_ip(others[i]) == 0,
+		      "address %u read as a peer's", i);
+}
+
+/* ARP: the layout RFC 826 gives, every field back, and what is not ARP
+ * for IPv4 over Ethernet, or not from a host, refused. */
+static void test_arp(void)
+{
+	static const uint8_t bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static const uint8_t want[42] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0x53, 0x4e, 0x01,
+		0x00, 0x02, 0x08, 0x06, 0x00, 0x01, 0x08, 0x00, 0x06, 0x04,
+		0x00, 0x01, 0x02, 0x53, 0x4e, 0x01, 0x00, 0x02, 10, 55,
+		0, 2, 0, 0, 0, 0, 0, 0, 10, 55, 0, 1,
+	};
+	struct srnic_arp a = {.op = SRNIC_ARP_REQUEST,
+			      .sha = {0x02, 0x53, 0x4e, 0x01, 0x00, 0x02},
+			      .spa = MY_IP,
+			      .tpa = PEER_IP},
+			 got;
+	uint8_t f[SRNIC_ARP_FRAME + 8], g[SRNIC_ARP_FRAME];
+	uint32_t cut;
+	unsigned i;
+
+	memset(f, 0xee, sizeof(f));
+	srnic_wire_arp_encode(f, bc, a.sha, &a);
+	CHECK(!memcmp(f, want, sizeof(want)), "not RFC 826's layout");
+	for (i = sizeof(want); i < SRNIC_ARP_FRAME; i++)
+		if (!CHECK(f[i] == 0, "padding byte %u is %02x", i, f[i]))
+			break;
+	CHECK(f[SRNIC_ARP_FRAME] == 0xee, "written past the frame");
+	if (CHECK(srnic_wire_arp_decode(f, SRNIC_ARP_FRAME, &got) ==
+			  SRNIC_WIRE_OK,
+		  "own request refused"))
+		CHECK(got.op == a.op && !memcmp(got.sha, a.sha, 6) &&
+			      got.spa == a.spa && !memcmp(got.tha, a.tha, 6) &&
+			      got.tpa == a.tpa,
+		      "a field changed on the way");
+	/* Damage, one field at a time. */
+	{
+		static const struct {
+			uint32_t off;
+			uint8_t val;
+			enum srnic_wire_err want;
+		} d[] = {
+			{12, 0x88, SRNIC_WIRE_NOT_OURS},	/* srnic's */
+			{13, 0x00, SRNIC_WIRE_NOT_OURS},	/* IPv4's */
+			{15, 0x06, SRNIC_WIRE_BAD_ARP},	/* hardware type */
+			{16, 0x86, SRNIC_WIRE_BAD_ARP},	/* protocol */
+			{18, 0x08, SRNIC_WIRE_BAD_ARP},	/* lengths */
+			{19, 0x10, SRNIC_WIRE_BAD_ARP},
+			{21, 0x03, SRNIC_WIRE_BAD_ARP},	/* RARP */
+			{22, 0x03, SRNIC_WIRE_BAD_ARP},	/* group sender */
+			{28, 0xe0, SRNIC_WIRE_BAD_ARP},	/* from a group */
+			{38, 0x00, SRNIC_WIRE_OK},	/* any target */
+		};
+
+		for (i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+			memcpy(g, f, sizeof(g));
+			g[d[i].off] = d[i].val;
+			CHECK(srnic_wire_arp_decode(g, sizeof(g), &got) ==
+				      d[i].want,
+			      "byte %u = %02x: %d", d[i].off, d[i].val,
+			      srnic_wire_arp_decode(g, sizeof(g), &got));
+		}
+		/* a zero sender's Ethernet address; a probe's 0.0.0.0 */
+		memcpy(g, f, sizeof(g));
+		memset(g + 22, 0, 6);
+		CHECK(srnic_wire_arp_decode(g, sizeof(g), &got) ==
+			      SRNIC_WIRE_BAD_ARP,
+		      "a zero sender taken");
+		memcpy(g, f, sizeof(g));
+		memset(g + 28, 0, 4);
+		CHECK(srnic_wire_arp_decode(g, sizeof(g), &got) ==
+				      SRNIC_WIRE_OK && got.spa == 0,
+		      "a probe refused");
+	}
+	for (cut = 0; cut < 42; cut++)
+		CHECK(srnic_wire_arp_decode(f, cut, &got) != SRNIC_WIRE_OK,
+		      "cut to %u bytes: taken", cut);
+}
+
 int main(void)
 {
 	test_layout();
 	test_integrity();
 	test_damage();
+	test_ip_mac();
+	test_arp();
 	return check_summary("test_wire_udp");
 }

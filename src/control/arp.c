@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ARP for a UDP node (encap = udp), on the control core: the node answers
+ * for its address on every port, and finds the Ethernet address of each
+ * next hop its frames go to (a peer on the segment, a router), which the
+ * ports' senders read from the node's neighbour table (port/udp.c).  A
+ * sender that finds no address for its hop leaves the hop in neigh_want,
+ * drops the frame (drop unresolved: the QP sends it again) and the next
+ * tick asks.  Peers are resolved as soon as they are heard, and the
+ * routes' gateways and the configured peers from the start, so a QP's
+ * first frames seldom meet an unknown hop.
+ *
+ * Entries are refreshed while they live (a hop that moves to another
+ * Ethernet address is learned again from its answer, or at once from its
+ * own ARP: every node says its address on each port as it starts).
+ */
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "srnic_control.h"
+
+#define ASK_MS 200		/* an unknown hop asked again after */
+#define ASK_SLOW_MS 1000	/* ... after ASK_TRIES unanswered */
+#define ASK_TRIES 5
+#define REFRESH_MS 15000	/* a known one asked again after */
+#define ANNOUNCE_MS 500		/* the node's own ARPs at start, apart */
+#define ANNOUNCES 3
+
+static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+static uint64_t mac_word(const uint8_t m[6])
+{
+	return SRNIC_NEIGH_KNOWN | (uint64_t)m[0] << 40 | (uint64_t)m[1] << 32 |
+	       (uint64_t)m[2] << 24 | (uint64_t)m[3] << 16 |
+	       (uint64_t)m[4] << 8 | m[5];
+}
+
+/* An ARP frame out of port p. */
+static void send_arp(struct srnic_engine *eng, unsigned p,
+		     const uint8_t eth_dst[6], const struct srnic_arp *a)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(eng->node->pool);
+	uint8_t *f;
+
+	if (!m)
+		return;
+	f = (uint8_t *)rte_pktmbuf_append(m, SRNIC_ARP_FRAME);
+	if (!f) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	srnic_wire_arp_encode(f, eth_dst, eng->node->port[p].mac, a);
+	m->port = (uint16_t)p;
+	srnic_control_queue(eng, m);
+}
+
+static void ask(struct srnic_engine *eng, struct srnic_neigh *n, uint64_t now)
+{
+	struct srnic_arp a = {.op = SRNIC_ARP_REQUEST,
+			      .spa = eng->cfg.ipv4,
+			      .tpa = n->ipv4};
+
+	memcpy(a.sha, eng->node->port[n->port].mac, 6);
+	send_arp(eng, n->port, bcast, &a);
+	n->asked_ms = now;
+	n->tries++;
+	eng->st->arp_asked++;
+}
+
+static struct srnic_neigh *find(struct srnic_node *node, uint32_t ip,
+				unsigned p)
+{
+	unsigned i;
+
+	for (i = 0; i < SRNIC_MAX_NEIGH; i++)
+		if (node->neigh[i].ipv4 == ip && node->neigh[i].port == p)
+			return &node->neigh[i];
+	return NULL;
+}
+
+/* An entry for hop ip on port p: its own, or a free one, or the one heard
+ * from longest ago (a full table of hops still in use asks again for the
+ * one it lost, as for any). */
+static struct srnic_neigh *entry(struct srnic_engine *eng, uint32_t ip,
+				 unsigned p, uint64_t now)
+{
+	struct srnic_node *node = eng->node;
+	struct srnic_neigh *n = find(node, ip, p), *old = NULL;
+	unsigned i;
+
+	if (n)
+		return n;
+	for (i = 0; i < SRNIC_MAX_NEIGH && !n; i++) {
+		if (!node->neigh[i].ipv4)
+			n = &node->neigh[i];
+		else if (!old || node->neigh[i].heard_ms < old->heard_ms)
+			old = &node->neigh[i];
+	}
+	if (!n)
+		n = old;
+	/* (unknown first: a sender that still reads the old hop must not
+	 * pair it with the new one's address) */
+	__atomic_store_n(&n->mac, 0, __ATOMIC_RELEASE);
+	n->port = (uint8_t)p;
+	n->asked_ms = 0;
+	n->heard_ms = now;
+	n->tries = 0;
+	__atomic_store_n(&n->ipv4, ip, __ATOMIC_RELEASE);
+	return n;
+}
+
+static void learned(struct srnic_engine *eng, struct srnic_neigh *n,
+		    const uint8_t mac[6], uint64_t now)
+{
+	uint64_t w = mac_word(mac);
+
+	if (__atomic_load_n(&n->mac, __ATOMIC_RELAXED) != w) {
+		ctl_log(eng, "next hop %u.%u.%u.%u on port %u is "
+			"%02x:%02x:%02x:%02x:%02x:%02x", n->ipv4 >> 24,
+			(n->ipv4 >> 16) & 0xff, (n->ipv4 >> 8) & 0xff,
+			n->ipv4 & 0xff, n->port, mac[0], mac[1], mac[2],
+			mac[3], mac[4], mac[5]);
+		__atomic_store_n(&n->mac, w, __ATOMIC_RELEASE);
+		eng->st->arp_learned++;
+	}
+	n->heard_ms = now;
+	n->tries = 0;
+}
+
+void srnic_arp_rx(struct srnic_engine *eng, struct rte_mbuf *m,
+		  uint64_t now)
+{
+	unsigned p = m->port;
+	struct srnic_neigh *n;
+	struct srnic_arp a;
+
+	if (p >= eng->node->nports ||
+	    srnic_wire_arp_decode(rte_pktmbuf_mtod(m, const uint8_t *),
+				  rte_pktmbuf_data_len(m), &a) !=
+		    SRNIC_WIRE_OK) {
+		eng->st->arp_refused++;
+		return;
+	}
+	/* What the sender says of itself: news for a hop we send to, and
+	 * for one that asks for us (it is about to send to us, and we will
+	 * answer it: a router, a peer on the segment). */
+	if (a.spa && a.spa != eng->cfg.ipv4) {
+		n = find(eng->node, a.spa, p);
+		if (!n && a.op == SRNIC_ARP_REQUEST && a.tpa == eng->cfg.ipv4)
+			n = entry(eng, a.spa, p, now);
+		if (n)
+			learned(eng, n, a.sha, now);
+	}
+	if (a.op == SRNIC_ARP_REQUEST && a.tpa == eng->cfg.ipv4 &&
+	    a.spa != eng->cfg.ipv4) {
+		struct srnic_arp r = {.op = SRNIC_ARP_REPLY,
+				      .spa = eng->cfg.ipv4,
+				      .tpa = a.spa};
+
+		memcpy(r.sha, eng->node->port[p].mac, 6);
+		memcpy(r.tha, a.sha, 6);
+		send_arp(eng, p, a.sha, &r);
+		eng->st->arp_answered++;
+	}
+}
+
+void srnic_arp_want(struct srnic_engine *eng, unsigned p, uint32_t dst)
+{
+	uint32_t hop;
+
+	if (!eng->cfg.encap_udp || p >= eng->node->nports)
+		return;
+	hop = srnic_port_udp_next_hop(&eng->cfg, p, dst);
+	if (!find(eng->node, hop, p))
+		entry(eng, hop, p, srnic_ms());
+}
+
+void srnic_arp_tick(struct srnic_engine *eng, uint64_t now)
+{
+	struct srnic_node *node = eng->node;
+	unsigned p, i;
+	uint32_t hop;
+
+	if (!eng->cfg.encap_udp)
+		return;
+	for (p = 0; p < node->nports; p++) {
+		if (!node->port[p].polling)
+			continue;
+		/* The node's own address, said as it starts (a hop that
+		 * kept another Ethernet address for it learns this one). */
+		if (eng->arp_announced[p] < ANNOUNCES &&
+		    now - eng->arp_announce_ms[p] >= ANNOUNCE_MS) {
+			struct srnic_arp a = {.op = SRNIC_ARP_REQUEST,
+					      .spa = eng->cfg.ipv4,
+					      .tpa = eng->cfg.ipv4};
+
+			memcpy(a.sha, node->port[p].mac, 6);
+			send_arp(eng, p, bcast, &a);
+			eng->arp_announced[p]++;
+			eng->arp_announce_ms[p] = now;
+		}
+		hop = __atomic_exchange_n(&node->neigh_want[p], 0,
+					  __ATOMIC_ACQ_REL);
+		if (hop && !find(node, hop, p))
+			entry(eng, hop, p, now);
+		for (i = 0; i < eng->cfg.nroutes; i++)
+			if (eng->cfg.route[i].port < 0 ||
+			    eng->cfg.route[i].port == (int)p)
+				srnic_arp_want(eng, p, eng->cfg.route[i].gw);
+		for (i = 0; i < eng->cfg.npeers; i++)
+			srnic_arp_want(eng, p, eng->cfg.peer[i]);
+	}
+	for (i = 0; i < SRNIC_MAX_NEIGH; i++) {
+		struct srnic_neigh *n = &node->neigh[i];
+		bool known = __atomic_load_n(&n->mac, __ATOMIC_RELAXED) &
+			     SRNIC_NEIGH_KNOWN;
+
+		if (!n->ipv4 || !node->port[n->port].polling)
+			continue;
+		if (!known ? now - n->asked_ms >= (n->tries < ASK_TRIES
+							    ? ASK_MS
+							    : ASK_SLOW_MS)
+			   : now - n->heard_ms >= REFRESH_MS &&
+				     now - n->asked_ms >= ASK_MS * (1 + n->tries))
+			ask(eng, n, now);
+	}
+}

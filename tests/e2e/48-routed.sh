@@ -1,0 +1,118 @@
+# srnic across routers (encap = udp, docs/wire-protocol.md "Across
+# routers"): a testbed of its own, ./srnic testbed up --routed, whose two
+# nodes are in subnets of their own (10.56.0.0/24, 10.56.1.0/24) behind
+# two routers joined by two equal-cost paths, srnicd in each node:
+#  - the nodes find each other through the routers (HELLOs sent to each
+#    configured peer, integration), and each learns its router's Ethernet
+#    address by ARP (arp_learned), while answering the router's ARP for
+#    its own address (the router's neighbour entry is the port's MAC);
+#  - a capture of a's rail around a transfer: every frame to b goes to
+#    the router's Ethernet address, every frame from b comes from it, the
+#    IPv4 addresses the nodes' (capture on the rail, tshark);
+#  - ibv_rc_pingpong -c, srnic_integrity (WRITE, READ and SEND of 1 B to
+#    8 MiB, every byte checked), ib_write_bw, ib_read_bw, ib_send_bw,
+#    rping -V (rdma_cm, every READ compared), UCX's io_demo over its
+#    rdmacm manager (-q: data checked) across the routers;
+#  - the router's port toward a moves to another Ethernet address while a
+#    pingpong runs (it says so by ARP, as a router does): a learns it and
+#    the pingpong ends with good data;
+#  - neither node counted a damaged frame (bad_ip, malformed, bad_crc,
+#    bad_auth).
+export SRNIC_NS=${SRNIC_NS:-srnic}-r SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-r
+. "$(dirname "$0")/../lib.sh"
+
+command -v tshark > /dev/null || { echo "SKIP: tshark not installed (./srnic setup installs it)"; exit 77; }
+
+trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+"$SRNIC" testbed down >/dev/null 2>&1
+"$SRNIC" testbed up --routed > "$LOGDIR/48-testbed.log" 2>&1 ||
+	{ cat "$LOGDIR/48-testbed.log"; fail "testbed up --routed"; }
+cat "$LOGDIR/48-testbed.log"
+R0=$SRNIC_NS-r0
+A=10.56.0.2 B=10.56.1.2
+wait_peer a b 0 && wait_peer b a 0 || fail "the nodes did not find each other across the routers"
+echo "a and b found each other across the routers"
+
+# ARP both ways: a learned its router, the router a's port.
+[ "$(counter a arp_learned)" -ge 1 ] || fail "a learned no next hop: $(counter_text a | grep arp)"
+rmac=$(ip -n "$R0" -br link show n-a | awk '{print $3}')
+amac=$(conf_value "$(node_conf a)" port | sed -n 's/.*mac=\([0-9a-f:]*\).*/\1/p')
+ip -n "$R0" neigh show "$A" | grep -q "lladdr $amac" ||
+	fail "the router's neighbour entry for a is not a's port ($amac): $(ip -n "$R0" neigh show "$A")"
+echo "a's router is $rmac; the router has a at $amac"
+
+# A capture of a's rail around a transfer.
+pcap=$LOGDIR/routed.pcap
+rm -f "$pcap"
+ip netns exec "$SRNIC_NS-a" timeout 60 dumpcap -q -i rail0 -c 3000 -f "udp port 4793" -w "$pcap" > "$LOGDIR/routed-cap.log" 2>&1 &
+cap=$!
+for _ in $(seq 100); do [ -s "$pcap" ] && break; sleep 0.05; done
+pair routed-cap-bw 90 ib_write_bw -n 2000 -s 65536 || fail "ib_write_bw across the routers"
+wait $cap || { cat "$LOGDIR/routed-cap.log"; fail "dumpcap on a's rail"; }
+tshark -r "$pcap" -T fields -E occurrence=f -e eth.src -e eth.dst -e ip.src -e ip.dst 2>/dev/null |
+	awk -v a="$amac" -v r="$rmac" -v A="$A" -v B="$B" '
+		$3 == A && $4 == B { out++; if ($1 != a || $2 != r) bad++; next }
+		$3 == B && $4 == A { in_++; if ($1 != r || $2 != a) bad++; next }
+		{ other++ }
+		END { printf "%d frames to b, %d from b, %d others, %d with other Ethernet addresses\n", out, in_, other, bad
+		      exit !(out > 1000 && in_ > 10 && !bad) }' ||
+	fail "the capture of a's rail: not every frame went to the router, or came from it"
+
+pingpong routed-pp 60 ibv_rc_pingpong -g 1 -s 4096 -n 2000 || fail "ibv_rc_pingpong -c across the routers"
+pair routed-integrity 120 "$BUILD/examples/srnic_integrity" || fail "srnic_integrity across the routers"
+grep -q ", 0 bad" "$LOGDIR/routed-integrity.a" || fail "srnic_integrity across the routers reported bad data"
+grep -h "bad" "$LOGDIR/routed-integrity.a" | tail -1
+bw routed-write-bw ib_write_bw -n 2000 -s 65536
+bw routed-read-bw ib_read_bw -n 1000
+bw routed-send-bw ib_send_bw -n 2000 -r 2048
+
+# rping -V: every RDMA READ's data compared with what was sent.
+timeout -k 5 60 "$SRNIC" exec b -- rping -s -V -C 200 -S 4096 -a 0.0.0.0 -p 7174 > "$LOGDIR/routed-rping.b" 2>&1 &
+srv=$!
+wait_listen b $((7174 ^ 0x4000)) || echo "--- rping's server never listened" >&2
+on a 60 -- rping -c -V -C 200 -S 4096 -a $B -p 7174 > "$LOGDIR/routed-rping.a" 2>&1 ||
+	{ tail -5 "$LOGDIR/routed-rping.a"; fail "rping -V across the routers (client)"; }
+wait $srv || { tail -5 "$LOGDIR/routed-rping.b"; fail "rping -V across the routers (server)"; }
+grep -q "data mismatch" "$LOGDIR"/routed-rping.* && fail "rping: data mismatch"
+echo "rping -V: 200 pings"
+
+# UCX: io_demo, its data check on (-q), connected by UCX's rdmacm manager.
+E=(env UCX_TLS=rc_v,self UCX_NET_DEVICES=srnic0:1 UCX_ADDRESS_VERSION=v2
+	UCX_SOCKADDR_TLS_PRIORITY=rdmacm)
+if command -v io_demo > /dev/null; then
+	timeout -k 5 60 "$SRNIC" exec b -- "${E[@]}" io_demo -p 13600 -q \
+		-d 1024:65536 > "$LOGDIR/routed-io_demo.b" 2>&1 &
+	srv=$!
+	wait_listen b $((13600 ^ 0x4000)) || echo "--- io_demo's server never listened" >&2
+	on a 60 -- "${E[@]}" io_demo -p 13600 -q -d 1024:65536 -i 2000 \
+		-o read,write -c 3 $B > "$LOGDIR/routed-io_demo.a" 2>&1 || true
+	kill $srv 2>/dev/null; wait $srv 2>/dev/null
+	grep -q "Client exit with status 'OK'" "$LOGDIR/routed-io_demo.a" &&
+		! grep -qi "error\|mismatch\|timeout" "$LOGDIR/routed-io_demo.a" ||
+		{ tail -15 "$LOGDIR/routed-io_demo.a" >&2; fail "io_demo across the routers"; }
+	echo "io_demo (UCX, rdmacm): $(grep -o 'read [0-9.]* MBs.*write [0-9.]* MBs' "$LOGDIR/routed-io_demo.a" | tail -1)"
+else
+	echo "io_demo not installed: UCX across the routers not run"
+fi
+
+# The router's port toward a moves to another Ethernet address, mid-
+# pingpong, and says so (arp_notify: a gratuitous ARP, as routers do on
+# a failover).
+learned=$(counter a arp_learned)
+ip netns exec "$R0" sysctl -qw net.ipv4.conf.n-a.arp_notify=1
+( pingpong routed-move 120 ibv_rc_pingpong -g 1 -s 4096 -n 20000 ) > "$LOGDIR/routed-move.out" 2>&1 &
+pp=$!
+sleep 1
+ip -n "$R0" link set n-a address 02:72:00:00:00:0a
+wait $pp || { cat "$LOGDIR/routed-move.out"; fail "the pingpong across the router that moved"; }
+[ "$(counter a arp_learned)" -gt "$learned" ] || fail "a did not learn the router's new address"
+kill -0 "$(cat "$TB/a.srnicd.pid")" 2>/dev/null || fail "a's srnicd is gone"
+echo "the router moved to 02:72:00:00:00:0a mid-pingpong: a learned it, the pingpong ended with good data"
+
+for n in a b; do
+	d=$(counter "$n" "drops.bad_ip drops.malformed drops.bad_crc drops.bad_auth") ||
+		fail "no counters of $n"
+	echo "node $n: bad_ip, malformed, bad_crc, bad_auth drops: $d; unresolved $(counter "$n" drops.unresolved)"
+	[ "$d" = "0 0 0 0" ] || fail "node $n could not read frames of the other"
+done
+exit 0
