@@ -176,6 +176,16 @@ void srnic_arp_want(struct srnic_engine *eng, unsigned p, uint32_t dst)
 		entry(eng, hop, p, srnic_ms());
 }
 
+bool srnic_arp_ready(struct srnic_engine *eng, unsigned p, uint32_t dst)
+{
+	struct srnic_neigh *n = find(eng->node,
+				     srnic_port_udp_next_hop(&eng->cfg, p, dst),
+				     p);
+
+	return n && (__atomic_load_n(&n->mac, __ATOMIC_RELAXED) &
+		     SRNIC_NEIGH_KNOWN);
+}
+
 void srnic_arp_tick(struct srnic_engine *eng, uint64_t now)
 {
 	struct srnic_node *node = eng->node;

@@ -194,13 +194,39 @@ struct rte_mbuf *srnic_control_send_peer(struct srnic_engine *eng,
 		       p);
 }
 
+static inline uint64_t peer_hello_ms(const struct srnic_peer *peer,
+				     uint64_t now);
+
+/* The paths of the peer at ipv4 whose HELLOs port p heard lately (as its
+ * ports are judged: PORT_SILENT_MS, or SILENT_HELLOS of its intervals if
+ * longer); 0, not said, when none (the peer not known, or not heard on p
+ * at all). */
+static uint8_t paths_heard(struct srnic_engine *eng, uint32_t ipv4,
+			   unsigned p)
+{
+	const struct srnic_peer *peer = srnic_peer_find(eng, ipv4);
+	uint64_t now = srnic_ms(), quiet;
+	uint8_t heard = 0;
+	unsigned k;
+
+	if (!peer)
+		return 0;
+	quiet = SILENT_HELLOS * peer_hello_ms(peer, now);
+	if (quiet < PORT_SILENT_MS)
+		quiet = PORT_SILENT_MS;
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		if (now - peer->path_heard[p][k] <= quiet)
+			heard |= (uint8_t)(1u << k);
+	return heard;
+}
+
 static void send_hello(struct srnic_engine *eng, unsigned p,
 		       unsigned hello_ms)
 {
 	struct srnic_pkt pkt;
 	struct rte_mbuf *m;
 	uint8_t to[6];
-	unsigned i;
+	unsigned i, k;
 
 	/* Numbered per port, so that peers can tell how many they miss. */
 	srnic_control_pkt(eng, SRNIC_OP_HELLO, p, &pkt);
@@ -214,12 +240,22 @@ static void send_hello(struct srnic_engine *eng, unsigned p,
 	if (m)
 		srnic_control_queue(eng, m);
 	/* The same HELLO to each configured peer (encap = udp), whom the
-	 * broadcast does not reach beyond a router. */
+	 * broadcast does not reach beyond a router: one on each path (UDP
+	 * source port), each saying which of the peer's paths we hear, so
+	 * that both ends learn which paths carry frames (port/udp.c). */
 	for (i = 0; i < eng->cfg.npeers; i++) {
+		/* (not before ARP finds the way: arp.c asks from the start) */
+		if (!srnic_arp_ready(eng, p, eng->cfg.peer[i]))
+			continue;
+		pkt.paths = paths_heard(eng, eng->cfg.peer[i], p);
 		srnic_wire_ip_mac(eng->cfg.peer[i], to);
-		m = srnic_pkt_alloc(eng, &pkt, to, p, NULL);
-		if (m)
+		for (k = 0; k < SRNIC_UDP_PATHS; k++) {
+			m = srnic_pkt_alloc(eng, &pkt, to, p, NULL);
+			if (!m)
+				break;
+			m->hash.usr = k;
 			srnic_control_queue(eng, m);
+		}
 	}
 }
 
@@ -385,8 +421,10 @@ static void hello_interval(struct srnic_peer *peer, uint16_t said,
 	peer->hello_ms = ms;
 }
 
+/* A control frame from a peer, in on port p (on path `path` where the
+ * peer is a UDP node: port/udp.c). */
 static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
-		  unsigned p, uint64_t now)
+		  unsigned p, unsigned path, uint64_t now)
 {
 	struct srnic_peer *peer;
 
@@ -438,6 +476,13 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 						 __ATOMIC_RELEASE);
 				__atomic_store_n(&peer->ndev, pkt->ndev,
 						 __ATOMIC_RELEASE);
+				/* (its paths: which we hear, which it does) */
+				if (path < SRNIC_UDP_PATHS)
+					peer->path_heard[p][path] = now;
+				if (pkt->paths)
+					__atomic_store_n(&peer->paths_ok[p],
+							 pkt->paths,
+							 __ATOMIC_RELEASE);
 			}
 			if (peer->inc != pkt->src_inc) {
 				if (peer->inc)
@@ -488,7 +533,10 @@ static void drain_rx(struct srnic_engine *eng, uint64_t now)
 				 pkt.opcode == SRNIC_OP_TPT_ACK)
 				srnic_tpt_rx(eng, &pkt, m->port);
 			else
-				learn(eng, &pkt, m->port, now);
+				learn(eng, &pkt, m->port,
+				      eng->cfg.encap_udp ? m->hash.usr
+							 : SRNIC_UDP_NO_PATH,
+				      now);
 		}
 		rte_pktmbuf_free(m);
 	}

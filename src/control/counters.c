@@ -434,6 +434,17 @@ void srnic_out_u16s(struct srnic_out *o, const char *name,
 	list(o, name, v, i);
 }
 
+void srnic_out_u8s(struct srnic_out *o, const char *name, const uint8_t *v8,
+		   unsigned n)
+{
+	uint64_t v[SRNIC_MAX_PORTS];
+	unsigned i;
+
+	for (i = 0; i < n && i < SRNIC_MAX_PORTS; i++)
+		v[i] = __atomic_load_n(&v8[i], __ATOMIC_RELAXED);
+	list(o, name, v, i);
+}
+
 /* Node scope: a text line per table line, and per drop reason; the
  * drops are one JSON object (the table keeps them together). */
 static void node_line(struct srnic_out *o, const struct srnic_counter *c,

@@ -112,6 +112,8 @@ void srnic_out_ports(struct srnic_out *o, const char *name,
 /* A list of n numbers. */
 void srnic_out_u16s(struct srnic_out *o, const char *name,
 		    const uint16_t *v, unsigned n);
+void srnic_out_u8s(struct srnic_out *o, const char *name, const uint8_t *v,
+		   unsigned n);
 /* Labels: JSON members, the value alone in text. */
 void srnic_out_label_u64(struct srnic_out *o, const char *name, uint64_t v);
 void srnic_out_label_str(struct srnic_out *o, const char *name,

@@ -77,6 +77,8 @@ void srnic_arp_rx(struct srnic_engine *eng, struct rte_mbuf *m,
 		  uint64_t now);
 void srnic_arp_tick(struct srnic_engine *eng, uint64_t now);
 void srnic_arp_want(struct srnic_engine *eng, unsigned p, uint32_t dst);
+/* Whether the Ethernet address of dst's next hop on port p is known. */
+bool srnic_arp_ready(struct srnic_engine *eng, unsigned p, uint32_t dst);
 
 /* control.c */
 /* A frame the control core made, out of port m->port by whichever

@@ -136,7 +136,9 @@ static void out_services(struct srnic_out *o, const struct srnic_node *node)
 
 /* A peer: where it is heard; whether RDMA flows in (it forgot our old
  * selves) and out (it lets us in); HELLOs lost per mille on each port, how
- * often a port went silent, and the ports striping avoids for it. */
+ * often a port went silent, the ports striping avoids for it, and (a UDP
+ * node's configured peer) on each port the paths it hears, bit k for
+ * path k (UDP source port 49152 + k; 0: it does not say). */
 static void out_peer(struct srnic_out *o, const struct srnic_node *node,
 		     const struct srnic_peer *peer)
 {
@@ -154,6 +156,7 @@ static void out_peer(struct srnic_out *o, const struct srnic_node *node,
 	srnic_out_counters(o, SRNIC_SCOPE_PEER, peer, 0);
 	srnic_out_ports(o, "silent", peer->silent, node->nports);
 	srnic_out_ports(o, "lossy", peer->lossy, node->nports);
+	srnic_out_u8s(o, "paths_ok", peer->paths_ok, node->nports);
 	srnic_out_close(o, false);
 }
 

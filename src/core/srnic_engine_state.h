@@ -72,6 +72,10 @@ struct srnic_engine {
 	uint32_t udp_dst[SRNIC_PORT_SLOTS];
 	uint32_t udp_hop[SRNIC_PORT_SLOTS];
 	uint8_t udp_neigh[SRNIC_PORT_SLOTS];
+	/* ... the peer it is (NULL: none known), and each port's turn
+	 * through the paths (UDP source ports) */
+	const struct srnic_peer *udp_to[SRNIC_PORT_SLOTS];
+	uint32_t udp_turn[SRNIC_PORT_SLOTS];
 	/* the control core's ARPs of the node's own address at its start
 	 * (control/arp.c): how many on each port, and when last */
 	uint8_t arp_announced[SRNIC_MAX_PORTS];

@@ -212,6 +212,13 @@ struct srnic_peer {
 	 * hears the peer: striping avoids it until it is heard again. */
 	uint8_t silent[SRNIC_MAX_PORTS];
 	uint32_t silenced;	/* times one of its ports went silent */
+	/* encap = udp: the paths (UDP source ports, SRNIC_UDP_PATHS)
+	 * between us.  On port i: which of ours it says it hears (its
+	 * HELLOs to us; 0: all), which the ports' senders spread their
+	 * frames over (control core writes, the ports read); and when we
+	 * last heard each of its (the control core's own). */
+	uint8_t paths_ok[SRNIC_MAX_PORTS];
+	uint64_t path_heard[SRNIC_MAX_PORTS][SRNIC_UDP_PATHS];
 	/* Integration (integrate.c).  The datapath reads ok_inc and
 	 * ready_inc; the control core writes everything. */
 	uint32_t ok_inc;	/* this incarnation of the peer confirmed it

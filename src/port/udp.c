@@ -95,6 +95,32 @@ found:
 	return true;
 }
 
+/* The path (UDP source port) a frame to dst leaves port p on: the next
+ * in turn of those the peer says it hears (all while it says none), so
+ * that a QP's packets spread over every path an ECMP hash makes of them
+ * (SRD's spraying), and leave a path that stops carrying them as soon as
+ * the peer's HELLOs say so (control.c).  A HELLO to one peer says its own
+ * path (the control core probes each). */
+static unsigned pick_path(struct srnic_engine *eng, unsigned p, uint32_t dst,
+			  const uint8_t *f, const struct rte_mbuf *m)
+{
+	const struct srnic_peer *peer = eng->udp_to[p];
+	unsigned ok, k, t;
+
+	if (f[SRNIC_ETH_HLEN + 1] == SRNIC_OP_HELLO)
+		return m->hash.usr % SRNIC_UDP_PATHS;
+	if (!peer || __atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) != dst)
+		peer = eng->udp_to[p] = srnic_node_peer(eng->node, dst);
+	ok = peer ? __atomic_load_n(&peer->paths_ok[p], __ATOMIC_RELAXED) : 0;
+	if (!ok)
+		ok = (1u << SRNIC_UDP_PATHS) - 1;
+	t = eng->udp_turn[p]++;
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		if (ok >> ((t + k) % SRNIC_UDP_PATHS) & 1)
+			break;
+	return (t + k) % SRNIC_UDP_PATHS;
+}
+
 bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 			 struct rte_mbuf *m)
 {
@@ -102,11 +128,15 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 	/* (a peer's port, or a group, a service's address, nobody yet:
 	 * the limited broadcast, on this segment only) */
 	uint32_t dst = srnic_wire_mac_ip(f);
+	unsigned path = 0;
 	uint8_t mac[6];
 
-	if (dst && !hop_mac(eng, p, dst, mac)) {
-		eng->st->drops[SRNIC_DROP_UNRESOLVED]++;
-		return false;
+	if (dst) {
+		if (!hop_mac(eng, p, dst, mac)) {
+			eng->st->drops[SRNIC_DROP_UNRESOLVED]++;
+			return false;
+		}
+		path = pick_path(eng, p, dst, f, m);
 	}
 	f = (uint8_t *)rte_pktmbuf_prepend(m, SRNIC_UDP_HLEN);
 	if (!f) {
@@ -115,7 +145,7 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 	}
 	srnic_wire_udp_wrap(f, rte_pktmbuf_pkt_len(m), eng->cfg.ipv4,
 			    dst ? dst : SRNIC_IPV4_BROADCAST,
-			    (uint16_t)eng->cfg.udp_port);
+			    (uint16_t)eng->cfg.udp_port, path);
 	if (dst)
 		memcpy(f, mac, 6);
 	return true;
@@ -128,7 +158,7 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		uint32_t raw_len, src;
+		struct srnic_udp_rx h;
 		enum srnic_wire_err e;
 		uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 
@@ -148,8 +178,7 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 		}
 		e = srnic_wire_udp_unwrap(f, rte_pktmbuf_data_len(m),
 					  eng->cfg.ipv4,
-					  (uint16_t)eng->cfg.udp_port,
-					  &raw_len, &src);
+					  (uint16_t)eng->cfg.udp_port, &h);
 		if (e == SRNIC_WIRE_BAD_IP) {
 			eng->st->drops[SRNIC_DROP_BAD_IP]++;
 			rte_pktmbuf_free(m);
@@ -169,11 +198,13 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 			f = (uint8_t *)rte_pktmbuf_adj(m, SRNIC_UDP_HLEN);
 			/* (the Ethernet padding goes, as the codec would
 			 * take a CRC trailer to be the frame's last bytes) */
-			if (rte_pktmbuf_pkt_len(m) > raw_len)
+			if (rte_pktmbuf_pkt_len(m) > h.raw_len)
 				rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) -
-							    raw_len);
-			/* (the sending node, not the last hop) */
-			srnic_wire_ip_mac(src, f + 6);
+							    h.raw_len);
+			/* (the sending node, not the last hop; the path it
+			 * came on, for the control core's HELLOs) */
+			srnic_wire_ip_mac(h.src_ip, f + 6);
+			m->hash.usr = h.path;
 		}
 		/* (NOT_OURS: as it came, for the codec to count) */
 		pkts[kept++] = m;

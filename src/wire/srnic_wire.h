@@ -304,6 +304,8 @@ struct srnic_pkt {
 	uint8_t ndev;
 	uint16_t hello_ms;  /* HELLO: the sender's next one comes within
 			     * about this (0: it does not say) */
+	uint8_t paths;	    /* HELLO to one UDP peer: bit k, the sender
+			     * hears the peer's path k (0: not said) */
 	uint8_t node_mac[6];
 	char node_name[16];
 	uint64_t groups;    /* HELLO: bit g, the node holds a region for
@@ -605,20 +607,29 @@ bool srnic_wire_auth_ok(const uint8_t *buf, const struct srnic_pkt *pkt,
  * SRNIC_UDP_HLEN free bytes and then a raw frame, len bytes in all; the
  * raw frame's Ethernet addresses move to the front and the IPv4 and UDP
  * headers follow them (from src_ip to dst_ip, host order, at UDP port
- * `port`; the source port is the flow's: 49152 and the sending QP's low
- * 14 bits, which an ECMP hash spreads).  unwrap: the other way, for a
- * frame of len bytes from a port: SRNIC_WIRE_NOT_OURS for anything that
- * is not IPv4 and UDP to `port` at my_ip, the limited broadcast or a
- * multicast group (left as it was), SRNIC_WIRE_BAD_IP for one to `port`
- * whose headers are wrong or whose source no node could have; OK with the
- * raw frame, *raw_len bytes without the Ethernet padding, at frame +
- * SRNIC_UDP_HLEN, and its sender's address in *src_ip.
+ * `port`; the source port names the path, SRNIC_UDP_SPORT0 + path, which
+ * an ECMP hash sends its own way).  unwrap: the other way, for a frame of
+ * len bytes from a port: SRNIC_WIRE_NOT_OURS for anything that is not
+ * IPv4 and UDP to `port` at my_ip, the limited broadcast or a multicast
+ * group (left as it was), SRNIC_WIRE_BAD_IP for one to `port` whose
+ * headers are wrong or whose source no node could have; OK with the raw
+ * frame, h->raw_len bytes without the Ethernet padding, at frame +
+ * SRNIC_UDP_HLEN, its sender's address and path in *h (path
+ * SRNIC_UDP_NO_PATH when the source port names none).
  */
+#define SRNIC_UDP_PATHS 8	/* source ports a node sends from */
+#define SRNIC_UDP_SPORT0 49152
+#define SRNIC_UDP_NO_PATH 0xff
+struct srnic_udp_rx {
+	uint32_t raw_len;
+	uint32_t src_ip;
+	uint8_t path;
+};
 void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
-			 uint32_t dst_ip, uint16_t port);
+			 uint32_t dst_ip, uint16_t port, unsigned path);
 enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 					  uint32_t my_ip, uint16_t port,
-					  uint32_t *raw_len, uint32_t *src_ip);
+					  struct srnic_udp_rx *h);
 
 /*
  * Inside a UDP node a peer's port is named by an Ethernet address made of

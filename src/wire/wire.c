@@ -21,7 +21,8 @@
  *            +8 nak_txid, +12 sack_msn, +16 sack_first, +20 credit,
  *            +24 sack_bits (8)
  *  hello ext +0 ipv4, +4 port, +5 dev, +6 node mac, +12 ndev,
- *            +13 reserved, +14 hello_ms (2: HELLO's interval; else 0),
+ *            +13 paths (HELLO to one UDP peer; else 0), +14 hello_ms
+ *            (2: HELLO's interval; else 0),
  *            +16 node name (16), +32 groups (8: HELLO's group map;
  *            SVC_ANNOUNCE: +32 service ipv4, +36 prio, +37 holder,
  *            +38 mode, +39 bound; TPT_UPDATE, TPT_ACK: +5 index,
@@ -178,12 +179,9 @@ static uint32_t ones_sum(const uint8_t *p, uint32_t len, uint32_t sum)
 }
 
 void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
-			 uint32_t dst_ip, uint16_t port)
+			 uint32_t dst_ip, uint16_t port, unsigned path)
 {
 	uint8_t *ip = frame + IP_OFF, *udp = frame + UDP_OFF;
-	/* (the sending QP, from the base header that stays where it is) */
-	uint32_t src_qpn = srnic_get32(frame + SRNIC_UDP_HLEN +
-				       SRNIC_ETH_HLEN + 8);
 
 	memmove(frame, frame + SRNIC_UDP_HLEN, 12);
 	srnic_put16(frame + 12, ETHERTYPE_IPV4);
@@ -198,7 +196,8 @@ void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
 	srnic_put32(ip + 12, src_ip);
 	srnic_put32(ip + 16, dst_ip);
 	srnic_put16(ip + 10, (uint16_t)~ones_sum(ip, 20, 0));
-	srnic_put16(udp, (uint16_t)(0xc000 | (src_qpn & 0x3fff)));
+	srnic_put16(udp, (uint16_t)(SRNIC_UDP_SPORT0 +
+				    path % SRNIC_UDP_PATHS));
 	srnic_put16(udp + 2, port);
 	srnic_put16(udp + 4, (uint16_t)(len - UDP_OFF));
 	srnic_put16(udp + 6, 0);
@@ -216,10 +215,10 @@ static bool udp_sum_ok(const uint8_t *ip, const uint8_t *udp, uint32_t ulen)
 
 enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 					  uint32_t my_ip, uint16_t port,
-					  uint32_t *raw_len, uint32_t *src_ip)
+					  struct srnic_udp_rx *h)
 {
 	const uint8_t *ip = frame + IP_OFF, *udp = frame + UDP_OFF;
-	uint32_t total, ulen, dst, ihl, src;
+	uint32_t total, ulen, dst, ihl, src, sport;
 
 	/* Not ours, left to whoever counts what is not: another EtherType,
 	 * IP version or protocol, a header length below 20, another UDP
@@ -258,10 +257,14 @@ enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 	if (!src || src == SRNIC_IPV4_BROADCAST || src >> 28 == 0xe ||
 	    src >> 24 == 127)
 		return SRNIC_WIRE_BAD_IP;
-	*src_ip = src;
+	sport = srnic_get16(udp);
+	h->src_ip = src;
+	h->path = sport - SRNIC_UDP_SPORT0 < SRNIC_UDP_PATHS
+			  ? (uint8_t)(sport - SRNIC_UDP_SPORT0)
+			  : SRNIC_UDP_NO_PATH;
 	memmove(frame + SRNIC_UDP_HLEN, frame, 12);
 	srnic_put16(frame + SRNIC_UDP_HLEN + 12, SRNIC_ETHERTYPE);
-	*raw_len = SRNIC_ETH_HLEN + total - SRNIC_UDP_HLEN;
+	h->raw_len = SRNIC_ETH_HLEN + total - SRNIC_UDP_HLEN;
 	return SRNIC_WIRE_OK;
 }
 
@@ -424,8 +427,10 @@ static void encode_hello_ext(uint8_t *x, const struct srnic_pkt *pkt)
 	x[5] = pkt->dev;
 	memcpy(x + 6, pkt->node_mac, 6);
 	x[12] = pkt->ndev;
-	if (pkt->opcode == SRNIC_OP_HELLO)
+	if (pkt->opcode == SRNIC_OP_HELLO) {
+		x[13] = pkt->paths;
 		srnic_put16(x + 14, pkt->hello_ms);
+	}
 	memcpy(x + 16, pkt->node_name, sizeof(pkt->node_name));
 	if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {
 		srnic_put32(x + 32, pkt->svc_ipv4);
@@ -533,8 +538,10 @@ static void decode_hello_ext(const uint8_t *x, struct srnic_pkt *pkt)
 	pkt->dev = x[5];
 	memcpy(pkt->node_mac, x + 6, 6);
 	pkt->ndev = x[12];
-	if (pkt->opcode == SRNIC_OP_HELLO)
+	if (pkt->opcode == SRNIC_OP_HELLO) {
+		pkt->paths = x[13];
 		pkt->hello_ms = srnic_get16(x + 14);
+	}
 	memcpy(pkt->node_name, x + 16, sizeof(pkt->node_name));
 	pkt->node_name[sizeof(pkt->node_name) - 1] = '\0';
 	if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {

@@ -13,6 +13,13 @@
 #    8 MiB, every byte checked), ib_write_bw, ib_read_bw, ib_send_bw,
 #    rping -V (rdma_cm, every READ compared), UCX's io_demo over its
 #    rdmacm manager (-q: data checked) across the routers;
+#  - one QP's packets go over both paths (a UDP source port each, which
+#    the routers hash: 8 of them); each node hears all 8 of the other's;
+#  - path 0 drops everything mid-pingpong (-c): b's HELLOs say which of
+#    a's paths it still hears, a leaves the dead ones, the pingpong ends
+#    with good data and no QP fails; the path back, a uses it again;
+#  - 1% loss on one path: ib_write_bw keeps at least half the goodput of
+#    a clean run (measured: 82%);
 #  - the router's port toward a moves to another Ethernet address while a
 #    pingpong runs (it says so by ARP, as a router does): a learns it and
 #    the pingpong ends with good data;
@@ -94,6 +101,47 @@ if command -v io_demo > /dev/null; then
 else
 	echo "io_demo not installed: UCX across the routers not run"
 fi
+
+# Paths: one QP's packets over both links between the routers (each UDP
+# source port hashed to one of them), and each node hears all 8 of the
+# other's paths.
+tx() { ip -n "$R0" -s -j link show "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['tx']['packets'])"; }
+paths_ok() { counter "$1" paths_ok "$([ "$1" = a ] && echo b || echo a)"; }
+[ "$(paths_ok a)" = 255 ] && [ "$(paths_ok b)" = 255 ] ||
+	fail "the nodes do not hear each other on every path: a $(paths_ok a), b $(paths_ok b)"
+t0=$(tx p0) t1=$(tx p1)
+pair routed-paths-bw 90 ib_write_bw -n 3000 -s 65536 -q 1 || fail "ib_write_bw, one QP, across the routers"
+d0=$(( $(tx p0) - t0 )) d1=$(( $(tx p1) - t1 ))
+echo "one QP's frames from a's router: $d0 on path 0, $d1 on path 1"
+[ $((d0 * 5)) -ge $((d0 + d1)) ] && [ $((d1 * 5)) -ge $((d0 + d1)) ] ||
+	fail "one QP did not spread over both paths (each at least a fifth)"
+
+# A path that drops everything, mid-transfer: the peer's HELLOs on it stop
+# and it says so; the QP leaves the path and no QP fails.
+( pingpong routed-blackhole 120 ibv_rc_pingpong -g 1 -s 4096 -n 20000 ) > "$LOGDIR/routed-blackhole.out" 2>&1 &
+pp=$!
+sleep 1
+"$SRNIC" testbed fault path 0 loss=100% || fail "testbed fault path 0"
+sleep 1
+ok=$(paths_ok a)
+wait $pp || { cat "$LOGDIR/routed-blackhole.out"; fail "the pingpong across a path that died"; }
+"$SRNIC" testbed fault path 0 clear
+echo "path 0 dropped everything mid-pingpong: a heard of b's paths $ok (bits), the pingpong ended with good data"
+[ "$ok" -gt 0 ] && [ "$ok" -lt 255 ] || fail "a was not told of the dead path: paths_ok $ok"
+[ "$(counter a retry_exceeded)" = 0 ] || fail "a QP ran out of retries"
+for _ in $(seq 50); do [ "$(paths_ok a)" = 255 ] && break; sleep 0.1; done
+[ "$(paths_ok a)" = 255 ] || fail "path 0 back, a does not use it: paths_ok $(paths_ok a)"
+
+# 1% loss on one path: goodput near a clean run's (the lost packets are
+# sent again, on any path).
+gb() { awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print $4}' "$LOGDIR/$1.a" | tail -1; }
+bw routed-clean-bw ib_write_bw -D 4 -s 65536
+"$SRNIC" testbed fault path 0 loss=1% || fail "testbed fault path 0 loss=1%"
+bw routed-lossy-bw ib_write_bw -D 4 -s 65536
+"$SRNIC" testbed fault path 0 clear
+echo "ib_write_bw with 1% loss on one path: $(gb routed-lossy-bw) Gb/s, without: $(gb routed-clean-bw)"
+awk -v l="$(gb routed-lossy-bw)" -v c="$(gb routed-clean-bw)" 'BEGIN {exit !(l >= c / 2)}' ||
+	fail "1% loss on one path cost more than half the goodput"
 
 # The router's port toward a moves to another Ethernet address, mid-
 # pingpong, and says so (arp_notify: a gratuitous ARP, as routers do on

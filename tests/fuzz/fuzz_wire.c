@@ -282,8 +282,10 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		}
 		p->dev = (uint8_t)rnd();
 		p->ndev = (uint8_t)rnd();
-		if (p->opcode == SRNIC_OP_HELLO)
+		if (p->opcode == SRNIC_OP_HELLO) {
 			p->hello_ms = (uint16_t)rnd();
+			p->paths = (uint8_t)rnd();
+		}
 	}
 }
 
@@ -332,7 +334,8 @@ static uint32_t random_frame(uint8_t *f)
 		n += SRNIC_UDP_HLEN;
 		/* (from a host: 10/8) */
 		srnic_wire_udp_wrap(f, n, 0x0a000000u | (rnd() & 0xffffff),
-				    to[rnd_below(3)], SRNIC_UDP_PORT);
+				    to[rnd_below(3)], SRNIC_UDP_PORT,
+				    rnd_below(SRNIC_UDP_PATHS));
 	}
 	return n;
 }

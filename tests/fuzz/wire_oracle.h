@@ -82,6 +82,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(dev);
 	WIRE_FIELD(ndev);
 	WIRE_FIELD(hello_ms);
+	WIRE_FIELD(paths);
 	WIRE_FIELD(node_mac);
 	WIRE_FIELD(node_name);
 	WIRE_FIELD(groups);
@@ -139,10 +140,9 @@ static inline bool wire_byte_meaningful(uint8_t op, uint16_t flags,
 	if (op == SRNIC_OP_TPT_UPDATE || op == SRNIC_OP_TPT_ACK)
 		return off < 20 || (off >= 24 && off < 40);
 	/* control frames: the name's last byte is forced to NUL on decode */
-	/* (HELLO: bytes 14-15 its interval) */
+	/* (HELLO: byte 13 its paths, 14-15 its interval) */
 	if (op == SRNIC_OP_HELLO)
-		return off < 13 || (off >= 14 && off < 31) ||
-		       (off >= 32 && off < 40);
+		return off < 31 || (off >= 32 && off < 40);
 	return off < 13 || (off >= 16 && off < 31) || (off >= 32 && off < 40);
 }
 
@@ -236,7 +236,8 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 					  uint8_t **raw, uint32_t *raw_len)
 {
 	const uint32_t me = 0x0a370002u, peer = 0x0a370001u;
-	uint32_t again, src = 0, src2 = 0;
+	struct srnic_udp_rx h = {0}, h2 = {0};
+	uint16_t sport = len >= 36 ? srnic_get16(buf + 34) : 0;
 	const char *bad = NULL;
 	uint8_t *c, *w;
 
@@ -245,27 +246,33 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 	if (!c)
 		abort();
 	memcpy(c, buf, len);
-	if (srnic_wire_udp_unwrap(c, len, me, SRNIC_UDP_PORT, raw_len,
-				  &src) != SRNIC_WIRE_OK) {
+	if (srnic_wire_udp_unwrap(c, len, me, SRNIC_UDP_PORT, &h) !=
+	    SRNIC_WIRE_OK) {
 		/* (refused: as it came, for the codec or the next reader) */
 		if (len && memcmp(c, buf, len))
 			bad = "UDP unwrap changed a frame it refused";
 		free(c);
 		return bad;
 	}
+	*raw_len = h.raw_len;
 	if (*raw_len + SRNIC_UDP_HLEN > len ||
 	    *raw_len < SRNIC_ETH_HLEN + SRNIC_BASE_HLEN ||
 	    srnic_get16(c + SRNIC_UDP_HLEN + 12) != SRNIC_ETHERTYPE) {
 		free(c);
 		return "UDP unwrap took a frame and left no raw frame in it";
 	}
-	/* (the sender as its IPv4 header had it, a host's) */
-	if (src != srnic_get32(buf + SRNIC_ETH_HLEN + 12) || !src ||
-	    src == SRNIC_IPV4_BROADCAST || src >> 28 == 0xe ||
-	    src >> 24 == 127) {
+	/* (the sender as its IPv4 header had it, a host's; the path its
+	 * source port names) */
+	if (h.src_ip != srnic_get32(buf + SRNIC_ETH_HLEN + 12) || !h.src_ip ||
+	    h.src_ip == SRNIC_IPV4_BROADCAST || h.src_ip >> 28 == 0xe ||
+	    h.src_ip >> 24 == 127 ||
+	    h.path != (sport >= SRNIC_UDP_SPORT0 &&
+				       sport < SRNIC_UDP_SPORT0 + SRNIC_UDP_PATHS
+			       ? sport - SRNIC_UDP_SPORT0
+			       : SRNIC_UDP_NO_PATH)) {
 		free(c);
 		return "UDP unwrap gave a sender that is not the frame's, or "
-		       "no host's";
+		       "no host's, or another path";
 	}
 	{
 		uint32_t raw_n = *raw_len;
@@ -274,11 +281,11 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 		abort();
 	memcpy(w + SRNIC_UDP_HLEN, c + SRNIC_UDP_HLEN, raw_n);
 	srnic_wire_udp_wrap(w, raw_n + SRNIC_UDP_HLEN, peer, me,
-			    SRNIC_UDP_PORT);
+			    SRNIC_UDP_PORT, raw_n % SRNIC_UDP_PATHS);
 	if (srnic_wire_udp_unwrap(w, raw_n + SRNIC_UDP_HLEN, me,
-				  SRNIC_UDP_PORT, &again, &src2) !=
-		    SRNIC_WIRE_OK ||
-	    again != raw_n || src2 != peer ||
+				  SRNIC_UDP_PORT, &h2) != SRNIC_WIRE_OK ||
+	    h2.raw_len != raw_n || h2.src_ip != peer ||
+	    h2.path != raw_n % SRNIC_UDP_PATHS ||
 	    memcmp(w + SRNIC_UDP_HLEN, c + SRNIC_UDP_HLEN, raw_n))
 		bad = "UDP wrap and unwrap do not give the raw frame back";
 	free(w);
@@ -368,8 +375,8 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		       "or an ACK";
 	if (!srnic_op_is_control(op) && (p->groups || p->dev || p->ndev))
 		return "group map or device set on other than a control frame";
-	if (op != SRNIC_OP_HELLO && p->hello_ms)
-		return "a HELLO interval on other than a HELLO";
+	if (op != SRNIC_OP_HELLO && (p->hello_ms || p->paths))
+		return "a HELLO interval or paths on other than a HELLO";
 	if (p->xflags & ~((op == SRNIC_OP_WRITE &&
 			   !(p->flags & SRNIC_F_ATOMIC_WR)) ||
 					  op == SRNIC_OP_READ_REQ

@@ -74,14 +74,15 @@ static uint8_t *wrapped(uint32_t plen, bool crc, uint8_t **raw,
 	}
 	w = calloc(1, n + SRNIC_UDP_HLEN + 16);	/* (room for padding) */
 	memcpy(w + SRNIC_UDP_HLEN, f, n);
-	srnic_wire_udp_wrap(w, n + SRNIC_UDP_HLEN, PEER_IP, MY_IP, PORT);
+	srnic_wire_udp_wrap(w, n + SRNIC_UDP_HLEN, PEER_IP, MY_IP, PORT,
+			    plen % SRNIC_UDP_PATHS);
 	*raw = f;
 	*len = n + SRNIC_UDP_HLEN;
 	return w;
 }
 
-/* The sender's address of the frame unwrap_copy took last. */
-static uint32_t last_src;
+/* The sender's address and path of the frame unwrap_copy took last. */
+static struct srnic_udp_rx last;
 
 static enum srnic_wire_err unwrap_copy(const uint8_t *w, uint32_t len,
 				       uint8_t **out, uint32_t *raw_len)
@@ -90,8 +91,9 @@ static enum srnic_wire_err unwrap_copy(const uint8_t *w, uint32_t len,
 	enum srnic_wire_err e;
 
 	memcpy(c, w, len);
-	last_src = 0;
-	e = srnic_wire_udp_unwrap(c, len, MY_IP, PORT, raw_len, &last_src);
+	memset(&last, 0, sizeof(last));
+	e = srnic_wire_udp_unwrap(c, len, MY_IP, PORT, &last);
+	*raw_len = last.raw_len;
 	*out = c;
 	return e;
 }
@@ -123,9 +125,9 @@ static void test_layout(void)
 		CHECK(srnic_get32(w + 26) == PEER_IP &&
 			      srnic_get32(w + 30) == MY_IP,
 		      "%u B: addresses", plen);
-		CHECK(srnic_get16(w + 34) == (0xc000 | (0x12345 & 0x3fff)),
-		      "%u B: source port %04x is not the QP's", plen,
-		      srnic_get16(w + 34));
+		CHECK(srnic_get16(w + 34) == 49152 + plen % SRNIC_UDP_PATHS,
+		      "%u B: source port %u does not name path %u", plen,
+		      srnic_get16(w + 34), plen % SRNIC_UDP_PATHS);
 		CHECK(srnic_get16(w + 36) == PORT &&
 			      srnic_get16(w + 38) == len - 34 &&
 			      srnic_get16(w + 40) == 0,
@@ -138,7 +140,8 @@ static void test_layout(void)
 			  "%u B: own wrap refused", plen))
 			CHECK(raw_len == len - SRNIC_UDP_HLEN &&
 				      !memcmp(u + SRNIC_UDP_HLEN, raw, raw_len) &&
-				      last_src == PEER_IP,
+				      last.src_ip == PEER_IP &&
+				      last.path == plen % SRNIC_UDP_PATHS,
 			      "%u B: unwrapped is not the raw frame from its "
 			      "sender", plen);
 		free(u);
@@ -188,11 +191,12 @@ static void test_integrity(void)
 	srnic_wire_sign(h, key, true);
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr + SRNIC_UDP_HLEN, h, n);
-	srnic_wire_udp_wrap(hdr, n + SRNIC_UDP_HLEN, PEER_IP, MY_IP, PORT);
+	srnic_wire_udp_wrap(hdr, n + SRNIC_UDP_HLEN, PEER_IP, MY_IP, PORT, 3);
 	memcpy(hdr, rdmac, 6);
 	memcpy(hdr + 6, rsmac, 6);
 	if (CHECK(srnic_wire_udp_unwrap(hdr, n + SRNIC_UDP_HLEN, MY_IP, PORT,
-					&raw_len, &last_src) == SRNIC_WIRE_OK,
+					&last) == SRNIC_WIRE_OK &&
+			  (raw_len = last.raw_len) != 0,
 		  "routed BOOTING refused") &&
 	    CHECK(srnic_wire_decode(hdr + SRNIC_UDP_HLEN, raw_len, &got) ==
 			  SRNIC_WIRE_OK,
@@ -327,6 +331,12 @@ static void test_damage(void)
 			free(u);
 		}
 	}
+	/* A source port that names no path of ours: taken, no path. */
+	srnic_put16(w + 34, 0x1234);
+	CHECK(unwrap_copy(w, len, &u, &raw_len) == SRNIC_WIRE_OK &&
+		      last.path == SRNIC_UDP_NO_PATH,
+	      "source port 0x1234: path %u", last.path);
+	free(u);
 	/* Cut anywhere: never OK, never a read past the end (ASan). */
 	for (cut = 0; cut < len; cut++) {
 		e = unwrap_copy(w, cut, &u, &raw_len);

@@ -112,6 +112,7 @@ local F = {
 	ctl_dev = ProtoField.uint8("srnic.ctl.dev", "Adapter of the sending port"),
 	ctl_ndev = ProtoField.uint8("srnic.ctl.ndev", "Adapters of the node"),
 	hello_ms = ProtoField.uint16("srnic.ctl.hello_ms", "HELLO interval (ms)"),
+	hello_paths = ProtoField.uint8("srnic.ctl.paths", "Peer's paths heard (UDP)", base.HEX),
 	svc_ip = ProtoField.ipv4("srnic.svc.ip", "Service address"),
 	svc_prio = ProtoField.uint8("srnic.svc.prio", "Member priority"),
 	svc_holder = ProtoField.uint8("srnic.svc.holder", "Holds it (term: msn)"),
@@ -254,6 +255,7 @@ function p.dissector(tvb, pinfo, tree)
 			e:add(F.node_mac, tvb(off + 6, 6))
 			e:add(F.ctl_ndev, tvb(off + 12, 1))
 			if op == 6 then
+				e:add(F.hello_paths, tvb(off + 13, 1))
 				e:add(F.hello_ms, tvb(off + 14, 2))
 			end
 			e:add(F.node_name, tvb(off + 16, 16))
