@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Two equal-cost paths (issue 35: one QP over one port reaches 1.8 R or
+# more where each path is limited to R, and 1.0 R or less on one path): on
+# a routed testbed (./srnic testbed up --routed: two routers joined by two
+# links, srnicd in each node), each link limited to RATE both ways (tc tbf,
+# ./srnic testbed fault path Q rate=RATE), ib_write_bw 64 KiB, one QP, for
+# SECONDS with both paths, then with path 1 dropping everything (the
+# sender leaves it: docs/wire-protocol.md "Paths"), in each round; their
+# ratio and each against RATE.  Also how the routers split the frames of
+# the two-path run (each of srnic's 8 source ports hashed to one link).
+#   tests/bench/paths.sh [ROUNDS] [SECONDS] [RATE in Mbit/s]
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+ROUNDS=${1:-3}
+SECS=${2:-4}
+RATE=${3:-300}
+SRNIC=$ROOT/srnic
+. "$ROOT/tests/bench/lib.sh"
+export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
+
+"$SRNIC" setup
+trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
+"$SRNIC" testbed down >/dev/null 2>&1 || true
+"$SRNIC" testbed up --routed >/dev/null
+for q in 0 1; do "$SRNIC" testbed fault path $q rate=${RATE}mbit; done
+sleep 2	# (HELLOs on every path, both ways)
+tx() { ip -n "$SRNIC_NS-r0" -s -j link show "$1" |
+	python3 -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['tx']['packets'])"; }
+
+twos=() ones=()
+for ((r = 1; r <= ROUNDS; r++)); do
+	t0=$(tx p0) t1=$(tx p1)
+	two=$(or_dash "$(write_bw "$SECS")")
+	d0=$(( $(tx p0) - t0 )) d1=$(( $(tx p1) - t1 ))
+	"$SRNIC" testbed fault path 1 rate=${RATE}mbit loss=100%
+	sleep 1
+	one=$(or_dash "$(write_bw "$SECS")")
+	"$SRNIC" testbed fault path 1 rate=${RATE}mbit
+	sleep 1
+	twos+=("$two") ones+=("$one")
+	printf 'round %d: two paths %s Gb/s (%s R; the routers sent %d%% of its frames on path 0), one path %s Gb/s (%s R), two/one %s\n' \
+		"$r" "$two" "$( [ "$two" = - ] && echo - || ratio "$two" "$(ratio "$RATE" 1000 3)")" \
+		$((100 * d0 / (d0 + d1 + 1))) \
+		"$one" "$( [ "$one" = - ] && echo - || ratio "$one" "$(ratio "$RATE" 1000 3)")" \
+		"$( [ "$two" = - ] || [ "$one" = - ] && echo - || ratio "$two" "$one")"
+done
+two=$(printf '%s\n' "${twos[@]}" | grep -v '^-$' | median)
+one=$(printf '%s\n' "${ones[@]}" | grep -v '^-$' | median)
+printf 'medians (R = %s Mbit/s a path): two paths %s Gb/s = %s R, one path %s Gb/s = %s R\n' \
+	"$RATE" "$two" "$(ratio "$two" "$(ratio "$RATE" 1000 3)")" \
+	"$one" "$(ratio "$one" "$(ratio "$RATE" 1000 3)")"
