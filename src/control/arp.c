@@ -23,17 +23,33 @@
 #define ASK_MS 200		/* an unknown hop asked again after */
 #define ASK_SLOW_MS 1000	/* ... after ASK_TRIES unanswered */
 #define ASK_TRIES 5
+#define GIVE_UP_TRIES 20	/* ... and forgotten after this many */
 #define REFRESH_MS 15000	/* a known one asked again after */
+#define STALE_MS 60000		/* ... and forgotten unanswered this long */
 #define ANNOUNCE_MS 500		/* the node's own ARPs at start, apart */
 #define ANNOUNCES 3
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
-static uint64_t mac_word(const uint8_t m[6])
+static uint64_t mac_word(const uint8_t m[6], unsigned p)
 {
-	return SRNIC_NEIGH_KNOWN | (uint64_t)m[0] << 40 | (uint64_t)m[1] << 32 |
+	return SRNIC_NEIGH_KNOWN | (uint64_t)p << SRNIC_NEIGH_PORT_SHIFT |
+	       (uint64_t)m[0] << 40 | (uint64_t)m[1] << 32 |
 	       (uint64_t)m[2] << 24 | (uint64_t)m[3] << 16 |
 	       (uint64_t)m[4] << 8 | m[5];
+}
+
+static bool known(const struct srnic_neigh *n)
+{
+	return __atomic_load_n(&n->mac, __ATOMIC_RELAXED) & SRNIC_NEIGH_KNOWN;
+}
+
+/* An entry free again (a sender that still reads it finds it unknown
+ * before it finds it gone). */
+static void forget(struct srnic_neigh *n)
+{
+	__atomic_store_n(&n->mac, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&n->ipv4, 0, __ATOMIC_RELEASE);
 }
 
 /* An ARP frame out of port p. */
@@ -79,9 +95,21 @@ static struct srnic_neigh *find(struct srnic_node *node, uint32_t ip,
 	return NULL;
 }
 
-/* An entry for hop ip on port p: its own, or a free one, or the one heard
- * from longest ago (a full table of hops still in use asks again for the
- * one it lost, as for any). */
+/* Which of two entries to give up first when the table is full: one
+ * never answered (the most tries first) before one known, of those the
+ * one heard from longest ago. */
+static bool worse(const struct srnic_neigh *a, const struct srnic_neigh *b)
+{
+	if (known(a) != known(b))
+		return !known(a);
+	if (!known(a))
+		return a->tries > b->tries;
+	return a->heard_ms < b->heard_ms;
+}
+
+/* An entry for hop ip on port p: its own, or a free one, or the one the
+ * table misses least (worse; a hop still in use that loses its entry is
+ * asked for again, as any). */
 static struct srnic_neigh *entry(struct srnic_engine *eng, uint32_t ip,
 				 unsigned p, uint64_t now)
 {
@@ -94,7 +122,7 @@ static struct srnic_neigh *entry(struct srnic_engine *eng, uint32_t ip,
 	for (i = 0; i < SRNIC_MAX_NEIGH && !n; i++) {
 		if (!node->neigh[i].ipv4)
 			n = &node->neigh[i];
-		else if (!old || node->neigh[i].heard_ms < old->heard_ms)
+		else if (!old || worse(&node->neigh[i], old))
 			old = &node->neigh[i];
 	}
 	if (!n)
@@ -113,7 +141,7 @@ static struct srnic_neigh *entry(struct srnic_engine *eng, uint32_t ip,
 static void learned(struct srnic_engine *eng, struct srnic_neigh *n,
 		    const uint8_t mac[6], uint64_t now)
 {
-	uint64_t w = mac_word(mac);
+	uint64_t w = mac_word(mac, n->port);
 
 	if (__atomic_load_n(&n->mac, __ATOMIC_RELAXED) != w) {
 		ctl_log(eng, "next hop %u.%u.%u.%u on port %u is "
@@ -126,6 +154,21 @@ static void learned(struct srnic_engine *eng, struct srnic_neigh *n,
 	}
 	n->heard_ms = now;
 	n->tries = 0;
+}
+
+/* Whether ip is a hop this node sends through: a route's gateway, a
+ * configured peer, a peer heard. */
+static bool hop_of_ours(struct srnic_engine *eng, uint32_t ip)
+{
+	unsigned i;
+
+	for (i = 0; i < eng->cfg.nroutes; i++)
+		if (eng->cfg.route[i].gw == ip)
+			return true;
+	for (i = 0; i < eng->cfg.npeers; i++)
+		if (eng->cfg.peer[i] == ip)
+			return true;
+	return srnic_peer_find(eng, ip) != NULL;
 }
 
 void srnic_arp_rx(struct srnic_engine *eng, struct rte_mbuf *m,
@@ -143,11 +186,13 @@ void srnic_arp_rx(struct srnic_engine *eng, struct rte_mbuf *m,
 		return;
 	}
 	/* What the sender says of itself: news for a hop we send to, and
-	 * for one that asks for us (it is about to send to us, and we will
-	 * answer it: a router, a peer on the segment). */
+	 * for one that asks for us and that we would send through (a
+	 * gateway, a peer: it is about to send to us).  Anyone else on the
+	 * segment could ask, from any address: not taken in. */
 	if (a.spa && a.spa != eng->cfg.ipv4) {
 		n = find(eng->node, a.spa, p);
-		if (!n && a.op == SRNIC_ARP_REQUEST && a.tpa == eng->cfg.ipv4)
+		if (!n && a.op == SRNIC_ARP_REQUEST &&
+		    a.tpa == eng->cfg.ipv4 && hop_of_ours(eng, a.spa))
 			n = entry(eng, a.spa, p, now);
 		if (n)
 			learned(eng, n, a.sha, now);
@@ -171,7 +216,7 @@ void srnic_arp_want(struct srnic_engine *eng, unsigned p, uint32_t dst)
 
 	if (!eng->cfg.encap_udp || p >= eng->node->nports)
 		return;
-	hop = srnic_port_udp_next_hop(&eng->cfg, p, dst);
+	hop = srnic_config_next_hop(&eng->cfg, p, dst);
 	if (!find(eng->node, hop, p))
 		entry(eng, hop, p, srnic_ms());
 }
@@ -179,7 +224,7 @@ void srnic_arp_want(struct srnic_engine *eng, unsigned p, uint32_t dst)
 bool srnic_arp_ready(struct srnic_engine *eng, unsigned p, uint32_t dst)
 {
 	struct srnic_neigh *n = find(eng->node,
-				     srnic_port_udp_next_hop(&eng->cfg, p, dst),
+				     srnic_config_next_hop(&eng->cfg, p, dst),
 				     p);
 
 	return n && (__atomic_load_n(&n->mac, __ATOMIC_RELAXED) &
@@ -223,16 +268,22 @@ void srnic_arp_tick(struct srnic_engine *eng, uint64_t now)
 	}
 	for (i = 0; i < SRNIC_MAX_NEIGH; i++) {
 		struct srnic_neigh *n = &node->neigh[i];
-		bool known = __atomic_load_n(&n->mac, __ATOMIC_RELAXED) &
-			     SRNIC_NEIGH_KNOWN;
 
 		if (!n->ipv4 || !node->port[n->port].polling)
 			continue;
-		if (!known ? now - n->asked_ms >= (n->tries < ASK_TRIES
-							    ? ASK_MS
-							    : ASK_SLOW_MS)
-			   : now - n->heard_ms >= REFRESH_MS &&
-				     now - n->asked_ms >= ASK_MS * (1 + n->tries))
+		/* (a hop nobody answers for is forgotten, until a sender or
+		 * a peer wants it again) */
+		if (!known(n) ? n->tries >= GIVE_UP_TRIES
+			      : now - n->heard_ms >= STALE_MS) {
+			forget(n);
+			continue;
+		}
+		if (!known(n) ? now - n->asked_ms >= (n->tries < ASK_TRIES
+							      ? ASK_MS
+							      : ASK_SLOW_MS)
+			      : now - n->heard_ms >= REFRESH_MS &&
+					now - n->asked_ms >=
+						ASK_MS * (1 + n->tries))
 			ask(eng, n, now);
 	}
 }

@@ -61,6 +61,9 @@
  * the testbed may add (tbf latency 50 ms), so congestion alone does not
  * look like silence; a stall of the whole node delays every port alike. */
 #define PORT_SILENT_MS 100
+/* A UDP peer that sent this node a HELLO of its own within this is sent
+ * HELLOs of its own too (send_hello), configured here or not. */
+#define ANSWER_UNICAST_MS 5000
 /* A burst takes microseconds: the bound is for a poller that was stopped
  * (a debugger), which must not hold the restart up. */
 #define RESTART_WAIT_MS 50
@@ -197,27 +200,73 @@ struct rte_mbuf *srnic_control_send_peer(struct srnic_engine *eng,
 static inline uint64_t peer_hello_ms(const struct srnic_peer *peer,
 				     uint64_t now);
 
-/* The paths of the peer at ipv4 whose HELLOs port p heard lately (as its
- * ports are judged: PORT_SILENT_MS, or SILENT_HELLOS of its intervals if
- * longer); 0, not said, when none (the peer not known, or not heard on p
- * at all). */
-static uint8_t paths_heard(struct srnic_engine *eng, uint32_t ipv4,
-			   unsigned p)
+/* How long a path of a UDP peer may be silent and still be said heard:
+ * SILENT_HELLOS rounds of its probes, one path a HELLO (send_hello), or
+ * PORT_SILENT_MS if longer, as its ports are judged. */
+static uint64_t path_quiet_ms(const struct srnic_peer *peer, uint64_t now)
 {
-	const struct srnic_peer *peer = srnic_peer_find(eng, ipv4);
-	uint64_t now = srnic_ms(), quiet;
+	uint64_t quiet = SILENT_HELLOS * SRNIC_UDP_PATHS *
+			 peer_hello_ms(peer, now);
+
+	return quiet < PORT_SILENT_MS ? PORT_SILENT_MS : quiet;
+}
+
+/* The paths of peer whose HELLOs port p heard lately; 0, not said, when
+ * none (not heard on p at all). */
+static uint8_t paths_heard(const struct srnic_peer *peer, unsigned p,
+			   uint64_t now)
+{
+	uint64_t quiet = path_quiet_ms(peer, now);
 	uint8_t heard = 0;
 	unsigned k;
 
-	if (!peer)
-		return 0;
-	quiet = SILENT_HELLOS * peer_hello_ms(peer, now);
-	if (quiet < PORT_SILENT_MS)
-		quiet = PORT_SILENT_MS;
 	for (k = 0; k < SRNIC_UDP_PATHS; k++)
 		if (now - peer->path_heard[p][k] <= quiet)
 			heard |= (uint8_t)(1u << k);
 	return heard;
+}
+
+static bool configured(const struct srnic_engine *eng, uint32_t ipv4)
+{
+	unsigned i;
+
+	for (i = 0; i < eng->cfg.npeers; i++)
+		if (eng->cfg.peer[i] == ipv4)
+			return true;
+	return false;
+}
+
+/* A HELLO (pkt) to the UDP peer at ipv4 on port p, two copies (send_hello;
+ * not before ARP finds the way: arp.c asks from the start). */
+static void hello_to(struct srnic_engine *eng, struct srnic_pkt *pkt,
+		     unsigned p, uint32_t ipv4)
+{
+	const struct srnic_peer *peer = srnic_peer_find(eng, ipv4);
+	unsigned probe = pkt->msn % SRNIC_UDP_PATHS, alive, k;
+	uint8_t to[6], ok;
+	struct rte_mbuf *m;
+
+	if (!srnic_arp_ready(eng, p, ipv4))
+		return;
+	pkt->paths = peer ? paths_heard(peer, p, srnic_ms()) : 0;
+	ok = peer ? __atomic_load_n(&peer->paths_ok[p], __ATOMIC_RELAXED) : 0;
+	if (!ok)
+		ok = 0xff;
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		if (ok >> ((probe + 1 + k) % SRNIC_UDP_PATHS) & 1)
+			break;
+	alive = (probe + 1 + k) % SRNIC_UDP_PATHS;
+	srnic_wire_ip_mac(ipv4, to);
+	for (k = 0; k < 2; k++) {
+		if (k == 1 && alive == probe)
+			break;
+		m = srnic_pkt_alloc(eng, pkt, to, p, NULL);
+		if (!m)
+			break;
+		m->hash.usr = k ? alive : probe;
+		srnic_control_queue(eng, m);
+	}
+	pkt->paths = 0;
 }
 
 static void send_hello(struct srnic_engine *eng, unsigned p,
@@ -225,8 +274,8 @@ static void send_hello(struct srnic_engine *eng, unsigned p,
 {
 	struct srnic_pkt pkt;
 	struct rte_mbuf *m;
-	uint8_t to[6];
-	unsigned i, k;
+	uint64_t now = srnic_ms();
+	unsigned i;
 
 	/* Numbered per port, so that peers can tell how many they miss. */
 	srnic_control_pkt(eng, SRNIC_OP_HELLO, p, &pkt);
@@ -240,22 +289,21 @@ static void send_hello(struct srnic_engine *eng, unsigned p,
 	if (m)
 		srnic_control_queue(eng, m);
 	/* The same HELLO to each configured peer (encap = udp), whom the
-	 * broadcast does not reach beyond a router: one on each path (UDP
-	 * source port), each saying which of the peer's paths we hear, so
-	 * that both ends learn which paths carry frames (port/udp.c). */
-	for (i = 0; i < eng->cfg.npeers; i++) {
-		/* (not before ARP finds the way: arp.c asks from the start) */
-		if (!srnic_arp_ready(eng, p, eng->cfg.peer[i]))
-			continue;
-		pkt.paths = paths_heard(eng, eng->cfg.peer[i], p);
-		srnic_wire_ip_mac(eng->cfg.peer[i], to);
-		for (k = 0; k < SRNIC_UDP_PATHS; k++) {
-			m = srnic_pkt_alloc(eng, &pkt, to, p, NULL);
-			if (!m)
-				break;
-			m->hash.usr = k;
-			srnic_control_queue(eng, m);
-		}
+	 * broadcast does not reach beyond a router, and to each peer that
+	 * sends us HELLOs of its own (its configuration names us).  It
+	 * says which of the peer's paths we hear, and goes on two paths:
+	 * the next of all in turn (a probe: a path that came back is heard
+	 * again) and the next of those the peer hears (so that the peer
+	 * hears us while any path works). */
+	for (i = 0; i < eng->cfg.npeers; i++)
+		hello_to(eng, &pkt, p, eng->cfg.peer[i]);
+	for (i = 0; i < srnic_npeers(eng->node); i++) {
+		const struct srnic_peer *peer = &eng->node->peer[i];
+
+		if (peer->ipv4 && peer->unicast_ms &&
+		    now - peer->unicast_ms < ANSWER_UNICAST_MS &&
+		    !configured(eng, peer->ipv4))
+			hello_to(eng, &pkt, p, peer->ipv4);
 	}
 }
 
@@ -273,7 +321,7 @@ struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4)
 #define LOSSY_LEAVE_PM 100
 
 static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
-		       unsigned p, const struct srnic_pkt *pkt)
+		       unsigned p, const struct srnic_pkt *pkt, bool copy)
 {
 	uint32_t seq = pkt->msn, gap = seq - peer->hello_seq[p], best = 1000, k;
 	/* A port counts afresh when it comes up, and when the peer's
@@ -293,10 +341,11 @@ static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
 				(k < gap ? 1000 >> LOSS_SHIFT : 0);
 	} else if (gap < 0x80000000u) {
 		peer->hello_loss[p] = 1000;	/* a long silence */
-	} else if (gap == (uint32_t)-1) {
+	} else if (gap == (uint32_t)-1 || copy) {
 		/* The one before again: a copy, as a UDP node that hears
-		 * the broadcast HELLO and the one sent it alone (a
-		 * configured peer, send_hello) has. */
+		 * the broadcast HELLO and the ones sent it alone (a
+		 * configured peer, send_hello) has; or a late copy of one
+		 * sent it alone, on a slower path: no news of loss. */
 		return;
 	} else {
 		/* Late (overtaken), not lost after all: take back about
@@ -421,11 +470,14 @@ static void hello_interval(struct srnic_peer *peer, uint16_t said,
 	peer->hello_ms = ms;
 }
 
-/* A control frame from a peer, in on port p (on path `path` where the
- * peer is a UDP node: port/udp.c). */
+/* A control frame from a peer, in on port p (where the peer is a UDP
+ * node, rx says on which path and whether to this node alone:
+ * port/udp.c). */
 static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
-		  unsigned p, unsigned path, uint64_t now)
+		  unsigned p, uint32_t rx, uint64_t now)
 {
+	unsigned path = rx & 0xff;
+	bool unicast = rx & SRNIC_UDP_RX_UNICAST;
 	struct srnic_peer *peer;
 
 	if (p >= eng->node->nports || pkt->ipv4 == eng->cfg.ipv4 ||
@@ -436,7 +488,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	 * from, and the peer is reached through its next hop, found now. */
 	if (eng->cfg.encap_udp) {
 		if (srnic_wire_mac_ip(pkt->eth_src) != pkt->ipv4) {
-			eng->st->ctl_refused++;
+			eng->st->ctl_addr_refused++;
 			return;
 		}
 		srnic_arp_want(eng, p, pkt->ipv4);
@@ -466,7 +518,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 				     "(incarnation %08x)", peer->name, p,
 				     pkt->src_inc);
 			if (pkt->opcode == SRNIC_OP_HELLO) {
-				hello_loss(eng, peer, p, pkt);
+				hello_loss(eng, peer, p, pkt, unicast);
 				hello_interval(peer, pkt->hello_ms, now);
 				/* (the multicast RDMA senders' members) */
 				__atomic_store_n(&peer->groups, pkt->groups,
@@ -476,21 +528,33 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 						 __ATOMIC_RELEASE);
 				__atomic_store_n(&peer->ndev, pkt->ndev,
 						 __ATOMIC_RELEASE);
-				/* (its paths: which we hear, which it does) */
-				if (path < SRNIC_UDP_PATHS)
-					peer->path_heard[p][path] = now;
-				if (pkt->paths)
-					__atomic_store_n(&peer->paths_ok[p],
-							 pkt->paths,
-							 __ATOMIC_RELEASE);
 			}
 			if (peer->inc != pkt->src_inc) {
 				if (peer->inc)
 					peer->retired[peer->nretired++ %
 						      SRNIC_RETIRED] =
 						peer->inc;
+				/* (what its paths were is its old self's) */
+				memset(peer->paths_ok, 0,
+				       sizeof(peer->paths_ok));
+				memset(peer->path_heard, 0,
+				       sizeof(peer->path_heard));
 				srnic_integrate_new_incarnation(peer);
 				srnic_tpt_forget(eng, peer);
+			}
+			/* (a UDP peer's paths: which we hear, which it
+			 * does; and whether it sends us HELLOs of its own) */
+			if (pkt->opcode == SRNIC_OP_HELLO) {
+				if (path < SRNIC_UDP_PATHS)
+					peer->path_heard[p][path] = now;
+				if (pkt->paths) {
+					__atomic_store_n(&peer->paths_ok[p],
+							 pkt->paths,
+							 __ATOMIC_RELEASE);
+					peer->paths_at[p] = now;
+				}
+				if (unicast)
+					peer->unicast_ms = now;
 			}
 			/* The MAC first, then "up": the datapath reads them
 			 * in the other order. */
@@ -684,12 +748,18 @@ static void watch_peer(struct srnic_engine *eng, struct srnic_peer *peer,
 	if (dead < PEER_DEAD_MS)
 		dead = PEER_DEAD_MS;
 
-	for (p = 0; p < eng->node->nports; p++)
+	for (p = 0; p < eng->node->nports; p++) {
 		if (peer->up[p] && (peer->last_seen[p] + dead < polled ||
 				    !eng->node->port[p].polling)) {
 			ctl_log(eng, "peer %s down on port %u", peer->name, p);
 			__atomic_store_n(&peer->up[p], 0, __ATOMIC_RELEASE);
 		}
+		/* (a UDP peer that stopped saying which paths it hears:
+		 * every path again, until it says) */
+		if (peer->paths_ok[p] && peer->paths_at[p] + dead < polled)
+			__atomic_store_n(&peer->paths_ok[p], 0,
+					 __ATOMIC_RELEASE);
+	}
 	watch_silence(eng, peer, now);
 }
 

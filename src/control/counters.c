@@ -139,6 +139,9 @@ const struct srnic_counter srnic_counters[] = {
 	NODE("peers_full", ctl_peers_full, "integration", 0,
 	     "frames of a new peer not learned: the peer table was full of "
 	     "peers heard lately"),
+	NODE("addr_refused", ctl_addr_refused, "integration", 0,
+	     "control frames whose IPv4 source is not the node they name "
+	     "(encap = udp)"),
 	NODE("arp_asked", arp_asked, "arp", 0, "ARP requests sent"),
 	NODE("arp_answered", arp_answered, "arp", 0,
 	     "ARP replies sent for the node's address"),

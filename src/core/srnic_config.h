@@ -146,6 +146,39 @@ struct srnic_config {
 };
 
 /*
+ * Where a UDP node's frame to dst leaves port p for: the gateway of the
+ * longest route prefix that holds dst, a route of port p before one of
+ * any port at the same length, the node's own subnet (ipv4's /LEN) a
+ * prefix with none; else dst itself, taken to be on the port's segment.
+ * (Every thread that wraps a frame, and the control core's ARP.)
+ */
+static inline uint32_t srnic_config_next_hop(const struct srnic_config *cfg,
+					     unsigned p, uint32_t dst)
+{
+	uint32_t hop = dst;
+	int best = -1, score;
+	unsigned i;
+
+	/* (score: twice the length, and one for a route of this port) */
+	if (cfg->ipv4_len &&
+	    !((dst ^ cfg->ipv4) & (~0u << (32 - cfg->ipv4_len))))
+		best = 2 * cfg->ipv4_len + 1;
+	for (i = 0; i < cfg->nroutes; i++) {
+		const struct srnic_route_conf *r = &cfg->route[i];
+
+		if (r->port >= 0 && r->port != (int)p)
+			continue;
+		score = 2 * r->len + (r->port >= 0);
+		if (score > best &&
+		    (dst & (r->len ? ~0u << (32 - r->len) : 0)) == r->prefix) {
+			best = score;
+			hop = r->gw;
+		}
+	}
+	return hop;
+}
+
+/*
  * Load the node's configuration from $SRNIC_CONF (or /etc/srnic/srnic.conf).
  * On failure returns a negative errno and writes a one-line reason to err.
  */

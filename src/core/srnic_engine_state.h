@@ -66,16 +66,6 @@ struct srnic_engine {
 	 * processes joined) */
 	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
 	struct srnic_txbuf txbuf[SRNIC_PORT_SLOTS];
-	/* encap = udp: the address the last frame out of each port went
-	 * to, and the neighbour entry of its next hop (port/udp.c: looked
-	 * at first, checked before it is used) */
-	uint32_t udp_dst[SRNIC_PORT_SLOTS];
-	uint32_t udp_hop[SRNIC_PORT_SLOTS];
-	uint8_t udp_neigh[SRNIC_PORT_SLOTS];
-	/* ... the peer it is (NULL: none known), and each port's turn
-	 * through the paths (UDP source ports) */
-	const struct srnic_peer *udp_to[SRNIC_PORT_SLOTS];
-	uint32_t udp_turn[SRNIC_PORT_SLOTS];
 	/* the control core's ARPs of the node's own address at its start
 	 * (control/arp.c): how many on each port, and when last */
 	uint8_t arp_announced[SRNIC_MAX_PORTS];

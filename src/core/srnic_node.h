@@ -142,12 +142,15 @@ struct srnic_fault {
  * entry taken for another hop is first made unknown); a port's sender
  * reads ipv4 and port, then mac, then ipv4 again (udp.c).
  */
-#define SRNIC_MAX_NEIGH 32
-#define SRNIC_NEIGH_KNOWN (1ull << 63)	/* mac: the low 48 bits are it */
+#define SRNIC_MAX_NEIGH 256	/* 64 peers on 4 ports, and gateways */
+#define SRNIC_NEIGH_KNOWN (1ull << 63)
+#define SRNIC_NEIGH_PORT_SHIFT 48
 struct srnic_neigh {
 	uint32_t ipv4;		/* host order; 0: a free entry */
 	uint8_t port;
-	uint64_t mac;		/* SRNIC_NEIGH_KNOWN | the address, or 0 */
+	/* SRNIC_NEIGH_KNOWN, the port at SRNIC_NEIGH_PORT_SHIFT and the
+	 * address in the low 48 bits; 0 while unknown */
+	uint64_t mac;
 	/* the control core's own */
 	uint64_t asked_ms;	/* the last request sent for it */
 	uint64_t heard_ms;	/* its last answer (or its own ARP) */
@@ -218,7 +221,11 @@ struct srnic_peer {
 	 * frames over (control core writes, the ports read); and when we
 	 * last heard each of its (the control core's own). */
 	uint8_t paths_ok[SRNIC_MAX_PORTS];
+	uint64_t paths_at[SRNIC_MAX_PORTS];	/* ms it last said them */
 	uint64_t path_heard[SRNIC_MAX_PORTS][SRNIC_UDP_PATHS];
+	/* ms its last HELLO to this node alone came: it is sent HELLOs of
+	 * its own too, as a configured peer is (control.c) */
+	uint64_t unicast_ms;
 	/* Integration (integrate.c).  The datapath reads ok_inc and
 	 * ready_inc; the control core writes everything. */
 	uint32_t ok_inc;	/* this incarnation of the peer confirmed it
@@ -382,6 +389,9 @@ struct srnic_stats {
 	/* ... frames of a new peer not learned: the peer table was full of
 	 * peers heard within SRNIC_PEER_FORGET_MS (control/control.c) */
 	uint64_t ctl_peers_full;
+	/* ... frames whose IPv4 source is not the node they say they are
+	 * from (encap = udp) */
+	uint64_t ctl_addr_refused;
 	/* ARP (control/arp.c, encap = udp) */
 	uint64_t arp_asked;	/* requests sent */
 	uint64_t arp_answered;	/* replies sent for the node's address */

@@ -865,6 +865,10 @@ static int check_whole(const struct srnic_config *cfg, char *why, size_t len)
 	for (i = 0; i < cfg->npeers; i++)
 		if (cfg->peer[i] == cfg->ipv4)
 			return reject(why, len, "peer: the node's own address");
+	for (i = 0; i < cfg->nroutes; i++)
+		if (cfg->route[i].gw == cfg->ipv4)
+			return reject(why, len, "route: the gateway is the "
+				      "node's own address");
 	if ((cfg->nroutes || cfg->npeers) && !cfg->encap_udp)
 		return reject(why, len, "route and peer lines are for encap = "
 			      "udp (raw Ethernet does not leave its segment)");

@@ -53,13 +53,12 @@ void srnic_port_seal(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
  * our port are left as they came. */
 bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 			 struct rte_mbuf *m);
+/* What strip leaves in a frame's hash.usr: the path it came on
+ * (SRNIC_UDP_NO_PATH: none of ours), and this flag when it was sent to
+ * the node alone. */
+#define SRNIC_UDP_RX_UNICAST 0x100
 uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 			      struct rte_mbuf **pkts, uint16_t n, bool arp);
-/* Where a frame to dst leaves port p for: the gateway of the longest
- * prefix of the node's routes that holds dst (its own subnet one with
- * none), or dst itself, then taken to be on the port's segment. */
-uint32_t srnic_port_udp_next_hop(const struct srnic_config *cfg, unsigned p,
-				 uint32_t dst);
 bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);

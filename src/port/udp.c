@@ -19,68 +19,71 @@
 
 #include "srnic_port.h"
 
-static inline uint32_t prefix_mask(unsigned len)
+/*
+ * What a thread that wraps frames keeps, its own (srnicd's control thread
+ * and its datapath both wrap, and an attached process's threads take the
+ * ports in turn): for a few destinations on each port their next hop, its
+ * neighbour entry and the peer (a QP's frames come in runs to one peer,
+ * and a node's QPs to a few), checked before use; and each port's turn
+ * through the paths.
+ */
+#define DST_SLOTS 16	/* a power of two */
+struct dst_slot {
+	uint32_t dst, hop;
+	uint32_t neigh;
+	const struct srnic_peer *peer;
+};
+static __thread struct {
+	const struct srnic_node *node;
+	struct dst_slot slot[SRNIC_MAX_PORTS][DST_SLOTS];
+	uint32_t turn[SRNIC_MAX_PORTS];
+} cache;
+
+static inline struct dst_slot *slot_of(const struct srnic_engine *eng,
+				       unsigned p, uint32_t dst)
 {
-	return len ? ~0u << (32 - len) : 0;
-}
-
-uint32_t srnic_port_udp_next_hop(const struct srnic_config *cfg, unsigned p,
-				 uint32_t dst)
-{
-	uint32_t hop = dst;
-	int best = -1;
-	unsigned i;
-
-	if (cfg->ipv4_len &&
-	    !((dst ^ cfg->ipv4) & prefix_mask(cfg->ipv4_len)))
-		best = cfg->ipv4_len;
-	for (i = 0; i < cfg->nroutes; i++) {
-		const struct srnic_route_conf *r = &cfg->route[i];
-
-		if ((r->port < 0 || r->port == (int)p) && (int)r->len > best &&
-		    (dst & prefix_mask(r->len)) == r->prefix) {
-			best = r->len;
-			hop = r->gw;
-		}
+	if (unlikely(cache.node != eng->node)) {
+		memset(&cache, 0, sizeof(cache));
+		cache.node = eng->node;
 	}
-	return hop;
+	return &cache.slot[p][(dst * 2654435761u) >> 28 & (DST_SLOTS - 1)];
 }
 
-/* The Ethernet address of hop on port p, from entry i if it is hop's. */
+/* The Ethernet address of hop on port p, from entry i if it is hop's
+ * there (arp.c stores an entry's address last, its port in the same
+ * word; an entry taken for another hop meanwhile fails the last look). */
 static inline bool neigh_mac(const struct srnic_node *node, unsigned i,
 			     uint32_t hop, unsigned p, uint64_t *mac)
 {
 	const struct srnic_neigh *n = &node->neigh[i];
 
-	if (__atomic_load_n(&n->ipv4, __ATOMIC_ACQUIRE) != hop ||
-	    n->port != p)
+	if (__atomic_load_n(&n->ipv4, __ATOMIC_ACQUIRE) != hop)
 		return false;
 	*mac = __atomic_load_n(&n->mac, __ATOMIC_ACQUIRE);
-	/* (taken for another hop meanwhile: its address was not hop's) */
 	return (*mac & SRNIC_NEIGH_KNOWN) &&
+	       (*mac >> SRNIC_NEIGH_PORT_SHIFT & 0xff) == p &&
 	       __atomic_load_n(&n->ipv4, __ATOMIC_ACQUIRE) == hop;
 }
 
 /* The Ethernet address a frame to dst leaves port p for: false when ARP
  * has not found it yet (the control core is asked to). */
 static bool hop_mac(struct srnic_engine *eng, unsigned p, uint32_t dst,
-		    uint8_t out[6])
+		    struct dst_slot *s, uint8_t out[6])
 {
 	struct srnic_node *node = eng->node;
 	uint32_t hop;
 	uint64_t mac;
 	unsigned i;
 
-	/* (a QP's frames come in runs to one peer) */
-	if (eng->udp_dst[p] == dst &&
-	    neigh_mac(node, eng->udp_neigh[p], eng->udp_hop[p], p, &mac))
+	if (s->dst == dst && neigh_mac(node, s->neigh, s->hop, p, &mac))
 		goto found;
-	hop = srnic_port_udp_next_hop(&eng->cfg, p, dst);
+	hop = srnic_config_next_hop(&eng->cfg, p, dst);
 	for (i = 0; i < SRNIC_MAX_NEIGH; i++)
 		if (neigh_mac(node, i, hop, p, &mac)) {
-			eng->udp_dst[p] = dst;
-			eng->udp_hop[p] = hop;
-			eng->udp_neigh[p] = (uint8_t)i;
+			s->dst = dst;
+			s->hop = hop;
+			s->neigh = i;
+			s->peer = srnic_node_peer(node, dst);
 			goto found;
 		}
 	__atomic_store_n(&node->neigh_want[p], hop, __ATOMIC_RELEASE);
@@ -102,19 +105,20 @@ found:
  * the peer's HELLOs say so (control.c).  A HELLO to one peer says its own
  * path (the control core probes each). */
 static unsigned pick_path(struct srnic_engine *eng, unsigned p, uint32_t dst,
-			  const uint8_t *f, const struct rte_mbuf *m)
+			  struct dst_slot *s, const uint8_t *f,
+			  const struct rte_mbuf *m)
 {
-	const struct srnic_peer *peer = eng->udp_to[p];
+	const struct srnic_peer *peer = s->peer;
 	unsigned ok, k, t;
 
 	if (f[SRNIC_ETH_HLEN + 1] == SRNIC_OP_HELLO)
 		return m->hash.usr % SRNIC_UDP_PATHS;
 	if (!peer || __atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) != dst)
-		peer = eng->udp_to[p] = srnic_node_peer(eng->node, dst);
+		peer = s->peer = srnic_node_peer(eng->node, dst);
 	ok = peer ? __atomic_load_n(&peer->paths_ok[p], __ATOMIC_RELAXED) : 0;
 	if (!ok)
 		ok = (1u << SRNIC_UDP_PATHS) - 1;
-	t = eng->udp_turn[p]++;
+	t = cache.turn[p]++;
 	for (k = 0; k < SRNIC_UDP_PATHS; k++)
 		if (ok >> ((t + k) % SRNIC_UDP_PATHS) & 1)
 			break;
@@ -132,11 +136,13 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 	uint8_t mac[6];
 
 	if (dst) {
-		if (!hop_mac(eng, p, dst, mac)) {
+		struct dst_slot *s = slot_of(eng, p, dst);
+
+		if (!hop_mac(eng, p, dst, s, mac)) {
 			eng->st->drops[SRNIC_DROP_UNRESOLVED]++;
 			return false;
 		}
-		path = pick_path(eng, p, dst, f, m);
+		path = pick_path(eng, p, dst, s, f, m);
 	}
 	f = (uint8_t *)rte_pktmbuf_prepend(m, SRNIC_UDP_HLEN);
 	if (!f) {
@@ -202,9 +208,11 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 				rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) -
 							    h.raw_len);
 			/* (the sending node, not the last hop; the path it
-			 * came on, for the control core's HELLOs) */
+			 * came on and whether to us alone, for the control
+			 * core's HELLOs) */
 			srnic_wire_ip_mac(h.src_ip, f + 6);
-			m->hash.usr = h.path;
+			m->hash.usr = h.path |
+				      (h.to_me ? SRNIC_UDP_RX_UNICAST : 0);
 		}
 		/* (NOT_OURS: as it came, for the codec to count) */
 		pkts[kept++] = m;

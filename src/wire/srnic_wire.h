@@ -615,7 +615,8 @@ bool srnic_wire_auth_ok(const uint8_t *buf, const struct srnic_pkt *pkt,
  * headers are wrong or whose source no node could have; OK with the raw
  * frame, h->raw_len bytes without the Ethernet padding, at frame +
  * SRNIC_UDP_HLEN, its sender's address and path in *h (path
- * SRNIC_UDP_NO_PATH when the source port names none).
+ * SRNIC_UDP_NO_PATH when the source port names none), and whether it was
+ * sent to my_ip alone.
  */
 #define SRNIC_UDP_PATHS 8	/* source ports a node sends from */
 #define SRNIC_UDP_SPORT0 49152
@@ -624,6 +625,7 @@ struct srnic_udp_rx {
 	uint32_t raw_len;
 	uint32_t src_ip;
 	uint8_t path;
+	uint8_t to_me;	/* to my_ip (not a broadcast or a group) */
 };
 void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
 			 uint32_t dst_ip, uint16_t port, unsigned path);

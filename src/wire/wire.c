@@ -259,6 +259,7 @@ enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 		return SRNIC_WIRE_BAD_IP;
 	sport = srnic_get16(udp);
 	h->src_ip = src;
+	h->to_me = dst == my_ip;
 	h->path = sport - SRNIC_UDP_SPORT0 < SRNIC_UDP_PATHS
 			  ? (uint8_t)(sport - SRNIC_UDP_SPORT0)
 			  : SRNIC_UDP_NO_PATH;

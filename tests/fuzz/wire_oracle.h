@@ -266,6 +266,7 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 	if (h.src_ip != srnic_get32(buf + SRNIC_ETH_HLEN + 12) || !h.src_ip ||
 	    h.src_ip == SRNIC_IPV4_BROADCAST || h.src_ip >> 28 == 0xe ||
 	    h.src_ip >> 24 == 127 ||
+	    h.to_me != (srnic_get32(buf + SRNIC_ETH_HLEN + 16) == me) ||
 	    h.path != (sport >= SRNIC_UDP_SPORT0 &&
 				       sport < SRNIC_UDP_SPORT0 + SRNIC_UDP_PATHS
 			       ? sport - SRNIC_UDP_SPORT0

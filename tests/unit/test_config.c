@@ -160,6 +160,31 @@ static void check_routed(void)
 			      cfg.route[1].len == 16 && cfg.route[1].port == 1,
 		      "routes");
 		CHECK(cfg.npeers == 2 && cfg.peer[1] == 0x0a030002, "peers");
+		/* Next hops: the subnet, the longest prefix, a port's own
+		 * route before any port's, the segment past every route. */
+		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a0100fe) == 0x0a0100fe,
+		      "the subnet is on the segment");
+		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a020305) == 0x0a010001,
+		      "10.2.3.5 on port 0: the default route");
+		CHECK(srnic_config_next_hop(&cfg, 1, 0x0a020305) == 0x0a0100fe,
+		      "10.2.3.5 on port 1: its /16");
+		CHECK(srnic_config_next_hop(&cfg, 1, 0x0b000001) == 0x0a010001,
+		      "11.0.0.1 on port 1: the default route");
+		cfg.nroutes = 0;
+		CHECK(srnic_config_next_hop(&cfg, 0, 0x0b000001) == 0x0b000001,
+		      "no route: on the segment");
+		cfg.ipv4_len = 0;
+		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a010009) == 0x0a010009,
+		      "no subnet, no route: on the segment");
+	}
+	/* At one length, the port's own route wins, wherever it stands. */
+	write_conf(routed, "route = 10.2.0.0/16 via 10.1.0.253\n");
+	if (CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)),
+		  "two /16 routes refused: %s", err)) {
+		CHECK(srnic_config_next_hop(&cfg, 1, 0x0a020305) == 0x0a0100fe,
+		      "port 1: its own /16 route");
+		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a020305) == 0x0a0100fd,
+		      "port 0: the /16 of any port");
 	}
 	write_conf(good, "");
 	CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
@@ -170,6 +195,10 @@ static void check_routed(void)
 	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
 		      strstr(err, "route: the node has no port 2"),
 	      "a route to a port the node has not: %s", err);
+	write_conf(routed, "route = 10.7.0.0/16 via 10.1.0.2\n");
+	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      strstr(err, "the gateway is the node's own address"),
+	      "the node its own gateway: %s", err);
 	write_conf(good, "peer = 10.2.0.2\n");
 	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
 		      strstr(err, "route and peer lines are for encap = udp"),
