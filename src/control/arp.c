@@ -221,6 +221,22 @@ void srnic_arp_want(struct srnic_engine *eng, unsigned p, uint32_t dst)
 		entry(eng, hop, p, srnic_ms());
 }
 
+void srnic_arp_recheck(struct srnic_engine *eng, unsigned p, uint32_t dst)
+{
+	struct srnic_neigh *n = find(eng->node,
+				     srnic_config_next_hop(&eng->cfg, p, dst),
+				     p);
+
+	/* (due for its refresh now: the tick asks, as often as an
+	 * unanswered refresh is asked) */
+	if (n && known(n) && srnic_ms() - n->heard_ms < REFRESH_MS) {
+		ctl_log(eng, "next hop of %u.%u.%u.%u on port %u: asked "
+			"again", dst >> 24, (dst >> 16) & 0xff,
+			(dst >> 8) & 0xff, dst & 0xff, p);
+		n->heard_ms = srnic_ms() - REFRESH_MS;
+	}
+}
+
 bool srnic_arp_ready(struct srnic_engine *eng, unsigned p, uint32_t dst)
 {
 	struct srnic_neigh *n = find(eng->node,
@@ -259,10 +275,13 @@ void srnic_arp_tick(struct srnic_engine *eng, uint64_t now)
 					  __ATOMIC_ACQ_REL);
 		if (hop && !find(node, hop, p))
 			entry(eng, hop, p, now);
+		/* (a gateway is a hop itself, whatever a route to its
+		 * address would say) */
 		for (i = 0; i < eng->cfg.nroutes; i++)
-			if (eng->cfg.route[i].port < 0 ||
-			    eng->cfg.route[i].port == (int)p)
-				srnic_arp_want(eng, p, eng->cfg.route[i].gw);
+			if ((eng->cfg.route[i].port < 0 ||
+			     eng->cfg.route[i].port == (int)p) &&
+			    !find(node, eng->cfg.route[i].gw, p))
+				entry(eng, eng->cfg.route[i].gw, p, now);
 		for (i = 0; i < eng->cfg.npeers; i++)
 			srnic_arp_want(eng, p, eng->cfg.peer[i]);
 	}

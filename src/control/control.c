@@ -321,9 +321,10 @@ struct srnic_peer *srnic_peer_find(struct srnic_engine *eng, uint32_t ipv4)
 #define LOSSY_LEAVE_PM 100
 
 static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
-		       unsigned p, const struct srnic_pkt *pkt, bool copy)
+		       unsigned p, const struct srnic_pkt *pkt)
 {
 	uint32_t seq = pkt->msn, gap = seq - peer->hello_seq[p], best = 1000, k;
+	uint32_t back = peer->hello_seq[p] - 1 - seq;
 	/* A port counts afresh when it comes up, and when the peer's
 	 * incarnation is new to it: a new process numbers from 0 again. */
 	bool fresh = !peer->up[p] || peer->hello_inc[p] != pkt->src_inc;
@@ -332,6 +333,7 @@ static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
 	peer->hello_inc[p] = pkt->src_inc;
 	if (fresh) {
 		peer->hello_loss[p] = 0;
+		peer->hello_seen[p] = 1;
 	} else if (gap < 64) {
 		/* gap HELLOs lost, then this one: one slot each */
 		for (k = 0; k <= gap; k++)
@@ -339,22 +341,25 @@ static void hello_loss(struct srnic_engine *eng, struct srnic_peer *peer,
 				peer->hello_loss[p] -
 				(peer->hello_loss[p] >> LOSS_SHIFT) +
 				(k < gap ? 1000 >> LOSS_SHIFT : 0);
+		peer->hello_seen[p] = gap + 1 < 64
+					      ? peer->hello_seen[p] << (gap + 1) | 1
+					      : 1;
 	} else if (gap < 0x80000000u) {
 		peer->hello_loss[p] = 1000;	/* a long silence */
-	} else if (gap == (uint32_t)-1 || copy) {
-		/* The one before again: a copy, as a UDP node that hears
-		 * the broadcast HELLO and the ones sent it alone (a
-		 * configured peer, send_hello) has; or a late copy of one
-		 * sent it alone, on a slower path: no news of loss. */
-		return;
+		peer->hello_seen[p] = 1;
 	} else {
-		/* Late (overtaken), not lost after all: take back about
-		 * what its absence cost.  A duplicate does the same, rarely. */
-		if (seq - peer->hello_seq[p] > (uint32_t)-64)
+		/* Earlier than the last one.  A copy of one that came (a UDP
+		 * node hears the broadcast HELLO and the ones sent it alone,
+		 * on two paths: send_hello) is no news; one that did not
+		 * come yet was late (overtaken, a slower path), not lost
+		 * after all: take back about what its absence cost. */
+		if (back < 64 && !(peer->hello_seen[p] >> back & 1)) {
+			peer->hello_seen[p] |= 1ull << back;
 			peer->hello_loss[p] -=
 				peer->hello_loss[p] < (1000 >> LOSS_SHIFT)
 					? peer->hello_loss[p]
 					: 1000 >> LOSS_SHIFT;
+		}
 		return;
 	}
 	peer->hello_seq[p] = seq + 1;
@@ -476,7 +481,7 @@ static void hello_interval(struct srnic_peer *peer, uint16_t said,
 static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		  unsigned p, uint32_t rx, uint64_t now)
 {
-	unsigned path = rx & 0xff;
+	unsigned path = rx & 0xff, q;
 	bool unicast = rx & SRNIC_UDP_RX_UNICAST;
 	struct srnic_peer *peer;
 
@@ -518,7 +523,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 				     "(incarnation %08x)", peer->name, p,
 				     pkt->src_inc);
 			if (pkt->opcode == SRNIC_OP_HELLO) {
-				hello_loss(eng, peer, p, pkt, unicast);
+				hello_loss(eng, peer, p, pkt);
 				hello_interval(peer, pkt->hello_ms, now);
 				/* (the multicast RDMA senders' members) */
 				__atomic_store_n(&peer->groups, pkt->groups,
@@ -535,8 +540,9 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 						      SRNIC_RETIRED] =
 						peer->inc;
 				/* (what its paths were is its old self's) */
-				memset(peer->paths_ok, 0,
-				       sizeof(peer->paths_ok));
+				for (q = 0; q < SRNIC_MAX_PORTS; q++)
+					__atomic_store_n(&peer->paths_ok[q], 0,
+							 __ATOMIC_RELEASE);
 				memset(peer->path_heard, 0,
 				       sizeof(peer->path_heard));
 				srnic_integrate_new_incarnation(peer);
@@ -552,6 +558,13 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 							 pkt->paths,
 							 __ATOMIC_RELEASE);
 					peer->paths_at[p] = now;
+				} else if (unicast && peer->paths_ok[p]) {
+					/* It heard us, and hears us no more,
+					 * on any path: the way to it (a
+					 * router's address) may have moved. */
+					srnic_arp_recheck(eng, p, peer->ipv4);
+					__atomic_store_n(&peer->paths_ok[p], 0,
+							 __ATOMIC_RELEASE);
 				}
 				if (unicast)
 					peer->unicast_ms = now;

@@ -77,6 +77,9 @@ void srnic_arp_rx(struct srnic_engine *eng, struct rte_mbuf *m,
 		  uint64_t now);
 void srnic_arp_tick(struct srnic_engine *eng, uint64_t now);
 void srnic_arp_want(struct srnic_engine *eng, unsigned p, uint32_t dst);
+/* The peer at dst stopped hearing us on port p: its next hop's address
+ * is asked for again now (the hop may have moved). */
+void srnic_arp_recheck(struct srnic_engine *eng, unsigned p, uint32_t dst);
 /* Whether the Ethernet address of dst's next hop on port p is known. */
 bool srnic_arp_ready(struct srnic_engine *eng, unsigned p, uint32_t dst);
 

@@ -140,7 +140,7 @@ struct srnic_fault {
  * A next hop's Ethernet address on one port (encap = udp: ARP,
  * control/arp.c).  The control core alone writes an entry, mac last (an
  * entry taken for another hop is first made unknown); a port's sender
- * reads ipv4 and port, then mac, then ipv4 again (udp.c).
+ * reads ipv4, then mac (the port in it), then ipv4 again (udp.c).
  */
 #define SRNIC_MAX_NEIGH 256	/* 64 peers on 4 ports, and gateways */
 #define SRNIC_NEIGH_KNOWN (1ull << 63)
@@ -209,6 +209,9 @@ struct srnic_peer {
 	 * peer's best one (lossy). */
 	uint32_t hello_seq[SRNIC_MAX_PORTS];	/* the next one expected */
 	uint32_t hello_inc[SRNIC_MAX_PORTS];	/* ... from this incarnation */
+	/* ... and which of the 64 before it came: bit i, hello_seq - 1 - i
+	 * (a late one is news, a copy of one that came is not) */
+	uint64_t hello_seen[SRNIC_MAX_PORTS];
 	uint16_t hello_loss[SRNIC_MAX_PORTS];
 	uint8_t lossy[SRNIC_MAX_PORTS];
 	/* Port i has been quiet for a while although another port still

@@ -24,19 +24,19 @@
  * and its datapath both wrap, and an attached process's threads take the
  * ports in turn): for a few destinations on each port their next hop, its
  * neighbour entry and the peer (a QP's frames come in runs to one peer,
- * and a node's QPs to a few), checked before use; and each port's turn
+ * and a node's QPs to a few), checked before use, and its frames' turn
  * through the paths.
  */
 #define DST_SLOTS 16	/* a power of two */
 struct dst_slot {
 	uint32_t dst, hop;
 	uint32_t neigh;
+	uint32_t turn;		/* its frames' turn through the paths */
 	const struct srnic_peer *peer;
 };
 static __thread struct {
 	const struct srnic_node *node;
 	struct dst_slot slot[SRNIC_MAX_PORTS][DST_SLOTS];
-	uint32_t turn[SRNIC_MAX_PORTS];
 } cache;
 
 static inline struct dst_slot *slot_of(const struct srnic_engine *eng,
@@ -80,6 +80,8 @@ static bool hop_mac(struct srnic_engine *eng, unsigned p, uint32_t dst,
 	hop = srnic_config_next_hop(&eng->cfg, p, dst);
 	for (i = 0; i < SRNIC_MAX_NEIGH; i++)
 		if (neigh_mac(node, i, hop, p, &mac)) {
+			if (s->dst != dst)
+				s->turn = 0;
 			s->dst = dst;
 			s->hop = hop;
 			s->neigh = i;
@@ -109,7 +111,7 @@ static unsigned pick_path(struct srnic_engine *eng, unsigned p, uint32_t dst,
 			  const struct rte_mbuf *m)
 {
 	const struct srnic_peer *peer = s->peer;
-	unsigned ok, k, t;
+	unsigned ok, k, n;
 
 	if (f[SRNIC_ETH_HLEN + 1] == SRNIC_OP_HELLO)
 		return m->hash.usr % SRNIC_UDP_PATHS;
@@ -118,11 +120,12 @@ static unsigned pick_path(struct srnic_engine *eng, unsigned p, uint32_t dst,
 	ok = peer ? __atomic_load_n(&peer->paths_ok[p], __ATOMIC_RELAXED) : 0;
 	if (!ok)
 		ok = (1u << SRNIC_UDP_PATHS) - 1;
-	t = cache.turn[p]++;
-	for (k = 0; k < SRNIC_UDP_PATHS; k++)
-		if (ok >> ((t + k) % SRNIC_UDP_PATHS) & 1)
-			break;
-	return (t + k) % SRNIC_UDP_PATHS;
+	/* (the n-th of the paths it hears, each in its turn as often) */
+	n = s->turn++ % (unsigned)__builtin_popcount(ok);
+	for (k = 0; n || !(ok >> k & 1); k++)
+		if (ok >> k & 1)
+			n--;
+	return k;
 }
 
 bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,

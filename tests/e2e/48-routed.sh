@@ -51,6 +51,14 @@ ip -n "$R0" neigh show "$A" | grep -q "lladdr $amac" ||
 	fail "the router's neighbour entry for a is not a's port ($amac): $(ip -n "$R0" neigh show "$A")"
 echo "a's router is $rmac; the router has a at $amac"
 
+# Each node hears all 8 of the other's paths (before the capture below,
+# whose WRITEs must use them all).
+tx() { ip -n "$R0" -s -j link show "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['tx']['packets'])"; }
+paths_ok() { counter "$1" paths_ok "$([ "$1" = a ] && echo b || echo a)"; }
+for _ in $(seq 100); do [ "$(paths_ok a)" = 255 ] && [ "$(paths_ok b)" = 255 ] && break; sleep 0.1; done
+[ "$(paths_ok a)" = 255 ] && [ "$(paths_ok b)" = 255 ] ||
+	fail "the nodes do not hear each other on every path: a $(paths_ok a), b $(paths_ok b)"
+
 # A capture of a's rail around a transfer.
 pcap=$LOGDIR/routed.pcap
 rm -f "$pcap"
@@ -106,13 +114,7 @@ else
 fi
 
 # Paths: one QP's packets over both links between the routers (each UDP
-# source port hashed to one of them, by a hash the kernel seeds at boot),
-# and each node hears all 8 of the other's paths.
-tx() { ip -n "$R0" -s -j link show "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['tx']['packets'])"; }
-paths_ok() { counter "$1" paths_ok "$([ "$1" = a ] && echo b || echo a)"; }
-for _ in $(seq 30); do [ "$(paths_ok a)" = 255 ] && [ "$(paths_ok b)" = 255 ] && break; sleep 0.1; done
-[ "$(paths_ok a)" = 255 ] && [ "$(paths_ok b)" = 255 ] ||
-	fail "the nodes do not hear each other on every path: a $(paths_ok a), b $(paths_ok b)"
+# source port hashed to one of them, by a hash the kernel seeds at boot).
 t0=$(tx p0) t1=$(tx p1)
 pair routed-paths-bw 90 ib_write_bw -n 3000 -s 65536 -q 1 || fail "ib_write_bw, one QP, across the routers"
 d0=$(( $(tx p0) - t0 )) d1=$(( $(tx p1) - t1 ))
@@ -144,6 +146,8 @@ if [ -n "$both" ]; then
 	sleep 1
 	"$SRNIC" testbed fault path 0 loss=100% || fail "testbed fault path 0"
 	for _ in $(seq 30); do ok=$(paths_ok a); [ "$ok" != 255 ] && break; sleep 0.1; done
+	# (the dead paths drop out one by one as their probes come due)
+	sleep 0.5; ok=$(paths_ok a)
 	bpcap=$LOGDIR/routed-blackhole.pcap
 	rm -f "$bpcap"
 	ip netns exec "$SRNIC_NS-a" timeout 20 dumpcap -q -i rail0 -c 400 -f "udp port 4793" -w "$bpcap" > /dev/null 2>&1 || true

@@ -177,7 +177,8 @@ static void check_routed(void)
 		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a010009) == 0x0a010009,
 		      "no subnet, no route: on the segment");
 	}
-	/* At one length, the port's own route wins, wherever it stands. */
+	/* At one length, the port's own route wins, wherever it stands:
+	 * after the any-port one, and before it. */
 	write_conf(routed, "route = 10.2.0.0/16 via 10.1.0.253\n");
 	if (CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)),
 		  "two /16 routes refused: %s", err)) {
@@ -185,6 +186,12 @@ static void check_routed(void)
 		      "port 1: its own /16 route");
 		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a020305) == 0x0a0100fd,
 		      "port 0: the /16 of any port");
+		cfg.route[1].port = -1;
+		cfg.route[2].port = 1;
+		CHECK(srnic_config_next_hop(&cfg, 1, 0x0a020305) == 0x0a0100fd,
+		      "port 1: its own /16 route, listed after the other");
+		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a020305) == 0x0a0100fe,
+		      "port 0: the any-port /16, listed first");
 	}
 	write_conf(good, "");
 	CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
