@@ -27,7 +27,9 @@
 #    pingpong runs (it says so by ARP, as a router does): a learns it and
 #    the pingpong ends with good data;
 #  - neither node counted a damaged frame (bad_ip, malformed, bad_crc,
-#    bad_auth).
+#    bad_auth);
+#  - four nodes, two behind each router: a finds the three others, and a
+#    pingpong (-c) goes from a to c (one router) and to d (both).
 export SRNIC_NS=${SRNIC_NS:-srnic}-r SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-r
 . "$(dirname "$0")/../lib.sh"
 
@@ -200,4 +202,28 @@ for n in a b; do
 	echo "node $n: bad_ip, malformed, bad_crc, bad_auth drops: $d; unresolved $(counter "$n" drops.unresolved)"
 	[ "$d" = "0 0 0 0" ] || fail "node $n could not read frames of the other"
 done
+
+# Four nodes, a and c behind router 0, b and d behind router 1: a finds
+# every other through the routers, and a pingpong (-c) goes from a to c
+# (one router, another subnet) and to d (both routers).
+"$SRNIC" testbed down >/dev/null 2>&1
+"$SRNIC" testbed up --routed --nodes 4 > "$LOGDIR/48-testbed4.log" 2>&1 ||
+	{ cat "$LOGDIR/48-testbed4.log"; fail "testbed up --routed --nodes 4"; }
+for n in b c d; do
+	wait_peer a $n 0 && wait_peer $n a 0 || fail "a and $n did not find each other across the routers"
+done
+node_pp() {	# NAME NODE: ibv_rc_pingpong -c from a to NODE
+	local rc=0 pid
+	timeout -k 5 60 "$SRNIC" exec "$2" -- ibv_rc_pingpong -g 1 -s 4096 -n 500 -c > "$LOGDIR/$1.$2" 2>&1 &
+	pid=$!
+	wait_listen "$2" || true
+	timeout -k 5 60 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -s 4096 -n 500 -c "$2" > "$LOGDIR/$1.a" 2>&1 || rc=1
+	wait $pid || rc=1
+	pingpong_ok "$LOGDIR/$1.a" && pingpong_ok "$LOGDIR/$1.$2" || rc=1
+	[ $rc = 0 ] || programs_failed "$LOGDIR/$1.a" "$LOGDIR/$1.$2"
+	return $rc
+}
+node_pp routed4-ac c || fail "a pingpong from a to c (one router)"
+node_pp routed4-ad d || fail "a pingpong from a to d (two routers)"
+echo "four nodes: a found b, c and d; pingpongs a to c and a to d with good data"
 exit 0
