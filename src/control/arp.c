@@ -34,9 +34,7 @@ static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 static uint64_t mac_word(const uint8_t m[6], unsigned p)
 {
 	return SRNIC_NEIGH_KNOWN | (uint64_t)p << SRNIC_NEIGH_PORT_SHIFT |
-	       (uint64_t)m[0] << 40 | (uint64_t)m[1] << 32 |
-	       (uint64_t)m[2] << 24 | (uint64_t)m[3] << 16 |
-	       (uint64_t)m[4] << 8 | m[5];
+	       (uint64_t)srnic_get16(m) << 32 | srnic_get32(m + 2);
 }
 
 static bool known(const struct srnic_neigh *n)
@@ -71,14 +69,20 @@ static void send_arp(struct srnic_engine *eng, unsigned p,
 	srnic_control_queue(eng, m);
 }
 
-static void ask(struct srnic_engine *eng, struct srnic_neigh *n, uint64_t now)
+/* Who has tpa, asked on port p (tpa our own: the node says its address). */
+static void request(struct srnic_engine *eng, unsigned p, uint32_t tpa)
 {
 	struct srnic_arp a = {.op = SRNIC_ARP_REQUEST,
 			      .spa = eng->cfg.ipv4,
-			      .tpa = n->ipv4};
+			      .tpa = tpa};
 
-	memcpy(a.sha, eng->node->port[n->port].mac, 6);
-	send_arp(eng, n->port, bcast, &a);
+	memcpy(a.sha, eng->node->port[p].mac, 6);
+	send_arp(eng, p, bcast, &a);
+}
+
+static void ask(struct srnic_engine *eng, struct srnic_neigh *n, uint64_t now)
+{
+	request(eng, n->port, n->ipv4);
 	n->asked_ms = now;
 	n->tries++;
 	eng->st->arp_asked++;
@@ -165,10 +169,8 @@ static bool hop_of_ours(struct srnic_engine *eng, uint32_t ip)
 	for (i = 0; i < eng->cfg.nroutes; i++)
 		if (eng->cfg.route[i].gw == ip)
 			return true;
-	for (i = 0; i < eng->cfg.npeers; i++)
-		if (eng->cfg.peer[i] == ip)
-			return true;
-	return srnic_peer_find(eng, ip) != NULL;
+	return srnic_config_has_peer(&eng->cfg, ip) ||
+	       srnic_peer_find(eng, ip) != NULL;
 }
 
 void srnic_arp_rx(struct srnic_engine *eng, struct rte_mbuf *m,
@@ -212,20 +214,21 @@ void srnic_arp_rx(struct srnic_engine *eng, struct rte_mbuf *m,
 
 void srnic_arp_want(struct srnic_engine *eng, unsigned p, uint32_t dst)
 {
-	uint32_t hop;
+	if (eng->cfg.encap_udp && p < eng->node->nports)
+		entry(eng, srnic_config_next_hop(&eng->cfg, p, dst), p,
+		      srnic_ms());
+}
 
-	if (!eng->cfg.encap_udp || p >= eng->node->nports)
-		return;
-	hop = srnic_config_next_hop(&eng->cfg, p, dst);
-	if (!find(eng->node, hop, p))
-		entry(eng, hop, p, srnic_ms());
+/* The entry of dst's next hop on port p, or NULL. */
+static struct srnic_neigh *hop_entry(struct srnic_engine *eng, unsigned p,
+				     uint32_t dst)
+{
+	return find(eng->node, srnic_config_next_hop(&eng->cfg, p, dst), p);
 }
 
 void srnic_arp_recheck(struct srnic_engine *eng, unsigned p, uint32_t dst)
 {
-	struct srnic_neigh *n = find(eng->node,
-				     srnic_config_next_hop(&eng->cfg, p, dst),
-				     p);
+	struct srnic_neigh *n = hop_entry(eng, p, dst);
 
 	/* (due for its refresh now: the tick asks, as often as an
 	 * unanswered refresh is asked) */
@@ -239,12 +242,9 @@ void srnic_arp_recheck(struct srnic_engine *eng, unsigned p, uint32_t dst)
 
 bool srnic_arp_ready(struct srnic_engine *eng, unsigned p, uint32_t dst)
 {
-	struct srnic_neigh *n = find(eng->node,
-				     srnic_config_next_hop(&eng->cfg, p, dst),
-				     p);
+	struct srnic_neigh *n = hop_entry(eng, p, dst);
 
-	return n && (__atomic_load_n(&n->mac, __ATOMIC_RELAXED) &
-		     SRNIC_NEIGH_KNOWN);
+	return n && known(n);
 }
 
 void srnic_arp_tick(struct srnic_engine *eng, uint64_t now)
@@ -262,25 +262,19 @@ void srnic_arp_tick(struct srnic_engine *eng, uint64_t now)
 		 * kept another Ethernet address for it learns this one). */
 		if (eng->arp_announced[p] < ANNOUNCES &&
 		    now - eng->arp_announce_ms[p] >= ANNOUNCE_MS) {
-			struct srnic_arp a = {.op = SRNIC_ARP_REQUEST,
-					      .spa = eng->cfg.ipv4,
-					      .tpa = eng->cfg.ipv4};
-
-			memcpy(a.sha, node->port[p].mac, 6);
-			send_arp(eng, p, bcast, &a);
+			request(eng, p, eng->cfg.ipv4);
 			eng->arp_announced[p]++;
 			eng->arp_announce_ms[p] = now;
 		}
 		hop = __atomic_exchange_n(&node->neigh_want[p], 0,
 					  __ATOMIC_ACQ_REL);
-		if (hop && !find(node, hop, p))
+		if (hop)
 			entry(eng, hop, p, now);
 		/* (a gateway is a hop itself, whatever a route to its
 		 * address would say) */
 		for (i = 0; i < eng->cfg.nroutes; i++)
-			if ((eng->cfg.route[i].port < 0 ||
-			     eng->cfg.route[i].port == (int)p) &&
-			    !find(node, eng->cfg.route[i].gw, p))
+			if (eng->cfg.route[i].port < 0 ||
+			    eng->cfg.route[i].port == (int)p)
 				entry(eng, eng->cfg.route[i].gw, p, now);
 		for (i = 0; i < eng->cfg.npeers; i++)
 			srnic_arp_want(eng, p, eng->cfg.peer[i]);

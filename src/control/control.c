@@ -226,20 +226,10 @@ static uint8_t paths_heard(const struct srnic_peer *peer, unsigned p,
 	return heard;
 }
 
-static bool configured(const struct srnic_engine *eng, uint32_t ipv4)
-{
-	unsigned i;
-
-	for (i = 0; i < eng->cfg.npeers; i++)
-		if (eng->cfg.peer[i] == ipv4)
-			return true;
-	return false;
-}
-
 /* A HELLO (pkt) to the UDP peer at ipv4 on port p, two copies (send_hello;
  * not before ARP finds the way: arp.c asks from the start). */
 static void hello_to(struct srnic_engine *eng, struct srnic_pkt *pkt,
-		     unsigned p, uint32_t ipv4)
+		     unsigned p, uint32_t ipv4, uint64_t now)
 {
 	const struct srnic_peer *peer = srnic_peer_find(eng, ipv4);
 	unsigned probe = pkt->msn % SRNIC_UDP_PATHS, alive, k;
@@ -248,7 +238,7 @@ static void hello_to(struct srnic_engine *eng, struct srnic_pkt *pkt,
 
 	if (!srnic_arp_ready(eng, p, ipv4))
 		return;
-	pkt->paths = peer ? paths_heard(peer, p, srnic_ms()) : 0;
+	pkt->paths = peer ? paths_heard(peer, p, now) : 0;
 	ok = peer ? __atomic_load_n(&peer->paths_ok[p], __ATOMIC_RELAXED) : 0;
 	if (!ok)
 		ok = 0xff;
@@ -296,14 +286,14 @@ static void send_hello(struct srnic_engine *eng, unsigned p,
 	 * again) and the next of those the peer hears (so that the peer
 	 * hears us while any path works). */
 	for (i = 0; i < eng->cfg.npeers; i++)
-		hello_to(eng, &pkt, p, eng->cfg.peer[i]);
+		hello_to(eng, &pkt, p, eng->cfg.peer[i], now);
 	for (i = 0; i < srnic_npeers(eng->node); i++) {
 		const struct srnic_peer *peer = &eng->node->peer[i];
 
 		if (peer->ipv4 && peer->unicast_ms &&
 		    now - peer->unicast_ms < ANSWER_UNICAST_MS &&
-		    !configured(eng, peer->ipv4))
-			hello_to(eng, &pkt, p, peer->ipv4);
+		    !srnic_config_has_peer(&eng->cfg, peer->ipv4))
+			hello_to(eng, &pkt, p, peer->ipv4, now);
 	}
 }
 
@@ -594,9 +584,8 @@ static void drain_rx(struct srnic_engine *eng, uint64_t now)
 	while (rte_ring_sc_dequeue(eng->node->ctrl_rx, (void **)&m) == 0) {
 		struct srnic_pkt pkt;
 
-		if (rte_pktmbuf_data_len(m) >= SRNIC_ETH_HLEN &&
-		    srnic_get16(rte_pktmbuf_mtod(m, const uint8_t *) + 12) ==
-			    SRNIC_ETHERTYPE_ARP)
+		if (srnic_wire_is_arp(rte_pktmbuf_mtod(m, const uint8_t *),
+				      rte_pktmbuf_data_len(m)))
 			srnic_arp_rx(eng, m, now);
 		else if (srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
 				      rte_pktmbuf_data_len(m),

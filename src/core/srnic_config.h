@@ -7,6 +7,7 @@
 #ifndef SRNIC_CONFIG_H
 #define SRNIC_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -145,6 +146,24 @@ struct srnic_config {
 	uint8_t cluster_key[32];
 };
 
+/* The mask of an IPv4 prefix len bits long (host order). */
+static inline uint32_t srnic_prefix_mask(unsigned len)
+{
+	return len ? ~0u << (32 - len) : 0;
+}
+
+/* Whether a "peer = IPV4" line names ipv4. */
+static inline bool srnic_config_has_peer(const struct srnic_config *cfg,
+					 uint32_t ipv4)
+{
+	unsigned i;
+
+	for (i = 0; i < cfg->npeers; i++)
+		if (cfg->peer[i] == ipv4)
+			return true;
+	return false;
+}
+
 /*
  * Where a UDP node's frame to dst leaves port p for: the gateway of the
  * longest route prefix that holds dst, a route of port p before one of
@@ -161,7 +180,7 @@ static inline uint32_t srnic_config_next_hop(const struct srnic_config *cfg,
 
 	/* (score: twice the length, and one for a route of this port) */
 	if (cfg->ipv4_len &&
-	    !((dst ^ cfg->ipv4) & (~0u << (32 - cfg->ipv4_len))))
+	    !((dst ^ cfg->ipv4) & srnic_prefix_mask(cfg->ipv4_len)))
 		best = 2 * cfg->ipv4_len + 1;
 	for (i = 0; i < cfg->nroutes; i++) {
 		const struct srnic_route_conf *r = &cfg->route[i];
@@ -170,7 +189,7 @@ static inline uint32_t srnic_config_next_hop(const struct srnic_config *cfg,
 			continue;
 		score = 2 * r->len + (r->port >= 0);
 		if (score > best &&
-		    (dst & (r->len ? ~0u << (32 - r->len) : 0)) == r->prefix) {
+		    (dst & srnic_prefix_mask(r->len)) == r->prefix) {
 			best = score;
 			hop = r->gw;
 		}

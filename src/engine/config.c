@@ -512,11 +512,6 @@ static int parse_prefix(const char *val, bool bare, uint32_t *ip,
 	return 0;
 }
 
-static uint32_t prefix_mask(unsigned plen)
-{
-	return plen ? ~0u << (32 - plen) : 0;
-}
-
 /* "ipv4 = A.B.C.D[/LEN]": the node's address, and its subnet's length. */
 static int parse_node_ipv4(struct srnic_config *cfg,
 			   const struct srnic_conf_key *k, const char *val,
@@ -562,7 +557,7 @@ static int parse_route(struct srnic_config *cfg,
 	r->gw = ntohl(a.s_addr);
 	if (n == 5)
 		r->port = (int8_t)p;
-	if (r->prefix & ~prefix_mask(r->len))
+	if (r->prefix & ~srnic_prefix_mask(r->len))
 		return reject(why, len, "%s has bits past its length", tok[0]);
 	if (!r->gw || r->gw == SRNIC_IPV4_BROADCAST || r->gw >> 28 == 0xe)
 		return reject(why, len, "a gateway is a host's address");
@@ -582,7 +577,6 @@ static int parse_peer(struct srnic_config *cfg, const struct srnic_conf_key *k,
 {
 	struct in_addr a;
 	uint32_t ip;
-	unsigned i;
 
 	if (cfg->npeers == SRNIC_MAX_CONF_PEERS)
 		return reject(why, len, "at most %d", SRNIC_MAX_CONF_PEERS);
@@ -591,9 +585,8 @@ static int parse_peer(struct srnic_config *cfg, const struct srnic_conf_key *k,
 	ip = ntohl(a.s_addr);
 	if (!ip || ip == SRNIC_IPV4_BROADCAST || ip >> 28 == 0xe)
 		return reject(why, len, "a peer is a host's address");
-	for (i = 0; i < cfg->npeers; i++)
-		if (cfg->peer[i] == ip)
-			return reject(why, len, "%s is there already", val);
+	if (srnic_config_has_peer(cfg, ip))
+		return reject(why, len, "%s is there already", val);
 	cfg->peer[cfg->npeers++] = ip;
 	return 0;
 }

@@ -91,12 +91,8 @@ static bool hop_mac(struct srnic_engine *eng, unsigned p, uint32_t dst,
 	__atomic_store_n(&node->neigh_want[p], hop, __ATOMIC_RELEASE);
 	return false;
 found:
-	out[0] = (uint8_t)(mac >> 40);
-	out[1] = (uint8_t)(mac >> 32);
-	out[2] = (uint8_t)(mac >> 24);
-	out[3] = (uint8_t)(mac >> 16);
-	out[4] = (uint8_t)(mac >> 8);
-	out[5] = (uint8_t)mac;
+	srnic_put16(out, (uint16_t)(mac >> 32));
+	srnic_put32(out + 2, (uint32_t)mac);
 	return true;
 }
 
@@ -178,8 +174,7 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 			continue;
 		}
 		/* ARP: the control core's (control/arp.c) */
-		if (rte_pktmbuf_data_len(m) >= SRNIC_ETH_HLEN &&
-		    srnic_get16(f + 12) == SRNIC_ETHERTYPE_ARP) {
+		if (srnic_wire_is_arp(f, rte_pktmbuf_data_len(m))) {
 			if (!arp ||
 			    rte_ring_sp_enqueue(eng->node->ctrl_rx, m) != 0)
 				rte_pktmbuf_free(m);

@@ -679,6 +679,13 @@ struct srnic_arp {
 };
 enum srnic_wire_err srnic_wire_arp_decode(const uint8_t *frame, uint32_t len,
 					  struct srnic_arp *arp);
+/* Whether a frame of len bytes is ARP by its EtherType (what a UDP node's
+ * ports hand to its control core, which decodes it). */
+static inline bool srnic_wire_is_arp(const uint8_t *frame, uint32_t len)
+{
+	return len >= SRNIC_ETH_HLEN &&
+	       srnic_get16(frame + 12) == SRNIC_ETHERTYPE_ARP;
+}
 /* SRNIC_ARP_FRAME bytes into frame: eth_dst, eth_src, then arp. */
 void srnic_wire_arp_encode(uint8_t *frame, const uint8_t eth_dst[6],
 			   const uint8_t eth_src[6],
