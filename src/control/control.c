@@ -231,7 +231,7 @@ static uint8_t paths_heard(const struct srnic_peer *peer, unsigned p,
 static void hello_to(struct srnic_engine *eng, struct srnic_pkt *pkt,
 		     unsigned p, uint32_t ipv4, uint64_t now)
 {
-	const struct srnic_peer *peer = srnic_peer_find(eng, ipv4);
+	struct srnic_peer *peer = srnic_peer_find(eng, ipv4);
 	unsigned probe = pkt->msn % SRNIC_UDP_PATHS, alive, k;
 	uint8_t to[6], ok;
 	struct rte_mbuf *m;
@@ -239,6 +239,11 @@ static void hello_to(struct srnic_engine *eng, struct srnic_pkt *pkt,
 	if (!srnic_arp_ready(eng, p, ipv4))
 		return;
 	pkt->paths = peer ? paths_heard(peer, p, now) : 0;
+	if (peer)
+		srnic_paths_measure(peer, p, now, pkt->path_loss);
+	else
+		memset(pkt->path_loss, SRNIC_PATH_LOSS_NONE,
+		       sizeof(pkt->path_loss));
 	ok = peer ? __atomic_load_n(&peer->paths_ok[p], __ATOMIC_RELAXED) : 0;
 	if (!ok)
 		ok = 0xff;
@@ -257,6 +262,7 @@ static void hello_to(struct srnic_engine *eng, struct srnic_pkt *pkt,
 		srnic_control_queue(eng, m);
 	}
 	pkt->paths = 0;
+	memset(pkt->path_loss, 0, sizeof(pkt->path_loss));
 }
 
 static void send_hello(struct srnic_engine *eng, unsigned p,
@@ -471,7 +477,7 @@ static void hello_interval(struct srnic_peer *peer, uint16_t said,
 static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		  unsigned p, uint32_t rx, uint64_t now)
 {
-	unsigned path = rx & 0xff, q;
+	unsigned path = rx & 0xff;
 	bool unicast = rx & SRNIC_UDP_RX_UNICAST;
 	struct srnic_peer *peer;
 
@@ -530,9 +536,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 						      SRNIC_RETIRED] =
 						peer->inc;
 				/* (what its paths were is its old self's) */
-				for (q = 0; q < SRNIC_MAX_PORTS; q++)
-					__atomic_store_n(&peer->paths_ok[q], 0,
-							 __ATOMIC_RELEASE);
+				srnic_paths_forget(peer);
 				memset(peer->path_heard, 0,
 				       sizeof(peer->path_heard));
 				srnic_integrate_new_incarnation(peer);
@@ -544,17 +548,16 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 				if (path < SRNIC_UDP_PATHS)
 					peer->path_heard[p][path] = now;
 				if (pkt->paths) {
-					__atomic_store_n(&peer->paths_ok[p],
-							 pkt->paths,
-							 __ATOMIC_RELEASE);
+					srnic_paths_hear(peer, p, pkt->paths);
+					srnic_paths_weigh(peer, p,
+							  pkt->path_loss, now);
 					peer->paths_at[p] = now;
 				} else if (unicast && peer->paths_ok[p]) {
 					/* It heard us, and hears us no more,
 					 * on any path: the way to it (a
 					 * router's address) may have moved. */
 					srnic_arp_recheck(eng, p, peer->ipv4);
-					__atomic_store_n(&peer->paths_ok[p], 0,
-							 __ATOMIC_RELEASE);
+					srnic_paths_hear(peer, p, 0);
 				}
 				if (unicast)
 					peer->unicast_ms = now;
@@ -759,8 +762,7 @@ static void watch_peer(struct srnic_engine *eng, struct srnic_peer *peer,
 		/* (a UDP peer that stopped saying which paths it hears:
 		 * every path again, until it says) */
 		if (peer->paths_ok[p] && peer->paths_at[p] + dead < polled)
-			__atomic_store_n(&peer->paths_ok[p], 0,
-					 __ATOMIC_RELEASE);
+			srnic_paths_hear(peer, p, 0);
 	}
 	watch_silence(eng, peer, now);
 }

@@ -137,11 +137,16 @@ static void out_services(struct srnic_out *o, const struct srnic_node *node)
 /* A peer: where it is heard; whether RDMA flows in (it forgot our old
  * selves) and out (it lets us in); HELLOs lost per mille on each port, how
  * often a port went silent, the ports striping avoids for it, and (a UDP
- * node's configured peer) on each port the paths it hears, bit k for
- * path k (UDP source port 49152 + k; 0: it does not say). */
+ * node's peer) on each port the paths it hears, bit k for path k (UDP
+ * source port 49152 + k; 0: it does not say), each path's weight
+ * (control/paths.c: 64 for all, less for a path that loses more), and
+ * the loss of each of its paths to us (256ths, 255: not measured). */
 static void out_peer(struct srnic_out *o, const struct srnic_node *node,
 		     const struct srnic_peer *peer)
 {
+	uint8_t w[SRNIC_MAX_PORTS * SRNIC_UDP_PATHS];
+	uint8_t l[SRNIC_MAX_PORTS * SRNIC_UDP_PATHS];
+
 	srnic_out_open(o, NULL, false);
 	srnic_out_line(o, "peer", NULL);
 	srnic_out_label_str(o, "name", peer->name, sizeof(peer->name));
@@ -157,6 +162,9 @@ static void out_peer(struct srnic_out *o, const struct srnic_node *node,
 	srnic_out_ports(o, "silent", peer->silent, node->nports);
 	srnic_out_ports(o, "lossy", peer->lossy, node->nports);
 	srnic_out_u8s(o, "paths_ok", peer->paths_ok, node->nports);
+	srnic_paths_weights(peer, node->nports, w, l);
+	srnic_out_u8s(o, "path_weights", w, node->nports * SRNIC_UDP_PATHS);
+	srnic_out_u8s(o, "path_loss", l, node->nports * SRNIC_UDP_PATHS);
 	srnic_out_close(o, false);
 }
 

@@ -189,6 +189,46 @@ struct srnic_port {
 	struct srnic_fault fault;
 };
 
+/*
+ * encap = udp: how well each path between us and a peer carries, on one
+ * port (control/paths.c has the why).  Our frames to it: the ports'
+ * senders number them per path (IPv4 identification), and spread them
+ * over the paths by plan, which the control core lays out from the
+ * weights it gives each path by the losses the peer reports.  Its frames
+ * to us: the ports' receivers count them per path, and the control core
+ * reads a path's loss from the count against the numbers' advance.
+ */
+#define SRNIC_PATH_PLAN 64	/* slots of the plan: a path's share */
+struct srnic_path_rx {
+	uint32_t got;		/* frames counted (wraps) */
+	uint16_t top;		/* the highest number seen */
+	uint16_t pad;
+};
+struct srnic_path_window {	/* the control core's: the last sample */
+	uint32_t got;
+	uint16_t top;
+	uint8_t loss;		/* 256ths, SRNIC_PATH_LOSS_NONE: unknown */
+	uint8_t armed;		/* got and top are a window's start */
+	uint64_t at;		/* ms the window started */
+};
+struct srnic_peer_paths {
+	/* written by whoever holds the port (the port token) */
+	uint16_t tx_seq[SRNIC_UDP_PATHS];
+	struct srnic_path_rx rx[SRNIC_UDP_PATHS];
+	/* the control core's: each path's weight (cut from the most,
+	 * SRNIC_PATH_W_MAX - cut), and when they last changed */
+	uint8_t cut[SRNIC_UDP_PATHS];
+	uint64_t weighed_at;
+	struct srnic_path_window win[SRNIC_UDP_PATHS];
+	/* the plan: slot i names the path of a frame whose turn is i (the
+	 * control core writes, the ports' senders read); laid out for the
+	 * paths of `planned` (0: none yet) */
+	uint8_t plan[SRNIC_PATH_PLAN];
+	uint8_t planned;
+};
+#define SRNIC_PATH_W_MAX 64
+#define SRNIC_PATH_W_MIN 4
+
 /* A remote node as the control core knows it. */
 struct srnic_peer {
 	uint32_t ipv4;
@@ -226,6 +266,8 @@ struct srnic_peer {
 	uint8_t paths_ok[SRNIC_MAX_PORTS];
 	uint64_t paths_at[SRNIC_MAX_PORTS];	/* ms it last said them */
 	uint64_t path_heard[SRNIC_MAX_PORTS][SRNIC_UDP_PATHS];
+	/* ... and how well each carries (control/paths.c): */
+	struct srnic_peer_paths paths[SRNIC_MAX_PORTS];
 	/* ms its last HELLO to this node alone came: it is sent HELLOs of
 	 * its own too, as a configured peer is (control.c) */
 	uint64_t unicast_ms;

@@ -38,7 +38,7 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 	/* (counted and captured as the wire carried them; the rest of the
 	 * node sees raw frames) */
 	if (eng->cfg.encap_udp)
-		got = srnic_port_udp_strip(eng, pkts, got, true);
+		got = srnic_port_udp_strip(eng, p, pkts, got, true);
 	/* The testbed's delay, reordering and corruption (fault.c): one
 	 * branch when the port has no fault and holds nothing. */
 	if (unlikely(__atomic_load_n(&port->fault.hold, __ATOMIC_RELAXED) |

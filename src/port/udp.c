@@ -96,32 +96,55 @@ found:
 	return true;
 }
 
-/* The path (UDP source port) a frame to dst leaves port p on: the next
- * in turn of those the peer says it hears (all while it says none), so
- * that a QP's packets spread over every path an ECMP hash makes of them
- * (SRD's spraying), and leave a path that stops carrying them as soon as
- * the peer's HELLOs say so (control.c).  A HELLO to one peer says its own
- * path (the control core probes each). */
-static unsigned pick_path(struct srnic_engine *eng, unsigned p, uint32_t dst,
+/* The path (UDP source port) a frame to peer leaves port p on: the next
+ * in turn of the peer's plan, which spreads a QP's packets over every
+ * path an ECMP hash makes of them (SRD's spraying), each as much as it
+ * carries, and leaves a path that stops carrying as soon as the peer's
+ * HELLOs say so (control/paths.c).  Until there is a plan for the paths
+ * the peer hears (all while it says none), each in turn as often.  A
+ * HELLO to one peer says its own path (the control core probes each). */
+static unsigned pick_path(const struct srnic_peer *peer, unsigned p,
 			  struct dst_slot *s, const uint8_t *f,
 			  const struct rte_mbuf *m)
 {
-	const struct srnic_peer *peer = s->peer;
+	const struct srnic_peer_paths *pp;
 	unsigned ok, k, n;
 
 	if (f[SRNIC_ETH_HLEN + 1] == SRNIC_OP_HELLO)
 		return m->hash.usr % SRNIC_UDP_PATHS;
-	if (!peer || __atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) != dst)
-		peer = s->peer = srnic_node_peer(eng->node, dst);
 	ok = peer ? __atomic_load_n(&peer->paths_ok[p], __ATOMIC_RELAXED) : 0;
 	if (!ok)
 		ok = (1u << SRNIC_UDP_PATHS) - 1;
+	n = s->turn++;
+	if (peer) {
+		pp = &peer->paths[p];
+		if (__atomic_load_n(&pp->planned, __ATOMIC_ACQUIRE) == ok) {
+			/* (a plan being laid out anew names a path of the
+			 * old paths or the new: checked) */
+			k = __atomic_load_n(&pp->plan[n % SRNIC_PATH_PLAN],
+					    __ATOMIC_RELAXED);
+			if (k < SRNIC_UDP_PATHS && (ok >> k & 1))
+				return k;
+		}
+	}
 	/* (the n-th of the paths it hears, each in its turn as often) */
-	n = s->turn++ % (unsigned)__builtin_popcount(ok);
+	n %= (unsigned)__builtin_popcount(ok);
 	for (k = 0; n || !(ok >> k & 1); k++)
 		if (ok >> k & 1)
 			n--;
 	return k;
+}
+
+/* The peer a frame to dst goes to (NULL: none known, or a group), checked
+ * against the slot's. */
+static inline struct srnic_peer *dst_peer(struct srnic_engine *eng,
+					  struct dst_slot *s, uint32_t dst)
+{
+	struct srnic_peer *peer = (struct srnic_peer *)s->peer;
+
+	if (!peer || __atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) != dst)
+		s->peer = peer = srnic_node_peer(eng->node, dst);
+	return peer;
 }
 
 bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
@@ -131,7 +154,9 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 	/* (a peer's port, or a group, a service's address, nobody yet:
 	 * the limited broadcast, on this segment only) */
 	uint32_t dst = srnic_wire_mac_ip(f);
+	struct srnic_peer *peer = NULL;
 	unsigned path = 0;
+	uint16_t seq = 0;
 	uint8_t mac[6];
 
 	if (dst) {
@@ -141,22 +166,61 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 			eng->st->drops[SRNIC_DROP_UNRESOLVED]++;
 			return false;
 		}
-		path = pick_path(eng, p, dst, s, f, m);
+		peer = dst_peer(eng, s, dst);
+		path = pick_path(peer, p, s, f, m);
 	}
 	f = (uint8_t *)rte_pktmbuf_prepend(m, SRNIC_UDP_HLEN);
 	if (!f) {
 		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
 		return false;	/* no headroom: not one of ours */
 	}
+	/* (numbered per path, for the peer to count its losses; never 0,
+	 * which says "not counted".  The port's holder alone writes.) */
+	if (peer) {
+		uint16_t *next = &peer->paths[p].tx_seq[path];
+
+		seq = ++*next ? *next : ++*next;
+	}
 	srnic_wire_udp_wrap(f, rte_pktmbuf_pkt_len(m), eng->cfg.ipv4,
 			    dst ? dst : SRNIC_IPV4_BROADCAST,
-			    (uint16_t)eng->cfg.udp_port, path);
+			    (uint16_t)eng->cfg.udp_port, path, seq);
 	if (dst)
 		memcpy(f, mac, 6);
 	return true;
 }
 
-uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
+/* A frame of the peer at src came on path: counted for the control
+ * core's measure of the path's losses (control/paths.c).  The port's
+ * holder alone writes; the last peer a thread saw is its guess for the
+ * next frame, checked. */
+static __thread struct srnic_peer *rx_peer;
+
+static inline void count_path(struct srnic_engine *eng, unsigned p,
+			      const struct srnic_udp_rx *h)
+{
+	struct srnic_peer *peer = rx_peer;
+	struct srnic_path_rx *r;
+	int16_t ahead;
+
+	if (!h->seq || h->path >= SRNIC_UDP_PATHS || p >= SRNIC_MAX_PORTS)
+		return;
+	if (!peer || peer < eng->node->peer ||
+	    peer >= eng->node->peer + SRNIC_MAX_PEERS ||
+	    __atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) != h->src_ip) {
+		peer = srnic_node_peer(eng->node, h->src_ip);
+		if (!peer)
+			return;
+		rx_peer = peer;
+	}
+	r = &peer->paths[p].rx[h->path];
+	r->got++;
+	/* (the numbers run ahead; far behind is a sender that restarted) */
+	ahead = (int16_t)(h->seq - r->top);
+	if (ahead > 0 || ahead < -4096)
+		r->top = h->seq;
+}
+
+uint16_t srnic_port_udp_strip(struct srnic_engine *eng, unsigned p,
 			      struct rte_mbuf **pkts, uint16_t n, bool arp)
 {
 	uint16_t i, kept = 0;
@@ -211,6 +275,7 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 			srnic_wire_ip_mac(h.src_ip, f + 6);
 			m->hash.usr = h.path |
 				      (h.to_me ? SRNIC_UDP_RX_UNICAST : 0);
+			count_path(eng, p, &h);
 		}
 		/* (NOT_OURS: as it came, for the codec to count) */
 		pkts[kept++] = m;

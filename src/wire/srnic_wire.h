@@ -233,6 +233,12 @@ enum srnic_syndrome {
 	SRNIC_NAK_OPERATIONAL = 4, /* responder failed (e.g. receive too short) */
 };
 
+/* encap = udp: the paths between two nodes, which UDP source ports name
+ * (SRNIC_UDP_SPORT0 + path, below) */
+#define SRNIC_UDP_PATHS 8
+/* A HELLO's path_loss byte for a path whose loss was not measured. */
+#define SRNIC_PATH_LOSS_NONE 0xff
+
 /* One decoded packet.  Fields not used by an opcode are zero. */
 struct srnic_pkt {
 	uint8_t opcode;
@@ -306,6 +312,10 @@ struct srnic_pkt {
 			     * about this (0: it does not say) */
 	uint8_t paths;	    /* HELLO to one UDP peer: bit k, the sender
 			     * hears the peer's path k (0: not said) */
+	/* HELLO (in the base header's QPNs, which a HELLO has none of): the
+	 * share of the peer's frames each path k lost lately, in 256ths
+	 * (SRNIC_PATH_LOSS_NONE: not measured); read only with paths */
+	uint8_t path_loss[SRNIC_UDP_PATHS];
 	uint8_t node_mac[6];
 	char node_name[16];
 	uint64_t groups;    /* HELLO: bit g, the node holds a region for
@@ -618,17 +628,22 @@ bool srnic_wire_auth_ok(const uint8_t *buf, const struct srnic_pkt *pkt,
  * SRNIC_UDP_NO_PATH when the source port names none), and whether it was
  * sent to my_ip alone.
  */
-#define SRNIC_UDP_PATHS 8	/* source ports a node sends from */
 #define SRNIC_UDP_SPORT0 49152
 #define SRNIC_UDP_NO_PATH 0xff
 struct srnic_udp_rx {
 	uint32_t raw_len;
 	uint32_t src_ip;
+	uint16_t seq;	/* the IPv4 identification: the path's count */
 	uint8_t path;
 	uint8_t to_me;	/* to my_ip (not a broadcast or a group) */
 };
+/* seq goes in the IPv4 identification field (free for srnic's use: every
+ * frame is sent with DF and never fragmented): the sender counts its
+ * frames to each peer on each path there, so that the receiver can tell
+ * how many each path lost (0: not counted). */
 void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
-			 uint32_t dst_ip, uint16_t port, unsigned path);
+			 uint32_t dst_ip, uint16_t port, unsigned path,
+			 uint16_t seq);
 enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 					  uint32_t my_ip, uint16_t port,
 					  struct srnic_udp_rx *h);

@@ -4,7 +4,8 @@
  * the byte map in docs/wire-protocol.md:
  *
  *  Ethernet   0 dst mac, 6 src mac, 12 EtherType
- *  base      +0 version, +1 opcode, +2 flags, +4 dst_qpn, +8 src_qpn,
+ *  base      +0 version, +1 opcode, +2 flags, +4 dst_qpn, +8 src_qpn
+ *            (HELLO: +4 path_loss, 8 bytes, one a path),
  *            +12 src_inc, +16 dst_inc, +20 msn
  *  data ext  +0 txid, +4 ssn, +8 rkey, +12 imm (READ_REQ: read_len),
  *            +16 va (8), +24 msg_off,
@@ -179,7 +180,8 @@ static uint32_t ones_sum(const uint8_t *p, uint32_t len, uint32_t sum)
 }
 
 void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
-			 uint32_t dst_ip, uint16_t port, unsigned path)
+			 uint32_t dst_ip, uint16_t port, unsigned path,
+			 uint16_t seq)
 {
 	uint8_t *ip = frame + IP_OFF, *udp = frame + UDP_OFF;
 
@@ -188,7 +190,7 @@ void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
 	ip[0] = 0x45;
 	ip[1] = 0;
 	srnic_put16(ip + 2, (uint16_t)(len - SRNIC_ETH_HLEN));
-	srnic_put16(ip + 4, 0);
+	srnic_put16(ip + 4, seq);
 	srnic_put16(ip + 6, IP_DF);
 	ip[8] = IP_TTL;
 	ip[9] = IP_UDP;
@@ -259,6 +261,7 @@ enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 		return SRNIC_WIRE_BAD_IP;
 	sport = srnic_get16(udp);
 	h->src_ip = src;
+	h->seq = srnic_get16(ip + 4);
 	h->to_me = dst == my_ip;
 	h->path = sport - SRNIC_UDP_SPORT0 < SRNIC_UDP_PATHS
 			  ? (uint8_t)(sport - SRNIC_UDP_SPORT0)
@@ -326,8 +329,12 @@ static void encode_base(uint8_t *b, const struct srnic_pkt *pkt)
 	b[0] = SRNIC_WIRE_VERSION;
 	b[1] = pkt->opcode;
 	srnic_put16(b + 2, pkt->flags);
-	srnic_put32(b + 4, pkt->dst_qpn);
-	srnic_put32(b + 8, pkt->src_qpn);
+	if (pkt->opcode == SRNIC_OP_HELLO) {
+		memcpy(b + 4, pkt->path_loss, SRNIC_UDP_PATHS);
+	} else {
+		srnic_put32(b + 4, pkt->dst_qpn);
+		srnic_put32(b + 8, pkt->src_qpn);
+	}
 	srnic_put32(b + 12, pkt->src_inc);
 	srnic_put32(b + 16, pkt->dst_inc);
 	srnic_put32(b + 20, pkt->msn);
@@ -471,8 +478,12 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 
 static void decode_base(const uint8_t *b, struct srnic_pkt *pkt)
 {
-	pkt->dst_qpn = srnic_get32(b + 4);
-	pkt->src_qpn = srnic_get32(b + 8);
+	if (b[1] == SRNIC_OP_HELLO) {
+		memcpy(pkt->path_loss, b + 4, SRNIC_UDP_PATHS);
+	} else {
+		pkt->dst_qpn = srnic_get32(b + 4);
+		pkt->src_qpn = srnic_get32(b + 8);
+	}
 	pkt->src_inc = srnic_get32(b + 12);
 	pkt->dst_inc = srnic_get32(b + 16);
 	pkt->msn = srnic_get32(b + 20);

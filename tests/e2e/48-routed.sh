@@ -21,6 +21,9 @@
 #    a's paths it still hears, and a capture shows a's frames (HELLOs
 #    aside) only on those; the pingpong ends with good data and no QP
 #    fails; the path back, a uses it again;
+#  - 10% loss on link 0 during ib_write_bw: b's HELLOs report each path's
+#    loss (numbered frames), and a weighs every path the routers hash onto
+#    link 0 below every path on link 1;
 #  - 1% loss on one path: ib_write_bw keeps at least half the goodput of
 #    a clean run (measured: 82%);
 #  - the router's port toward a moves to another Ethernet address while a
@@ -169,6 +172,38 @@ if [ -n "$both" ]; then
 	[ "$(counter a retry_exceeded)" = 0 ] || fail "a QP ran out of retries"
 	for _ in $(seq 50); do [ "$(paths_ok a)" = 255 ] && break; sleep 0.1; done
 	[ "$(paths_ok a)" = 255 ] || fail "path 0 back, a does not use it: paths_ok $(paths_ok a)"
+fi
+
+# A lossy link: the paths the routers hash onto it lose more than the
+# others, b's HELLOs say so, and a gives them less of its frames
+# (control/paths.c): every path on link 0 ends weighed below every path
+# on link 1.  (Which are on link 0: a capture of what router 0 sends
+# there, the frames its loss let through.)
+if [ -n "$both" ]; then
+	lpcap=$LOGDIR/routed-weights.pcap
+	rm -f "$lpcap"
+	"$SRNIC" testbed fault path 0 loss=10% || fail "testbed fault path 0 loss=10%"
+	( bw routed-weights-bw ib_write_bw -D 6 -s 65536 ) > "$LOGDIR/routed-weights.out" 2>&1 &
+	job=$!
+	sleep 1
+	ip netns exec "$R0" timeout 10 dumpcap -q -i p0 -c 300 \
+		-f "udp and src host $A and dst host $B" -w "$lpcap" > /dev/null 2>&1 || true
+	sleep 2
+	w=$(counter a path_weights b)
+	wait $job || { cat "$LOGDIR/routed-weights.out"; fail "ib_write_bw across a lossy link"; }
+	"$SRNIC" testbed fault path 0 clear
+	on0=$(tshark -r "$lpcap" -T fields -e udp.srcport 2>/dev/null | sort -un |
+		awk '$1 >= 49152 && $1 < 49160 {printf "%d ", $1 - 49152}')
+	echo "10% loss on link 0, which carries a's paths ${on0:-(none seen)}: a weighs b's paths $w; $(tail -1 "$LOGDIR/routed-weights.out")"
+	awk -v w="$w" -v on0="$on0" 'BEGIN {
+		n = split(w, x, " "); m = split(on0, y, " ")
+		for (i = 1; i <= m; i++) l0[y[i]] = 1
+		lo = 1000; hi = 0
+		for (k = 0; k < 8; k++)
+			if (k in l0) { if (x[k + 1] > hi) hi = x[k + 1] }
+			else if (x[k + 1] < lo) lo = x[k + 1]
+		exit !(n == 8 && m > 0 && m < 8 && hi < lo) }' ||
+		fail "a did not weigh the lossy link's paths below the others: $w (link 0: $on0)"
 fi
 
 # 1% loss on one path: goodput near a clean run's (the lost packets are

@@ -321,7 +321,7 @@ static int udp_damage(char **argv)
 	len = srnic_wire_encode(f + SRNIC_UDP_HLEN, dst, src, &p) +
 	      SRNIC_UDP_HLEN;
 	srnic_wire_udp_wrap(f, len, ntohl(src_ip.s_addr),
-			    ntohl(dst_ip.s_addr), SRNIC_UDP_PORT, 0);
+			    ntohl(dst_ip.s_addr), SRNIC_UDP_PORT, 0, 0);
 	for (i = 0; i < sizeof(udp_faults) / sizeof(udp_faults[0]); i++) {
 		const struct udp_fault *u = &udp_faults[i];
 

@@ -335,7 +335,8 @@ static uint32_t random_frame(uint8_t *f)
 		/* (from a host: 10/8) */
 		srnic_wire_udp_wrap(f, n, 0x0a000000u | (rnd() & 0xffffff),
 				    to[rnd_below(3)], SRNIC_UDP_PORT,
-				    rnd_below(SRNIC_UDP_PATHS));
+				    rnd_below(SRNIC_UDP_PATHS),
+				    (uint16_t)rnd());
 	}
 	return n;
 }

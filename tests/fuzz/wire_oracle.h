@@ -83,6 +83,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(ndev);
 	WIRE_FIELD(hello_ms);
 	WIRE_FIELD(paths);
+	WIRE_FIELD(path_loss);
 	WIRE_FIELD(node_mac);
 	WIRE_FIELD(node_name);
 	WIRE_FIELD(groups);
@@ -264,6 +265,7 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 	/* (the sender as its IPv4 header had it, a host's; the path its
 	 * source port names) */
 	if (h.src_ip != srnic_get32(buf + SRNIC_ETH_HLEN + 12) || !h.src_ip ||
+	    h.seq != srnic_get16(buf + SRNIC_ETH_HLEN + 4) ||
 	    h.src_ip == SRNIC_IPV4_BROADCAST || h.src_ip >> 28 == 0xe ||
 	    h.src_ip >> 24 == 127 ||
 	    h.to_me != (srnic_get32(buf + SRNIC_ETH_HLEN + 16) == me) ||
@@ -273,7 +275,7 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 			       : SRNIC_UDP_NO_PATH)) {
 		free(c);
 		return "UDP unwrap gave a sender that is not the frame's, or "
-		       "no host's, or another path";
+		       "no host's, or another path or number";
 	}
 	{
 		uint32_t raw_n = *raw_len;
@@ -282,11 +284,11 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 		abort();
 	memcpy(w + SRNIC_UDP_HLEN, c + SRNIC_UDP_HLEN, raw_n);
 	srnic_wire_udp_wrap(w, raw_n + SRNIC_UDP_HLEN, peer, me,
-			    SRNIC_UDP_PORT, raw_n % SRNIC_UDP_PATHS);
+			    SRNIC_UDP_PORT, raw_n % SRNIC_UDP_PATHS, h.seq);
 	if (srnic_wire_udp_unwrap(w, raw_n + SRNIC_UDP_HLEN, me,
 				  SRNIC_UDP_PORT, &h2) != SRNIC_WIRE_OK ||
 	    h2.raw_len != raw_n || h2.src_ip != peer ||
-	    h2.path != raw_n % SRNIC_UDP_PATHS ||
+	    h2.path != raw_n % SRNIC_UDP_PATHS || h2.seq != h.seq ||
 	    memcmp(w + SRNIC_UDP_HLEN, c + SRNIC_UDP_HLEN, raw_n))
 		bad = "UDP wrap and unwrap do not give the raw frame back";
 	free(w);
@@ -378,6 +380,9 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		return "group map or device set on other than a control frame";
 	if (op != SRNIC_OP_HELLO && (p->hello_ms || p->paths))
 		return "a HELLO interval or paths on other than a HELLO";
+	if (op == SRNIC_OP_HELLO ? p->dst_qpn || p->src_qpn
+				 : !!memcmp(p->path_loss, (uint8_t[8]){0}, 8))
+		return "QPNs on a HELLO, or path losses on other than one";
 	if (p->xflags & ~((op == SRNIC_OP_WRITE &&
 			   !(p->flags & SRNIC_F_ATOMIC_WR)) ||
 					  op == SRNIC_OP_READ_REQ

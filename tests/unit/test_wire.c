@@ -91,6 +91,9 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->dev = 1;
 	p->ndev = 2;
 	p->hello_ms = 0x0164;
+	p->paths = 0xa5;
+	for (i = 0; i < SRNIC_UDP_PATHS; i++)
+		p->path_loss[i] = (uint8_t)(i * 37 + 1);
 	for (i = 0; i < 6; i++)
 		p->node_mac[i] = 0x40 + i;
 	strcpy(p->node_name, "node-a");
@@ -185,8 +188,13 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 	memset(want, 0, sizeof(*want));
 	want->opcode = p->opcode;
 	want->flags = p->flags;
-	want->dst_qpn = p->dst_qpn;
-	want->src_qpn = p->src_qpn;
+	/* (a HELLO's QPNs are its paths' losses) */
+	if (p->opcode == SRNIC_OP_HELLO) {
+		memcpy(want->path_loss, p->path_loss, sizeof(p->path_loss));
+	} else {
+		want->dst_qpn = p->dst_qpn;
+		want->src_qpn = p->src_qpn;
+	}
 	want->src_inc = p->src_inc;
 	want->dst_inc = p->dst_inc;
 	want->msn = p->msn;
@@ -248,8 +256,10 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		want->port = p->port;
 		want->dev = p->dev;
 		want->ndev = p->ndev;
-		if (p->opcode == SRNIC_OP_HELLO)
+		if (p->opcode == SRNIC_OP_HELLO) {
 			want->hello_ms = p->hello_ms;
+			want->paths = p->paths;
+		}
 		memcpy(want->node_mac, p->node_mac, 6);
 		memcpy(want->node_name, p->node_name, sizeof(p->node_name));
 		if (p->opcode == SRNIC_OP_SVC_ANNOUNCE) {
@@ -396,7 +406,9 @@ static void test_byte_map(void)
 	CHECK(f[42] == 3, "port");
 	CHECK(f[43] == 1, "HELLO: the port's device");
 	CHECK(!memcmp(f + 44, p.node_mac, 6), "node mac");
-	CHECK(f[50] == 2 && !f[51], "HELLO: devices, then reserved");
+	CHECK(f[50] == 2 && f[51] == 0xa5, "HELLO: devices, then paths");
+	CHECK(f[18] == 1 && f[19] == 38 && !memcmp(f + 18, p.path_loss, 8),
+	      "HELLO: the paths' losses in the QPNs' place");
 	CHECK(srnic_get16(f + 52) == 0x0164, "HELLO: its interval");
 	CHECK(!memcmp(f + 54, "node-a\0", 7), "node name");
 	CHECK(srnic_get64(f + 70) == 0x8000000000000006ull, "HELLO groups");

@@ -75,7 +75,7 @@ static uint8_t *wrapped(uint32_t plen, bool crc, uint8_t **raw,
 	w = calloc(1, n + SRNIC_UDP_HLEN + 16);	/* (room for padding) */
 	memcpy(w + SRNIC_UDP_HLEN, f, n);
 	srnic_wire_udp_wrap(w, n + SRNIC_UDP_HLEN, PEER_IP, MY_IP, PORT,
-			    plen % SRNIC_UDP_PATHS);
+			    plen % SRNIC_UDP_PATHS, (uint16_t)(plen * 7 + 1));
 	*raw = f;
 	*len = n + SRNIC_UDP_HLEN;
 	return w;
@@ -141,9 +141,10 @@ static void test_layout(void)
 			CHECK(raw_len == len - SRNIC_UDP_HLEN &&
 				      !memcmp(u + SRNIC_UDP_HLEN, raw, raw_len) &&
 				      last.src_ip == PEER_IP &&
-				      last.path == plen % SRNIC_UDP_PATHS,
+				      last.path == plen % SRNIC_UDP_PATHS &&
+				      last.seq == (uint16_t)(plen * 7 + 1),
 			      "%u B: unwrapped is not the raw frame from its "
-			      "sender", plen);
+			      "sender, path and number", plen);
 		free(u);
 		free(raw);
 		free(w);
@@ -191,7 +192,8 @@ static void test_integrity(void)
 	srnic_wire_sign(h, key, true);
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr + SRNIC_UDP_HLEN, h, n);
-	srnic_wire_udp_wrap(hdr, n + SRNIC_UDP_HLEN, PEER_IP, MY_IP, PORT, 3);
+	srnic_wire_udp_wrap(hdr, n + SRNIC_UDP_HLEN, PEER_IP, MY_IP, PORT, 3,
+			    0);
 	memcpy(hdr, rdmac, 6);
 	memcpy(hdr + 6, rsmac, 6);
 	if (CHECK(srnic_wire_udp_unwrap(hdr, n + SRNIC_UDP_HLEN, MY_IP, PORT,

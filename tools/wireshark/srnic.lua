@@ -113,6 +113,7 @@ local F = {
 	ctl_ndev = ProtoField.uint8("srnic.ctl.ndev", "Adapters of the node"),
 	hello_ms = ProtoField.uint16("srnic.ctl.hello_ms", "HELLO interval (ms)"),
 	hello_paths = ProtoField.uint8("srnic.ctl.paths", "Peer's paths heard (UDP)", base.HEX),
+	path_loss = ProtoField.bytes("srnic.ctl.path_loss", "Peer's paths' loss, 256ths (UDP; ff: not measured)"),
 	svc_ip = ProtoField.ipv4("srnic.svc.ip", "Service address"),
 	svc_prio = ProtoField.uint8("srnic.svc.prio", "Member priority"),
 	svc_holder = ProtoField.uint8("srnic.svc.holder", "Holds it (term: msn)"),
@@ -151,8 +152,13 @@ function p.dissector(tvb, pinfo, tree)
 			    F.f_group, F.f_acks, F.f_third_party}) do
 		ft:add(f, tvb(2, 2))
 	end
-	t:add(F.dst_qpn, tvb(4, 4))
-	t:add(F.src_qpn, tvb(8, 4))
+	if op == 6 then
+		-- (a HELLO has no QPs: its QPNs' bytes are the paths' losses)
+		t:add(F.path_loss, tvb(4, 8))
+	else
+		t:add(F.dst_qpn, tvb(4, 4))
+		t:add(F.src_qpn, tvb(8, 4))
+	end
 	t:add(F.src_inc, tvb(12, 4))
 	t:add(F.dst_inc, tvb(16, 4))
 	t:add(F.msn, tvb(20, 4))
