@@ -77,7 +77,7 @@ void srnic_leave_links(struct srnic_engine *eng)
 					     pkts, SRNIC_BURST);
 			srnic_port_io_leave();
 			if (eng->cfg.encap_udp)
-				n = srnic_port_udp_strip(eng, p, pkts, n, false);
+				n = srnic_port_udp_strip(eng, pkts, n, false);
 			for (i = 0; i < n; i++) {
 				struct srnic_pkt pkt;
 

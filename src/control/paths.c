@@ -11,35 +11,39 @@
  * give it a share of the frames in proportion (the plan, port/udp.c):
  *
  * - the receiver measures each path's loss: the sender numbers its frames
- *   per path (the IPv4 identification), and a window of at least
- *   WINDOW_MIN numbers that the path's frames counted fall short of is
- *   that path's loss; its HELLOs to the sender carry the last window's
- *   loss of each path (path_loss, 256ths);
- * - the sender, at most every WEIGH_MS, cuts the weight of each path that
- *   loses more than the best of the peer's paths by MARGIN (by an eighth:
- *   multiplicative decrease), and gives the others back one step each
- *   (additive increase), so that the paths' losses, not their shares,
- *   come out even: an overfull link loses more than one with room, and
- *   its paths' shares shrink until it does not.  A path that loses all,
- *   or that the peer no longer hears, leaves the plan by paths_ok (the
- *   HELLO probes, control.c), as before.
+ *   per path (the IPv4 identification) as they leave its port, and over a
+ *   window of at least WINDOW_MIN numbers, what the path's frames counted
+ *   fall short of them by is that path's loss; its next HELLO to the
+ *   sender carries it (path_loss, 256ths), once: a path whose window did
+ *   not end since the HELLO before says SRNIC_PATH_LOSS_NONE;
+ * - the sender, at most every WEIGH_MS, cuts by an eighth the weight of
+ *   each path newly reported to lose more than the best of the peer's
+ *   paths by MARGIN (multiplicative decrease), and gives every other path
+ *   one step back (additive increase: a path cut so far that it carries
+ *   too little to be measured still comes back), so that the paths'
+ *   losses, not their shares, come out even: an overfull link loses more
+ *   than one with room, and its paths' shares shrink until it does not.
+ *   A path that loses all, or that the peer no longer hears, leaves the
+ *   plan by paths_ok (the HELLO probes, control.c), as before.
  *
  * SRD's sender weighs its paths by their delay as well as their losses;
  * losses alone are what a rate limiter or a full queue gives here.
  */
 #include "srnic_control.h"
 
-/* The fewest numbers a window must span for its loss to be read (below, a
- * lost frame is more than 2% of it), the most (a longer jump is a sender
- * that restarted), and how long one may wait for them. */
-#define WINDOW_MIN 128
-#define WINDOW_MAX 8192
+/* The fewest numbers a window must span for its loss to be read (a lost
+ * frame is 1/256 of it at most), the most (a longer jump is a sender that
+ * restarted), and how long one may wait for them. */
+#define WINDOW_MIN 256
+#define WINDOW_MAX 30000
 #define WINDOW_STALE_MS 1000
 /* How often the weights may change: about two round trips of the reports
  * (HELLOs every 10 ms while busy), so a change shows before the next. */
 #define WEIGH_MS 40
-/* Loss above the best path's by this much (256ths) is a path's own. */
-#define MARGIN 4
+/* Loss above the best path's by this much (256ths) is a path's own: 2%,
+ * and a quarter of the best's (even loss on every path, sampled in
+ * windows of 256, differs by about the square root of what is lost). */
+#define MARGIN(best) (5 + (best) / 4)
 
 /* The plan for the paths of ok (0: all): each path's slots in proportion
  * to its weight, spread over the plan as smooth weighted round-robin
@@ -83,7 +87,7 @@ void srnic_paths_hear(struct srnic_peer *peer, unsigned p, uint8_t ok)
 
 void srnic_paths_forget(struct srnic_peer *peer)
 {
-	unsigned p;
+	unsigned p, k;
 
 	for (p = 0; p < SRNIC_MAX_PORTS; p++) {
 		struct srnic_peer_paths *pp = &peer->paths[p];
@@ -91,13 +95,22 @@ void srnic_paths_forget(struct srnic_peer *peer)
 		__atomic_store_n(&peer->paths_ok[p], 0, __ATOMIC_RELEASE);
 		memset(pp->cut, 0, sizeof(pp->cut));
 		memset(pp->win, 0, sizeof(pp->win));
+		memset(pp->reported, SRNIC_PATH_LOSS_NONE,
+		       sizeof(pp->reported));
+		pp->fresh = 0;
 		pp->weighed_at = 0;
 		lay_out(pp, 0);
+		/* (its new self numbers from 1: the highest seen so far is
+		 * forgotten, and the next taken whatever it is; a port's
+		 * holder storing one meanwhile only starts a window late) */
+		for (k = 0; k < SRNIC_UDP_PATHS; k++)
+			__atomic_store_n(&pp->rx[k].top, 0, __ATOMIC_RELAXED);
 	}
 }
 
 /* A path's window: its loss read once it spans WINDOW_MIN numbers (or
- * unknown after WINDOW_STALE_MS with fewer), and a new one started. */
+ * unknown after WINDOW_STALE_MS with fewer), and a new one started; what
+ * the window says, once (SRNIC_PATH_LOSS_NONE: nothing new). */
 static uint8_t window_loss(struct srnic_path_window *w,
 			   const struct srnic_path_rx *r, uint64_t now)
 {
@@ -109,7 +122,7 @@ static uint8_t window_loss(struct srnic_path_window *w,
 		w->loss = SRNIC_PATH_LOSS_NONE;	/* a first look, a restart */
 	} else if (span < WINDOW_MIN) {
 		if (now - w->at < WINDOW_STALE_MS)
-			return w->loss;		/* (still counting) */
+			return SRNIC_PATH_LOSS_NONE;	/* (still counting) */
 		w->loss = SRNIC_PATH_LOSS_NONE;
 	} else {
 		/* (frames late from the window before count in this one) */
@@ -141,19 +154,23 @@ void srnic_paths_weigh(struct srnic_peer *peer, unsigned p,
 	unsigned k, best = SRNIC_PATH_LOSS_NONE, w, was;
 	bool changed = false;
 
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		if (loss[k] != SRNIC_PATH_LOSS_NONE) {
+			pp->reported[k] = loss[k];
+			pp->fresh |= (uint8_t)(1u << k);
+		}
 	if (!ok || now - pp->weighed_at < WEIGH_MS)
 		return;
-	for (k = 0; k < SRNIC_UDP_PATHS; k++)
-		if ((ok >> k & 1) && loss[k] < best)
-			best = loss[k];
-	if (best == SRNIC_PATH_LOSS_NONE)
-		return;		/* nothing measured */
 	pp->weighed_at = now;
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		if ((ok >> k & 1) && pp->reported[k] < best)
+			best = pp->reported[k];
 	for (k = 0; k < SRNIC_UDP_PATHS; k++) {
-		if (!(ok >> k & 1) || loss[k] == SRNIC_PATH_LOSS_NONE)
+		if (!(ok >> k & 1))
 			continue;
 		was = w = SRNIC_PATH_W_MAX - pp->cut[k];
-		if (loss[k] > best + MARGIN)
+		if ((pp->fresh >> k & 1) && best != SRNIC_PATH_LOSS_NONE &&
+		    pp->reported[k] > best + MARGIN(best))
 			w = w - (w + 7) / 8 < SRNIC_PATH_W_MIN
 				    ? SRNIC_PATH_W_MIN
 				    : w - (w + 7) / 8;
@@ -164,6 +181,7 @@ void srnic_paths_weigh(struct srnic_peer *peer, unsigned p,
 			changed = true;
 		}
 	}
+	pp->fresh = 0;
 	if (changed)
 		lay_out(pp, ok);
 }

@@ -216,9 +216,12 @@ struct srnic_peer_paths {
 	uint16_t tx_seq[SRNIC_UDP_PATHS];
 	struct srnic_path_rx rx[SRNIC_UDP_PATHS];
 	/* the control core's: each path's weight (cut from the most,
-	 * SRNIC_PATH_W_MAX - cut), and when they last changed */
+	 * SRNIC_PATH_W_MAX - cut), when they last changed, the loss the
+	 * peer last reported for each, and which reports are news since */
 	uint8_t cut[SRNIC_UDP_PATHS];
 	uint64_t weighed_at;
+	uint8_t reported[SRNIC_UDP_PATHS];
+	uint8_t fresh;
 	struct srnic_path_window win[SRNIC_UDP_PATHS];
 	/* the plan: slot i names the path of a frame whose turn is i (the
 	 * control core writes, the ports' senders read); laid out for the

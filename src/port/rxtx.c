@@ -38,7 +38,7 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 	/* (counted and captured as the wire carried them; the rest of the
 	 * node sees raw frames) */
 	if (eng->cfg.encap_udp)
-		got = srnic_port_udp_strip(eng, p, pkts, got, true);
+		got = srnic_port_udp_strip(eng, pkts, got, true);
 	/* The testbed's delay, reordering and corruption (fault.c): one
 	 * branch when the port has no fault and holds nothing. */
 	if (unlikely(__atomic_load_n(&port->fault.hold, __ATOMIC_RELAXED) |
@@ -172,6 +172,8 @@ bool srnic_ports_send_control(struct srnic_engine *eng)
 			srnic_port_io_leave();
 			continue;
 		}
+		if (eng->cfg.encap_udp)
+			srnic_port_udp_number(eng, m[i]->port, &m[i], 1);
 		len = rte_pktmbuf_pkt_len(m[i]);
 		if (rte_eth_tx_burst(port->port_id, 0, &m[i], 1) == 1) {
 			port->st.tx_pkts++;
@@ -213,6 +215,8 @@ bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 
 	if (!seal_wrap(eng, p, m))
 		return false;
+	if (eng->cfg.encap_udp && p < eng->node->nports)
+		srnic_port_udp_number(eng, p, &m, 1);
 	if (!srnic_port_io_enter()) {
 		rte_pktmbuf_free(m);
 		return false;
@@ -284,6 +288,8 @@ static unsigned flush_held(struct srnic_engine *eng)
 		 * full port) */
 		if (!srnic_port_io_enter())
 			continue;
+		if (eng->cfg.encap_udp)
+			srnic_port_udp_number(eng, i, tb->m, tb->n);
 		/* (the far end of a memif link may sleep: frames for its
 		 * QPs wake it) */
 		data = tb->n > tb->nctrl;

@@ -47,18 +47,24 @@ void srnic_port_tx(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
 void srnic_port_seal(struct srnic_engine *eng, unsigned p, struct rte_mbuf *m);
 /* udp.c, a UDP node's (encap = udp): wrap a sealed raw frame for port p
  * to its next hop (false, counted: no headroom, or the hop's Ethernet
- * address not known yet), and strip n frames off port p in place, the
+ * address not known yet), and strip n frames off a port in place, the
  * damaged ones freed and counted (drop bad_ip), ARP handed to the control
- * core (arp true; else freed), each peer's counted on its path; how many
- * are left.  Frames not in UDP to our port are left as they came. */
+ * core (arp true; else freed); how many are left.  Frames not in UDP to
+ * our port are left as they came. */
 bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 			 struct rte_mbuf *m);
 /* What strip leaves in a frame's hash.usr: the path it came on
- * (SRNIC_UDP_NO_PATH: none of ours), and this flag when it was sent to
- * the node alone. */
+ * (SRNIC_UDP_NO_PATH: none of ours), this flag when it was sent to the
+ * node alone, and its number on its path in the high 16 bits. */
 #define SRNIC_UDP_RX_UNICAST 0x100
-uint16_t srnic_port_udp_strip(struct srnic_engine *eng, unsigned p,
+uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 			      struct rte_mbuf **pkts, uint16_t n, bool arp);
+/* The n wrapped frames about to go out of port p (the port token held)
+ * numbered on their paths; a frame of a UDP peer that the port's holder
+ * found good (decoded: engine/dispatch.c) counted on its path. */
+void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
+			   struct rte_mbuf **m, uint16_t n);
+void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m);
 bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);

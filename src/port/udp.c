@@ -156,7 +156,6 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 	uint32_t dst = srnic_wire_mac_ip(f);
 	struct srnic_peer *peer = NULL;
 	unsigned path = 0;
-	uint16_t seq = 0;
 	uint8_t mac[6];
 
 	if (dst) {
@@ -174,53 +173,89 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
 		return false;	/* no headroom: not one of ours */
 	}
-	/* (numbered per path, for the peer to count its losses; never 0,
-	 * which says "not counted".  The port's holder alone writes.) */
-	if (peer) {
-		uint16_t *next = &peer->paths[p].tx_seq[path];
-
-		seq = ++*next ? *next : ++*next;
-	}
 	srnic_wire_udp_wrap(f, rte_pktmbuf_pkt_len(m), eng->cfg.ipv4,
 			    dst ? dst : SRNIC_IPV4_BROADCAST,
-			    (uint16_t)eng->cfg.udp_port, path, seq);
+			    (uint16_t)eng->cfg.udp_port, path, 0);
 	if (dst)
 		memcpy(f, mac, 6);
+	/* (numbered as it goes out: the peer's slot + 1, 0 for none) */
+	m->hash.usr = peer ? (uint32_t)(peer - eng->node->peer) + 1 : 0;
 	return true;
 }
 
+/*
+ * Frames to a peer are numbered per path as they go out, under the port
+ * token, in the order the port takes them: a frame wrapped in one
+ * process's transmit buffer may leave after frames another process
+ * wrapped later, or not at all (a full buffer), and a number given then
+ * would read as a loss at the peer.  Never 0 ("not counted").  A frame
+ * the port did not take keeps its number for the next try.
+ */
+void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
+			   struct rte_mbuf **m, uint16_t n)
+{
+	struct srnic_node *node = eng->node;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *f = rte_pktmbuf_mtod(m[i], const uint8_t *);
+		uint32_t slot = m[i]->hash.usr;
+		struct srnic_peer *peer;
+		uint16_t *next;
+		unsigned path;
+
+		if (!slot || slot > SRNIC_MAX_PEERS || srnic_wire_udp_seq(f))
+			continue;
+		peer = &node->peer[slot - 1];
+		path = (unsigned)(srnic_get16(f + SRNIC_ETH_HLEN + 20) -
+				  SRNIC_UDP_SPORT0);
+		if (path >= SRNIC_UDP_PATHS ||
+		    __atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) !=
+			    srnic_get32(f + SRNIC_ETH_HLEN + 16))
+			continue;	/* (the slot was taken since) */
+		next = &peer->paths[p].tx_seq[path];
+		*next = (uint16_t)(*next + 1) ? (uint16_t)(*next + 1) : 1;
+		srnic_wire_udp_number(rte_pktmbuf_mtod(m[i], uint8_t *), *next);
+	}
+}
+
 /* A frame of the peer at src came on path: counted for the control
- * core's measure of the path's losses (control/paths.c).  The port's
- * holder alone writes; the last peer a thread saw is its guess for the
- * next frame, checked. */
+ * core's measure of the path's losses (control/paths.c), once it is known
+ * for one of ours (its CRC and format checked), by the port's holder (the
+ * sorting of frames, engine/dispatch.c).  The last peer a thread saw is
+ * its guess for the next frame, checked. */
 static __thread struct srnic_peer *rx_peer;
 
-static inline void count_path(struct srnic_engine *eng, unsigned p,
-			      const struct srnic_udp_rx *h)
+void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m)
 {
+	struct srnic_node *node = eng->node;
 	struct srnic_peer *peer = rx_peer;
+	uint32_t src = srnic_wire_mac_ip(rte_pktmbuf_mtod(m, const uint8_t *) +
+					 6);
+	unsigned path = m->hash.usr & 0xff, p = m->port;
+	uint16_t seq = (uint16_t)(m->hash.usr >> 16);
 	struct srnic_path_rx *r;
 	int16_t ahead;
 
-	if (!h->seq || h->path >= SRNIC_UDP_PATHS || p >= SRNIC_MAX_PORTS)
+	if (!seq || path >= SRNIC_UDP_PATHS || p >= node->nports || !src)
 		return;
-	if (!peer || peer < eng->node->peer ||
-	    peer >= eng->node->peer + SRNIC_MAX_PEERS ||
-	    __atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) != h->src_ip) {
-		peer = srnic_node_peer(eng->node, h->src_ip);
+	if (!peer || peer < node->peer || peer >= node->peer + SRNIC_MAX_PEERS ||
+	    __atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) != src) {
+		peer = srnic_node_peer(node, src);
 		if (!peer)
 			return;
 		rx_peer = peer;
 	}
-	r = &peer->paths[p].rx[h->path];
-	r->got++;
-	/* (the numbers run ahead; far behind is a sender that restarted) */
-	ahead = (int16_t)(h->seq - r->top);
-	if (ahead > 0 || ahead < -4096)
-		r->top = h->seq;
+	r = &peer->paths[p].rx[path];
+	__atomic_store_n(&r->got, r->got + 1, __ATOMIC_RELAXED);
+	/* (the numbers run ahead; far behind is a sender that restarted;
+	 * 0 is none yet) */
+	ahead = (int16_t)(seq - r->top);
+	if (ahead > 0 || ahead < -4096 || !r->top)
+		__atomic_store_n(&r->top, seq, __ATOMIC_RELAXED);
 }
 
-uint16_t srnic_port_udp_strip(struct srnic_engine *eng, unsigned p,
+uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 			      struct rte_mbuf **pkts, uint16_t n, bool arp)
 {
 	uint16_t i, kept = 0;
@@ -274,8 +309,8 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng, unsigned p,
 			 * core's HELLOs) */
 			srnic_wire_ip_mac(h.src_ip, f + 6);
 			m->hash.usr = h.path |
-				      (h.to_me ? SRNIC_UDP_RX_UNICAST : 0);
-			count_path(eng, p, &h);
+				      (h.to_me ? SRNIC_UDP_RX_UNICAST : 0) |
+				      (uint32_t)h.seq << 16;
 		}
 		/* (NOT_OURS: as it came, for the codec to count) */
 		pkts[kept++] = m;

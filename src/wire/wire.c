@@ -205,6 +205,25 @@ void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
 	srnic_put16(udp + 6, 0);
 }
 
+void srnic_wire_udp_number(uint8_t *frame, uint16_t seq)
+{
+	uint8_t *ip = frame + IP_OFF;
+	uint32_t sum;
+
+	/* (RFC 1624's update, eqn. 3, of a checksum that covered 0 there:
+	 * ~(~HC + ~0 + seq)) */
+	sum = (uint16_t)~srnic_get16(ip + 10) + 0xffffu + seq;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	srnic_put16(ip + 4, seq);
+	srnic_put16(ip + 10, (uint16_t)~sum);
+}
+
+uint16_t srnic_wire_udp_seq(const uint8_t *frame)
+{
+	return srnic_get16(frame + IP_OFF + 4);
+}
+
 /* Whether a UDP datagram's checksum (not 0) is right: over the IPv4
  * pseudo-header and the datagram, ulen bytes at udp. */
 static bool udp_sum_ok(const uint8_t *ip, const uint8_t *udp, uint32_t ulen)

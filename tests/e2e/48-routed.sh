@@ -23,7 +23,8 @@
 #    fails; the path back, a uses it again;
 #  - 10% loss on link 0 during ib_write_bw: b's HELLOs report each path's
 #    loss (numbered frames), and a weighs every path the routers hash onto
-#    link 0 below every path on link 1;
+#    link 0 below every path on link 1; the loss gone, every weight comes
+#    back;
 #  - 1% loss on one path: ib_write_bw keeps at least half the goodput of
 #    a clean run (measured: 82%);
 #  - the router's port toward a moves to another Ethernet address while a
@@ -204,6 +205,12 @@ if [ -n "$both" ]; then
 			else if (x[k + 1] < lo) lo = x[k + 1]
 		exit !(n == 8 && m > 0 && m < 8 && hi < lo) }' ||
 		fail "a did not weigh the lossy link's paths below the others: $w (link 0: $on0)"
+	# (the loss gone, the cut paths come back, step by step, carrying
+	# little or nothing)
+	for _ in $(seq 150); do [ "$(counter a path_weights b)" = "64 64 64 64 64 64 64 64" ] && break; sleep 0.1; done
+	w=$(counter a path_weights b)
+	[ "$w" = "64 64 64 64 64 64 64 64" ] || fail "the loss gone, a's weights did not come back: $w"
+	echo "the loss gone, a's weights came back: $w"
 fi
 
 # 1% loss on one path: goodput near a clean run's (the lost packets are

@@ -291,6 +291,30 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 	    h2.path != raw_n % SRNIC_UDP_PATHS || h2.seq != h.seq ||
 	    memcmp(w + SRNIC_UDP_HLEN, c + SRNIC_UDP_HLEN, raw_n))
 		bad = "UDP wrap and unwrap do not give the raw frame back";
+	/* (numbered as it goes out: the same headers as wrapped with the
+	 * number, but for the checksum's two forms of zero) */
+	{
+		uint8_t hdr[SRNIC_UDP_HLEN];
+		uint16_t a, b;
+
+		memcpy(w + SRNIC_UDP_HLEN, c + SRNIC_UDP_HLEN, raw_n);
+		srnic_wire_udp_wrap(w, raw_n + SRNIC_UDP_HLEN, peer, me,
+				    SRNIC_UDP_PORT, raw_n % SRNIC_UDP_PATHS,
+				    h.seq);
+		memcpy(hdr, w, SRNIC_UDP_HLEN);
+		memcpy(w + SRNIC_UDP_HLEN, c + SRNIC_UDP_HLEN, raw_n);
+		srnic_wire_udp_wrap(w, raw_n + SRNIC_UDP_HLEN, peer, me,
+				    SRNIC_UDP_PORT, raw_n % SRNIC_UDP_PATHS, 0);
+		srnic_wire_udp_number(w, h.seq);
+		a = srnic_get16(hdr + 24);
+		b = srnic_get16(w + 24);
+		if (!bad && (memcmp(hdr, w, 24) ||
+			     memcmp(hdr + 26, w + 26, SRNIC_UDP_HLEN - 26) ||
+			     (a != b && !((a == 0 && b == 0xffff) ||
+					  (a == 0xffff && b == 0)))))
+			bad = "a number given as the frame goes out is not the "
+			      "header wrap makes with it";
+	}
 	free(w);
 	*raw = malloc(raw_n);
 	if (!*raw)

@@ -451,9 +451,53 @@ static void test_arp(void)
 		      "cut to %u bytes: taken", cut);
 }
 
+/* A frame wrapped with no number gets one as it goes out: the header's
+ * checksum mended for every number (RFC 1624's update), unwrap reading it
+ * back. */
+static void test_number(void)
+{
+	static const uint16_t seqs[] = {1, 2, 0x00ff, 0x7fff, 0x8000, 0xfffe,
+					0xffff, 12345};
+	uint32_t len, raw_len, k, bad = 0;
+	uint8_t *raw, *w, *c, *u;
+
+	free(wrapped(64, true, &raw, &len));
+	w = calloc(1, len);	/* (wrapped again, with no number) */
+	memcpy(w + SRNIC_UDP_HLEN, raw, len - SRNIC_UDP_HLEN);
+	srnic_wire_udp_wrap(w, len, PEER_IP, MY_IP, PORT, 1, 0);
+	srnic_wire_udp_number(w, 0);
+	CHECK(srnic_wire_udp_seq(w) == 0 && sum16(w + 14, 20, 0) == 0,
+	      "number 0 changed the header");
+	c = malloc(len);
+	for (k = 0; k < 65536 + sizeof(seqs) / sizeof(seqs[0]); k++) {
+		uint16_t seq = k < 65536 ? (uint16_t)k : seqs[k - 65536];
+
+		memcpy(c, w, len);
+		srnic_wire_udp_number(c, seq);
+		if (srnic_wire_udp_seq(c) != seq || sum16(c + 14, 20, 0) != 0 ||
+		    srnic_get16(c + 18) != seq) {
+			bad++;
+			continue;
+		}
+		if (k % 4099 == 0 || k >= 65536) {
+			if (unwrap_copy(c, len, &u, &raw_len) != SRNIC_WIRE_OK ||
+			    last.seq != seq ||
+			    memcmp(u + SRNIC_UDP_HLEN, raw, raw_len))
+				bad++;
+			free(u);
+		}
+	}
+	CHECK(!bad, "%u numbers left a wrong header or were not read back",
+	      bad);
+	free(c);
+	free(raw);
+	free(w);
+}
+
 int main(void)
 {
 	test_layout();
+	test_number();
 	test_integrity();
 	test_damage();
 	test_ip_mac();
