@@ -239,11 +239,15 @@ static void hello_to(struct srnic_engine *eng, struct srnic_pkt *pkt,
 	if (!srnic_arp_ready(eng, p, ipv4))
 		return;
 	pkt->paths = peer ? paths_heard(peer, p, now) : 0;
-	if (peer)
-		srnic_paths_measure(peer, p, now, pkt->path_loss);
-	else
+	if (peer) {
+		srnic_paths_measure(peer, p, now, pkt->path_loss,
+				    pkt->path_delay);
+	} else {
 		memset(pkt->path_loss, SRNIC_PATH_LOSS_NONE,
 		       sizeof(pkt->path_loss));
+		memset(pkt->path_delay, SRNIC_PATH_DELAY_NONE,
+		       sizeof(pkt->path_delay));
+	}
 	ok = peer ? __atomic_load_n(&peer->paths_ok[p], __ATOMIC_RELAXED) : 0;
 	if (!ok)
 		ok = 0xff;
@@ -263,6 +267,7 @@ static void hello_to(struct srnic_engine *eng, struct srnic_pkt *pkt,
 	}
 	pkt->paths = 0;
 	memset(pkt->path_loss, 0, sizeof(pkt->path_loss));
+	memset(pkt->path_delay, 0, sizeof(pkt->path_delay));
 }
 
 static void send_hello(struct srnic_engine *eng, unsigned p,
@@ -550,7 +555,9 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 				if (pkt->paths) {
 					srnic_paths_hear(peer, p, pkt->paths);
 					srnic_paths_weigh(peer, p,
-							  pkt->path_loss, now);
+							  pkt->path_loss,
+							  pkt->path_delay,
+							  now);
 					peer->paths_at[p] = now;
 				} else if (unicast && peer->paths_ok[p]) {
 					/* It heard us, and hears us no more,

@@ -16,18 +16,28 @@
  *   fall short of them by is that path's loss; its next HELLO to the
  *   sender carries it (path_loss, 256ths), once: a path whose window did
  *   not end since the HELLO before says SRNIC_PATH_LOSS_NONE;
+ * - ... and each path's delay: the mean of its data frames' one-way
+ *   delays over a window of DELAY_MS, against the best path's (the two
+ *   nodes' clocks differ: only the paths' differences mean anything),
+ *   which the next HELLO carries too (path_delay, a 4-bit code), once;
  * - the sender, at most every WEIGH_MS, cuts by an eighth the weight of
  *   each path newly reported to lose more than the best of the peer's
- *   paths by MARGIN (multiplicative decrease), and gives every other path
- *   one step back (additive increase: a path cut so far that it carries
- *   too little to be measured still comes back), so that the paths'
- *   losses, not their shares, come out even: an overfull link loses more
- *   than one with room, and its paths' shares shrink until it does not.
- *   A path that loses all, or that the peer no longer hears, leaves the
- *   plan by paths_ok (the HELLO probes, control.c), as before.
+ *   paths by MARGIN (multiplicative decrease); moves each path with a
+ *   new delay towards the paths' average delay, its weight down by its
+ *   excess over the average (up by its shortfall) in proportion, a tenth
+ *   for each DELAY_GAIN_US; moves every weight a little towards the
+ *   paths' mean (paths on one link have one delay, and nothing else
+ *   keeps them together); and scales them so that the heaviest is
+ *   SRNIC_PATH_W_MAX (only their ratios count), none below
+ *   SRNIC_PATH_W_MIN (a path cut so far that it carries too little to be
+ *   measured still carries some, and comes back).  An overfull link
+ *   loses more, or queues longer, than one with room, and its paths'
+ *   shares shrink until it does not.  A path that loses all, or that the
+ *   peer no longer hears, leaves the plan by paths_ok (the HELLO probes,
+ *   control.c), as before.
  *
- * SRD's sender weighs its paths by their delay as well as their losses;
- * losses alone are what a rate limiter or a full queue gives here.
+ * SRD's sender weighs its paths by their delays and losses alike; a rate
+ * limiter's or a switch's queue shows in the delay long before a loss.
  */
 #include "srnic_control.h"
 
@@ -44,6 +54,22 @@
  * and a quarter of the best's (even loss on every path, sampled in
  * windows of 256, differs by about the square root of what is lost). */
 #define MARGIN(best) (5 + (best) / 4)
+/* A delay window: DELAY_MS at least, a path's mean read from DELAY_MIN
+ * frames or more.  A path DELAY_GAIN_US slower than the paths' average
+ * loses a tenth of its weight at a weighing (one as much faster gains
+ * it): this host's scheduling swings a path's mean over a window by tens
+ * of us, a link at 5/8 of the frames where the other has 3/8 queued them
+ * 100 to 300 us longer (tests/bench/paths.sh).  Each weighing moves
+ * every weight a LEAK-th of the way to the paths' mean weight. */
+#define DELAY_MS 40
+#define DELAY_MIN 16
+#define DELAY_GAIN_US 100
+#define LEAK 32
+
+static inline int weight_of(const struct srnic_peer_paths *pp, unsigned k)
+{
+	return pp->weight[k] ? pp->weight[k] : SRNIC_PATH_W_MAX;
+}
 
 /* The plan for the paths of ok (0: all): each path's slots in proportion
  * to its weight, spread over the plan as smooth weighted round-robin
@@ -57,14 +83,14 @@ static void lay_out(struct srnic_peer_paths *pp, uint8_t ok)
 		ok = (1u << SRNIC_UDP_PATHS) - 1;
 	for (k = 0; k < SRNIC_UDP_PATHS; k++)
 		if (ok >> k & 1)
-			total += SRNIC_PATH_W_MAX - pp->cut[k];
+			total += weight_of(pp, k);
 	__atomic_store_n(&pp->planned, 0, __ATOMIC_RELEASE);
 	for (i = 0; i < SRNIC_PATH_PLAN; i++) {
 		best = SRNIC_UDP_PATHS;
 		for (k = 0; k < SRNIC_UDP_PATHS; k++) {
 			if (!(ok >> k & 1))
 				continue;
-			credit[k] += SRNIC_PATH_W_MAX - pp->cut[k];
+			credit[k] += weight_of(pp, k);
 			if (best == SRNIC_UDP_PATHS || credit[k] > credit[best])
 				best = k;
 		}
@@ -93,11 +119,15 @@ void srnic_paths_forget(struct srnic_peer *peer)
 		struct srnic_peer_paths *pp = &peer->paths[p];
 
 		__atomic_store_n(&peer->paths_ok[p], 0, __ATOMIC_RELEASE);
-		memset(pp->cut, 0, sizeof(pp->cut));
+		memset(pp->weight, 0, sizeof(pp->weight));
 		memset(pp->win, 0, sizeof(pp->win));
 		memset(pp->reported, SRNIC_PATH_LOSS_NONE,
 		       sizeof(pp->reported));
 		pp->fresh = 0;
+		memset(pp->delayed, SRNIC_PATH_DELAY_NONE,
+		       sizeof(pp->delayed));
+		pp->dfresh = 0;
+		memset(&pp->dwin, 0, sizeof(pp->dwin));
 		pp->weighed_at = 0;
 		lay_out(pp, 0);
 		/* (its new self numbers from 1: the highest seen so far is
@@ -136,68 +166,189 @@ static uint8_t window_loss(struct srnic_path_window *w,
 	return w->loss;
 }
 
+/* d us, as a HELLO's path_delay says it (SRNIC_PATH_DELAY_NONE's
+ * neighbours: 0 under 16 us, v for 2^(v+3) to 2^(v+4) us). */
+static uint8_t delay_code(uint32_t d)
+{
+	unsigned v = 0;
+
+	while (d >= 16 && v < 14) {
+		d >>= 1;
+		v++;
+	}
+	return (uint8_t)v;
+}
+
+/* The delays of the peer's paths to us over the window that ends now, if
+ * it is DELAY_MS long: how much longer each path's data frames took than
+ * the best path's, on average (the senders' clocks are not ours: only the
+ * paths' differences mean anything), once; SRNIC_PATH_DELAY_NONE for a
+ * path with fewer than DELAY_MIN frames, or every path while the window
+ * runs. */
+static void window_delays(struct srnic_peer_paths *pp, uint64_t now,
+			  uint8_t delay[SRNIC_UDP_PATHS])
+{
+	struct srnic_path_delays *w = &pp->dwin;
+	uint32_t mean[SRNIC_UDP_PATHS], best = UINT32_MAX, sum, n;
+	unsigned k;
+
+	memset(delay, SRNIC_PATH_DELAY_NONE, SRNIC_UDP_PATHS);
+	if (w->at && now - w->at < DELAY_MS)
+		return;
+	for (k = 0; k < SRNIC_UDP_PATHS; k++) {
+		sum = __atomic_load_n(&pp->rx[k].owd_sum, __ATOMIC_RELAXED);
+		n = __atomic_load_n(&pp->rx[k].owd_n, __ATOMIC_RELAXED);
+		mean[k] = UINT32_MAX;
+		if (w->at && !w->skip && n - w->n[k] >= DELAY_MIN)
+			mean[k] = (sum - w->sum[k]) / (n - w->n[k]);
+		if (mean[k] < best)
+			best = mean[k];
+		w->sum[k] = sum;
+		w->n[k] = n;
+	}
+	w->at = now;
+	w->skip = 0;
+	if (best == UINT32_MAX)
+		return;
+	/* Each delay is summed as it is less ref, in 16 bits: kept near
+	 * the middle of them, clear of the wrap, by moving ref (the sums
+	 * of the window that moves it are not read). */
+	if (best < 0x2000 || best > 0xe000) {
+		__atomic_store_n(&pp->owd_ref,
+				 (uint16_t)(pp->owd_ref + best - 0x8000),
+				 __ATOMIC_RELAXED);
+		w->skip = 1;
+		return;
+	}
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		if (mean[k] != UINT32_MAX)
+			delay[k] = delay_code(mean[k] - best);
+	memcpy(w->last, delay, sizeof(w->last));
+}
+
 void srnic_paths_measure(struct srnic_peer *peer, unsigned p, uint64_t now,
-			 uint8_t loss[SRNIC_UDP_PATHS])
+			 uint8_t loss[SRNIC_UDP_PATHS],
+			 uint8_t delay[SRNIC_UDP_PATHS])
 {
 	struct srnic_peer_paths *pp = &peer->paths[p];
 	unsigned k;
 
 	for (k = 0; k < SRNIC_UDP_PATHS; k++)
 		loss[k] = window_loss(&pp->win[k], &pp->rx[k], now);
+	window_delays(pp, now, delay);
+}
+
+/* What a weight w moves by for a path d us faster than the average
+ * (slower: d < 0): a tenth for each DELAY_GAIN_US, a sixteenth at most
+ * (a full link's queue may say milliseconds, and overshoot). */
+static int step(int w, int d)
+{
+	int s = w * d / (10 * DELAY_GAIN_US);
+
+	return s > w / 16 ? w / 16 : s < -w / 16 ? -w / 16 : s;
+}
+
+/* What a path_delay code says, in us: the middle of its range. */
+static int code_us(uint8_t v)
+{
+	return v ? 3 << (v + 2) : 8;
 }
 
 void srnic_paths_weigh(struct srnic_peer *peer, unsigned p,
-		       const uint8_t loss[SRNIC_UDP_PATHS], uint64_t now)
+		       const uint8_t loss[SRNIC_UDP_PATHS],
+		       const uint8_t delay[SRNIC_UDP_PATHS], uint64_t now)
 {
 	struct srnic_peer_paths *pp = &peer->paths[p];
-	uint8_t ok = peer->paths_ok[p];
-	unsigned k, best = SRNIC_PATH_LOSS_NONE, w, was;
+	uint8_t ok = peer->paths_ok[p], timed;
+	unsigned k, best = SRNIC_PATH_LOSS_NONE, n = 0;
+	int w[SRNIC_UDP_PATHS], most = 0, sum = 0, avg = 0, mean;
 	bool changed = false;
 
-	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+	for (k = 0; k < SRNIC_UDP_PATHS; k++) {
 		if (loss[k] != SRNIC_PATH_LOSS_NONE) {
 			pp->reported[k] = loss[k];
 			pp->fresh |= (uint8_t)(1u << k);
 		}
+		if (delay[k] != SRNIC_PATH_DELAY_NONE) {
+			pp->delayed[k] = delay[k];
+			pp->dfresh |= (uint8_t)(1u << k);
+		}
+	}
 	if (!ok || now - pp->weighed_at < WEIGH_MS)
 		return;
 	pp->weighed_at = now;
-	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+	for (k = 0; k < SRNIC_UDP_PATHS; k++) {
+		w[k] = weight_of(pp, k);
 		if ((ok >> k & 1) && pp->reported[k] < best)
 			best = pp->reported[k];
+	}
+	/* (the delays' average, by the frames each path carries; only
+	 * with two paths or more to compare) */
+	timed = ok & pp->dfresh;
+	if (__builtin_popcount(timed) >= 2) {
+		for (k = 0; k < SRNIC_UDP_PATHS; k++)
+			if (timed >> k & 1) {
+				avg += w[k] * code_us(pp->delayed[k]);
+				sum += w[k];
+			}
+		avg /= sum;
+	}
+	for (k = 0, sum = 0; k < SRNIC_UDP_PATHS; k++)
+		if (ok >> k & 1) {
+			sum += w[k];
+			n++;
+		}
+	mean = sum / (int)n;
 	for (k = 0; k < SRNIC_UDP_PATHS; k++) {
 		if (!(ok >> k & 1))
 			continue;
-		was = w = SRNIC_PATH_W_MAX - pp->cut[k];
 		if ((pp->fresh >> k & 1) && best != SRNIC_PATH_LOSS_NONE &&
 		    pp->reported[k] > best + MARGIN(best))
-			w = w - (w + 7) / 8 < SRNIC_PATH_W_MIN
-				    ? SRNIC_PATH_W_MIN
-				    : w - (w + 7) / 8;
-		else if (w < SRNIC_PATH_W_MAX)
-			w++;
-		if (w != was) {
-			pp->cut[k] = (uint8_t)(SRNIC_PATH_W_MAX - w);
+			w[k] -= (w[k] + 7) / 8;
+		else if (__builtin_popcount(timed) >= 2 && (timed >> k & 1))
+			w[k] += step(w[k], avg - code_us(pp->delayed[k]));
+		/* (rounded away from the weight: equal weights stay equal,
+		 * near ones become equal) */
+		w[k] += mean > w[k] ? (mean - w[k] + LEAK - 1) / LEAK
+				    : -((w[k] - mean + LEAK - 1) / LEAK);
+		if (w[k] > most)
+			most = w[k];
+	}
+	/* (scaled so that the heaviest is the most, none below the least:
+	 * only their ratios count) */
+	for (k = 0; k < SRNIC_UDP_PATHS && most; k++) {
+		int v;
+
+		if (!(ok >> k & 1))
+			continue;
+		v = (w[k] * SRNIC_PATH_W_MAX + most / 2) / most;
+		v = v < SRNIC_PATH_W_MIN ? SRNIC_PATH_W_MIN : v;
+		if (v != weight_of(pp, k)) {
+			pp->weight[k] = (uint16_t)v;
 			changed = true;
 		}
 	}
 	pp->fresh = 0;
+	pp->dfresh = 0;
 	if (changed)
 		lay_out(pp, ok);
 }
 
 void srnic_paths_weights(const struct srnic_peer *peer, unsigned nports,
-			 uint8_t *weight, uint8_t *loss)
+			 uint8_t *weight, uint8_t *loss, uint8_t *delay)
 {
 	unsigned p, k, i;
 
 	for (p = 0; p < nports; p++)
 		for (k = 0; k < SRNIC_UDP_PATHS; k++) {
 			i = p * SRNIC_UDP_PATHS + k;
-			weight[i] = (uint8_t)(SRNIC_PATH_W_MAX -
-					      peer->paths[p].cut[k]);
+			weight[i] = (uint8_t)(weight_of(&peer->paths[p], k) *
+					      64 / SRNIC_PATH_W_MAX);
 			loss[i] = peer->paths[p].win[k].armed
 					  ? peer->paths[p].win[k].loss
 					  : SRNIC_PATH_LOSS_NONE;
+			delay[i] = peer->paths[p].dwin.at
+					   ? peer->paths[p].dwin.last[k]
+					   : SRNIC_PATH_DELAY_NONE;
 		}
 }

@@ -87,18 +87,21 @@ bool srnic_arp_ready(struct srnic_engine *eng, unsigned p, uint32_t dst);
  * port p).  Control core.  hear: the peer hears our paths ok (0: it does
  * not say), the plan laid out for them; forget: a new incarnation of the
  * peer, every path even again; measure: the loss of each of the peer's
- * paths to us lately (256ths, SRNIC_PATH_LOSS_NONE: not known), for our
- * HELLO to it; weigh: its HELLO said ours lose that much; weights: the
- * weight of each of our paths, and the loss of each of its, on each of
- * nports ports (SRNIC_UDP_PATHS a port). */
+ * paths to us lately (256ths, SRNIC_PATH_LOSS_NONE: nothing new) and its
+ * delay against the best one's (SRNIC_PATH_DELAY_NONE: nothing new), for
+ * our HELLO to it; weigh: its HELLO said ours lose and take that much;
+ * weights: the weight of each of our paths, and the last loss and delay
+ * of each of its, on each of nports ports (SRNIC_UDP_PATHS a port). */
 void srnic_paths_hear(struct srnic_peer *peer, unsigned p, uint8_t ok);
 void srnic_paths_forget(struct srnic_peer *peer);
 void srnic_paths_measure(struct srnic_peer *peer, unsigned p, uint64_t now,
-			 uint8_t loss[SRNIC_UDP_PATHS]);
+			 uint8_t loss[SRNIC_UDP_PATHS],
+			 uint8_t delay[SRNIC_UDP_PATHS]);
 void srnic_paths_weigh(struct srnic_peer *peer, unsigned p,
-		       const uint8_t loss[SRNIC_UDP_PATHS], uint64_t now);
+		       const uint8_t loss[SRNIC_UDP_PATHS],
+		       const uint8_t delay[SRNIC_UDP_PATHS], uint64_t now);
 void srnic_paths_weights(const struct srnic_peer *peer, unsigned nports,
-			 uint8_t *weight, uint8_t *loss);
+			 uint8_t *weight, uint8_t *loss, uint8_t *delay);
 
 /* control.c */
 /* A frame the control core made, out of port m->port by whichever

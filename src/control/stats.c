@@ -139,13 +139,16 @@ static void out_services(struct srnic_out *o, const struct srnic_node *node)
  * often a port went silent, the ports striping avoids for it, and (a UDP
  * node's peer) on each port the paths it hears, bit k for path k (UDP
  * source port 49152 + k; 0: it does not say), each path's weight
- * (control/paths.c: 64 for all, less for a path that loses more), and
- * the loss of each of its paths to us (256ths, 255: not measured). */
+ * (control/paths.c: 64 for all, less for a path that loses more or is
+ * slower), and the loss of each of its paths to us (256ths, 255: not
+ * measured) and its delay against the best's (a code, 15: not measured)
+ * as last measured. */
 static void out_peer(struct srnic_out *o, const struct srnic_node *node,
 		     const struct srnic_peer *peer)
 {
 	uint8_t w[SRNIC_MAX_PORTS * SRNIC_UDP_PATHS];
 	uint8_t l[SRNIC_MAX_PORTS * SRNIC_UDP_PATHS];
+	uint8_t d[SRNIC_MAX_PORTS * SRNIC_UDP_PATHS];
 
 	srnic_out_open(o, NULL, false);
 	srnic_out_line(o, "peer", NULL);
@@ -162,9 +165,10 @@ static void out_peer(struct srnic_out *o, const struct srnic_node *node,
 	srnic_out_ports(o, "silent", peer->silent, node->nports);
 	srnic_out_ports(o, "lossy", peer->lossy, node->nports);
 	srnic_out_u8s(o, "paths_ok", peer->paths_ok, node->nports);
-	srnic_paths_weights(peer, node->nports, w, l);
+	srnic_paths_weights(peer, node->nports, w, l, d);
 	srnic_out_u8s(o, "path_weights", w, node->nports * SRNIC_UDP_PATHS);
 	srnic_out_u8s(o, "path_loss", l, node->nports * SRNIC_UDP_PATHS);
+	srnic_out_u8s(o, "path_delay", d, node->nports * SRNIC_UDP_PATHS);
 	srnic_out_close(o, false);
 }
 

@@ -194,15 +194,26 @@ struct srnic_port {
  * port (control/paths.c has the why).  Our frames to it: the ports'
  * senders number them per path (IPv4 identification), and spread them
  * over the paths by plan, which the control core lays out from the
- * weights it gives each path by the losses the peer reports.  Its frames
- * to us: the ports' receivers count them per path, and the control core
- * reads a path's loss from the count against the numbers' advance.
+ * weights it gives each path by the losses and delays the peer reports.
+ * Its frames to us: the ports' receivers count them per path, and sum
+ * how long they took (against ref), and the control core reads a path's
+ * loss from the count against the numbers' advance, and its delay from
+ * the sum.
  */
 #define SRNIC_PATH_PLAN 64	/* slots of the plan: a path's share */
 struct srnic_path_rx {
 	uint32_t got;		/* frames counted (wraps) */
 	uint16_t top;		/* the highest number seen */
 	uint16_t pad;
+	uint32_t owd_sum;	/* data frames' one-way delays, us less ref
+				 * (16 bits each: the clocks differ), and */
+	uint32_t owd_n;		/* how many (both wrap) */
+};
+struct srnic_path_delays {	/* the control core's: a window's start */
+	uint32_t sum[SRNIC_UDP_PATHS], n[SRNIC_UDP_PATHS];
+	uint64_t at;		/* ms */
+	uint8_t skip;		/* ref moved in this window: not read */
+	uint8_t last[SRNIC_UDP_PATHS];	/* what the last one said */
 };
 struct srnic_path_window {	/* the control core's: the last sample */
 	uint32_t got;
@@ -215,13 +226,20 @@ struct srnic_peer_paths {
 	/* written by whoever holds the port (the port token) */
 	uint16_t tx_seq[SRNIC_UDP_PATHS];
 	struct srnic_path_rx rx[SRNIC_UDP_PATHS];
-	/* the control core's: each path's weight (cut from the most,
-	 * SRNIC_PATH_W_MAX - cut), when they last changed, the loss the
-	 * peer last reported for each, and which reports are news since */
-	uint8_t cut[SRNIC_UDP_PATHS];
+	/* (the control core's: what the receivers take from a delay, so
+	 * that the paths' sums stay clear of the 16-bit clock's wrap) */
+	uint16_t owd_ref;
+	struct srnic_path_delays dwin;
+	/* the control core's: each path's weight (SRNIC_PATH_W_MIN to
+	 * _MAX, the best path's always _MAX; 0: not weighed yet, _MAX),
+	 * when they last changed, the loss the peer last reported for each,
+	 * and which reports are news since */
+	uint16_t weight[SRNIC_UDP_PATHS];
 	uint64_t weighed_at;
 	uint8_t reported[SRNIC_UDP_PATHS];
 	uint8_t fresh;
+	uint8_t delayed[SRNIC_UDP_PATHS];	/* ... and the delays */
+	uint8_t dfresh;
 	struct srnic_path_window win[SRNIC_UDP_PATHS];
 	/* the plan: slot i names the path of a frame whose turn is i (the
 	 * control core writes, the ports' senders read); laid out for the
@@ -229,8 +247,8 @@ struct srnic_peer_paths {
 	uint8_t plan[SRNIC_PATH_PLAN];
 	uint8_t planned;
 };
-#define SRNIC_PATH_W_MAX 64
-#define SRNIC_PATH_W_MIN 4
+#define SRNIC_PATH_W_MAX 1024
+#define SRNIC_PATH_W_MIN 64
 
 /* A remote node as the control core knows it. */
 struct srnic_peer {

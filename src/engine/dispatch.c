@@ -138,9 +138,9 @@ static enum rx_fate rx_sort(struct srnic_engine *eng, struct rte_mbuf *m,
 	if (!srnic_rx_decode(eng, m->port, m, pkt))
 		return RX_FREE;
 	/* (a UDP node's frames counted on their paths, once: control/
-	 * paths.c weighs the paths by their losses) */
+	 * paths.c weighs the paths by their losses and delays) */
 	if (!queued && eng->cfg.encap_udp)
-		srnic_port_udp_count(eng, m);
+		srnic_port_udp_count(eng, m, pkt->ts);
 	if (srnic_op_is_control(pkt->opcode))
 		return rx_control(eng, m, pkt, queued);
 	if (to_group(pkt))

@@ -61,10 +61,12 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 			      struct rte_mbuf **pkts, uint16_t n, bool arp);
 /* The n wrapped frames about to go out of port p (the port token held)
  * numbered on their paths; a frame of a UDP peer that the port's holder
- * found good (decoded: engine/dispatch.c) counted on its path. */
+ * found good (decoded: engine/dispatch.c) counted on its path, with its
+ * send time ts if it has one (a data frame's; 0: none). */
 void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
 			   struct rte_mbuf **m, uint16_t n);
-void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m);
+void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
+			  uint16_t ts);
 bool srnic_port_tx_now(struct srnic_engine *eng, unsigned p,
 		       struct rte_mbuf *m);
 unsigned srnic_ports_flush(struct srnic_engine *eng);

@@ -220,13 +220,15 @@ void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
 }
 
 /* A frame of the peer at src came on path: counted for the control
- * core's measure of the path's losses (control/paths.c), once it is known
+ * core's measure of the path's losses, and a data frame's delay summed
+ * for its measure of the path's delay (control/paths.c), once it is known
  * for one of ours (its CRC and format checked), by the port's holder (the
  * sorting of frames, engine/dispatch.c).  The last peer a thread saw is
  * its guess for the next frame, checked. */
 static __thread struct srnic_peer *rx_peer;
 
-void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m)
+void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
+			  uint16_t ts)
 {
 	struct srnic_node *node = eng->node;
 	struct srnic_peer *peer = rx_peer;
@@ -248,6 +250,15 @@ void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m)
 	}
 	r = &peer->paths[p].rx[path];
 	__atomic_store_n(&r->got, r->got + 1, __ATOMIC_RELAXED);
+	if (ts) {
+		uint16_t owd = (uint16_t)(srnic_ts16(eng) - ts -
+					  __atomic_load_n(&peer->paths[p].owd_ref,
+							  __ATOMIC_RELAXED));
+
+		__atomic_store_n(&r->owd_sum, r->owd_sum + owd,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&r->owd_n, r->owd_n + 1, __ATOMIC_RELAXED);
+	}
 	/* (the numbers run ahead; far behind is a sender that restarted;
 	 * 0 is none yet) */
 	ahead = (int16_t)(seq - r->top);

@@ -236,8 +236,12 @@ enum srnic_syndrome {
 /* encap = udp: the paths between two nodes, which UDP source ports name
  * (SRNIC_UDP_SPORT0 + path, below) */
 #define SRNIC_UDP_PATHS 8
-/* A HELLO's path_loss byte for a path whose loss was not measured. */
+/* A HELLO's path_loss byte for a path whose loss was not measured, and
+ * its path_delay value (4 bits) for one whose delay was not: v from 1 to
+ * 14 says 2^(v+3) to 2^(v+4) us more than the best path, 0 less than
+ * 16 us more. */
 #define SRNIC_PATH_LOSS_NONE 0xff
+#define SRNIC_PATH_DELAY_NONE 15
 
 /* One decoded packet.  Fields not used by an opcode are zero. */
 struct srnic_pkt {
@@ -316,6 +320,10 @@ struct srnic_pkt {
 	 * share of the peer's frames each path k lost lately, in 256ths
 	 * (SRNIC_PATH_LOSS_NONE: not measured); read only with paths */
 	uint8_t path_loss[SRNIC_UDP_PATHS];
+	/* ... (in dst_inc's place, 4 bits each: path k in byte k/2, the
+	 * high half for even k) how much longer each path's frames took
+	 * than the best path's lately (SRNIC_PATH_DELAY_NONE above) */
+	uint8_t path_delay[SRNIC_UDP_PATHS];
 	uint8_t node_mac[6];
 	char node_name[16];
 	uint64_t groups;    /* HELLO: bit g, the node holds a region for

@@ -6,7 +6,8 @@
  *  Ethernet   0 dst mac, 6 src mac, 12 EtherType
  *  base      +0 version, +1 opcode, +2 flags, +4 dst_qpn, +8 src_qpn
  *            (HELLO: +4 path_loss, 8 bytes, one a path),
- *            +12 src_inc, +16 dst_inc, +20 msn
+ *            +12 src_inc, +16 dst_inc (HELLO: path_delay, 4 bits a
+ *            path), +20 msn
  *  data ext  +0 txid, +4 ssn, +8 rkey, +12 imm (READ_REQ: read_len),
  *            +16 va (8), +24 msg_off,
  *            +28 pkt_len, +32 msg_len, +36 stride_shift, +37 xflags
@@ -345,17 +346,23 @@ void srnic_wire_arp_encode(uint8_t *frame, const uint8_t eth_dst[6],
 
 static void encode_base(uint8_t *b, const struct srnic_pkt *pkt)
 {
+	const uint8_t *d = pkt->path_delay;
+	unsigned k;
+
 	b[0] = SRNIC_WIRE_VERSION;
 	b[1] = pkt->opcode;
 	srnic_put16(b + 2, pkt->flags);
 	if (pkt->opcode == SRNIC_OP_HELLO) {
 		memcpy(b + 4, pkt->path_loss, SRNIC_UDP_PATHS);
+		for (k = 0; k < SRNIC_UDP_PATHS; k += 2)
+			b[16 + k / 2] = (uint8_t)((d[k] & 15) << 4 |
+						  (d[k + 1] & 15));
 	} else {
 		srnic_put32(b + 4, pkt->dst_qpn);
 		srnic_put32(b + 8, pkt->src_qpn);
+		srnic_put32(b + 16, pkt->dst_inc);
 	}
 	srnic_put32(b + 12, pkt->src_inc);
-	srnic_put32(b + 16, pkt->dst_inc);
 	srnic_put32(b + 20, pkt->msn);
 }
 
@@ -497,14 +504,20 @@ unsigned srnic_wire_encode(uint8_t *buf, const uint8_t dst_mac[6],
 
 static void decode_base(const uint8_t *b, struct srnic_pkt *pkt)
 {
+	unsigned k;
+
 	if (b[1] == SRNIC_OP_HELLO) {
 		memcpy(pkt->path_loss, b + 4, SRNIC_UDP_PATHS);
+		for (k = 0; k < SRNIC_UDP_PATHS; k += 2) {
+			pkt->path_delay[k] = b[16 + k / 2] >> 4;
+			pkt->path_delay[k + 1] = b[16 + k / 2] & 15;
+		}
 	} else {
 		pkt->dst_qpn = srnic_get32(b + 4);
 		pkt->src_qpn = srnic_get32(b + 8);
+		pkt->dst_inc = srnic_get32(b + 16);
 	}
 	pkt->src_inc = srnic_get32(b + 12);
-	pkt->dst_inc = srnic_get32(b + 16);
 	pkt->msn = srnic_get32(b + 20);
 }
 

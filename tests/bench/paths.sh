@@ -7,7 +7,9 @@
 # SECONDS with both paths, then with path 1 dropping everything (the
 # sender leaves it: docs/wire-protocol.md "Paths"), in each round; their
 # ratio and each against RATE.  Also how the routers split the frames of
-# the two-path run (each of srnic's 8 source ports hashed to one link).
+# the two-path run (each of srnic's 8 source ports hashed to one link),
+# and the most data a path can carry at RATE, the headers counted (the
+# frames' mean size on the links against their 1024-byte payload).
 #   tests/bench/paths.sh [ROUNDS] [SECONDS] [RATE in Mbit/s]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,27 +27,34 @@ trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 for q in 0 1; do "$SRNIC" testbed fault path $q rate=${RATE}mbit; done
 sleep 2	# (HELLOs on every path, both ways)
 tx() { ip -n "$SRNIC_NS-r0" -s -j link show "$1" |
-	python3 -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['tx']['packets'])"; }
+	python3 -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['tx']['${2:-packets}'])"; }
 
-twos=() ones=()
+twos=() ones=() fits=()
 for ((r = 1; r <= ROUNDS; r++)); do
-	t0=$(tx p0) t1=$(tx p1)
+	t0=$(tx p0) t1=$(tx p1) b0=$(tx p0 bytes) b1=$(tx p1 bytes)
 	two=$(or_dash "$(write_bw "$SECS")")
 	d0=$(( $(tx p0) - t0 )) d1=$(( $(tx p1) - t1 ))
+	# (what a link's R can carry of a 64 KiB WRITE's data: its frames'
+	# payload, 1024 bytes on the tap wire, of their mean size on the
+	# link, which the limiter counts)
+	frame=$(( ($(tx p0 bytes) - b0 + $(tx p1 bytes) - b1) / (d0 + d1 + 1) ))
+	fit=$(ratio 1024 "$frame" 3)
+	fits+=("$fit")
 	"$SRNIC" testbed fault path 1 rate=${RATE}mbit loss=100%
 	sleep 1
 	one=$(or_dash "$(write_bw "$SECS")")
 	"$SRNIC" testbed fault path 1 rate=${RATE}mbit
 	sleep 1
 	twos+=("$two") ones+=("$one")
-	printf 'round %d: two paths %s Gb/s (%s R; the routers sent %d%% of its frames on path 0), one path %s Gb/s (%s R), two/one %s\n' \
+	printf 'round %d: two paths %s Gb/s (%s R; the routers sent %d%% of its frames on path 0; frames of %d bytes: a path carries %s R of data at most), one path %s Gb/s (%s R), two/one %s\n' \
 		"$r" "$two" "$( [ "$two" = - ] && echo - || ratio "$two" "$(ratio "$RATE" 1000 3)")" \
-		$((100 * d0 / (d0 + d1 + 1))) \
+		$((100 * d0 / (d0 + d1 + 1))) "$frame" "$fit" \
 		"$one" "$( [ "$one" = - ] && echo - || ratio "$one" "$(ratio "$RATE" 1000 3)")" \
 		"$( [ "$two" = - ] || [ "$one" = - ] && echo - || ratio "$two" "$one")"
 done
 two=$(printf '%s\n' "${twos[@]}" | grep -v '^-$' | median)
 one=$(printf '%s\n' "${ones[@]}" | grep -v '^-$' | median)
-printf 'medians (R = %s Mbit/s a path): two paths %s Gb/s = %s R, one path %s Gb/s = %s R\n' \
+fit=$(printf '%s\n' "${fits[@]}" | median)
+printf 'medians (R = %s Mbit/s a path): two paths %s Gb/s = %s R, one path %s Gb/s = %s R; a path carries %s R of data at most (headers), two %s R\n' \
 	"$RATE" "$two" "$(ratio "$two" "$(ratio "$RATE" 1000 3)")" \
-	"$one" "$(ratio "$one" "$(ratio "$RATE" 1000 3)")"
+	"$one" "$(ratio "$one" "$(ratio "$RATE" 1000 3)")" "$fit" "$(ratio "$fit" 0.5)"

@@ -84,6 +84,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(hello_ms);
 	WIRE_FIELD(paths);
 	WIRE_FIELD(path_loss);
+	WIRE_FIELD(path_delay);
 	WIRE_FIELD(node_mac);
 	WIRE_FIELD(node_name);
 	WIRE_FIELD(groups);
@@ -404,9 +405,15 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		return "group map or device set on other than a control frame";
 	if (op != SRNIC_OP_HELLO && (p->hello_ms || p->paths))
 		return "a HELLO interval or paths on other than a HELLO";
-	if (op == SRNIC_OP_HELLO ? p->dst_qpn || p->src_qpn
-				 : !!memcmp(p->path_loss, (uint8_t[8]){0}, 8))
-		return "QPNs on a HELLO, or path losses on other than one";
+	if (op == SRNIC_OP_HELLO
+		    ? p->dst_qpn || p->src_qpn || p->dst_inc
+		    : memcmp(p->path_loss, (uint8_t[8]){0}, 8) ||
+			      memcmp(p->path_delay, (uint8_t[8]){0}, 8))
+		return "QPNs or dst_inc on a HELLO, or paths' losses or "
+		       "delays on other than one";
+	for (unsigned k = 0; k < SRNIC_UDP_PATHS; k++)
+		if (p->path_delay[k] > 15)
+			return "a path's delay wider than its 4 bits";
 	if (p->xflags & ~((op == SRNIC_OP_WRITE &&
 			   !(p->flags & SRNIC_F_ATOMIC_WR)) ||
 					  op == SRNIC_OP_READ_REQ

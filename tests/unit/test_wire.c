@@ -92,8 +92,10 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->ndev = 2;
 	p->hello_ms = 0x0164;
 	p->paths = 0xa5;
-	for (i = 0; i < SRNIC_UDP_PATHS; i++)
+	for (i = 0; i < SRNIC_UDP_PATHS; i++) {
 		p->path_loss[i] = (uint8_t)(i * 37 + 1);
+		p->path_delay[i] = (uint8_t)(15 - i * 2);
+	}
 	for (i = 0; i < 6; i++)
 		p->node_mac[i] = 0x40 + i;
 	strcpy(p->node_name, "node-a");
@@ -188,15 +190,16 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 	memset(want, 0, sizeof(*want));
 	want->opcode = p->opcode;
 	want->flags = p->flags;
-	/* (a HELLO's QPNs are its paths' losses) */
+	/* (a HELLO's QPNs are its paths' losses, its dst_inc their delays) */
 	if (p->opcode == SRNIC_OP_HELLO) {
 		memcpy(want->path_loss, p->path_loss, sizeof(p->path_loss));
+		memcpy(want->path_delay, p->path_delay, sizeof(p->path_delay));
 	} else {
 		want->dst_qpn = p->dst_qpn;
 		want->src_qpn = p->src_qpn;
+		want->dst_inc = p->dst_inc;
 	}
 	want->src_inc = p->src_inc;
-	want->dst_inc = p->dst_inc;
 	want->msn = p->msn;
 	if (srnic_op_has_data_ext(p->opcode)) {
 		want->txid = p->txid;
@@ -409,6 +412,8 @@ static void test_byte_map(void)
 	CHECK(f[50] == 2 && f[51] == 0xa5, "HELLO: devices, then paths");
 	CHECK(f[18] == 1 && f[19] == 38 && !memcmp(f + 18, p.path_loss, 8),
 	      "HELLO: the paths' losses in the QPNs' place");
+	CHECK(f[30] == 0xfd && f[31] == 0xb9 && f[32] == 0x75 && f[33] == 0x31,
+	      "HELLO: the paths' delays in dst_inc's place, 4 bits each");
 	CHECK(srnic_get16(f + 52) == 0x0164, "HELLO: its interval");
 	CHECK(!memcmp(f + 54, "node-a\0", 7), "node name");
 	CHECK(srnic_get64(f + 70) == 0x8000000000000006ull, "HELLO groups");

@@ -114,6 +114,7 @@ local F = {
 	hello_ms = ProtoField.uint16("srnic.ctl.hello_ms", "HELLO interval (ms)"),
 	hello_paths = ProtoField.uint8("srnic.ctl.paths", "Peer's paths heard (UDP)", base.HEX),
 	path_loss = ProtoField.bytes("srnic.ctl.path_loss", "Peer's paths' loss, 256ths (UDP; ff: not measured)"),
+	path_delay = ProtoField.bytes("srnic.ctl.path_delay", "Peer's paths' delay over the best's, 4 bits each (UDP; f: not measured)"),
 	svc_ip = ProtoField.ipv4("srnic.svc.ip", "Service address"),
 	svc_prio = ProtoField.uint8("srnic.svc.prio", "Member priority"),
 	svc_holder = ProtoField.uint8("srnic.svc.holder", "Holds it (term: msn)"),
@@ -153,14 +154,17 @@ function p.dissector(tvb, pinfo, tree)
 		ft:add(f, tvb(2, 2))
 	end
 	if op == 6 then
-		-- (a HELLO has no QPs: its QPNs' bytes are the paths' losses)
+		-- (a HELLO has no QPs: its QPNs' bytes are the paths' losses,
+		-- its dst_inc's their delays)
 		t:add(F.path_loss, tvb(4, 8))
+		t:add(F.src_inc, tvb(12, 4))
+		t:add(F.path_delay, tvb(16, 4))
 	else
 		t:add(F.dst_qpn, tvb(4, 4))
 		t:add(F.src_qpn, tvb(8, 4))
+		t:add(F.src_inc, tvb(12, 4))
+		t:add(F.dst_inc, tvb(16, 4))
 	end
-	t:add(F.src_inc, tvb(12, 4))
-	t:add(F.dst_inc, tvb(16, 4))
 	t:add(F.msn, tvb(20, 4))
 	-- (a multicast RDMA WRITE, and a member's ACK to one)
 	if bit.band(flags, 0x2000) ~= 0 then name = "MC_" .. name end

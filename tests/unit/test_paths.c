@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A UDP node's paths weighed (src/control/paths.c), driven as the control
+ * core drives it, with the ports' counts written by hand:
+ *  - the receiver's measure: a window of numbers with frames missing
+ *    reads as that loss, once; a path whose frames took longer reads as
+ *    slower than the best, once;
+ *  - the sender's weights: paths said to lose more than the best lose
+ *    weight, slower ones too, the others keep theirs, and the plan gives
+ *    each path slots in proportion; with nothing said any more, every
+ *    weight comes back to the most; a new incarnation forgets them.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "srnic_control.h"
+
+#define ALL 0xff
+#define LINK0 0xcd	/* paths 0, 2, 3, 6, 7: one link of two */
+
+static struct srnic_peer peer;
+
+static unsigned plan_slots(const struct srnic_peer_paths *pp, unsigned k)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SRNIC_PATH_PLAN; i++)
+		n += pp->plan[i] == k;
+	return n;
+}
+
+static void weights(uint8_t w[SRNIC_UDP_PATHS])
+{
+	uint8_t l[SRNIC_UDP_PATHS], d[SRNIC_UDP_PATHS];
+
+	srnic_paths_weights(&peer, 1, w, l, d);
+}
+
+/* The heaviest of link 0's paths, and the lightest of link 1's. */
+static void split(unsigned *hi, unsigned *lo)
+{
+	uint8_t w[SRNIC_UDP_PATHS];
+	unsigned k;
+
+	weights(w);
+	for (k = 0, *lo = 64, *hi = 0; k < SRNIC_UDP_PATHS; k++)
+		if (LINK0 >> k & 1)
+			*hi = w[k] > *hi ? w[k] : *hi;
+		else
+			*lo = w[k] < *lo ? w[k] : *lo;
+}
+
+/* The receiver: its counts of the peer's frames, as the ports keep them. */
+static void test_measure(void)
+{
+	struct srnic_peer_paths *pp = &peer.paths[0];
+	uint8_t loss[SRNIC_UDP_PATHS], delay[SRNIC_UDP_PATHS];
+	uint64_t now = 1000;
+	unsigned k;
+
+	memset(&peer, 0, sizeof(peer));
+	srnic_paths_forget(&peer);
+	srnic_paths_measure(&peer, 0, now, loss, delay);
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		CHECK(loss[k] == SRNIC_PATH_LOSS_NONE &&
+			      delay[k] == SRNIC_PATH_DELAY_NONE,
+		      "path %u: a first look said loss %u, delay %u", k,
+		      loss[k], delay[k]);
+	/* 512 numbers on each path; path 3 brought 448 (1/8 lost), the
+	 * others all; path 5's frames took 300 us longer */
+	for (k = 0; k < SRNIC_UDP_PATHS; k++) {
+		pp->rx[k].top = 512;
+		pp->rx[k].got = k == 3 ? 448 : 512;
+		pp->rx[k].owd_n = 100;
+		pp->rx[k].owd_sum = 100 * (k == 5 ? 500 : 200);
+	}
+	now += 50;
+	srnic_paths_measure(&peer, 0, now, loss, delay);
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		CHECK(loss[k] == (k == 3 ? 32 : 0),
+		      "path %u: loss %u/256 read", k, loss[k]);
+	/* (the delays sit low in their 16 bits: ref moves them to the
+	 * middle, and neither this window nor the next, whose sums mix the
+	 * two refs, is read) */
+	CHECK(delay[0] == SRNIC_PATH_DELAY_NONE && pp->owd_ref == 0x80c8,
+	      "a delay read from a window that moved ref (%#x)", pp->owd_ref);
+	for (k = 0; k < SRNIC_UDP_PATHS; k++) {
+		pp->rx[k].owd_n += 100;
+		pp->rx[k].owd_sum += 100 * 0x7000;
+	}
+	now += 50;
+	srnic_paths_measure(&peer, 0, now, loss, delay);
+	CHECK(delay[0] == SRNIC_PATH_DELAY_NONE,
+	      "a delay read from the window after ref moved");
+	for (k = 0; k < SRNIC_UDP_PATHS; k++) {
+		pp->rx[k].owd_n += 100;
+		pp->rx[k].owd_sum += 100 * (0x8000 + (k == 5 ? 300 : 0));
+	}
+	now += 50;
+	srnic_paths_measure(&peer, 0, now, loss, delay);
+	for (k = 0; k < SRNIC_UDP_PATHS; k++) {
+		CHECK(loss[k] == SRNIC_PATH_LOSS_NONE,
+		      "path %u: a window said twice (loss %u)", k, loss[k]);
+		CHECK(delay[k] == (k == 5 ? 5 : 0),
+		      "path %u: delay code %u, not %u", k, delay[k],
+		      k == 5 ? 5 : 0);
+	}
+	now += 50;
+	srnic_paths_measure(&peer, 0, now, loss, delay);
+	CHECK(delay[5] == SRNIC_PATH_DELAY_NONE,
+	      "a delay window with no frames said %u", delay[5]);
+}
+
+/* One weighing a WEIGH_MS (40 ms) apart, with a report. */
+static uint64_t weigh(uint64_t now, const uint8_t loss[SRNIC_UDP_PATHS],
+		      const uint8_t delay[SRNIC_UDP_PATHS])
+{
+	now += 50;
+	srnic_paths_weigh(&peer, 0, loss, delay, now);
+	return now;
+}
+
+static void test_weigh(void)
+{
+	struct srnic_peer_paths *pp = &peer.paths[0];
+	uint8_t loss[SRNIC_UDP_PATHS], delay[SRNIC_UDP_PATHS], none_l[8],
+		none_d[8], w[SRNIC_UDP_PATHS];
+	uint64_t now = 1000;
+	unsigned k, i, lo, hi;
+
+	memset(&peer, 0, sizeof(peer));
+	srnic_paths_forget(&peer);
+	srnic_paths_hear(&peer, 0, ALL);
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		CHECK(plan_slots(pp, k) == SRNIC_PATH_PLAN / SRNIC_UDP_PATHS,
+		      "even weights: path %u has %u slots", k,
+		      plan_slots(pp, k));
+	memset(none_l, SRNIC_PATH_LOSS_NONE, sizeof(none_l));
+	memset(none_d, SRNIC_PATH_DELAY_NONE, sizeof(none_d));
+
+	/* Link 0 loses 10%, link 1 nothing */
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		loss[k] = (LINK0 >> k & 1) ? 26 : 0;
+	for (i = 0; i < 40; i++)
+		now = weigh(now, loss, none_d);
+	split(&hi, &lo);
+	CHECK(hi < lo / 2 && lo == 64,
+	      "lossy link's paths weigh up to %u, the others from %u", hi, lo);
+	CHECK(plan_slots(pp, 1) > 2 * plan_slots(pp, 0) && plan_slots(pp, 0),
+	      "the plan: path 0 (lossy) %u slots, path 1 %u",
+	      plan_slots(pp, 0), plan_slots(pp, 1));
+
+	/* Nothing said any more: every weight back to the most */
+	for (i = 0; i < 400; i++)
+		now = weigh(now, none_l, none_d);
+	weights(w);
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		CHECK(w[k] == 64, "path %u at %u, not back", k, w[k]);
+
+	/* Link 0's frames take 256-511 us longer: its paths lose weight,
+	 * a sixteenth at most a weighing; then a path not heard leaves the
+	 * plan */
+	memset(loss, 0, sizeof(loss));
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		delay[k] = (LINK0 >> k & 1) ? 5 : 0;
+	for (i = 0; i < 20; i++)
+		now = weigh(now, loss, delay);
+	split(&hi, &lo);
+	CHECK(hi < lo && hi >= 4 && lo == 64,
+	      "slower link's paths weigh up to %u, the others from %u", hi,
+	      lo);
+	srnic_paths_hear(&peer, 0, ALL & ~2);
+	CHECK(plan_slots(pp, 1) == 0, "a path not heard has %u slots",
+	      plan_slots(pp, 1));
+
+	/* A new incarnation: even again */
+	srnic_paths_forget(&peer);
+	weights(w);
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		CHECK(w[k] == 64 && plan_slots(pp, k) == 8,
+		      "after forget, path %u at %u, %u slots", k, w[k],
+		      plan_slots(pp, k));
+}
+
+int main(void)
+{
+	test_measure();
+	test_weigh();
+	return check_summary("test_paths");
+}
