@@ -66,6 +66,7 @@ static void send_arp(struct srnic_engine *eng, unsigned p,
 	}
 	srnic_wire_arp_encode(f, eth_dst, eng->node->port[p].mac, a);
 	m->port = (uint16_t)p;
+	m->hash.usr = 0;	/* (nobody's frame to number: port/udp.c) */
 	srnic_control_queue(eng, m);
 }
 

@@ -60,7 +60,8 @@
  * it): this host's scheduling swings a path's mean over a window by tens
  * of us, a link at 5/8 of the frames where the other has 3/8 queued them
  * 100 to 300 us longer (tests/bench/paths.sh).  Each weighing moves
- * every weight a LEAK-th of the way to the paths' mean weight. */
+ * every weight a LEAK-th of the way to the paths' mean weight (a path
+ * cut to the least comes back in about 120 weighings). */
 #define DELAY_MS 40
 #define DELAY_MIN 16
 #define DELAY_GAIN_US 100
@@ -128,6 +129,8 @@ void srnic_paths_forget(struct srnic_peer *peer)
 		       sizeof(pp->delayed));
 		pp->dfresh = 0;
 		memset(&pp->dwin, 0, sizeof(pp->dwin));
+		memset(pp->dwin.last, SRNIC_PATH_DELAY_NONE,
+		       sizeof(pp->dwin.last));
 		pp->weighed_at = 0;
 		lay_out(pp, 0);
 		/* (its new self numbers from 1: the highest seen so far is
@@ -189,18 +192,28 @@ static void window_delays(struct srnic_peer_paths *pp, uint64_t now,
 			  uint8_t delay[SRNIC_UDP_PATHS])
 {
 	struct srnic_path_delays *w = &pp->dwin;
-	uint32_t mean[SRNIC_UDP_PATHS], best = UINT32_MAX, sum, n;
+	int64_t mean[SRNIC_UDP_PATHS], best = INT64_MAX, sum;
+	uint32_t n;
 	unsigned k;
 
 	memset(delay, SRNIC_PATH_DELAY_NONE, SRNIC_UDP_PATHS);
 	if (w->at && now - w->at < DELAY_MS)
 		return;
+	/* (a first look: ref from a delay the receivers saw, so that the
+	 * others differ from it by far less than the 16 bits' half) */
+	if (!w->at) {
+		__atomic_store_n(&pp->owd_ref,
+				 __atomic_load_n(&pp->owd_last,
+						 __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		w->skip = 1;
+	}
 	for (k = 0; k < SRNIC_UDP_PATHS; k++) {
 		sum = __atomic_load_n(&pp->rx[k].owd_sum, __ATOMIC_RELAXED);
 		n = __atomic_load_n(&pp->rx[k].owd_n, __ATOMIC_RELAXED);
-		mean[k] = UINT32_MAX;
-		if (w->at && !w->skip && n - w->n[k] >= DELAY_MIN)
-			mean[k] = (sum - w->sum[k]) / (n - w->n[k]);
+		mean[k] = INT64_MAX;
+		if (!w->skip && n - w->n[k] >= DELAY_MIN)
+			mean[k] = (sum - w->sum[k]) / (int64_t)(n - w->n[k]);
 		if (mean[k] < best)
 			best = mean[k];
 		w->sum[k] = sum;
@@ -208,21 +221,20 @@ static void window_delays(struct srnic_peer_paths *pp, uint64_t now,
 	}
 	w->at = now;
 	w->skip = 0;
-	if (best == UINT32_MAX)
+	if (best == INT64_MAX)
 		return;
-	/* Each delay is summed as it is less ref, in 16 bits: kept near
-	 * the middle of them, clear of the wrap, by moving ref (the sums
-	 * of the window that moves it are not read). */
-	if (best < 0x2000 || best > 0xe000) {
-		__atomic_store_n(&pp->owd_ref,
-				 (uint16_t)(pp->owd_ref + best - 0x8000),
+	/* The best path's delay kept near ref, the others above it (a
+	 * clock that drifts, a queue that grows on every path): ref moves
+	 * to it, and the sums of the window that moves it are not read. */
+	if (best < -0x2000 || best > 0x2000) {
+		__atomic_store_n(&pp->owd_ref, (uint16_t)(pp->owd_ref + best),
 				 __ATOMIC_RELAXED);
 		w->skip = 1;
 		return;
 	}
 	for (k = 0; k < SRNIC_UDP_PATHS; k++)
-		if (mean[k] != UINT32_MAX)
-			delay[k] = delay_code(mean[k] - best);
+		if (mean[k] != INT64_MAX)
+			delay[k] = delay_code((uint32_t)(mean[k] - best));
 	memcpy(w->last, delay, sizeof(w->last));
 }
 

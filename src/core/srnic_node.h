@@ -205,12 +205,14 @@ struct srnic_path_rx {
 	uint32_t got;		/* frames counted (wraps) */
 	uint16_t top;		/* the highest number seen */
 	uint16_t pad;
-	uint32_t owd_sum;	/* data frames' one-way delays, us less ref
-				 * (16 bits each: the clocks differ), and */
-	uint32_t owd_n;		/* how many (both wrap) */
+	int64_t owd_sum;	/* data frames' one-way delays, us, each as
+				 * it differs from ref (the clocks differ:
+				 * 16 bits, signed), and */
+	uint32_t owd_n;		/* how many (wraps) */
 };
 struct srnic_path_delays {	/* the control core's: a window's start */
-	uint32_t sum[SRNIC_UDP_PATHS], n[SRNIC_UDP_PATHS];
+	int64_t sum[SRNIC_UDP_PATHS];
+	uint32_t n[SRNIC_UDP_PATHS];
 	uint64_t at;		/* ms */
 	uint8_t skip;		/* ref moved in this window: not read */
 	uint8_t last[SRNIC_UDP_PATHS];	/* what the last one said */
@@ -227,11 +229,13 @@ struct srnic_peer_paths {
 	uint16_t tx_seq[SRNIC_UDP_PATHS];
 	struct srnic_path_rx rx[SRNIC_UDP_PATHS];
 	/* (the control core's: what the receivers take from a delay, so
-	 * that the paths' sums stay clear of the 16-bit clock's wrap) */
+	 * that the paths' sums stay clear of the 16-bit clock's wrap; and
+	 * the receivers': the last delay, from which ref is first taken) */
 	uint16_t owd_ref;
+	uint16_t owd_last;
 	struct srnic_path_delays dwin;
 	/* the control core's: each path's weight (SRNIC_PATH_W_MIN to
-	 * _MAX, the best path's always _MAX; 0: not weighed yet, _MAX),
+	 * _MAX, the heaviest path's always _MAX; 0: not weighed yet, _MAX),
 	 * when they last changed, the loss the peer last reported for each,
 	 * and which reports are news since */
 	uint16_t weight[SRNIC_UDP_PATHS];

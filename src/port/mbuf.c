@@ -140,6 +140,7 @@ struct rte_mbuf *srnic_mbuf_linear(struct srnic_engine *eng,
 	}
 	srnic_mbuf_copy_out(m, 0, dst, len);
 	n->port = m->port;
+	n->hash.usr = m->hash.usr;	/* (a UDP frame's path and number) */
 	rte_pktmbuf_free(m);
 	return n;
 }

@@ -189,7 +189,10 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
  * process's transmit buffer may leave after frames another process
  * wrapped later, or not at all (a full buffer), and a number given then
  * would read as a loss at the peer.  Never 0 ("not counted").  A frame
- * the port did not take keeps its number for the next try.
+ * the port did not take keeps its number for the next try (one dropped
+ * after all, as the rare frame a full port refuses the control core, is
+ * one lost frame in the peer's window).  What is not wrapped IPv4 is
+ * left alone (ARP).
  */
 void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
 			   struct rte_mbuf **m, uint16_t n)
@@ -204,7 +207,9 @@ void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
 		uint16_t *next;
 		unsigned path;
 
-		if (!slot || slot > SRNIC_MAX_PEERS || srnic_wire_udp_seq(f))
+		if (!slot || slot > SRNIC_MAX_PEERS ||
+		    srnic_get16(f + 12) != SRNIC_ETHERTYPE_IPV4 ||
+		    srnic_wire_udp_seq(f))
 			continue;
 		peer = &node->peer[slot - 1];
 		path = (unsigned)(srnic_get16(f + SRNIC_ETH_HLEN + 20) -
@@ -251,11 +256,17 @@ void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
 	r = &peer->paths[p].rx[path];
 	__atomic_store_n(&r->got, r->got + 1, __ATOMIC_RELAXED);
 	if (ts) {
-		uint16_t owd = (uint16_t)(srnic_ts16(eng) - ts -
-					  __atomic_load_n(&peer->paths[p].owd_ref,
-							  __ATOMIC_RELAXED));
+		struct srnic_peer_paths *pp = &peer->paths[p];
+		uint16_t owd = (uint16_t)(srnic_ts16(eng) - ts);
 
-		__atomic_store_n(&r->owd_sum, r->owd_sum + owd,
+		/* (summed as it differs from ref, signed: the control core
+		 * keeps ref near the paths' delays, from a real one) */
+		__atomic_store_n(&pp->owd_last, owd, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->owd_sum,
+				 r->owd_sum +
+					 (int16_t)(owd -
+						   __atomic_load_n(&pp->owd_ref,
+								   __ATOMIC_RELAXED)),
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&r->owd_n, r->owd_n + 1, __ATOMIC_RELAXED);
 	}

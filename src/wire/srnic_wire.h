@@ -694,6 +694,7 @@ static inline uint32_t srnic_wire_mac_ip(const uint8_t mac[6])
  * address, a broadcast or multicast IPv4 one; 0.0.0.0 is a probe's).
  */
 #define SRNIC_ETHERTYPE_ARP 0x0806
+#define SRNIC_ETHERTYPE_IPV4 0x0800
 #define SRNIC_ARP_FRAME 60
 #define SRNIC_ARP_REQUEST 1
 #define SRNIC_ARP_REPLY 2

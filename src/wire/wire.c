@@ -162,7 +162,7 @@ enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
 #define IP_FRAG_OFF 0x1fff
 #define IP_TTL 64
 #define IP_UDP 17
-#define ETHERTYPE_IPV4 0x0800
+#define ETHERTYPE_IPV4 SRNIC_ETHERTYPE_IPV4
 
 /* The ones' complement sum of len bytes at p (an odd last byte as the
  * high half of a word), added to sum, folded and not yet inverted: the

@@ -207,7 +207,7 @@ if [ -n "$both" ]; then
 		fail "a did not weigh the lossy link's paths below the others: $w (link 0: $on0)"
 	# (the loss gone, the cut paths come back, step by step, carrying
 	# little or nothing)
-	for _ in $(seq 150); do [ "$(counter a path_weights b)" = "64 64 64 64 64 64 64 64" ] && break; sleep 0.1; done
+	for _ in $(seq 300); do [ "$(counter a path_weights b)" = "64 64 64 64 64 64 64 64" ] && break; sleep 0.1; done
 	w=$(counter a path_weights b)
 	[ "$w" = "64 64 64 64 64 64 64 64" ] || fail "the loss gone, a's weights did not come back: $w"
 	echo "the loss gone, a's weights came back: $w"
