@@ -66,6 +66,10 @@ struct srnic_engine {
 	 * processes joined) */
 	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
 	struct srnic_txbuf txbuf[SRNIC_PORT_SLOTS];
+	/* encap = udp: when the last burst came off a port (srnic_ts16),
+	 * each frame's arrival for its path's delay (port/udp.c): one clock
+	 * read a burst, not one a frame */
+	uint16_t rx_ts16;
 	/* the control core's ARPs of the node's own address at its start
 	 * (control/arp.c): how many on each port, and when last */
 	uint8_t arp_announced[SRNIC_MAX_PORTS];

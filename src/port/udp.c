@@ -225,8 +225,9 @@ void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
 }
 
 /* A frame of the peer at src came on path: counted for the control
- * core's measure of the path's losses, and a data frame's delay summed
- * for its measure of the path's delay (control/paths.c), once it is known
+ * core's measure of the path's losses, and a data frame's delay (from its
+ * send time to its burst's arrival) summed for its measure of the path's
+ * delay (control/paths.c), once it is known
  * for one of ours (its CRC and format checked), by the port's holder (the
  * sorting of frames, engine/dispatch.c).  The last peer a thread saw is
  * its guess for the next frame, checked. */
@@ -257,7 +258,7 @@ void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
 	__atomic_store_n(&r->got, r->got + 1, __ATOMIC_RELAXED);
 	if (ts) {
 		struct srnic_peer_paths *pp = &peer->paths[p];
-		uint16_t owd = (uint16_t)(srnic_ts16(eng) - ts);
+		uint16_t owd = (uint16_t)(eng->rx_ts16 - ts);
 
 		/* (summed as it differs from ref, signed: the control core
 		 * keeps ref near the paths' delays, from a real one) */
