@@ -227,10 +227,10 @@ void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
 /* A frame of the peer at src came on path: counted for the control
  * core's measure of the path's losses, and a data frame's delay (from its
  * send time to its burst's arrival) summed for its measure of the path's
- * delay (control/paths.c), once it is known
- * for one of ours (its CRC and format checked), by the port's holder (the
- * sorting of frames, engine/dispatch.c).  The last peer a thread saw is
- * its guess for the next frame, checked. */
+ * delay (control/paths.c), once it is known for one of ours (its CRC and
+ * format checked), by the port's holder (the sorting of frames,
+ * engine/dispatch.c).  The last peer a thread saw is its guess for the
+ * next frame, checked. */
 static __thread struct srnic_peer *rx_peer;
 
 void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
