@@ -297,14 +297,15 @@ void srnic_paths_weigh(struct srnic_peer *peer, unsigned p,
 	/* (the delays' average, by the frames each path carries; only
 	 * with two paths or more to compare) */
 	timed = ok & pp->dfresh;
-	if (__builtin_popcount(timed) >= 2) {
-		for (k = 0; k < SRNIC_UDP_PATHS; k++)
-			if (timed >> k & 1) {
-				avg += w[k] * code_us(pp->delayed[k]);
-				sum += w[k];
-			}
+	if (__builtin_popcount(timed) < 2)
+		timed = 0;
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		if (timed >> k & 1) {
+			avg += w[k] * code_us(pp->delayed[k]);
+			sum += w[k];
+		}
+	if (timed)
 		avg /= sum;
-	}
 	for (k = 0, sum = 0; k < SRNIC_UDP_PATHS; k++)
 		if (ok >> k & 1) {
 			sum += w[k];
@@ -317,7 +318,7 @@ void srnic_paths_weigh(struct srnic_peer *peer, unsigned p,
 		if ((pp->fresh >> k & 1) && best != SRNIC_PATH_LOSS_NONE &&
 		    pp->reported[k] > best + MARGIN(best))
 			w[k] -= (w[k] + 7) / 8;
-		else if (__builtin_popcount(timed) >= 2 && (timed >> k & 1))
+		else if (timed >> k & 1)
 			w[k] += step(w[k], avg - code_us(pp->delayed[k]));
 		/* (rounded away from the weight: equal weights stay equal,
 		 * near ones become equal) */

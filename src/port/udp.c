@@ -178,8 +178,11 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 			    (uint16_t)eng->cfg.udp_port, path, 0);
 	if (dst)
 		memcpy(f, mac, 6);
-	/* (numbered as it goes out: the peer's slot + 1, 0 for none) */
-	m->hash.usr = peer ? (uint32_t)(peer - eng->node->peer) + 1 : 0;
+	/* (numbered as it goes out: the peer's slot + 1, 0 for none, and
+	 * the path above) */
+	m->hash.usr = peer ? ((uint32_t)(peer - eng->node->peer) + 1) |
+				     path << 8
+			   : 0;
 	return true;
 }
 
@@ -202,21 +205,19 @@ void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
 
 	for (i = 0; i < n; i++) {
 		const uint8_t *f = rte_pktmbuf_mtod(m[i], const uint8_t *);
-		uint32_t slot = m[i]->hash.usr;
+		uint32_t slot = m[i]->hash.usr & 0xff;
+		unsigned path = m[i]->hash.usr >> 8 & 0xff;
 		struct srnic_peer *peer;
 		uint16_t *next;
-		unsigned path;
 
 		if (!slot || slot > SRNIC_MAX_PEERS ||
+		    path >= SRNIC_UDP_PATHS ||
 		    srnic_get16(f + 12) != SRNIC_ETHERTYPE_IPV4 ||
 		    srnic_wire_udp_seq(f))
 			continue;
 		peer = &node->peer[slot - 1];
-		path = (unsigned)(srnic_get16(f + SRNIC_ETH_HLEN + 20) -
-				  SRNIC_UDP_SPORT0);
-		if (path >= SRNIC_UDP_PATHS ||
-		    __atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) !=
-			    srnic_get32(f + SRNIC_ETH_HLEN + 16))
+		if (__atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) !=
+		    srnic_wire_udp_dst(f))
 			continue;	/* (the slot was taken since) */
 		next = &peer->paths[p].tx_seq[path];
 		*next = (uint16_t)(*next + 1) ? (uint16_t)(*next + 1) : 1;

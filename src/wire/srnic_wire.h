@@ -650,12 +650,14 @@ struct srnic_udp_rx {
  * frames to each peer on each path there, so that the receiver can tell
  * how many each path lost (0: not counted).  number: a wrapped frame
  * sent with seq 0 gets its number (the header checksum mended), as it
- * goes out; its number so far (0: none yet). */
+ * goes out; seq: its number so far (0: none yet); dst: the node it goes
+ * to (host order). */
 void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
 			 uint32_t dst_ip, uint16_t port, unsigned path,
 			 uint16_t seq);
 void srnic_wire_udp_number(uint8_t *frame, uint16_t seq);
 uint16_t srnic_wire_udp_seq(const uint8_t *frame);
+uint32_t srnic_wire_udp_dst(const uint8_t *frame);
 enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 					  uint32_t my_ip, uint16_t port,
 					  struct srnic_udp_rx *h);

@@ -225,6 +225,11 @@ uint16_t srnic_wire_udp_seq(const uint8_t *frame)
 	return srnic_get16(frame + IP_OFF + 4);
 }
 
+uint32_t srnic_wire_udp_dst(const uint8_t *frame)
+{
+	return srnic_get32(frame + IP_OFF + 16);
+}
+
 /* Whether a UDP datagram's checksum (not 0) is right: over the IPv4
  * pseudo-header and the datagram, ulen bytes at udp. */
 static bool udp_sum_ok(const uint8_t *ip, const uint8_t *udp, uint32_t ulen)

@@ -50,6 +50,19 @@ static void split(unsigned *hi, unsigned *lo)
 			*lo = w[k] < *lo ? w[k] : *lo;
 }
 
+/* A measure that says nothing new of any path. */
+static void said_nothing(const uint8_t loss[SRNIC_UDP_PATHS],
+			 const uint8_t delay[SRNIC_UDP_PATHS], const char *when)
+{
+	unsigned k;
+
+	for (k = 0; k < SRNIC_UDP_PATHS; k++)
+		CHECK(loss[k] == SRNIC_PATH_LOSS_NONE &&
+			      delay[k] == SRNIC_PATH_DELAY_NONE,
+		      "path %u: %s said loss %u, delay %u", k, when, loss[k],
+		      delay[k]);
+}
+
 /* The receiver: its counts of the peer's frames, as the ports keep them. */
 static void test_measure(void)
 {
@@ -62,11 +75,7 @@ static void test_measure(void)
 	srnic_paths_forget(&peer);
 	pp->owd_last = 0x1234;
 	srnic_paths_measure(&peer, 0, now, loss, delay);
-	for (k = 0; k < SRNIC_UDP_PATHS; k++)
-		CHECK(loss[k] == SRNIC_PATH_LOSS_NONE &&
-			      delay[k] == SRNIC_PATH_DELAY_NONE,
-		      "path %u: a first look said loss %u, delay %u", k,
-		      loss[k], delay[k]);
+	said_nothing(loss, delay, "a first look");
 	CHECK(pp->owd_ref == 0x1234, "ref %#x, not the last delay seen",
 	      pp->owd_ref);
 	/* 512 numbers on each path; path 3 brought 448 (1/8 lost), the
@@ -89,11 +98,7 @@ static void test_measure(void)
 	/* ... said once */
 	now += 50;
 	srnic_paths_measure(&peer, 0, now, loss, delay);
-	for (k = 0; k < SRNIC_UDP_PATHS; k++)
-		CHECK(loss[k] == SRNIC_PATH_LOSS_NONE &&
-			      delay[k] == SRNIC_PATH_DELAY_NONE,
-		      "path %u: a window said twice (loss %u, delay %u)", k,
-		      loss[k], delay[k]);
+	said_nothing(loss, delay, "a second reading of a window");
 	/* Every path 0x3000 us from ref (a clock that drifted): ref moves
 	 * there, and neither that window nor the next is read */
 	for (k = 0; k < SRNIC_UDP_PATHS; k++) {
