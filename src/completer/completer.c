@@ -111,7 +111,7 @@ static inline bool ack_cumulative(struct srnic_qp *qp, uint32_t msn)
 static inline void ack_rtt_sample(struct srnic_engine *eng,
 				  struct srnic_qp *qp, uint16_t ts_echo)
 {
-	uint16_t rtt = (uint16_t)(srnic_ts16(eng) - ts_echo);
+	uint16_t rtt = (uint16_t)(eng->now_ts16 - ts_echo);
 
 	srnic_rto_sample(qp, (uint64_t)rtt * eng->tsc_per_us, eng->tsc_hz);
 	eng->st->srtt_us = qp->snd.srtt / eng->tsc_per_us;
@@ -152,7 +152,7 @@ static void nak_rnr(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_swqe_finish(qp, idx, SRNIC_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
-	qp->snd.rnr_until = srnic_now() + rnr_delay_tsc(eng, rnr_timer);
+	qp->snd.rnr_until = eng->now + rnr_delay_tsc(eng, rnr_timer);
 	for (i = idx; i != qp->snd.sq_next; i++) {
 		struct srnic_swqe_run *r = &qp->run[i & qp->q.sq_mask];
 
@@ -225,7 +225,7 @@ static bool spend_retry(struct srnic_engine *eng, struct srnic_qp *qp,
 static void read_landed(struct srnic_engine *eng, struct srnic_qp *qp,
 			uint32_t idx, struct srnic_swqe_run *run)
 {
-	uint64_t now = srnic_now();
+	uint64_t now = eng->now;
 
 	run->done_wait = 1;
 	run->retries = 0;
@@ -353,7 +353,7 @@ void srnic_completer_acked(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
 			    const struct srnic_pkt *pkt)
 {
-	srnic_fc_uc_heard(qp, srnic_now());
+	srnic_fc_uc_heard(qp, eng->now);
 	if (srnic_fc_uc_acked(qp, pkt->msn))
 		srnic_qp_activate(eng, qp);
 }
@@ -451,7 +451,7 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * last sign of progress of any of them, not from the request.  It
 	 * is progress for the probes' back-off too (a READ-only QP hears no
 	 * ACK that would end it). */
-	qp->snd.rd_progress = srnic_now();
+	qp->snd.rd_progress = eng->now;
 	srnic_rto_progress(qp);
 	if (!srnic_track_complete(&run->rd))
 		return;

@@ -633,23 +633,29 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 
 static unsigned dp_iteration(struct srnic_engine *eng)
 {
-	unsigned work = 0;
+	unsigned work = 0, rx, slow;
 	uint64_t now;
 
 	__atomic_store_n(&eng->dp_epoch, eng->dp_epoch + 1, __ATOMIC_RELEASE);
+	srnic_dp_clock(eng);
 	/* (this iteration covers every kick made before it) */
 	__atomic_store_n(&eng->kicked, 0, __ATOMIC_SEQ_CST);
 	if (unlikely(__atomic_load_n(&eng->fatal, __ATOMIC_ACQUIRE) ==
 		     SRNIC_FATAL_SEEN))
 		srnic_attach_fail_all(eng);
-	work += run_calls(eng);
-	work += drain_doorbells(eng);
-	work += srnic_rx_ports(eng);
+	slow = run_calls(eng);
+	work += slow + drain_doorbells(eng);
+	rx = srnic_rx_ports(eng);
+	work += rx;
 	/* (keys the burst found foreign: settled before the requesters'
 	 * resends come) */
 	if (unlikely(eng->keys.nmiss))
 		srnic_keys_settle(eng);
-	now = srnic_now();
+	/* (again after frames or calls, which may have taken a while: the
+	 * timers and the packets' ts are for what follows) */
+	if (rx || slow)
+		srnic_dp_clock(eng);
+	now = eng->now;
 	/* (before the QPs' turns: a probe or a resend the timers ask the
 	 * requester for goes in this iteration, not after a nap) */
 	if (now >= eng->next_tick) {
@@ -839,6 +845,7 @@ static void datapath_stop(struct srnic_engine *eng)
 			return;	/* (srnic_datapath_abandon) */
 		sched_yield();
 	}
+	srnic_dp_clock(eng);
 	run_calls(eng);
 	/* ACKs still waiting for company go now: a program that exits
 	 * right after its last receive leaves no sender retrying.  (An

@@ -450,7 +450,7 @@ static uint16_t queued_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 	if (!me->rx)
 		return 0;
 	/* (the pollers and srnicd see that it still takes its frames) */
-	__atomic_store_n(&me->rx_taken_at, srnic_now(), __ATOMIC_RELAXED);
+	__atomic_store_n(&me->rx_taken_at, eng->now, __ATOMIC_RELAXED);
 	if (unlikely(__atomic_load_n(&me->rx_halted, __ATOMIC_RELAXED)))
 		__atomic_store_n(&me->rx_halted, 0, __ATOMIC_RELAXED);
 	return (uint16_t)rte_ring_sc_dequeue_burst(me->rx, (void **)pkts, n,
@@ -539,7 +539,7 @@ static unsigned rx_poll(struct srnic_engine *eng)
 	total += rx_ring(eng, srnic_loop_rx, false);
 	/* (after the control core's frames went on ctrl_rx: it reads this
 	 * first, then the ring) */
-	__atomic_store_n(&eng->node->ports_polled, srnic_now(),
+	__atomic_store_n(&eng->node->ports_polled, eng->now,
 			 __ATOMIC_RELEASE);
 	srnic_ports_give(eng);
 	rx_handle_kept(eng, false);
@@ -561,7 +561,7 @@ static unsigned rx_poll(struct srnic_engine *eng)
  */
 unsigned srnic_rx_ports(struct srnic_engine *eng)
 {
-	uint64_t now = srnic_now();
+	uint64_t now = eng->now;
 	uint64_t gap_us = 2ull * eng->cfg.idle_sleep_us > SRNIC_UC_GIVE_UP_US
 				  ? 2ull * eng->cfg.idle_sleep_us
 				  : SRNIC_UC_GIVE_UP_US;

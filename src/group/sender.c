@@ -96,7 +96,7 @@ static int send_pkt(struct srnic_engine *eng, const struct srnic_qp *qp,
 	if (off + pkt.pkt_len == w->length)
 		pkt.flags |= SRNIC_F_LAST;
 	pkt.stride_shift = gs->shift;
-	pkt.ts = srnic_ts16(eng);
+	pkt.ts = eng->now_ts16;
 	m = srnic_pkt_alloc(eng, &pkt, mac, (unsigned)port, &payload);
 	if (!m)
 		return 0;

@@ -114,7 +114,7 @@ static void fc_block(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (qp->snd.fc_blocked)
 		return;
 	qp->snd.fc_blocked = 1;
-	qp->snd.fc_blocked_at = srnic_now();
+	qp->snd.fc_blocked_at = eng->now;
 	eng->st->fc_blocked++;
 	srnic_qp_timer_on(eng, qp);
 }
@@ -216,7 +216,7 @@ static inline bool restart_resend(struct srnic_engine *eng,
 	if (srnic_wr_reads(qp->q.sq[idx & qp->q.sq_mask].opcode)) {
 		/* A READ keeps what already landed and asks, under the new
 		 * id, only for what is missing. */
-		uint64_t now = srnic_now();
+		uint64_t now = eng->now;
 
 		reread(eng, qp, idx);
 		run->deadline = now + qp->at.timeout_tsc;
@@ -478,7 +478,7 @@ static inline bool next_new_message(struct srnic_engine *eng,
  */
 static bool next_message(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	if (srnic_now() < qp->snd.rnr_until)
+	if (eng->now < qp->snd.rnr_until)
 		return false;
 	while (resend_pending(qp)) {
 		/* After a failure nothing goes out any more (a reread may
@@ -512,7 +512,7 @@ static void data_pkt_init(struct srnic_pkt *pkt, struct srnic_engine *eng,
 	pkt->imm = w->imm;
 	pkt->msg_len = w->length;
 	pkt->stride_shift = stride_shift(eng, qp);
-	pkt->ts = srnic_ts16(eng);
+	pkt->ts = eng->now_ts16;
 	/* (every packet says it: any of them may begin the message at the
 	 * target) */
 	if (w->flags & SRNIC_WR_NOTIFY)
@@ -643,9 +643,10 @@ static int resend_at(struct srnic_engine *eng, struct srnic_qp *qp,
 
 /* The current message has gone out whole (its last packet, or its
  * third-party request): the completer waits for its ACK from now. */
-static void message_sent(struct srnic_qp *qp, struct srnic_swqe_run *run)
+static void message_sent(const struct srnic_engine *eng, struct srnic_qp *qp,
+			 struct srnic_swqe_run *run)
 {
-	uint64_t now = srnic_now();
+	uint64_t now = eng->now;
 
 	run->state = srnic_qp_reliable(qp) ? SWQE_WAITING : SWQE_DONE;
 	run->deadline = now + qp->at.timeout_tsc;
@@ -674,7 +675,7 @@ static unsigned send_tp(struct srnic_engine *eng, struct srnic_qp *qp,
 		run->fc_high = w->length + !w->length;
 	}
 	run->sent = w->length;
-	message_sent(qp, run);
+	message_sent(eng, qp, run);
 	return 1;
 }
 
@@ -712,7 +713,7 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 				run->state = srnic_qp_reliable(qp)
 						     ? SWQE_WAITING
 						     : SWQE_DONE;
-				run->deadline = srnic_now() +
+				run->deadline = eng->now +
 						qp->at.timeout_tsc;
 				qp->snd.cur_busy = 0;
 			}
@@ -731,7 +732,7 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 		}
 		run->sent += pkt.pkt_len;
 		if (pkt.flags & SRNIC_F_LAST) {
-			message_sent(qp, run);
+			message_sent(eng, qp, run);
 			break;
 		}
 	}
@@ -756,13 +757,13 @@ static void probe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t idx)
 	if (srnic_wr_reads(w->opcode)) {
 		/* Answers to it (or to the READs before it) still coming:
 		 * nothing to chase yet. */
-		if (srnic_now() - qp->snd.rd_progress < srnic_probe_tsc(qp)) {
+		if (eng->now - qp->snd.rd_progress < srnic_probe_tsc(qp)) {
 			run->probe_at = qp->snd.rd_progress + srnic_probe_tsc(qp);
 			return;
 		}
 		reread(eng, qp, idx);
 		srnic_rto_backoff(qp);
-		run->probe_at = srnic_now() + srnic_probe_tsc(qp);
+		run->probe_at = eng->now + srnic_probe_tsc(qp);
 		return;
 	}
 	data_pkt_init(&pkt, eng, qp, w, run);
@@ -775,7 +776,7 @@ static void probe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t idx)
 		eng->st->probes++;
 	/* Until something moves, each probe waits twice as long. */
 	srnic_rto_backoff(qp);
-	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
+	run->probe_at = eng->now + srnic_probe_tsc(qp);
 }
 
 /* How many ranges one READ asks again for at most; what lies beyond the
@@ -907,9 +908,9 @@ static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
 		run->sack_missing = k;
 		run->retries = 0;	/* progress: as a READ's answer */
 		srnic_rto_progress(qp);
-		run->deadline = srnic_now() + qp->at.timeout_tsc;
+		run->deadline = eng->now + qp->at.timeout_tsc;
 	}
-	run->probe_at = srnic_now() + srnic_probe_tsc(qp);
+	run->probe_at = eng->now + srnic_probe_tsc(qp);
 }
 
 /* The datagram's WQE is over: UD completes once the frame is queued, or

@@ -41,7 +41,7 @@ void resp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t syndrome,
 void resp_maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 		     uint32_t below)
 {
-	uint64_t now = srnic_now(), gap = eng->tsc_hz / 1000000 * SACK_GAP_US;
+	uint64_t now = eng->now, gap = eng->tsc_hz / 1000000 * SACK_GAP_US;
 	struct srnic_rmsg *s = NULL;
 	uint32_t m;
 

@@ -308,7 +308,7 @@ static enum rx_step hold_last(struct rx *x)
 	}
 	held_count(x->eng, x->qp, 1);
 	x->s->held = x->m;
-	x->s->held_tsc = srnic_now();
+	x->s->held_tsc = x->eng->now;
 	srnic_qp_timer_on(x->eng, x->qp);	/* (its age: held.c) */
 	landed(x);	/* (which may place it at once, and free it) */
 	return RX_KEPT;
@@ -384,7 +384,7 @@ static void answer_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 		/* (one SACK a QP waits at a time: one already due goes
 		 * first, and the requester probes again) */
 		if (!qp->rcv.sack_due)
-			resp_sack_slot(eng, qp, s, srnic_now());
+			resp_sack_slot(eng, qp, s, eng->now);
 		return;
 	}
 	srnic_qp_want_ack(eng, qp);

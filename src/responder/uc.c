@@ -112,7 +112,7 @@ void resp_uc_watch(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	if (qp->rcv.uc_stuck_at && qp->rcv.uc_stuck_msn == qp->rcv.exp_msn)
 		return;
-	uc_stall_from(eng, qp, srnic_now());
+	uc_stall_from(eng, qp, eng->now);
 	qp->rcv.uc_stuck_msn = qp->rcv.exp_msn;
 	qp->rcv.uc_stuck_landed = uc_head_landed(qp);
 	srnic_qp_timer_on(eng, qp);
@@ -415,7 +415,7 @@ void resp_uc_reack_arm(struct srnic_engine *eng, struct srnic_qp *qp)
 			srnic_qp_timer_off(eng, qp);
 		return;
 	}
-	qp->rcv.uc_reack_at = srnic_now() + (wait << qp->rcv.uc_reacks);
+	qp->rcv.uc_reack_at = eng->now + (wait << qp->rcv.uc_reacks);
 	srnic_qp_timer_on(eng, qp);
 }
 

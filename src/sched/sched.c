@@ -43,7 +43,7 @@ void srnic_qp_want_ack_lazy(struct srnic_engine *eng, struct srnic_qp *qp)
 		return;
 	}
 	qp->ack_lazy = 1;
-	qp->ack_at = srnic_now() + eng->ack_delay_tsc;
+	qp->ack_at = eng->now + eng->ack_delay_tsc;
 	/* Still queued from an earlier deferral (sent early since): it
 	 * keeps its place, and holds the ones behind it at most one delay
 	 * longer. */

@@ -20,6 +20,16 @@
 #include "engine_internal.h"
 #include "ring_engine.h"
 
+/* The roles are called here as an iteration calls them, the datapath's
+ * clock read first (eng->now: srnic_dp_clock). */
+#define srnic_rx_ports(e) (srnic_dp_clock(e), srnic_rx_ports(e))
+#define srnic_requester_run(e, q, n) \
+	(srnic_dp_clock(e), srnic_requester_run(e, q, n))
+#define srnic_responder_rx(e, q, p, m) \
+	(srnic_dp_clock(e), srnic_responder_rx(e, q, p, m))
+#define srnic_completer_ack(e, q, p) \
+	(srnic_dp_clock(e), srnic_completer_ack(e, q, p))
+
 #define STRIDE_SHIFT 10
 #define STRIDE (1u << STRIDE_SHIFT)
 #define PEER_QPN 77
