@@ -152,7 +152,9 @@ static void nak_rnr(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_swqe_finish(qp, idx, SRNIC_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
-	qp->snd.rnr_until = eng->now + rnr_delay_tsc(eng, rnr_timer);
+	/* (the clock read anew: the iteration's, from before its receive,
+	 * could spend a short wait before the requester's turn) */
+	qp->snd.rnr_until = srnic_now() + rnr_delay_tsc(eng, rnr_timer);
 	for (i = idx; i != qp->snd.sq_next; i++) {
 		struct srnic_swqe_run *r = &qp->run[i & qp->q.sq_mask];
 

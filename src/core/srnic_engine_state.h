@@ -75,6 +75,11 @@ struct srnic_engine {
 	 * iteration (datapath.c) only. */
 	uint64_t now;
 	uint16_t now_ts16;	/* its 16-bit microseconds (srnic_ts16) */
+	/* encap = udp: when the last burst came off a port, each frame's
+	 * arrival for its path's delay (port/udp.c): one clock read a
+	 * burst, not one a frame (the iteration's clock, from before the
+	 * receive, would add the time its earlier bursts took) */
+	uint16_t rx_ts16;
 	/* the control core's ARPs of the node's own address at its start
 	 * (control/arp.c): how many on each port, and when last */
 	uint8_t arp_announced[SRNIC_MAX_PORTS];

@@ -645,15 +645,19 @@ static unsigned dp_iteration(struct srnic_engine *eng)
 		srnic_attach_fail_all(eng);
 	slow = run_calls(eng);
 	work += slow + drain_doorbells(eng);
+	/* (again after calls, which may take a while: the receive judges
+	 * the gap since its last poll by it) */
+	if (slow)
+		srnic_dp_clock(eng);
 	rx = srnic_rx_ports(eng);
 	work += rx;
 	/* (keys the burst found foreign: settled before the requesters'
 	 * resends come) */
 	if (unlikely(eng->keys.nmiss))
 		srnic_keys_settle(eng);
-	/* (again after frames or calls, which may have taken a while: the
+	/* (again after frames, whose handling may have taken a while: the
 	 * timers and the packets' ts are for what follows) */
-	if (rx || slow)
+	if (rx)
 		srnic_dp_clock(eng);
 	now = eng->now;
 	/* (before the QPs' turns: a probe or a resend the timers ask the

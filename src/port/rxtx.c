@@ -28,6 +28,8 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 		return 0;	/* a link's memory is going: next time */
 	got = rte_eth_rx_burst(port->port_id, 0, pkts, n);
 	srnic_port_io_leave();
+	if (eng->cfg.encap_udp && got)
+		eng->rx_ts16 = srnic_ts16(eng, srnic_now());
 	if (srnic_tap_on(&eng->node->tap, p) && got)
 		srnic_tap_rx(eng->node, p, pkts, got);
 	for (i = 0; i < got; i++) {

@@ -259,7 +259,7 @@ void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
 	__atomic_store_n(&r->got, r->got + 1, __ATOMIC_RELAXED);
 	if (ts) {
 		struct srnic_peer_paths *pp = &peer->paths[p];
-		uint16_t owd = (uint16_t)(eng->now_ts16 - ts);
+		uint16_t owd = (uint16_t)(eng->rx_ts16 - ts);
 
 		/* (summed as it differs from ref, signed: the control core
 		 * keeps ref near the paths' delays, from a real one) */

@@ -183,6 +183,7 @@ static void settle(void)
 	struct rte_mbuf *m;
 	unsigned i;
 
+	srnic_dp_clock(eng);	/* (as an iteration reads it first) */
 	srnic_rx_ports(eng);
 	srnic_ports_flush(eng);
 	while (rte_ring_sc_dequeue(eng->node->ctrl_rx, (void **)&m) == 0)

@@ -29,6 +29,12 @@
 	(srnic_dp_clock(e), srnic_responder_rx(e, q, p, m))
 #define srnic_completer_ack(e, q, p) \
 	(srnic_dp_clock(e), srnic_completer_ack(e, q, p))
+#define srnic_completer_credit(e, q, p) \
+	(srnic_dp_clock(e), srnic_completer_credit(e, q, p))
+#define srnic_completer_read_resp(e, q, p, m) \
+	(srnic_dp_clock(e), srnic_completer_read_resp(e, q, p, m))
+#define srnic_completer_read_done_ack(e, q, p) \
+	(srnic_dp_clock(e), srnic_completer_read_done_ack(e, q, p))
 
 #define STRIDE_SHIFT 10
 #define STRIDE (1u << STRIDE_SHIFT)
