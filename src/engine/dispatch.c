@@ -426,7 +426,10 @@ static void rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts,
  */
 static void rx_handle_kept(struct srnic_engine *eng, bool queued)
 {
-	uint16_t i, pass;
+	/* (what the roles did not keep goes back to the pool at once, a
+	 * burst's worth in one put) */
+	struct rte_mbuf *done[SRNIC_RX_KEPT];
+	uint16_t i, pass, ndone = 0;
 
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < eng->rx_kept; i++) {
@@ -435,9 +438,10 @@ static void rx_handle_kept(struct srnic_engine *eng, bool queued)
 				continue;
 			if (!rx_handle(eng, eng->rx_kept_m[i],
 				       &eng->rx_kept_pkt[i], queued))
-				rte_pktmbuf_free(eng->rx_kept_m[i]);
+				done[ndone++] = eng->rx_kept_m[i];
 		}
 	}
+	rte_pktmbuf_free_bulk(done, ndone);
 	eng->rx_kept = 0;
 }
 
