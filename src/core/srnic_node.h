@@ -663,6 +663,13 @@ struct srnic_node {
 	 * (srnic_hello_now), and so do the file thread and srnicd's main
 	 * thread. */
 	uint32_t dp_deep;
+	/* srnicd's main thread sleeps its long poll (it found dp_deep), and
+	 * a datapath that leaves its deep sleep wakes it (deep_left_fd);
+	 * otherwise not: a busy node's datapath goes in and out of its deep
+	 * sleep between bursts, 130 times a second in an 8-byte
+	 * ib_write_bw, and each wake cost srnicd's main thread a turn of
+	 * its loop (4-5% of a CPU a node in that run) */
+	uint32_t main_long_poll;
 	struct srnic_bell ctrl_bell;
 	/* The loopback's bells: frames a process puts on it ring them as
 	 * a far end's frames ring a memif link's (port/rxtx.c). */

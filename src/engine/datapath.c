@@ -775,9 +775,13 @@ static inline void say_deep(struct srnic_engine *eng, bool deep)
 	if (eng->mode == SRNIC_ATTACHED ||
 	    __atomic_load_n(&eng->node->dp_deep, __ATOMIC_RELAXED) == deep)
 		return;
-	__atomic_store_n(&eng->node->dp_deep, deep, __ATOMIC_RELAXED);
+	__atomic_store_n(&eng->node->dp_deep, deep, __ATOMIC_SEQ_CST);
 	fd = __atomic_load_n(&eng->deep_left_fd, __ATOMIC_RELAXED);
-	if (!deep && fd >= 0) {
+	/* (dp_deep stored before the look at main_long_poll, as srnicd's
+	 * main thread stores that before its look at dp_deep: one of the
+	 * two sees the other's) */
+	if (!deep && fd >= 0 &&
+	    __atomic_load_n(&eng->node->main_long_poll, __ATOMIC_SEQ_CST)) {
 		uint64_t one = 1;
 
 		/* (once a busy spell: the next is after a deep sleep) */

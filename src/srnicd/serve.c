@@ -179,7 +179,7 @@ static bool node_idle(struct srnic_node *node)
 {
 	struct srnic_proc *holder = srnicd_token_holder(node);
 
-	return __atomic_load_n(&node->dp_deep, __ATOMIC_RELAXED) &&
+	return __atomic_load_n(&node->dp_deep, __ATOMIC_SEQ_CST) &&
 	       (!holder || holder == &node->proc[0]);
 }
 
@@ -302,7 +302,8 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 	sigset_t none;
 	struct srnicd_stop_watch stopped = {0};
 	unsigned i, n;
-	int lfd;
+	int lfd, ret;
+	bool idle;
 
 	lfd = listen_on(path);
 	if (lfd < 0)
@@ -328,8 +329,18 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 			pfd[n] = (struct pollfd){.fd = dep[i].pidfd,
 						 .events = POLLIN};
 		pfd[n++] = (struct pollfd){.fd = efd, .events = POLLIN};
-		if (wait_for(pfd, n, node_idle(eng->node), &none) < 0 &&
-		    errno != EINTR)
+		/* (said before the look at dp_deep: a datapath that leaves
+		 * its deep sleep after the look wakes this one) */
+		__atomic_store_n(&eng->node->main_long_poll, 1,
+				 __ATOMIC_SEQ_CST);
+		idle = node_idle(eng->node);
+		if (!idle)
+			__atomic_store_n(&eng->node->main_long_poll, 0,
+					 __ATOMIC_RELAXED);
+		ret = wait_for(pfd, n, idle, &none);
+		__atomic_store_n(&eng->node->main_long_poll, 0,
+				 __ATOMIC_RELAXED);
+		if (ret < 0 && errno != EINTR)
 			break;
 		if (pfd[n - 1].revents) {
 			uint64_t told;
