@@ -666,7 +666,7 @@ struct srnic_node {
 	/* srnicd's main thread sleeps its long poll (it found dp_deep), and
 	 * a datapath that leaves its deep sleep wakes it (deep_left_fd);
 	 * otherwise not: a busy node's datapath goes in and out of its deep
-	 * sleep between bursts, 130 times a second in an 8-byte
+	 * sleep between bursts, 135 times a second in an 8-byte
 	 * ib_write_bw, and each wake cost srnicd's main thread a turn of
 	 * its loop (4-5% of a CPU a node in that run) */
 	uint32_t main_long_poll;

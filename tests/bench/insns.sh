@@ -5,8 +5,12 @@
 # (two QPs of one engine across net_ring, whole iterations on one thread:
 # tests/bench/insns.c) under callgrind for each SIZE, and the functions
 # that take the most.  With -c COMMIT, the same program built in a
-# worktree of COMMIT (insns.c copied in: it uses only the engine's API)
-# counted beside it, and this tree's count against it.
+# worktree of COMMIT (insns.c copied in; it reaches into the engine's
+# structures, so a tree whose fields differ may not build it) counted
+# beside it, and this tree's count against it.  The ACK delay and the
+# timers run on the clock, which callgrind slows 50-fold: the counts are
+# the same run after run, but of a run whose ACKs are fewer and timers
+# more frequent a message than natively.
 #   tests/bench/insns.sh [-c COMMIT] [SIZE ...]   (default 8 and 65536)
 # A packet is a frame leaving and one arriving, each counted (as
 # profile.sh counts both nodes' ports).  What it leaves out: memif's copies, the provider, a second thread, the
@@ -26,38 +30,48 @@ command -v valgrind >/dev/null || {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind >/dev/null
 }
 "$ROOT/srnic" setup >/dev/null
-TREES=("$ROOT")
 if [ -n "$COMMIT" ]; then
 	OLD=/tmp/srnic-insns-$(git -C "$ROOT" rev-parse --short "$COMMIT")
-	if [ ! -d "$OLD" ]; then
+	if [ ! -f "$OLD/build/build.ninja" ]; then
+		git -C "$ROOT" worktree prune
+		rm -rf "$OLD"
 		git -C "$ROOT" worktree add --detach "$OLD" "$COMMIT" >/dev/null
 		meson setup "$OLD/build" "$OLD" >/dev/null
 	fi
 	cp "$ROOT/tests/bench/insns.c" "$OLD/tests/bench/insns.c"
+	cp "$ROOT/tests/unit/ring_engine.h" "$OLD/tests/unit/ring_engine.h"
+	# (the target's lines, from its comment to its last line)
 	grep -q "'insns'" "$OLD/tests/bench/meson.build" ||
-		sed -n "/^# insns:/,\$p" "$ROOT/tests/bench/meson.build" \
+		sed -n "/^# insns:/,/include_directories('..\/unit'))/p" \
+			"$ROOT/tests/bench/meson.build" \
 			>> "$OLD/tests/bench/meson.build"
 	ninja -C "$OLD/build" tests/bench/insns >/dev/null
-	TREES+=("$OLD")
 fi
 ninja -C "$ROOT/build" tests/bench/insns >/dev/null
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
-# count TREE SIZE: runs it; prints "instructions messages packets"
+# count TREE SIZE: runs it; prints "instructions messages packets", or
+# fails saying why
 count() {
-	local msgs=$((20480 * 4096 / ($2 > 4096 ? $2 : 4096)))
-	local line
-	line=$(valgrind --tool=callgrind --instr-atstart=no \
+	local msgs=$((20000 * 4096 / ($2 > 4096 ? $2 : 4096)))
+	local line total
+	line=$(valgrind -q --tool=callgrind --instr-atstart=no \
 		--callgrind-out-file="$OUT/cg" "$1/build/tests/bench/insns" \
-		"$msgs" "$2" 2>/dev/null) || { echo "insns failed: $1" >&2; exit 1; }
-	printf '%s %s %s\n' "$(awk '/^totals:/ {print $2}' "$OUT/cg")" \
+		"$msgs" "$2") || { echo "insns failed in $1" >&2; return 1; }
+	total=$(awk '/^totals:/ {print $2}' "$OUT/cg")
+	if [ "$(awk '{print $12}' <<< "$line")" != 1 ] || [ "${total:-0}" = 0 ]; then
+		echo "$1: insns counts nothing (built without valgrind's headers? rebuild it)" >&2
+		return 1
+	fi
+	printf '%s %s %s\n' "$total" \
 		"$(awk '{print $2}' <<< "$line")" "$(awk '{print $6}' <<< "$line")"
 }
 
 for size in "${SIZES[@]}"; do
 	echo
-	read -r ins msgs pkts <<< "$(count "$ROOT" "$size")"
+	out=$(count "$ROOT" "$size") || exit 1
+	read -r ins msgs pkts <<< "$out"
 	awk -v i="$ins" -v m="$msgs" -v p="$pkts" -v s="$size" 'BEGIN {
 		printf "%s B WRITEs: %d instructions, %d messages, %d packets: %.0f a message, %.0f a packet\n",
 		       s, i, m, p, i / m, i / p }'
@@ -74,7 +88,8 @@ for size in "${SIZES[@]}"; do
 				printf "| %s | %.1f%% | %.0f |\n", f, 100 * n / t, n / p
 		}'
 	if [ -n "$COMMIT" ]; then
-		read -r oins omsgs opkts <<< "$(count "$OLD" "$size")"
+		out=$(count "$OLD" "$size") || exit 1
+		read -r oins omsgs opkts <<< "$out"
 		awk -v i="$ins" -v m="$msgs" -v oi="$oins" -v om="$omsgs" -v c="$COMMIT" 'BEGIN {
 			printf "\n%s: %.0f instructions a message; this tree %.3fx of it\n",
 			       c, oi / om, (i / m) / (oi / om) }'

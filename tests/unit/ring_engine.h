@@ -53,13 +53,13 @@ static inline struct srnic_engine *ring_engine_new(void)
 	return eng;
 }
 
-/* A packet pool of mbufs with room for room bytes, and the port started
- * and in use. */
-static inline void ring_engine_start(struct srnic_engine *eng, unsigned room)
+/* The port started on packet pool pool, and in use. */
+static inline void ring_engine_start_pool(struct srnic_engine *eng,
+					  struct rte_mempool *pool)
 {
 	char err[256] = "no packet pool";
 
-	eng->node->pool = rte_pktmbuf_pool_create("t", 4095, 0, 0, room, 0);
+	eng->node->pool = pool;
 	if (!eng->node->pool || srnic_ports_start(eng, err, sizeof(err))) {
 		fprintf(stderr, "engine: %s\n", err);
 		exit(2);
@@ -67,6 +67,14 @@ static inline void ring_engine_start(struct srnic_engine *eng, unsigned room)
 	eng->node->port[0].polling = 1;
 	eng->node->port[0].link_up = 1;
 	srnic_stripe_plan(eng);
+}
+
+/* A packet pool of mbufs with room for room bytes, and the port started
+ * and in use. */
+static inline void ring_engine_start(struct srnic_engine *eng, unsigned room)
+{
+	ring_engine_start_pool(eng,
+			       rte_pktmbuf_pool_create("t", 4095, 0, 0, room, 0));
 }
 
 #endif
