@@ -667,8 +667,8 @@ struct srnic_node {
 	 * a datapath that leaves its deep sleep wakes it (deep_left_fd);
 	 * otherwise not: a busy node's datapath goes in and out of its deep
 	 * sleep between bursts, 135 times a second in an 8-byte
-	 * ib_write_bw, and each wake cost srnicd's main thread a turn of
-	 * its loop (4-5% of a CPU a node in that run) */
+	 * ib_write_bw, and each wake cost a turn of srnicd's main loop and
+	 * a context switch on CPUs where datapaths spin */
 	uint32_t main_long_poll;
 	struct srnic_bell ctrl_bell;
 	/* The loopback's bells: frames a process puts on it ring them as
