@@ -41,11 +41,13 @@
 #define WINDOW 128	/* ib_write_bw's default tx depth */
 #define SIGNAL 100	/* one completion asked for every SIGNAL WRITEs
 			 * (ib_write_bw's default cq_mod) */
-#define SLOTS 4096	/* the target region: SLOTS messages' room */
+#define SLOTS 4096	/* the regions: at most SLOTS messages' room ... */
+#define REGION_MAX (64u << 20)	/* ... and at most this many bytes */
 
 static struct srnic_engine *eng;
 static struct srnic_peer self;
 static struct srnic_cq *cq;
+static uint64_t slots;	/* messages' room in each region */
 
 /* An RC QP in RTS whose peer is this engine itself. */
 static struct srnic_qp *qp_make(void)
@@ -75,7 +77,7 @@ static inline uint8_t pattern(uint64_t s)
 	return (uint8_t)(s % 199);
 }
 
-/* Messages [first, first + n) from a to b: slot i % SLOTS of src (SIZE
+/* Messages [first, first + n) from a to b: slot i % slots of src (SIZE
  * bytes) to the same slot of dst.  Counted under callgrind: the WQEs as
  * a provider writes them, the iterations, the CQ's polls. */
 static uint64_t run(struct srnic_qp *a, uint32_t src_key, uint8_t *src,
@@ -91,7 +93,7 @@ static uint64_t run(struct srnic_qp *a, uint32_t src_key, uint8_t *src,
 
 		for (; posted < end && posted - done < WINDOW; posted++) {
 			struct srnic_swqe *w = &a->q.sq[prod++ & a->q.sq_mask];
-			uint64_t at = posted % SLOTS * size;
+			uint64_t at = posted % slots * size;
 
 			memset(w, 0, offsetof(struct srnic_swqe, sge) +
 					     sizeof(w->sge[0]));
@@ -176,18 +178,21 @@ int main(int argc, char **argv)
 	self.inc = self.ok_inc = self.ready_inc = eng->node->inc;
 	memcpy(self.mac[0], eng->node->port[0].mac, 6);
 	cq = srnic_engine_create_cq(eng, 4096);
-	src = aligned_alloc(4096, (size_t)SLOTS * size);
-	dst = aligned_alloc(4096, (size_t)SLOTS * size);
+	slots = SLOTS < REGION_MAX / size ? SLOTS : REGION_MAX / size;
+	if (slots > warm + n)
+		slots = warm + n;
+	src = aligned_alloc(4096, RTE_ALIGN_CEIL(slots * size, 4096));
+	dst = aligned_alloc(4096, RTE_ALIGN_CEIL(slots * size, 4096));
 	if (!cq || !src || !dst)
 		return 2;
-	memset(dst, 0xee, (size_t)SLOTS * size);
-	for (i = 0; i < SLOTS; i++)
+	memset(dst, 0xee, slots * size);
+	for (i = 0; i < slots; i++)
 		memset(src + i * size, pattern(i), size);
 	src_key = srnic_mem_register(&eng->mem, (uintptr_t)src,
-				     (size_t)SLOTS * size,
+				     slots * size,
 				     SRNIC_ACCESS_LOCAL_WRITE, 1);
 	dst_key = srnic_mem_register(&eng->mem, (uintptr_t)dst,
-				     (size_t)SLOTS * size,
+				     slots * size,
 				     SRNIC_ACCESS_LOCAL_WRITE |
 					     SRNIC_ACCESS_REMOTE_WRITE, 1);
 	a = qp_make();
@@ -206,7 +211,7 @@ int main(int argc, char **argv)
 	tsc = rte_rdtsc() - tsc;
 	pkts = port_packets() - pkts;
 	/* (every slot written, with its source's bytes) */
-	for (i = 0; i < SLOTS && i < warm + n; i++)
+	for (i = 0; i < slots; i++)
 		if (memcmp(dst + i * size, src + i * size, size)) {
 			fprintf(stderr, "slot %llu: %#x landed, not %#x\n",
 				(unsigned long long)i, dst[i * size],
