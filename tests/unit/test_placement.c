@@ -21,20 +21,19 @@
 #include "ring_engine.h"
 
 /* The roles are called here as an iteration calls them, the datapath's
- * clock read first (eng->now: srnic_dp_clock). */
+ * clock read first (eng->now: srnic_dp_clock).  (Inside its own macro a
+ * name is not expanded again: f calls the function.) */
+#define AS_ITERATION(f, e, ...) (srnic_dp_clock(e), f(e, __VA_ARGS__))
 #define srnic_rx_ports(e) (srnic_dp_clock(e), srnic_rx_ports(e))
-#define srnic_requester_run(e, q, n) \
-	(srnic_dp_clock(e), srnic_requester_run(e, q, n))
-#define srnic_responder_rx(e, q, p, m) \
-	(srnic_dp_clock(e), srnic_responder_rx(e, q, p, m))
-#define srnic_completer_ack(e, q, p) \
-	(srnic_dp_clock(e), srnic_completer_ack(e, q, p))
-#define srnic_completer_credit(e, q, p) \
-	(srnic_dp_clock(e), srnic_completer_credit(e, q, p))
-#define srnic_completer_read_resp(e, q, p, m) \
-	(srnic_dp_clock(e), srnic_completer_read_resp(e, q, p, m))
-#define srnic_completer_read_done_ack(e, q, p) \
-	(srnic_dp_clock(e), srnic_completer_read_done_ack(e, q, p))
+#define srnic_requester_run(...) AS_ITERATION(srnic_requester_run, __VA_ARGS__)
+#define srnic_responder_rx(...) AS_ITERATION(srnic_responder_rx, __VA_ARGS__)
+#define srnic_completer_ack(...) AS_ITERATION(srnic_completer_ack, __VA_ARGS__)
+#define srnic_completer_credit(...) \
+	AS_ITERATION(srnic_completer_credit, __VA_ARGS__)
+#define srnic_completer_read_resp(...) \
+	AS_ITERATION(srnic_completer_read_resp, __VA_ARGS__)
+#define srnic_completer_read_done_ack(...) \
+	AS_ITERATION(srnic_completer_read_done_ack, __VA_ARGS__)
 
 #define STRIDE_SHIFT 10
 #define STRIDE (1u << STRIDE_SHIFT)
