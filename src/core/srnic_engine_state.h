@@ -67,9 +67,10 @@ struct srnic_engine {
 	struct srnic_mcast_group mcast[SRNIC_MAX_MCAST_GROUPS];
 	struct srnic_txbuf txbuf[SRNIC_PORT_SLOTS];
 	/* The datapath's clock (srnic_dp_clock): read as an iteration
-	 * starts and again after its receive, and used for all it does in
-	 * between (its frames' arrival, timers and deadlines, the packets'
-	 * ts) rather than read at each use: an rdtsc costs about 25 cycles
+	 * starts, at its receive poll and after the frames it found, and
+	 * used for all it does in between (its frames' arrival, timers and
+	 * deadlines, the packets' ts) rather than read at each use: an
+	 * rdtsc costs about 25 cycles
 	 * here, and was read some ten times a packet (12.5% of an 8-byte
 	 * WRITE's cycles in tests/bench/profile.sh).  Valid inside an
 	 * iteration (datapath.c) only. */
@@ -121,14 +122,17 @@ struct srnic_engine {
 	/* The last receive poll left frames in a port's queue or this
 	 * process's ring (it took a full burst): what a timer would call
 	 * lost may be there.  Since when the polls have, and when the last
-	 * began (TSC; srnic_rx_ports). */
+	 * began or the frames it found were handled (TSC; dispatch.c,
+	 * rx_clock). */
 	bool rx_backlog;
 	uint64_t rx_backlog_since;
 	uint64_t rx_polled_at;
-	/* Time the datapath was away: the gaps between receive polls longer
-	 * than SRNIC_UC_GIVE_UP_US and twice idle_sleep_us (the process off
-	 * its core, or nobody driving it), summed.  UC's give-up leaves it out of a stall: no
-	 * packet can come in while nobody reads (responder/uc.c). */
+	/* Time the datapath was away: the gaps between receive polls (or a
+	 * poll and the end of handling its frames) longer than
+	 * srnic_away_gap_tsc (the process off its core, or nobody driving
+	 * it), summed.  UC's give-up leaves it out of a stall, or the
+	 * node's ports_away if that grew more meanwhile: no packet can come
+	 * in while nobody reads (responder/uc.c). */
 	uint64_t away_tsc;
 	/* Frames for this process's QPs the receive poll took off the
 	 * ports, decoded: sorted under the port token, handled once it is
@@ -266,8 +270,20 @@ static inline uint16_t srnic_ts16(const struct srnic_engine *eng,
 	return t ? t : 1;
 }
 
-/* The datapath's clock read anew (eng->now): as an iteration starts,
- * and after its receive. */
+/* How long a gap between receive polls must be to be time away
+ * (away_tsc): longer than the shortest UC give-up, and than twice the
+ * longest nap an idle datapath takes (that is no absence). */
+static inline uint64_t srnic_away_gap_tsc(const struct srnic_engine *eng)
+{
+	uint64_t us = 2ull * eng->cfg.idle_sleep_us > SRNIC_UC_GIVE_UP_US
+			      ? 2ull * eng->cfg.idle_sleep_us
+			      : SRNIC_UC_GIVE_UP_US;
+
+	return eng->tsc_per_us * us;
+}
+
+/* The datapath's clock read anew (eng->now): as an iteration starts, at
+ * its receive poll and after the frames it found (dispatch.c). */
 static inline void srnic_dp_clock(struct srnic_engine *eng)
 {
 	eng->now = srnic_now();

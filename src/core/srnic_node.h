@@ -696,10 +696,15 @@ struct srnic_node {
 	uint64_t hungry_at;
 	uint64_t apps_polled;	/* iterations an application thread of an
 				 * attached process polled the ports in */
-	/* TSC at the end of the last poll of every port (the datapath that
+	/* TSC as the last poll of every port began (the datapath that
 	 * polled them): a peer's frames sent since may still wait in a port,
 	 * so the control core judges a silence only up to here */
 	uint64_t ports_polled;
+	/* ... and the gaps between such polls longer than
+	 * srnic_away_gap_tsc (a poller off its core with the port token
+	 * held), summed: no frame reached any process of the node meanwhile
+	 * (engine/dispatch.c) */
+	uint64_t ports_away;
 	struct srnic_proc proc[SRNIC_MAX_PROCS];
 	uint32_t nprocs;	/* attached ones (srnicd writes) */
 	uint32_t nprocs_most;	/* ... the most at once so far */

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <pthread.h>
 
+#include "srnic_config.h"
 #include "srnic_queue.h"
 #include "srnic_track.h"
 
@@ -252,7 +253,15 @@ struct srnic_qp_recv {
 				 * a later one is in, since uc_stuck_at */
 	uint64_t uc_stuck_at;	/* TSC; 0: not stuck */
 	uint64_t uc_stuck_away;	/* the engine's away_tsc then */
+	uint64_t uc_stuck_ports_away;	/* ... and the node's ports_away */
 	uint32_t uc_stuck_landed; /* its packets in then (progress) */
+	/* UC: the newest message each port (slot: m->port, the loopback's
+	 * too) brought a packet of, for ports with bit p in uc_ports: a
+	 * port's frames come in the order they went, so one that brought a
+	 * later message's packet holds none of an earlier one's
+	 * (responder/uc.c, uc_ports_passed) */
+	uint32_t uc_port_msn[SRNIC_PORT_SLOTS];
+	uint16_t uc_ports;
 	uint32_t uc_skew;	/* UC: receive numbers given-up messages took */
 	/* UC: the messages the last give-up dropped, [from, to) until one
 	 * of their packets comes after all (then empty: widened once) */

@@ -633,7 +633,7 @@ static void run_timers(struct srnic_engine *eng, uint64_t now)
 
 static unsigned dp_iteration(struct srnic_engine *eng)
 {
-	unsigned work = 0, rx, slow;
+	unsigned work = 0, rx;
 	uint64_t now;
 
 	__atomic_store_n(&eng->dp_epoch, eng->dp_epoch + 1, __ATOMIC_RELEASE);
@@ -643,12 +643,10 @@ static unsigned dp_iteration(struct srnic_engine *eng)
 	if (unlikely(__atomic_load_n(&eng->fatal, __ATOMIC_ACQUIRE) ==
 		     SRNIC_FATAL_SEEN))
 		srnic_attach_fail_all(eng);
-	slow = run_calls(eng);
-	work += slow + drain_doorbells(eng);
-	/* (again after calls, which may take a while: the receive judges
-	 * the gap since its last poll by it) */
-	if (slow)
-		srnic_dp_clock(eng);
+	work += run_calls(eng);
+	work += drain_doorbells(eng);
+	/* (it reads the clock again: the gap since its last poll is judged
+	 * by it) */
 	rx = srnic_rx_ports(eng);
 	work += rx;
 	/* (keys the burst found foreign: settled before the requesters'
@@ -658,7 +656,7 @@ static unsigned dp_iteration(struct srnic_engine *eng)
 	/* (again after frames, whose handling may have taken a while: the
 	 * timers and the packets' ts are for what follows) */
 	if (rx)
-		srnic_dp_clock(eng);
+		srnic_rx_handled(eng);
 	now = eng->now;
 	/* (before the QPs' turns: a probe or a resend the timers ask the
 	 * requester for goes in this iteration, not after a nap) */

@@ -505,10 +505,30 @@ static unsigned rx_ring(struct srnic_engine *eng,
 	return total;
 }
 
+/*
+ * The port token's holder, about to poll the ports: a gap since the last
+ * poll of them longer than srnic_away_gap_tsc is the node's time away
+ * (ports_away).  srnicd's node shares the ports: a process that misses the
+ * token reads only its ring, which nobody fills while the holder is off
+ * its core (20-200 ms beside busy programs on two CPUs, control.c), and
+ * its UC stalls leave that time out, as they leave out its own time off
+ * its core (responder/uc.c).
+ */
+static void ports_gap(struct srnic_engine *eng, uint64_t now)
+{
+	uint64_t last = __atomic_load_n(&eng->node->ports_polled,
+					__ATOMIC_RELAXED);
+
+	if (last && now > last && now - last > srnic_away_gap_tsc(eng))
+		__atomic_fetch_add(&eng->node->ports_away, now - last,
+				   __ATOMIC_RELAXED);
+}
+
 static unsigned rx_poll(struct srnic_engine *eng)
 {
 	struct rte_mbuf *pkts[SRNIC_BURST];
 	unsigned p, total;
+	uint64_t at;
 	uint16_t n;
 
 	total = rx_ring(eng, queued_rx, true);
@@ -521,6 +541,11 @@ static unsigned rx_poll(struct srnic_engine *eng)
 		srnic_ports_give(eng);
 		return total;
 	}
+	/* (the clock read with the token held: the holders' times never go
+	 * backwards, though this process may have been off its core since
+	 * its iteration read eng->now) */
+	at = srnic_now();
+	ports_gap(eng, at);
 	srnic_ports_take_control(eng);
 	for (p = 0; p < eng->node->nports; p++) {
 		struct srnic_port *port = &eng->node->port[p];
@@ -543,45 +568,69 @@ static unsigned rx_poll(struct srnic_engine *eng)
 	total += rx_ring(eng, srnic_loop_rx, false);
 	/* (after the control core's frames went on ctrl_rx: it reads this
 	 * first, then the ring) */
-	__atomic_store_n(&eng->node->ports_polled, eng->now,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(&eng->node->ports_polled, at, __ATOMIC_RELEASE);
 	srnic_ports_give(eng);
 	rx_handle_kept(eng, false);
 	return total;
 }
 
 /*
- * A receive poll, and whether it left frames waiting (rx_backlog) since
- * when.  A gap between polls longer than the shortest UC give-up time
- * (and than twice the longest nap an idle datapath takes: that is no
- * absence) is time away (away_tsc): the process was off its core (150 ms
- * and more on two busy CPUs), and what arrived meanwhile waits in its
- * ring or the ports, behind a backlog that may have been there before,
- * which begins anew.  The UC timer (responder/uc.c) gives it the time
- * from now, not from before the gap, and leaves the gap out of a stall:
- * judged with it, it gave up messages whose packets it had not read yet,
- * or that still waited in the sender's full queue (uc_late, then
- * perftest's UC server waited for good).
+ * The datapath's clock read anew at a receive poll or after its frames,
+ * and whether the gap since the last such read is time away (away_tsc):
+ * longer than the shortest UC give-up time (and than twice the longest
+ * nap an idle datapath takes: that is no absence), the process was off
+ * its core (150 ms and more on two busy CPUs), and what arrived meanwhile
+ * waits in its ring or the ports, behind a backlog that may have been
+ * there before, which begins anew.  The UC timer (responder/uc.c) gives
+ * it the time from now, not from before the gap, and leaves the gap out
+ * of a stall: judged with it, it gave up messages whose packets it had
+ * not read yet, or that still waited in the sender's full queue
+ * (uc_late, then perftest's UC server waited for good).
+ *
+ * Read here, not taken from the iteration's first read: a process taken
+ * off its core between that and the poll, or while it handled a burst
+ * (whose packets start UC stalls at the poll's time), would come back to
+ * a timer that counts the gap as a stall and a backlog as old as it, and
+ * give up a message whose packets wait in its ring (test_placement's
+ * rx_pause has both).
  */
-unsigned srnic_rx_ports(struct srnic_engine *eng)
+static bool rx_clock(struct srnic_engine *eng)
 {
-	uint64_t now = eng->now;
-	uint64_t gap_us = 2ull * eng->cfg.idle_sleep_us > SRNIC_UC_GIVE_UP_US
-				  ? 2ull * eng->cfg.idle_sleep_us
-				  : SRNIC_UC_GIVE_UP_US;
-	bool away = eng->rx_polled_at &&
-		    now - eng->rx_polled_at > eng->tsc_per_us * gap_us;
-	bool fresh = !eng->rx_backlog || away;
-	unsigned total;
+	uint64_t now;
+	bool away;
 
+	srnic_dp_clock(eng);
+	now = eng->now;
+	away = eng->rx_polled_at &&
+	       now - eng->rx_polled_at > srnic_away_gap_tsc(eng);
 	if (away)
 		eng->away_tsc += now - eng->rx_polled_at;
 	eng->rx_polled_at = now;
+	return away;
+}
+
+/* A receive poll, and whether it left frames waiting (rx_backlog) since
+ * when. */
+unsigned srnic_rx_ports(struct srnic_engine *eng)
+{
+	bool away = rx_clock(eng);
+	bool fresh = !eng->rx_backlog || away;
+	unsigned total;
+
 	eng->rx_backlog = false;
 	total = rx_poll(eng);
 	if (eng->rx_backlog && fresh)
-		eng->rx_backlog_since = now;
+		eng->rx_backlog_since = eng->now;
 	return total;
+}
+
+/* After the frames a poll found: the clock again, for the timers and the
+ * packets' ts that follow, and a long while handling them is time away
+ * as a long while between polls is. */
+void srnic_rx_handled(struct srnic_engine *eng)
+{
+	if (rx_clock(eng) && eng->rx_backlog)
+		eng->rx_backlog_since = eng->now;
 }
 
 /*

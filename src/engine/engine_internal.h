@@ -97,6 +97,7 @@ void srnic_node_release(void);
 
 /* dispatch.c: receive */
 unsigned srnic_rx_ports(struct srnic_engine *eng);
+void srnic_rx_handled(struct srnic_engine *eng);
 
 /* dispatch.c: srnicd's node, the port poller passes frame m, with one
  * more reference each, to the rings of the processes in the mask procs

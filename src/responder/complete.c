@@ -21,6 +21,7 @@ void srnic_responder_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 	for (i = 0; i < SRNIC_WINDOW; i++)
 		slot_clear(eng, qp, &qp->rcv.rmsg[i]);
 	qp->rcv.uc_stuck_at = 0;
+	qp->rcv.uc_ports = 0;	/* (a new connection's ports say anew) */
 	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;
 	qp->rcv.uc_reack_at = 0;
 	qp->rcv.uc_reacks = 0;

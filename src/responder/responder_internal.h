@@ -220,6 +220,18 @@ void resp_uc_watch(struct srnic_engine *eng, struct srnic_qp *qp);
 bool resp_uc_stuck(const struct srnic_qp *qp);
 bool resp_uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
 		  const struct srnic_pkt *pkt);
+/* A UC packet of message msn (not one done) came by port slot p. */
+static inline void resp_uc_port_note(struct srnic_qp *qp, uint16_t p,
+				     uint32_t msn)
+{
+	if (unlikely(p >= SRNIC_PORT_SLOTS))
+		return;
+	if (!(qp->rcv.uc_ports & (1u << p)) ||
+	    seq_diff(msn, qp->rcv.uc_port_msn[p]) > 0) {
+		qp->rcv.uc_port_msn[p] = msn;
+		qp->rcv.uc_ports |= (uint16_t)(1u << p);
+	}
+}
 void resp_uc_late(struct srnic_engine *eng, struct srnic_qp *qp,
 		  uint32_t msn);
 void resp_uc_reack_arm(struct srnic_engine *eng, struct srnic_qp *qp);

@@ -163,12 +163,15 @@ static enum rx_step check_msn(struct rx *x)
 
 	if (d < 0)
 		return RX_OLD_MESSAGE;
-	if (d < SRNIC_WINDOW)
+	/* (UC: a packet beyond the window says the messages before it are
+	 * gone: its message is the oldest now.  One in the window, or so
+	 * followed, says how far its port has come; a stray one nothing.) */
+	if (d < SRNIC_WINDOW ||
+	    (!srnic_qp_reliable(x->qp) && resp_uc_jump(x->eng, x->qp, x->pkt))) {
+		if (!srnic_qp_reliable(x->qp))
+			resp_uc_port_note(x->qp, x->m->port, x->pkt->msn);
 		return RX_FIND_SLOT;
-	/* (UC: the messages before its window are gone; it is the oldest
-	 * now) */
-	if (!srnic_qp_reliable(x->qp) && resp_uc_jump(x->eng, x->qp, x->pkt))
-		return RX_FIND_SLOT;
+	}
 	return rx_drop(x, SRNIC_DROP_OUT_OF_WINDOW);
 }
 

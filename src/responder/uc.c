@@ -37,6 +37,53 @@
  */
 #define UC_GIVE_UP_MAX_US 256000
 
+/*
+ * And a time runs out only on a message whose packets no port still holds
+ * (uc_ports_passed): each port's frames come in the order the sender gave
+ * them (one ring, one queue, one wire), so a port that brought a packet of
+ * a later message has none of this one's left, and one that did not may
+ * still be bringing them.  A sender's ports can fall far apart: in
+ * e2e/14's off-core run a receiver back on its core found every odd packet
+ * of two or three messages in a row (one port's) 20 to 120 ms behind the
+ * even ones, which the give-up time took for lost (2 runs of about 60).
+ * A port that brought nothing of the QP's last window counts as unused,
+ * and so does one that went down or that the peer's striping left;
+ * without word from a port that is used, a message waits
+ * UC_GIVE_UP_MAX_US.  (That alone still gave up a message in 2 runs of
+ * 72, a port silent 256 ms and more while the receiver read; with time
+ * nobody polled the node's ports left out as well (uc_stalled), 105 runs
+ * gave none up.)
+ */
+static bool uc_port_waited(const struct srnic_engine *eng,
+			   const struct srnic_qp *qp, unsigned p)
+{
+	const struct srnic_peer *peer = qp->peer;
+
+	if (p == SRNIC_PORT_LOOP)
+		return true;
+	/* (not one that went down, or that the peer's striping left) */
+	return p < eng->node->nports &&
+	       __atomic_load_n(&eng->node->port[p].polling, __ATOMIC_RELAXED) &&
+	       (!peer || (__atomic_load_n(&peer->up[p], __ATOMIC_RELAXED) &&
+			  !__atomic_load_n(&peer->silent[p], __ATOMIC_RELAXED) &&
+			  !__atomic_load_n(&peer->lossy[p], __ATOMIC_RELAXED)));
+}
+
+static bool uc_ports_passed(const struct srnic_engine *eng,
+			    const struct srnic_qp *qp, uint32_t msn)
+{
+	unsigned p;
+
+	for (p = 0; p < SRNIC_PORT_SLOTS; p++) {
+		int32_t d = seq_diff(qp->rcv.uc_port_msn[p], msn);
+
+		if ((qp->rcv.uc_ports & (1u << p)) && d <= 0 &&
+		    d > -SRNIC_WINDOW && uc_port_waited(eng, qp, p))
+			return false;
+	}
+	return true;
+}
+
 static uint64_t uc_give_up_tsc(const struct srnic_engine *eng)
 {
 	return eng->uc_give_up_tsc ? eng->uc_give_up_tsc
@@ -106,6 +153,8 @@ static void uc_stall_from(const struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	qp->rcv.uc_stuck_at = now;
 	qp->rcv.uc_stuck_away = eng->away_tsc;
+	qp->rcv.uc_stuck_ports_away = __atomic_load_n(&eng->node->ports_away,
+						      __ATOMIC_RELAXED);
 }
 
 void resp_uc_watch(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -339,20 +388,40 @@ bool resp_uc_jump(struct srnic_engine *eng, struct srnic_qp *qp,
 /* How long the oldest message has stalled, less the time the datapath
  * was away meanwhile (away_tsc): a process off its core reads nothing,
  * and its peer, whose queue to it was full, sends the rest only once it
- * reads again. */
+ * reads again.  Or less the time nobody polled the node's ports
+ * (ports_away), if that was longer: the two are often the same gap (a
+ * process off its core with the port token), never added. */
 static uint64_t uc_stalled(const struct srnic_engine *eng,
 			   const struct srnic_qp *qp, uint64_t now)
 {
 	uint64_t away = eng->away_tsc - qp->rcv.uc_stuck_away;
+	uint64_t ports = __atomic_load_n(&eng->node->ports_away,
+					 __ATOMIC_RELAXED) -
+			 qp->rcv.uc_stuck_ports_away;
 	uint64_t t = now - qp->rcv.uc_stuck_at;
 
+	if (ports > away)
+		away = ports;
+
 	return t > away ? t - away : 0;
+}
+
+/* Nobody has polled the node's ports for a while (the port token's holder
+ * off its core): what they hold is not known yet, and the gap counts as
+ * time away once they are polled again (engine/dispatch.c, ports_gap). */
+static bool ports_unpolled(const struct srnic_engine *eng, uint64_t now)
+{
+	uint64_t at = __atomic_load_n(&eng->node->ports_polled,
+				      __ATOMIC_RELAXED);
+
+	return at && now > at && now - at > srnic_away_gap_tsc(eng);
 }
 
 void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now)
 {
 	bool same = qp->rcv.uc_stuck_msn == qp->rcv.exp_msn;
+	uint64_t stalled;
 
 	if (same && qp->rcv.uc_stuck_landed != uc_head_landed(qp)) {
 		/* It is still coming in: another while from now. */
@@ -365,7 +434,11 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * when they began to wait, not from when the message stalled: a
 	 * process off its core for longer than the time finds both old, and
 	 * its ring full of the very packets) */
-	if (same && (uc_stalled(eng, qp, now) < uc_give_up_tsc(eng) ||
+	stalled = uc_stalled(eng, qp, now);
+	if (same && (stalled < uc_give_up_tsc(eng) ||
+		     (stalled < eng->tsc_per_us * UC_GIVE_UP_MAX_US &&
+		      (!uc_ports_passed(eng, qp, qp->rcv.exp_msn) ||
+		       ports_unpolled(eng, now))) ||
 		     (eng->rx_backlog &&
 		      now - eng->rx_backlog_since < 2 * uc_give_up_tsc(eng))))
 		return;

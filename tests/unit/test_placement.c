@@ -24,7 +24,6 @@
  * clock read first (eng->now: srnic_dp_clock).  (Inside its own macro a
  * name is not expanded again: f calls the function.) */
 #define AS_ITERATION(f, e, ...) (srnic_dp_clock(e), f(e, __VA_ARGS__))
-#define srnic_rx_ports(e) (srnic_dp_clock(e), srnic_rx_ports(e))
 #define srnic_requester_run(...) AS_ITERATION(srnic_requester_run, __VA_ARGS__)
 #define srnic_responder_rx(...) AS_ITERATION(srnic_responder_rx, __VA_ARGS__)
 #define srnic_completer_ack(...) AS_ITERATION(srnic_completer_ack, __VA_ARGS__)
@@ -85,6 +84,7 @@ static struct srnic_qp *qp_new(uint32_t pd)
  * responder as the datapath would.  Returns whether the responder kept the
  * mbuf. */
 static uint8_t deliver_xflags;	/* the further flags deliver() sends */
+static uint16_t deliver_port;	/* ... and the port slot it came by */
 
 static bool deliver(struct srnic_qp *qp, uint8_t op, uint16_t flags,
 		    uint32_t msn, uint32_t txid, uint32_t ssn, uint32_t rkey,
@@ -119,6 +119,7 @@ static bool deliver(struct srnic_qp *qp, uint8_t op, uint16_t flags,
 	if (!m)
 		abort();
 	memcpy(payload, msg + pkt.msg_off, pkt.pkt_len);
+	m->port = deliver_port;
 	if (srnic_wire_decode(rte_pktmbuf_mtod(m, uint8_t *),
 			      rte_pktmbuf_data_len(m), &in) != SRNIC_WIRE_OK)
 		abort();
@@ -1610,17 +1611,25 @@ static void test_uc_give_up(void)
 	CHECK(qp->rcv.uc_stuck_at != 0, "UC watches the stuck message");
 	srnic_responder_uc_timer(eng, qp, qp->rcv.uc_stuck_at + 1);
 	CHECK(qp->rcv.exp_msn == 100, "UC gave up before its time");
-	/* Time the datapath was away (off its core) is no stall: ten times
-	 * the time away and half of it here is half the time. */
+	/* Time the datapath was away (off its core) is no stall, nor is
+	 * time nobody polled the node's ports (a holder of the port token
+	 * off its core): ten times the time away and half of it here is
+	 * half the time. */
 	away = eng->tsc_per_us * SRNIC_UC_GIVE_UP_US * 10;
-	eng->away_tsc += away;
-	srnic_responder_uc_timer(eng, qp,
-				 qp->rcv.uc_stuck_at + away +
-					 eng->tsc_per_us *
-						 SRNIC_UC_GIVE_UP_US / 2);
-	CHECK(qp->rcv.exp_msn == 100,
-	      "UC gave up with the time its process was away");
-	eng->away_tsc -= away;
+	for (i = 0; i < 2; i++) {
+		uint64_t *gone = i ? &eng->node->ports_away : &eng->away_tsc;
+
+		*gone += away;
+		srnic_responder_uc_timer(eng, qp,
+					 qp->rcv.uc_stuck_at + away +
+						 eng->tsc_per_us *
+							 SRNIC_UC_GIVE_UP_US /
+							 2);
+		CHECK(qp->rcv.exp_msn == 100,
+		      i ? "UC gave up with the time the node's ports went unpolled"
+			: "UC gave up with the time its process was away");
+		*gone -= away;
+	}
 	/* Frames still wait in a port's queue: nothing is called lost, up
 	 * to twice the time. */
 	eng->rx_backlog = true;
@@ -1722,6 +1731,111 @@ static void test_uc_give_up(void)
 		free(m[i]);
 	free(rbuf);
 	free(wbuf);
+}
+
+/*
+ * UC: a port's frames come in order, so a message lacking packets while
+ * one of the ports it was striped over has brought nothing later is not
+ * given up when the give-up time passes (that port may be far behind the
+ * other: its packets are still coming), only once that port brings a
+ * later message's packet, or the peer's striping leaves it, or after
+ * UC_GIVE_UP_MAX_US; and not while nobody polls the node's ports.
+ */
+static void test_uc_port_behind(void)
+{
+	enum { LEN = 3 * STRIDE, GIVE_UP_MAX_US = 256000 /* uc.c */ };
+	uint8_t *wbuf = calloc(1, LEN), *msg = malloc(LEN);
+	struct srnic_qp *qp = qp_new(5);
+	uint64_t given = drops(SRNIC_DROP_UC_GIVEN_UP), give_up, t0, polled;
+	unsigned nports, polling[2];
+	uint32_t wkey, i;
+
+	qp->q.type = SRNIC_QPT_UC;
+	for (i = 0; i < LEN; i++)
+		msg[i] = (uint8_t)(i * 7 + 3);
+	wkey = srnic_mem_register(&eng->mem, (uintptr_t)wbuf, LEN,
+				  SRNIC_ACCESS_LOCAL_WRITE |
+					  SRNIC_ACCESS_REMOTE_WRITE, 5);
+	give_up = eng->uc_give_up_tsc ? eng->uc_give_up_tsc
+				      : eng->tsc_per_us * SRNIC_UC_GIVE_UP_US;
+	/* (two ports, both polled, the peer heard on both) */
+	nports = eng->node->nports;
+	polling[0] = eng->node->port[0].polling;
+	polling[1] = eng->node->port[1].polling;
+	eng->node->nports = 2;
+	eng->node->port[0].polling = eng->node->port[1].polling = 1;
+	peer.up[1] = 1;
+#define W(msn, idx, port)                                                  \
+	(deliver_port = (port), deliver(qp, SRNIC_OP_WRITE, 0, msn, 1, 0, wkey, \
+					(uintptr_t)wbuf, msg, LEN, idx))
+	/* 100 whole, striped 0, 1, 0; 101 lacks its packet 1 (port 1's);
+	 * 102 begun on port 0. */
+	W(100, 0, 0), W(100, 1, 1), W(100, 2, 0);
+	W(101, 0, 1), W(101, 2, 1);
+	W(102, 1, 0);
+	CHECK(qp->rcv.exp_msn == 101 && qp->rcv.uc_stuck_at,
+	      "UC watches a message lacking a packet (exp %u)",
+	      qp->rcv.exp_msn);
+	/* (port 1 brought 101's packets 0 and 2 and nothing later) */
+	t0 = qp->rcv.uc_stuck_at;
+	srnic_responder_uc_timer(eng, qp, t0 + 2 * give_up);
+	CHECK(qp->rcv.exp_msn == 101,
+	      "UC gave up a message while a port it came by had brought "
+	      "nothing later");
+	W(102, 0, 1);
+	/* (not while nobody polls the node's ports: a holder of the port
+	 * token is off its core, and what they hold is not known yet) */
+	polled = eng->node->ports_polled;
+	eng->node->ports_polled = t0 + 3 * give_up - srnic_away_gap_tsc(eng) - 1;
+	srnic_responder_uc_timer(eng, qp, t0 + 3 * give_up);
+	CHECK(qp->rcv.exp_msn == 101,
+	      "UC gave up a message while the node's ports went unpolled");
+	eng->node->ports_polled = t0 + 3 * give_up;
+	srnic_responder_uc_timer(eng, qp, t0 + 3 * give_up);
+	eng->node->ports_polled = polled;
+	CHECK(qp->rcv.exp_msn == 102 &&
+		      drops(SRNIC_DROP_UC_GIVEN_UP) == given + 1,
+	      "UC kept a message whose ports both brought later ones "
+	      "(exp %u)", qp->rcv.exp_msn);
+	/* 102 lacks its packet 2, 103 begun on port 0: port 1 (102's
+	 * packet 0) says nothing later; unless the peer's striping left it
+	 * (lossy), it is waited for. */
+	W(103, 0, 0);
+	CHECK(qp->rcv.uc_stuck_at, "UC watches 102");
+	t0 = qp->rcv.uc_stuck_at;
+	srnic_responder_uc_timer(eng, qp, t0 + 2 * give_up);
+	CHECK(qp->rcv.exp_msn == 102, "UC gave up 102 early");
+	peer.lossy[1] = 1;
+	srnic_responder_uc_timer(eng, qp, t0 + 2 * give_up);
+	peer.lossy[1] = 0;
+	CHECK(qp->rcv.exp_msn == 103 &&
+		      drops(SRNIC_DROP_UC_GIVEN_UP) == given + 2,
+	      "UC waited for a port the peer's striping left (exp %u)",
+	      qp->rcv.exp_msn);
+	/* 103 lacks packets 1 and 2, 104 begun on port 0: port 1 says
+	 * nothing later until the longest time. */
+	W(104, 0, 0);
+	CHECK(qp->rcv.uc_stuck_at, "UC watches 103");
+	t0 = qp->rcv.uc_stuck_at;
+	srnic_responder_uc_timer(eng, qp, t0 + 2 * give_up);
+	CHECK(qp->rcv.exp_msn == 103, "UC gave up 103 early");
+	srnic_responder_uc_timer(eng, qp,
+				 t0 + eng->tsc_per_us * (GIVE_UP_MAX_US + 1));
+	CHECK(qp->rcv.exp_msn == 104 &&
+		      drops(SRNIC_DROP_UC_GIVEN_UP) == given + 3,
+	      "UC waited past the longest time for a port (exp %u)",
+	      qp->rcv.exp_msn);
+#undef W
+	deliver_port = 0;
+	eng->node->nports = nports;
+	eng->node->port[0].polling = polling[0];
+	eng->node->port[1].polling = polling[1];
+	peer.up[1] = 0;
+	srnic_engine_destroy_qp(eng, qp);
+	srnic_mem_invalidate(&eng->mem, wkey);
+	srnic_mem_release(&eng->mem, wkey);
+	free(wbuf);
+	free(msg);
 }
 
 /* A datagram for UD QP qp from QP 99 of node 10.0.0.9, with qkey. */
@@ -2207,12 +2321,14 @@ static void test_held_age(void)
 /* A receive poll that takes a full burst (frames may still wait) begins
  * a backlog, which keeps its start while polls go on finding one; after a
  * gap between polls longer than the shortest UC give-up time (the process
- * off its core), it begins anew: the UC timer counts from there. */
+ * off its core), it begins anew: the UC timer counts from there.  Such a
+ * gap before a poll or while its frames are handled is time away. */
 static void test_rx_pause(void)
 {
 	uint16_t port = eng->node->port[0].port_id;
 	struct rte_mbuf *ms[SRNIC_BURST];
-	uint64_t first;
+	uint64_t gap = eng->tsc_per_us * SRNIC_UC_GIVE_UP_US * 2;
+	uint64_t first, away, node_away;
 	unsigned b, i;
 
 	/* (a whole receive poll reads the node's loopback ring too) */
@@ -2220,7 +2336,7 @@ static void test_rx_pause(void)
 		eng->node->loop = rte_ring_create("loop", 64, 0, RING_F_SC_DEQ);
 	if (!eng->node->loop)
 		abort();
-	for (b = 0; b < 4; b++) {
+	for (b = 0; b < 5; b++) {
 		for (i = 0; i < SRNIC_BURST; i++) {
 			ms[i] = rte_pktmbuf_alloc(eng->node->pool);
 			if (!ms[i] || !rte_pktmbuf_append(ms[i], 64))
@@ -2237,14 +2353,53 @@ static void test_rx_pause(void)
 	srnic_rx_ports(eng);
 	CHECK(eng->rx_backlog && eng->rx_backlog_since == first,
 	      "a backlog that went on began anew");
-	eng->rx_polled_at -= eng->tsc_per_us * SRNIC_UC_GIVE_UP_US * 2;
+	eng->rx_polled_at -= gap;
 	srnic_rx_ports(eng);
 	CHECK(eng->rx_backlog && eng->rx_backlog_since > first,
 	      "a backlog found after a gap of twice the give-up time kept "
 	      "its start from before the gap");
+	/* The poll reads the clock itself: a process taken off its core
+	 * after its iteration's first read finds the gap all the same. */
+	away = eng->away_tsc;
+	eng->rx_polled_at = srnic_now() - gap;
+	eng->now = eng->rx_polled_at;	/* (the iteration's first read) */
+	srnic_rx_ports(eng);
+	CHECK(eng->away_tsc - away >= gap,
+	      "a gap before the poll, after the iteration read its clock, "
+	      "was not time away (%llu of %llu cycles)",
+	      (unsigned long long)(eng->away_tsc - away),
+	      (unsigned long long)gap);
+	/* ... and so is a long while handling a burst (UC stalls begun by
+	 * its packets count from the poll), the backlog begun anew. */
+	CHECK(eng->rx_backlog, "no backlog left to look at");
+	away = eng->away_tsc;
+	first = eng->rx_backlog_since;
+	eng->rx_polled_at -= gap;
+	srnic_rx_handled(eng);
+	CHECK(eng->away_tsc - away >= gap && eng->rx_backlog_since > first,
+	      "a long while handling frames was not time away (%llu of %llu "
+	      "cycles), or the backlog kept its start from before it",
+	      (unsigned long long)(eng->away_tsc - away),
+	      (unsigned long long)gap);
+	away = eng->away_tsc;
+	srnic_rx_handled(eng);
+	CHECK(eng->away_tsc == away, "a short while handling was time away");
+	/* The node's ports unpolled for a while (a holder of the port token
+	 * off its core): the next poll counts the gap for the node. */
+	node_away = eng->node->ports_away;
+	eng->node->ports_polled = srnic_now() - gap;
+	srnic_rx_ports(eng);
+	CHECK(eng->node->ports_away - node_away >= gap,
+	      "a gap between polls of the ports was not the node's time away");
+	CHECK(eng->node->ports_polled > eng->now,
+	      "the ports' last poll is timed by the clock before the port "
+	      "token was taken, not after");
 	while (srnic_rx_ports(eng))
 		;
 	eng->rx_backlog = false;
+	/* (the UC tests time stalls with made-up clocks: not to be taken for
+	 * ports gone unpolled) */
+	eng->node->ports_polled = 0;
 }
 
 /* A process that srnicd found halted (rx_halted: none of its threads able
@@ -2923,6 +3078,7 @@ int main(void)
 	test_read_retries_progress();
 	test_stripe_plan();
 	test_uc_give_up();
+	test_uc_port_behind();
 	test_ud();
 	test_fenced_hole();
 	test_on_demand_hole();
