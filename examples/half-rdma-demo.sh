@@ -22,6 +22,9 @@
 #                   program as a request in its FIFO, answered with numbers
 #                   it makes then (srnic_fifo_read_reply, the seed's
 #                   half-receive READ); each reader checks every word
+#   --pause MS      d's program takes nothing for MS ms once its first
+#                   record is in: its ring fills, and the senders wait
+#                   (an RNR NAK for each WRITE that meets it full)
 #
 # It brings up a four-node afpacket testbed of its own (SRNIC_NS and
 # SRNIC_RUN with -half appended), or uses one of four nodes that is up
@@ -34,7 +37,7 @@ PROG=${SRNIC_BUILD:-$ROOT/build}/examples/srnic_fifo
 export SRNIC_NS=${SRNIC_HALF_NS:-${SRNIC_NS:-srnic}-half}
 export SRNIC_RUN=${SRNIC_HALF_RUN:-${SRNIC_RUN:-/run/srnic}-half}
 
-size=64M fifo=4M fault=() unreg=() read=()
+size=64M fifo=4M fault=() unreg=() read=() pause=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--size) size=$2; shift 2 ;;
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--unregistered) unreg=(-u); shift ;;
 	--read) read=(-r); shift ;;
 	--answer) read=(-a); shift ;;
+	--pause) pause=(-p "$2"); shift 2 ;;
 	*) echo "half-rdma: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -61,7 +65,7 @@ for nd in a b c; do
 	pids+=($!)
 done
 rc=0
-timeout -k 5 300 "$SRNIC" exec d -- "$PROG" sink "$work" -s "$bytes" -f "$ring" "${read[@]}" a b c \
+timeout -k 5 300 "$SRNIC" exec d -- "$PROG" sink "$work" -s "$bytes" -f "$ring" "${pause[@]}" "${read[@]}" a b c \
 	> "$work/d.log" 2>&1 || rc=$?
 for nd in a b c; do
 	wait "${pids[0]}" 2>/dev/null || rc=2

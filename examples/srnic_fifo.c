@@ -6,7 +6,7 @@
  * each record as the packets come, in whatever order, and the sum must
  * come out exact.
  *
- *   sink:    srnic_fifo sink DIR [-s SIZE] [-f FIFO] [-r | -a] SENDER...
+ *   sink:    srnic_fifo sink DIR [-s SIZE] [-f FIFO] [-p MS] [-r | -a] SENDER...
  *   sender:  srnic_fifo send DIR NAME [-s SIZE] [-u | -r | -a]
  *
  * The processes meet through files in DIR, a folder every node sees (not
@@ -27,7 +27,9 @@
  * from no registered memory (srnic_fifo_read_reply, the seed's
  * half-receive READ); each reader checks every word it got.  The sink
  * makes a FIFO of FIFO bytes (default 4 MiB) and one RC QP a sender, and
- * sums records until the senders' bytes are all in; then it prints
+ * sums records until the senders' bytes are all in (-p: it stops taking
+ * them for MS milliseconds once the first is in, a program that falls
+ * behind, its ring full meanwhile); then it prints
  *
  *   half-rdma: S senders, sum exact|wrong, fifo_full F
  *
@@ -462,7 +464,7 @@ static bool all_done(const char *dir, char **names, unsigned n)
 }
 
 static int sink(const char *dir, size_t size, size_t fifo_bytes,
-		char **names, unsigned n, enum mode mode)
+		unsigned pause_ms, char **names, unsigned n, enum mode mode)
 {
 	char text[256], fname[64], gid[40], mine[33];
 	uint64_t sum = 0, want = 0, bytes = 0, records = 0, wrong = 0, until;
@@ -526,6 +528,12 @@ static int sink(const char *dir, size_t size, size_t fifo_bytes,
 			if (bytes >= (uint64_t)n * size)
 				break;
 			got = take(f, kind, &sum, &records, &wrong);
+			/* (-p: the senders meet a full ring, and wait) */
+			if (got && pause_ms) {
+				usleep(pause_ms * 1000u);
+				until += pause_ms;
+				pause_ms = 0;
+			}
 			polled = mode == PULL ? pull(s.cq, f, src, n,
 						     (unsigned)(size / CHUNK))
 					      : 0;
@@ -585,7 +593,7 @@ static int sink(const char *dir, size_t size, size_t fifo_bytes,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: srnic_fifo sink DIR [-s SIZE] [-f FIFO] [-r | -a] SENDER...\n"
+		"usage: srnic_fifo sink DIR [-s SIZE] [-f FIFO] [-p MS] [-r | -a] SENDER...\n"
 		"       srnic_fifo send DIR NAME [-s SIZE] [-u | -r | -a]\n");
 	exit(1);
 }
@@ -596,6 +604,7 @@ int main(int argc, char **argv)
 	const char *mode, *dir;
 	enum mode m = PUSH;
 	bool unregistered = false;
+	unsigned pause_ms = 0;
 	int c;
 
 	if (argc < 3)
@@ -603,12 +612,13 @@ int main(int argc, char **argv)
 	mode = argv[1];
 	dir = argv[2];
 	optind = 3;
-	while ((c = getopt(argc, argv, "s:f:ura")) != -1) {
+	while ((c = getopt(argc, argv, "s:f:p:ura")) != -1) {
 		switch (c) {
 		case 'r': m = PULL; break;
 		case 'a': m = ANSWER; break;
 		case 's': size = strtoull(optarg, NULL, 0); break;
 		case 'f': fifo = strtoull(optarg, NULL, 0); break;
+		case 'p': pause_ms = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'u': unregistered = true; break;
 		default: usage();
 		}
@@ -621,7 +631,7 @@ int main(int argc, char **argv)
 					      unregistered, m == PULL);
 	if (!strcmp(mode, "sink") && argc - optind >= 1 &&
 	    argc - optind <= MAX_SENDERS)
-		return sink(dir, size, fifo, argv + optind,
+		return sink(dir, size, fifo, pause_ms, argv + optind,
 			    (unsigned)(argc - optind), m);
 	usage();
 	return 1;

@@ -111,7 +111,7 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	pkt.syndrome = qp->rcv.ack_syndrome;
 	pkt.nak_msn = qp->rcv.ack_nak_msn;
 	pkt.nak_txid = qp->rcv.ack_nak_txid;
-	pkt.rnr_timer = qp->at.min_rnr_timer;
+	pkt.rnr_timer = resp_rnr_timer(qp);
 	pkt.credit = srnic_fc_credit(qp, eng->fc_grant);
 	pkt.ts_echo = qp->rcv.ts_recent;
 	qp->rcv.ts_recent = 0;	/* a sample is taken once */

@@ -27,7 +27,7 @@
 #define ANSWER_BURST 256
 
 enum resp_placed resp_fifo_append(struct srnic_engine *eng,
-				  const struct srnic_qp *qp,
+				  struct srnic_qp *qp,
 				  const struct srnic_pkt *pkt)
 {
 	const struct srnic_fifo_hdr h = {
@@ -37,6 +37,7 @@ enum resp_placed resp_fifo_append(struct srnic_engine *eng,
 
 	switch (srnic_fifo_put(&eng->mem, pkt->rkey, &h, pkt->payload)) {
 	case 0:
+		qp->rcv.fifo_rnr_streak = 0;	/* (room again) */
 		return RESP_PLACED;
 	case -ENOSPC:
 		return RESP_FIFO_FULL;
@@ -44,6 +45,42 @@ enum resp_placed resp_fifo_append(struct srnic_engine *eng,
 		srnic_page_fault(eng, pkt->rkey);	/* (a ring gone) */
 		return RESP_REFUSED;
 	}
+}
+
+/*
+ * A WRITE's packet the ring had no room for: an RC requester hears it as
+ * an RNR NAK, as it would a SEND that found no receive WQE.  The program
+ * has not made room yet, which is no loss: the requester waits the QP's
+ * RNR time and sends the message again, spending RNR retries (rnr_retry
+ * 7: for ever), not transport retries.  Dropped unsaid, the packet was
+ * asked for again by SACKs and timeouts alone, and a sink kept off its
+ * CPU for longer than seven timeouts failed its senders' WRITEs with
+ * IBV_WC_RETRY_EXC_ERR (e2e/39 in CI: four nodes' programs on two CPUs,
+ * 40,278 fifo_full).  UC resends nothing, and hears no NAK (resp_nak).
+ *
+ * Each NAK in a row (nothing of the QP's went in since) asks for twice
+ * the wait of the last, from the QP's min_rnr_timer up to 15 ms
+ * (resp_rnr_timer): the requester sends every message from the refused
+ * one on again after the wait, which meets the ring full as long as the
+ * program takes nothing, and at the fixed 0.64 ms of perftest's and
+ * meet.h's min_rnr_timer, three senders stalled 3 s by their sink
+ * (e2e/39's stall) had 695,840 packets dropped on the full ring.
+ */
+void resp_fifo_full(struct srnic_engine *eng, struct srnic_qp *qp,
+		    const struct srnic_pkt *pkt)
+{
+	if (!srnic_qp_reliable(qp))
+		return;
+	/* (counted as NAKs go: one with the next ACK, however many of a
+	 * burst's packets met the full ring) */
+	if (qp->rcv.ack_syndrome != SRNIC_NAK_RNR ||
+	    qp->rcv.ack_nak_msn != pkt->msn ||
+	    qp->rcv.ack_nak_txid != pkt->txid) {
+		eng->st->rnr_naks_sent++;
+		if (qp->rcv.fifo_rnr_streak < UINT8_MAX)
+			qp->rcv.fifo_rnr_streak++;
+	}
+	resp_nak(eng, qp, SRNIC_NAK_RNR, pkt->msn, pkt->txid);
 }
 
 bool resp_fifo_reads(const struct srnic_engine *eng, const struct srnic_qp *qp,

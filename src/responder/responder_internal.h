@@ -132,8 +132,24 @@ enum resp_placed resp_place(struct srnic_engine *eng, struct srnic_qp *qp,
  * RESP_FIFO_FULL when the ring had no room, RESP_REFUSED when its memory
  * was not there (counted, the key fenced). */
 enum resp_placed resp_fifo_append(struct srnic_engine *eng,
-				  const struct srnic_qp *qp,
+				  struct srnic_qp *qp,
 				  const struct srnic_pkt *pkt);
+/* ... a WRITE's packet it had no room for: an RNR NAK (RC) */
+void resp_fifo_full(struct srnic_engine *eng, struct srnic_qp *qp,
+		    const struct srnic_pkt *pkt);
+/* The wait an RNR NAK asks for: the QP's min_rnr_timer, twice as long for
+ * each NAK for a full FIFO in a row before this one, up to code 21 (15.36
+ * ms).  (Codes two apart are twice the wait; 0, the longest, 655 ms, and
+ * codes above 21 stay as they are.) */
+static inline uint8_t resp_rnr_timer(const struct srnic_qp *qp)
+{
+	unsigned code = qp->at.min_rnr_timer, streak = qp->rcv.fifo_rnr_streak;
+
+	if (!code || code >= 21 || streak <= 1)
+		return (uint8_t)code;
+	code += 2 * (streak - 1);
+	return (uint8_t)(code > 21 ? 21 : code);
+}
 /* ... whether a READ of key (of pd) on qp, which grants remote READs, is
  * of a FIFO that takes READs: its requests go to the program
  * (resp_fifo_read_request), not to a job */

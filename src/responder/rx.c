@@ -324,7 +324,9 @@ static enum rx_step place(struct rx *x)
 		resp_fail_placement(x->eng, x->qp, x->s);
 		return RX_ADVANCE;	/* (UC gives it up there) */
 	case RESP_FIFO_FULL:
-		/* (not landed: the requester sends it again) */
+		/* (not landed: the requester sends it again, told as a
+		 * receiver not ready is, resp_fifo_full) */
+		resp_fifo_full(x->eng, x->qp, x->pkt);
 		return rx_drop(x, SRNIC_DROP_FIFO_FULL);
 	case RESP_PLACED:
 	default:

@@ -6,6 +6,10 @@
 #     exact (a copy appended twice, or a packet never appended, shows);
 #  3. 8 MiB each into a 64 KiB ring: the ring full again and again
 #     (fifo_full > 0), each such packet sent again, and the sum exact;
+#  3b. a sink that takes nothing for 3 s once its first record is in, a
+#     256 KiB ring: the senders' WRITEs meet it full and are told so (RNR
+#     NAKs: they wait and send again, spending no transport retry), none
+#     fails, and the sum is exact;
 #  4. the sending half too, under 1% loss: the senders register nothing,
 #     each WRITE gathered from 16 pieces of plain memory
 #     (srnic_post_fifo_write, which copies them into a staging ring):
@@ -43,6 +47,9 @@ demo small --size 8M --fifo 64K || fail "the demo with a 64 KiB ring"
 exact small
 line small | grep -Eq 'fifo_full [1-9][0-9]*$' ||
 	fail "a 64 KiB ring for 24 MiB was never full: $(line small)"
+demo stall --size 8M --fifo 256K --pause 3000 || fail "the demo with a sink that stops taking records for 3 s"
+exact stall
+line stall | grep -Eq 'fifo_full [1-9][0-9]*$' || fail "stall: the ring was never full: $(line stall)"
 demo unreg --size 16M --loss 1 --unregistered || fail "the demo from unregistered memory"
 exact unreg
 grep -q "each gathered from unregistered pieces" "$LOGDIR/half-unreg.log" ||

@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "engine_internal.h"
+#include "responder_internal.h"
 #include "ring_engine.h"
 
 /* The roles are called here as an iteration calls them, the datapath's
@@ -2652,11 +2653,30 @@ static void test_fifo(void)
 	      "a packet with the ring full: %llu dropped, message %s",
 	      (unsigned long long)(drops(SRNIC_DROP_FIFO_FULL) - full),
 	      qp->rcv.exp_msn == 100 ? "waiting" : "done");
+	/* ... and the requester told as a receiver not ready is (it waits
+	 * and sends again, spending no transport retry) */
+	CHECK(qp->rcv.ack_syndrome == SRNIC_NAK_RNR &&
+		      qp->rcv.ack_nak_msn == 100,
+	      "a packet with the ring full: syndrome %u, not an RNR NAK",
+	      qp->rcv.ack_syndrome);
+	/* ... asking for the QP's RNR wait, then twice it for each NAK in a
+	 * row, up to 15 ms (code 21) */
+	qp->at.min_rnr_timer = 12;
+	CHECK(resp_rnr_timer(qp) == 12, "the first RNR NAK asks for %u, not 12",
+	      resp_rnr_timer(qp));
+	qp->rcv.fifo_rnr_streak = 3;
+	CHECK(resp_rnr_timer(qp) == 16, "the third asks for %u, not 16",
+	      resp_rnr_timer(qp));
+	qp->rcv.fifo_rnr_streak = 200;
+	CHECK(resp_rnr_timer(qp) == 21, "the 200th asks for %u, not 21",
+	      resp_rnr_timer(qp));
+	qp->rcv.fifo_rnr_streak = 1;
 	/* the program takes both records; packet 1 again: a pad, then 0 */
 	r->cons = 2 * REC;
 	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, 1ull << 40, msg, LEN, 1);
 	h = (const struct srnic_fifo_hdr *)r->data;
 	CHECK(r->records == 3 && qp->rcv.exp_msn == 101 &&
+		      qp->rcv.fifo_rnr_streak == 0 &&
 		      *(const uint32_t *)&r->data[2 * REC] == SRNIC_FIFO_PAD &&
 		      h->valid == SRNIC_FIFO_VALID && h->msg_off == STRIDE &&
 		      r->prod == 3 * REC + 512 &&
