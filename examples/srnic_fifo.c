@@ -530,7 +530,11 @@ static int sink(const char *dir, size_t size, size_t fifo_bytes,
 			got = take(f, kind, &sum, &records, &wrong);
 			/* (-p: the senders meet a full ring, and wait) */
 			if (got && pause_ms) {
-				usleep(pause_ms * 1000u);
+				struct timespec t = {
+					.tv_sec = pause_ms / 1000,
+					.tv_nsec = pause_ms % 1000 * 1000000L};
+
+				nanosleep(&t, NULL);
 				until += pause_ms;
 				pause_ms = 0;
 			}

@@ -248,9 +248,14 @@ struct srnic_qp_recv {
 	uint16_t ts_recent;	/* ts of the newest data packet, to echo */
 	uint8_t ack_syndrome;	/* a NAK to send with the next ACK */
 	uint32_t ack_nak_msn, ack_nak_txid;
-	uint8_t fifo_rnr_streak;	/* RNR NAKs for a full FIFO since a
-					 * packet of the QP's last went in
-					 * (responder/fifo.c) */
+	uint8_t ack_rnr_fifo;	/* ... an RNR NAK for a full FIFO (its wait:
+				 * resp_rnr_timer) */
+	/* A full FIFO (responder/fifo.c): the RNR NAKs for it since a packet
+	 * of the QP's last went in, and the attempt last told (one NAK an
+	 * attempt; fifo_naked: one was) */
+	uint8_t fifo_rnr_streak;
+	uint8_t fifo_naked;
+	uint32_t fifo_nak_msn, fifo_nak_txid;
 	uint8_t sack_due;	/* a SACK to send with the next ACK */
 	uint32_t uc_stuck_msn;	/* UC: the oldest message lacks packets while
 				 * a later one is in, since uc_stuck_at */

@@ -1098,12 +1098,15 @@ static void run_repairs(struct srnic_engine *eng, struct srnic_qp *qp)
 				say_read_done(eng, qp, run);
 			continue;
 		}
+		/* (not of an attempt that is about to be replaced: an RNR
+		 * NAK's, whose resend waits for the NAK's time) */
+		if (run->resend_queued)
+			continue;
 		if (what & SRNIC_REPAIR_SACK)
 			resend_missing(eng, qp, idx, run->sack_ask_first,
 				       run->sack_ask_bits);
-		else if ((what & SRNIC_REPAIR_PROBE) && !run->resend_queued)
-			probe(eng, qp, idx);	/* (not of an attempt that is
-						 * about to be replaced) */
+		else if (what & SRNIC_REPAIR_PROBE)
+			probe(eng, qp, idx);
 	}
 }
 

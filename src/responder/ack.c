@@ -8,22 +8,24 @@
  */
 #include "responder_internal.h"
 
-void resp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t syndrome,
+bool resp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t syndrome,
 	      uint32_t msn, uint32_t txid)
 {
 	if (!srnic_qp_reliable(qp))
-		return;	/* UC: nobody would act on it */
+		return false;	/* UC: nobody would act on it */
 	/* One NAK travels with each ACK: the oldest one matters (the
 	 * requester resends everything from there on). */
 	if (qp->rcv.ack_syndrome != SRNIC_ACK_OK &&
 	    seq_diff(msn, qp->rcv.ack_nak_msn) > 0) {
 		srnic_qp_want_ack(eng, qp);
-		return;
+		return false;
 	}
 	qp->rcv.ack_syndrome = syndrome;
 	qp->rcv.ack_nak_msn = msn;
 	qp->rcv.ack_nak_txid = txid;
+	qp->rcv.ack_rnr_fifo = 0;	/* (resp_fifo_full says otherwise) */
 	srnic_qp_want_ack(eng, qp);
+	return true;
 }
 
 /*
@@ -111,7 +113,8 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	pkt.syndrome = qp->rcv.ack_syndrome;
 	pkt.nak_msn = qp->rcv.ack_nak_msn;
 	pkt.nak_txid = qp->rcv.ack_nak_txid;
-	pkt.rnr_timer = resp_rnr_timer(qp);
+	pkt.rnr_timer = qp->rcv.ack_rnr_fifo ? resp_rnr_timer(qp)
+					     : qp->at.min_rnr_timer;
 	pkt.credit = srnic_fc_credit(qp, eng->fc_grant);
 	pkt.ts_echo = qp->rcv.ts_recent;
 	qp->rcv.ts_recent = 0;	/* a sample is taken once */
@@ -139,7 +142,10 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 		if (m)
 			srnic_port_tx(eng, port, m);
 	}
+	if (pkt.syndrome == SRNIC_NAK_RNR)
+		eng->st->rnr_naks_sent++;
 	qp->rcv.ack_syndrome = SRNIC_ACK_OK;
+	qp->rcv.ack_rnr_fifo = 0;
 	qp->rcv.sack_due = 0;
 	eng->st->acks_sent++;
 }

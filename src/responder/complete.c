@@ -22,6 +22,9 @@ void srnic_responder_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 		slot_clear(eng, qp, &qp->rcv.rmsg[i]);
 	qp->rcv.uc_stuck_at = 0;
 	qp->rcv.uc_ports = 0;	/* (a new connection's ports say anew) */
+	qp->rcv.fifo_rnr_streak = 0;
+	qp->rcv.fifo_naked = 0;
+	qp->rcv.ack_rnr_fifo = 0;
 	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;
 	qp->rcv.uc_reack_at = 0;
 	qp->rcv.uc_reacks = 0;

@@ -58,29 +58,37 @@ enum resp_placed resp_fifo_append(struct srnic_engine *eng,
  * IBV_WC_RETRY_EXC_ERR (e2e/39 in CI: four nodes' programs on two CPUs,
  * 40,278 fifo_full).  UC resends nothing, and hears no NAK (resp_nak).
  *
- * Each NAK in a row (nothing of the QP's went in since) asks for twice
- * the wait of the last, from the QP's min_rnr_timer up to 15 ms
- * (resp_rnr_timer): the requester sends every message from the refused
- * one on again after the wait, which meets the ring full as long as the
- * program takes nothing, and at the fixed 0.64 ms of perftest's and
- * meet.h's min_rnr_timer, three senders stalled 3 s by their sink
+ * Each NAK in a row (one an attempt; nothing of the QP's went in since)
+ * asks for twice the wait of the last, from the QP's min_rnr_timer up to
+ * 15 ms (resp_rnr_timer): the requester sends every message from the
+ * refused one on again after the wait, which meets the ring full as long
+ * as the program takes nothing, and at the fixed 0.64 ms of perftest's
+ * and meet.h's min_rnr_timer, three senders stalled 3 s by their sink
  * (e2e/39's stall) had 695,840 packets dropped on the full ring.
  */
 void resp_fifo_full(struct srnic_engine *eng, struct srnic_qp *qp,
 		    const struct srnic_pkt *pkt)
 {
-	if (!srnic_qp_reliable(qp))
+	/* (a third-party data source is no requester that would wait: the
+	 * controller hears of the missing packets by SACK, as before) */
+	if (!srnic_qp_reliable(qp) || (pkt->flags & SRNIC_F_THIRD_PARTY))
 		return;
-	/* (counted as NAKs go: one with the next ACK, however many of a
-	 * burst's packets met the full ring) */
-	if (qp->rcv.ack_syndrome != SRNIC_NAK_RNR ||
-	    qp->rcv.ack_nak_msn != pkt->msn ||
-	    qp->rcv.ack_nak_txid != pkt->txid) {
-		eng->st->rnr_naks_sent++;
-		if (qp->rcv.fifo_rnr_streak < UINT8_MAX)
-			qp->rcv.fifo_rnr_streak++;
-	}
-	resp_nak(eng, qp, SRNIC_NAK_RNR, pkt->msn, pkt->txid);
+	/* One NAK an attempt: the rest of its packets in flight meet the
+	 * full ring too, and each NAK would spend one of the requester's
+	 * RNR retries and double the wait again. */
+	if (qp->rcv.fifo_naked && qp->rcv.fifo_nak_msn == pkt->msn &&
+	    qp->rcv.fifo_nak_txid == pkt->txid)
+		return;
+	qp->rcv.fifo_naked = 1;
+	qp->rcv.fifo_nak_msn = pkt->msn;
+	qp->rcv.fifo_nak_txid = pkt->txid;
+	/* (an older message's NAK waiting to go wins: the requester sends
+	 * this one again after that one) */
+	if (!resp_nak(eng, qp, SRNIC_NAK_RNR, pkt->msn, pkt->txid))
+		return;
+	qp->rcv.ack_rnr_fifo = 1;
+	if (qp->rcv.fifo_rnr_streak < UINT8_MAX)
+		qp->rcv.fifo_rnr_streak++;
 }
 
 bool resp_fifo_reads(const struct srnic_engine *eng, const struct srnic_qp *qp,

@@ -137,17 +137,19 @@ enum resp_placed resp_fifo_append(struct srnic_engine *eng,
 /* ... a WRITE's packet it had no room for: an RNR NAK (RC) */
 void resp_fifo_full(struct srnic_engine *eng, struct srnic_qp *qp,
 		    const struct srnic_pkt *pkt);
-/* The wait an RNR NAK asks for: the QP's min_rnr_timer, twice as long for
- * each NAK for a full FIFO in a row before this one, up to code 21 (15.36
- * ms).  (Codes two apart are twice the wait; 0, the longest, 655 ms, and
- * codes above 21 stay as they are.) */
+/* The wait an RNR NAK for a full FIFO asks for: the QP's min_rnr_timer,
+ * twice as long for each such NAK in a row before this one, up to code 21
+ * (15.36 ms), which a longer min_rnr_timer (0 is the longest, 655 ms)
+ * gets at once.  (Codes two apart are twice the wait.)  A SEND's RNR NAK
+ * asks for min_rnr_timer. */
 static inline uint8_t resp_rnr_timer(const struct srnic_qp *qp)
 {
 	unsigned code = qp->at.min_rnr_timer, streak = qp->rcv.fifo_rnr_streak;
 
-	if (!code || code >= 21 || streak <= 1)
-		return (uint8_t)code;
-	code += 2 * (streak - 1);
+	if (!code || code >= 21)
+		return 21;
+	if (streak > 1)
+		code += 2 * (streak - 1);
 	return (uint8_t)(code > 21 ? 21 : code);
 }
 /* ... whether a READ of key (of pd) on qp, which grants remote READs, is
@@ -222,7 +224,7 @@ void resp_tp_nak(struct srnic_engine *eng, struct srnic_qp *qp,
 		 const struct srnic_read_job *j, uint8_t syndrome);
 
 /* ack.c */
-void resp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t syndrome,
+bool resp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t syndrome,
 	      uint32_t msn, uint32_t txid);
 void resp_maybe_sack(struct srnic_engine *eng, struct srnic_qp *qp,
 		     uint32_t below);

@@ -266,7 +266,6 @@ static void not_ready(struct start *t)
 {
 	t->s->state = RMSG_FREE;
 	t->eng->st->drops[SRNIC_DROP_RNR]++;
-	t->eng->st->rnr_naks_sent++;
 	resp_nak(t->eng, t->qp, SRNIC_NAK_RNR, t->pkt->msn, t->pkt->txid);
 }
 

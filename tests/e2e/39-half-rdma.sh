@@ -50,6 +50,10 @@ line small | grep -Eq 'fifo_full [1-9][0-9]*$' ||
 demo stall --size 8M --fifo 256K --pause 3000 || fail "the demo with a sink that stops taking records for 3 s"
 exact stall
 line stall | grep -Eq 'fifo_full [1-9][0-9]*$' || fail "stall: the ring was never full: $(line stall)"
+# (d's sink is its node's engine: the stats file it left says what it did)
+naks=$(SRNIC_RUN=$SRNIC_HALF_RUN counter d rnr_naks_sent) || fail "stall: d left no counters"
+[ "${naks:-0}" -gt 0 ] || fail "stall: d sent no RNR NAK for its full ring"
+echo "stall: d sent $naks RNR NAKs"
 demo unreg --size 16M --loss 1 --unregistered || fail "the demo from unregistered memory"
 exact unreg
 grep -q "each gathered from unregistered pieces" "$LOGDIR/half-unreg.log" ||

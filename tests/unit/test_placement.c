@@ -2656,11 +2656,21 @@ static void test_fifo(void)
 	/* ... and the requester told as a receiver not ready is (it waits
 	 * and sends again, spending no transport retry) */
 	CHECK(qp->rcv.ack_syndrome == SRNIC_NAK_RNR &&
-		      qp->rcv.ack_nak_msn == 100,
+		      qp->rcv.ack_nak_msn == 100 && qp->rcv.ack_rnr_fifo &&
+		      qp->rcv.fifo_rnr_streak == 1,
 	      "a packet with the ring full: syndrome %u, not an RNR NAK",
 	      qp->rcv.ack_syndrome);
+	/* ... once an attempt: the NAK gone, another of its packets meets
+	 * the full ring unsaid */
+	qp->rcv.ack_syndrome = SRNIC_ACK_OK;
+	qp->rcv.ack_rnr_fifo = 0;
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, 1ull << 40, msg, LEN, 1);
+	CHECK(qp->rcv.ack_syndrome == SRNIC_ACK_OK &&
+		      qp->rcv.fifo_rnr_streak == 1,
+	      "a second RNR NAK for one attempt (streak %u)",
+	      qp->rcv.fifo_rnr_streak);
 	/* ... asking for the QP's RNR wait, then twice it for each NAK in a
-	 * row, up to 15 ms (code 21) */
+	 * row, up to 15 ms (code 21), which a longer one gets at once */
 	qp->at.min_rnr_timer = 12;
 	CHECK(resp_rnr_timer(qp) == 12, "the first RNR NAK asks for %u, not 12",
 	      resp_rnr_timer(qp));
@@ -2670,6 +2680,10 @@ static void test_fifo(void)
 	qp->rcv.fifo_rnr_streak = 200;
 	CHECK(resp_rnr_timer(qp) == 21, "the 200th asks for %u, not 21",
 	      resp_rnr_timer(qp));
+	qp->at.min_rnr_timer = 0;	/* (655 ms) */
+	CHECK(resp_rnr_timer(qp) == 21, "min_rnr_timer 0: %u, not 21",
+	      resp_rnr_timer(qp));
+	qp->at.min_rnr_timer = 12;
 	qp->rcv.fifo_rnr_streak = 1;
 	/* the program takes both records; packet 1 again: a pad, then 0 */
 	r->cons = 2 * REC;
@@ -2686,6 +2700,11 @@ static void test_fifo(void)
 	/* a copy of a packet landed before: no record */
 	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, 1ull << 40, msg, LEN, 0);
 	CHECK(r->records == 3, "a copy was appended");
+	/* a QP made new (a new connection) starts its waits anew */
+	qp->rcv.fifo_rnr_streak = 5;
+	srnic_responder_reset(eng, qp);
+	CHECK(qp->rcv.fifo_rnr_streak == 0 && !qp->rcv.fifo_naked,
+	      "the RNR streak outlived the connection");
 	srnic_engine_destroy_qp(eng, qp);
 	srnic_mem_invalidate(&eng->mem, key);
 	srnic_mem_release(&eng->mem, key);
