@@ -92,6 +92,20 @@ static int qp_check_attr(struct ibv_context *context, struct ibv_pd *pd,
 	return check_caps(&attr->cap);
 }
 
+/* The inline data a QP's sends may carry: what was asked, and at least
+ * what its SGEs' descriptors would take (16 bytes each), as rxe gives and
+ * as programs count on: librdmacm's rdma_xclient posts a 16-byte inline
+ * SEND on a QP that asked for none, and got EINVAL.  Every WQE has room
+ * for SRNIC_MAX_INLINE bytes whatever the QP asked. */
+static uint32_t inline_room(const struct ibv_qp_cap *cap)
+{
+	uint32_t sges = cap->max_send_sge * 16u;
+	uint32_t room = cap->max_inline_data > sges ? cap->max_inline_data
+						    : sges;
+
+	return room < SRNIC_MAX_INLINE ? room : SRNIC_MAX_INLINE;
+}
+
 /* The engine's creation request for the verbs attributes.  An XRC target
  * has no send CQ and no XRC QP a receive CQ: their pointers in attr may
  * be anything, so they are not read. */
@@ -119,7 +133,7 @@ static void qp_init_of(struct srnic_qp_init *init, struct srnic_context *ctx,
 	init->max_recv_wr = attr->cap.max_recv_wr;
 	init->max_send_sge = attr->cap.max_send_sge;
 	init->max_recv_sge = attr->cap.max_recv_sge;
-	init->max_inline = attr->cap.max_inline_data;
+	init->max_inline = inline_room(&attr->cap);
 	init->send_cq = tgt ? NULL : to_scq(attr->send_cq)->cq;
 	init->recv_cq = init->xrc ? NULL : to_scq(attr->recv_cq)->cq;
 	init->srq = attr->srq ? to_ssrq(attr->srq)->srq : NULL;
@@ -196,6 +210,8 @@ static struct ibv_qp *qp_new(struct ibv_context *context, struct ibv_pd *pd,
 		attr->cap.max_send_wr = sqp->q->sq_mask + 1;
 	if (!attr->srq && !init.xrc)
 		attr->cap.max_recv_wr = sqp->q->rq_mask + 1;
+	if (init.xrc != SRNIC_XRC_TGT)
+		attr->cap.max_inline_data = init.max_inline;
 	sqp->cap = attr->cap;
 	qp_fill_verbs(sqp, context, pd, attr, ex);
 	return &sqp->vqp.qp;

@@ -8,7 +8,10 @@
 #    GID 0), a server bound to 127.0.0.1 (which rdma_cm takes for "any
 #    address"), ucmatose (RC, 4 connections), udaddy (UD over SIDR), mckey
 #    (a multicast group joined by address), rdma_server and rdma_client
-#    (rdma_create_ep), rstream (rsockets, data verified);
+#    (rdma_create_ep), rstream (rsockets, data verified), riostream
+#    (rsockets' RDMA WRITE into a mapped buffer, verified), rdma_xserver
+#    and rdma_xclient (an inline SEND on a QP that asked for no inline
+#    data), cmtime (20 connections, each step timed);
 #  - within one node, where srnicd runs (the passive and the active side
 #    two processes of the node, through its loopback, as rdma-core's own
 #    tests run rdma_cm): rping -V in a and in b to the node's own address
@@ -105,6 +108,37 @@ grep -q "rdma_server: end 0" "$LOGDIR/rdma_server.b" || fail "rdma_server did no
 # rstream -T v: rsockets (over rdma_cm), every transfer verified.
 cm rstream 7471 rstream -T v -S 65536 -C 200 -- rstream -T v -S 65536 -C 200 -s $B
 grep -qi "fail\|error" "$LOGDIR/rstream.a" "$LOGDIR/rstream.b" && fail "rstream reported an error"
+# riostream -T v: rsockets' RDMA WRITEs into the peer's mapped buffer
+# (riomap, riowrite), each round's 64 KiB verified once its last byte
+# (riostream's flag) changed.  One transfer a round (-C 1): with more,
+# riostream formats its buffer for the round's last transfer while the
+# earlier ones from it may still be going out (riowrite returns once
+# posted), and srnic, reading a buffer as it sends, lets those carry the
+# new flag ("data verification failed" in 4 runs of 5 at -C 200).  Each
+# side waits by spinning on the buffer, which leaves both nodes'
+# datapath threads only what the scheduler gives them on two CPUs: about
+# a millisecond a round trip here (its default run's 100,000-round
+# latency tests take minutes).
+cm riostream 7476 riostream -T v -S 65536 -C 1 -I 50 -p 7476 -- \
+	riostream -T v -S 65536 -C 1 -I 50 -p 7476 -s $B
+grep -qi "fail\|error" "$LOGDIR/riostream.a" "$LOGDIR/riostream.b" && fail "riostream reported an error"
+grep -q "^custom *64k *1 *50 " "$LOGDIR/riostream.a" || fail "riostream: no transfer line"
+# rdma_xserver and rdma_xclient (RC): a 16-byte inline SEND on a QP that
+# asked for no inline data (a QP carries at least 16 bytes an SGE inline,
+# as rxe's do)
+cm rdma_xserver 7477 rdma_xserver -p 7477 -- rdma_xclient -s $B -p 7477
+grep -q "rdma_xclient: end 0" "$LOGDIR/rdma_xserver.a" || fail "rdma_xclient did not end 0"
+grep -q "rdma_xserver: end 0" "$LOGDIR/rdma_xserver.b" || fail "rdma_xserver did not end 0"
+# cmtime: 20 connections made and taken down, each step timed (its
+# server serves until it is stopped)
+timeout -k 5 60 "$SRNIC" exec b -- cmtime -b $B -p 7478 > "$LOGDIR/cmtime.b" 2>&1 &
+cmtime_pid=$!
+wait_listen b "$(tcp_twin 7478)" || echo "--- cmtime: b never listened" >&2
+on a -- cmtime -s $B -p 7478 -c 20 > "$LOGDIR/cmtime.a" 2>&1 ||
+	{ tail -15 "$LOGDIR/cmtime.a" >&2; fail "cmtime"; }
+kill "$cmtime_pid" 2>/dev/null; wait "$cmtime_pid" 2>/dev/null || true
+grep -q "^connect *:" "$LOGDIR/cmtime.a" || fail "cmtime printed no connect line"
+echo "cmtime: ok"
 
 # AF_IB, rdma_cm's native family (an address is a GID and a service id),
 # which srnic's rdma_cm offers on Ethernet: rstream -f gid to b's GID 1
