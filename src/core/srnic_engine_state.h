@@ -282,6 +282,16 @@ static inline uint64_t srnic_away_gap_tsc(const struct srnic_engine *eng)
 	return eng->tsc_per_us * us;
 }
 
+/* The gap from SINCE (a clock reading, 0 for never) to NOW when it is time
+ * away (longer than srnic_away_gap_tsc), else 0. */
+static inline uint64_t srnic_away_gap(const struct srnic_engine *eng,
+				      uint64_t since, uint64_t now)
+{
+	return since && now > since && now - since > srnic_away_gap_tsc(eng)
+		       ? now - since
+		       : 0;
+}
+
 /* The datapath's clock read anew (eng->now): as an iteration starts, at
  * its receive poll and after the frames it found (dispatch.c). */
 static inline void srnic_dp_clock(struct srnic_engine *eng)

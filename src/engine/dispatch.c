@@ -516,11 +516,13 @@ static unsigned rx_ring(struct srnic_engine *eng,
  */
 static void ports_gap(struct srnic_engine *eng, uint64_t now)
 {
-	uint64_t last = __atomic_load_n(&eng->node->ports_polled,
-					__ATOMIC_RELAXED);
+	uint64_t gap = srnic_away_gap(eng,
+				      __atomic_load_n(&eng->node->ports_polled,
+						      __ATOMIC_RELAXED),
+				      now);
 
-	if (last && now > last && now - last > srnic_away_gap_tsc(eng))
-		__atomic_fetch_add(&eng->node->ports_away, now - last,
+	if (gap)
+		__atomic_fetch_add(&eng->node->ports_away, gap,
 				   __ATOMIC_RELAXED);
 }
 
@@ -596,17 +598,13 @@ static unsigned rx_poll(struct srnic_engine *eng)
  */
 static bool rx_clock(struct srnic_engine *eng)
 {
-	uint64_t now;
-	bool away;
+	uint64_t gap;
 
 	srnic_dp_clock(eng);
-	now = eng->now;
-	away = eng->rx_polled_at &&
-	       now - eng->rx_polled_at > srnic_away_gap_tsc(eng);
-	if (away)
-		eng->away_tsc += now - eng->rx_polled_at;
-	eng->rx_polled_at = now;
-	return away;
+	gap = srnic_away_gap(eng, eng->rx_polled_at, eng->now);
+	eng->away_tsc += gap;
+	eng->rx_polled_at = eng->now;
+	return gap != 0;
 }
 
 /* A receive poll, and whether it left frames waiting (rx_backlog) since

@@ -411,10 +411,10 @@ static uint64_t uc_stalled(const struct srnic_engine *eng,
  * time away once they are polled again (engine/dispatch.c, ports_gap). */
 static bool ports_unpolled(const struct srnic_engine *eng, uint64_t now)
 {
-	uint64_t at = __atomic_load_n(&eng->node->ports_polled,
-				      __ATOMIC_RELAXED);
-
-	return at && now > at && now - at > srnic_away_gap_tsc(eng);
+	return srnic_away_gap(eng,
+			      __atomic_load_n(&eng->node->ports_polled,
+					      __ATOMIC_RELAXED),
+			      now) != 0;
 }
 
 void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
