@@ -270,6 +270,26 @@ static void hello_to(struct srnic_engine *eng, struct srnic_pkt *pkt,
 	memset(pkt->path_delay, 0, sizeof(pkt->path_delay));
 }
 
+/* A HELLO on port p said how many steering classes its node has: when as
+ * many as ours, the link's queues are all connected (the memif client
+ * connects as many as it has, and both have classes^2), and the datapath
+ * may use them all (port/steer.c); else only queue 0. */
+static void steer_agree(struct srnic_engine *eng, unsigned p, uint8_t queues)
+{
+	struct srnic_port *port = &eng->node->port[p];
+	uint8_t on = port->nq > 1 && (queues ? queues : 1) ==
+					     eng->node->classes;
+
+	if (on == port->steer)
+		return;
+	ctl_log(eng, "port %u: %s (the peer has %u queues, this node %u)",
+		p, on ? "steering" : "no steering", queues ? queues : 1,
+		eng->node->classes);
+	__atomic_store_n(&port->steer, on, __ATOMIC_RELEASE);
+	if (on)
+		srnic_port_bells_steer(eng, p);
+}
+
 static void send_hello(struct srnic_engine *eng, unsigned p,
 		       unsigned hello_ms)
 {
@@ -285,6 +305,7 @@ static void send_hello(struct srnic_engine *eng, unsigned p,
 	pkt.groups = __atomic_load_n(&eng->node->groups, __ATOMIC_ACQUIRE);
 	pkt.dev = eng->cfg.port_dev[p];
 	pkt.ndev = (uint8_t)eng->cfg.ndev;
+	pkt.queues = eng->node->classes;
 	m = srnic_pkt_alloc(eng, &pkt, bcast, p, NULL);
 
 	if (m)
@@ -534,6 +555,7 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 						 __ATOMIC_RELEASE);
 				__atomic_store_n(&peer->ndev, pkt->ndev,
 						 __ATOMIC_RELEASE);
+				steer_agree(eng, p, pkt->queues);
 			}
 			if (peer->inc != pkt->src_inc) {
 				if (peer->inc)
@@ -688,6 +710,8 @@ static uint8_t read_link(struct srnic_engine *eng, unsigned p, uint64_t now)
 		return up;
 	ctl_log(eng, "port %u link %s", p, up ? "up" : "down");
 	port->down_since = now;
+	/* (a new peer says anew how many queues it connected) */
+	__atomic_store_n(&port->steer, 0, __ATOMIC_RELEASE);
 	if (!up)
 		return up;
 	/* A new life of the link: a new peer, new rings. */
@@ -719,6 +743,14 @@ static void restart_if_stuck(struct srnic_engine *eng, unsigned p,
 	/* link_up is 0: once the burst it may be in ends, the datapath no
 	 * longer touches the port. */
 	__atomic_store_n(&port->link_up, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&port->steer, 0, __ATOMIC_SEQ_CST);
+	/* (a steering class takes no port token: its own word says when it
+	 * is in its queues) */
+	if (!srnic_port_classes_out(eng, p, RESTART_WAIT_MS)) {
+		ctl_log(eng, "port %u: a steering class is in its queues, "
+			"restart put off", p);
+		return;
+	}
 	ctl_log(eng, "port %u: no link for %lu ms, restarting it", p,
 		(unsigned long)(now - port->started_at));
 	/* No poller in a port while it restarts: srnicd's node, none of its
@@ -811,6 +843,9 @@ static void watch_links(struct srnic_engine *eng, uint64_t now,
 struct self_watch {
 	uint64_t tick, dp_epoch, dp_moved;
 	bool unpolled;	/* the ports have gone unpolled for a while */
+	/* the last stretch this control core was off its core (its ticks
+	 * that late), from its tick before to its tick after (ms) */
+	uint64_t away_from, away_to;
 };
 
 /* SRNIC_LOG: say when this node itself stalled (its control core, or its
@@ -823,9 +858,12 @@ static void watch_self(struct srnic_engine *eng, struct self_watch *w,
 	bool late = w->tick && now - w->tick > slept_ms + 4 * TICK_MS,
 	     unpolled;
 
-	if (late)
+	if (late) {
 		ctl_log(eng, "control core stalled: %lu ms between ticks",
 			(unsigned long)(now - w->tick));
+		w->away_from = w->tick;
+		w->away_to = now;
+	}
 	w->tick = now;
 	/* (the datapath is judged only across ticks that came on time) */
 	if (dp != w->dp_epoch || late) {
@@ -877,6 +915,25 @@ static bool unsaid_peers(struct srnic_engine *eng)
 	return false;
 }
 
+/*
+ * Up to when the peers' silence is judged: polled (the last poll of the
+ * ports), but not past the start of this control core's own last stall
+ * for PEER_DEAD_MS after it ended.  Off its core, it sent no HELLOs either,
+ * and on a host where the nodes share CPUs the peers' control cores are
+ * off theirs at the same moments: back, both took each other for dead on
+ * every port (a run of 49-steering: 400-840 ms between ticks on both nodes
+ * beside eight busy programs on two CPUs, and every QP between them then
+ * ran out of retries).  The peer gets the time to be heard again.
+ */
+static uint64_t judged_until(const struct self_watch *w, uint64_t now,
+			     uint64_t polled)
+{
+	if (w->away_to && now - w->away_to < PEER_DEAD_MS &&
+	    polled > w->away_from)
+		return w->away_from;
+	return polled;
+}
+
 static void *control_thread(void *arg)
 {
 	struct srnic_engine *eng = arg;
@@ -904,7 +961,7 @@ static void *control_thread(void *arg)
 		watch_self(eng, &self, now, polled, idle, slept_ms);
 		drain_rx(eng, now);
 		srnic_arp_tick(eng, now);
-		watch_links(eng, now, polled);
+		watch_links(eng, now, judged_until(&self, now, polled));
 		was_idle = idle;
 		idle = __atomic_load_n(&eng->node->dp_deep, __ATOMIC_RELAXED);
 		if (idle)

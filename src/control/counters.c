@@ -230,6 +230,9 @@ const struct srnic_counter srnic_counters[] = {
 	DROP(UNRESOLVED, "unresolved",
 	     "frames to a next hop whose Ethernet address ARP has not found "
 	     "yet (encap = udp; sent again)"),
+	DROP(MISSTEERED, "missteered",
+	     "control frames on a steering class's own queue, which carries "
+	     "data frames only (queues > 1)"),
 
 	PROC("port_polls", port_polls, "its iterations that had the port token"),
 	PROC("token_misses", token_misses, "... and that found it taken"),

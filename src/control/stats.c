@@ -78,6 +78,54 @@ static void out_node(struct srnic_out *o, const struct srnic_engine *eng)
 	srnic_out_bool(o, "cluster_key", eng->cfg.has_key);
 }
 
+/* A port's counters: its own (the port token's holders'), and what the
+ * steering classes' own queues carried, which only they count. */
+static struct srnic_port_stats port_totals(const struct srnic_node *node,
+					   unsigned p)
+{
+	const struct srnic_port *port = &node->port[p];
+	struct srnic_port_stats t = port->st;
+	unsigned q, n = node->classes;
+
+	for (q = 0; port->nq > 1 && q < port->nq; q++) {
+		if (q % n) {
+			t.rx_pkts += port->q[q].rx_pkts;
+			t.rx_bytes += port->q[q].rx_bytes;
+		}
+		if (q / n) {
+			t.tx_pkts += port->q[q].tx_pkts;
+			t.tx_bytes += port->q[q].tx_bytes;
+		}
+	}
+	return t;
+}
+
+/* Steering: each of a port's queues, from which class to which. */
+static void out_queues(struct srnic_out *o, const struct srnic_node *node,
+		       const struct srnic_port *port)
+{
+	unsigned q, n = node->classes;
+
+	if (port->nq <= 1)
+		return;
+	srnic_out_bool(o, "steering", port->steer);
+	srnic_out_open(o, "queues", true);
+	for (q = 0; q < port->nq; q++) {
+		srnic_out_open(o, NULL, false);
+		srnic_out_line(o, "queue", NULL);
+		srnic_out_label_u64(o, "queue", q);
+		srnic_out_u64(o, "from_class", q / n);
+		srnic_out_u64(o, "to_class", q % n);
+		srnic_out_u64(o, "rx_packets", port->q[q].rx_pkts);
+		srnic_out_u64(o, "rx_bytes", port->q[q].rx_bytes);
+		srnic_out_u64(o, "tx_packets", port->q[q].tx_pkts);
+		srnic_out_u64(o, "tx_bytes", port->q[q].tx_bytes);
+		srnic_out_u64(o, "tx_dropped", port->q[q].tx_dropped);
+		srnic_out_close(o, false);
+	}
+	srnic_out_close(o, true);
+}
+
 static void out_ports(struct srnic_out *o, const struct srnic_engine *eng)
 {
 	const struct srnic_node *node = eng->node;
@@ -90,12 +138,15 @@ static void out_ports(struct srnic_out *o, const struct srnic_engine *eng)
 		srnic_out_label_u64(o, "port", p);
 		srnic_out_str(o, "link", node->port[p].link_up ? "up" : "down",
 			      8);
-		srnic_out_counters(o, SRNIC_SCOPE_PORT, &node->port[p].st, 0);
+		struct srnic_port_stats st = port_totals(node, p);
+
+		srnic_out_counters(o, SRNIC_SCOPE_PORT, &st, 0);
 		srnic_out_u64(o, "tx_queued",
 			      __atomic_load_n(&eng->txbuf[p].n,
 					      __ATOMIC_RELAXED));
 		srnic_out_u64(o, "weight", eng->cfg.weight[p]);
 		srnic_out_bool(o, "crc", node->port[p].crc);
+		out_queues(o, node, &node->port[p]);
 		srnic_out_close(o, false);
 	}
 	srnic_out_close(o, true);

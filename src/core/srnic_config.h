@@ -17,6 +17,10 @@
 #define SRNIC_PORT_LOOP SRNIC_MAX_PORTS
 #define SRNIC_PORT_SLOTS (SRNIC_MAX_PORTS + 1)
 #define SRNIC_NAME_MAX 16
+/* Steering (queues = N): classes of a node, and a port's queue pairs,
+ * one for each class that sends and class that receives. */
+#define SRNIC_MAX_CLASSES 4
+#define SRNIC_MAX_QUEUES (SRNIC_MAX_CLASSES * SRNIC_MAX_CLASSES)
 #define SRNIC_MAX_WEIGHT 16
 /* Services (docs/failover.md) a node is a member of. */
 #define SRNIC_MAX_SERVICES 4
@@ -114,6 +118,8 @@ struct srnic_config {
 	unsigned mem_mb;		/* EAL memory */
 	int hugepages;			/* 0: run EAL with --no-huge */
 	char eal_extra[256];		/* more EAL arguments, space separated */
+	unsigned queues;		/* steering classes: memif links carry
+					 * queues^2 queue pairs (1: one) */
 	unsigned idle_sleep_us;		/* longest idle nap of the datapath */
 	unsigned event_spin_us;		/* a waiter's datapath run before it
 					 * sleeps (provider/channel.c) */

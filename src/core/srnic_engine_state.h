@@ -95,6 +95,14 @@ struct srnic_engine {
 	/* QPs by number; numbers below 16 are never used */
 	struct srnic_qp *qp_tab[SRNIC_MAX_QP];
 	uint32_t qpn_next;
+	/* Steering: this process's class (0: the port token's shared path;
+	 * c > 0: its own queues, port/steer.c), taken as it attaches. */
+	unsigned cls;
+	unsigned steer_next;	/* port/steer.c: the sending class polled
+				 * first */
+	/* ... when each port's queue to each class first refused frames (0:
+	 * it took them all at the last flush) */
+	uint64_t steer_full_at[SRNIC_MAX_PORTS][SRNIC_MAX_CLASSES];
 	/* XRC SRQs by number (0 unused; made with the first) */
 	struct srnic_srq **xrc_srq;
 	uint32_t xrc_srq_next;
@@ -168,6 +176,9 @@ struct srnic_engine {
 	 * where the port has none. */
 	struct srnic_bell *wire_bell[SRNIC_MAX_PORTS];
 	struct srnic_wire_end *wire_peer[SRNIC_MAX_PORTS];
+	/* Steering: each memif link's class bells, ours and the far end's */
+	struct srnic_wire_classes *wire_cls[SRNIC_MAX_PORTS];
+	struct srnic_wire_classes *wire_peer_cls[SRNIC_MAX_PORTS];
 	unsigned wires_unbelled;	/* ports with no bell (kernel wires) */
 	/* srnicd's: an eventfd its main thread polls, written as the
 	 * node's datapath leaves a deep sleep (its watch on stopped

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "srnic_config.h"
+
 /* Sleep while *addr is val, up to us microseconds (or until a wake). */
 static inline void srnic_futex_wait(uint32_t *addr, uint32_t val, uint64_t us)
 {
@@ -53,6 +55,17 @@ struct srnic_wire_end {
 	uint8_t pad0[64 - sizeof(struct srnic_bell)];
 	struct srnic_bell node;
 	uint8_t pad1[64 - sizeof(struct srnic_bell)];
+};
+
+/* Steering: one end's bells for its classes, class c's (c > 0) slept on
+ * by the process that has the class alone, rung for frames on its queues
+ * (port/steer.c).  In a memif link's bell file after both ends' (an older
+ * node's file ends before them). */
+struct srnic_wire_classes {
+	struct srnic_cls_bell {
+		struct srnic_bell b;
+		uint8_t pad[64 - sizeof(struct srnic_bell)];
+	} cls[SRNIC_MAX_CLASSES];
 };
 
 /* ... the caller's fence already made: the work published before the

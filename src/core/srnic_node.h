@@ -111,6 +111,9 @@ enum srnic_drop {
 				 * are wrong (encap = udp) */
 	SRNIC_DROP_UNRESOLVED,	/* frames to a next hop ARP has not found
 				 * yet (encap = udp): sent again */
+	SRNIC_DROP_MISSTEERED,	/* a control frame on a steering class's own
+				 * queue (port/steer.c: only class 0's carry
+				 * them) */
 	SRNIC_DROP_MAX
 };
 
@@ -119,6 +122,19 @@ struct srnic_port_stats {
 	uint64_t delayed;	/* frames the fault injector held back */
 	uint64_t corrupted;	/* ... and the ones it flipped a bit in */
 	uint64_t tx_full;	/* flushes the port did not take whole */
+};
+
+/* A steering queue's counters (struct srnic_port, q): the receive side's
+ * written by the queue's poller, the transmit side's by its sender, each
+ * on a line of its own (different processes). */
+struct srnic_queue_stats {
+	uint64_t rx_pkts, rx_bytes;
+	uint8_t pad0[48];
+	uint64_t tx_pkts, tx_bytes;
+	uint64_t tx_dropped;	/* frames the queue could not take while the
+				 * sender's buffer was backed up (a stopped
+				 * receiver's queue) */
+	uint8_t pad1[40];
 };
 
 /* A port's receive-side fault injector (src/port/fault.c): a FIFO of frames
@@ -187,6 +203,20 @@ struct srnic_port {
 				 * port's (af_packet's iface, a tap's link) */
 	struct srnic_port_stats st;
 	struct srnic_fault fault;
+	/* Steering (queues = N > 1, memif ports; docs/architecture.md,
+	 * "Steering"): the port has nq = N*N queue pairs, queue s*N + r
+	 * carrying class s's frames to class r.  Until the peer's HELLO says
+	 * it has as many (steer, set by the control core, cleared when the
+	 * link goes down), only queue 0 is used: a memif server's queues
+	 * that its client did not connect alias queue 0's ring. */
+	uint8_t nq;
+	uint8_t steer;
+	/* ... class c bursts on its own queues (port/steer.c: a restart waits
+	 * for none to) */
+	uint8_t cls_busy[SRNIC_MAX_CLASSES];
+	/* Each queue's frames, written by its one poller (receive) and its
+	 * one sender (transmit); st counts the port token's holders' too. */
+	struct srnic_queue_stats q[SRNIC_MAX_QUEUES];
 };
 
 /*
@@ -705,6 +735,12 @@ struct srnic_node {
 	 * held), summed: no frame reached any process of the node meanwhile
 	 * (engine/dispatch.c) */
 	uint64_t ports_away;
+	/* Steering (queues): the node's classes (1: none), and which
+	 * attached process has class c > 0 (its slot + 1, or 0): taken by
+	 * the process as it attaches, given back by srnicd as it lets the
+	 * process go (srnic_proc_release). */
+	uint8_t classes;
+	uint32_t class_owner[SRNIC_MAX_CLASSES];
 	struct srnic_proc proc[SRNIC_MAX_PROCS];
 	uint32_t nprocs;	/* attached ones (srnicd writes) */
 	uint32_t nprocs_most;	/* ... the most at once so far */
@@ -734,6 +770,28 @@ struct srnic_node {
 /* The peers the node knows, never past the table: in srnicd's node an
  * attached process could write any number into npeers, and every loop
  * over the peers reads it. */
+/*
+ * Steering: a QP's number says which class of its node owns it, so that a
+ * sender picks the queue its frames reach the owner by (port/steer.c).
+ * Class c > 0 of a node with more than c classes has the entries
+ * [c * SRNIC_CLASS_QPS, (c + 1) * SRNIC_CLASS_QPS) below the services';
+ * class 0 the rest (services, multicast and control frames included).
+ */
+#define SRNIC_CLASS_QPS (SRNIC_MAX_QP / SRNIC_MAX_CLASSES)
+
+static inline unsigned srnic_qpn_class(unsigned classes, uint32_t qpn)
+{
+	uint32_t idx = srnic_qpn_index(qpn), c = idx / SRNIC_CLASS_QPS;
+
+	return idx < SRNIC_SVC_QPN_BASE && c < classes ? c : 0;
+}
+
+/* Whether port p carries steered frames now: all its queues connected. */
+static inline bool srnic_port_steers(const struct srnic_port *port)
+{
+	return port->nq > 1 && __atomic_load_n(&port->steer, __ATOMIC_ACQUIRE);
+}
+
 static inline unsigned srnic_npeers(const struct srnic_node *node)
 {
 	unsigned n = __atomic_load_n(&node->npeers, __ATOMIC_ACQUIRE);

@@ -203,6 +203,18 @@ void srnic_attach_fail_all(struct srnic_engine *eng)
 
 void srnic_attach_close(struct srnic_engine *eng)
 {
+	/* Its steering class goes back now (its datapath has stopped, or
+	 * never ran in this attachment), not when srnicd lets go of the slot:
+	 * that waits for the process to exit, and a program that closes the
+	 * device and opens it again attaches under a new slot meanwhile. */
+	if (eng->cls) {
+		uint32_t mine = eng->slot + 1;
+
+		__atomic_compare_exchange_n(&eng->node->class_owner[eng->cls],
+					    &mine, 0, false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_RELAXED);
+		eng->cls = 0;
+	}
 	if (eng->srnicd_fd >= 0)
 		close(eng->srnicd_fd);
 	eng->srnicd_fd = -1;

@@ -150,7 +150,14 @@ static bool idle_nap(struct srnic_engine *eng, uint64_t us, bool armed)
 	bells[n++] = eng->bell;
 	/* (no link bit of a process whose srnicd is gone, which may not
 	 * poll, nor where futex_waitv is missing: it would not wake) */
-	if (armed && !waitv_missing && !eng->fatal) {
+	if (armed && !waitv_missing && !eng->fatal && eng->cls) {
+		/* A steering class: its own queues' bells alone (it polls
+		 * nothing else; what class 0's pollers queue for it rings
+		 * its own bell). */
+		for (i = 0; i < eng->node->nports; i++)
+			if (eng->wire_cls[i])
+				bells[n++] = &eng->wire_cls[i]->cls[eng->cls].b;
+	} else if (armed && !waitv_missing && !eng->fatal) {
 		for (i = 0; i < eng->node->nports; i++)
 			if (eng->wire_bell[i])
 				bells[n++] = eng->wire_bell[i];
@@ -261,7 +268,9 @@ static bool run_here(struct srnic_engine *eng, unsigned *work, bool app)
 	if (app) {
 		__atomic_store_n(&eng->app_iters, eng->app_iters + 1,
 				 __ATOMIC_RELAXED);
-		if (eng->mode == SRNIC_ATTACHED)
+		/* (a steering class polls no port for the node: srnicd's
+		 * thread must not step aside for it) */
+		if (eng->mode == SRNIC_ATTACHED && !eng->cls)
 			__atomic_fetch_add(&eng->node->apps_polled, 1,
 					   __ATOMIC_RELAXED);
 	}

@@ -526,6 +526,28 @@ static void ports_gap(struct srnic_engine *eng, uint64_t now)
 				   __ATOMIC_RELAXED);
 }
 
+/* A steering class's own queues (port/steer.c), no port token held:
+ * only data frames come off them, and a frame for another process's QP
+ * (whose class this process had before it) is not passed on, as a frame
+ * off the process's own ring is not (queued). */
+static unsigned rx_steered(struct srnic_engine *eng)
+{
+	struct rte_mbuf *pkts[SRNIC_BURST];
+	unsigned p, total = 0;
+	uint16_t n;
+
+	for (p = 0; p < eng->node->nports; p++) {
+		if (!srnic_port_own_live(eng, p))
+			continue;
+		n = srnic_port_rx_steered(eng, p, pkts, SRNIC_BURST);
+		rx_burst(eng, pkts, n, true);
+		total += n;
+		eng->rx_backlog |= n == SRNIC_BURST;
+	}
+	rx_handle_kept(eng, true);
+	return total;
+}
+
 static unsigned rx_poll(struct srnic_engine *eng)
 {
 	struct rte_mbuf *pkts[SRNIC_BURST];
@@ -534,6 +556,13 @@ static unsigned rx_poll(struct srnic_engine *eng)
 	uint16_t n;
 
 	total = rx_ring(eng, queued_rx, true);
+	/* A steering class polls its own queues, and nothing under the
+	 * port token: the node's other frames are class 0's, whose pollers
+	 * queue this process's among them on its ring, as before. */
+	if (eng->cls) {
+		eng->rx_missed = false;
+		return total + rx_steered(eng);
+	}
 	/* (srnicd's node: one process at a time polls the ports; one that
 	 * missed them does not sleep long: the holder may be about to) */
 	eng->rx_missed = !srnic_ports_take(eng);

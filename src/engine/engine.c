@@ -219,6 +219,30 @@ static int eal_init(const struct srnic_engine *eng, char *err, size_t errlen)
  * own (which it frees).  Everything the node points to (pools, rings) is
  * in that memory too.
  */
+/* Steering: the first of the node's classes nobody has, if any (srnicd
+ * gives it back as it lets this process go, srnicd_proc_release); the
+ * others share class 0, the port token's path. */
+static void class_take(struct srnic_engine *eng)
+{
+	uint32_t me = eng->slot + 1;
+	unsigned c;
+
+	eng->cls = 0;
+	for (c = 1; c < eng->node->classes && c < SRNIC_MAX_CLASSES; c++) {
+		uint32_t free = 0;
+
+		if (__atomic_load_n(&eng->node->class_owner[c],
+				    __ATOMIC_ACQUIRE) == me ||
+		    __atomic_compare_exchange_n(&eng->node->class_owner[c],
+						&free, me, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			eng->cls = c;
+			return;
+		}
+	}
+}
+
 static int node_share(struct srnic_engine *eng, char *err, size_t errlen)
 {
 	const struct rte_memzone *mz;
@@ -246,6 +270,7 @@ static int node_share(struct srnic_engine *eng, char *err, size_t errlen)
 				 "this program first attached: restart it");
 			return -EBUSY;
 		}
+		class_take(eng);
 		/* (at every start: each attachment has a slot of its own) */
 		me = &eng->node->proc[eng->slot];
 		if (!me->doorbell || !me->calls || !me->rx) {
@@ -425,9 +450,12 @@ static void engine_stop(struct srnic_engine *eng)
 		/* No attached process polls a port again, and the one that
 		 * may be in a poll now finishes it, before the links go
 		 * (DPDK 22.11's memif faults a poller whose port stops). */
-		__atomic_store_n(&eng->node->closing, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&eng->node->closing, 1, __ATOMIC_SEQ_CST);
 		srnic_ports_hold(eng, 0);
 		srnic_ports_give(eng);
+		/* (nor a steering class, which takes no port token) */
+		for (unsigned p = 0; p < eng->node->nports; p++)
+			srnic_port_classes_out(eng, p, 100);
 	}
 	if (eng->mode != SRNIC_ATTACHED)
 		srnic_control_stop(eng);

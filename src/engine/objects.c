@@ -506,13 +506,23 @@ static void qp_set_init(struct srnic_qp *qp, const struct srnic_qp_init *init)
 static int qpn_take(struct srnic_engine *eng, const struct srnic_qp_init *init,
 		    uint32_t *qpn_out)
 {
+	/* (steering: a class's own entries, srnic_qpn_class) */
+	unsigned classes = eng->node->classes;
+	uint32_t lo = eng->cls ? eng->cls * SRNIC_CLASS_QPS : 16;
+	uint32_t hi = eng->cls && (eng->cls + 1) * SRNIC_CLASS_QPS <
+					  SRNIC_SVC_QPN_BASE
+			      ? (eng->cls + 1) * SRNIC_CLASS_QPS
+			      : SRNIC_SVC_QPN_BASE;
 	uint32_t i, idx, gen;
 
 	for (i = 0; i < SRNIC_MAX_QP; i++) {
 		uint8_t free = 0;
 
-		idx = eng->qpn_next;
-		eng->qpn_next = idx + 1 < SRNIC_SVC_QPN_BASE ? idx + 1 : 16;
+		idx = eng->qpn_next >= lo && eng->qpn_next < hi ? eng->qpn_next
+								 : lo;
+		eng->qpn_next = idx + 1 < hi ? idx + 1 : lo;
+		if (!init->svc_slot && srnic_qpn_class(classes, idx) != eng->cls)
+			continue;
 		if (init->svc_slot) {
 			idx = SRNIC_SVC_QPN_BASE + init->svc_slot - 1u;
 			i = SRNIC_MAX_QP - 1;	/* one try */

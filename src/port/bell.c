@@ -43,6 +43,7 @@ struct wire_bells {
 	uint32_t magic;
 	uint8_t pad0[60];
 	struct srnic_wire_end end[2];	/* [0] the server's, [1] the client's */
+	struct srnic_wire_classes cls[2];	/* ... their classes' */
 };
 
 /* The value of key=VALUE in a vdev's arguments (n bytes), or NULL. */
@@ -69,6 +70,7 @@ static int bells_map(struct srnic_engine *eng, unsigned i)
 	struct wire_bells *wb;
 	char path[PATH_MAX];
 	struct stat st;
+	unsigned c;
 	int fd, me;
 
 	sock = arg_value(arg, "socket", &nsock);
@@ -103,10 +105,15 @@ static int bells_map(struct srnic_engine *eng, unsigned i)
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&wb->end[me].node.sleeping, 0,
 				 __ATOMIC_RELAXED);
+		for (c = 0; c < SRNIC_MAX_CLASSES; c++)
+			__atomic_store_n(&wb->cls[me].cls[c].b.sleeping, 0,
+					 __ATOMIC_RELAXED);
 	}
 	eng->wire_bell[i] = eng->mode == SRNIC_ATTACHED ? &wb->end[me].procs
 							: &wb->end[me].node;
 	eng->wire_peer[i] = &wb->end[!me];
+	eng->wire_cls[i] = &wb->cls[me];
+	eng->wire_peer_cls[i] = &wb->cls[!me];
 	return 0;
 }
 
@@ -129,7 +136,7 @@ void srnic_port_bells_open(struct srnic_engine *eng)
  * flush). */
 void srnic_port_bells_forget(struct srnic_engine *eng, unsigned slot)
 {
-	unsigned i;
+	unsigned i, c;
 
 	for (i = 0; i < eng->cfg.nports; i++) {
 		struct srnic_wire_end *end;
@@ -142,7 +149,31 @@ void srnic_port_bells_forget(struct srnic_engine *eng, unsigned slot)
 							 node));
 		__atomic_fetch_and(&end->procs.sleeping, ~(1u << slot),
 				   __ATOMIC_RELAXED);
+		for (c = 0; c < SRNIC_MAX_CLASSES; c++)
+			__atomic_fetch_and(&eng->wire_cls[i]->cls[c].b.sleeping,
+					   ~(1u << slot), __ATOMIC_RELAXED);
 	}
 	__atomic_fetch_and(&eng->node->loop_end.procs.sleeping, ~(1u << slot),
 			   __ATOMIC_RELAXED);
+}
+
+/* The control core: port i began to steer (its peer said it has as many
+ * queues).  Frames the peer sent on the new queues meanwhile woke their
+ * class's process, or this node's sleeper, when the port was not theirs to
+ * poll yet: wake them again, now that it is. */
+void srnic_port_bells_steer(struct srnic_engine *eng, unsigned i)
+{
+	struct srnic_wire_end *end;
+	unsigned c;
+
+	if (!eng->wire_bell[i] || !eng->wire_cls[i])
+		return;
+	for (c = 1; c < SRNIC_MAX_CLASSES; c++)
+		srnic_ring(&eng->wire_cls[i]->cls[c].b);
+	/* (the control core's engine is the node's: its bell is its end's
+	 * node bell) */
+	end = (struct srnic_wire_end *)((char *)eng->wire_bell[i] -
+					offsetof(struct srnic_wire_end, node));
+	srnic_ring(&end->procs);
+	srnic_ring(&end->node);
 }

@@ -52,15 +52,23 @@ static int port_find(struct srnic_engine *eng, unsigned i, char *name,
 	return 0;
 }
 
-/* One receive and one transmit queue, and an MTU that fits our largest
- * frame where the port says it can: shared-memory ports (memif) claim
- * 1518 bytes but carry larger frames in chained buffers, so a smaller
- * claim is not an error. */
-static int port_configure(struct srnic_engine *eng, uint16_t id)
+/* One receive and one transmit queue (a memif port of a node with
+ * steering classes: one pair for each class that sends and class that
+ * receives, steer.c), and an MTU that fits our largest frame where the
+ * port says it can: shared-memory ports (memif) claim 1518 bytes but
+ * carry larger frames in chained buffers, so a smaller claim is not an
+ * error. */
+static int port_configure(struct srnic_engine *eng, unsigned i, uint16_t id)
 {
+	struct srnic_port *p = &eng->node->port[i];
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
+	uint16_t q, nq = 1;
 	int rc;
+
+	if (eng->node->classes > 1 && !strncmp(eng->cfg.port[i], "net_memif", 9))
+		nq = (uint16_t)(eng->node->classes * eng->node->classes);
+	p->nq = (uint8_t)nq;
 
 	memset(&conf, 0, sizeof(conf));
 	rc = rte_eth_dev_info_get(id, &info);
@@ -68,14 +76,16 @@ static int port_configure(struct srnic_engine *eng, uint16_t id)
 	    info.max_rx_pktlen >= eng->payload_max + SRNIC_MAX_OVERHEAD)
 		conf.rxmode.mtu = eng->payload_max + SRNIC_MAX_OVERHEAD -
 				  SRNIC_ETH_HLEN;
-	rc = rte_eth_dev_configure(id, 1, 1, &conf);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(id, 0, RX_DESC,
+	rc = rte_eth_dev_configure(id, nq, nq, &conf);
+	for (q = 0; rc == 0 && q < nq; q++) {
+		rc = rte_eth_rx_queue_setup(id, q, RX_DESC,
 					    rte_eth_dev_socket_id(id), NULL,
 					    eng->node->pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(id, 0, TX_DESC,
-					    rte_eth_dev_socket_id(id), NULL);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(id, q, TX_DESC,
+						    rte_eth_dev_socket_id(id),
+						    NULL);
+	}
 	return rc;
 }
 
@@ -139,7 +149,7 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		return rc;
 	p->port_id = id;
 	p->bye_gen = UINT32_MAX;	/* link_gen starts at 0 */
-	rc = port_configure(eng, id);
+	rc = port_configure(eng, i, id);
 	/* (once a tap: its queue is made now, and it must be quiet before
 	 * it starts, which comes before the next port's queue is made) */
 	if (rc == 0 && srnic_port_is_tap(eng->cfg.port[i]))
@@ -170,6 +180,7 @@ int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen)
 			srnic_port_retry_start(eng, i);
 		return 0;
 	}
+	eng->node->classes = (uint8_t)eng->cfg.queues;
 	for (i = 0; i < eng->cfg.nports; i++) {
 		rc = port_start(eng, i, err, errlen);
 		if (rc) {

@@ -26,7 +26,10 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 
 	if (!srnic_port_io_enter())
 		return 0;	/* a link's memory is going: next time */
-	got = rte_eth_rx_burst(port->port_id, 0, pkts, n);
+	/* (a steered port: class 0's queues, from every sending class) */
+	got = srnic_port_steers(port) ? srnic_steer_rx(eng, p, 0, pkts, n)
+				      : rte_eth_rx_burst(port->port_id, 0,
+							 pkts, n);
 	srnic_port_io_leave();
 	if (eng->cfg.encap_udp && got)
 		eng->rx_ts16 = srnic_ts16(eng, srnic_now());
@@ -189,24 +192,6 @@ bool srnic_ports_send_control(struct srnic_engine *eng)
 	return rte_ring_empty(eng->node->ctrl_tx);
 }
 
-/* Frames went to the far end of a memif link: wake whoever sleeps for
- * them there, its processes if any sleeps, else its node's sleeper; and
- * the node's sleeper too when the processes were rung already and none
- * has woken since (kept off its CPU: a process pinned beside a busy one,
- * a stopped one).  Then the node's sleeper polls and queues their frames
- * on their rings, as before there were bells; otherwise the frames waited
- * in the link until a process ran (e2e/14's UC receiver, pinned to a CPU
- * an RT hog takes 150 ms in 200, gave up messages in a CI run). */
-static inline void ring_wire(struct srnic_wire_end *end)
-{
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&end->procs.sleeping, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&end->procs.wake, __ATOMIC_RELAXED))
-		srnic_ring_fenced(&end->procs);
-	else
-		srnic_ring_fenced(&end->node);
-}
-
 /* A frame out at once, past the transmit buffer (leaving a link, when
  * nothing else will flush it).  Returns whether the port took it; the
  * frame is gone either way. */
@@ -279,7 +264,8 @@ static unsigned flush_held(struct srnic_engine *eng)
 		struct srnic_port *port = &eng->node->port[i];
 		struct srnic_txbuf *tb = &eng->txbuf[i];
 
-		if (!tb->n)
+		/* (a steering class's own ports: srnic_ports_flush_steered) */
+		if (!tb->n || srnic_port_own(eng, i))
 			continue;
 		if (!__atomic_load_n(&port->polling, __ATOMIC_ACQUIRE)) {
 			/* Nobody there: what was queued is lost. */
@@ -304,6 +290,9 @@ static unsigned flush_held(struct srnic_engine *eng)
 						tb->n);
 			srnic_tap_tx_done(eng->node, idx, got, sent);
 			sent = tx_taken(port, tb, sent);
+		} else if (srnic_port_steers(port)) {
+			sent = srnic_steer_tx(eng, i, tb, 0);
+			data = false;	/* (rung there, by class) */
 		} else {
 			sent = tx_taken(port, tb,
 					rte_eth_tx_burst(port->port_id, 0,
@@ -326,15 +315,25 @@ static unsigned flush_held(struct srnic_engine *eng)
 
 unsigned srnic_ports_flush(struct srnic_engine *eng)
 {
-	unsigned i, total, waiting = 0;
+	unsigned i, total, waiting = 0, own = 0;
 
+	/* (a steering class's own ports first: no token for them; what
+	 * their queues did not take yet counts as work, as frames waiting
+	 * for the token do: the datapath must not nap on it) */
+	if (eng->cls)
+		own = srnic_ports_flush_steered(eng);
 	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
-		waiting += eng->txbuf[i].n;
-	/* (the control core's frames make the token worth taking too) */
-	if (!waiting && !rte_ring_empty(eng->node->ctrl_tx))
+		if (!srnic_port_own(eng, i))
+			waiting += eng->txbuf[i].n;
+		else
+			own += eng->txbuf[i].n;
+	/* (the control core's frames make the token worth taking too, but
+	 * not to a steering class, which takes it only for its own frames:
+	 * class 0's pollers send them) */
+	if (!waiting && !eng->cls && !rte_ring_empty(eng->node->ctrl_tx))
 		waiting = 1;
 	if (!waiting)
-		return 0;
+		return own;
 	if (!srnic_ports_take(eng)) {
 		srnic_token_wait(eng, TOKEN_WAIT_US);
 		/* srnicd's node, the token still taken: the frames wait for
@@ -342,21 +341,29 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 		 * (the datapath must not nap with them queued). */
 		if (!srnic_ports_take(eng)) {
 			srnic_token_missed(eng);
-			return waiting;
+			return own + waiting;
 		}
 	}
 	eng->token_missed_at = 0;
-	srnic_ports_take_control(eng);
+	if (!eng->cls)
+		srnic_ports_take_control(eng);
 	total = flush_held(eng);
 	srnic_ports_give(eng);
-	return total;
+	return own + total;
 }
 
 void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms)
 {
-	unsigned i;
+	unsigned i, waiting = 0;
 
-	if (srnic_ports_hold(eng, wait_ms)) {
+	if (eng->cls)
+		srnic_ports_flush_steered(eng);
+	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
+		if (!srnic_port_own(eng, i))
+			waiting += eng->txbuf[i].n;
+	/* (a steering class takes the port token only for frames of its
+	 * own that its queues do not carry) */
+	if ((waiting || !eng->cls) && srnic_ports_hold(eng, wait_ms)) {
 		flush_held(eng);
 		srnic_ports_give(eng);
 	}

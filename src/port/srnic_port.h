@@ -32,11 +32,22 @@ unsigned srnic_ports_up(const struct srnic_node *node);
 void srnic_port_bells_open(struct srnic_engine *eng);
 /* srnicd: the process of that slot is gone (it may have died asleep). */
 void srnic_port_bells_forget(struct srnic_engine *eng, unsigned slot);
+void srnic_port_bells_steer(struct srnic_engine *eng, unsigned i);
 
 /* memif.c: memif server sockets, before EAL starts */
 void srnic_ports_prepare(const struct srnic_config *cfg);
 void srnic_port_vdev_arg(const struct srnic_config *cfg, unsigned i,
 			 char *out, size_t size);
+
+/* steer.c: a steering class's own queues (queues > 1), polled and
+ * flushed without the port token; whether port p is one of them. */
+uint16_t srnic_port_rx_steered(struct srnic_engine *eng, unsigned p,
+			       struct rte_mbuf **pkts, uint16_t n);
+unsigned srnic_ports_flush_steered(struct srnic_engine *eng);
+bool srnic_port_own(const struct srnic_engine *eng, unsigned p);
+bool srnic_port_own_live(const struct srnic_engine *eng, unsigned p);
+bool srnic_port_classes_out(struct srnic_engine *eng, unsigned p,
+			    unsigned wait_ms);
 
 /* rxtx.c: frames in and out */
 uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,

@@ -63,13 +63,19 @@ static unsigned out_proc(struct srnic_out *o, struct srnic_engine *eng,
 			 unsigned slot)
 {
 	const struct srnic_proc *pr = &eng->node->proc[slot];
-	unsigned qps = srnicd_proc_qps(eng, slot);
+	unsigned qps = srnicd_proc_qps(eng, slot), c, cls = 0;
 
+	for (c = 1; c < SRNIC_MAX_CLASSES; c++)
+		if (__atomic_load_n(&eng->node->class_owner[c],
+				    __ATOMIC_RELAXED) == slot + 1)
+			cls = c;
 	srnic_out_open(o, NULL, false);
 	srnic_out_u64(o, "slot", slot);
 	srnic_out_u64(o, "pid", (uint64_t)srnicd_proc_pid(slot));
 	srnic_out_str(o, "prog", pr->prog, sizeof(pr->prog));
 	srnic_out_u64(o, "qps", qps);
+	/* (steering: 0, the port token's path; else its own queues) */
+	srnic_out_u64(o, "class", cls);
 	srnic_out_counters(o, SRNIC_SCOPE_PROC, pr, 0);
 	srnic_out_counters(o, SRNIC_SCOPE_NODE, &pr->st, SRNIC_CNT_PER_PROC);
 	srnic_out_drops_seen(o, &pr->st);

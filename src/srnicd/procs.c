@@ -275,6 +275,13 @@ void srnicd_proc_release(struct srnic_engine *eng, unsigned slot)
 		    held)
 			__atomic_store_n(&node->qp_owner[q], 0,
 					 __ATOMIC_RELEASE);
+	for (q = 1; q < SRNIC_MAX_CLASSES; q++) {
+		uint32_t mine = held;
+
+		__atomic_compare_exchange_n(&node->class_owner[q], &mine, 0,
+					    false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_RELAXED);
+	}
 	srnic_mcast_release_proc(node, slot);
 	srnic_tpt_release_proc(node, slot);
 	srnic_service_release_proc(node, slot);

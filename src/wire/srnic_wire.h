@@ -326,6 +326,8 @@ struct srnic_pkt {
 	uint8_t path_delay[SRNIC_UDP_PATHS];
 	uint8_t node_mac[6];
 	char node_name[16];
+	uint8_t queues;	    /* HELLO: the node's steering classes (its
+			     * queues setting; 0, an older node's: 1) */
 	uint64_t groups;    /* HELLO: bit g, the node holds a region for
 			     * multicast RDMA group g */
 	/* SVC_ANNOUNCE: the service (its address), the sender's priority
@@ -658,6 +660,11 @@ void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
 void srnic_wire_udp_number(uint8_t *frame, uint16_t seq);
 uint16_t srnic_wire_udp_seq(const uint8_t *frame);
 uint32_t srnic_wire_udp_dst(const uint8_t *frame);
+
+/* The QP number a raw frame of our own making is for, read at transmit to
+ * pick its steering queue (port/steer.c); false for a control frame (the
+ * node's, no QP's). */
+bool srnic_wire_frame_qpn(const uint8_t *frame, uint32_t len, uint32_t *qpn);
 enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 					  uint32_t my_ip, uint16_t port,
 					  struct srnic_udp_rx *h);

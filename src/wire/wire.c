@@ -25,7 +25,9 @@
  *  hello ext +0 ipv4, +4 port, +5 dev, +6 node mac, +12 ndev,
  *            +13 paths (HELLO to one UDP peer; else 0), +14 hello_ms
  *            (2: HELLO's interval; else 0),
- *            +16 node name (16), +32 groups (8: HELLO's group map;
+ *            +16 node name (15, NUL padded), +31 queues (HELLO: the
+ *            node's steering classes; else 0), +32 groups (8: HELLO's
+ *            group map;
  *            SVC_ANNOUNCE: +32 service ipv4, +36 prio, +37 holder,
  *            +38 mode, +39 bound; TPT_UPDATE, TPT_ACK: +5 index,
  *            +6 count, +7 access, +8 gen, +12 name, +16 rkey,
@@ -228,6 +230,16 @@ uint16_t srnic_wire_udp_seq(const uint8_t *frame)
 uint32_t srnic_wire_udp_dst(const uint8_t *frame)
 {
 	return srnic_get32(frame + IP_OFF + 16);
+}
+
+bool srnic_wire_frame_qpn(const uint8_t *frame, uint32_t len, uint32_t *qpn)
+{
+	if (len < SRNIC_ETH_HLEN + 8 ||
+	    srnic_get16(frame + 12) != SRNIC_ETHERTYPE ||
+	    srnic_op_is_control(frame[SRNIC_ETH_HLEN + 1]))
+		return false;
+	*qpn = srnic_get32(frame + SRNIC_ETH_HLEN + 4);
+	return true;
 }
 
 /* Whether a UDP datagram's checksum (not 0) is right: over the IPv4
@@ -470,7 +482,9 @@ static void encode_hello_ext(uint8_t *x, const struct srnic_pkt *pkt)
 		x[13] = pkt->paths;
 		srnic_put16(x + 14, pkt->hello_ms);
 	}
-	memcpy(x + 16, pkt->node_name, sizeof(pkt->node_name));
+	memcpy(x + 16, pkt->node_name, sizeof(pkt->node_name) - 1);
+	if (pkt->opcode == SRNIC_OP_HELLO)
+		x[31] = pkt->queues;
 	if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {
 		srnic_put32(x + 32, pkt->svc_ipv4);
 		x[36] = pkt->svc_prio;
@@ -591,8 +605,9 @@ static void decode_hello_ext(const uint8_t *x, struct srnic_pkt *pkt)
 		pkt->paths = x[13];
 		pkt->hello_ms = srnic_get16(x + 14);
 	}
-	memcpy(pkt->node_name, x + 16, sizeof(pkt->node_name));
+	memcpy(pkt->node_name, x + 16, sizeof(pkt->node_name) - 1);
 	pkt->node_name[sizeof(pkt->node_name) - 1] = '\0';
+	pkt->queues = pkt->opcode == SRNIC_OP_HELLO ? x[31] : 0;
 	if (pkt->opcode == SRNIC_OP_SVC_ANNOUNCE) {
 		pkt->svc_ipv4 = srnic_get32(x + 32);
 		pkt->svc_prio = x[36];

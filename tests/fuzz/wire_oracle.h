@@ -87,6 +87,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(path_delay);
 	WIRE_FIELD(node_mac);
 	WIRE_FIELD(node_name);
+	WIRE_FIELD(queues);
 	WIRE_FIELD(groups);
 	WIRE_FIELD(svc_ipv4);
 	WIRE_FIELD(svc_prio);
@@ -403,7 +404,7 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 		       "or an ACK";
 	if (!srnic_op_is_control(op) && (p->groups || p->dev || p->ndev))
 		return "group map or device set on other than a control frame";
-	if (op != SRNIC_OP_HELLO && (p->hello_ms || p->paths))
+	if (op != SRNIC_OP_HELLO && (p->hello_ms || p->paths || p->queues))
 		return "a HELLO interval or paths on other than a HELLO";
 	if (op == SRNIC_OP_HELLO
 		    ? p->dst_qpn || p->src_qpn || p->dst_inc

@@ -3094,9 +3094,45 @@ static void test_published_checks(void)
 	free(buf);
 }
 
+/* Steering: a QP number says its class (srnic_qpn_class), and a class
+ * takes numbers only of its own (engine/objects.c, qpn_take). */
+static void test_qpn_classes(void)
+{
+	struct srnic_qp *qp[3];
+	unsigned c, i;
+
+	CHECK(srnic_qpn_class(4, 16) == 0 && srnic_qpn_class(4, 1023) == 0,
+	      "class 0's entries");
+	CHECK(srnic_qpn_class(4, 1024) == 1 && srnic_qpn_class(4, 2047) == 1 &&
+		      srnic_qpn_class(4, 0x5000c00) == 3,
+	      "class 1's and 3's entries, of any generation");
+	CHECK(srnic_qpn_class(4, SRNIC_SVC_QPN_BASE) == 0 &&
+		      srnic_qpn_class(4, SRNIC_QPN_MCAST) == 0,
+	      "services and multicast: class 0");
+	CHECK(srnic_qpn_class(2, 3072) == 0 && srnic_qpn_class(1, 1024) == 0,
+	      "no class beyond the node's classes");
+	eng->node->classes = 4;
+	for (c = 0; c < 4; c++) {
+		eng->cls = c;
+		for (i = 0; i < 3; i++) {
+			qp[i] = qp_new(1);
+			if (!CHECK(qp[i], "class %u: QP %u", c, i))
+				continue;
+			CHECK(srnic_qpn_class(4, qp[i]->q.qpn) == c,
+			      "class %u took QP number %#x", c, qp[i]->q.qpn);
+		}
+		for (i = 0; i < 3; i++)
+			if (qp[i])
+				srnic_engine_destroy_qp(eng, qp[i]);
+	}
+	eng->cls = 0;
+	eng->node->classes = 1;
+}
+
 int main(void)
 {
 	engine_up();
+	test_qpn_classes();
 	test_write_out_of_order();
 	test_write_notify();
 	test_read_done();

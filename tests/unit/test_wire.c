@@ -92,6 +92,7 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->ndev = 2;
 	p->hello_ms = 0x0164;
 	p->paths = 0xa5;
+	p->queues = 4;
 	for (i = 0; i < SRNIC_UDP_PATHS; i++) {
 		p->path_loss[i] = (uint8_t)(i * 37 + 1);
 		p->path_delay[i] = (uint8_t)(15 - i * 2);
@@ -262,6 +263,7 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		if (p->opcode == SRNIC_OP_HELLO) {
 			want->hello_ms = p->hello_ms;
 			want->paths = p->paths;
+			want->queues = p->queues;
 		}
 		memcpy(want->node_mac, p->node_mac, 6);
 		memcpy(want->node_name, p->node_name, sizeof(p->node_name));
@@ -904,11 +906,15 @@ static void test_sanitized(void)
 
 	full_pkt(&p, SRNIC_OP_HELLO);
 	memset(p.node_name, 'x', sizeof(p.node_name));
+	p.queues = 3;
 	f = wire_build(&p, dmac, smac, &len);
-	CHECK(f[54 + 15] == 'x', "name sent in full");
+	/* (15 bytes of name: the 16th is a HELLO's queues) */
+	CHECK(f[54 + 14] == 'x' && f[54 + 15] == 3,
+	      "name sent in 15 bytes, then the queues");
 	if (CHECK(dec(f, len, &got) == SRNIC_WIRE_OK, "16-byte name"))
-		CHECK(strlen(got.node_name) == 15,
-		      "decoded name not terminated within 16 bytes");
+		CHECK(strlen(got.node_name) == 15 && got.queues == 3,
+		      "decoded name not terminated within 16 bytes, or "
+		      "queues lost");
 	free(f);
 
 	f = frame_of(SRNIC_OP_ACK, &len);

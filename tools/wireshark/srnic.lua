@@ -112,6 +112,7 @@ local F = {
 	ctl_dev = ProtoField.uint8("srnic.ctl.dev", "Adapter of the sending port"),
 	ctl_ndev = ProtoField.uint8("srnic.ctl.ndev", "Adapters of the node"),
 	hello_ms = ProtoField.uint16("srnic.ctl.hello_ms", "HELLO interval (ms)"),
+	hello_queues = ProtoField.uint8("srnic.ctl.queues", "Steering classes (0: 1)"),
 	hello_paths = ProtoField.uint8("srnic.ctl.paths", "Peer's paths heard (UDP)", base.HEX),
 	path_loss = ProtoField.bytes("srnic.ctl.path_loss", "Peer's paths' loss, 256ths (UDP; ff: not measured)"),
 	path_delay = ProtoField.bytes("srnic.ctl.path_delay", "Peer's paths' delay over the best's, 4 bits each (UDP; f: not measured)"),
@@ -268,7 +269,10 @@ function p.dissector(tvb, pinfo, tree)
 				e:add(F.hello_paths, tvb(off + 13, 1))
 				e:add(F.hello_ms, tvb(off + 14, 2))
 			end
-			e:add(F.node_name, tvb(off + 16, 16))
+			e:add(F.node_name, tvb(off + 16, 15))
+			if op == 6 then
+				e:add(F.hello_queues, tvb(off + 31, 1))
+			end
 			if op == 14 then
 				e:add(F.svc_ip, tvb(off + 32, 4))
 				e:add(F.svc_prio, tvb(off + 36, 1))
@@ -278,7 +282,7 @@ function p.dissector(tvb, pinfo, tree)
 			else
 				e:add(F.groups, tvb(off + 32, 8))
 			end
-			info = info .. " node " .. tvb(off + 16, 16):stringz()
+			info = info .. " node " .. tvb(off + 16, 15):stringz()
 		end
 		off = off + 40
 		if bit.band(flags, 0x200) ~= 0 and tvb:len() >= off + 32 then
