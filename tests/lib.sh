@@ -182,7 +182,7 @@ counter_text() {
 	function scoped(   r) {
 		r = $1
 		if (of == "")
-			return r !~ /^(port|loopback|peer|service|process|drop)$/ &&
+			return r !~ /^(port|queue|loopback|peer|service|process|drop)$/ &&
 			       !(r ~ /^(integration|striping)$/ && $2 in peer)
 		if (of == "loopback")
 			return r == "loopback"

@@ -102,8 +102,9 @@ static struct srnic_port_stats port_totals(const struct srnic_node *node,
 
 /* Steering: each of a port's queues, from which class to which. */
 static void out_queues(struct srnic_out *o, const struct srnic_node *node,
-		       const struct srnic_port *port)
+		       unsigned p)
 {
+	const struct srnic_port *port = &node->port[p];
 	unsigned q, n = node->classes;
 
 	if (port->nq <= 1)
@@ -113,6 +114,7 @@ static void out_queues(struct srnic_out *o, const struct srnic_node *node,
 	for (q = 0; q < port->nq; q++) {
 		srnic_out_open(o, NULL, false);
 		srnic_out_line(o, "queue", NULL);
+		srnic_out_label_u64(o, "port", p);
 		srnic_out_label_u64(o, "queue", q);
 		srnic_out_u64(o, "from_class", q / n);
 		srnic_out_u64(o, "to_class", q % n);
@@ -146,7 +148,7 @@ static void out_ports(struct srnic_out *o, const struct srnic_engine *eng)
 					      __ATOMIC_RELAXED));
 		srnic_out_u64(o, "weight", eng->cfg.weight[p]);
 		srnic_out_bool(o, "crc", node->port[p].crc);
-		out_queues(o, node, &node->port[p]);
+		out_queues(o, node, p);
 		srnic_out_close(o, false);
 	}
 	srnic_out_close(o, true);

@@ -71,7 +71,9 @@ unsigned srnic_steer_tx(struct srnic_engine *eng, unsigned p,
 	bool backed_up = srnic_port_backlogged(eng, p);
 	struct rte_mbuf *b[SRNIC_TXBUF];
 	uint16_t at[SRNIC_TXBUF], i, nb, sent, left, nctrl, total = 0;
+	uint32_t len[SRNIC_TXBUF];
 	uint8_t to[SRNIC_TXBUF], ctl[SRNIC_TXBUF], gone[SRNIC_TXBUF];
+	bool data;
 
 	for (i = 0; i < tb->n; i++) {
 		ctl[i] = !frame_class(eng, tb->m[i], &to[i]);
@@ -84,26 +86,29 @@ unsigned srnic_steer_tx(struct srnic_engine *eng, unsigned p,
 		for (i = 0, nb = 0; i < tb->n; i++)
 			if (to[i] == k) {
 				at[nb] = i;
+				/* (read now: a sent frame is the port's) */
+				len[nb] = rte_pktmbuf_pkt_len(tb->m[i]);
 				b[nb++] = tb->m[i];
 			}
 		if (!nb)
 			continue;
 		sent = rte_eth_tx_burst(port->port_id,
 					(uint16_t)(cls * classes + k), b, nb);
-		for (i = 0; i < sent; i++) {
-			uint32_t len = rte_pktmbuf_pkt_len(b[i]);
-
-			qs->tx_bytes += len;
+		for (i = 0, data = false; i < sent; i++) {
+			qs->tx_bytes += len[i];
 			/* (class 0 holds the port token: the port's own
 			 * counters are its too, as on rxtx.c's path) */
 			if (!cls)
-				port->st.tx_bytes += len;
+				port->st.tx_bytes += len[i];
 			gone[at[i]] = 1;
+			data |= !ctl[at[i]];
 		}
 		qs->tx_pkts += sent;
 		if (!cls)
 			port->st.tx_pkts += sent;
-		if (sent)
+		/* (the far end's sleepers are woken for data, not for the
+		 * control core's HELLOs, as on rxtx.c's path) */
+		if (data)
 			ring_class(eng, p, k);
 		total += sent;
 		if (sent == nb) {
