@@ -233,15 +233,26 @@ bool srnic_port_backlogged(const struct srnic_engine *eng, unsigned p)
 	return eng->txbuf[p].n > SRNIC_TXBUF - SRNIC_BURST;
 }
 
-/* The first sent frames of port's buffer tb are gone: count them, keep
- * the rest for the next flush. */
+/* The lengths of tb's frames, read before a burst: a frame the port took
+ * is the port's (memif frees it as it copies it), and by the time the
+ * burst returns its buffer may be another process's. */
+static inline void tx_lens(const struct srnic_txbuf *tb, uint32_t *len)
+{
+	uint16_t k;
+
+	for (k = 0; k < tb->n; k++)
+		len[k] = rte_pktmbuf_pkt_len(tb->m[k]);
+}
+
+/* The first sent frames of port's buffer tb (of lengths len) are gone:
+ * count them, keep the rest for the next flush. */
 static uint16_t tx_taken(struct srnic_port *port, struct srnic_txbuf *tb,
-			 uint16_t sent)
+			 uint16_t sent, const uint32_t *len)
 {
 	uint16_t k;
 
 	for (k = 0; k < sent; k++)
-		port->st.tx_bytes += rte_pktmbuf_pkt_len(tb->m[k]);
+		port->st.tx_bytes += len[k];
 	port->st.tx_pkts += sent;
 	port->st.tx_full += sent < tb->n;
 	if (sent && sent < tb->n)
@@ -257,6 +268,7 @@ static uint16_t tx_taken(struct srnic_port *port, struct srnic_txbuf *tb,
 static unsigned flush_held(struct srnic_engine *eng)
 {
 	struct srnic_txbuf *lb = &eng->txbuf[SRNIC_PORT_LOOP];
+	uint32_t len[SRNIC_TXBUF];
 	unsigned i, sent, total = 0;
 	bool data;
 
@@ -286,17 +298,20 @@ static unsigned flush_held(struct srnic_engine *eng)
 			uint16_t got = srnic_tap_tx_take(eng->node, i, tb->m,
 							 tb->n, idx);
 
+			tx_lens(tb, len);
 			sent = rte_eth_tx_burst(port->port_id, 0, tb->m,
 						tb->n);
 			srnic_tap_tx_done(eng->node, idx, got, sent);
-			sent = tx_taken(port, tb, sent);
+			sent = tx_taken(port, tb, sent, len);
 		} else if (srnic_port_steers(port)) {
 			sent = srnic_steer_tx(eng, i, tb, 0);
 			data = false;	/* (rung there, by class) */
 		} else {
+			tx_lens(tb, len);
 			sent = tx_taken(port, tb,
 					rte_eth_tx_burst(port->port_id, 0,
-							 tb->m, tb->n));
+							 tb->m, tb->n),
+					len);
 		}
 		if (sent && data && eng->wire_peer[i])
 			ring_wire(eng->wire_peer[i]);
@@ -304,9 +319,11 @@ static unsigned flush_held(struct srnic_engine *eng)
 		srnic_port_io_leave();
 	}
 	/* Frames to this node itself: the loopback rings as a link does */
+	if (lb->n)
+		tx_lens(lb, len);
 	if (lb->n &&
 	    (sent = tx_taken(&eng->node->port[SRNIC_PORT_LOOP], lb,
-			     srnic_loop_tx(eng, lb->m, lb->n)))) {
+			     srnic_loop_tx(eng, lb->m, lb->n), len))) {
 		ring_wire(&eng->node->loop_end);
 		total += sent;
 	}
