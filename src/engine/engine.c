@@ -213,15 +213,10 @@ static int eal_init(const struct srnic_engine *eng, char *err, size_t errlen)
 	return 0;
 }
 
-/*
- * srnicd's node goes into DPDK memory its processes map at the same
- * address; an attached process finds it there and uses it in place of its
- * own (which it frees).  Everything the node points to (pools, rings) is
- * in that memory too.
- */
-/* Steering: the first of the node's classes nobody has, if any (srnicd
- * gives it back as it lets this process go, srnicd_proc_release); the
- * others share class 0, the port token's path. */
+/* Steering: the first of the node's classes nobody has, if any (given
+ * back as the process detaches, srnic_attach_close, or by srnicd as it
+ * lets a dead one go, srnicd_proc_release); the others share class 0,
+ * the port token's path. */
 static void class_take(struct srnic_engine *eng)
 {
 	uint32_t me = eng->slot + 1;
@@ -243,6 +238,12 @@ static void class_take(struct srnic_engine *eng)
 	}
 }
 
+/*
+ * srnicd's node goes into DPDK memory its processes map at the same
+ * address; an attached process finds it there and uses it in place of its
+ * own (which it frees).  Everything the node points to (pools, rings) is
+ * in that memory too.
+ */
 static int node_share(struct srnic_engine *eng, char *err, size_t errlen)
 {
 	const struct rte_memzone *mz;
