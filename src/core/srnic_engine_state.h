@@ -96,7 +96,8 @@ struct srnic_engine {
 	struct srnic_qp *qp_tab[SRNIC_MAX_QP];
 	uint32_t qpn_next;
 	/* Steering: this process's class (0: the port token's shared path;
-	 * c > 0: its own queues, port/steer.c), taken as it attaches. */
+	 * c > 0: its own queues, port/steer.c), taken as its engine starts
+	 * (engine.c, class_take). */
 	unsigned cls;
 	unsigned steer_next;	/* port/steer.c: the sending class polled
 				 * first */

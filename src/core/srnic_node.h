@@ -737,8 +737,8 @@ struct srnic_node {
 	uint64_t ports_away;
 	/* Steering (queues): the node's classes (1: none), and which
 	 * attached process has class c > 0 (its slot + 1, or 0): taken by
-	 * the process as it attaches, given back by srnicd as it lets the
-	 * process go (srnic_proc_release). */
+	 * the process as its engine starts, given back as it detaches, or
+	 * by srnicd as it lets a dead one go (srnicd_proc_release). */
 	uint8_t classes;
 	uint32_t class_owner[SRNIC_MAX_CLASSES];
 	struct srnic_proc proc[SRNIC_MAX_PROCS];
@@ -767,9 +767,6 @@ struct srnic_node {
 	uint16_t qp_gen[SRNIC_MAX_QP];
 };
 
-/* The peers the node knows, never past the table: in srnicd's node an
- * attached process could write any number into npeers, and every loop
- * over the peers reads it. */
 /*
  * Steering: a QP's number says which class of its node owns it, so that a
  * sender picks the queue its frames reach the owner by (port/steer.c).
@@ -792,6 +789,9 @@ static inline bool srnic_port_steers(const struct srnic_port *port)
 	return port->nq > 1 && __atomic_load_n(&port->steer, __ATOMIC_ACQUIRE);
 }
 
+/* The peers the node knows, never past the table: in srnicd's node an
+ * attached process could write any number into npeers, and every loop
+ * over the peers reads it. */
 static inline unsigned srnic_npeers(const struct srnic_node *node)
 {
 	unsigned n = __atomic_load_n(&node->npeers, __ATOMIC_ACQUIRE);

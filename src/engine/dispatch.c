@@ -537,7 +537,9 @@ static unsigned rx_steered(struct srnic_engine *eng)
 	uint16_t n;
 
 	for (p = 0; p < eng->node->nports; p++) {
-		if (!srnic_port_own_live(eng, p))
+		/* (srnic_port_rx_steered looks whether it is live, with the
+		 * class's word said) */
+		if (!srnic_port_own(eng, p))
 			continue;
 		n = srnic_port_rx_steered(eng, p, pkts, SRNIC_BURST);
 		rx_burst(eng, pkts, n, true);

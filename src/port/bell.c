@@ -134,20 +134,23 @@ void srnic_port_bells_open(struct srnic_engine *eng)
 /* srnicd: a process that died asleep sleeps on no bell any more (else its
  * bit would make every sender of the link wake nobody, a system call a
  * flush). */
+/* Port i's end of the link, of the node's engine (srnicd's, or an
+ * embedded one), whose bell there is its end's node bell. */
+static struct srnic_wire_end *node_end(struct srnic_engine *eng, unsigned i)
+{
+	return (struct srnic_wire_end *)((char *)eng->wire_bell[i] -
+					 offsetof(struct srnic_wire_end, node));
+}
+
 void srnic_port_bells_forget(struct srnic_engine *eng, unsigned slot)
 {
 	unsigned i, c;
 
 	for (i = 0; i < eng->cfg.nports; i++) {
-		struct srnic_wire_end *end;
-
 		if (!eng->wire_bell[i])
 			continue;
-		/* (srnicd's is its end's node bell) */
-		end = (struct srnic_wire_end *)((char *)eng->wire_bell[i] -
-						offsetof(struct srnic_wire_end,
-							 node));
-		__atomic_fetch_and(&end->procs.sleeping, ~(1u << slot),
+		__atomic_fetch_and(&node_end(eng, i)->procs.sleeping,
+				   ~(1u << slot),
 				   __ATOMIC_RELAXED);
 		for (c = 0; c < SRNIC_MAX_CLASSES; c++)
 			__atomic_fetch_and(&eng->wire_cls[i]->cls[c].b.sleeping,
@@ -163,17 +166,12 @@ void srnic_port_bells_forget(struct srnic_engine *eng, unsigned slot)
  * poll yet: wake them again, now that it is. */
 void srnic_port_bells_steer(struct srnic_engine *eng, unsigned i)
 {
-	struct srnic_wire_end *end;
 	unsigned c;
 
 	if (!eng->wire_bell[i] || !eng->wire_cls[i])
 		return;
 	for (c = 1; c < SRNIC_MAX_CLASSES; c++)
 		srnic_ring(&eng->wire_cls[i]->cls[c].b);
-	/* (the control core's engine is the node's: its bell is its end's
-	 * node bell) */
-	end = (struct srnic_wire_end *)((char *)eng->wire_bell[i] -
-					offsetof(struct srnic_wire_end, node));
-	srnic_ring(&end->procs);
-	srnic_ring(&end->node);
+	srnic_ring(&node_end(eng, i)->procs);
+	srnic_ring(&node_end(eng, i)->node);
 }

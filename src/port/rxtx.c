@@ -330,20 +330,30 @@ static unsigned flush_held(struct srnic_engine *eng)
 	return total;
 }
 
+/* The frames this process has waiting for the port token (a steering
+ * class's own ports' need none: those are added to *own). */
+static unsigned token_frames(const struct srnic_engine *eng, unsigned *own)
+{
+	unsigned i, waiting = 0;
+
+	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
+		if (!srnic_port_own(eng, i))
+			waiting += eng->txbuf[i].n;
+		else
+			*own += eng->txbuf[i].n;
+	return waiting;
+}
+
 unsigned srnic_ports_flush(struct srnic_engine *eng)
 {
-	unsigned i, total, waiting = 0, own = 0;
+	unsigned total, waiting, own = 0;
 
 	/* (a steering class's own ports first: no token for them; what
 	 * their queues did not take yet counts as work, as frames waiting
 	 * for the token do: the datapath must not nap on it) */
 	if (eng->cls)
 		own = srnic_ports_flush_steered(eng);
-	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
-		if (!srnic_port_own(eng, i))
-			waiting += eng->txbuf[i].n;
-		else
-			own += eng->txbuf[i].n;
+	waiting = token_frames(eng, &own);
 	/* (the control core's frames make the token worth taking too, but
 	 * not to a steering class, which takes it only for its own frames:
 	 * class 0's pollers send them) */
@@ -371,16 +381,14 @@ unsigned srnic_ports_flush(struct srnic_engine *eng)
 
 void srnic_ports_flush_last(struct srnic_engine *eng, unsigned wait_ms)
 {
-	unsigned i, waiting = 0;
+	unsigned i, own = 0;
 
 	if (eng->cls)
 		srnic_ports_flush_steered(eng);
-	for (i = 0; i < SRNIC_PORT_SLOTS; i++)
-		if (!srnic_port_own(eng, i))
-			waiting += eng->txbuf[i].n;
 	/* (a steering class takes the port token only for frames of its
 	 * own that its queues do not carry) */
-	if ((waiting || !eng->cls) && srnic_ports_hold(eng, wait_ms)) {
+	if ((token_frames(eng, &own) || !eng->cls) &&
+	    srnic_ports_hold(eng, wait_ms)) {
 		flush_held(eng);
 		srnic_ports_give(eng);
 	}

@@ -45,7 +45,6 @@ uint16_t srnic_port_rx_steered(struct srnic_engine *eng, unsigned p,
 			       struct rte_mbuf **pkts, uint16_t n);
 unsigned srnic_ports_flush_steered(struct srnic_engine *eng);
 bool srnic_port_own(const struct srnic_engine *eng, unsigned p);
-bool srnic_port_own_live(const struct srnic_engine *eng, unsigned p);
 bool srnic_port_classes_out(struct srnic_engine *eng, unsigned p,
 			    unsigned wait_ms);
 

@@ -162,6 +162,27 @@ uint16_t srnic_steer_rx(struct srnic_engine *eng, unsigned p, unsigned cls,
 	return got;
 }
 
+/* Whether a class's port p is its own to flush and poll (steered). */
+bool srnic_port_own(const struct srnic_engine *eng, unsigned p)
+{
+	return eng->cls && p < eng->node->nports &&
+	       srnic_port_steers(&eng->node->port[p]);
+}
+
+/* ... and may be touched now: its link up, and in a life of it whose
+ * peer has not said goodbye (class 0's pollers decide that, as they poll:
+ * rx_poll's polling). */
+static bool own_live(const struct srnic_engine *eng, unsigned p)
+{
+	const struct srnic_port *port = &eng->node->port[p];
+
+	return srnic_port_own(eng, p) &&
+	       __atomic_load_n(&port->link_up, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&port->polling, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&eng->node->closing, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&eng->fatal, __ATOMIC_ACQUIRE);
+}
+
 /*
  * A class in its own queues of port p, which nothing but this word keeps
  * the port's restart out of (the class takes no port token): it says so
@@ -173,7 +194,7 @@ static inline bool own_enter(struct srnic_engine *eng, unsigned p)
 	uint8_t *busy = &eng->node->port[p].cls_busy[eng->cls];
 
 	__atomic_store_n(busy, 1, __ATOMIC_SEQ_CST);
-	if (srnic_port_own_live(eng, p) && srnic_port_io_enter())
+	if (own_live(eng, p) && srnic_port_io_enter())
 		return true;
 	__atomic_store_n(busy, 0, __ATOMIC_RELEASE);
 	return false;
@@ -252,7 +273,7 @@ unsigned srnic_ports_flush_steered(struct srnic_engine *eng)
 		if (!own_enter(eng, i)) {
 			/* Nobody there (or the link's memory going): what
 			 * was queued is lost, as on rxtx.c's path. */
-			if (!srnic_port_own_live(eng, i))
+			if (!own_live(eng, i))
 				srnic_port_tx_discard(eng, i);
 			continue;
 		}
@@ -260,25 +281,4 @@ unsigned srnic_ports_flush_steered(struct srnic_engine *eng)
 		own_leave(eng, i);
 	}
 	return total;
-}
-
-/* Whether a class's port p is its own to flush and poll (steered). */
-bool srnic_port_own(const struct srnic_engine *eng, unsigned p)
-{
-	return eng->cls && p < eng->node->nports &&
-	       srnic_port_steers(&eng->node->port[p]);
-}
-
-/* ... and may be touched now: its link up, and in a life of it whose
- * peer has not said goodbye (class 0's pollers decide that, as they poll:
- * rx_poll's polling). */
-bool srnic_port_own_live(const struct srnic_engine *eng, unsigned p)
-{
-	const struct srnic_port *port = &eng->node->port[p];
-
-	return srnic_port_own(eng, p) &&
-	       __atomic_load_n(&port->link_up, __ATOMIC_ACQUIRE) &&
-	       __atomic_load_n(&port->polling, __ATOMIC_ACQUIRE) &&
-	       !__atomic_load_n(&eng->node->closing, __ATOMIC_ACQUIRE) &&
-	       !__atomic_load_n(&eng->fatal, __ATOMIC_ACQUIRE);
 }
