@@ -408,9 +408,19 @@ static uint64_t uc_stalled(const struct srnic_engine *eng,
 
 /* Nobody has polled the node's ports for a while (the port token's holder
  * off its core): what they hold is not known yet, and the gap counts as
- * time away once they are polled again (engine/dispatch.c, ports_gap). */
+ * time away once they are polled again (engine/dispatch.c, ports_gap).
+ * A steering class reads its own queues itself, every iteration, and its
+ * time off its core is its own time away: only a port it does not steer
+ * on, whose frames class 0's pollers pass on, waits for them. */
 static bool ports_unpolled(const struct srnic_engine *eng, uint64_t now)
 {
+	unsigned p;
+
+	for (p = 0; eng->cls && p < eng->node->nports; p++)
+		if (!srnic_port_own(eng, p))
+			break;
+	if (eng->cls && p == eng->node->nports)
+		return false;
 	return srnic_away_gap(eng,
 			      __atomic_load_n(&eng->node->ports_polled,
 					      __ATOMIC_RELAXED),
