@@ -78,14 +78,20 @@ static void out_node(struct srnic_out *o, const struct srnic_engine *eng)
 	srnic_out_bool(o, "cluster_key", eng->cfg.has_key);
 }
 
-/* A port's counters: its own (the port token's holders'), and what the
- * steering classes' own queues carried, which only they count. */
+/* A port's counters: its own (the port token's holders'), what the
+ * steering classes' own queues carried, which only they count, and what
+ * the fault injector did to each class's frames. */
 static struct srnic_port_stats port_totals(const struct srnic_node *node,
 					   unsigned p)
 {
 	const struct srnic_port *port = &node->port[p];
 	struct srnic_port_stats t = port->st;
-	unsigned q, n = node->classes;
+	unsigned q, c, n = node->classes;
+
+	for (c = 0; c < SRNIC_MAX_CLASSES; c++) {
+		t.delayed += port->fault.held[c].delayed;
+		t.corrupted += port->fault.held[c].corrupted;
+	}
 
 	for (q = 0; port->nq > 1 && q < port->nq; q++) {
 		if (q % n) {

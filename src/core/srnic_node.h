@@ -119,6 +119,8 @@ enum srnic_drop {
 
 struct srnic_port_stats {
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	/* (the fault injector's, for the counters: each class's are in
+	 * struct srnic_fault_held) */
 	uint64_t delayed;	/* frames the fault injector held back */
 	uint64_t corrupted;	/* ... and the ones it flipped a bit in */
 	uint64_t tx_full;	/* flushes the port did not take whole */
@@ -139,17 +141,24 @@ struct srnic_queue_stats {
 
 /* A port's receive-side fault injector (src/port/fault.c): a FIFO of frames
  * held back, and bit flips.  The file thread writes hold, delay_tsc and
- * corrupt; the rest is the datapath's. */
+ * corrupt; each receiving class's part (held) is its poller's: the port
+ * token's holders' for class 0, a steering class's own for c > 0, which
+ * poll at once. */
 #define SRNIC_FAULT_HOLD 1024	/* a power of two */
+struct srnic_fault_held {
+	uint64_t rng;		/* xorshift64 state */
+	uint32_t head, tail;
+	uint64_t delayed;	/* frames held back (the port's "delayed") */
+	uint64_t corrupted;	/* ... and flipped a bit in */
+	struct rte_mbuf *m[SRNIC_FAULT_HOLD];
+	uint64_t due[SRNIC_FAULT_HOLD];	/* TSC at which m[i] goes on */
+};
 struct srnic_fault {
 	uint64_t hold;		/* hold a frame when 32 random bits < hold */
 	uint64_t corrupt;	/* flip a bit in it when 32 random bits <
 				 * corrupt */
 	uint64_t delay_tsc;
-	uint64_t rng;		/* xorshift64 state */
-	uint32_t head, tail;
-	struct rte_mbuf *m[SRNIC_FAULT_HOLD];
-	uint64_t due[SRNIC_FAULT_HOLD];	/* TSC at which m[i] goes on */
+	struct srnic_fault_held held[SRNIC_MAX_CLASSES];
 };
 
 /*

@@ -95,8 +95,7 @@ static inline bool dp_quiet(const struct srnic_engine *eng)
 		if (eng->txbuf[i].n)
 			return false;
 	for (i = 0; i < eng->node->nports; i++)
-		if (eng->node->port[i].fault.head !=
-		    eng->node->port[i].fault.tail)
+		if (srnic_fault_holds(&eng->node->port[i], eng->cls))
 			return false;
 	return true;
 }

@@ -20,10 +20,12 @@
  * file every FILE_CHECK_MS and publishes what it read with atomic stores.
  *
  * On the datapath, a port without a fault and nothing held costs one
- * branch per receive burst (srnic_port_rx).  Held frames wait in a FIFO of
- * SRNIC_FAULT_HOLD; the delay is the same for every frame, so release times
- * are in order and only the head is checked.  A frame that finds the FIFO
- * full goes on at once: the injector never drops.
+ * branch per receive burst (srnic_port_rx, srnic_port_rx_steered).  Held
+ * frames wait in a FIFO of SRNIC_FAULT_HOLD, one for each class that
+ * receives (steering: a class polls its own queues, beside class 0's
+ * pollers); the delay is the same for every frame, so release times are in
+ * order and only the head is checked.  A frame that finds the FIFO full
+ * goes on at once: the injector never drops.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,11 +51,6 @@ static inline uint64_t xorshift64(uint64_t *s)
 	return x;
 }
 
-/*
- * Datapath: pkts[0..got) were just received on port p (room for n).  Holds
- * some of them back and appends the held frames whose time has come, after
- * the new ones.  Returns how many frames pkts now has.
- */
 /* BYE and BYE_ACK are never held or damaged: a peer leaving a memif link
  * waits only so long for its answer before it unmaps the link under us. */
 static inline bool leaving(const struct rte_mbuf *m)
@@ -78,39 +75,45 @@ static void flip_bit(struct rte_mbuf *m, uint64_t r)
 			(uint8_t)(1u << (bit % 8));
 }
 
-uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
+/*
+ * Datapath: pkts[0..got) were just received on port p by class cls's
+ * poller (room for n).  Holds some of them back and appends the held
+ * frames whose time has come, after the new ones.  Returns how many
+ * frames pkts now has.
+ */
+uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p, unsigned cls,
 			struct rte_mbuf **pkts, uint16_t got, uint16_t n)
 {
-	struct srnic_port *port = &eng->node->port[p];
-	struct srnic_fault *f = &port->fault;
+	struct srnic_fault *f = &eng->node->port[p].fault;
+	struct srnic_fault_held *h = &f->held[cls];
 	uint64_t hold = __atomic_load_n(&f->hold, __ATOMIC_RELAXED);
 	uint64_t corrupt = __atomic_load_n(&f->corrupt, __ATOMIC_RELAXED);
 	uint64_t now = srnic_now();
 	uint16_t i, kept = 0;
 
-	if (!f->rng)
-		f->rng = ((uint64_t)eng->node->inc << 8 | (p + 1)) *
-			 0x9e3779b97f4a7c15ull | 1;
+	if (!h->rng)
+		h->rng = ((uint64_t)eng->node->inc << 16 | (cls + 1) << 8 |
+			  (p + 1)) * 0x9e3779b97f4a7c15ull | 1;
 	if (corrupt)
 		for (i = 0; i < got; i++)
-			if ((xorshift64(&f->rng) >> 32) < corrupt &&
+			if ((xorshift64(&h->rng) >> 32) < corrupt &&
 			    rte_pktmbuf_pkt_len(pkts[i]) && !leaving(pkts[i])) {
-				flip_bit(pkts[i], xorshift64(&f->rng));
-				port->st.corrupted++;
+				flip_bit(pkts[i], xorshift64(&h->rng));
+				h->corrupted++;
 			}
 	if (hold && got) {
 		uint64_t due = now + __atomic_load_n(&f->delay_tsc,
 						     __ATOMIC_RELAXED);
 
 		for (i = 0; i < got; i++) {
-			if ((xorshift64(&f->rng) >> 32) < hold &&
-			    f->tail - f->head < SRNIC_FAULT_HOLD &&
+			if ((xorshift64(&h->rng) >> 32) < hold &&
+			    h->tail - h->head < SRNIC_FAULT_HOLD &&
 			    !leaving(pkts[i])) {
-				uint32_t k = f->tail++ & (SRNIC_FAULT_HOLD - 1);
+				uint32_t k = h->tail++ & (SRNIC_FAULT_HOLD - 1);
 
-				f->m[k] = pkts[i];
-				f->due[k] = due;
-				port->st.delayed++;
+				h->m[k] = pkts[i];
+				h->due[k] = due;
+				h->delayed++;
 			} else {
 				pkts[kept++] = pkts[i];
 			}
@@ -118,20 +121,26 @@ uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
 	} else {
 		kept = got;
 	}
-	while (kept < n && f->head != f->tail &&
-	       f->due[f->head & (SRNIC_FAULT_HOLD - 1)] <= now)
-		pkts[kept++] = f->m[f->head++ & (SRNIC_FAULT_HOLD - 1)];
+	while (kept < n && h->head != h->tail &&
+	       h->due[h->head & (SRNIC_FAULT_HOLD - 1)] <= now)
+		pkts[kept++] = h->m[h->head++ & (SRNIC_FAULT_HOLD - 1)];
 	return kept;
 }
 
-/* Free what the port holds (it stops, or restarts: a new life of the
- * link).  The caller owns the port's datapath side. */
+/* Free what the port holds, for every class (it stops, or restarts: a
+ * new life of the link).  The caller owns the port's datapath side, and
+ * no class is in its queues (srnic_port_classes_out). */
 void srnic_fault_drop(struct srnic_port *port)
 {
-	struct srnic_fault *f = &port->fault;
+	unsigned c;
 
-	while (f->head != f->tail)
-		rte_pktmbuf_free(f->m[f->head++ & (SRNIC_FAULT_HOLD - 1)]);
+	for (c = 0; c < SRNIC_MAX_CLASSES; c++) {
+		struct srnic_fault_held *h = &port->fault.held[c];
+
+		while (h->head != h->tail)
+			rte_pktmbuf_free(
+				h->m[h->head++ & (SRNIC_FAULT_HOLD - 1)]);
+	}
 }
 
 /* ---- the fault file (file thread) ---- */

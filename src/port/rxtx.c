@@ -46,10 +46,8 @@ uint16_t srnic_port_rx(struct srnic_engine *eng, unsigned p,
 		got = srnic_port_udp_strip(eng, pkts, got, true);
 	/* The testbed's delay, reordering and corruption (fault.c): one
 	 * branch when the port has no fault and holds nothing. */
-	if (unlikely(__atomic_load_n(&port->fault.hold, __ATOMIC_RELAXED) |
-		     __atomic_load_n(&port->fault.corrupt, __ATOMIC_RELAXED) |
-		     (port->fault.tail - port->fault.head)))
-		return srnic_fault_rx(eng, p, pkts, got, n);
+	if (unlikely(srnic_fault_on(port, 0)))
+		return srnic_fault_rx(eng, p, 0, pkts, got, n);
 	return got;
 }
 
@@ -293,7 +291,11 @@ static unsigned flush_held(struct srnic_engine *eng)
 		/* (the far end of a memif link may sleep: frames for its
 		 * QPs wake it) */
 		data = tb->n > tb->nctrl;
-		if (srnic_tap_on(&eng->node->tap, i)) {
+		if (srnic_port_steers(port)) {
+			/* (captured there, queue by queue) */
+			sent = srnic_steer_tx(eng, i, tb, 0);
+			data = false;	/* (rung there, by class) */
+		} else if (srnic_tap_on(&eng->node->tap, i)) {
 			void *idx[SRNIC_BURST_MAX];
 			uint16_t got = srnic_tap_tx_take(eng->node, i, tb->m,
 							 tb->n, idx);
@@ -303,9 +305,6 @@ static unsigned flush_held(struct srnic_engine *eng)
 						tb->n);
 			srnic_tap_tx_done(eng->node, idx, got, sent);
 			sent = tx_taken(port, tb, sent, len);
-		} else if (srnic_port_steers(port)) {
-			sent = srnic_steer_tx(eng, i, tb, 0);
-			data = false;	/* (rung there, by class) */
 		} else {
 			tx_lens(tb, len);
 			sent = tx_taken(port, tb,

@@ -128,9 +128,27 @@ uint16_t srnic_loop_rx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 uint16_t srnic_loop_tx(struct srnic_engine *eng, struct rte_mbuf **pkts,
 		       uint16_t n);
 
-/* fault.c: delay and reorder received frames (the testbed's faults) */
-uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p,
+/* fault.c: delay and reorder received frames (the testbed's faults), as
+ * class cls's poller of port p receives them */
+uint16_t srnic_fault_rx(struct srnic_engine *eng, unsigned p, unsigned cls,
 			struct rte_mbuf **pkts, uint16_t got, uint16_t n);
+
+/* Whether class cls's poller of the port has frames held back (its
+ * datapath must not sleep on them). */
+static inline bool srnic_fault_holds(const struct srnic_port *port,
+				     unsigned cls)
+{
+	return port->fault.held[cls].head != port->fault.held[cls].tail;
+}
+
+/* ... or the port has a fault: srnic_fault_rx has work. */
+static inline bool srnic_fault_on(const struct srnic_port *port,
+				  unsigned cls)
+{
+	return __atomic_load_n(&port->fault.hold, __ATOMIC_RELAXED) |
+	       __atomic_load_n(&port->fault.corrupt, __ATOMIC_RELAXED) |
+	       srnic_fault_holds(port, cls);
+}
 void srnic_fault_drop(struct srnic_port *port);
 void srnic_fault_poll(struct srnic_engine *eng);
 

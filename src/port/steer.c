@@ -12,8 +12,8 @@
  * peer's HELLO says its node has as many classes (port->steer).
  *
  * Datapath: the queues' sender and poller (class 0's under the port
- * token).  No faults, capture or UDP on the classes' own queues: those
- * stay on the port token's path (rxtx.c).
+ * token).  The testbed's faults (fault.c) and the capture (tap.c) see
+ * every class's queues; UDP ports do not steer.
  */
 #include <unistd.h>
 
@@ -48,6 +48,22 @@ static inline void ring_class(struct srnic_engine *eng, unsigned p,
 		srnic_ring(&eng->wire_peer_cls[p]->cls[k].b);
 	else if (!k && eng->wire_peer[p])
 		ring_wire(eng->wire_peer[p]);
+}
+
+/* A burst on queue q of port p, copied to the capture while one runs
+ * (before the burst: after it the port owns the frames). */
+static inline uint16_t tx_burst(struct srnic_engine *eng, unsigned p,
+				uint16_t q, struct rte_mbuf **b, uint16_t nb)
+{
+	void *idx[SRNIC_BURST_MAX];
+	uint16_t got, sent;
+
+	if (likely(!srnic_tap_on(&eng->node->tap, p)))
+		return rte_eth_tx_burst(eng->node->port[p].port_id, q, b, nb);
+	got = srnic_tap_tx_take(eng->node, p, b, nb, idx);
+	sent = rte_eth_tx_burst(eng->node->port[p].port_id, q, b, nb);
+	srnic_tap_tx_done(eng->node, idx, got, sent);
+	return sent;
 }
 
 /*
@@ -92,8 +108,7 @@ unsigned srnic_steer_tx(struct srnic_engine *eng, unsigned p,
 			}
 		if (!nb)
 			continue;
-		sent = rte_eth_tx_burst(port->port_id,
-					(uint16_t)(cls * classes + k), b, nb);
+		sent = tx_burst(eng, p, (uint16_t)(cls * classes + k), b, nb);
 		for (i = 0, data = false; i < sent; i++) {
 			qs->tx_bytes += len[i];
 			/* (class 0 holds the port token: the port's own
@@ -243,6 +258,11 @@ uint16_t srnic_port_rx_steered(struct srnic_engine *eng, unsigned p,
 	if (!own_enter(eng, p))
 		return 0;
 	got = srnic_steer_rx(eng, p, eng->cls, pkts, n);
+	if (srnic_tap_on(&eng->node->tap, p) && got)
+		srnic_tap_rx(eng->node, p, pkts, got);
+	/* (inside: a port's restart frees what its classes hold) */
+	if (unlikely(srnic_fault_on(&eng->node->port[p], eng->cls)))
+		got = srnic_fault_rx(eng, p, eng->cls, pkts, got, n);
 	own_leave(eng, p);
 	for (i = 0; i < got; i++) {
 		struct rte_mbuf *m = pkts[i];

@@ -14,6 +14,12 @@
 #     noise), and srnicd kills nobody (a steered process never holds the
 #     port token: a stopped one delays only its own QPs; with queues = 1
 #     srnicd killed it in two runs of three).
+#  4. Faults and capture on the classes' own queues: with b's ports
+#     holding back a quarter of what they receive (reorder=25% delay=1ms),
+#     a steered stress pair a -> b, bytes checked, b's ports counting the
+#     frames held (only steered traffic runs: class 0 carries HELLOs);
+#     then ./srnic capture on a's port 0 during a steered ib_write_bw,
+#     every frame checked against the transfer (capture_check.py).
 . "$(dirname "$0")/../lib.sh"
 
 export SRNIC_NS=${SRNIC_NS:-srnic}-q SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-q
@@ -147,4 +153,23 @@ echo "pingpong: $alone usec/iter beside the busy pair, $stopped with one of it s
 [ "$killed" = 0 ] || fail "srnicd killed the stopped steered process"
 python3 -c "import sys; a, s = float('$alone'), float('$stopped'); sys.exit(0 if s <= 1.5 * a + 20 else 1)" ||
 	fail "the pingpong took $stopped usec/iter beside a stopped process, $alone beside it running"
+
+# 4. faults and capture on the classes' queues (the programs above gone,
+# their classes free: the next programs take them)
+steered() { jq "$1" "sum(q['$2_packets'] for p in st['ports'] for q in p['queues'] if q['${3}_class'] > 0)"; }
+delayed() { jq "$1" "sum(p['delayed'] for p in st['ports'])"; }
+held=$(delayed b) into=$(steered b rx to)
+for p in 0 1; do "$SRNIC" testbed fault b $p reorder=25% delay=1ms || fail "fault on b's port $p"; done
+pair q-faults 90 "$STRESS" -q 2 -n 50000 -p 18840 || fail "the stress pair under faults"
+grep -q ' 0 bad' "$LOGDIR/q-faults.a" || { tail -n 3 "$LOGDIR/q-faults.a"; fail "stress pair under faults: bad data"; }
+for p in 0 1; do "$SRNIC" testbed fault b $p clear; done
+held=$(( $(delayed b) - held )) into=$(( $(steered b rx to) - into ))
+echo "under faults: b's ports held back $held frames; $into frames reached b's steered classes"
+[ "$into" -ge 20000 ] || fail "the stress pair was not steered: $into frames to b's classes 1-3"
+[ "$held" -ge 2000 ] || fail "b's ports held back $held frames of a steered pair's"
+from=$(steered a tx from)
+capture_write q-capture 6000
+from=$(( $(steered a tx from) - from ))
+echo "captured: $from frames left a's steered classes meanwhile"
+[ "$from" -ge 6000 ] || fail "the captured ib_write_bw was not steered: $from frames from a's classes 1-3"
 exit 0

@@ -152,7 +152,7 @@ static void test_corrupt(void)
 	const unsigned total = 4000, len = 1000;
 	unsigned count[3] = {0}, sent, k, empty = 0;
 	unsigned got, damaged, wrong;
-	uint64_t before = eng->node->port[0].st.corrupted;
+	uint64_t before = eng->node->port[0].fault.held[0].corrupted;
 
 	/* The sequence number is outside the pattern so a flip there can
 	 * not be told: the frames are long enough that it rarely is. */
@@ -184,10 +184,10 @@ static void test_corrupt(void)
 	CHECK(damaged >= 300 && damaged <= 500,
 	      "%u of %u frames with one bit flipped, want about 400", damaged,
 	      total);
-	CHECK(eng->node->port[0].st.corrupted - before >= damaged &&
-		      eng->node->port[0].st.corrupted - before <= damaged + 20,
+	CHECK(eng->node->port[0].fault.held[0].corrupted - before >= damaged &&
+		      eng->node->port[0].fault.held[0].corrupted - before <= damaged + 20,
 	      "counted %lu corrupted, saw %u",
-	      (unsigned long)(eng->node->port[0].st.corrupted - before), damaged);
+	      (unsigned long)(eng->node->port[0].fault.held[0].corrupted - before), damaged);
 }
 
 static void test_clean(void)
@@ -202,7 +202,7 @@ static void test_clean(void)
 	for (i = 0; i < got; i++)
 		if (!CHECK(seq[i] == i, "no fault: frame %u is %u", i, seq[i]))
 			break;
-	CHECK(eng->node->port[0].st.delayed == 0, "nothing delayed");
+	CHECK(eng->node->port[0].fault.held[0].delayed == 0, "nothing delayed");
 }
 
 static void test_reorder(void)
@@ -210,7 +210,7 @@ static void test_reorder(void)
 	uint32_t seq[300], later[300];
 	unsigned got, more, i, k = 0, after_later = 0;
 	bool seen[200] = {false};
-	uint64_t t0, delayed = eng->node->port[0].st.delayed;
+	uint64_t t0, delayed = eng->node->port[0].fault.held[0].delayed;
 
 	fault_file("port 0 reorder=50% delay=20ms\n");
 	next_seq = 0;
@@ -219,9 +219,9 @@ static void test_reorder(void)
 	got = receive(seq, 300);
 	CHECK(got >= 60 && got <= 140, "%u of 200 frames went straight on",
 	      got);
-	CHECK(eng->node->port[0].st.delayed - delayed == 200 - got,
+	CHECK(eng->node->port[0].fault.held[0].delayed - delayed == 200 - got,
 	      "delayed counts %lu held frames, %u were held",
-	      (unsigned long)(eng->node->port[0].st.delayed - delayed), 200 - got);
+	      (unsigned long)(eng->node->port[0].fault.held[0].delayed - delayed), 200 - got);
 	/* The held frames wait their 20 ms (they were received after t0). */
 	more = 0;
 	while (more < 200 - got &&
