@@ -778,18 +778,32 @@ struct srnic_node {
 
 /*
  * Steering: a QP's number says which class of its node owns it, so that a
- * sender picks the queue its frames reach the owner by (port/steer.c).
- * Class c > 0 of a node with more than c classes has the entries
- * [c * SRNIC_CLASS_QPS, (c + 1) * SRNIC_CLASS_QPS) below the services';
- * class 0 the rest (services, multicast and control frames included).
+ * sender picks the queue its frames reach the owner by (port/steer.c): the
+ * low bits of its generation (srnic_queue.h), which step by
+ * SRNIC_MAX_CLASSES from one QP of an entry to the next, keeping the
+ * class of the process that takes it.  So any class may take any entry.
+ * Services' and multicast numbers (entries from SRNIC_SVC_QPN_BASE) are
+ * class 0's, and so is a class the node does not have.
  */
-#define SRNIC_CLASS_QPS (SRNIC_MAX_QP / SRNIC_MAX_CLASSES)
+_Static_assert((SRNIC_MAX_CLASSES & (SRNIC_MAX_CLASSES - 1)) == 0 &&
+		       SRNIC_QPN_GENS % SRNIC_MAX_CLASSES == 0,
+	       "a QP number's class: the generation's low bits");
 
 static inline unsigned srnic_qpn_class(unsigned classes, uint32_t qpn)
 {
-	uint32_t idx = srnic_qpn_index(qpn), c = idx / SRNIC_CLASS_QPS;
+	uint32_t c = (qpn >> SRNIC_QPN_INDEX_BITS) & (SRNIC_MAX_CLASSES - 1);
 
-	return idx < SRNIC_SVC_QPN_BASE && c < classes ? c : 0;
+	return srnic_qpn_index(qpn) < SRNIC_SVC_QPN_BASE && c < classes ? c
+									: 0;
+}
+
+/* The generation an entry's next QP, of class cls, takes after gen: the
+ * next one of that class, never 0 (the services'). */
+static inline uint32_t srnic_qpn_next_gen(uint32_t gen, unsigned cls)
+{
+	gen = ((gen / SRNIC_MAX_CLASSES + 1u) * SRNIC_MAX_CLASSES + cls) %
+	      SRNIC_QPN_GENS;
+	return gen ? gen : SRNIC_MAX_CLASSES;
 }
 
 /* Whether port p carries steered frames now: all its queues connected. */

@@ -506,23 +506,15 @@ static void qp_set_init(struct srnic_qp *qp, const struct srnic_qp_init *init)
 static int qpn_take(struct srnic_engine *eng, const struct srnic_qp_init *init,
 		    uint32_t *qpn_out)
 {
-	/* (steering: a class's own entries, srnic_qpn_class) */
-	unsigned classes = eng->node->classes;
-	uint32_t lo = eng->cls ? eng->cls * SRNIC_CLASS_QPS : 16;
-	uint32_t hi = eng->cls && (eng->cls + 1) * SRNIC_CLASS_QPS <
-					  SRNIC_SVC_QPN_BASE
-			      ? (eng->cls + 1) * SRNIC_CLASS_QPS
-			      : SRNIC_SVC_QPN_BASE;
 	uint32_t i, idx, gen;
 
 	for (i = 0; i < SRNIC_MAX_QP; i++) {
 		uint8_t free = 0;
 
-		idx = eng->qpn_next >= lo && eng->qpn_next < hi ? eng->qpn_next
-								 : lo;
-		eng->qpn_next = idx + 1 < hi ? idx + 1 : lo;
-		if (!init->svc_slot && srnic_qpn_class(classes, idx) != eng->cls)
-			continue;
+		idx = eng->qpn_next >= 16 && eng->qpn_next < SRNIC_SVC_QPN_BASE
+			      ? eng->qpn_next
+			      : 16;
+		eng->qpn_next = idx + 1;
 		if (init->svc_slot) {
 			idx = SRNIC_SVC_QPN_BASE + init->svc_slot - 1u;
 			i = SRNIC_MAX_QP - 1;	/* one try */
@@ -538,8 +530,8 @@ static int qpn_take(struct srnic_engine *eng, const struct srnic_qp_init *init,
 			continue;
 		gen = 0;
 		if (!init->svc_slot) {
-			gen = (eng->node->qp_gen[idx] + 1u) % SRNIC_QPN_GENS;
-			gen += !gen;	/* (0 is the services') */
+			gen = srnic_qpn_next_gen(eng->node->qp_gen[idx],
+						 eng->cls);
 			eng->node->qp_gen[idx] = (uint16_t)gen;
 		}
 		*qpn_out = gen << SRNIC_QPN_INDEX_BITS | idx;

@@ -33,7 +33,8 @@
  * fabric held up) names a number no QP has now, and is dropped as
  * stale_qp instead of landing in the new one.  24 bits in all, as verbs
  * numbers are.  A service's QPs have generation 0 (the same number on
- * every member); every other QP's is 1 to 4095. */
+ * every member); every other QP's is 1 to 4095, its low two bits the
+ * steering class of the process that owns it (srnic_qpn_class). */
 #define SRNIC_QPN_INDEX_BITS 12
 #define SRNIC_MAX_QP (1u << SRNIC_QPN_INDEX_BITS)
 #define SRNIC_QPN_GENS (1u << (24 - SRNIC_QPN_INDEX_BITS))

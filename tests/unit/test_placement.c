@@ -3094,23 +3094,34 @@ static void test_published_checks(void)
 	free(buf);
 }
 
-/* Steering: a QP number says its class (srnic_qpn_class), and a class
- * takes numbers only of its own (engine/objects.c, qpn_take). */
+/* Steering: a QP number says its class (srnic_qpn_class: its generation's
+ * low bits), and a class takes numbers only of its own, from any entry
+ * (engine/objects.c, qpn_take). */
 static void test_qpn_classes(void)
 {
 	struct srnic_qp *qp[3];
+	uint32_t idx = 0;
 	unsigned c, i;
 
-	CHECK(srnic_qpn_class(4, 16) == 0 && srnic_qpn_class(4, 1023) == 0,
-	      "class 0's entries");
-	CHECK(srnic_qpn_class(4, 1024) == 1 && srnic_qpn_class(4, 2047) == 1 &&
-		      srnic_qpn_class(4, 0x5000c00) == 3,
-	      "class 1's and 3's entries, of any generation");
+	CHECK(srnic_qpn_class(4, 4u << 12 | 16) == 0 &&
+		      srnic_qpn_class(4, 0xffcu << 12 | 0xeff) == 0,
+	      "class 0's numbers");
+	CHECK(srnic_qpn_class(4, 1u << 12 | 16) == 1 &&
+		      srnic_qpn_class(4, 0xffdu << 12 | 0xeff) == 1 &&
+		      srnic_qpn_class(4, 0x503u << 12 | 0x400) == 3,
+	      "class 1's and 3's, of any entry");
 	CHECK(srnic_qpn_class(4, SRNIC_SVC_QPN_BASE) == 0 &&
+		      srnic_qpn_class(4, 1u << 12 | SRNIC_SVC_QPN_BASE) == 0 &&
 		      srnic_qpn_class(4, SRNIC_QPN_MCAST) == 0,
 	      "services and multicast: class 0");
-	CHECK(srnic_qpn_class(2, 3072) == 0 && srnic_qpn_class(1, 1024) == 0,
+	CHECK(srnic_qpn_class(2, 3u << 12 | 16) == 0 &&
+		      srnic_qpn_class(1, 1u << 12 | 16) == 0,
 	      "no class beyond the node's classes");
+	CHECK(srnic_qpn_next_gen(0, 0) == 4 && srnic_qpn_next_gen(4, 0) == 8 &&
+		      srnic_qpn_next_gen(4092, 0) == 4 &&
+		      srnic_qpn_next_gen(4093, 1) == 1 &&
+		      srnic_qpn_next_gen(5, 2) == 10,
+	      "generations step by class, never 0, and wrap");
 	eng->node->classes = 4;
 	for (c = 0; c < 4; c++) {
 		eng->cls = c;
@@ -3121,9 +3132,17 @@ static void test_qpn_classes(void)
 			CHECK(srnic_qpn_class(4, qp[i]->q.qpn) == c,
 			      "class %u took QP number %#x", c, qp[i]->q.qpn);
 		}
+		/* (an entry the class before had: it may take it too) */
+		if (c && qp[0])
+			CHECK(srnic_qpn_index(qp[0]->q.qpn) == idx ||
+				      idx == 0,
+			      "class %u took entry %#x, not %#x", c,
+			      srnic_qpn_index(qp[0]->q.qpn), idx);
+		idx = qp[0] ? srnic_qpn_index(qp[0]->q.qpn) : 0;
 		for (i = 0; i < 3; i++)
 			if (qp[i])
 				srnic_engine_destroy_qp(eng, qp[i]);
+		eng->qpn_next = idx;
 	}
 	eng->cls = 0;
 	eng->node->classes = 1;
