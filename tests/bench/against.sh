@@ -10,7 +10,9 @@
 # taken on this tree's testbed).
 #   tests/bench/against.sh COMMIT [ROUNDS] [SECONDS] [WIRE]
 # The older tree is a git worktree under /tmp (built once, kept for the
-# next run); WIRE is memif (default) or afpacket.
+# next run); WIRE is memif (default) or afpacket.  AGAINST_QUEUES=N brings
+# this tree's testbed up with --queues N (steering: each program of a pair
+# is its node's first, on queues of its own), the older one's as it was.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 COMMIT=${1:?usage: tests/bench/against.sh COMMIT [ROUNDS] [SECONDS] [WIRE]}
@@ -40,7 +42,8 @@ msg_rate() {	# ib_write_bw 8 B for SECS: its message rate, Mpps
 
 measure() {	# tree [ceiling]: prints "bw lat rate" (and the wire's ceiling)
 	SRNIC=$1/srnic
-	"$SRNIC" testbed up --wire "$WIRE" --ports 2 >/dev/null
+	"$SRNIC" testbed up --wire "$WIRE" --ports 2 \
+		$([ "$1" != "$ROOT" ] || echo "${AGAINST_QUEUES:+--queues $AGAINST_QUEUES}") >/dev/null
 	printf '%s %s %s %s\n' "$(or_dash "$(write_bw "$SECS")")" \
 		"$(or_dash "$(write_lat)")" "$(msg_rate)" \
 		"$([ -z "${2:-}" ] || ceiling "$WIRE" 2)"
@@ -62,8 +65,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		read -r obw olat orate <<< "$(measure "$OLD")"
 		read -r nbw nlat nrate ceil <<< "$(measure "$ROOT" ceiling)"
 	fi
-	printf 'round %d (%s): ib_write_bw 64 KiB %s / %s Gb/s (this / %s), ib_write_lat 2 B %s / %s us, ib_write_bw 8 B %s / %s Mpps; this against the %s\n' \
-		"$r" "$WIRE" "$nbw" "$obw" "$COMMIT" "$nlat" "$olat" "$nrate" "$orate" \
+	printf 'round %d (%s%s): ib_write_bw 64 KiB %s / %s Gb/s (this / %s), ib_write_lat 2 B %s / %s us, ib_write_bw 8 B %s / %s Mpps; this against the %s\n' \
+		"$r" "$WIRE" "${AGAINST_QUEUES:+, this with --queues $AGAINST_QUEUES}" "$nbw" "$obw" "$COMMIT" "$nlat" "$olat" "$nrate" "$orate" \
 		"$(ceiling_round "$ceil" "$nbw" "$W/ceil")"
 	awk -v a="$nbw" -v b="$obw" 'BEGIN {print 100 * a / b}' >> "$W/bw"
 	awk -v a="$nlat" -v b="$olat" 'BEGIN {print a - b}' >> "$W/lat"
