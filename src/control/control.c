@@ -277,9 +277,19 @@ static void hello_to(struct srnic_engine *eng, struct srnic_pkt *pkt,
 static void steer_agree(struct srnic_engine *eng, unsigned p, uint8_t queues)
 {
 	struct srnic_port *port = &eng->node->port[p];
-	uint8_t on = port->nq > 1 && (queues ? queues : 1) ==
-					     eng->node->classes;
+	uint8_t theirs = queues ? queues : 1;
+	uint8_t on = port->nq > 1 && theirs == eng->node->classes;
 
+	/* (the configuration's doing, so said whatever SRNIC_LOG says, once
+	 * a life of the link: the link works, each process of both nodes
+	 * through the port token, as with queues = 1) */
+	if (theirs != eng->node->classes && port->steer_said != theirs) {
+		port->steer_said = theirs;
+		fprintf(stderr, "srnic[%s]: port %u: the peer's node has queues "
+			"= %u, this one %u: the link does not steer (both ends "
+			"must say the same)\n", eng->cfg.node, p, theirs,
+			eng->node->classes);
+	}
 	if (on == port->steer)
 		return;
 	ctl_log(eng, "port %u: %s (the peer has %u queues, this node %u)",
@@ -712,6 +722,7 @@ static uint8_t read_link(struct srnic_engine *eng, unsigned p, uint64_t now)
 	port->down_since = now;
 	/* (a new peer says anew how many queues it connected) */
 	__atomic_store_n(&port->steer, 0, __ATOMIC_RELEASE);
+	port->steer_said = 0;
 	if (!up)
 		return up;
 	/* A new life of the link: a new peer, new rings. */

@@ -220,6 +220,8 @@ struct srnic_port {
 	 * that its client did not connect alias queue 0's ring. */
 	uint8_t nq;
 	uint8_t steer;
+	uint8_t steer_said;	/* the peer's queues a mismatch was said for
+				 * (control core; 0 each life of the link) */
 	/* ... class c bursts on its own queues (port/steer.c: a restart waits
 	 * for none to) */
 	uint8_t cls_busy[SRNIC_MAX_CLASSES];

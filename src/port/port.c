@@ -61,14 +61,25 @@ static int port_find(struct srnic_engine *eng, unsigned i, char *name,
 static int port_configure(struct srnic_engine *eng, unsigned i, uint16_t id)
 {
 	struct srnic_port *p = &eng->node->port[i];
+	bool memif = !strncmp(eng->cfg.port[i], "net_memif", 9);
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
-	uint16_t q, nq = 1;
+	uint16_t q, nq = 1, dev_nq;
 	int rc;
 
-	if (eng->node->classes > 1 && !strncmp(eng->cfg.port[i], "net_memif", 9))
+	if (eng->node->classes > 1 && memif)
 		nq = (uint16_t)(eng->node->classes * eng->node->classes);
 	p->nq = (uint8_t)nq;
+	/* A memif server takes as many rings as its client connects, up to
+	 * the queues it has, and refuses a client with more: the link would
+	 * stay down without a word whenever the client's node said more
+	 * queues.  So a server has the most any node may ask for; the ones
+	 * past nq are never touched (unconnected, they alias ring 0: steer.c),
+	 * and a link whose ends say different numbers does not steer. */
+	dev_nq = memif && !strstr(eng->cfg.port[i], "role=client") &&
+			 !strstr(eng->cfg.port[i], "role=slave")
+			 ? SRNIC_MAX_CLASSES * SRNIC_MAX_CLASSES
+			 : nq;
 
 	memset(&conf, 0, sizeof(conf));
 	rc = rte_eth_dev_info_get(id, &info);
@@ -76,8 +87,8 @@ static int port_configure(struct srnic_engine *eng, unsigned i, uint16_t id)
 	    info.max_rx_pktlen >= eng->payload_max + SRNIC_MAX_OVERHEAD)
 		conf.rxmode.mtu = eng->payload_max + SRNIC_MAX_OVERHEAD -
 				  SRNIC_ETH_HLEN;
-	rc = rte_eth_dev_configure(id, nq, nq, &conf);
-	for (q = 0; rc == 0 && q < nq; q++) {
+	rc = rte_eth_dev_configure(id, dev_nq, dev_nq, &conf);
+	for (q = 0; rc == 0 && q < dev_nq; q++) {
 		rc = rte_eth_rx_queue_setup(id, q, RX_DESC,
 					    rte_eth_dev_socket_id(id), NULL,
 					    eng->node->pool);
