@@ -243,8 +243,12 @@ void srnic_stats_out(struct srnic_out *o, struct srnic_engine *eng)
 	out_services(o, eng->node);
 	srnic_out_open(o, "peers", true);
 	bool held = srnic_peer_lock(eng->node);
+	/* (an entry without an address is nobody's: a peer is learned from
+	 * a frame that names it, and an attached process may have written
+	 * npeers past the ones there are, as e2e/26's hostile one does) */
 	for (i = 0; i < srnic_npeers(eng->node); i++)
-		out_peer(o, eng->node, &eng->node->peer[i]);
+		if (eng->node->peer[i].ipv4)
+			out_peer(o, eng->node, &eng->node->peer[i]);
 	srnic_peer_unlock(eng->node, held);
 	srnic_out_close(o, true);
 }
