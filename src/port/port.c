@@ -61,13 +61,12 @@ static int port_find(struct srnic_engine *eng, unsigned i, char *name,
 static int port_configure(struct srnic_engine *eng, unsigned i, uint16_t id)
 {
 	struct srnic_port *p = &eng->node->port[i];
-	bool memif = !strncmp(eng->cfg.port[i], "net_memif", 9);
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	uint16_t q, nq = 1, dev_nq;
 	int rc;
 
-	if (eng->node->classes > 1 && memif)
+	if (eng->node->classes > 1 && p->shared_memory)
 		nq = (uint16_t)(eng->node->classes * eng->node->classes);
 	p->nq = (uint8_t)nq;
 	/* A memif server takes as many rings as its client connects, up to
@@ -76,8 +75,7 @@ static int port_configure(struct srnic_engine *eng, unsigned i, uint16_t id)
 	 * queues.  So a server has the most any node may ask for; the ones
 	 * past nq are never touched (unconnected, they alias ring 0: steer.c),
 	 * and a link whose ends say different numbers does not steer. */
-	dev_nq = memif && !strstr(eng->cfg.port[i], "role=client") &&
-			 !strstr(eng->cfg.port[i], "role=slave")
+	dev_nq = p->shared_memory && !p->reconnects
 			 ? SRNIC_MAX_CLASSES * SRNIC_MAX_CLASSES
 			 : nq;
 
@@ -160,15 +158,15 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 		return rc;
 	p->port_id = id;
 	p->bye_gen = UINT32_MAX;	/* link_gen starts at 0 */
+	/* (its kind first: how many queues it has depends on it) */
+	port_learn_kind(eng, i);
 	rc = port_configure(eng, i, id);
 	/* (once a tap: its queue is made now, and it must be quiet before
 	 * it starts, which comes before the next port's queue is made) */
 	if (rc == 0 && srnic_port_is_tap(eng->cfg.port[i]))
 		srnic_port_tap_quiet();
-	if (rc == 0) {
-		port_learn_kind(eng, i);
+	if (rc == 0)
 		rc = port_first_start(eng, i);
-	}
 	if (rc) {
 		snprintf(err, errlen, "srnic: port %u (%s) failed to start: %s",
 			 i, name, rte_strerror(-rc));

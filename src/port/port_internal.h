@@ -5,6 +5,8 @@
 #ifndef SRNIC_PORT_INTERNAL_H
 #define SRNIC_PORT_INTERNAL_H
 
+#include <rte_ethdev.h>
+
 #include "srnic_port.h"
 
 /* memif.c: give port i's server socket, once the port runs, its real
@@ -34,6 +36,25 @@ static inline void ring_wire(struct srnic_wire_end *end)
 		srnic_ring_fenced(&end->procs);
 	else
 		srnic_ring_fenced(&end->node);
+}
+
+/* A burst of nb frames on queue q of port p, copied to the capture while
+ * one runs (tap.c: before the burst, for after it the port owns the
+ * frames; the copies of those it did not take are given back).  How
+ * many the port took. */
+static inline uint16_t srnic_port_burst(struct srnic_engine *eng, unsigned p,
+					uint16_t q, struct rte_mbuf **b,
+					uint16_t nb)
+{
+	void *idx[SRNIC_BURST_MAX];
+	uint16_t got, sent;
+
+	if (likely(!srnic_tap_on(&eng->node->tap, p)))
+		return rte_eth_tx_burst(eng->node->port[p].port_id, q, b, nb);
+	got = srnic_tap_tx_take(eng->node, p, b, nb, idx);
+	sent = rte_eth_tx_burst(eng->node->port[p].port_id, q, b, nb);
+	srnic_tap_tx_done(eng->node, idx, got, sent);
+	return sent;
 }
 
 /* steer.c: port p's transmit buffer tb onto the queues of sending class

@@ -295,21 +295,11 @@ static unsigned flush_held(struct srnic_engine *eng)
 			/* (captured there, queue by queue) */
 			sent = srnic_steer_tx(eng, i, tb, 0);
 			data = false;	/* (rung there, by class) */
-		} else if (srnic_tap_on(&eng->node->tap, i)) {
-			void *idx[SRNIC_BURST_MAX];
-			uint16_t got = srnic_tap_tx_take(eng->node, i, tb->m,
-							 tb->n, idx);
-
-			tx_lens(tb, len);
-			sent = rte_eth_tx_burst(port->port_id, 0, tb->m,
-						tb->n);
-			srnic_tap_tx_done(eng->node, idx, got, sent);
-			sent = tx_taken(port, tb, sent, len);
 		} else {
 			tx_lens(tb, len);
 			sent = tx_taken(port, tb,
-					rte_eth_tx_burst(port->port_id, 0,
-							 tb->m, tb->n),
+					srnic_port_burst(eng, i, 0, tb->m,
+							 tb->n),
 					len);
 		}
 		if (sent && data && eng->wire_peer[i])

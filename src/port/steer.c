@@ -50,22 +50,6 @@ static inline void ring_class(struct srnic_engine *eng, unsigned p,
 		ring_wire(eng->wire_peer[p]);
 }
 
-/* A burst on queue q of port p, copied to the capture while one runs
- * (before the burst: after it the port owns the frames). */
-static inline uint16_t tx_burst(struct srnic_engine *eng, unsigned p,
-				uint16_t q, struct rte_mbuf **b, uint16_t nb)
-{
-	void *idx[SRNIC_BURST_MAX];
-	uint16_t got, sent;
-
-	if (likely(!srnic_tap_on(&eng->node->tap, p)))
-		return rte_eth_tx_burst(eng->node->port[p].port_id, q, b, nb);
-	got = srnic_tap_tx_take(eng->node, p, b, nb, idx);
-	sent = rte_eth_tx_burst(eng->node->port[p].port_id, q, b, nb);
-	srnic_tap_tx_done(eng->node, idx, got, sent);
-	return sent;
-}
-
 /*
  * A frame a queue did not take stays in tb, in order, for the next flush,
  * as on the port token's path: a receiver that is slower than its senders
@@ -108,7 +92,8 @@ unsigned srnic_steer_tx(struct srnic_engine *eng, unsigned p,
 			}
 		if (!nb)
 			continue;
-		sent = tx_burst(eng, p, (uint16_t)(cls * classes + k), b, nb);
+		sent = srnic_port_burst(eng, p, (uint16_t)(cls * classes + k), b,
+					nb);
 		for (i = 0, data = false; i < sent; i++) {
 			qs->tx_bytes += len[i];
 			/* (class 0 holds the port token: the port's own
