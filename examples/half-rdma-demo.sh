@@ -55,6 +55,16 @@ bytes=$(numfmt --from=iec "$size")
 ring=$(numfmt --from=iec "$fifo")
 
 . "$ROOT/examples/demo-testbed.sh"
+# (stopped before the end, by a timeout say: what each program said so far)
+shown=0
+show_logs() {
+	local nd
+	for nd in a b c d; do
+		[ -s "$work/$nd.log" ] && sed "s/^srnic_fifo:/$nd: srnic_fifo:/" "$work/$nd.log"
+	done
+	shown=1
+}
+trap '[ $shown = 1 ] || { echo "half-rdma: stopped; what the programs said:"; show_logs; }; demo_testbed_done' EXIT
 
 if [ ${#fault[@]} -gt 0 ]; then
 	for nd in a b c d; do "$SRNIC" testbed fault $nd 0 "${fault[@]}"; done
@@ -65,12 +75,15 @@ for nd in a b c; do
 	pids+=($!)
 done
 rc=0
+# (in the background too, so that a demo stopped early stops it)
 timeout -k 5 300 "$SRNIC" exec d -- "$PROG" sink "$work" -s "$bytes" -f "$ring" "${pause[@]}" "${read[@]}" a b c \
-	> "$work/d.log" 2>&1 || rc=$?
+	> "$work/d.log" 2>&1 &
+pids+=($!)
+wait "${pids[3]}" || rc=$?
 for nd in a b c; do
 	wait "${pids[0]}" 2>/dev/null || rc=2
 	pids=("${pids[@]:1}")
-	cat "$work/$nd.log"
 done
-cat "$work/d.log"
+pids=()
+show_logs
 exit $rc

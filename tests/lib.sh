@@ -361,12 +361,12 @@ capture_write() {
 }
 
 # demo_log SCRIPT TAG NAME ARGS...: examples/SCRIPT (a demo) run with ARGS,
-# 300 s at most, its output in $LOGDIR/TAG-NAME.log and echoed after a
+# DEMO_SECS (300) at most, its output in $LOGDIR/TAG-NAME.log and echoed after a
 # header (without its progress lines); its exit status.
 demo_log() {
 	local script=$1 tag=$2 name=$3 rc=0
 	shift 3
-	timeout -k 5 300 "$ROOT/examples/$script" "$@" > "$LOGDIR/$tag-$name.log" 2>&1 || rc=$?
+	timeout -k 5 "${DEMO_SECS:-300}" "$ROOT/examples/$script" "$@" > "$LOGDIR/$tag-$name.log" 2>&1 || rc=$?
 	echo "--- $name (exit $rc)"
 	grep -v '^progress' "$LOGDIR/$tag-$name.log"
 	return $rc
