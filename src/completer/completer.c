@@ -191,7 +191,12 @@ static void ack_nak(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	switch (pkt->syndrome) {
 	case SRNIC_NAK_RNR:
-		nak_rnr(eng, qp, idx, pkt->rnr_timer);
+		/* (a READ's: the target's program has the question, and
+		 * will answer; read_waits) */
+		if (srnic_wr_reads(qp->q.sq[idx & qp->q.sq_mask].opcode))
+			run->rnr_heard = 1;
+		else
+			nak_rnr(eng, qp, idx, pkt->rnr_timer);
 		break;
 	case SRNIC_NAK_ACCESS:
 		srnic_swqe_finish(qp, idx, SRNIC_WC_REM_ACCESS_ERR);
@@ -218,6 +223,30 @@ static bool spend_retry(struct srnic_engine *eng, struct srnic_qp *qp,
 	eng->st->retry_exceeded++;
 	srnic_swqe_finish(qp, idx, SRNIC_WC_RETRY_EXC_ERR);
 	return true;
+}
+
+/*
+ * The timeout of a READ whose question the target's program holds (its
+ * FIFO answered a probe with an RNR NAK, src/responder/fifo.c): the
+ * program is slow, not gone, so the READ waits on under the same attempt,
+ * its probes going on, and the timeout spends an RNR retry (rnr_retry 7:
+ * for ever), not a transport retry.  Asked again under a new attempt, as
+ * a timeout does, the question would be put to the program a second time,
+ * behind the first: three readers of a sink slowed by its CPU
+ * (sanitizers, a busy machine) ran out of transport retries that way,
+ * their questions answered twice and thrice (e2e/39 in CI).
+ */
+static void read_waits(struct srnic_engine *eng, struct srnic_qp *qp,
+		       uint32_t idx, struct srnic_swqe_run *run, uint64_t now)
+{
+	run->rnr_heard = 0;
+	if (qp->at.rnr_retry != 7 && ++run->rnr_retries > qp->at.rnr_retry) {
+		eng->st->retry_exceeded++;
+		srnic_swqe_finish(qp, idx, SRNIC_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	run->retries = 0;	/* (heard from: as progress) */
+	run->deadline = now + qp->at.timeout_tsc;
 }
 
 /* Completion at both ends, a READ's: every byte landed, and the READ
@@ -539,7 +568,9 @@ void srnic_completer_timeouts(struct srnic_engine *eng, struct srnic_qp *qp,
 			if (now >= run->deadline &&
 			    (!srnic_wr_reads(qp->q.sq[i & qp->q.sq_mask].opcode) ||
 			     now >= qp->snd.rd_progress + qp->at.timeout_tsc)) {
-				if (!spend_retry(eng, qp, i, run))
+				if (run->rnr_heard)
+					read_waits(eng, qp, i, run, now);
+				else if (!spend_retry(eng, qp, i, run))
 					queue_resend(eng, qp, i);
 			} else if (now >= run->probe_at) {
 				want_repair(eng, qp, i, SRNIC_REPAIR_PROBE);

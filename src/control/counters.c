@@ -66,8 +66,10 @@ const struct srnic_counter srnic_counters[] = {
 	     "UC ACKs said again: nothing new came after them, and a UC "
 	     "requester out of credit waits for nothing else"),
 	NODE("rnr_naks_sent", rnr_naks_sent, "responder", 0,
-	     "RNR NAKs sent: a SEND found no receive posted, or a WRITE's "
-	     "packet a full FIFO ring (docs/half-rdma.md)"),
+	     "RNR NAKs sent: a SEND found no receive posted, a WRITE's "
+	     "packet a full FIFO ring, or a READ's request a FIFO's "
+	     "program that has not answered it yet or a full ring "
+	     "(docs/half-rdma.md)"),
 	NODE("atomics", atomics, "responder", 0, "atomic operations run"),
 	NODE("fifo_read_reqs", fifo_read_reqs, "responder", 0,
 	     "READ requests a FIFO took for its program (half-RDMA)"),

@@ -57,6 +57,9 @@ struct srnic_swqe_run {
 	/* A READ whose target completes it too (SRNIC_WR_NOTIFY): all its
 	 * data landed, it waits for the target's READ_DONE_ACK */
 	uint8_t done_wait;
+	/* A READ whose question the target's program holds unanswered (its
+	 * FIFO's RNR NAK to a probe) since its last timeout */
+	uint8_t rnr_heard;
 	uint32_t fc_high;	/* bytes already counted against credits */
 	uint32_t sack_first;	/* the last SACK's first missing packet */
 	uint32_t sack_missing;	/* ... and how many it named; 0: none yet */

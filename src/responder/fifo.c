@@ -134,9 +134,13 @@ void resp_fifo_read_request(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	/* (a requester's probe asks again for what has not come: while the
 	 * program has the question, a copy would only make it answer
-	 * twice; once it has answered, a loss is asked for again) */
+	 * twice, and the reader hears that the program is not ready, as
+	 * from a full ring below: it waits on, spending no transport retry
+	 * (completer.c, read_waits); once the program has answered, a loss
+	 * is asked for again) */
 	if (asked(qp, msn, txid, off, end)) {
 		eng->st->drops[SRNIC_DROP_DUPLICATE]++;
+		resp_nak(eng, qp, SRNIC_NAK_RNR, msn, txid);
 		return;
 	}
 	switch (srnic_fifo_put(&eng->mem, key, &h, &r)) {
@@ -150,6 +154,7 @@ void resp_fifo_read_request(struct srnic_engine *eng, struct srnic_qp *qp,
 		break;
 	case -ENOSPC:
 		eng->st->drops[SRNIC_DROP_FIFO_FULL]++;
+		resp_nak(eng, qp, SRNIC_NAK_RNR, msn, txid);
 		break;
 	default:
 		srnic_page_fault(eng, key);

@@ -1405,23 +1405,46 @@ static void read_timeout(struct srnic_qp *qp)
 	drain_wire(NULL, 0);
 }
 
+/* The target's word that READ 0 of qp waits on its program: an RNR NAK
+ * of its attempt. */
+static void read_rnr_nak(struct srnic_qp *qp)
+{
+	struct srnic_pkt nak;
+
+	srnic_qp_pkt_init(&nak, eng, qp, SRNIC_OP_ACK, qp->run[0].msn);
+	nak.syndrome = SRNIC_NAK_RNR;
+	nak.rnr_timer = 1;	/* (10 us: a SEND's wait would be over) */
+	nak.nak_msn = qp->run[0].msn;
+	nak.nak_txid = qp->run[0].txid;
+	srnic_completer_ack(eng, qp, &nak);
+}
+
+/* A READ posted on a new QP of PD pd, sent, its timer running. */
+static struct srnic_qp *read_sent(uint32_t pd, uint64_t wr_id, void *local,
+				  uint32_t len, uint32_t key)
+{
+	struct srnic_qp *qp = qp_new(pd);
+
+	post_read(qp, wr_id, local, len, key);
+	srnic_requester_run(eng, qp, 8);
+	drain_wire(NULL, 0);
+	srnic_completer_timeouts(eng, qp, srnic_now());
+	return qp;
+}
+
 /* retry_cnt counts timeouts in a row: a READ whose answer moves on between
  * its timeouts is not failed for their sum, one that does not move is. */
 static void test_read_retries_progress(void)
 {
 	enum { LEN = 4 * STRIDE };
 	uint8_t *local = calloc(1, LEN), *data = calloc(1, LEN);
-	struct srnic_qp *qp = qp_new(14);
+	uint32_t key = srnic_mem_register(&eng->mem, (uintptr_t)local, LEN,
+					  SRNIC_ACCESS_LOCAL_WRITE, 14);
+	struct srnic_qp *qp = read_sent(14, 9, local, LEN, key);
 	struct srnic_cqe c[2];
-	uint32_t key, i;
+	uint32_t i;
 
-	key = srnic_mem_register(&eng->mem, (uintptr_t)local, LEN,
-				 SRNIC_ACCESS_LOCAL_WRITE, 14);
 	qp->at.retry_cnt = 1;
-	post_read(qp, 9, local, LEN, key);
-	srnic_requester_run(eng, qp, 8);
-	drain_wire(NULL, 0);
-	srnic_completer_timeouts(eng, qp, srnic_now());	/* (its timer) */
 	for (i = 0; i < 3; i++) {
 		struct srnic_pkt pkt = {0};
 
@@ -1449,6 +1472,58 @@ static void test_read_retries_progress(void)
 	srnic_engine_destroy_qp(eng, qp);
 	free(local);
 	free(data);
+}
+
+/* A READ whose target's program holds its question (half-RDMA's
+ * half-receive READ; its probes hear RNR NAKs): its timeouts spend RNR
+ * retries, not transport retries, and ask nothing again under a new
+ * attempt (which would put the question to the program twice); once the
+ * NAKs stop, a timeout is a transport retry again; rnr_retry bounds the
+ * wait. */
+static void test_read_rnr_waits(void)
+{
+	enum { LEN = 4 * STRIDE };
+	uint8_t *local = calloc(1, LEN);
+	uint32_t key = srnic_mem_register(&eng->mem, (uintptr_t)local, LEN,
+					  SRNIC_ACCESS_LOCAL_WRITE, 15);
+	struct srnic_qp *qp = read_sent(15, 11, local, LEN, key);
+	uint32_t i, txid = qp->run[0].txid;
+	uint64_t again = eng->st->retransmits;
+	struct srnic_cqe c[2];
+
+	qp->at.retry_cnt = 0;
+	qp->at.rnr_retry = 7;
+	for (i = 0; i < 20; i++) {
+		read_rnr_nak(qp);
+		usleep(50);	/* (past the NAK's wait) */
+		read_timeout(qp);
+	}
+	CHECK(srnic_cq_poll(cq, c, 2) == 0 && qp->run[0].state != SWQE_DONE &&
+		      qp->run[0].txid == txid && eng->st->retransmits == again,
+	      "a READ told 20 times that its question waits (retry_cnt 0): "
+	      "%s, attempt %u (was %u)",
+	      qp->run[0].state == SWQE_DONE ? "failed" : "on",
+	      qp->run[0].txid, txid);
+	read_timeout(qp);	/* (no NAK since: the target is silent) */
+	CHECK(srnic_cq_poll(cq, c, 2) == 1 && c[0].wr_id == 11 &&
+		      c[0].status == SRNIC_WC_RETRY_EXC_ERR,
+	      "a READ whose target went silent (retry_cnt 0) did not fail "
+	      "with a retry error");
+	srnic_engine_destroy_qp(eng, qp);
+	/* rnr_retry 2: the third timeout told to wait fails the READ */
+	qp = read_sent(15, 12, local, LEN, key);
+	qp->at.rnr_retry = 2;
+	for (i = 0; i < 3; i++) {
+		read_rnr_nak(qp);
+		read_timeout(qp);
+	}
+	CHECK(srnic_cq_poll(cq, c, 2) == 1 && c[0].wr_id == 12 &&
+		      c[0].status == SRNIC_WC_RNR_RETRY_EXC_ERR,
+	      "a READ told to wait through 3 timeouts (rnr_retry 2) did not "
+	      "fail with an RNR retry error");
+	srnic_mem_release(&eng->mem, key);
+	srnic_engine_destroy_qp(eng, qp);
+	free(local);
 }
 
 /* The port token of a shared node (srnicd's): a process starved of it with
@@ -2858,8 +2933,14 @@ static void test_fifo_answer(void)
 	      "a READ request record: %llu records, %u NAKs, %u answers",
 	      (unsigned long long)r->records, naks, answers);
 	/* a copy of the request (a probe) while the program has it: no
-	 * second record */
-	ask_read(qp, &req, &naks, &answers);
+	 * second record, and the reader told it is not ready (an RNR NAK
+	 * of that attempt: it waits on, completer.c's read_waits) */
+	srnic_responder_rx(eng, qp, &req, NULL);
+	CHECK(qp->rcv.ack_syndrome == SRNIC_NAK_RNR &&
+		      qp->rcv.ack_nak_msn == 100 && qp->rcv.ack_nak_txid == 7,
+	      "a copy of an unanswered request: syndrome %u, not an RNR NAK "
+	      "of READ 100 attempt 7", qp->rcv.ack_syndrome);
+	answer_reads(qp, 8, &naks, &answers);
 	CHECK(r->records == 1 && naks == 0 && answers == 0,
 	      "a copy of an unanswered request asked the program again");
 	/* the program's answer, from two pieces */
@@ -3170,6 +3251,7 @@ int main(void)
 	test_uc_loans();
 	test_read_ranges();
 	test_read_retries_progress();
+	test_read_rnr_waits();
 	test_stripe_plan();
 	test_uc_give_up();
 	test_uc_port_behind();
