@@ -278,12 +278,16 @@ static void steer_agree(struct srnic_engine *eng, unsigned p, uint8_t queues)
 {
 	struct srnic_port *port = &eng->node->port[p];
 	uint8_t theirs = queues ? queues : 1;
-	uint8_t on = port->nq > 1 && theirs == eng->node->classes;
+	/* (a tap's kernel steers by this node's numbers alone: whatever
+	 * the peer has, port/tun_steer.c) */
+	uint8_t on = port->nq > 1 &&
+		     (port->kernel_steer || theirs == eng->node->classes);
 
 	/* (the configuration's doing, so said whatever SRNIC_LOG says, once
 	 * a life of the link: the link works, each process of both nodes
 	 * through the port token, as with queues = 1) */
-	if (theirs != eng->node->classes && port->steer_said != theirs) {
+	if (!port->kernel_steer && theirs != eng->node->classes &&
+	    port->steer_said != theirs) {
 		port->steer_said = theirs;
 		fprintf(stderr, "srnic[%s]: port %u: the peer's node has queues "
 			"= %u, this one %u: the link does not steer (both ends "

@@ -78,6 +78,20 @@ static void out_node(struct srnic_out *o, const struct srnic_engine *eng)
 	srnic_out_bool(o, "cluster_key", eng->cfg.has_key);
 }
 
+/* The class queue q of a port carries frames from, and to (a tap's queue
+ * c: class c's both ways; a memif link's s*N + r: from s to r). */
+static unsigned from_class(const struct srnic_port *port, unsigned q,
+			   unsigned n)
+{
+	return port->kernel_steer ? q : q / n;
+}
+
+static unsigned to_class(const struct srnic_port *port, unsigned q,
+			 unsigned n)
+{
+	return port->kernel_steer ? q : q % n;
+}
+
 /* A port's counters: its own (the port token's holders'), what the
  * steering classes' own queues carried, which only they count, and what
  * the fault injector did to each class's frames. */
@@ -94,11 +108,11 @@ static struct srnic_port_stats port_totals(const struct srnic_node *node,
 	}
 
 	for (q = 0; port->nq > 1 && q < port->nq; q++) {
-		if (q % n) {
+		if (to_class(port, q, n)) {
 			t.rx_pkts += port->q[q].rx_pkts;
 			t.rx_bytes += port->q[q].rx_bytes;
 		}
-		if (q / n) {
+		if (from_class(port, q, n)) {
 			t.tx_pkts += port->q[q].tx_pkts;
 			t.tx_bytes += port->q[q].tx_bytes;
 		}
@@ -122,8 +136,8 @@ static void out_queues(struct srnic_out *o, const struct srnic_node *node,
 		srnic_out_line(o, "queue", NULL);
 		srnic_out_label_u64(o, "port", p);
 		srnic_out_label_u64(o, "queue", q);
-		srnic_out_u64(o, "from_class", q / n);
-		srnic_out_u64(o, "to_class", q % n);
+		srnic_out_u64(o, "from_class", from_class(port, q, n));
+		srnic_out_u64(o, "to_class", to_class(port, q, n));
 		srnic_out_u64(o, "rx_packets", port->q[q].rx_pkts);
 		srnic_out_u64(o, "rx_bytes", port->q[q].rx_bytes);
 		srnic_out_u64(o, "tx_packets", port->q[q].tx_pkts);

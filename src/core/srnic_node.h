@@ -220,6 +220,10 @@ struct srnic_port {
 	 * that its client did not connect alias queue 0's ring. */
 	uint8_t nq;
 	uint8_t steer;
+	/* A tap whose kernel picks each frame's queue by its class (port/
+	 * tun_steer.c): queue c is class c's, both ways; else (memif) queue
+	 * s*N + r carries class s's frames to class r's (port/steer.c) */
+	uint8_t kernel_steer;
 	uint8_t steer_said;	/* the peer's queues a mismatch was said for
 				 * (control core; 0 each life of the link) */
 	/* ... class c bursts on its own queues (port/steer.c: a restart waits

@@ -687,10 +687,11 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	{ .name = "queues", .kind = SRNIC_CONF_UINT, .offset = AT(queues),
 	  .lo = 1, .hi = SRNIC_MAX_CLASSES, .def = 1,
 	  .doc = "steering classes: with N, each memif link carries N*N "
-		 "queue pairs, and the first N-1 attached processes each "
-		 "send and receive on queues of their own, without the port "
-		 "token (both ends of a link alike; 1: every frame through "
-		 "the port token)" },
+		 "queue pairs (both ends of a link alike) and each tap port "
+		 "N, its kernel steering each frame to its class's queue, "
+		 "and the first N-1 attached processes each send and "
+		 "receive on queues of their own, without the port token "
+		 "(1: every frame through the port token)" },
 	{ .name = "idle_sleep_us", .kind = SRNIC_CONF_UINT,
 	  .offset = AT(idle_sleep_us), .lo = 0, .hi = 100000, .def = 200,
 	  .doc = "longest nap of an idle datapath core (0: it never "
@@ -871,7 +872,7 @@ static int check_whole(const struct srnic_config *cfg, char *why, size_t len)
 				      "node's own address");
 	if (cfg->queues > 1 && cfg->encap_udp)
 		return reject(why, len, "queues above 1 are for encap = eth "
-			      "(memif links)");
+			      "(memif and tap links)");
 	if ((cfg->nroutes || cfg->npeers) && !cfg->encap_udp)
 		return reject(why, len, "route and peer lines are for encap = "
 			      "udp (raw Ethernet does not leave its segment)");

@@ -113,6 +113,20 @@ static inline bool node_rung(const struct srnic_engine *eng)
 
 static unsigned dp_iteration(struct srnic_engine *eng);
 
+/* Whether this process polls a queue of its own on a tap (a class's, its
+ * kernel steering: port/tun_steer.c), whose frames ring no bell: it naps
+ * as on a kernel wire, and never sleeps the attached process's long
+ * sleep, which srnicd's forwarding or a memif peer would end. */
+static bool own_kernel_queue(const struct srnic_engine *eng)
+{
+	unsigned p;
+
+	for (p = 0; p < eng->node->nports; p++)
+		if (eng->node->port[p].kernel_steer && srnic_port_own(eng, p))
+			return true;
+	return false;
+}
+
 /* Its bells set: one more iteration, so that no frame that came before
  * them waits for the nap.  Whether it found nothing. */
 static bool armed_look(struct srnic_engine *eng)
@@ -823,7 +837,8 @@ static inline void idle_wait(struct srnic_engine *eng, struct dp_pace *p,
 		return;
 	}
 	deep = dp_quiet(eng) &&
-	       (eng->mode == SRNIC_ATTACHED || node_rung(eng));
+	       ((eng->mode == SRNIC_ATTACHED && !own_kernel_queue(eng)) ||
+		node_rung(eng));
 	/* Deep: quiet, every wake-up rung.  It does not spin either (a
 	 * spin catches the answer to what was just sent, and nothing was);
 	 * one that never naps is no sleeper. */

@@ -52,9 +52,18 @@ static int port_find(struct srnic_engine *eng, unsigned i, char *name,
 	return 0;
 }
 
+/* Whether port i is a tap its kernel steers (a node with classes, in raw
+ * Ethernet: tun_steer.c).  (DPDK 22.11's tap hands an attached process
+ * at most 8 queue descriptors, 4 pairs: SRNIC_MAX_CLASSES.) */
+static bool tun_steers(const struct srnic_engine *eng, unsigned i)
+{
+	return eng->node->classes > 1 && !eng->cfg.encap_udp &&
+	       srnic_port_is_tap(eng->cfg.port[i]);
+}
+
 /* One receive and one transmit queue (a memif port of a node with
  * steering classes: one pair for each class that sends and class that
- * receives, steer.c), and an MTU that fits our largest frame where the
+ * receives, steer.c; a tap's: one pair a class, tun_steer.c), and an MTU that fits our largest frame where the
  * port says it can: shared-memory ports (memif) claim 1518 bytes but
  * carry larger frames in chained buffers, so a smaller claim is not an
  * error. */
@@ -68,6 +77,8 @@ static int port_configure(struct srnic_engine *eng, unsigned i, uint16_t id)
 
 	if (eng->node->classes > 1 && p->shared_memory)
 		nq = (uint16_t)(eng->node->classes * eng->node->classes);
+	else if (tun_steers(eng, i))
+		nq = eng->node->classes;
 	p->nq = (uint8_t)nq;
 	/* A memif server takes as many rings as its client connects, up to
 	 * the queues it has, and refuses a client with more: the link would
@@ -174,7 +185,10 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	}
 	rte_eth_macaddr_get(id, &mac);
 	memcpy(p->mac, mac.addr_bytes, 6);
-	return srnic_port_tap_setup(&eng->cfg, i, p->mac, err, errlen);
+	rc = srnic_port_tap_setup(&eng->cfg, i, p->mac, err, errlen);
+	if (rc == 0 && tun_steers(eng, i))
+		rc = srnic_tun_steer(eng, i, err, errlen);
+	return rc;
 }
 
 int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen)

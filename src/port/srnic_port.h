@@ -119,6 +119,14 @@ void srnic_port_tap_quiet(void);
 int srnic_port_tap_setup(const struct srnic_config *cfg, unsigned i,
 			 const uint8_t mac[6], char *err, unsigned errlen);
 void srnic_ports_prefault_shared(void);
+/* tun_steer.c: a started tap port of a node with classes: its kernel
+ * steers each frame to its class's queue */
+int srnic_tun_steer(struct srnic_engine *eng, unsigned i, char *err,
+		    unsigned errlen);
+/* ... its program for a node of `classes` classes, loaded (unit tests run
+ * it on frames): its descriptor, or -errno and the verifier's words in
+ * log. */
+int srnic_tun_steer_load(unsigned classes, char *log, unsigned loglen);
 
 /* loop.c: the loopback port (SRNIC_PORT_LOOP), frames to this node */
 int srnic_loop_start(struct srnic_engine *eng, char *err, unsigned errlen);

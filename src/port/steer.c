@@ -9,7 +9,9 @@
  * a process that stops delays only its own; class 0's queues are the port
  * token's holders', as every frame was before.  A memif link carries as
  * many queues as its client connected, so a port steers only once its
- * peer's HELLO says its node has as many classes (port->steer).
+ * peer's HELLO says its node has as many classes (port->steer).  A tap
+ * port has a queue pair a class instead, its kernel steering what comes
+ * (tun_steer.c): class c sends on queue c and polls it.
  *
  * Datapath: the queues' sender and poller (class 0's under the port
  * token).  The testbed's faults (fault.c) and the capture (tap.c) see
@@ -22,6 +24,14 @@
 #include "srnic_port.h"
 #include "srnic_port_guard.h"
 #include "port_internal.h"
+
+/* The queue class s sends class r's frames on: a memif link's s*N + r, a
+ * tap's s (its kernel picks the far end's queue: tun_steer.c). */
+static inline uint16_t steer_txq(const struct srnic_port *port,
+				 unsigned classes, unsigned s, unsigned r)
+{
+	return (uint16_t)(port->kernel_steer ? s : s * classes + r);
+}
 
 /* Whom a frame of ours is for: its QP's class; false for a control
  * frame (class 0's, the node's). */
@@ -80,7 +90,8 @@ unsigned srnic_steer_tx(struct srnic_engine *eng, unsigned p,
 		gone[i] = 0;
 	}
 	for (k = 0; k < classes; k++) {
-		struct srnic_queue_stats *qs = &port->q[cls * classes + k];
+		uint16_t q = steer_txq(port, classes, cls, k);
+		struct srnic_queue_stats *qs = &port->q[q];
 		uint64_t *full_at = &eng->steer_full_at[p][k];
 
 		for (i = 0, nb = 0; i < tb->n; i++)
@@ -92,8 +103,7 @@ unsigned srnic_steer_tx(struct srnic_engine *eng, unsigned p,
 			}
 		if (!nb)
 			continue;
-		sent = srnic_port_burst(eng, p, (uint16_t)(cls * classes + k), b,
-					nb);
+		sent = srnic_port_burst(eng, p, q, b, nb);
 		for (i = 0, data = false; i < sent; i++) {
 			qs->tx_bytes += len[i];
 			/* (class 0 holds the port token: the port's own
@@ -138,7 +148,8 @@ unsigned srnic_steer_tx(struct srnic_engine *eng, unsigned p,
 }
 
 /* Port p's queues to class cls, from each sending class in turn (where
- * the last poll left off: a busy sender does not starve the others). */
+ * the last poll left off: a busy sender does not starve the others); a
+ * tap's one queue to it. */
 uint16_t srnic_steer_rx(struct srnic_engine *eng, unsigned p, unsigned cls,
 			struct rte_mbuf **pkts, uint16_t n)
 {
@@ -150,7 +161,9 @@ uint16_t srnic_steer_rx(struct srnic_engine *eng, unsigned p, unsigned cls,
 		unsigned q;
 
 		k = (eng->steer_next + j) % classes;
-		q = k * classes + cls;
+		if (port->kernel_steer && j)
+			break;
+		q = port->kernel_steer ? cls : k * classes + cls;
 		g = rte_eth_rx_burst(port->port_id, (uint16_t)q, pkts + got,
 				     n - got);
 		for (i = 0; i < g; i++)

@@ -1,6 +1,10 @@
 # Steering (queues = 4; docs/architecture.md, "Steering"): a memif testbed
 # of its own whose links carry 16 queue pairs, the first three processes
-# of each node on queues of their own, without the port token.
+# of each node on queues of their own, without the port token.  With
+# STEER_WIRE=tap (e2e/49b), parts 1-4 on a tap testbed instead, each tap
+# port with 4 queue pairs, its kernel steering each frame to its class's
+# queue (src/port/tun_steer.c); part 4 without its faults (the tap wire's
+# are the kernel's, not the ports' own), part 5 is memif's alone.
 #  1. Both nodes' ports steer (each peer said it has as many queues).
 #  2. Three stress pairs a -> b at once, and an ibv_rc_pingpong -c pair
 #     beside them: every byte checked; of the four programs a node, three
@@ -28,6 +32,13 @@
 #     both ends out of retries, cause not found yet.)
 . "$(dirname "$0")/../lib.sh"
 
+WIRE=${STEER_WIRE:-memif}
+# (the tap wire moves a fifth of memif's messages a second: fewer of them)
+case $WIRE in
+memif) NQ=16 MSGS=300000 ITERS=100000 ;;
+tap) NQ=4 MSGS=60000 ITERS=20000 ;;
+*) fail "STEER_WIRE: memif or tap" ;;
+esac
 export SRNIC_NS=${SRNIC_NS:-srnic}-q SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-q
 TB=$SRNIC_RUN/testbed
 CLIENT="python3 $ROOT/tools/srnicd_client.py"
@@ -42,7 +53,7 @@ cleanup() {
 }
 trap cleanup EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
-"$SRNIC" testbed up --queues 4 >/dev/null || fail "testbed with 4 queues"
+"$SRNIC" testbed up --wire "$WIRE" --queues 4 >/dev/null || fail "$WIRE testbed with 4 queues"
 
 stats() { $CLIENT "$TB/$1.sock" stats --json; }
 # jq NODE PYTHON-EXPR: the expression's value over NODE's JSON (st)
@@ -55,7 +66,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 for n in a b; do
-	[ "$(jq $n "all(p['steering'] and len(p['queues']) == 16 for p in st['ports'])")" = True ] ||
+	[ "$(jq $n "all(p['steering'] and len(p['queues']) == $NQ for p in st['ports'])")" = True ] ||
 		fail "node $n's ports do not steer: $(stats $n)"
 done
 
@@ -71,18 +82,18 @@ done; done
 # is class 0 is whichever attached last)
 pids=()
 for i in 1 2 3; do
-	timeout -k 5 90 "$SRNIC" exec b -- "$STRESS" -q 2 -n 300000 -p $((18800 + i)) > "$LOGDIR/q-stress$i.b" 2>&1 &
+	timeout -k 5 90 "$SRNIC" exec b -- "$STRESS" -q 2 -n $MSGS -p $((18800 + i)) > "$LOGDIR/q-stress$i.b" 2>&1 &
 	pids+=($!)
 	wait_listen b $((18800 + i)) || fail "stress server $i does not listen"
 done
-timeout -k 5 90 "$SRNIC" exec b -- ibv_rc_pingpong -g 1 -c -n 100000 -s 4096 -p 18810 > "$LOGDIR/q-pp.b" 2>&1 &
+timeout -k 5 90 "$SRNIC" exec b -- ibv_rc_pingpong -g 1 -c -n $ITERS -s 4096 -p 18810 > "$LOGDIR/q-pp.b" 2>&1 &
 pids+=($!)
 wait_listen b 18810 || fail "the pingpong server does not listen"
 for i in 1 2 3; do
-	timeout -k 5 90 "$SRNIC" exec a -- "$STRESS" -q 2 -n 300000 -p $((18800 + i)) b > "$LOGDIR/q-stress$i.a" 2>&1 &
+	timeout -k 5 90 "$SRNIC" exec a -- "$STRESS" -q 2 -n $MSGS -p $((18800 + i)) b > "$LOGDIR/q-stress$i.a" 2>&1 &
 	pids+=($!)
 done
-timeout -k 5 90 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -c -n 100000 -s 4096 -p 18810 b > "$LOGDIR/q-pp.a" 2>&1 &
+timeout -k 5 90 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -c -n $ITERS -s 4096 -p 18810 b > "$LOGDIR/q-pp.a" 2>&1 &
 pids+=($!)
 # (mid-run, all four attached: each one's class, and the frames other
 # pollers passed on to it)
@@ -164,6 +175,7 @@ python3 -c "import sys; a, s = float('$alone'), float('$stopped'); sys.exit(0 if
 # their classes free: the next programs take them)
 steered() { jq "$1" "sum(q['$2_packets'] for p in st['ports'] for q in p['queues'] if q['${3}_class'] > 0)"; }
 delayed() { jq "$1" "sum(p['delayed'] for p in st['ports'])"; }
+if [ "$WIRE" = memif ]; then
 held=$(delayed b) into=$(steered b rx to)
 for p in 0 1; do "$SRNIC" testbed fault b $p reorder=25% delay=1ms || fail "fault on b's port $p"; done
 pair q-faults 90 "$STRESS" -q 2 -n 50000 -p 18840 || fail "the stress pair under faults"
@@ -173,6 +185,7 @@ held=$(( $(delayed b) - held )) into=$(( $(steered b rx to) - into ))
 echo "under faults: b's ports held back $held frames; $into frames reached b's steered classes"
 [ "$into" -ge 20000 ] || fail "the stress pair was not steered: $into frames to b's classes 1-3"
 [ "$held" -ge 2000 ] || fail "b's ports held back $held frames of a steered pair's"
+fi
 from=$(steered a tx from)
 capture_write q-capture 6000
 from=$(( $(steered a tx from) - from ))
@@ -180,6 +193,7 @@ echo "captured: $from frames left a's steered classes meanwhile"
 [ "$from" -ge 6000 ] || fail "the captured ib_write_bw was not steered: $from frames from a's classes 1-3"
 
 # 5. a server with fewer queues than its client
+[ "$WIRE" = memif ] || exit 0
 "$SRNIC" srnicd a stop
 sed -i 's/^queues = 4$/queues = 2/' "$TB/a.conf"
 "$SRNIC" srnicd a start || fail "a's srnicd with queues = 2"
