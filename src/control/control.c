@@ -281,12 +281,13 @@ static void steer_agree(struct srnic_engine *eng, unsigned p, uint8_t queues)
 	/* (a tap's kernel steers by this node's numbers alone: whatever
 	 * the peer has, port/tun_steer.c) */
 	uint8_t on = port->nq > 1 &&
-		     (port->kernel_steer || theirs == eng->node->classes);
+		     (port->kernel_steer ||
+		      (port->shared_memory && theirs == eng->node->classes));
 
 	/* (the configuration's doing, so said whatever SRNIC_LOG says, once
 	 * a life of the link: the link works, each process of both nodes
 	 * through the port token, as with queues = 1) */
-	if (!port->kernel_steer && theirs != eng->node->classes &&
+	if (port->shared_memory && theirs != eng->node->classes &&
 	    port->steer_said != theirs) {
 		port->steer_said = theirs;
 		fprintf(stderr, "srnic[%s]: port %u: the peer's node has queues "

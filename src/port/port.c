@@ -52,13 +52,29 @@ static int port_find(struct srnic_engine *eng, unsigned i, char *name,
 	return 0;
 }
 
-/* Whether port i is a tap its kernel steers (a node with classes, in raw
- * Ethernet: tun_steer.c).  (DPDK 22.11's tap hands an attached process
- * at most 8 queue descriptors, 4 pairs: SRNIC_MAX_CLASSES.) */
+/* Whether port i is a tap its kernel will steer (a node with classes, in
+ * raw Ethernet, where the steering program loads: tun_steer.c).  A tap
+ * whose kernel does not steer has one queue, as with queues = 1: with
+ * more, the kernel would spread frames over queues nobody polls.  (DPDK
+ * 22.11's tap hands an attached process at most 8 queue descriptors, 4
+ * pairs: SRNIC_MAX_CLASSES.) */
 static bool tun_steers(const struct srnic_engine *eng, unsigned i)
 {
-	return eng->node->classes > 1 && !eng->cfg.encap_udp &&
-	       srnic_port_is_tap(eng->cfg.port[i]);
+	char log[256];
+	int prog;
+
+	if (eng->node->classes <= 1 || eng->cfg.encap_udp ||
+	    !srnic_port_is_tap(eng->cfg.port[i]))
+		return false;
+	prog = srnic_tun_steer_load(eng->node->classes, log, sizeof(log));
+	if (prog < 0) {
+		fprintf(stderr, "srnic[%s]: port %u: the tap's steering "
+			"program is refused here (%s): the port does not "
+			"steer\n", eng->cfg.node, i, strerror(-prog));
+		return false;
+	}
+	close(prog);
+	return true;
 }
 
 /* One receive and one transmit queue (a memif port of a node with
@@ -172,6 +188,14 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	/* (its kind first: how many queues it has depends on it) */
 	port_learn_kind(eng, i);
 	rc = port_configure(eng, i, id);
+	/* (a tap's queues steered before it starts: its kernel sends as the
+	 * interface comes up, IPv6's neighbour and multicast frames, which
+	 * would land on the class's queues by the flow hash meanwhile) */
+	if (rc == 0 && p->nq > 1 && srnic_port_is_tap(eng->cfg.port[i])) {
+		rc = srnic_tun_steer(eng, i, err, errlen);
+		if (rc)
+			return rc;
+	}
 	/* (once a tap: its queue is made now, and it must be quiet before
 	 * it starts, which comes before the next port's queue is made) */
 	if (rc == 0 && srnic_port_is_tap(eng->cfg.port[i]))
@@ -185,10 +209,7 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	}
 	rte_eth_macaddr_get(id, &mac);
 	memcpy(p->mac, mac.addr_bytes, 6);
-	rc = srnic_port_tap_setup(&eng->cfg, i, p->mac, err, errlen);
-	if (rc == 0 && tun_steers(eng, i))
-		rc = srnic_tun_steer(eng, i, err, errlen);
-	return rc;
+	return srnic_port_tap_setup(&eng->cfg, i, p->mac, err, errlen);
 }
 
 int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen)

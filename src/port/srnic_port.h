@@ -119,8 +119,8 @@ void srnic_port_tap_quiet(void);
 int srnic_port_tap_setup(const struct srnic_config *cfg, unsigned i,
 			 const uint8_t mac[6], char *err, unsigned errlen);
 void srnic_ports_prefault_shared(void);
-/* tun_steer.c: a started tap port of a node with classes: its kernel
- * steers each frame to its class's queue */
+/* tun_steer.c: a tap port of a node with classes, its queues made and
+ * not started yet: its kernel steers each frame to its class's queue */
 int srnic_tun_steer(struct srnic_engine *eng, unsigned i, char *err,
 		    unsigned errlen);
 /* ... its program for a node of `classes` classes, loaded (unit tests run
