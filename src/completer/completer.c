@@ -477,6 +477,9 @@ void srnic_completer_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * busy machine, ran out of retries though every attempt moved it
 	 * on (e2e/05, once in CI). */
 	run->retries = 0;
+	/* (and its answer coming, the target's program no longer holds the
+	 * question: a stall from here is a loss's, a transport retry) */
+	run->rnr_heard = 0;
 	/* A large READ's answer takes longer than one timeout, and READs
 	 * are answered one after the other: the READ timers run from the
 	 * last sign of progress of any of them, not from the request.  It

@@ -1521,6 +1521,30 @@ static void test_read_rnr_waits(void)
 		      c[0].status == SRNIC_WC_RNR_RETRY_EXC_ERR,
 	      "a READ told to wait through 3 timeouts (rnr_retry 2) did not "
 	      "fail with an RNR retry error");
+	srnic_engine_destroy_qp(eng, qp);
+	/* rnr_retry 0, told to wait, then part of its answer: the program
+	 * answered, so the next stall is a transport retry's, not an RNR
+	 * retry's that would fail it */
+	qp = read_sent(15, 13, local, LEN, key);
+	qp->at.rnr_retry = 0;
+	qp->at.retry_cnt = 1;
+	read_rnr_nak(qp);
+	{
+		struct srnic_pkt pkt = {0};
+
+		pkt.opcode = SRNIC_OP_READ_RESP;
+		pkt.msn = qp->run[0].msn;
+		pkt.txid = qp->run[0].txid;
+		pkt.msg_len = LEN;
+		pkt.stride_shift = STRIDE_SHIFT;
+		pkt.pkt_len = STRIDE;
+		pkt.payload = local;
+		srnic_completer_read_resp(eng, qp, &pkt, NULL);
+	}
+	read_timeout(qp);
+	CHECK(srnic_cq_poll(cq, c, 2) == 0 && qp->run[0].state != SWQE_DONE,
+	      "a READ (rnr_retry 0) told to wait, then answered in part, "
+	      "failed at its next timeout (status %u)", c[0].status);
 	srnic_mem_release(&eng->mem, key);
 	srnic_engine_destroy_qp(eng, qp);
 	free(local);
