@@ -920,8 +920,10 @@ void srnic_datapath_loop(struct srnic_engine *eng)
 			dp_leave(eng);
 			/* (an attached process's thread that polls is awake
 			 * for the node's frames: srnicd steps aside, its
-			 * bells unset, so that senders ring nobody) */
-			if (eng->mode == SRNIC_ATTACHED)
+			 * bells unset, so that senders ring nobody; not a
+			 * steering class's, which polls none of them, as in
+			 * dp_run) */
+			if (eng->mode == SRNIC_ATTACHED && !eng->cls)
 				__atomic_fetch_add(&eng->node->apps_polled, 1,
 						   __ATOMIC_RELAXED);
 		}

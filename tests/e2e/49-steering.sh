@@ -28,11 +28,14 @@
 #     with queues = 2 beside b's 4: the links come up (b's client
 #     connects more rings than a uses; before, they stayed down without a
 #     word), neither end steers, and a's srnicd log says why.  (No
-#     transfer here: an ibv_rc_pingpong over such ends fails with both
-#     ends out of retries in about half the runs (5 of 10, session 48),
-#     never with either end at queues = 1; at the failure both srnicds
-#     slept their whole 100 ms, once 537 ms, while the peer's frames,
-#     which had rung their bells, waited on the ring.  Not fixed yet.)
+#     transfer here: an ibv_rc_pingpong over such ends, each end's
+#     program a class relying on its srnicd to poll, failed with both
+#     ends out of retries in 5 of 10 runs (session 48), never with either
+#     end at queues = 1.  A class's engine thread counted as an
+#     application polling for the node, so srnicd stepped aside for it,
+#     and nobody polled; with that mended, 1 run of 22 still failed:
+#     both srnicds had slept their whole 100 ms, once 537 ms, while the
+#     peer's frames, which had rung their bells, waited on the ring.)
 . "$(dirname "$0")/../lib.sh"
 
 WIRE=${STEER_WIRE:-memif}
