@@ -76,6 +76,11 @@ static void out_node(struct srnic_out *o, const struct srnic_engine *eng)
 		      __atomic_load_n(&eng->node->groups, __ATOMIC_RELAXED),
 		      false);
 	srnic_out_bool(o, "cluster_key", eng->cfg.has_key);
+	/* (which fault file is in effect: port/fault.c) */
+	srnic_out_u64(o, "fault_file_inode",
+		      __atomic_load_n(&eng->fault_ino, __ATOMIC_RELAXED));
+	srnic_out_u64(o, "fault_file_mtime_ns",
+		      __atomic_load_n(&eng->fault_mtime_ns, __ATOMIC_ACQUIRE));
 }
 
 /* The class queue q of a port carries frames from, and to (a tap's queue

@@ -85,6 +85,10 @@ struct srnic_engine {
 	 * (control/arp.c): how many on each port, and when last */
 	uint8_t arp_announced[SRNIC_MAX_PORTS];
 	uint64_t arp_announce_ms[SRNIC_MAX_PORTS];
+	/* The fault file as the file thread last read it (port/fault.c):
+	 * its inode and modification time, 0 for none; the stats show them,
+	 * and `./srnic testbed fault` waits for them to be its file's. */
+	uint64_t fault_ino, fault_mtime_ns;
 	uint32_t payload_max;	/* bytes of payload a frame can carry */
 	/* Striping: one round of the rotation, ports repeated by weight and
 	 * interleaved (srnic_stripe_plan). */

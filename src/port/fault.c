@@ -17,7 +17,11 @@
  * default 1 ms when only reorder is given); corrupt=P% flips one random bit
  * of each frame with probability P.  A port the file does not name, or a
  * missing file, has no fault.  The file thread (files.c) looks at the
- * file every FILE_CHECK_MS and publishes what it read with atomic stores.
+ * file every FILE_CHECK_MS (every 500 ms while the node sleeps) and
+ * publishes what it read with atomic stores, then which file that was
+ * (its inode and mtime, in the stats): "./srnic testbed fault" returns
+ * once srnicd's stats name the file it wrote, so a transfer started next
+ * meets the fault from its first frame.
  *
  * On the datapath, a port without a fault and nothing held costs one
  * branch per receive burst (srnic_port_rx, srnic_port_rx_steered).  Held
@@ -276,4 +280,10 @@ void srnic_fault_poll(struct srnic_engine *eng)
 		fclose(f);
 	}
 	publish(eng, pf);
+	__atomic_store_n(&eng->fault_ino, (uint64_t)st.st_ino,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&eng->fault_mtime_ns,
+			 (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+				 (uint64_t)st.st_mtim.tv_nsec,
+			 __ATOMIC_RELEASE);
 }
