@@ -52,38 +52,40 @@ static int port_find(struct srnic_engine *eng, unsigned i, char *name,
 	return 0;
 }
 
-/* Whether port i is a tap its kernel will steer (a node with classes, in
- * raw Ethernet, where the steering program loads: tun_steer.c).  A tap
+/* Port i's steering program, if it is a tap its kernel will steer (a
+ * node with classes, in raw Ethernet, where the program loads:
+ * tun_steer.c); -1 if not.  A tap
  * whose kernel does not steer has one queue, as with queues = 1: with
  * more, the kernel would spread frames over queues nobody polls.  (DPDK
  * 22.11's tap hands an attached process at most 8 queue descriptors, 4
  * pairs: SRNIC_MAX_CLASSES.) */
-static bool tun_steers(const struct srnic_engine *eng, unsigned i)
+static int tun_steer_prog(const struct srnic_engine *eng, unsigned i)
 {
 	char log[256];
 	int prog;
 
 	if (eng->node->classes <= 1 || eng->cfg.encap_udp ||
 	    !srnic_port_is_tap(eng->cfg.port[i]))
-		return false;
+		return -1;
 	prog = srnic_tun_steer_load(eng->node->classes, log, sizeof(log));
 	if (prog < 0) {
 		fprintf(stderr, "srnic[%s]: port %u: the tap's steering "
-			"program is refused here (%s): the port does not "
-			"steer\n", eng->cfg.node, i, strerror(-prog));
-		return false;
+			"program is refused here (%s%s%.200s): the port does "
+			"not steer\n", eng->cfg.node, i, strerror(-prog),
+			log[0] ? ": " : "", log);
+		return -1;
 	}
-	close(prog);
-	return true;
+	return prog;
 }
 
 /* One receive and one transmit queue (a memif port of a node with
  * steering classes: one pair for each class that sends and class that
- * receives, steer.c; a tap's: one pair a class, tun_steer.c), and an MTU that fits our largest frame where the
- * port says it can: shared-memory ports (memif) claim 1518 bytes but
- * carry larger frames in chained buffers, so a smaller claim is not an
- * error. */
-static int port_configure(struct srnic_engine *eng, unsigned i, uint16_t id)
+ * receives, steer.c; a tap whose kernel steers: one pair a class,
+ * tun_steer.c), and an MTU that fits our largest frame where the port
+ * says it can: shared-memory ports (memif) claim 1518 bytes but carry
+ * larger frames in chained buffers, so a smaller claim is not an error. */
+static int port_configure(struct srnic_engine *eng, unsigned i, uint16_t id,
+			  bool kernel_steers)
 {
 	struct srnic_port *p = &eng->node->port[i];
 	struct rte_eth_conf conf;
@@ -93,7 +95,7 @@ static int port_configure(struct srnic_engine *eng, unsigned i, uint16_t id)
 
 	if (eng->node->classes > 1 && p->shared_memory)
 		nq = (uint16_t)(eng->node->classes * eng->node->classes);
-	else if (tun_steers(eng, i))
+	else if (kernel_steers)
 		nq = eng->node->classes;
 	p->nq = (uint8_t)nq;
 	/* A memif server takes as many rings as its client connects, up to
@@ -178,7 +180,7 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	struct rte_ether_addr mac;
 	char name[64];
 	uint16_t id;
-	int rc;
+	int rc, prog;
 
 	rc = port_find(eng, i, name, sizeof(name), &id, err, errlen);
 	if (rc)
@@ -187,14 +189,17 @@ static int port_start(struct srnic_engine *eng, unsigned i, char *err,
 	p->bye_gen = UINT32_MAX;	/* link_gen starts at 0 */
 	/* (its kind first: how many queues it has depends on it) */
 	port_learn_kind(eng, i);
-	rc = port_configure(eng, i, id);
+	prog = tun_steer_prog(eng, i);
+	rc = port_configure(eng, i, id, prog >= 0);
 	/* (a tap's queues steered before it starts: its kernel sends as the
 	 * interface comes up, IPv6's neighbour and multicast frames, which
 	 * would land on the class's queues by the flow hash meanwhile) */
-	if (rc == 0 && p->nq > 1 && srnic_port_is_tap(eng->cfg.port[i])) {
-		rc = srnic_tun_steer(eng, i, err, errlen);
+	if (rc == 0 && prog >= 0) {
+		rc = srnic_tun_steer(eng, i, prog, err, errlen);
 		if (rc)
 			return rc;
+	} else if (prog >= 0) {
+		close(prog);
 	}
 	/* (once a tap: its queue is made now, and it must be quiet before
 	 * it starts, which comes before the next port's queue is made) */

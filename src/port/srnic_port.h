@@ -120,12 +120,13 @@ int srnic_port_tap_setup(const struct srnic_config *cfg, unsigned i,
 			 const uint8_t mac[6], char *err, unsigned errlen);
 void srnic_ports_prefault_shared(void);
 /* tun_steer.c: a tap port of a node with classes, its queues made and
- * not started yet: its kernel steers each frame to its class's queue */
-int srnic_tun_steer(struct srnic_engine *eng, unsigned i, char *err,
-		    unsigned errlen);
-/* ... its program for a node of `classes` classes, loaded (unit tests run
- * it on frames): its descriptor, or -errno and the verifier's words in
- * log. */
+ * not started yet: its kernel steers each frame to its class's queue by
+ * prog (srnic_tun_steer_load's, closed here) */
+int srnic_tun_steer(struct srnic_engine *eng, unsigned i, int prog,
+		    char *err, unsigned errlen);
+/* ... the program for a node of `classes` classes, loaded (a port
+ * learns from it whether the kernel takes it; unit tests run it on
+ * frames): its descriptor, or -errno and the verifier's words in log. */
 int srnic_tun_steer_load(unsigned classes, char *log, unsigned loglen);
 
 /* loop.c: the loopback port (SRNIC_PORT_LOOP), frames to this node */

@@ -120,27 +120,21 @@ int srnic_tun_steer_load(unsigned classes, char *log, unsigned loglen)
 	return fd;
 }
 
-int srnic_tun_steer(struct srnic_engine *eng, unsigned i, char *err,
-		    unsigned errlen)
+int srnic_tun_steer(struct srnic_engine *eng, unsigned i, int prog,
+		    char *err, unsigned errlen)
 {
 	struct srnic_port *p = &eng->node->port[i];
 	struct rte_eth_dev_info info;
-	char tap[IFNAMSIZ], log[4096];
+	char tap[IFNAMSIZ];
 	struct ifreq ifr;
-	int prog, fd, rc = 0;
+	int fd, rc = 0;
 
 	if (rte_eth_dev_info_get(p->port_id, &info) || !info.if_index ||
 	    !if_indextoname(info.if_index, tap)) {
 		snprintf(err, errlen, "srnic: port %u: no kernel interface "
 			 "for its tap", i);
+		close(prog);
 		return -ENODEV;
-	}
-	prog = srnic_tun_steer_load(eng->node->classes, log, sizeof(log));
-	if (prog < 0) {
-		snprintf(err, errlen, "srnic: port %u: the tap's steering "
-			 "program was refused (%s): %.200s", i, strerror(-prog),
-			 log);
-		return prog;
 	}
 	/* The program is the device's: set through a queue of it, which
 	 * is attached for that (the last, so its going renumbers none)

@@ -1313,6 +1313,24 @@ static void test_reread_unmapped(void)
 	srnic_engine_destroy_qp(eng, qp);
 }
 
+/* The packet of qp's READ answer that carries bytes [off, off + STRIDE)
+ * of its len, from data, under the READ's present attempt. */
+static void read_answer(struct srnic_qp *qp, uint32_t off, uint32_t len,
+			const uint8_t *data)
+{
+	struct srnic_pkt pkt = {0};
+
+	pkt.opcode = SRNIC_OP_READ_RESP;
+	pkt.msn = qp->run[0].msn;
+	pkt.txid = qp->run[0].txid;
+	pkt.msg_off = off;
+	pkt.msg_len = len;
+	pkt.stride_shift = STRIDE_SHIFT;
+	pkt.pkt_len = STRIDE;
+	pkt.payload = data;
+	srnic_completer_read_resp(eng, qp, &pkt, NULL);
+}
+
 static void test_read_ranges(void)
 {
 	enum { LEN = 10 * STRIDE };
@@ -1329,21 +1347,9 @@ static void test_read_ranges(void)
 	post_read(qp, 5, local, LEN, key);
 	srnic_requester_run(eng, qp, 8);
 	drain_wire(out, 32);
-	for (i = 0; i < 10; i++) {
-		struct srnic_pkt pkt = {0};
-
-		if (i == 2 || i == 5 || i == 6)
-			continue;	/* lost */
-		pkt.opcode = SRNIC_OP_READ_RESP;
-		pkt.msn = qp->run[0].msn;
-		pkt.txid = qp->run[0].txid;
-		pkt.msg_off = i * STRIDE;
-		pkt.msg_len = LEN;
-		pkt.stride_shift = STRIDE_SHIFT;
-		pkt.pkt_len = STRIDE;
-		pkt.payload = data + pkt.msg_off;
-		srnic_completer_read_resp(eng, qp, &pkt, NULL);
-	}
+	for (i = 0; i < 10; i++)
+		if (i != 2 && i != 5 && i != 6)		/* (lost) */
+			read_answer(qp, i * STRIDE, LEN, data + i * STRIDE);
 	/* Its probe time: the completer's timer asks the requester, whose
 	 * next turn asks again. */
 	qp->snd.rd_progress = srnic_now() - srnic_probe_tsc(qp);
@@ -1446,18 +1452,8 @@ static void test_read_retries_progress(void)
 
 	qp->at.retry_cnt = 1;
 	for (i = 0; i < 3; i++) {
-		struct srnic_pkt pkt = {0};
-
 		read_timeout(qp);
-		pkt.opcode = SRNIC_OP_READ_RESP;
-		pkt.msn = qp->run[0].msn;
-		pkt.txid = qp->run[0].txid;	/* (the attempt's new id) */
-		pkt.msg_off = i * STRIDE;
-		pkt.msg_len = LEN;
-		pkt.stride_shift = STRIDE_SHIFT;
-		pkt.pkt_len = STRIDE;
-		pkt.payload = data;
-		srnic_completer_read_resp(eng, qp, &pkt, NULL);
+		read_answer(qp, i * STRIDE, LEN, data);	/* (a new attempt) */
 	}
 	CHECK(srnic_cq_poll(cq, c, 2) == 0 && qp->run[0].state != SWQE_DONE,
 	      "a READ that moved on after each of its 3 timeouts failed "
@@ -1529,18 +1525,7 @@ static void test_read_rnr_waits(void)
 	qp->at.rnr_retry = 0;
 	qp->at.retry_cnt = 1;
 	read_rnr_nak(qp);
-	{
-		struct srnic_pkt pkt = {0};
-
-		pkt.opcode = SRNIC_OP_READ_RESP;
-		pkt.msn = qp->run[0].msn;
-		pkt.txid = qp->run[0].txid;
-		pkt.msg_len = LEN;
-		pkt.stride_shift = STRIDE_SHIFT;
-		pkt.pkt_len = STRIDE;
-		pkt.payload = local;
-		srnic_completer_read_resp(eng, qp, &pkt, NULL);
-	}
+	read_answer(qp, 0, LEN, local);
 	read_timeout(qp);
 	CHECK(srnic_cq_poll(cq, c, 2) == 0 && qp->run[0].state != SWQE_DONE,
 	      "a READ (rnr_retry 0) told to wait, then answered in part, "
