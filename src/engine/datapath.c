@@ -187,6 +187,13 @@ static bool idle_nap(struct srnic_engine *eng, uint64_t us, bool armed)
 		!__atomic_load_n(&eng->kicked, __ATOMIC_RELAXED);
 	if (sleep && n > 1)
 		sleep = armed_look(eng);
+	/* (that look missed the ports, another process holding them: frames
+	 * that came before the bells were set rang nobody, and the holder
+	 * may hold the ports only to send, polling nothing, as a steering
+	 * class does on a link that does not steer: back within a nap, not
+	 * after a quiet sleep) */
+	if (sleep && eng->rx_missed && us > eng->cfg.idle_sleep_us)
+		us = eng->cfg.idle_sleep_us;
 	if (sleep && n == 1)
 		srnic_futex_wait(&eng->bell->wake, 0, us);
 	else if (sleep && srnic_futex_waitv(bells, n, us) < 0 &&
