@@ -939,7 +939,9 @@ static bool unsaid_peers(struct srnic_engine *eng)
  * off theirs at the same moments: back, both took each other for dead on
  * every port (a run of 49-steering: 400-840 ms between ticks on both nodes
  * beside eight busy programs on two CPUs, and every QP between them then
- * ran out of retries).  The peer gets the time to be heard again.
+ * ran out of retries; the kernel's autogroup scheduling, which
+ * ./srnic setup turns off, made such stalls long: docs/architecture.md,
+ * "Scheduling").  The peer gets the time to be heard again.
  */
 static uint64_t judged_until(const struct self_watch *w, uint64_t now,
 			     uint64_t polled)

@@ -67,6 +67,28 @@ static void file_prefix(const struct srnic_config *cfg, char *out,
 	snprintf(out, size, "srnicd-%s-%08x", cfg->node, h);
 }
 
+/* The kernel's autogroup scheduling gives srnicd's session a group of its
+ * own, and a busy session's threads then kept srnicd's off both CPUs for
+ * up to 580 ms here (docs/architecture.md, "Scheduling"): said once, in
+ * the log, where a host that has not run ./srnic setup would look. */
+static void say_autogroup(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/sched_autogroup_enabled", "r");
+	int on = 0;
+
+	if (!f)
+		return;
+	if (fscanf(f, "%d", &on) != 1)
+		on = 0;
+	fclose(f);
+	if (on)
+		fprintf(stderr, "srnicd: kernel.sched_autogroup_enabled is 1: "
+			"busy programs of another session may keep this "
+			"node's threads off the CPUs for hundreds of ms; "
+			"./srnic setup (or sysctl "
+			"kernel.sched_autogroup_enabled=0) turns it off\n");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -110,6 +132,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	file_prefix(&cfg, prefix, sizeof(prefix));
+	say_autogroup();
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
