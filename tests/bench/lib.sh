@@ -42,6 +42,41 @@ write_bw_pairs() {
 	wait "${pids[@]}" || true
 }
 
+# pairs_sum_min N SECONDS DIR: N ib_write_bw pairs a -> b at once: "SUM
+# SLOWEST"
+pairs_sum_min() {
+	write_bw_pairs "$1" "$2" "$3"
+	printf '%s %s\n' "$(gbps_sum "$3"/client.*)" "$(gbps_min "$3"/client.*)"
+	rm -f "$3"/client.*
+}
+
+# pingpong_beside N SECONDS DIR: an ibv_rc_pingpong (64 B, bytes checked)
+# while N ib_write_bw pairs run: its usec/iter ("-" when it failed)
+pingpong_beside() {
+	local i pids=() t SECS=$2 W=$3
+	for ((i = 0; i < $1; i++)); do
+		"$SRNIC" exec b -- ib_write_bw -s 65536 -D "$SECS" -p $((18515 + i)) \
+			> /dev/null 2>&1 &
+		pids+=($!)
+	done
+	"$SRNIC" exec b -- ibv_rc_pingpong -g 1 -c -n 20000 -s 64 -p 18600 \
+		> "$W/pp.b" 2>&1 &
+	pids+=($!)
+	sleep 1
+	for ((i = 0; i < $1; i++)); do
+		"$SRNIC" exec a -- ib_write_bw -s 65536 -D "$SECS" -p $((18515 + i)) \
+			b > /dev/null 2>&1 &
+		pids+=($!)
+	done
+	sleep 1
+	timeout 60 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -c -n 20000 -s 64 \
+		-p 18600 b > "$W/pp.a" 2>&1 || true
+	wait "${pids[@]}" || true
+	t=$(sed -n 's/.* = \([0-9.]*\) usec\/iter/\1/p' "$W/pp.a")
+	grep -q "invalid data" "$W/pp.b" && t=""
+	or_dash "$t"
+}
+
 # iperf3_gbps SECONDS: kernel TCP from node a to node b (one stream,
 # over the nodes' ctl0), in Gb/s.
 iperf3_gbps() {

@@ -23,43 +23,10 @@ export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
 SRNIC=$ROOT/srnic
 . "$ROOT/tests/bench/lib.sh"
 
-# pairs N: N pairs at once: "SUM SLOWEST"
-pairs() {
-	write_bw_pairs "$1" "$SECS" "$W"
-	printf '%s %s\n' "$(gbps_sum "$W"/client.*)" "$(gbps_min "$W"/client.*)"
-	rm -f "$W"/client.*
-}
-
-# pingpong_beside N: an ibv_rc_pingpong (64 B, bytes checked) while N pairs
-# run: its usec/iter ("-" when it failed)
-pingpong_beside() {
-	local i pids=() t
-	for ((i = 0; i < $1; i++)); do
-		"$SRNIC" exec b -- ib_write_bw -s 65536 -D "$SECS" -p $((18515 + i)) \
-			> /dev/null 2>&1 &
-		pids+=($!)
-	done
-	"$SRNIC" exec b -- ibv_rc_pingpong -g 1 -c -n 20000 -s 64 -p 18600 \
-		> "$W/pp.b" 2>&1 &
-	pids+=($!)
-	sleep 1
-	for ((i = 0; i < $1; i++)); do
-		"$SRNIC" exec a -- ib_write_bw -s 65536 -D "$SECS" -p $((18515 + i)) \
-			b > /dev/null 2>&1 &
-		pids+=($!)
-	done
-	sleep 1
-	timeout 60 "$SRNIC" exec a -- ibv_rc_pingpong -g 1 -c -n 20000 -s 64 \
-		-p 18600 b > "$W/pp.a" 2>&1 || true
-	wait "${pids[@]}" || true
-	t=$(sed -n 's/.* = \([0-9.]*\) usec\/iter/\1/p' "$W/pp.a")
-	grep -q "invalid data" "$W/pp.b" && t=""
-	or_dash "$t"
-}
-
 measure() {	# QUEUES: "sum2 slow2 sum4 slow4 pp"
 	"$SRNIC" testbed up --wire "$WIRE" --ports 2 --srnicd yes --queues "$1" > /dev/null
-	printf '%s %s %s\n' "$(pairs 2)" "$(pairs 4)" "$(pingpong_beside 3)"
+	printf '%s %s %s\n' "$(pairs_sum_min 2 "$SECS" "$W")" "$(pairs_sum_min 4 "$SECS" "$W")" \
+		"$(pingpong_beside 3 "$SECS" "$W")"
 	"$SRNIC" testbed down > /dev/null
 }
 
