@@ -336,7 +336,8 @@ all_sizes() {	# name rows: a -a run printed a result line for every size
 # COUNT must pass a whole window of WRITEs (SRNIC_WINDOW, 128 messages of
 # 32 packets): a receiver kept off the CPU acks nothing before that (CI
 # saw 400 WRITEs and no ACK).  CAPTURE_UDP set: the nodes send in IPv4
-# and UDP (encap = udp), which every frame must be.
+# and UDP (encap = udp), which every frame must be, between
+# CAPTURE_UDP_NODES (two addresses; unset: the tap testbed's).
 capture_write() {
 	local name=$1 count=$2 filter=${3:-} pcap=$LOGDIR/$1.pcap log=$LOGDIR/$1.log
 	local cap i
@@ -356,7 +357,7 @@ capture_write() {
 	wait $cap || { cat "$log" >&2; fail "$name: ./srnic capture"; }
 	cat "$log"
 	python3 "$ROOT/tests/e2e/capture_check.py" "$ROOT/tools/wireshark/srnic.lua" \
-		"$pcap" "$LOGDIR/$name-bw.a" 65536 ${CAPTURE_UDP:+udp} ||
+		"$pcap" "$LOGDIR/$name-bw.a" 65536 ${CAPTURE_UDP:+udp ${CAPTURE_UDP_NODES:-}} ||
 		fail "$name: the capture does not match the transfer"
 }
 

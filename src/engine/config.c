@@ -870,9 +870,6 @@ static int check_whole(const struct srnic_config *cfg, char *why, size_t len)
 		if (cfg->route[i].gw == cfg->ipv4)
 			return reject(why, len, "route: the gateway is the "
 				      "node's own address");
-	if (cfg->queues > 1 && cfg->encap_udp)
-		return reject(why, len, "queues above 1 are for encap = eth "
-			      "(memif and tap links)");
 	if ((cfg->nroutes || cfg->npeers) && !cfg->encap_udp)
 		return reject(why, len, "route and peer lines are for encap = "
 			      "udp (raw Ethernet does not leave its segment)");

@@ -53,9 +53,8 @@ static int port_find(struct srnic_engine *eng, unsigned i, char *name,
 }
 
 /* Port i's steering program, if it is a tap its kernel will steer (a
- * node with classes, in raw Ethernet, where the program loads:
- * tun_steer.c); -1 if not.  A tap
- * whose kernel does not steer has one queue, as with queues = 1: with
+ * node with classes, where the program loads: tun_steer.c, which reads
+ * raw frames or UDP ones); -1 if not.  A tap whose kernel does not steer has one queue, as with queues = 1: with
  * more, the kernel would spread frames over queues nobody polls.  (DPDK
  * 22.11's tap hands an attached process at most 8 queue descriptors, 4
  * pairs: SRNIC_MAX_CLASSES.) */
@@ -64,10 +63,13 @@ static int tun_steer_prog(const struct srnic_engine *eng, unsigned i)
 	char log[256];
 	int prog;
 
-	if (eng->node->classes <= 1 || eng->cfg.encap_udp ||
-	    !srnic_port_is_tap(eng->cfg.port[i]))
+	if (eng->node->classes <= 1 || !srnic_port_is_tap(eng->cfg.port[i]))
 		return -1;
-	prog = srnic_tun_steer_load(eng->node->classes, log, sizeof(log));
+	prog = srnic_tun_steer_load(eng->node->classes,
+				    eng->cfg.encap_udp
+					    ? (uint16_t)eng->cfg.udp_port
+					    : 0,
+				    log, sizeof(log));
 	if (prog < 0) {
 		fprintf(stderr, "srnic[%s]: port %u: the tap's steering "
 			"program is refused here (%s%s%.200s): the port does "

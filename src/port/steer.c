@@ -15,7 +15,8 @@
  *
  * Datapath: the queues' sender and poller (class 0's under the port
  * token).  The testbed's faults (fault.c) and the capture (tap.c) see
- * every class's queues; UDP ports do not steer.
+ * every class's queues; a UDP node's frames are wrapped before they
+ * come here and unwrapped by the class that polls them (udp.c).
  */
 #include <unistd.h>
 
@@ -34,14 +35,19 @@ static inline uint16_t steer_txq(const struct srnic_port *port,
 }
 
 /* Whom a frame of ours is for: its QP's class; false for a control
- * frame (class 0's, the node's). */
+ * frame (class 0's, the node's), or ARP.  (A UDP node's frames are
+ * wrapped by now: udp.c.) */
 static inline bool frame_class(const struct srnic_engine *eng,
 			       const struct rte_mbuf *m, uint8_t *cls)
 {
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t qpn;
 
-	if (!srnic_wire_frame_qpn(rte_pktmbuf_mtod(m, const uint8_t *),
-				  rte_pktmbuf_data_len(m), &qpn)) {
+	if (!(eng->cfg.encap_udp
+		      ? srnic_wire_udp_frame_qpn(f, rte_pktmbuf_data_len(m),
+						 &qpn)
+		      : srnic_wire_frame_qpn(f, rte_pktmbuf_data_len(m),
+					     &qpn))) {
 		*cls = 0;
 		return false;
 	}
@@ -258,6 +264,12 @@ uint16_t srnic_port_rx_steered(struct srnic_engine *eng, unsigned p,
 	got = srnic_steer_rx(eng, p, eng->cls, pkts, n);
 	if (srnic_tap_on(&eng->node->tap, p) && got)
 		srnic_tap_rx(eng->node, p, pkts, got);
+	/* (captured as the wire carried them, then raw, as on class 0's
+	 * path: rxtx.c; an ARP frame here is no class's) */
+	if (eng->cfg.encap_udp && got) {
+		eng->rx_ts16 = srnic_ts16(eng, srnic_now());
+		got = srnic_port_udp_strip(eng, pkts, got, false);
+	}
 	/* (inside: a port's restart frees what its classes hold) */
 	if (unlikely(srnic_fault_on(&eng->node->port[p], eng->cls)))
 		got = srnic_fault_rx(eng, p, eng->cls, pkts, got, n);

@@ -16,9 +16,15 @@
  * The program is made here from the wire's own tables (the EtherType, the
  * control opcodes, where the QP number sits), so it follows them.  A frame
  * too short for what it reads ends the program, which answers 0 then.
- * Raw Ethernet only: a node with encap = udp does not steer (its frames
- * are wrapped after the queue is picked, and unwrapped before a class's
- * own poll would read them).
+ * For a node with encap = udp it reads the base header behind IPv4 and
+ * UDP, in a frame to the node's UDP port with no IP options and no
+ * fragment offset (what a sender wraps: port/udp.c), and answers 0 for
+ * any other (ARP, the kernel's frames); the class's own poll checks the
+ * rest (port/steer.c).  The UDP destination port stays the node's one:
+ * a router's ECMP hash reads it with the source port, which names the
+ * path, so a port a class would make each path another route for each
+ * class, which the HELLOs' probes of the paths (class 0's) know nothing
+ * of (docs/architecture.md, "Steering").
  *
  * Slow path: the node's process (srnicd, or a program running its own
  * node), as it starts a tap port: once its queues are made, before the
@@ -43,8 +49,8 @@
 #include "srnic_port.h"
 
 /* The most instructions the program takes: a compare for each control
- * opcode, and the rest. */
-#define STEER_INSNS (256 + 16)
+ * opcode, and the rest (UDP's headers among it). */
+#define STEER_INSNS (256 + 32)
 
 static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src,
 			    int16_t off, int32_t imm)
@@ -53,19 +59,42 @@ static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src,
 				 .off = off, .imm = imm};
 }
 
-/* The program for a node of `classes` classes into p; its length.  Every
- * jump that answers 0 goes to the last two instructions, whose place is
- * known only at the end: they are patched then. */
-static unsigned steer_program(unsigned classes, struct bpf_insn *p)
+/* The program for a node of `classes` classes into p (udp_port: its
+ * frames in UDP to that port; 0: raw Ethernet); its length.  Every jump
+ * that answers 0 goes to the last two instructions, whose place is known
+ * only at the end: they are patched then. */
+static unsigned steer_program(unsigned classes, uint16_t udp_port,
+			      struct bpf_insn *p)
 {
 	unsigned n = 0, op, i, to_zero[STEER_INSNS], nz = 0;
+	/* (where the base header starts) */
+	int32_t base = SRNIC_ETH_HLEN + (udp_port ? SRNIC_UDP_HLEN : 0);
 
+/* (r0 loaded with the size bytes at off; to the answer 0 unless it is v) */
+#define LOAD_JNE(size, off, v)                                               \
+	do {                                                                 \
+		p[n++] = insn(BPF_LD | BPF_ABS | (size), 0, 0, 0, (off));    \
+		to_zero[nz++] = n;                                           \
+		p[n++] = insn(BPF_JMP | BPF_JNE | BPF_K, 0, 0, 0, (v));      \
+	} while (0)
 	/* (the packet loads take the context in r6) */
 	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0);
-	p[n++] = insn(BPF_LD | BPF_ABS | BPF_H, 0, 0, 0, 12);
-	to_zero[nz++] = n;
-	p[n++] = insn(BPF_JMP | BPF_JNE | BPF_K, 0, 0, 0, SRNIC_ETHERTYPE);
-	p[n++] = insn(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, SRNIC_ETH_HLEN + 1);
+	if (udp_port) {
+		/* IPv4 without options, UDP, no fragment, our port */
+		LOAD_JNE(BPF_H, 12, SRNIC_ETHERTYPE_IPV4);
+		LOAD_JNE(BPF_B, SRNIC_ETH_HLEN, 0x45);
+		LOAD_JNE(BPF_B, SRNIC_ETH_HLEN + 9, 17);
+		p[n++] = insn(BPF_LD | BPF_ABS | BPF_H, 0, 0, 0,
+			      SRNIC_ETH_HLEN + 6);
+		p[n++] = insn(BPF_ALU64 | BPF_AND | BPF_K, 0, 0, 0, 0x3fff);
+		to_zero[nz++] = n;
+		p[n++] = insn(BPF_JMP | BPF_JNE | BPF_K, 0, 0, 0, 0);
+		LOAD_JNE(BPF_H, SRNIC_ETH_HLEN + 22, udp_port);
+	} else {
+		LOAD_JNE(BPF_H, 12, SRNIC_ETHERTYPE);
+	}
+#undef LOAD_JNE
+	p[n++] = insn(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, base + 1);
 	for (op = 0; op < 256; op++)
 		if (srnic_op_is_control((uint8_t)op)) {
 			to_zero[nz++] = n;
@@ -73,7 +102,7 @@ static unsigned steer_program(unsigned classes, struct bpf_insn *p)
 				      (int32_t)op);
 		}
 	/* r0: the QP number; r1: its table entry */
-	p[n++] = insn(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0, SRNIC_ETH_HLEN + 4);
+	p[n++] = insn(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0, base + 4);
 	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 0, 0, 0);
 	p[n++] = insn(BPF_ALU64 | BPF_AND | BPF_K, 1, 0, 0, SRNIC_MAX_QP - 1);
 	to_zero[nz++] = n;
@@ -93,7 +122,8 @@ static unsigned steer_program(unsigned classes, struct bpf_insn *p)
 	return n;
 }
 
-int srnic_tun_steer_load(unsigned classes, char *log, unsigned loglen)
+int srnic_tun_steer_load(unsigned classes, uint16_t udp_port, char *log,
+			 unsigned loglen)
 {
 	struct bpf_insn prog[STEER_INSNS];
 	union bpf_attr a;
@@ -101,7 +131,7 @@ int srnic_tun_steer_load(unsigned classes, char *log, unsigned loglen)
 
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insn_cnt = steer_program(classes, prog);
+	a.insn_cnt = steer_program(classes, udp_port, prog);
 	a.insns = (uintptr_t)prog;
 	a.license = (uintptr_t)"Dual MIT/GPL";
 	log[0] = '\0';

@@ -6,7 +6,8 @@
  * loopback, the rings to other processes) sees the raw frame it always
  * did.  The headers are the wire codec's (srnic_wire_udp_wrap, _unwrap);
  * this file moves the mbuf's start and picks the addresses.  Whoever
- * holds a port: the datapath, and the control core as its node leaves.
+ * holds a port: the datapath, and the control core as its node leaves;
+ * and a steering class on its own queues (port/steer.c).
  *
  * Inside the node a peer's port is named by an Ethernet address made of
  * the peer's IPv4 address (srnic_wire_ip_mac): stripping writes it as a
@@ -234,6 +235,24 @@ void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
  * next frame, checked. */
 static __thread struct srnic_peer *rx_peer;
 
+/*
+ * With steering (queues > 1) a peer's frames on one path may come to each
+ * class's queue (the peer's class 0 sends to any of our classes, and
+ * every class's poll counts what it gets), so the counts are added by
+ * more than one thread at once: atomically then, or two adds would be one
+ * and the path would seem to lose a frame.  A class's own frames go
+ * unnumbered (port/steer.c sends them past srnic_port_udp_number), so
+ * the numbered ones are class 0's.  The highest number seen stays a plain
+ * store: one a little behind reads as a window a little later.
+ */
+static inline void count_add32(uint32_t *c, uint32_t v, bool shared)
+{
+	if (shared)
+		__atomic_fetch_add(c, v, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
+}
+
 void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
 			  uint16_t ts)
 {
@@ -245,6 +264,7 @@ void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
 	uint16_t seq = (uint16_t)(m->hash.usr >> 16);
 	struct srnic_path_rx *r;
 	int16_t ahead;
+	bool shared;
 
 	if (!seq || path >= SRNIC_UDP_PATHS || p >= node->nports || !src)
 		return;
@@ -256,21 +276,23 @@ void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
 		rx_peer = peer;
 	}
 	r = &peer->paths[p].rx[path];
-	__atomic_store_n(&r->got, r->got + 1, __ATOMIC_RELAXED);
+	shared = node->classes > 1;
+	count_add32(&r->got, 1, shared);
 	if (ts) {
 		struct srnic_peer_paths *pp = &peer->paths[p];
 		uint16_t owd = (uint16_t)(eng->rx_ts16 - ts);
+		int16_t d = (int16_t)(owd - __atomic_load_n(&pp->owd_ref,
+							    __ATOMIC_RELAXED));
 
 		/* (summed as it differs from ref, signed: the control core
 		 * keeps ref near the paths' delays, from a real one) */
 		__atomic_store_n(&pp->owd_last, owd, __ATOMIC_RELAXED);
-		__atomic_store_n(&r->owd_sum,
-				 r->owd_sum +
-					 (int16_t)(owd -
-						   __atomic_load_n(&pp->owd_ref,
-								   __ATOMIC_RELAXED)),
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&r->owd_n, r->owd_n + 1, __ATOMIC_RELAXED);
+		if (shared)
+			__atomic_fetch_add(&r->owd_sum, d, __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&r->owd_sum, r->owd_sum + d,
+					 __ATOMIC_RELAXED);
+		count_add32(&r->owd_n, 1, shared);
 	}
 	/* (the numbers run ahead; far behind is a sender that restarted;
 	 * 0 is none yet) */

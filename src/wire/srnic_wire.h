@@ -665,6 +665,10 @@ uint32_t srnic_wire_udp_dst(const uint8_t *frame);
  * pick its steering queue (port/steer.c); false for a control frame (the
  * node's, no QP's). */
 bool srnic_wire_frame_qpn(const uint8_t *frame, uint32_t len, uint32_t *qpn);
+/* ... and of one a UDP node wrapped (srnic_wire_udp_wrap): false for a
+ * control frame, and for anything not IPv4 and UDP without options (ARP) */
+bool srnic_wire_udp_frame_qpn(const uint8_t *frame, uint32_t len,
+			      uint32_t *qpn);
 enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 					  uint32_t my_ip, uint16_t port,
 					  struct srnic_udp_rx *h);

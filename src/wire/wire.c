@@ -232,14 +232,31 @@ uint32_t srnic_wire_udp_dst(const uint8_t *frame)
 	return srnic_get32(frame + IP_OFF + 16);
 }
 
+/* (a frame's base header at base: its QP number, unless it is a control
+ * frame's or the frame ends before it) */
+static bool base_qpn(const uint8_t *frame, uint32_t len, uint32_t base,
+		     uint32_t *qpn)
+{
+	if (len < base + 8 || srnic_op_is_control(frame[base + 1]))
+		return false;
+	*qpn = srnic_get32(frame + base + 4);
+	return true;
+}
+
 bool srnic_wire_frame_qpn(const uint8_t *frame, uint32_t len, uint32_t *qpn)
 {
-	if (len < SRNIC_ETH_HLEN + 8 ||
-	    srnic_get16(frame + 12) != SRNIC_ETHERTYPE ||
-	    srnic_op_is_control(frame[SRNIC_ETH_HLEN + 1]))
-		return false;
-	*qpn = srnic_get32(frame + SRNIC_ETH_HLEN + 4);
-	return true;
+	return len >= SRNIC_ETH_HLEN &&
+	       srnic_get16(frame + 12) == SRNIC_ETHERTYPE &&
+	       base_qpn(frame, len, SRNIC_ETH_HLEN, qpn);
+}
+
+bool srnic_wire_udp_frame_qpn(const uint8_t *frame, uint32_t len,
+			      uint32_t *qpn)
+{
+	return len >= UDP_OFF + 8 &&
+	       srnic_get16(frame + 12) == ETHERTYPE_IPV4 &&
+	       frame[IP_OFF] == 0x45 && frame[IP_OFF + 9] == IP_UDP &&
+	       base_qpn(frame, len, UDP_OFF + 8, qpn);
 }
 
 /* Whether a UDP datagram's checksum (not 0) is right: over the IPv4

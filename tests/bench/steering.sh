@@ -13,18 +13,24 @@
 #   tests/bench/steering.sh [ROUNDS] [SECONDS]
 # STEER_WIRE=tap: the same on the tap wire (the kernel steers each frame
 # to its class's queue: src/port/tun_steer.c; testpmd takes no ceiling
-# there).
+# there).  STEER_WIRE=routed: on a routed testbed (encap = udp, one tap
+# port a node, two routers between), the kernel steering by the QP number
+# behind IPv4 and UDP.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ROUNDS=${1:-3}
 SECS=${2:-4}
 WIRE=${STEER_WIRE:-memif}
+case $WIRE in
+routed) UP=(--routed) ;;
+*) UP=(--wire "$WIRE" --ports 2) ;;
+esac
 export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
 SRNIC=$ROOT/srnic
 . "$ROOT/tests/bench/lib.sh"
 
 measure() {	# QUEUES: "sum2 slow2 sum4 slow4 pp"
-	"$SRNIC" testbed up --wire "$WIRE" --ports 2 --srnicd yes --queues "$1" > /dev/null
+	"$SRNIC" testbed up "${UP[@]}" --srnicd yes --queues "$1" > /dev/null
 	printf '%s %s %s\n' "$(pairs_sum_min 2 "$SECS" "$W")" "$(pairs_sum_min 4 "$SECS" "$W")" \
 		"$(pingpong_beside 3 "$SECS" "$W")"
 	"$SRNIC" testbed down > /dev/null
@@ -36,7 +42,7 @@ trap '"$SRNIC" testbed down >/dev/null 2>&1; rm -rf "$W"' EXIT
 "$SRNIC" setup > /dev/null
 # (the wire's ceiling, lib.sh's: testpmd over the two links, taken once,
 # on the first testbed)
-CEIL=$("$SRNIC" testbed up --wire "$WIRE" --ports 2 --srnicd yes > /dev/null &&
+CEIL=$("$SRNIC" testbed up "${UP[@]}" --srnicd yes > /dev/null &&
 	ceiling "$WIRE" 2; "$SRNIC" testbed down > /dev/null)
 echo "the wire's ceiling (testpmd, two $WIRE links): $CEIL Gb/s"
 for ((r = 1; r <= ROUNDS; r++)); do

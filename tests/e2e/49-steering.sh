@@ -4,7 +4,11 @@
 # STEER_WIRE=tap (e2e/49b), parts 1-4 on a tap testbed instead, each tap
 # port with 4 queue pairs, its kernel steering each frame to its class's
 # queue (src/port/tun_steer.c); part 4 without its faults (the tap wire's
-# are the kernel's, not the ports' own), part 5 is memif's alone.
+# are the kernel's, not the ports' own), part 5 is memif's alone.  With
+# STEER_WIRE=routed (e2e/49c), parts 1-4 likewise on a routed testbed
+# (encap = udp, one tap port a node, two routers between): each tap's
+# kernel reads the QP number behind IPv4 and UDP, and each class unwraps
+# what its queue brings; part 4's capture checked as UDP frames.
 #  1. Both nodes' ports steer (each peer said it has as many queues).
 #  2. Three stress pairs a -> b at once, and an ibv_rc_pingpong -c pair
 #     beside them: every byte checked; of the four programs a node, three
@@ -40,7 +44,9 @@ WIRE=${STEER_WIRE:-memif}
 case $WIRE in
 memif) NQ=16 MSGS=300000 ITERS=100000 ;;
 tap) NQ=4 MSGS=60000 ITERS=20000 ;;
-*) fail "STEER_WIRE: memif or tap" ;;
+routed) NQ=4 MSGS=60000 ITERS=20000 CAPTURE_UDP=1
+	CAPTURE_UDP_NODES="10.56.0.2 10.56.1.2" ;;	# (the srnic script's ROUTED_PREFIX)
+*) fail "STEER_WIRE: memif, tap or routed" ;;
 esac
 export SRNIC_NS=${SRNIC_NS:-srnic}-q SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-q
 TB=$SRNIC_RUN/testbed
@@ -56,7 +62,8 @@ cleanup() {
 }
 trap cleanup EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
-"$SRNIC" testbed up --wire "$WIRE" --queues 4 >/dev/null || fail "$WIRE testbed with 4 queues"
+if [ "$WIRE" = routed ]; then UP=(--routed); else UP=(--wire "$WIRE"); fi
+"$SRNIC" testbed up "${UP[@]}" --queues 4 >/dev/null || fail "$WIRE testbed with 4 queues"
 
 stats() { $CLIENT "$TB/$1.sock" stats --json; }
 # jq NODE PYTHON-EXPR: the expression's value over NODE's JSON (st)

@@ -2,7 +2,7 @@
 """Checks a capture of an ib_write_bw from node a to node b against what
 perftest printed it set up (tests/e2e/30-capture.sh, 31-capture-afpacket.sh).
 
-    capture_check.py LUA PCAP CLIENT_LOG SIZE [udp]
+    capture_check.py LUA PCAP CLIENT_LOG SIZE [udp [ADDRESS ADDRESS]]
 
 tshark reads PCAP with srnic's dissector (LUA).  Every WRITE must go to b's
 QP number from a's, with b's key, at an address of b's buffer, with a
@@ -14,7 +14,11 @@ published table's) are counted; no frame may be left undissected or malformed.  
 of it, or with no WRITE or no ACK.  With "udp" (encap = udp), every frame
 is IPv4 (its header checksum right) and UDP to srnic's port 4793 between
 the testbed's two addresses (a group's frames to the limited broadcast),
-none of srnic's EtherType, but for ARP between those addresses.
+none of srnic's EtherType, but for ARP between those addresses; the
+addresses are the tap testbed's unless given (a routed testbed's).  IPv6
+frames are the hosts' kernels' own (a tap testbed's node is built as a
+host is, and its interfaces solicit routers now and then: e2e/49b caught
+one), which srnic never sends: counted, not checked.
 """
 import re
 import subprocess
@@ -66,6 +70,9 @@ def perftest_addresses(log):
 def main():
     lua, pcap, log, size = sys.argv[1:5]
     udp = sys.argv[5:6] == ["udp"]
+    if udp and len(sys.argv) == 8:
+        NODES.clear()
+        NODES.update(sys.argv[6:8])
     size = int(size)
     aqpn, apsn, bqpn, bkey, bva = perftest_addresses(log)
     cmd = ["tshark", "-X", f"lua_script:{lua}", "-r", pcap, "-T", "fields",
@@ -75,11 +82,14 @@ def main():
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"tshark failed: {out.stderr.strip()}")
-    writes = acks = control = arps = bad = 0
+    writes = acks = control = arps = kernel = bad = 0
     txids = {}
     for n, line in enumerate(out.stdout.splitlines(), 1):
         f = line.split("|")
         f += [""] * (len(FIELDS) - len(f))
+        if f[11] == "0x86dd":
+            kernel += 1
+            continue
         if udp and f[11] == "0x0806":
             ok = arp_ok(f)
             arps += 1
@@ -111,7 +121,8 @@ def main():
     resent = sum(1 for t in txids.values() if len(t) > 1)
     print(f"{writes} WRITE packets of {len(txids)} messages ({resent} resent),"
           f" {acks} ACKs, {control} control frames,"
-          f"{f' {arps} ARP,' if udp else ''} {bad} wrong")
+          f"{f' {arps} ARP,' if udp else ''} {kernel} the kernels' IPv6,"
+          f" {bad} wrong")
     sys.exit(1 if bad or not writes or not acks else 0)
 
 

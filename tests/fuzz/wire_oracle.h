@@ -249,6 +249,12 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 	if (!c)
 		abort();
 	memcpy(c, buf, len);
+	{
+		/* (whatever the input, read within it: the sanitizers see) */
+		uint32_t q;
+
+		(void)srnic_wire_udp_frame_qpn(c, len, &q);
+	}
 	if (srnic_wire_udp_unwrap(c, len, me, SRNIC_UDP_PORT, &h) !=
 	    SRNIC_WIRE_OK) {
 		/* (refused: as it came, for the codec or the next reader) */
@@ -293,6 +299,21 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 	    h2.path != raw_n % SRNIC_UDP_PATHS || h2.seq != h.seq ||
 	    memcmp(w + SRNIC_UDP_HLEN, c + SRNIC_UDP_HLEN, raw_n))
 		bad = "UDP wrap and unwrap do not give the raw frame back";
+	/* (a steering class reads the wrapped frame's QP number as the
+	 * raw frame has it: port/steer.c) */
+	{
+		uint32_t q1 = 0, q2 = 0;
+		bool k1, k2;
+
+		memcpy(w + SRNIC_UDP_HLEN, c + SRNIC_UDP_HLEN, raw_n);
+		srnic_wire_udp_wrap(w, raw_n + SRNIC_UDP_HLEN, peer, me,
+				    SRNIC_UDP_PORT, 0, 0);
+		k1 = srnic_wire_udp_frame_qpn(w, raw_n + SRNIC_UDP_HLEN, &q1);
+		k2 = srnic_wire_frame_qpn(c + SRNIC_UDP_HLEN, raw_n, &q2);
+		if (!bad && (k1 != k2 || q1 != q2))
+			bad = "a wrapped frame's QP number is not its raw "
+			      "frame's";
+	}
 	/* (numbered as it goes out: the same headers as wrapped with the
 	 * number, but for the checksum's two forms of zero) */
 	{
