@@ -54,10 +54,10 @@ static int port_find(struct srnic_engine *eng, unsigned i, char *name,
 
 /* Port i's steering program, if it is a tap its kernel will steer (a
  * node with classes, where the program loads: tun_steer.c, which reads
- * raw frames or UDP ones); -1 if not.  A tap whose kernel does not steer has one queue, as with queues = 1: with
- * more, the kernel would spread frames over queues nobody polls.  (DPDK
- * 22.11's tap hands an attached process at most 8 queue descriptors, 4
- * pairs: SRNIC_MAX_CLASSES.) */
+ * raw frames or UDP ones); -1 if not.  A tap whose kernel does not steer
+ * has one queue, as with queues = 1: with more, the kernel would spread
+ * frames over queues nobody polls.  (DPDK 22.11's tap hands an attached
+ * process at most 8 queue descriptors, 4 pairs: SRNIC_MAX_CLASSES.) */
 static int tun_steer_prog(const struct srnic_engine *eng, unsigned i)
 {
 	char log[256];
