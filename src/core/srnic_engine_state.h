@@ -138,6 +138,10 @@ struct srnic_engine {
 	 * began or the frames it found were handled (TSC; dispatch.c,
 	 * rx_clock). */
 	bool rx_backlog;
+	/* The burst in hand came off a steering class's own queues (not
+	 * off its ring, which class 0's pollers filled): its frames are
+	 * counted on their paths here (dispatch.c, rx_steered). */
+	bool rx_own_queues;
 	uint64_t rx_backlog_since;
 	uint64_t rx_polled_at;
 	/* Time the datapath was away: the gaps between receive polls (or a

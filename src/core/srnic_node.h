@@ -270,7 +270,8 @@ struct srnic_path_window {	/* the control core's: the last sample */
 	uint64_t at;		/* ms the window started */
 };
 struct srnic_peer_paths {
-	/* written by whoever holds the port (the port token) */
+	/* written by whoever holds the port (the port token), and by the
+	 * steering classes on their own queues (atomic adds then: udp.c) */
 	uint16_t tx_seq[SRNIC_UDP_PATHS];
 	struct srnic_path_rx rx[SRNIC_UDP_PATHS];
 	/* (the control core's: what the receivers take from a delay, so

@@ -137,9 +137,10 @@ static enum rx_fate rx_sort(struct srnic_engine *eng, struct rte_mbuf *m,
 
 	if (!srnic_rx_decode(eng, m->port, m, pkt))
 		return RX_FREE;
-	/* (a UDP node's frames counted on their paths, once: control/
-	 * paths.c weighs the paths by their losses and delays) */
-	if (!queued && eng->cfg.encap_udp)
+	/* (a UDP node's frames counted on their paths, once, by whoever
+	 * took them off the wire: control/paths.c weighs the paths by their
+	 * losses and delays) */
+	if ((!queued || eng->rx_own_queues) && eng->cfg.encap_udp)
 		srnic_port_udp_count(eng, m, pkt->ts);
 	if (srnic_op_is_control(pkt->opcode))
 		return rx_control(eng, m, pkt, queued);
@@ -542,7 +543,9 @@ static unsigned rx_steered(struct srnic_engine *eng)
 		if (!srnic_port_own(eng, p))
 			continue;
 		n = srnic_port_rx_steered(eng, p, pkts, SRNIC_BURST);
+		eng->rx_own_queues = true;
 		rx_burst(eng, pkts, n, true);
+		eng->rx_own_queues = false;
 		total += n;
 		eng->rx_backlog |= n == SRNIC_BURST;
 	}

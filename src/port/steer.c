@@ -307,6 +307,10 @@ unsigned srnic_ports_flush_steered(struct srnic_engine *eng)
 				srnic_port_tx_discard(eng, i);
 			continue;
 		}
+		/* (a UDP node's frames numbered on their paths as they go,
+		 * as under the port token: udp.c) */
+		if (eng->cfg.encap_udp)
+			srnic_port_udp_number(eng, i, tb->m, tb->n);
 		total += srnic_steer_tx(eng, i, tb, eng->cls);
 		own_leave(eng, i);
 	}

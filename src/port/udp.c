@@ -188,20 +188,39 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 }
 
 /*
- * Frames to a peer are numbered per path as they go out, under the port
- * token, in the order the port takes them: a frame wrapped in one
- * process's transmit buffer may leave after frames another process
- * wrapped later, or not at all (a full buffer), and a number given then
- * would read as a loss at the peer.  Never 0 ("not counted").  A frame
- * the port did not take keeps its number for the next try (one dropped
- * after all, as the rare frame a full port refuses the control core, is
- * one lost frame in the peer's window).  What is not wrapped IPv4 is
- * left alone (ARP).
+ * Frames to a peer are numbered per path as they go out, in the order the
+ * port takes them: a frame wrapped in one process's transmit buffer may
+ * leave after frames another process wrapped later, or not at all (a full
+ * buffer), and a number given then would read as a loss at the peer.
+ * Never 0 ("not counted").  A frame the port did not take keeps its
+ * number for the next try (one dropped after all, as the rare frame a
+ * full port refuses the control core, is one lost frame in the peer's
+ * window).  What is not wrapped IPv4 is left alone (ARP).  Numbered under
+ * the port token, and by each steering class as it flushes its own
+ * queues (steer.c): with classes, the numbers of a path are taken
+ * atomically then, one count for them all, so that the peer reads one
+ * run of numbers a path whichever queue each frame went by.
  */
+static inline uint16_t number_take(uint16_t *next, bool shared)
+{
+	uint16_t v;
+
+	if (shared) {
+		do
+			v = __atomic_add_fetch(next, 1, __ATOMIC_RELAXED);
+		while (!v);
+		return v;
+	}
+	v = (uint16_t)(*next + 1) ? (uint16_t)(*next + 1) : 1;
+	*next = v;
+	return v;
+}
+
 void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
 			   struct rte_mbuf **m, uint16_t n)
 {
 	struct srnic_node *node = eng->node;
+	bool shared = node->classes > 1;
 	uint16_t i;
 
 	for (i = 0; i < n; i++) {
@@ -209,7 +228,6 @@ void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
 		uint32_t slot = m[i]->hash.usr & 0xff;
 		unsigned path = m[i]->hash.usr >> 8 & 0xff;
 		struct srnic_peer *peer;
-		uint16_t *next;
 
 		if (!slot || slot > SRNIC_MAX_PEERS ||
 		    path >= SRNIC_UDP_PATHS ||
@@ -220,9 +238,9 @@ void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
 		if (__atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) !=
 		    srnic_wire_udp_dst(f))
 			continue;	/* (the slot was taken since) */
-		next = &peer->paths[p].tx_seq[path];
-		*next = (uint16_t)(*next + 1) ? (uint16_t)(*next + 1) : 1;
-		srnic_wire_udp_number(rte_pktmbuf_mtod(m[i], uint8_t *), *next);
+		srnic_wire_udp_number(rte_pktmbuf_mtod(m[i], uint8_t *),
+				      number_take(&peer->paths[p].tx_seq[path],
+						  shared));
 	}
 }
 
@@ -240,10 +258,8 @@ static __thread struct srnic_peer *rx_peer;
  * class's queue (the peer's class 0 sends to any of our classes, and
  * every class's poll counts what it gets), so the counts are added by
  * more than one thread at once: atomically then, or two adds would be one
- * and the path would seem to lose a frame.  A class's own frames go
- * unnumbered (port/steer.c sends them past srnic_port_udp_number), so
- * the numbered ones are class 0's.  The highest number seen stays a plain
- * store: one a little behind reads as a window a little later.
+ * and the path would seem to lose a frame.  The highest number seen stays
+ * a plain store: one a little behind reads as a window a little later.
  */
 static inline void count_add32(uint32_t *c, uint32_t v, bool shared)
 {
