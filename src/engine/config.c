@@ -685,13 +685,14 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	  .doc = "more EAL arguments, space separated" },
 	/* the datapath */
 	{ .name = "queues", .kind = SRNIC_CONF_UINT, .offset = AT(queues),
-	  .lo = 1, .hi = SRNIC_MAX_CLASSES, .def = 1,
-	  .doc = "steering classes: with N, each memif link carries N*N "
-		 "queue pairs (both ends of a link alike) and each tap port "
-		 "N, its kernel steering each frame to its class's queue, "
-		 "and the first N-1 attached processes each send and "
-		 "receive on queues of their own, without the port token "
-		 "(1: every frame through the port token)" },
+	  .lo = 1, .hi = SRNIC_MAX_CLASSES, .def = SRNIC_MAX_CLASSES,
+	  .doc = "steering classes, where the wire steers: with N, each "
+		 "memif link carries N*N queue pairs (both ends of a link "
+		 "alike) and each tap port N, its kernel steering each frame "
+		 "to its class's queue, and the first N-1 attached "
+		 "processes each send and receive on queues of their own, "
+		 "without the port token (1: every frame through the port "
+		 "token, as on af_packet ports)" },
 	{ .name = "idle_sleep_us", .kind = SRNIC_CONF_UINT,
 	  .offset = AT(idle_sleep_us), .lo = 0, .hi = 100000, .def = 200,
 	  .doc = "longest nap of an idle datapath core (0: it never "

@@ -242,6 +242,14 @@ int srnic_ports_start(struct srnic_engine *eng, char *err, unsigned errlen)
 		}
 	}
 	eng->node->nports = eng->cfg.nports;
+	/* `queues` is what the node steers where its wires can (its
+	 * default, 4): a node none of whose ports has queues to steer on
+	 * (af_packet, taps whose kernel refused the program) has no
+	 * classes, so that none of its processes takes one for nothing */
+	for (i = 0; i < eng->node->nports; i++)
+		if (eng->node->port[i].nq > 1)
+			return 0;
+	eng->node->classes = 1;
 	return 0;
 }
 

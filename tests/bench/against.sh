@@ -11,8 +11,10 @@
 #   tests/bench/against.sh COMMIT [ROUNDS] [SECONDS] [WIRE]
 # The older tree is a git worktree under /tmp (built once, kept for the
 # next run); WIRE is memif (default) or afpacket.  AGAINST_QUEUES=N brings
-# this tree's testbed up with --queues N (steering: each program of a pair
-# is its node's first, on queues of its own), the older one's as it was.
+# this tree's testbed up with --queues N (since session 50 its nodes steer
+# by default, queues = 4: each program of a pair its node's first, on
+# queues of its own; AGAINST_QUEUES=1 for the port token's path), the
+# older one's as it was.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 COMMIT=${1:?usage: tests/bench/against.sh COMMIT [ROUNDS] [SECONDS] [WIRE]}
