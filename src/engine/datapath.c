@@ -37,7 +37,7 @@
 #define ASIDE_TOLD_US 250	/* ... where the driver says when it stops
 				 * (nap_aside): the RTO's floor */
 #define NODE_IDLE_NAP_US 2000	/* srnicd's longest nap, no process
-				 * attached */
+				 * attached, or each on queues of its own */
 #define SRNICD_CHECK_US 10000	/* attached: how often srnicd's socket is
 				 * looked at */
 #define QUIET_ATTACHED_US 250000	/* an attached process's sleep with
@@ -818,6 +818,37 @@ static inline void say_deep(struct srnic_engine *eng, bool deep)
 }
 
 /*
+ * srnicd's datapath polls only to keep the node's links alive (its
+ * control frames, HELLOs every few ms) when no process is attached, or
+ * when each attached one is a steering class and every port steers: the
+ * processes' frames then come by their own queues, never through srnicd's
+ * (on a tap those ring no bell, and naps of idle_sleep_us there took a
+ * tenth of a CPU, and a lone pingpong's programs 1.2x their round trip:
+ * docs/performance.md).  What else it serves wakes it (the loopback's
+ * bell, its own), or keeps it from naps (a service's QPs: dp_quiet).
+ */
+static bool node_keeps_links(const struct srnic_engine *eng)
+{
+	const struct srnic_node *node = eng->node;
+	uint32_t procs = __atomic_load_n(&node->nprocs, __ATOMIC_RELAXED);
+	unsigned c, steered = 0;
+
+	if (eng->mode != SRNIC_NODE || eng->nsvc_qps)
+		return false;
+	if (!procs)
+		return true;
+	for (c = 1; c < node->classes; c++)
+		steered += __atomic_load_n(&node->class_owner[c],
+					   __ATOMIC_RELAXED) != 0;
+	if (steered < procs)
+		return false;
+	for (c = 0; c < node->nports; c++)
+		if (!srnic_port_steers(&node->port[c]))
+			return false;
+	return true;
+}
+
+/*
  * An iteration that found no work (ran: this thread ran it; acks: ACKs
  * still wait to go).  Spin a little for latency (and for deferred ACKs,
  * which fall due within ack_delay_us), then sleep, as DPDK's l3fwd-power
@@ -863,12 +894,11 @@ static inline void idle_wait(struct srnic_engine *eng, struct dp_pace *p,
 	if (!slept)
 		return;
 	/* srnicd with no process attached only keeps its links alive:
-	 * HELLOs every few ms, and its naps may be as long. */
-	most = eng->mode == SRNIC_NODE &&
-			       !__atomic_load_n(&eng->node->nprocs,
-						__ATOMIC_RELAXED)
-		       ? NODE_IDLE_NAP_US
-		       : p->max_nap;
+	 * HELLOs every few ms, and its naps may be as long.  So with every
+	 * process steered (node_keeps_links). */
+	most = node_keeps_links(eng) ? NODE_IDLE_NAP_US : p->max_nap;
+	if (most < p->max_nap)
+		most = p->max_nap;
 	p->nap = p->nap * 2 < most ? p->nap * 2 : most;
 }
 
