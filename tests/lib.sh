@@ -337,7 +337,8 @@ all_sizes() {	# name rows: a -a run printed a result line for every size
 # 32 packets): a receiver kept off the CPU acks nothing before that (CI
 # saw 400 WRITEs and no ACK).  CAPTURE_UDP set: the nodes send in IPv4
 # and UDP (encap = udp), which every frame must be, between
-# CAPTURE_UDP_NODES (two addresses; unset: the tap testbed's).
+# CAPTURE_UDP_NODES (two addresses, then any a's ARP may name besides;
+# unset: the tap testbed's).
 capture_write() {
 	local name=$1 count=$2 filter=${3:-} pcap=$LOGDIR/$1.pcap log=$LOGDIR/$1.log
 	local cap i

@@ -45,7 +45,9 @@ case $WIRE in
 memif) NQ=16 MSGS=300000 ITERS=100000 ;;
 tap) NQ=4 MSGS=60000 ITERS=20000 ;;
 routed) NQ=4 MSGS=60000 ITERS=20000 CAPTURE_UDP=1
-	CAPTURE_UDP_NODES="10.56.0.2 10.56.1.2" ;;	# (the srnic script's ROUTED_PREFIX)
+	# (the srnic script's ROUTED_PREFIX: the nodes, then a's router,
+	# which a asks by ARP every 15 s)
+	CAPTURE_UDP_NODES="10.56.0.2 10.56.1.2 10.56.0.1" ;;
 *) fail "STEER_WIRE: memif, tap or routed" ;;
 esac
 export SRNIC_NS=${SRNIC_NS:-srnic}-q SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-q

@@ -2,7 +2,7 @@
 """Checks a capture of an ib_write_bw from node a to node b against what
 perftest printed it set up (tests/e2e/30-capture.sh, 31-capture-afpacket.sh).
 
-    capture_check.py LUA PCAP CLIENT_LOG SIZE [udp [ADDRESS ADDRESS]]
+    capture_check.py LUA PCAP CLIENT_LOG SIZE [udp [ADDRESS ADDRESS [HOP...]]]
 
 tshark reads PCAP with srnic's dissector (LUA).  Every WRITE must go to b's
 QP number from a's, with b's key, at an address of b's buffer, with a
@@ -15,7 +15,8 @@ of it, or with no WRITE or no ACK.  With "udp" (encap = udp), every frame
 is IPv4 (its header checksum right) and UDP to srnic's port 4793 between
 the testbed's two addresses (a group's frames to the limited broadcast),
 none of srnic's EtherType, but for ARP between those addresses; the
-addresses are the tap testbed's unless given (a routed testbed's).  IPv6
+addresses are the tap testbed's unless given (a routed testbed's, whose
+node a also asks its router, HOP, by ARP now and then).  IPv6
 frames are the hosts' kernels' own (a tap testbed's node is built as a
 host is, and its interfaces solicit routers now and then: e2e/49b caught
 one), which srnic never sends: counted, not checked.
@@ -30,6 +31,7 @@ FIELDS = ["srnic.opcode", "srnic.dst_qpn", "srnic.src_qpn", "srnic.rkey",
           "ip.src", "ip.dst", "udp.dstport", "ip.checksum.status",
           "arp.src.proto_ipv4", "arp.dst.proto_ipv4"]
 NODES = {"10.55.0.1", "10.55.0.2"}
+HOPS = set()
 
 
 def udp_ok(f):
@@ -42,8 +44,11 @@ def udp_ok(f):
 
 def arp_ok(f):
     """A UDP node's ARP: between the testbed's two addresses (or one
-    saying its own address, as a node does as it starts)."""
-    return f[11] == "0x0806" and f[16] in NODES and f[17] in NODES
+    saying its own address, as a node does as it starts), or between a
+    node and its router."""
+    ends = {f[16], f[17]}
+    return bool(f[11] == "0x0806" and ends & NODES and
+                ends <= NODES | HOPS)
 
 
 # HELLO, BYE, BYE_ACK, BOOTING, BOOT_ACK, RDMA_READY; TPT_UPDATE and
@@ -70,9 +75,10 @@ def perftest_addresses(log):
 def main():
     lua, pcap, log, size = sys.argv[1:5]
     udp = sys.argv[5:6] == ["udp"]
-    if udp and len(sys.argv) == 8:
+    if udp and len(sys.argv) >= 8:
         NODES.clear()
         NODES.update(sys.argv[6:8])
+        HOPS.update(sys.argv[8:])
     size = int(size)
     aqpn, apsn, bqpn, bkey, bva = perftest_addresses(log)
     cmd = ["tshark", "-X", f"lua_script:{lua}", "-r", pcap, "-T", "fields",
