@@ -261,13 +261,13 @@ static __thread struct srnic_peer *rx_peer;
  * and the path would seem to lose a frame.  The highest number seen stays
  * a plain store: one a little behind reads as a window a little later.
  */
-static inline void count_add32(uint32_t *c, uint32_t v, bool shared)
-{
-	if (shared)
-		__atomic_fetch_add(c, v, __ATOMIC_RELAXED);
-	else
-		__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
-}
+#define COUNT_ADD(c, v, shared)                                              \
+	do {                                                                 \
+		if (shared)                                                  \
+			__atomic_fetch_add((c), (v), __ATOMIC_RELAXED);      \
+		else                                                         \
+			__atomic_store_n((c), *(c) + (v), __ATOMIC_RELAXED); \
+	} while (0)
 
 void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
 			  uint16_t ts)
@@ -293,7 +293,7 @@ void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
 	}
 	r = &peer->paths[p].rx[path];
 	shared = node->classes > 1;
-	count_add32(&r->got, 1, shared);
+	COUNT_ADD(&r->got, 1, shared);
 	if (ts) {
 		struct srnic_peer_paths *pp = &peer->paths[p];
 		uint16_t owd = (uint16_t)(eng->rx_ts16 - ts);
@@ -303,12 +303,8 @@ void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
 		/* (summed as it differs from ref, signed: the control core
 		 * keeps ref near the paths' delays, from a real one) */
 		__atomic_store_n(&pp->owd_last, owd, __ATOMIC_RELAXED);
-		if (shared)
-			__atomic_fetch_add(&r->owd_sum, d, __ATOMIC_RELAXED);
-		else
-			__atomic_store_n(&r->owd_sum, r->owd_sum + d,
-					 __ATOMIC_RELAXED);
-		count_add32(&r->owd_n, 1, shared);
+		COUNT_ADD(&r->owd_sum, d, shared);
+		COUNT_ADD(&r->owd_n, 1, shared);
 	}
 	/* (the numbers run ahead; far behind is a sender that restarted;
 	 * 0 is none yet) */

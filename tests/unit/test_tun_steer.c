@@ -160,7 +160,7 @@ int main(void)
 		}
 		/* another EtherType; frames that end before the QP number */
 		frame(f, 0x0800, SRNIC_OP_WRITE, 1u << 12 | 16, false);
-		CHECK(!run(prog, f, sizeof(f), &got) && got == 0,
+		CHECK(!run(prog, f, len, &got) && got == 0,
 		      "an IPv4 frame steered to queue %u", got);
 		frame(f, SRNIC_ETHERTYPE, SRNIC_OP_WRITE, 1u << 12 | 16, false);
 		for (i = SRNIC_ETH_HLEN; i < SRNIC_ETH_HLEN + 8; i++)
