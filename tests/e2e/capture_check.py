@@ -16,11 +16,20 @@ is IPv4 (its header checksum right) and UDP to srnic's port 4793 between
 the testbed's two addresses (a group's frames to the limited broadcast),
 none of srnic's EtherType, but for ARP between those addresses; the
 addresses are the tap testbed's unless given (a routed testbed's, whose
-node a also asks its router, HOP, by ARP now and then).  IPv6
-frames are the hosts' kernels' own (a tap testbed's node is built as a
-host is, and its interfaces solicit routers now and then: e2e/49b caught
-one), which srnic never sends: counted, not checked.
+node a also asks its router, HOP, by ARP now and then).  Given IPv6
+addresses (./srnic testbed up --routed --ipv6), srnic's frames are IPv6
+and UDP to port 4793 between them instead (a group's frames to ff02::1,
+the link's all-nodes group; the UDP checksum right where it is not 0),
+with srnic's 4-byte shim before the base header (the dissector skips
+it), and the nodes and their routers find each other by neighbour
+discovery (solicitations and advertisements whose target is one of the
+addresses, between those addresses, link-local ones and the
+solicited-node groups) instead of ARP.  Other IPv6 frames are the hosts'
+kernels' own (a tap testbed's node is built as a host is, and its
+interfaces solicit routers now and then: e2e/49b caught one), which
+srnic never sends: counted, not checked.
 """
+import ipaddress
 import re
 import subprocess
 import sys
@@ -29,16 +38,39 @@ FIELDS = ["srnic.opcode", "srnic.dst_qpn", "srnic.src_qpn", "srnic.rkey",
           "srnic.va", "srnic.msg_off", "srnic.pkt_len", "srnic.msg_len",
           "srnic.msn", "srnic.txid", "_ws.malformed", "eth.type",
           "ip.src", "ip.dst", "udp.dstport", "ip.checksum.status",
-          "arp.src.proto_ipv4", "arp.dst.proto_ipv4"]
-NODES = {"10.55.0.1", "10.55.0.2"}
+          "arp.src.proto_ipv4", "arp.dst.proto_ipv4",
+          "ipv6.src", "ipv6.dst", "ipv6.nxt", "udp.checksum",
+          "udp.checksum.status", "icmpv6.type",
+          "icmpv6.nd.ns.target_address", "icmpv6.nd.na.target_address"]
+# (addresses as ipaddress's objects: tshark writes IPv6 shortened, the
+# caller may not)
+NODES = {ipaddress.ip_address("10.55.0.1"), ipaddress.ip_address("10.55.0.2")}
 HOPS = set()
+ALL_NODES6 = ipaddress.ip_address("ff02::1")
+
+
+def addr(text):
+    """An address field's value, None where the frame has none (or
+    several: an ICMP error quoting a packet)."""
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
 
 
 def udp_ok(f):
-    """A UDP node's frame: IPv4, its checksum good, to port 4793."""
+    """A UDP node's frame: IPv4, its checksum good, to port 4793; or
+    IPv6, its UDP checksum good or 0, to port 4793."""
+    if f[11] == "0x86dd":
+        src, dst = addr(f[18]), addr(f[19])
+        return (f[20] == "17" and src in NODES and
+                (dst in NODES - {src} or dst == ALL_NODES6) and
+                f[14] == "4793" and
+                (int(f[21] or "1", 0) == 0 or f[22] == "1"))
     etype, src, dst, port, csum = f[11:16]
+    src, dst = addr(src), addr(dst)
     return (etype == "0x0800" and src in NODES and
-            (dst in NODES - {src} or dst == "255.255.255.255") and
+            (dst in NODES - {src} or dst == ipaddress.ip_address("255.255.255.255")) and
             port == "4793" and csum == "1")
 
 
@@ -46,9 +78,37 @@ def arp_ok(f):
     """A UDP node's ARP: between the testbed's two addresses (or one
     saying its own address, as a node does as it starts), or between a
     node and its router."""
-    ends = {f[16], f[17]}
+    ends = {addr(f[16]), addr(f[17])}
     return bool(f[11] == "0x0806" and ends & NODES and
                 ends <= NODES | HOPS)
+
+
+def nd_target(f):
+    """An IPv6 neighbour solicitation's or advertisement's target, if
+    it is one of the testbed's addresses (a node's or a hop's), else
+    None: then the frame is a host kernel's own."""
+    if f[11] != "0x86dd" or f[20] != "58" or f[23] not in ("135", "136"):
+        return None
+    target = addr(f[24] or f[25])
+    return target if target in NODES | HOPS else None
+
+
+def nd_ok(f):
+    """A UDP node's neighbour discovery in IPv6, as arp_ok's ARP: about
+    an address of the testbed, between its addresses (a link-local
+    source, the solicited-node group or the all-nodes one aside), a
+    node's among them."""
+    target = nd_target(f)
+    ends = {a for a in (addr(f[18]), addr(f[19]))
+            if a is not None and not (a.is_link_local or a.is_multicast or
+                                      a.is_unspecified)}
+    return bool(target and ends <= NODES | HOPS and
+                ({target} | ends) & NODES)
+
+
+def srnic6(f):
+    """An IPv6 frame to srnic's UDP port: srnic's, to be checked."""
+    return f[11] == "0x86dd" and f[20] == "17" and f[14] == "4793"
 
 
 # HELLO, BYE, BYE_ACK, BOOTING, BOOT_ACK, RDMA_READY; TPT_UPDATE and
@@ -77,28 +137,32 @@ def main():
     udp = sys.argv[5:6] == ["udp"]
     if udp and len(sys.argv) >= 8:
         NODES.clear()
-        NODES.update(sys.argv[6:8])
-        HOPS.update(sys.argv[8:])
+        NODES.update(map(ipaddress.ip_address, sys.argv[6:8]))
+        HOPS.update(map(ipaddress.ip_address, sys.argv[8:]))
     size = int(size)
     aqpn, apsn, bqpn, bkey, bva = perftest_addresses(log)
     cmd = ["tshark", "-X", f"lua_script:{lua}", "-r", pcap, "-T", "fields",
-           "-E", "separator=|", "-o", "ip.check_checksum:TRUE"]
+           "-E", "separator=|", "-o", "ip.check_checksum:TRUE",
+           "-o", "udp.check_checksum:TRUE"]
     for f in FIELDS:
         cmd += ["-e", f]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"tshark failed: {out.stderr.strip()}")
-    writes = acks = control = arps = kernel = bad = 0
+    writes = acks = control = arps = nds = kernel = bad = 0
     txids = {}
     for n, line in enumerate(out.stdout.splitlines(), 1):
         f = line.split("|")
         f += [""] * (len(FIELDS) - len(f))
-        if f[11] == "0x86dd":
+        if f[11] == "0x86dd" and not srnic6(f) and not nd_target(f):
             kernel += 1
             continue
         if udp and f[11] == "0x0806":
             ok = arp_ok(f)
             arps += 1
+        elif udp and nd_target(f):
+            ok = nd_ok(f)
+            nds += 1
         elif f[10] or not f[0]:
             ok = False	# malformed, or srnic's EtherType not dissected
         else:
@@ -118,7 +182,7 @@ def main():
             else:
                 ok = op in CONTROL
                 control += 1
-        if udp and not udp_ok(f) and not arp_ok(f):
+        if udp and not udp_ok(f) and not arp_ok(f) and not nd_ok(f):
             ok = False
         if not ok:
             bad += 1
@@ -127,7 +191,8 @@ def main():
     resent = sum(1 for t in txids.values() if len(t) > 1)
     print(f"{writes} WRITE packets of {len(txids)} messages ({resent} resent),"
           f" {acks} ACKs, {control} control frames,"
-          f"{f' {arps} ARP,' if udp else ''} {kernel} the kernels' IPv6,"
+          f"{f' {arps} ARP,' if udp else ''}{f' {nds} ND,' if nds else ''}"
+          f" {kernel} the kernels' IPv6,"
           f" {bad} wrong")
     sys.exit(1 if bad or not writes or not acks else 0)
 

@@ -132,12 +132,26 @@ local F = {
 	mac = ProtoField.bytes("srnic.ctl.auth_mac", "HMAC-SHA-512-256"),
 	-- trailer
 	crc = ProtoField.uint32("srnic.crc", "CRC-32C", base.HEX),
+	-- before the base header of a UDP node's frame in IPv6
+	ip6_shim = ProtoField.uint32("srnic.ip6_shim", "IPv6 shim", base.HEX),
 }
 local list = {}
 for _, f in pairs(F) do list[#list + 1] = f end
 p.fields = list
 
+-- (set in a frame that has an IPv6 header: srnic's frames in IPv6 and UDP)
+local ipv6_src = Field.new("ipv6.src")
+
 function p.dissector(tvb, pinfo, tree)
+	-- A UDP node's frame in IPv6 (ipv6 = ... in its configuration): 4
+	-- bytes of srnic's before the base header, which is then at byte 66
+	-- of the frame (Ethernet 14, IPv6 40, UDP 8, the shim 4).  What the
+	-- shim holds is not read here: shown as it is.
+	local shim
+	if ipv6_src() and tvb:len() >= 4 then
+		shim = tvb(0, 4)
+		tvb = tvb(4):tvb()
+	end
 	if tvb:len() < 24 then return 0 end
 	local op = tvb(1, 1):uint()
 	local flags = tvb(2, 2):uint()
@@ -145,6 +159,7 @@ function p.dissector(tvb, pinfo, tree)
 	local name = o.name
 	pinfo.cols.protocol = "srnic"
 	local t = tree:add(p, tvb(), "srnic " .. name)
+	if shim then t:add(F.ip6_shim, shim) end
 	t:add(F.version, tvb(0, 1))
 	t:add(F.opcode, tvb(1, 1))
 	local ft = t:add(F.flags, tvb(2, 2))
@@ -294,11 +309,11 @@ function p.dissector(tvb, pinfo, tree)
 		t:add(F.crc, tvb(tvb:len() - 4, 4))
 	end
 	pinfo.cols.info = info
-	return tvb:len()
+	return tvb:len() + (shim and 4 or 0)
 end
 
 DissectorTable.get("ethertype"):add(0x88B5, p)
--- A UDP node's frames (encap = udp): the same headers as the UDP payload,
--- at srnic's default UDP port (another udp_port: Decode As..., or
--- tshark -d udp.port==PORT,srnic).
+-- A UDP node's frames (encap = udp): the same headers as the UDP payload
+-- (in IPv6 behind the shim), at srnic's default UDP port (another
+-- udp_port: Decode As..., or tshark -d udp.port==PORT,srnic).
 DissectorTable.get("udp.port"):add(4793, p)
