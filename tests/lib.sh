@@ -222,7 +222,8 @@ counter_text() {
 # docs/counters.md names it, from what ./srnic stats NODE --json shows:
 # srnicd's answer, or the engine's stats_file.json where no srnicd
 # answers; of OF if given: a port's number, "loopback", a peer's name, a
-# service's address, or "ports": every port's, in a list.  A drop:
+# service's address, a peer's "ipv6" (an IPv6 node's, where its JSON has
+# one, written as there), or "ports": every port's, in a list.  A drop:
 # drops.REASON.  NAME may be several names ("role holder"): their values
 # on one line, of one reading.  A list prints its values on one line, a
 # flag yes or no; nothing, and status 1, when the node has no counters yet
@@ -268,7 +269,8 @@ try:
         st = {n: [p[n] for p in st["ports"]] for n in names}
     elif of is not None:
         st = next(o for k in ("ports", "peers", "services") for o in st[k]
-                  if of in (str(o.get("port")), o.get("name"), o.get("ipv4")))
+                  if of in (str(o.get("port")), o.get("name"), o.get("ipv4"),
+                            o.get("ipv6")))
     out = []
     for name in names:
         v = st
@@ -338,7 +340,9 @@ all_sizes() {	# name rows: a -a run printed a result line for every size
 # saw 400 WRITEs and no ACK).  CAPTURE_UDP set: the nodes send in IPv4
 # and UDP (encap = udp), which every frame must be, between
 # CAPTURE_UDP_NODES (two addresses, then any a's ARP may name besides;
-# unset: the tap testbed's).
+# unset: the tap testbed's; IPv6 ones for a testbed up --routed --ipv6,
+# whose frames are then IPv6 and UDP, and a's router found by neighbour
+# discovery).
 capture_write() {
 	local name=$1 count=$2 filter=${3:-} pcap=$LOGDIR/$1.pcap log=$LOGDIR/$1.log
 	local cap i
