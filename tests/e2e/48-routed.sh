@@ -36,6 +36,7 @@
 #    pingpong (-c) goes from a to c (one router) and to d (both).
 export SRNIC_NS=${SRNIC_NS:-srnic}-r SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-r
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/routed.bash"
 
 command -v tshark > /dev/null || { echo "SKIP: tshark not installed (./srnic setup installs it)"; exit 77; }
 
@@ -60,27 +61,11 @@ echo "a's router is $rmac; the router has a at $amac"
 # Each node hears all 8 of the other's paths (before the capture below,
 # whose WRITEs must use them all).
 tx() { ip -n "$R0" -s -j link show "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['tx']['packets'])"; }
-paths_ok() { counter "$1" paths_ok "$([ "$1" = a ] && echo b || echo a)"; }
-for _ in $(seq 100); do [ "$(paths_ok a)" = 255 ] && [ "$(paths_ok b)" = 255 ] && break; sleep 0.1; done
-[ "$(paths_ok a)" = 255 ] && [ "$(paths_ok b)" = 255 ] ||
-	fail "the nodes do not hear each other on every path: a $(paths_ok a), b $(paths_ok b)"
+all_paths_heard
 
-# A capture of a's rail around a transfer.
-pcap=$LOGDIR/routed.pcap
-rm -f "$pcap"
-ip netns exec "$SRNIC_NS-a" timeout 60 dumpcap -q -i rail0 -c 3000 -f "udp port 4793" -w "$pcap" > "$LOGDIR/routed-cap.log" 2>&1 &
-cap=$!
-for _ in $(seq 100); do [ -s "$pcap" ] && break; sleep 0.05; done
-pair routed-cap-bw 90 ib_write_bw -n 2000 -s 65536 || fail "ib_write_bw across the routers"
-wait $cap || { cat "$LOGDIR/routed-cap.log"; fail "dumpcap on a's rail"; }
-tshark -r "$pcap" -T fields -E occurrence=f -e eth.src -e eth.dst -e ip.src -e ip.dst 2>/dev/null |
-	awk -v a="$amac" -v r="$rmac" -v A="$A" -v B="$B" '
-		$3 == A && $4 == B { out++; if ($1 != a || $2 != r) bad++; next }
-		$3 == B && $4 == A { in_++; if ($1 != r || $2 != a) bad++; next }
-		{ other++ }
-		END { printf "%d frames to b, %d from b, %d others, %d with other Ethernet addresses\n", out, in_, other, bad
-		      exit !(out > 1000 && in_ > 10 && !bad) }' ||
-	fail "the capture of a's rail: not every frame went to the router, or came from it"
+# A capture of a's rail around a transfer ($pcap).
+rail_capture routed -n 2000 -s 65536
+rail_frames "$pcap" "$amac" "$rmac" "$A" "$B"
 
 pingpong routed-pp 60 ibv_rc_pingpong -g 1 -s 4096 -n 2000 || fail "ibv_rc_pingpong -c across the routers"
 pair routed-integrity 120 "$BUILD/examples/srnic_integrity" || fail "srnic_integrity across the routers"
@@ -91,14 +76,7 @@ bw routed-read-bw ib_read_bw -n 1000
 bw routed-send-bw ib_send_bw -n 2000 -r 2048
 
 # rping -V: every RDMA READ's data compared with what was sent.
-timeout -k 5 60 "$SRNIC" exec b -- rping -s -V -C 200 -S 4096 -a 0.0.0.0 -p 7174 > "$LOGDIR/routed-rping.b" 2>&1 &
-srv=$!
-wait_listen b $((7174 ^ 0x4000)) || echo "--- rping's server never listened" >&2
-on a 60 -- rping -c -V -C 200 -S 4096 -a $B -p 7174 > "$LOGDIR/routed-rping.a" 2>&1 ||
-	{ tail -5 "$LOGDIR/routed-rping.a"; fail "rping -V across the routers (client)"; }
-wait $srv || { tail -5 "$LOGDIR/routed-rping.b"; fail "rping -V across the routers (server)"; }
-grep -q "data mismatch" "$LOGDIR"/routed-rping.* && fail "rping: data mismatch"
-echo "rping -V: 200 pings"
+rping_checked routed-rping 0.0.0.0 "$B"
 
 # UCX: io_demo, its data check on (-q), connected by UCX's rdmacm manager.
 E=(env UCX_TLS=rc_v,self UCX_NET_DEVICES=srnic0:1 UCX_ADDRESS_VERSION=v2
@@ -135,12 +113,8 @@ else
 	both=yes
 fi
 # ... and every one of the 8 source ports in the capture of one QP's
-# WRITEs above (HELLOs, which probe every path, left out)
-ports=$(tshark -X lua_script:"$ROOT/tools/wireshark/srnic.lua" -r "$pcap" -T fields \
-	-E occurrence=f -e ip.dst -e udp.srcport -e srnic.opcode 2>/dev/null |
-	awk -v B="$B" '$1 == B && $3 == 2 {print $2}' | sort -u | tr '\n' ' ')
-echo "source ports of a's frames to b: $ports"
-[ "$(echo $ports | wc -w)" = 8 ] || fail "a's frames to b did not use the 8 paths: $ports"
+# WRITEs above
+eight_paths "$pcap" "$B"
 
 # A path that drops everything, mid-transfer: the peer's HELLOs on it stop
 # and it says so; the QP leaves the path (a capture on a's rail: a's
@@ -238,12 +212,7 @@ wait $pp || { cat "$LOGDIR/routed-move.out"; fail "the pingpong across the route
 kill -0 "$(cat "$TB/a.srnicd.pid")" 2>/dev/null || fail "a's srnicd is gone"
 echo "the router moved to 02:72:00:00:00:0a mid-pingpong: a learned it, the pingpong ended with good data"
 
-for n in a b; do
-	d=$(counter "$n" "drops.bad_ip drops.malformed drops.bad_crc drops.bad_auth") ||
-		fail "no counters of $n"
-	echo "node $n: bad_ip, malformed, bad_crc, bad_auth drops: $d; unresolved $(counter "$n" drops.unresolved)"
-	[ "$d" = "0 0 0 0" ] || fail "node $n could not read frames of the other"
-done
+no_damage
 
 # Four nodes, a and c behind router 0, b and d behind router 1: a finds
 # every other through the routers, and a pingpong (-c) goes from a to c

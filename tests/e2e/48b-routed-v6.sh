@@ -26,6 +26,7 @@
 # IPv6 address, which ctl0 has too.
 export SRNIC_NS=${SRNIC_NS:-srnic}-r6 SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-r6
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/routed.bash"
 
 for t in tshark dumpcap ib_write_bw ibv_rc_pingpong rping; do
 	command -v $t > /dev/null || { echo "SKIP: $t not installed (./srnic setup installs it)"; exit 77; }
@@ -40,7 +41,7 @@ cat "$LOGDIR/48b-testbed.log"
 grep -q "routed in IPv6" "$LOGDIR/48b-testbed.log" || fail "testbed up did not say IPv6"
 R0=$SRNIC_NS-r0
 # (./srnic's ROUTED_PREFIX6 and a's router, written as tshark writes
-# them: fd00:56:0::2 is fd00:56::2)
+# them, as routed.bash needs: fd00:56:0::2 is fd00:56::2)
 A=fd00:56::2 B=fd00:56:1::2 RA=fd00:56::1
 wait_peer a b 0 && wait_peer b a 0 || fail "the nodes did not find each other across the routers"
 echo "a and b found each other across the routers"
@@ -59,40 +60,19 @@ echo "a's router is $rmac ($learned $(counter a $learned)); the router has a at 
 
 # Each node hears all 8 of the other's paths (before the capture below,
 # whose WRITEs must use them all).
-paths_ok() { counter "$1" paths_ok "$([ "$1" = a ] && echo b || echo a)"; }
-for _ in $(seq 100); do [ "$(paths_ok a)" = 255 ] && [ "$(paths_ok b)" = 255 ] && break; sleep 0.1; done
-[ "$(paths_ok a)" = 255 ] && [ "$(paths_ok b)" = 255 ] ||
-	fail "the nodes do not hear each other on every path: a $(paths_ok a), b $(paths_ok b)"
+all_paths_heard
 echo "each node hears the other's 8 paths"
 
-# A capture of a's rail around a transfer.
-pcap=$LOGDIR/routed6.pcap
-rm -f "$pcap"
-ip netns exec "$SRNIC_NS-a" timeout 60 dumpcap -q -i rail0 -c 3000 -f "udp port 4793" -w "$pcap" > "$LOGDIR/routed6-cap.log" 2>&1 &
-cap=$!
-for _ in $(seq 100); do [ -s "$pcap" ] && break; sleep 0.05; done
-pair routed6-cap-bw 90 ib_write_bw -x 1 -n 2000 -s 65536 || fail "ib_write_bw -x 1 across the routers"
-wait $cap || { cat "$LOGDIR/routed6-cap.log"; fail "dumpcap on a's rail"; }
-tshark -r "$pcap" -T fields -E occurrence=f -e eth.src -e eth.dst -e ipv6.src -e ipv6.dst 2>/dev/null |
-	awk -v a="$amac" -v r="$rmac" -v A="$A" -v B="$B" '
-		$3 == A && $4 == B { out++; if ($1 != a || $2 != r) bad++; next }
-		$3 == B && $4 == A { in_++; if ($1 != r || $2 != a) bad++; next }
-		{ other++ }
-		END { printf "%d frames to b, %d from b, %d others, %d with other Ethernet addresses\n", out, in_, other, bad
-		      exit !(out > 1000 && in_ > 10 && !bad) }' ||
-	fail "the capture of a's rail: not every frame went to the router, or came from it"
+# A capture of a's rail around a transfer ($pcap).
+rail_capture routed6 -x 1 -n 2000 -s 65536
+rail_frames "$pcap" "$amac" "$rmac" "$A" "$B"
 # (every frame: IPv6 and UDP between the nodes or to ff02::1, srnic's
 # headers those of the transfer)
 python3 "$ROOT/tests/e2e/capture_check.py" "$ROOT/tools/wireshark/srnic.lua" \
 	"$pcap" "$LOGDIR/routed6-cap-bw.a" 65536 udp "$A" "$B" "$RA" ||
 	fail "the capture of a's rail does not match the transfer"
-# ... and every one of the 8 source ports among one QP's WRITEs (HELLOs,
-# which probe every path, left out)
-ports=$(tshark -X lua_script:"$ROOT/tools/wireshark/srnic.lua" -r "$pcap" -T fields \
-	-E occurrence=f -e ipv6.dst -e udp.srcport -e srnic.opcode 2>/dev/null |
-	awk -v B="$B" '$1 == B && $3 == 2 {print $2}' | sort -u | tr '\n' ' ')
-echo "source ports of a's frames to b: $ports"
-[ "$(echo $ports | wc -w)" = 8 ] || fail "a's frames to b did not use the 8 paths: $ports"
+# ... and every one of the 8 source ports among one QP's WRITEs
+eight_paths "$pcap" "$B"
 
 # GID 1, the node's IPv6 address, for every program that names a GID.
 pingpong routed6-pp 60 ibv_rc_pingpong -g 1 -s 4096 -n 2000 || fail "ibv_rc_pingpong -g 1 -c across the routers"
@@ -103,21 +83,9 @@ bw routed6-write-bw ib_write_bw -x 1 -n 2000 -s 65536
 bw routed6-read-bw ib_read_bw -x 1 -n 1000
 bw routed6-send-bw ib_send_bw -x 1 -n 2000 -r 2048
 
-# rping -V to b's IPv6 address: every RDMA READ's data compared with what
-# was sent (rdma_cm's TCP on ctl0, which has the address too).
-timeout -k 5 60 "$SRNIC" exec b -- rping -s -V -C 200 -S 4096 -a "$B" -p 7174 > "$LOGDIR/routed6-rping.b" 2>&1 &
-srv=$!
-wait_listen b $((7174 ^ 0x4000)) || echo "--- rping's server never listened" >&2
-on a 60 -- rping -c -V -C 200 -S 4096 -a "$B" -p 7174 > "$LOGDIR/routed6-rping.a" 2>&1 ||
-	{ tail -5 "$LOGDIR/routed6-rping.a"; fail "rping -V across the routers (client)"; }
-wait $srv || { tail -5 "$LOGDIR/routed6-rping.b"; fail "rping -V across the routers (server)"; }
-grep -q "data mismatch" "$LOGDIR"/routed6-rping.* && fail "rping: data mismatch"
-echo "rping -V to $B: 200 pings"
+# rping -V to b's IPv6 address, the server bound to it (rdma_cm's TCP
+# on ctl0, which has the address too).
+rping_checked routed6-rping "$B" "$B"
 
-for n in a b; do
-	d=$(counter "$n" "drops.bad_ip drops.malformed drops.bad_crc drops.bad_auth") ||
-		fail "no counters of $n"
-	echo "node $n: bad_ip, malformed, bad_crc, bad_auth drops: $d; unresolved $(counter "$n" drops.unresolved)"
-	[ "$d" = "0 0 0 0" ] || fail "node $n could not read frames of the other"
-done
+no_damage
 exit 0
