@@ -27,7 +27,7 @@
 #define SRNIC_BASE_HLEN 24
 #define SRNIC_DATA_XLEN 44
 #define SRNIC_ACK_XLEN 32
-#define SRNIC_HELLO_XLEN 40
+#define SRNIC_HELLO_XLEN 56
 #define SRNIC_XRC_XLEN 4	/* SRNIC_F_XRC: the receiving SRQ's number */
 #define SRNIC_TP_XLEN 32	/* TP_READ_REQ: where the data goes */
 /* TPT_UPDATE: the most regions one node's table publishes (one frame
@@ -306,8 +306,13 @@ struct srnic_pkt {
 	/* Flow control: the requester may send new data packets of the QP
 	 * while its running count of them is below this (credits). */
 	uint32_t credit;
-	/* control frames (HELLO, BYE, BYE_ACK, BOOTING, BOOT_ACK, RDMA_READY) */
-	uint32_t ipv4;	    /* node address, host order */
+	/* control frames (HELLO, BYE, BYE_ACK, BOOTING, BOOT_ACK, RDMA_READY,
+	 * SVC_ANNOUNCE, TPT_UPDATE, TPT_ACK) */
+	uint32_t ipv4;	    /* node address, host order (an IPv6 node's: its
+			     * node id, srnic_wire_ip6_id of ipv6) */
+	uint8_t ipv6[16];   /* control frames: the sending node's IPv6
+			     * address, all zero for an IPv4 node (the id
+			     * alone cannot be turned back into it) */
 	uint8_t port;	    /* sender's port index */
 	uint8_t dev;	    /* HELLO: the verbs device (adapter) that port
 			     * is of, of ndev the node has */

@@ -32,7 +32,9 @@
  *            +38 mode, +39 bound; TPT_UPDATE, TPT_ACK: +5 index,
  *            +6 count, +7 access, +8 gen, +12 name, +16 rkey,
  *            +20 reserved, +24 addr (8), +32 length (8), in place of
- *            all after the port)
+ *            all from +5 to +39),
+ *            +40 ipv6 (16, every control opcode: the node's IPv6
+ *            address; zero for an IPv4 node)
  *  auth       (flag SRNIC_F_AUTH, control frames) 32 bytes right after
  *            the hello ext: MAC of the frame's bytes before it
  *  trailer    (flag SRNIC_F_CRC) the frame's last 4 bytes: CRC-32C of all
@@ -483,11 +485,19 @@ static void decode_tpt(const uint8_t *x, struct srnic_pkt *pkt)
 	pkt->tpt_length = srnic_get64(x + 32);
 }
 
+/* Where a control frame says its node's IPv6 address: after all that
+ * the extension had before IPv6 nodes, so that every opcode's fields
+ * kept their places. */
+#define HELLO_IPV6_OFF 40
+_Static_assert(HELLO_IPV6_OFF + 16 == SRNIC_HELLO_XLEN,
+	       "the IPv6 address ends the control extension");
+
 static void encode_hello_ext(uint8_t *x, const struct srnic_pkt *pkt)
 {
 	memset(x, 0, SRNIC_HELLO_XLEN);
 	srnic_put32(x + 0, pkt->ipv4);
 	x[4] = pkt->port;
+	memcpy(x + HELLO_IPV6_OFF, pkt->ipv6, sizeof(pkt->ipv6));
 	if (tpt_op(pkt->opcode)) {
 		encode_tpt(x, pkt);
 		return;
@@ -611,6 +621,7 @@ static void decode_hello_ext(const uint8_t *x, struct srnic_pkt *pkt)
 {
 	pkt->ipv4 = srnic_get32(x + 0);
 	pkt->port = x[4];
+	memcpy(pkt->ipv6, x + HELLO_IPV6_OFF, sizeof(pkt->ipv6));
 	if (tpt_op(pkt->opcode)) {
 		decode_tpt(x, pkt);
 		return;
