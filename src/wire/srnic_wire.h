@@ -424,6 +424,9 @@ enum srnic_wire_err {
 				  * checksum, a fragment, options, lengths */
 	SRNIC_WIRE_BAD_ARP,	 /* ARP, not IPv4's over Ethernet or not from
 				  * a host (srnic_wire_arp_decode) */
+	SRNIC_WIRE_BAD_ND,	 /* an IPv6 neighbour solicitation or
+				  * advertisement that RFC 4861 refuses, or
+				  * not from a host (srnic_wire_nd_decode) */
 };
 
 /*
@@ -819,6 +822,66 @@ uint32_t srnic_wire_ip6_id(const uint8_t a[16]);
  * forwards it), whose Ethernet address is 33:33:00:00:00:01
  * (srnic_mcast_mac(1, true, mac)). */
 extern const uint8_t srnic_ip6_all_nodes[16];
+
+/*
+ * IPv6 neighbour discovery (RFC 4861), what ARP is to an IPv4 node: a
+ * UDP IPv6 node's control core answers Neighbor Solicitations for the
+ * node's address and solicits the next hops it sends to.  A message is
+ * ICMPv6 right after the IPv6 header (hop limit 255: a router would have
+ * lowered it, so it came from this link), 24 bytes (type, code 0,
+ * checksum, NA's flags, target) and options; encode writes at most one,
+ * the link-layer address.  decode: SRNIC_WIRE_NOT_OURS for another
+ * EtherType, anything but ICMPv6 right after the IPv6 header, and any
+ * other ICMPv6 message (router advertisements, MLD, echo: not srnic's
+ * to answer); SRNIC_WIRE_BAD_ND for a solicitation or advertisement
+ * that is short, not of hop limit 255 or code 0, of a wrong checksum,
+ * about a multicast target, from a multicast address, with an option
+ * of length 0 or past the message, or whose link-layer address is no
+ * Ethernet host's (another length, a group or zero address).  Unknown
+ * options are passed over, and of the link-layer address the message
+ * carries (NS: the source's, NA: the target's) the first counts.  A
+ * solicitation from :: is a duplicate address detection probe's.
+ */
+#define SRNIC_ND_SOLICIT 135
+#define SRNIC_ND_ADVERT 136
+#define SRNIC_ND_FRAME 86	/* 14 + 40 + 24 + 8 (one link-layer address
+				 * option); 78 without it */
+/* NA's flags */
+#define SRNIC_ND_F_ROUTER 0x80
+#define SRNIC_ND_F_SOLICITED 0x40
+#define SRNIC_ND_F_OVERRIDE 0x20
+struct srnic_nd {
+	uint8_t type;		/* SRNIC_ND_SOLICIT or _ADVERT */
+	uint8_t flags;		/* NA: R 0x80, S 0x40, O 0x20 (the byte after
+				 * the checksum); NS: 0 */
+	uint8_t src[16], dst[16];	/* the IPv6 header's addresses */
+	uint8_t target[16];
+	uint8_t lladdr[6];	/* NS: source link-layer address option;
+				 * NA: target link-layer address option */
+	uint8_t has_lladdr;
+};
+enum srnic_wire_err srnic_wire_nd_decode(const uint8_t *frame, uint32_t len,
+					 struct srnic_nd *nd);
+/* The frame into frame (SRNIC_ND_FRAME bytes of room): eth_dst, eth_src,
+ * then nd; returns its length, SRNIC_ND_FRAME with the option, 78
+ * without. */
+uint32_t srnic_wire_nd_encode(uint8_t *frame, const uint8_t eth_dst[6],
+			      const uint8_t eth_src[6],
+			      const struct srnic_nd *nd);
+/* Whether a frame of len bytes is ICMPv6 (EtherType 0x86DD, version 6,
+ * next header 58): what a UDP IPv6 node's ports hand to its control
+ * core, which decodes it. */
+static inline bool srnic_wire_is_icmp6(const uint8_t *frame, uint32_t len)
+{
+	return len >= SRNIC_ETH_HLEN + 40 &&
+	       srnic_get16(frame + 12) == SRNIC_ETHERTYPE_IPV6 &&
+	       frame[SRNIC_ETH_HLEN] >> 4 == 6 && frame[SRNIC_ETH_HLEN + 6] == 58;
+}
+/* The solicited-node group of target, ff02::1:ffXX:XXXX of its last 24
+ * bits, where a solicitation for it goes, and that group's Ethernet
+ * address 33:33:ff:XX:XX:XX. */
+void srnic_wire_nd_solicited_node(const uint8_t target[16], uint8_t group[16],
+				  uint8_t mac[6]);
 
 /* Largest message srnic moves: verbs' 2 GiB limit for one work request. */
 #define SRNIC_MAX_MSG_LEN (1u << 31)

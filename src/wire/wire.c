@@ -311,6 +311,21 @@ uint32_t srnic_wire_udp_dst(const uint8_t *frame)
 	return srnic_get32(frame + IP_OFF + 16);
 }
 
+/* An IPv6 header at ip: plen bytes of payload, next header `next`, hop
+ * limit `hops`.  Traffic class and flow label 0, for every frame: a
+ * UDP frame's path is its source port, which an ECMP hash reads with
+ * the flow label, so the label must not move. */
+static void put_ip6(uint8_t *ip, uint32_t plen, uint8_t next, uint8_t hops,
+		    const uint8_t src[16], const uint8_t dst[16])
+{
+	srnic_put32(ip, 6u << 28);
+	srnic_put16(ip + 4, (uint16_t)plen);
+	ip[6] = next;
+	ip[7] = hops;
+	memcpy(ip + 8, src, 16);
+	memcpy(ip + 24, dst, 16);
+}
+
 /* IPv6's UDP checksum as it goes: never 0, which IPv6 refuses (RFC 8200,
  * 8.1); 0xFFFF is the same sum. */
 static uint16_t udp6_sum_out(uint16_t c)
@@ -327,13 +342,7 @@ void srnic_wire_udp6_wrap(uint8_t *frame, uint32_t len, const uint8_t src[16],
 
 	wrap_start(frame, SRNIC_UDP6_HLEN, SRNIC_ETHERTYPE_IPV6, udp, plen,
 		   port, path);
-	/* (flow label 0 for every frame: a path is its source port) */
-	srnic_put32(ip, 6u << 28);
-	srnic_put16(ip + 4, (uint16_t)plen);
-	ip[6] = IP_UDP;
-	ip[7] = IP_TTL;
-	memcpy(ip + 8, src, 16);
-	memcpy(ip + 24, dst, 16);
+	put_ip6(ip, plen, IP_UDP, IP_TTL, src, dst);
 	srnic_put16(frame + SHIM_OFF, seq);
 	srnic_put16(frame + SHIM_OFF + 2, 0);
 	srnic_put16(udp + 6,
@@ -604,6 +613,125 @@ void srnic_wire_arp_encode(uint8_t *frame, const uint8_t eth_dst[6],
 	memcpy(a + 18, arp->tha, 6);
 	srnic_put32(a + 24, arp->tpa);
 	memset(a + ARP_LEN, 0, SRNIC_ARP_FRAME - ARP_OFF - ARP_LEN);
+}
+
+/*
+ * Neighbour discovery (RFC 4861), ICMPv6 right after the IPv6 header:
+ *  54 type, 55 code (0), 56 checksum (over the pseudo-header and the
+ *     message), 58 NA: flags (R 0x80, S 0x40, O 0x20), else reserved,
+ *  62 target address (16),
+ *  78 options: type (1 source, 2 target link-layer address), length in
+ *     8 bytes, then the Ethernet address (6).
+ */
+#define ND_OFF (IP_OFF + 40)
+#define ND_LEN 24
+#define ND_HOPS 255
+#define ND_FLAGS (SRNIC_ND_F_ROUTER | SRNIC_ND_F_SOLICITED | \
+		  SRNIC_ND_F_OVERRIDE)
+#define ND_OPT_UNIT 8
+#define IP_ICMP6 58
+_Static_assert(ND_OFF + ND_LEN + ND_OPT_UNIT == SRNIC_ND_FRAME,
+	       "an ND frame is its message and one option");
+
+/* The link-layer address option an NS (the source's) or an NA (the
+ * target's) carries. */
+static uint8_t nd_opt(uint8_t type)
+{
+	return type == SRNIC_ND_SOLICIT ? 1 : 2;
+}
+
+/* The options from the message's byte off on, of plen: every one whole
+ * and of a length, the first link-layer address nd's type carries (of
+ * Ethernet's length) into nd, others passed over. */
+static bool nd_options(const uint8_t *m, uint32_t off, uint32_t plen,
+		       struct srnic_nd *nd)
+{
+	uint32_t olen;
+
+	for (; off < plen; off += olen) {
+		if (plen - off < 2 || !m[off + 1] ||
+		    m[off + 1] * ND_OPT_UNIT > plen - off)
+			return false;
+		olen = m[off + 1] * ND_OPT_UNIT;
+		if (m[off] != nd_opt(nd->type) || nd->has_lladdr)
+			continue;
+		if (olen != ND_OPT_UNIT)
+			return false;
+		memcpy(nd->lladdr, m + off + 2, 6);
+		nd->has_lladdr = 1;
+	}
+	return true;
+}
+
+enum srnic_wire_err srnic_wire_nd_decode(const uint8_t *frame, uint32_t len,
+					 struct srnic_nd *nd)
+{
+	const uint8_t *ip = frame + IP_OFF, *m = frame + ND_OFF;
+	static const uint8_t zero[6];
+	uint32_t plen;
+
+	if (!srnic_wire_is_icmp6(frame, len) || len <= ND_OFF ||
+	    (m[0] != SRNIC_ND_SOLICIT && m[0] != SRNIC_ND_ADVERT))
+		return SRNIC_WIRE_NOT_OURS;
+	/* Believed whole and from this link only (a router would have
+	 * lowered the hop limit: RFC 4861, 7.1.1 and 7.1.2), the payload
+	 * inside the frame (Ethernet padding may follow it). */
+	plen = srnic_get16(ip + 4);
+	if (plen > len - ND_OFF || plen < ND_LEN || ip[7] != ND_HOPS ||
+	    m[1] != 0 || (uint16_t)~ip6_sum(ip, m, plen, IP_ICMP6) != 0)
+		return SRNIC_WIRE_BAD_ND;
+	memset(nd, 0, sizeof(*nd));
+	nd->type = m[0];
+	nd->flags = nd->type == SRNIC_ND_ADVERT ? m[4] & ND_FLAGS : 0;
+	memcpy(nd->src, ip + 8, 16);
+	memcpy(nd->dst, ip + 24, 16);
+	memcpy(nd->target, m + 8, 16);
+	/* (a host's address, about a host, of an Ethernet host: what a
+	 * neighbour table may hold) */
+	if (nd->target[0] == 0xff || nd->src[0] == 0xff ||
+	    !nd_options(m, ND_LEN, plen, nd) ||
+	    (nd->has_lladdr &&
+	     ((nd->lladdr[0] & 1) || !memcmp(nd->lladdr, zero, 6))))
+		return SRNIC_WIRE_BAD_ND;
+	return SRNIC_WIRE_OK;
+}
+
+uint32_t srnic_wire_nd_encode(uint8_t *frame, const uint8_t eth_dst[6],
+			      const uint8_t eth_src[6],
+			      const struct srnic_nd *nd)
+{
+	uint8_t *ip = frame + IP_OFF, *m = frame + ND_OFF;
+	uint32_t plen = ND_LEN + (nd->has_lladdr ? ND_OPT_UNIT : 0);
+
+	memcpy(frame, eth_dst, 6);
+	memcpy(frame + 6, eth_src, 6);
+	srnic_put16(frame + 12, SRNIC_ETHERTYPE_IPV6);
+	put_ip6(ip, plen, IP_ICMP6, ND_HOPS, nd->src, nd->dst);
+	m[0] = nd->type;
+	m[1] = 0;
+	srnic_put16(m + 2, 0);
+	srnic_put32(m + 4, 0);
+	if (nd->type == SRNIC_ND_ADVERT)
+		m[4] = nd->flags & ND_FLAGS;
+	memcpy(m + 8, nd->target, 16);
+	if (nd->has_lladdr) {
+		m[ND_LEN] = nd_opt(nd->type);
+		m[ND_LEN + 1] = 1;
+		memcpy(m + ND_LEN + 2, nd->lladdr, 6);
+	}
+	srnic_put16(m + 2, (uint16_t)~ip6_sum(ip, m, plen, IP_ICMP6));
+	return ND_OFF + plen;
+}
+
+void srnic_wire_nd_solicited_node(const uint8_t target[16], uint8_t group[16],
+				  uint8_t mac[6])
+{
+	/* ff02::1:ff00:0/104 (RFC 4291, 2.7.1) */
+	static const uint8_t prefix[13] = {0xff, 0x02, [11] = 0x01, 0xff};
+
+	memcpy(group, prefix, sizeof(prefix));
+	memcpy(group + 13, target + 13, 3);
+	srnic_mcast_mac(srnic_get32(group + 12), true, mac);
 }
 
 static void encode_base(uint8_t *b, const struct srnic_pkt *pkt)

@@ -26,12 +26,15 @@ static uint8_t payload[1 << SRNIC_MAX_STRIDE_SHIFT];
 
 static const char *const err_name[] = {
 	"OK", "NOT_OURS", "SHORT", "BAD_VERSION", "BAD_OPCODE", "BAD_LENGTH",
-	"BAD_CRC", "BAD_IP",
+	"BAD_CRC", "BAD_IP", "BAD_ARP", "BAD_ND",
 };
+_Static_assert(sizeof(err_name) / sizeof(err_name[0]) ==
+		       SRNIC_WIRE_BAD_ND + 1,
+	       "a name for every verdict");
 
 static const char *ename(enum srnic_wire_err e)
 {
-	return e <= SRNIC_WIRE_BAD_IP ? err_name[e] : "?";
+	return e <= SRNIC_WIRE_BAD_ND ? err_name[e] : "?";
 }
 
 /* Decodes len bytes of f from an exact-size copy; on success the payload

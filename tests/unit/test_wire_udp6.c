@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * UDP over IPv6 (src/wire/wire.c, srnic_wire_udp6_wrap and _unwrap) and
- * what an IPv6 node needs besides: a wrapped frame is the IPv6 and UDP
+ * what an IPv6 node needs besides (neighbour discovery): a wrapped frame is the IPv6 and UDP
  * headers and shim docs/wire-protocol.md gives, its UDP checksum right by
  * a plain sum written here; unwrapping gives the raw frame back byte for
  * byte; a number given on the way out mends the checksum; every header a
  * hostile or broken sender could get wrong is refused (BAD_IP) or passed
  * over as someone else's (NOT_OURS); the node id of an address stays in
- * 240/4; and a HELLO carries the node's IPv6 address under its MAC.
+ * 240/4; a HELLO carries the node's IPv6 address under its MAC; and NS
+ * and NA are RFC 4861's, with what it refuses refused.
  */
 #include <sodium.h>
 #include <stdlib.h>
@@ -607,6 +608,293 @@ static void test_ip6_id(void)
 	CHECK(!same, "%u pairs of addresses share an id", same);
 }
 
+/* An ND message of `type` from my_ip, with olen bytes of options opts
+ * after its 24 (none: encode's own option, if lladdr), into f: its
+ * length. */
+static uint32_t nd_frame(uint8_t *f, uint8_t type, const uint8_t *opts,
+			 uint32_t olen, const uint8_t *lladdr)
+{
+	struct srnic_nd nd = {.type = type};
+	uint32_t n;
+
+	memcpy(nd.src, my_ip, 16);
+	memcpy(nd.dst, srnic_ip6_all_nodes, 16);
+	memcpy(nd.target, peer_ip, 16);
+	if (type == SRNIC_ND_ADVERT) {
+		nd.flags = SRNIC_ND_F_SOLICITED | SRNIC_ND_F_OVERRIDE;
+		memcpy(nd.target, my_ip, 16);
+	}
+	if (lladdr) {
+		memcpy(nd.lladdr, lladdr, 6);
+		nd.has_lladdr = 1;
+	}
+	n = srnic_wire_nd_encode(f, dmac, smac, &nd);
+	if (opts) {
+		memcpy(f + 78, opts, olen);
+		srnic_put16(f + 18, (uint16_t)(24 + olen));
+		ref_fix6(f, 58, 56);
+		n = 78 + olen;
+	}
+	return n;
+}
+
+/* NDP: RFC 4861's layout, every field back, the solicited-node group,
+ * and what is not an NS or NA to take refused or passed over. */
+static void test_nd(void)
+{
+	static const uint8_t zero6[6], group6[6] = {0x33, 0x33, 0, 0, 0, 1};
+	uint8_t f[SRNIC_ND_FRAME + 64], g[SRNIC_ND_FRAME + 64], grp[16], mac[6];
+	struct srnic_nd nd, got;
+	uint32_t n, cut, k;
+
+	/* An NS for the peer, to its solicited-node group, saying mine. */
+	memset(&nd, 0, sizeof(nd));
+	nd.type = SRNIC_ND_SOLICIT;
+	memcpy(nd.src, my_ip, 16);
+	srnic_wire_nd_solicited_node(peer_ip, nd.dst, mac);
+	memcpy(nd.target, peer_ip, 16);
+	memcpy(nd.lladdr, smac, 6);
+	nd.has_lladdr = 1;
+	memset(f, 0xee, sizeof(f));
+	n = srnic_wire_nd_encode(f, mac, smac, &nd);
+	CHECK(n == SRNIC_ND_FRAME && n == 86 && f[n] == 0xee,
+	      "NS of %u bytes, or written past them", n);
+	CHECK(!memcmp(f, "\x33\x33\xff\x00\x00\x01", 6) &&
+		      !memcmp(f + 6, smac, 6) && srnic_get16(f + 12) == 0x86dd,
+	      "NS: Ethernet header");
+	CHECK(srnic_get32(f + 14) == 0x60000000 && srnic_get16(f + 18) == 32 &&
+		      f[20] == 58 && f[21] == 255,
+	      "NS: IPv6 header (payload %u, next %u, hops %u)",
+	      srnic_get16(f + 18), f[20], f[21]);
+	CHECK(!memcmp(f + 22, my_ip, 16) &&
+		      !memcmp(f + 38,
+			      "\xff\x02\0\0\0\0\0\0\0\0\0\x01\xff\0\0\x01",
+			      16),
+	      "NS: from me to ff02::1:ff00:1");
+	CHECK(f[54] == 135 && f[55] == 0 && ref_check6(f, 58) == 0 &&
+		      srnic_get32(f + 58) == 0 && !memcmp(f + 62, peer_ip, 16),
+	      "NS: type, code, checksum, reserved, target");
+	CHECK(f[78] == 1 && f[79] == 1 && !memcmp(f + 80, smac, 6),
+	      "NS: the source link-layer address option");
+	if (CHECK(srnic_wire_nd_decode(f, n, &got) == SRNIC_WIRE_OK,
+		  "own NS refused"))
+		CHECK(!memcmp(&got, &nd, sizeof(nd)), "NS: a field changed");
+	CHECK(srnic_wire_is_icmp6(f, n) && !srnic_wire_is_arp(f, n),
+	      "an NS is not ICMPv6");
+	/* (Ethernet padding after it is not the message's) */
+	CHECK(srnic_wire_nd_decode(f, n + 10, &got) == SRNIC_WIRE_OK,
+	      "padded NS refused");
+
+	/* The peer's answer: NA, solicited and override, without and with
+	 * its address (then option 2). */
+	memset(&nd, 0, sizeof(nd));
+	nd.type = SRNIC_ND_ADVERT;
+	nd.flags = SRNIC_ND_F_SOLICITED | SRNIC_ND_F_OVERRIDE;
+	memcpy(nd.src, peer_ip, 16);
+	memcpy(nd.dst, my_ip, 16);
+	memcpy(nd.target, peer_ip, 16);
+	n = srnic_wire_nd_encode(f, smac, dmac, &nd);
+	CHECK(n == 78 && srnic_get16(f + 18) == 24 && f[54] == 136 &&
+		      f[58] == 0x60 && !f[59] && !f[60] && !f[61] &&
+		      ref_check6(f, 58) == 0,
+	      "NA without an option (%u bytes)", n);
+	if (CHECK(srnic_wire_nd_decode(f, n, &got) == SRNIC_WIRE_OK,
+		  "own NA refused"))
+		CHECK(!memcmp(&got, &nd, sizeof(nd)), "NA: a field changed");
+	memcpy(nd.lladdr, dmac, 6);
+	nd.has_lladdr = 1;
+	nd.flags |= SRNIC_ND_F_ROUTER;
+	n = srnic_wire_nd_encode(f, smac, dmac, &nd);
+	CHECK(n == 86 && f[58] == 0xe0 && f[78] == 2 && f[79] == 1 &&
+		      !memcmp(f + 80, dmac, 6),
+	      "NA with the target link-layer address option");
+	if (CHECK(srnic_wire_nd_decode(f, n, &got) == SRNIC_WIRE_OK,
+		  "own NA with an option refused"))
+		CHECK(!memcmp(&got, &nd, sizeof(nd)), "NA: a field changed");
+
+	/* The solicited-node group of a target's last 24 bits. */
+	{
+		uint8_t t[16] = {0x20, 0x01, 0x0d, 0xb8, [13] = 0xab, 0xcd,
+				 0xef};
+
+		srnic_wire_nd_solicited_node(t, grp, mac);
+		CHECK(!memcmp(grp,
+			      "\xff\x02\0\0\0\0\0\0\0\0\0\x01\xff\xab\xcd\xef",
+			      16) &&
+			      !memcmp(mac, "\x33\x33\xff\xab\xcd\xef", 6),
+		      "solicited-node group of ...:abcd:ef");
+	}
+	/* ff02::1, where HELLOs go, and its Ethernet address. */
+	srnic_mcast_mac(srnic_get32(srnic_ip6_all_nodes + 12), true, mac);
+	CHECK(!memcmp(srnic_ip6_all_nodes,
+		      "\xff\x02\0\0\0\0\0\0\0\0\0\0\0\0\0\x01", 16) &&
+		      !memcmp(mac, group6, 6),
+	      "all-nodes is not ff02::1 at 33:33:00:00:00:01");
+
+	/* Damage, one field at a time, to an NS with its option. */
+	{
+		static const struct {
+			const char *what;
+			uint32_t off;
+			uint8_t val;
+			bool fix_sum;
+			enum srnic_wire_err want;
+		} d[] = {
+			{"nothing", 0, 0x33, false, SRNIC_WIRE_OK},
+			{"IPv4's EtherType", 12, 0x08, false,
+			 SRNIC_WIRE_NOT_OURS},
+			{"IP version 4", 14, 0x40, false, SRNIC_WIRE_NOT_OURS},
+			{"UDP", 20, 17, false, SRNIC_WIRE_NOT_OURS},
+			{"a hop-by-hop header", 20, 0, false,
+			 SRNIC_WIRE_NOT_OURS},
+			{"a router advertisement", 54, 134, true,
+			 SRNIC_WIRE_NOT_OURS},
+			{"an echo request", 54, 128, true,
+			 SRNIC_WIRE_NOT_OURS},
+			{"an MLDv2 report", 54, 143, true,
+			 SRNIC_WIRE_NOT_OURS},
+			{"a redirect", 54, 137, true, SRNIC_WIRE_NOT_OURS},
+			{"hop limit 254", 21, 254, false, SRNIC_WIRE_BAD_ND},
+			{"hop limit 64", 21, 64, false, SRNIC_WIRE_BAD_ND},
+			{"code 1", 55, 1, true, SRNIC_WIRE_BAD_ND},
+			{"checksum", 57, 0x5a, false, SRNIC_WIRE_BAD_ND},
+			{"a target bit", 70, 0x10, false, SRNIC_WIRE_BAD_ND},
+			{"payload length 23", 19, 23, true, SRNIC_WIRE_BAD_ND},
+			{"payload length past the frame", 19, 40, false,
+			 SRNIC_WIRE_BAD_ND},
+			{"a multicast target", 62, 0xff, true,
+			 SRNIC_WIRE_BAD_ND},
+			{"from a group", 22, 0xff, true, SRNIC_WIRE_BAD_ND},
+			{"option length 0", 79, 0, true, SRNIC_WIRE_BAD_ND},
+			{"option past the message", 79, 2, true,
+			 SRNIC_WIRE_BAD_ND},
+			{"a group's link-layer address", 80, 0x03, true,
+			 SRNIC_WIRE_BAD_ND},
+			/* (the reserved bytes: not read) */
+			{"NS's reserved bytes", 58, 0xff, true, SRNIC_WIRE_OK},
+			/* (an NS's option is the source's: a target's is
+			 * passed over as unknown) */
+			{"an NS with a target's address", 78, 2, true,
+			 SRNIC_WIRE_OK},
+			{"to anyone", 53, 0x77, true, SRNIC_WIRE_OK},
+			{"from :: (a DAD probe)", UINT32_MAX, 0, true,
+			 SRNIC_WIRE_OK},
+		};
+		unsigned i;
+
+		n = nd_frame(f, SRNIC_ND_SOLICIT, NULL, 0, smac);
+		for (i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+			enum srnic_wire_err e;
+
+			memcpy(g, f, n);
+			if (d[i].off == UINT32_MAX)
+				memset(g + 22, 0, 16);
+			else if (d[i].off)
+				g[d[i].off] = d[i].val;
+			if (d[i].fix_sum)
+				ref_fix6(g, 58, 56);
+			memset(&got, 0x5a, sizeof(got));
+			e = srnic_wire_nd_decode(g, n, &got);
+			CHECK(e == d[i].want, "%s: %d, not %d", d[i].what, e,
+			      d[i].want);
+			if (e == SRNIC_WIRE_OK && d[i].off == 58)
+				CHECK(got.flags == 0, "NS with flags %02x",
+				      got.flags);
+			if (e == SRNIC_WIRE_OK && d[i].off == 78)
+				CHECK(!got.has_lladdr,
+				      "a target's address taken from an NS");
+		}
+		for (cut = 0; cut < n; cut++)
+			CHECK(srnic_wire_nd_decode(f, cut, &got) !=
+				      SRNIC_WIRE_OK,
+			      "cut to %u bytes: taken", cut);
+		for (cut = 0; cut < 55; cut++)
+			CHECK(srnic_wire_nd_decode(f, cut, &got) ==
+				      SRNIC_WIRE_NOT_OURS,
+			      "cut to %u bytes: not NOT_OURS", cut);
+	}
+
+	/* Options: unknown ones passed over, the first address taken, a
+	 * wrong one refused. */
+	{
+		static const struct {
+			const char *what;
+			uint8_t type;
+			uint8_t opts[32];
+			uint8_t olen;
+			enum srnic_wire_err want;
+			bool has;
+		} o[] = {
+			{"a nonce, then the address", SRNIC_ND_SOLICIT,
+			 {14, 1, 1, 2, 3, 4, 5, 6, 1, 1, 2, 0xaa, 0xbb, 0xcc,
+			  0xdd, 0xee},
+			 16, SRNIC_WIRE_OK, true},
+			{"two addresses", SRNIC_ND_ADVERT,
+			 {2, 1, 2, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 2, 1, 2, 9, 9,
+			  9, 9, 9},
+			 16, SRNIC_WIRE_OK, true},
+			{"the address, then a broken one", SRNIC_ND_ADVERT,
+			 {2, 1, 2, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 2, 1, 1, 0, 0,
+			  0, 0, 0},
+			 16, SRNIC_WIRE_OK, true},
+			{"an NA with a source's address", SRNIC_ND_ADVERT,
+			 {1, 1, 2, 0xaa, 0xbb, 0xcc, 0xdd, 0xee}, 8,
+			 SRNIC_WIRE_OK, false},
+			{"an address of 14 bytes", SRNIC_ND_SOLICIT,
+			 {1, 2, 2, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 1, 2, 3, 4, 5,
+			  6, 7, 8},
+			 16, SRNIC_WIRE_BAD_ND, false},
+			{"a zero address", SRNIC_ND_ADVERT,
+			 {2, 1}, 8, SRNIC_WIRE_BAD_ND, false},
+			{"a lone byte", SRNIC_ND_ADVERT, {0}, 1,
+			 SRNIC_WIRE_BAD_ND, false},
+			{"a nonce cut short", SRNIC_ND_SOLICIT,
+			 {14, 2, 1, 2, 3, 4, 5, 6}, 8, SRNIC_WIRE_BAD_ND,
+			 false},
+			{"an unknown option of 0", SRNIC_ND_SOLICIT,
+			 {99, 0, 1, 2, 3, 4, 5, 6}, 8, SRNIC_WIRE_BAD_ND,
+			 false},
+		};
+		unsigned i;
+
+		for (i = 0; i < sizeof(o) / sizeof(o[0]); i++) {
+			enum srnic_wire_err e;
+
+			n = nd_frame(f, o[i].type, o[i].opts, o[i].olen, NULL);
+			e = srnic_wire_nd_decode(f, n, &got);
+			if (!CHECK(e == o[i].want, "%s: %d, not %d", o[i].what,
+				   e, o[i].want) ||
+			    e != SRNIC_WIRE_OK)
+				continue;
+			CHECK(got.has_lladdr == o[i].has &&
+				      !memcmp(got.lladdr,
+					      o[i].has
+						      ? (const uint8_t *)"\x02\xaa\xbb\xcc\xdd\xee"
+						      : zero6,
+					      6),
+			      "%s: address %02x:%02x:%02x:%02x:%02x:%02x",
+			      o[i].what, got.lladdr[0], got.lladdr[1],
+			      got.lladdr[2], got.lladdr[3], got.lladdr[4],
+			      got.lladdr[5]);
+		}
+	}
+	/* NA's reserved bits: not read, not sent back. */
+	n = nd_frame(f, SRNIC_ND_ADVERT, NULL, 0, dmac);
+	f[58] |= 0x1f;
+	f[61] = 0x44;
+	ref_fix6(f, 58, 56);
+	CHECK(srnic_wire_nd_decode(f, n, &got) == SRNIC_WIRE_OK &&
+		      got.flags == (SRNIC_ND_F_SOLICITED | SRNIC_ND_F_OVERRIDE),
+	      "NA's reserved bits read as flags (%02x)", got.flags);
+	n = srnic_wire_nd_encode(g, dmac, smac, &got);
+	for (k = 0; k < n; k++)
+		if (!CHECK(k == 58 || k == 61 || (k == 56 || k == 57) ||
+				   g[k] == f[k],
+			   "NA encoded back differs at %u", k))
+			break;
+	CHECK(g[58] == 0x60 && g[61] == 0, "reserved bits sent");
+}
+
 int main(void)
 {
 	test_layout();
@@ -617,5 +905,6 @@ int main(void)
 	test_damage();
 	test_frame_qpn();
 	test_ip6_id();
+	test_nd();
 	return check_summary("test_wire_udp6");
 }
