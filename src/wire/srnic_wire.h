@@ -27,7 +27,7 @@
 #define SRNIC_BASE_HLEN 24
 #define SRNIC_DATA_XLEN 44
 #define SRNIC_ACK_XLEN 32
-#define SRNIC_HELLO_XLEN 40
+#define SRNIC_HELLO_XLEN 56
 #define SRNIC_XRC_XLEN 4	/* SRNIC_F_XRC: the receiving SRQ's number */
 #define SRNIC_TP_XLEN 32	/* TP_READ_REQ: where the data goes */
 /* TPT_UPDATE: the most regions one node's table publishes (one frame
@@ -171,10 +171,16 @@ enum srnic_opcode {
  * SRNIC_F_AUTH) read them as zero: `udp` in the functions below.
  */
 #define SRNIC_UDP_HLEN 28
+/* An IPv6 node's: IPv6 (40), UDP (8) and a 4-byte shim (below, "UDP over
+ * IPv6"). */
+#define SRNIC_UDP6_HLEN 52
 #define SRNIC_UDP_PORT 4793	/* the default: not RoCE v2's 4791 */
 /* What a frame adds to its payload at most: headers and trailer (what a
- * port's MTU and a buffer must leave room for), in either encapsulation. */
-#define SRNIC_MAX_OVERHEAD (SRNIC_MAX_HLEN + SRNIC_UDP_HLEN + SRNIC_CRC_LEN)
+ * port's MTU and a buffer must leave room for), in any encapsulation. */
+#define SRNIC_UDP_HLEN_MAX                                                  \
+	(SRNIC_UDP6_HLEN > SRNIC_UDP_HLEN ? SRNIC_UDP6_HLEN : SRNIC_UDP_HLEN)
+#define SRNIC_MAX_OVERHEAD                                                  \
+	(SRNIC_MAX_HLEN + SRNIC_UDP_HLEN_MAX + SRNIC_CRC_LEN)
 
 /* An ATOMIC_REQ's payload: compare (or add) then swap, 8 bytes each, in
  * network order; it works on 8 aligned bytes. */
@@ -306,8 +312,13 @@ struct srnic_pkt {
 	/* Flow control: the requester may send new data packets of the QP
 	 * while its running count of them is below this (credits). */
 	uint32_t credit;
-	/* control frames (HELLO, BYE, BYE_ACK, BOOTING, BOOT_ACK, RDMA_READY) */
-	uint32_t ipv4;	    /* node address, host order */
+	/* control frames (HELLO, BYE, BYE_ACK, BOOTING, BOOT_ACK, RDMA_READY,
+	 * SVC_ANNOUNCE, TPT_UPDATE, TPT_ACK) */
+	uint32_t ipv4;	    /* node address, host order (an IPv6 node's: its
+			     * node id, srnic_wire_ip6_id of ipv6) */
+	uint8_t ipv6[16];   /* control frames: the sending node's IPv6
+			     * address, all zero for an IPv4 node (the id
+			     * alone cannot be turned back into it) */
 	uint8_t port;	    /* sender's port index */
 	uint8_t dev;	    /* HELLO: the verbs device (adapter) that port
 			     * is of, of ndev the node has */
@@ -413,6 +424,9 @@ enum srnic_wire_err {
 				  * checksum, a fragment, options, lengths */
 	SRNIC_WIRE_BAD_ARP,	 /* ARP, not IPv4's over Ethernet or not from
 				  * a host (srnic_wire_arp_decode) */
+	SRNIC_WIRE_BAD_ND,	 /* an IPv6 neighbour solicitation or
+				  * advertisement that RFC 4861 refuses, or
+				  * not from a host (srnic_wire_nd_decode) */
 };
 
 /*
@@ -642,10 +656,14 @@ bool srnic_wire_auth_ok(const uint8_t *buf, const struct srnic_pkt *pkt,
 #define SRNIC_UDP_NO_PATH 0xff
 struct srnic_udp_rx {
 	uint32_t raw_len;
-	uint32_t src_ip;
-	uint16_t seq;	/* the IPv4 identification: the path's count */
+	uint32_t src_ip;	/* the sender's address; an IPv6 one's id */
+	uint16_t seq;	/* the IPv4 identification (IPv6: the shim's number):
+			 * the path's count */
 	uint8_t path;
 	uint8_t to_me;	/* to my_ip (not a broadcast or a group) */
+	uint8_t src6[16];	/* the IPv6 sender's address: written by
+				 * srnic_wire_udp6_unwrap only (the IPv4
+				 * unwrap leaves it as it was) */
 };
 /* seq goes in the IPv4 identification field (free for srnic's use: every
  * frame is sent with DF and never fragmented): the sender counts its
@@ -736,6 +754,134 @@ void srnic_wire_arp_encode(uint8_t *frame, const uint8_t eth_dst[6],
  * multicast: HELLOs, multicast WRITEs and datagrams) goes to the limited
  * broadcast 255.255.255.255, which no router forwards. */
 #define SRNIC_IPV4_BROADCAST 0xFFFFFFFFu
+
+/*
+ * UDP over IPv6 (an IPv6 node's `encap = udp`): as above, with an IPv6
+ * header (40 bytes: traffic class and flow label 0, next header UDP
+ * itself, hop limit 64) in IPv4's place, EtherType 0x86DD, and a 4-byte
+ * shim after the UDP header: the frame's number on its path (what IPv4's
+ * identification carries; IPv6 has no such field, and the flow label
+ * must not carry it: it must stay the same for every packet of a flow,
+ * or an ECMP hash that reads it would spread one path over many links)
+ * and 2 bytes zero.  Then the raw frame's base header, at 66.
+ *
+ * IPv6 makes the UDP checksum mandatory (RFC 8200, 8.1): wrap computes
+ * it over the pseudo-header and the whole datagram, and sends a computed
+ * 0 as 0xFFFF; unwrap refuses a 0 or a wrong one.  The CRC trailer and
+ * MAC are still what a UDP node's are, over the raw frame.
+ *
+ * The functions are the IPv4 ones' (above), with 16-byte addresses:
+ * wrap takes SRNIC_UDP6_HLEN free bytes then the raw frame; unwrap is
+ * NOT_OURS for anything not IPv6 with next header UDP to `port` at my_ip
+ * or a multicast address (ff00::/8), BAD_IP for one to `port` whose
+ * lengths or checksum are wrong or whose source no node could have (::,
+ * ::1, multicast, IPv4-mapped ::ffff:0:0/96), and OK with the raw frame
+ * at frame + SRNIC_UDP6_HLEN, h->src_ip the source's node id
+ * (srnic_wire_ip6_id) and h->src6 the source itself.  No extension
+ * header is read: srnic's own frames carry none, and a frame that has
+ * one (next header not UDP) is NOT_OURS even when it was for our port,
+ * which only the chain behind it would say.  number writes the number
+ * into the shim of a frame wrapped with 0 and mends the UDP checksum
+ * (RFC 1624), a 0 still going as 0xFFFF; udp6_dst points into the
+ * frame, at the destination's 16 bytes.
+ */
+#define SRNIC_ETHERTYPE_IPV6 0x86DD
+void srnic_wire_udp6_wrap(uint8_t *frame, uint32_t len, const uint8_t src[16],
+			  const uint8_t dst[16], uint16_t port, unsigned path,
+			  uint16_t seq);
+void srnic_wire_udp6_number(uint8_t *frame, uint16_t seq);
+uint16_t srnic_wire_udp6_seq(const uint8_t *frame);
+const uint8_t *srnic_wire_udp6_dst(const uint8_t *frame);
+bool srnic_wire_udp6_frame_qpn(const uint8_t *frame, uint32_t len,
+			       uint32_t *qpn);
+enum srnic_wire_err srnic_wire_udp6_unwrap(uint8_t *frame, uint32_t len,
+					   const uint8_t my_ip[16],
+					   uint16_t port,
+					   struct srnic_udp_rx *h);
+
+/*
+ * The node id of an IPv6 node: the 32 bits srnic names every node by
+ * (an IPv4 node's is its address; HELLOs, peers, UD's addresses, the
+ * Ethernet address srnic_wire_ip_mac makes of it).  0xF0000000 and 28
+ * bits of a hash of all 16 bytes (FNV-1a, then a final mix so that every
+ * byte moves every bit, and addresses that differ only in their prefix
+ * or their last byte still differ), 0xFFFFFFFE in place of 0xFFFFFFFF.
+ * So an id is in IPv4's class E, 240/4, which no IPv4 node can have
+ * (reserved, never assigned): never an IPv4 node's address, never a
+ * multicast group's id (224/4, which srnic reads as one), never 0 (no
+ * node) and never the broadcast SRNIC_IPV4_BROADCAST.  28 bits make two
+ * nodes of n share an id with a chance of about n^2 / 2^29 (0.2% for a
+ * thousand): the control extension carries the whole address too
+ * (srnic_pkt.ipv6), by which a clash can be told.
+ */
+uint32_t srnic_wire_ip6_id(const uint8_t a[16]);
+
+/* What a UDP IPv6 node sends HELLOs and frames to Ethernet group
+ * addresses to on its own segment, as an IPv4 node the limited
+ * broadcast: the all-nodes group ff02::1 (link scope: no router
+ * forwards it), whose Ethernet address is 33:33:00:00:00:01
+ * (srnic_mcast_mac(1, true, mac)). */
+extern const uint8_t srnic_ip6_all_nodes[16];
+
+/*
+ * IPv6 neighbour discovery (RFC 4861), what ARP is to an IPv4 node: a
+ * UDP IPv6 node's control core answers Neighbor Solicitations for the
+ * node's address and solicits the next hops it sends to.  A message is
+ * ICMPv6 right after the IPv6 header (hop limit 255: a router would have
+ * lowered it, so it came from this link), 24 bytes (type, code 0,
+ * checksum, NA's flags, target) and options; encode writes at most one,
+ * the link-layer address.  decode: SRNIC_WIRE_NOT_OURS for another
+ * EtherType, anything but ICMPv6 right after the IPv6 header, and any
+ * other ICMPv6 message (router advertisements, MLD, echo: not srnic's
+ * to answer); SRNIC_WIRE_BAD_ND for a solicitation or advertisement
+ * that is short, not of hop limit 255 or code 0, of a wrong checksum,
+ * about a multicast target, from a multicast address, with an option
+ * of length 0 or past the message, or whose link-layer address is no
+ * Ethernet host's (another length, a group or zero address).  Unknown
+ * options are passed over, and of the link-layer address the message
+ * carries (NS: the source's, NA: the target's) the first counts.  A
+ * solicitation from :: is a duplicate address detection probe's.
+ */
+#define SRNIC_ND_SOLICIT 135
+#define SRNIC_ND_ADVERT 136
+#define SRNIC_ND_FRAME 86	/* 14 + 40 + 24 + 8 (one link-layer address
+				 * option); 78 without it */
+/* NA's flags */
+#define SRNIC_ND_F_ROUTER 0x80
+#define SRNIC_ND_F_SOLICITED 0x40
+#define SRNIC_ND_F_OVERRIDE 0x20
+struct srnic_nd {
+	uint8_t type;		/* SRNIC_ND_SOLICIT or _ADVERT */
+	uint8_t flags;		/* NA: R 0x80, S 0x40, O 0x20 (the byte after
+				 * the checksum); NS: 0 */
+	uint8_t src[16], dst[16];	/* the IPv6 header's addresses */
+	uint8_t target[16];
+	uint8_t lladdr[6];	/* NS: source link-layer address option;
+				 * NA: target link-layer address option */
+	uint8_t has_lladdr;
+};
+enum srnic_wire_err srnic_wire_nd_decode(const uint8_t *frame, uint32_t len,
+					 struct srnic_nd *nd);
+/* The frame into frame (SRNIC_ND_FRAME bytes of room): eth_dst, eth_src,
+ * then nd; returns its length, SRNIC_ND_FRAME with the option, 78
+ * without. */
+uint32_t srnic_wire_nd_encode(uint8_t *frame, const uint8_t eth_dst[6],
+			      const uint8_t eth_src[6],
+			      const struct srnic_nd *nd);
+/* Whether a frame of len bytes is ICMPv6 (EtherType 0x86DD, version 6,
+ * next header 58): what a UDP IPv6 node's ports hand to its control
+ * core, which decodes it. */
+static inline bool srnic_wire_is_icmp6(const uint8_t *frame, uint32_t len)
+{
+	return len >= SRNIC_ETH_HLEN + 40 &&
+	       srnic_get16(frame + 12) == SRNIC_ETHERTYPE_IPV6 &&
+	       frame[SRNIC_ETH_HLEN] >> 4 == 6 && frame[SRNIC_ETH_HLEN + 6] == 58;
+}
+/* The solicited-node group of target, ff02::1:ffXX:XXXX of its last 24
+ * bits, where a solicitation for it goes, and that group's Ethernet
+ * address 33:33:ff:XX:XX:XX. */
+void srnic_wire_nd_solicited_node(const uint8_t target[16], uint8_t group[16],
+				  uint8_t mac[6]);
 
 /* Largest message srnic moves: verbs' 2 GiB limit for one work request. */
 #define SRNIC_MAX_MSG_LEN (1u << 31)

@@ -32,7 +32,9 @@
  *            +38 mode, +39 bound; TPT_UPDATE, TPT_ACK: +5 index,
  *            +6 count, +7 access, +8 gen, +12 name, +16 rkey,
  *            +20 reserved, +24 addr (8), +32 length (8), in place of
- *            all after the port)
+ *            all from +5 to +39),
+ *            +40 ipv6 (16, every control opcode: the node's IPv6
+ *            address; zero for an IPv4 node)
  *  auth       (flag SRNIC_F_AUTH, control frames) 32 bytes right after
  *            the hello ext: MAC of the frame's bytes before it
  *  trailer    (flag SRNIC_F_CRC) the frame's last 4 bytes: CRC-32C of all
@@ -156,40 +158,128 @@ enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
  *  UDP       34 source port, 36 destination port, 38 length,
  *            40 checksum (0: none)
  *  srnic     42 the base header, as at 14 in a raw frame
+ *
+ * and over IPv6:
+ *
+ *  Ethernet   0 dst mac, 6 src mac, 12 EtherType 0x86DD
+ *  IPv6      14 version 6, traffic class and flow label 0 (4),
+ *            18 payload length, 20 next header 17, 21 hop limit 64,
+ *            22 source (16), 38 destination (16)
+ *  UDP       54 source port, 56 destination port, 58 length (the
+ *            payload length), 60 checksum (never 0)
+ *  shim      62 seq (the path's count), 64 zero (2)
+ *  srnic     66 the base header, as at 14 in a raw frame
  */
 #define IP_OFF SRNIC_ETH_HLEN
 #define UDP_OFF (IP_OFF + 20)
+#define UDP6_OFF (IP_OFF + 40)
+#define UDP_HDR 8
+#define SHIM_OFF (UDP6_OFF + UDP_HDR)
+#define SHIM_LEN 4
 #define IP_DF 0x4000
 #define IP_MF 0x2000
 #define IP_FRAG_OFF 0x1fff
 #define IP_TTL 64
 #define IP_UDP 17
 #define ETHERTYPE_IPV4 SRNIC_ETHERTYPE_IPV4
+_Static_assert(SHIM_OFF + SHIM_LEN == SRNIC_ETH_HLEN + SRNIC_UDP6_HLEN,
+	       "srnic's base header right after the shim");
 
 /* The ones' complement sum of len bytes at p (an odd last byte as the
  * high half of a word), added to sum, folded and not yet inverted: the
- * IPv4 and UDP checksums' arithmetic. */
+ * IPv4, UDP and ICMPv6 checksums' arithmetic.  Over IPv6 every frame's
+ * UDP checksum covers its whole payload, kilobytes, so this goes 8 bytes
+ * a step: words loaded in the host's order sum to the network order's
+ * sum with its two bytes swapped (RFC 1071, 2(B)), and 2^32 is 1 to a
+ * 16-bit ones' complement sum, so each 64-bit word goes in as its two
+ * halves, into 64 bits no uint32_t length can overflow, and the carries
+ * fold back once at the end. */
 static uint32_t ones_sum(const uint8_t *p, uint32_t len, uint32_t sum)
 {
-	uint32_t i;
+	uint64_t acc = 0, w;
+	uint32_t i = 0, v32;
+	uint16_t v16;
 
-	for (i = 0; i + 1 < len; i += 2)
-		sum += srnic_get16(p + i);
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		acc += (uint32_t)w;
+		acc += w >> 32;
+	}
+	if (i + 4 <= len) {
+		memcpy(&v32, p + i, 4);
+		acc += v32;
+		i += 4;
+	}
+	if (i + 2 <= len) {
+		memcpy(&v16, p + i, 2);
+		acc += v16;
+		i += 2;
+	}
+	if (i < len) {
+		const uint8_t odd[2] = {p[i], 0};
+
+		memcpy(&v16, odd, 2);
+		acc += v16;
+	}
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	acc = (uint16_t)(acc << 8 | acc >> 8);
+#endif
+	sum += (uint32_t)acc;
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return sum;
+}
+
+/* A checksum hc mended for a 16-bit field it covered as 0 that now
+ * holds v: RFC 1624's update, eqn. 3, ~(~HC + ~0 + v). */
+static uint16_t sum_mend(uint16_t hc, uint16_t v)
+{
+	uint32_t sum = (uint16_t)~hc + 0xffffu + v;
+
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* The sum of an IPv6 checksum (UDP's, ICMPv6's: RFC 8200, 8.1) over the
+ * pseudo-header of the IPv6 header at ip (the addresses, the upper-layer
+ * length, next header) and the len bytes of upper layer at l4. */
+static uint32_t ip6_sum(const uint8_t *ip, const uint8_t *l4, uint32_t len,
+			uint8_t next)
+{
+	uint32_t sum = ones_sum(ip + 8, 32, 0);
+
+	sum += (len >> 16) + (len & 0xffff) + next;
+	return ones_sum(l4, len, sum);
+}
+
+/* Both wraps: the raw frame's Ethernet addresses, hlen bytes on, move to
+ * the front, the EtherType after them says which IP, and a UDP header of
+ * ulen bytes at udp goes from the path's source port to `port` (its
+ * checksum 0, which is IPv4's "none" and what IPv6's is computed over). */
+static void wrap_start(uint8_t *frame, unsigned hlen, uint16_t type,
+		       uint8_t *udp, uint32_t ulen, uint16_t port,
+		       unsigned path)
+{
+	memmove(frame, frame + hlen, 12);
+	srnic_put16(frame + 12, type);
+	srnic_put16(udp, (uint16_t)(SRNIC_UDP_SPORT0 +
+				    path % SRNIC_UDP_PATHS));
+	srnic_put16(udp + 2, port);
+	srnic_put16(udp + 4, (uint16_t)ulen);
+	srnic_put16(udp + 6, 0);
 }
 
 void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
 			 uint32_t dst_ip, uint16_t port, unsigned path,
 			 uint16_t seq)
 {
-	uint8_t *ip = frame + IP_OFF, *udp = frame + UDP_OFF;
+	uint8_t *ip = frame + IP_OFF;
 
-	memmove(frame, frame + SRNIC_UDP_HLEN, 12);
-	srnic_put16(frame + 12, ETHERTYPE_IPV4);
+	wrap_start(frame, SRNIC_UDP_HLEN, ETHERTYPE_IPV4, frame + UDP_OFF,
+		   len - UDP_OFF, port, path);
 	ip[0] = 0x45;
 	ip[1] = 0;
 	srnic_put16(ip + 2, (uint16_t)(len - SRNIC_ETH_HLEN));
@@ -201,25 +291,14 @@ void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
 	srnic_put32(ip + 12, src_ip);
 	srnic_put32(ip + 16, dst_ip);
 	srnic_put16(ip + 10, (uint16_t)~ones_sum(ip, 20, 0));
-	srnic_put16(udp, (uint16_t)(SRNIC_UDP_SPORT0 +
-				    path % SRNIC_UDP_PATHS));
-	srnic_put16(udp + 2, port);
-	srnic_put16(udp + 4, (uint16_t)(len - UDP_OFF));
-	srnic_put16(udp + 6, 0);
 }
 
 void srnic_wire_udp_number(uint8_t *frame, uint16_t seq)
 {
 	uint8_t *ip = frame + IP_OFF;
-	uint32_t sum;
 
-	/* (RFC 1624's update, eqn. 3, of a checksum that covered 0 there:
-	 * ~(~HC + ~0 + seq)) */
-	sum = (uint16_t)~srnic_get16(ip + 10) + 0xffffu + seq;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
 	srnic_put16(ip + 4, seq);
-	srnic_put16(ip + 10, (uint16_t)~sum);
+	srnic_put16(ip + 10, sum_mend(srnic_get16(ip + 10), seq));
 }
 
 uint16_t srnic_wire_udp_seq(const uint8_t *frame)
@@ -230,6 +309,63 @@ uint16_t srnic_wire_udp_seq(const uint8_t *frame)
 uint32_t srnic_wire_udp_dst(const uint8_t *frame)
 {
 	return srnic_get32(frame + IP_OFF + 16);
+}
+
+/* An IPv6 header at ip: plen bytes of payload, next header `next`, hop
+ * limit `hops`.  Traffic class and flow label 0, for every frame: a
+ * UDP frame's path is its source port, which an ECMP hash reads with
+ * the flow label, so the label must not move. */
+static void put_ip6(uint8_t *ip, uint32_t plen, uint8_t next, uint8_t hops,
+		    const uint8_t src[16], const uint8_t dst[16])
+{
+	srnic_put32(ip, 6u << 28);
+	srnic_put16(ip + 4, (uint16_t)plen);
+	ip[6] = next;
+	ip[7] = hops;
+	memcpy(ip + 8, src, 16);
+	memcpy(ip + 24, dst, 16);
+}
+
+/* IPv6's UDP checksum as it goes: never 0, which IPv6 refuses (RFC 8200,
+ * 8.1); 0xFFFF is the same sum. */
+static uint16_t udp6_sum_out(uint16_t c)
+{
+	return c ? c : 0xffff;
+}
+
+void srnic_wire_udp6_wrap(uint8_t *frame, uint32_t len, const uint8_t src[16],
+			  const uint8_t dst[16], uint16_t port, unsigned path,
+			  uint16_t seq)
+{
+	uint8_t *ip = frame + IP_OFF, *udp = frame + UDP6_OFF;
+	uint32_t plen = len - UDP6_OFF;
+
+	wrap_start(frame, SRNIC_UDP6_HLEN, SRNIC_ETHERTYPE_IPV6, udp, plen,
+		   port, path);
+	put_ip6(ip, plen, IP_UDP, IP_TTL, src, dst);
+	srnic_put16(frame + SHIM_OFF, seq);
+	srnic_put16(frame + SHIM_OFF + 2, 0);
+	srnic_put16(udp + 6,
+		    udp6_sum_out((uint16_t)~ip6_sum(ip, udp, plen, IP_UDP)));
+}
+
+void srnic_wire_udp6_number(uint8_t *frame, uint16_t seq)
+{
+	uint8_t *udp = frame + UDP6_OFF;
+
+	srnic_put16(frame + SHIM_OFF, seq);
+	srnic_put16(udp + 6,
+		    udp6_sum_out(sum_mend(srnic_get16(udp + 6), seq)));
+}
+
+uint16_t srnic_wire_udp6_seq(const uint8_t *frame)
+{
+	return srnic_get16(frame + SHIM_OFF);
+}
+
+const uint8_t *srnic_wire_udp6_dst(const uint8_t *frame)
+{
+	return frame + IP_OFF + 24;
 }
 
 /* (a frame's base header at base: its QP number, unless it is a control
@@ -259,6 +395,15 @@ bool srnic_wire_udp_frame_qpn(const uint8_t *frame, uint32_t len,
 	       base_qpn(frame, len, UDP_OFF + 8, qpn);
 }
 
+bool srnic_wire_udp6_frame_qpn(const uint8_t *frame, uint32_t len,
+			       uint32_t *qpn)
+{
+	return len >= SHIM_OFF &&
+	       srnic_get16(frame + 12) == SRNIC_ETHERTYPE_IPV6 &&
+	       frame[IP_OFF] >> 4 == 6 && frame[IP_OFF + 6] == IP_UDP &&
+	       base_qpn(frame, len, SHIM_OFF + SHIM_LEN, qpn);
+}
+
 /* Whether a UDP datagram's checksum (not 0) is right: over the IPv4
  * pseudo-header and the datagram, ulen bytes at udp. */
 static bool udp_sum_ok(const uint8_t *ip, const uint8_t *udp, uint32_t ulen)
@@ -269,12 +414,34 @@ static bool udp_sum_ok(const uint8_t *ip, const uint8_t *udp, uint32_t ulen)
 	return (uint16_t)~ones_sum(udp, ulen, sum) == 0;
 }
 
+/* Both unwraps, once a frame is taken and what they read of its IP
+ * header is in h: the sender's path (its UDP source port names it) and
+ * number, and the raw frame of raw_len bytes laid out at frame + hlen,
+ * the Ethernet addresses moved up to it (over the headers, read by now)
+ * and srnic's EtherType after them. */
+static enum srnic_wire_err unwrap_end(uint8_t *frame, unsigned hlen,
+				      const uint8_t *udp, uint16_t seq,
+				      uint32_t raw_len,
+				      struct srnic_udp_rx *h)
+{
+	uint32_t sport = srnic_get16(udp);
+
+	h->seq = seq;
+	h->path = sport - SRNIC_UDP_SPORT0 < SRNIC_UDP_PATHS
+			  ? (uint8_t)(sport - SRNIC_UDP_SPORT0)
+			  : SRNIC_UDP_NO_PATH;
+	memmove(frame + hlen, frame, 12);
+	srnic_put16(frame + hlen + 12, SRNIC_ETHERTYPE);
+	h->raw_len = raw_len;
+	return SRNIC_WIRE_OK;
+}
+
 enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 					  uint32_t my_ip, uint16_t port,
 					  struct srnic_udp_rx *h)
 {
 	const uint8_t *ip = frame + IP_OFF, *udp = frame + UDP_OFF;
-	uint32_t total, ulen, dst, ihl, src, sport;
+	uint32_t total, ulen, dst, ihl, src;
 
 	/* Not ours, left to whoever counts what is not: another EtherType,
 	 * IP version or protocol, a header length below 20, another UDP
@@ -313,17 +480,87 @@ enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 	if (!src || src == SRNIC_IPV4_BROADCAST || src >> 28 == 0xe ||
 	    src >> 24 == 127)
 		return SRNIC_WIRE_BAD_IP;
-	sport = srnic_get16(udp);
 	h->src_ip = src;
-	h->seq = srnic_get16(ip + 4);
 	h->to_me = dst == my_ip;
-	h->path = sport - SRNIC_UDP_SPORT0 < SRNIC_UDP_PATHS
-			  ? (uint8_t)(sport - SRNIC_UDP_SPORT0)
-			  : SRNIC_UDP_NO_PATH;
-	memmove(frame + SRNIC_UDP_HLEN, frame, 12);
-	srnic_put16(frame + SRNIC_UDP_HLEN + 12, SRNIC_ETHERTYPE);
-	h->raw_len = SRNIC_ETH_HLEN + total - SRNIC_UDP_HLEN;
-	return SRNIC_WIRE_OK;
+	return unwrap_end(frame, SRNIC_UDP_HLEN, udp, srnic_get16(ip + 4),
+			  SRNIC_ETH_HLEN + total - SRNIC_UDP_HLEN, h);
+}
+
+/* An IPv6 address some node could send from: not the unspecified ::,
+ * the loopback ::1, a multicast group (ff00::/8) or an IPv4-mapped
+ * ::ffff:0:0/96 (an IPv4 stack's, never on the wire). */
+static bool ip6_host(const uint8_t a[16])
+{
+	static const uint8_t zero[16];
+
+	if (a[0] == 0xff)
+		return false;
+	if (memcmp(a, zero, 10))
+		return true;
+	if (a[10] == 0xff && a[11] == 0xff)
+		return false;
+	return memcmp(a + 10, zero, 5) || a[15] > 1;
+}
+
+enum srnic_wire_err srnic_wire_udp6_unwrap(uint8_t *frame, uint32_t len,
+					   const uint8_t my_ip[16],
+					   uint16_t port,
+					   struct srnic_udp_rx *h)
+{
+	const uint8_t *ip = frame + IP_OFF, *udp = frame + UDP6_OFF;
+	const uint8_t *src = ip + 8, *dst = ip + 24;
+	uint32_t plen;
+	bool to_me;
+
+	/* Not ours: another EtherType, IP version or next header (an
+	 * extension header included: srnic sends none, and which port the
+	 * frame was for only its chain would say), another UDP port, a
+	 * destination neither my_ip nor a group. */
+	if (len < UDP6_OFF + UDP_HDR ||
+	    srnic_get16(frame + 12) != SRNIC_ETHERTYPE_IPV6 ||
+	    ip[0] >> 4 != 6 || ip[6] != IP_UDP ||
+	    srnic_get16(udp + 2) != port)
+		return SRNIC_WIRE_NOT_OURS;
+	to_me = !memcmp(dst, my_ip, 16);
+	if (!to_me && dst[0] != 0xff)
+		return SRNIC_WIRE_NOT_OURS;
+	/* To our port: believed only whole.  A payload that fits the frame
+	 * (Ethernet padding may follow it), a UDP length that is all of it
+	 * and leaves room for the shim and a base header, a checksum (IPv6
+	 * has no header checksum: this one covers the addresses too), a
+	 * source a node could have. */
+	plen = srnic_get16(ip + 4);
+	if (plen > len - UDP6_OFF || srnic_get16(udp + 4) != plen ||
+	    plen < UDP_HDR + SHIM_LEN + SRNIC_BASE_HLEN ||
+	    !srnic_get16(udp + 6) ||
+	    (uint16_t)~ip6_sum(ip, udp, plen, IP_UDP) != 0 || !ip6_host(src))
+		return SRNIC_WIRE_BAD_IP;
+	memcpy(h->src6, src, 16);
+	h->src_ip = srnic_wire_ip6_id(src);
+	h->to_me = to_me;
+	return unwrap_end(frame, SRNIC_UDP6_HLEN, udp,
+			  srnic_get16(frame + SHIM_OFF),
+			  SRNIC_ETH_HLEN + plen - UDP_HDR - SHIM_LEN, h);
+}
+
+const uint8_t srnic_ip6_all_nodes[16] = {0xff, 0x02, [15] = 0x01};
+
+uint32_t srnic_wire_ip6_id(const uint8_t a[16])
+{
+	uint32_t h = 0x811c9dc5;	/* FNV-1a's 32-bit offset basis */
+	unsigned i;
+
+	for (i = 0; i < 16; i++)
+		h = (h ^ a[i]) * 0x01000193;
+	/* (FNV-1a's last bytes reach few of the high bits: a final mix,
+	 * MurmurHash3's, spreads every one over all 32) */
+	h ^= h >> 16;
+	h *= 0x85ebca6b;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35;
+	h ^= h >> 16;
+	h = 0xf0000000u | (h & 0x0fffffffu);
+	return h == SRNIC_IPV4_BROADCAST ? h - 1 : h;
 }
 
 /*
@@ -376,6 +613,125 @@ void srnic_wire_arp_encode(uint8_t *frame, const uint8_t eth_dst[6],
 	memcpy(a + 18, arp->tha, 6);
 	srnic_put32(a + 24, arp->tpa);
 	memset(a + ARP_LEN, 0, SRNIC_ARP_FRAME - ARP_OFF - ARP_LEN);
+}
+
+/*
+ * Neighbour discovery (RFC 4861), ICMPv6 right after the IPv6 header:
+ *  54 type, 55 code (0), 56 checksum (over the pseudo-header and the
+ *     message), 58 NA: flags (R 0x80, S 0x40, O 0x20), else reserved,
+ *  62 target address (16),
+ *  78 options: type (1 source, 2 target link-layer address), length in
+ *     8 bytes, then the Ethernet address (6).
+ */
+#define ND_OFF (IP_OFF + 40)
+#define ND_LEN 24
+#define ND_HOPS 255
+#define ND_FLAGS (SRNIC_ND_F_ROUTER | SRNIC_ND_F_SOLICITED | \
+		  SRNIC_ND_F_OVERRIDE)
+#define ND_OPT_UNIT 8
+#define IP_ICMP6 58
+_Static_assert(ND_OFF + ND_LEN + ND_OPT_UNIT == SRNIC_ND_FRAME,
+	       "an ND frame is its message and one option");
+
+/* The link-layer address option an NS (the source's) or an NA (the
+ * target's) carries. */
+static uint8_t nd_opt(uint8_t type)
+{
+	return type == SRNIC_ND_SOLICIT ? 1 : 2;
+}
+
+/* The options from the message's byte off on, of plen: every one whole
+ * and of a length, the first link-layer address nd's type carries (of
+ * Ethernet's length) into nd, others passed over. */
+static bool nd_options(const uint8_t *m, uint32_t off, uint32_t plen,
+		       struct srnic_nd *nd)
+{
+	uint32_t olen;
+
+	for (; off < plen; off += olen) {
+		if (plen - off < 2 || !m[off + 1] ||
+		    m[off + 1] * ND_OPT_UNIT > plen - off)
+			return false;
+		olen = m[off + 1] * ND_OPT_UNIT;
+		if (m[off] != nd_opt(nd->type) || nd->has_lladdr)
+			continue;
+		if (olen != ND_OPT_UNIT)
+			return false;
+		memcpy(nd->lladdr, m + off + 2, 6);
+		nd->has_lladdr = 1;
+	}
+	return true;
+}
+
+enum srnic_wire_err srnic_wire_nd_decode(const uint8_t *frame, uint32_t len,
+					 struct srnic_nd *nd)
+{
+	const uint8_t *ip = frame + IP_OFF, *m = frame + ND_OFF;
+	static const uint8_t zero[6];
+	uint32_t plen;
+
+	if (!srnic_wire_is_icmp6(frame, len) || len <= ND_OFF ||
+	    (m[0] != SRNIC_ND_SOLICIT && m[0] != SRNIC_ND_ADVERT))
+		return SRNIC_WIRE_NOT_OURS;
+	/* Believed whole and from this link only (a router would have
+	 * lowered the hop limit: RFC 4861, 7.1.1 and 7.1.2), the payload
+	 * inside the frame (Ethernet padding may follow it). */
+	plen = srnic_get16(ip + 4);
+	if (plen > len - ND_OFF || plen < ND_LEN || ip[7] != ND_HOPS ||
+	    m[1] != 0 || (uint16_t)~ip6_sum(ip, m, plen, IP_ICMP6) != 0)
+		return SRNIC_WIRE_BAD_ND;
+	memset(nd, 0, sizeof(*nd));
+	nd->type = m[0];
+	nd->flags = nd->type == SRNIC_ND_ADVERT ? m[4] & ND_FLAGS : 0;
+	memcpy(nd->src, ip + 8, 16);
+	memcpy(nd->dst, ip + 24, 16);
+	memcpy(nd->target, m + 8, 16);
+	/* (a host's address, about a host, of an Ethernet host: what a
+	 * neighbour table may hold) */
+	if (nd->target[0] == 0xff || nd->src[0] == 0xff ||
+	    !nd_options(m, ND_LEN, plen, nd) ||
+	    (nd->has_lladdr &&
+	     ((nd->lladdr[0] & 1) || !memcmp(nd->lladdr, zero, 6))))
+		return SRNIC_WIRE_BAD_ND;
+	return SRNIC_WIRE_OK;
+}
+
+uint32_t srnic_wire_nd_encode(uint8_t *frame, const uint8_t eth_dst[6],
+			      const uint8_t eth_src[6],
+			      const struct srnic_nd *nd)
+{
+	uint8_t *ip = frame + IP_OFF, *m = frame + ND_OFF;
+	uint32_t plen = ND_LEN + (nd->has_lladdr ? ND_OPT_UNIT : 0);
+
+	memcpy(frame, eth_dst, 6);
+	memcpy(frame + 6, eth_src, 6);
+	srnic_put16(frame + 12, SRNIC_ETHERTYPE_IPV6);
+	put_ip6(ip, plen, IP_ICMP6, ND_HOPS, nd->src, nd->dst);
+	m[0] = nd->type;
+	m[1] = 0;
+	srnic_put16(m + 2, 0);
+	srnic_put32(m + 4, 0);
+	if (nd->type == SRNIC_ND_ADVERT)
+		m[4] = nd->flags & ND_FLAGS;
+	memcpy(m + 8, nd->target, 16);
+	if (nd->has_lladdr) {
+		m[ND_LEN] = nd_opt(nd->type);
+		m[ND_LEN + 1] = 1;
+		memcpy(m + ND_LEN + 2, nd->lladdr, 6);
+	}
+	srnic_put16(m + 2, (uint16_t)~ip6_sum(ip, m, plen, IP_ICMP6));
+	return ND_OFF + plen;
+}
+
+void srnic_wire_nd_solicited_node(const uint8_t target[16], uint8_t group[16],
+				  uint8_t mac[6])
+{
+	/* ff02::1:ff00:0/104 (RFC 4291, 2.7.1) */
+	static const uint8_t prefix[13] = {0xff, 0x02, [11] = 0x01, 0xff};
+
+	memcpy(group, prefix, sizeof(prefix));
+	memcpy(group + 13, target + 13, 3);
+	srnic_mcast_mac(srnic_get32(group + 12), true, mac);
 }
 
 static void encode_base(uint8_t *b, const struct srnic_pkt *pkt)
@@ -483,11 +839,19 @@ static void decode_tpt(const uint8_t *x, struct srnic_pkt *pkt)
 	pkt->tpt_length = srnic_get64(x + 32);
 }
 
+/* Where a control frame says its node's IPv6 address: after all that
+ * the extension had before IPv6 nodes, so that every opcode's fields
+ * kept their places. */
+#define HELLO_IPV6_OFF 40
+_Static_assert(HELLO_IPV6_OFF + 16 == SRNIC_HELLO_XLEN,
+	       "the IPv6 address ends the control extension");
+
 static void encode_hello_ext(uint8_t *x, const struct srnic_pkt *pkt)
 {
 	memset(x, 0, SRNIC_HELLO_XLEN);
 	srnic_put32(x + 0, pkt->ipv4);
 	x[4] = pkt->port;
+	memcpy(x + HELLO_IPV6_OFF, pkt->ipv6, sizeof(pkt->ipv6));
 	if (tpt_op(pkt->opcode)) {
 		encode_tpt(x, pkt);
 		return;
@@ -611,6 +975,7 @@ static void decode_hello_ext(const uint8_t *x, struct srnic_pkt *pkt)
 {
 	pkt->ipv4 = srnic_get32(x + 0);
 	pkt->port = x[4];
+	memcpy(pkt->ipv6, x + HELLO_IPV6_OFF, sizeof(pkt->ipv6));
 	if (tpt_op(pkt->opcode)) {
 		decode_tpt(x, pkt);
 		return;

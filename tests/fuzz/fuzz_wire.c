@@ -97,6 +97,19 @@ static uint32_t interesting32(uint32_t cur)
 	}
 }
 
+/* A control frame's node: an IPv4 one (no IPv6 address), or an IPv6
+ * one. */
+static void random_node(struct srnic_pkt *p)
+{
+	unsigned i;
+
+	p->ipv4 = (uint32_t)rnd();
+	if (rnd_below(2))
+		return;
+	for (i = 0; i < sizeof(p->ipv6); i++)
+		p->ipv6[i] = (uint8_t)rnd();
+}
+
 /* A valid packet with random contents; its payload goes to pay. */
 static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 {
@@ -251,7 +264,7 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 	} else if (p->opcode == SRNIC_OP_TPT_UPDATE ||
 		   p->opcode == SRNIC_OP_TPT_ACK) {
 		/* a published region: entry index of count (count 0: none) */
-		p->ipv4 = (uint32_t)rnd();
+		random_node(p);
 		p->port = (uint8_t)rnd();
 		p->tpt_gen = (uint32_t)rnd();
 		p->tpt_count = rnd_below(SRNIC_TPT_MAX + 1);
@@ -264,7 +277,7 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 			p->tpt_length = rnd() >> 1;
 		}
 	} else {
-		p->ipv4 = (uint32_t)rnd();
+		random_node(p);
 		p->port = (uint8_t)rnd();
 		for (i = 0; i < 6; i++)
 			p->node_mac[i] = (uint8_t)rnd();

@@ -78,6 +78,7 @@ static inline const char *wire_pkt_diff(const struct srnic_pkt *a,
 	WIRE_FIELD(sack_bits);
 	WIRE_FIELD(credit);
 	WIRE_FIELD(ipv4);
+	WIRE_FIELD(ipv6);
 	WIRE_FIELD(port);
 	WIRE_FIELD(dev);
 	WIRE_FIELD(ndev);
@@ -139,14 +140,17 @@ static inline bool wire_byte_meaningful(uint8_t op, uint16_t flags,
 		return off < 40 || off >= 44 || (flags & SRNIC_F_ACKS);
 	if (srnic_op_ack_shaped(op))
 		return true;
+	/* (every control frame: bytes 40-55 the node's IPv6 address) */
+	if (off >= 40)
+		return off < 56;
 	/* (TPT_UPDATE, TPT_ACK: bytes 20-23 of the extension reserved) */
 	if (op == SRNIC_OP_TPT_UPDATE || op == SRNIC_OP_TPT_ACK)
-		return off < 20 || (off >= 24 && off < 40);
+		return off < 20 || off >= 24;
 	/* control frames: the name's last byte is forced to NUL on decode */
 	/* (HELLO: byte 13 its paths, 14-15 its interval) */
 	if (op == SRNIC_OP_HELLO)
-		return off < 31 || (off >= 32 && off < 40);
-	return off < 13 || (off >= 16 && off < 31) || (off >= 32 && off < 40);
+		return off != 31;
+	return off < 13 || (off >= 16 && off != 31);
 }
 
 /* Whether a packet of this opcode and flags has a MAC behind its headers. */
@@ -423,8 +427,11 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 	    (op != SRNIC_OP_WRITE || (p->flags & SRNIC_F_GROUP_NOT)))
 		return "accepted the group flag on other than a plain WRITE "
 		       "or an ACK";
-	if (!srnic_op_is_control(op) && (p->groups || p->dev || p->ndev))
-		return "group map or device set on other than a control frame";
+	if (!srnic_op_is_control(op) &&
+	    (p->groups || p->dev || p->ndev ||
+	     !wire_zero(p->ipv6, sizeof(p->ipv6))))
+		return "group map, device or IPv6 address set on other than "
+		       "a control frame";
 	if (op != SRNIC_OP_HELLO && (p->hello_ms || p->paths || p->queues))
 		return "a HELLO interval or paths on other than a HELLO";
 	if (op == SRNIC_OP_HELLO

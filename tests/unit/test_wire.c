@@ -26,12 +26,15 @@ static uint8_t payload[1 << SRNIC_MAX_STRIDE_SHIFT];
 
 static const char *const err_name[] = {
 	"OK", "NOT_OURS", "SHORT", "BAD_VERSION", "BAD_OPCODE", "BAD_LENGTH",
-	"BAD_CRC", "BAD_IP",
+	"BAD_CRC", "BAD_IP", "BAD_ARP", "BAD_ND",
 };
+_Static_assert(sizeof(err_name) / sizeof(err_name[0]) ==
+		       SRNIC_WIRE_BAD_ND + 1,
+	       "a name for every verdict");
 
 static const char *ename(enum srnic_wire_err e)
 {
-	return e <= SRNIC_WIRE_BAD_IP ? err_name[e] : "?";
+	return e <= SRNIC_WIRE_BAD_ND ? err_name[e] : "?";
 }
 
 /* Decodes len bytes of f from an exact-size copy; on success the payload
@@ -57,6 +60,8 @@ static enum srnic_wire_err dec(const uint8_t *f, uint32_t len,
  * so that the round trip shows they are neither sent nor invented. */
 static void full_pkt(struct srnic_pkt *p, uint8_t op)
 {
+	/* (fd00:56:1::2: a control frame's IPv6 address) */
+	static const uint8_t ipv6[16] = {0xfd, 0, 0, 0x56, 0, 1, [15] = 2};
 	unsigned i;
 
 	memset(p, 0, sizeof(*p));
@@ -87,6 +92,7 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 	p->src_ipv4 = 0x0a000002;
 	p->dst_ipv4 = 0xe0000101;
 	p->ipv4 = 0x0a000001;
+	memcpy(p->ipv6, ipv6, sizeof(ipv6));
 	p->port = 3;
 	p->dev = 1;
 	p->ndev = 2;
@@ -246,6 +252,7 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 		   p->opcode == SRNIC_OP_TPT_ACK) {
 		want->ipv4 = p->ipv4;
 		want->port = p->port;
+		memcpy(want->ipv6, p->ipv6, sizeof(p->ipv6));
 		want->tpt_gen = p->tpt_gen;
 		want->tpt_index = p->tpt_index;
 		want->tpt_count = p->tpt_count;
@@ -258,6 +265,7 @@ static void expected(struct srnic_pkt *want, const struct srnic_pkt *p,
 	} else {
 		want->ipv4 = p->ipv4;
 		want->port = p->port;
+		memcpy(want->ipv6, p->ipv6, sizeof(p->ipv6));
 		want->dev = p->dev;
 		want->ndev = p->ndev;
 		if (p->opcode == SRNIC_OP_HELLO) {
@@ -338,9 +346,9 @@ static void test_byte_map(void)
 	CHECK(srnic_wire_hlen(SRNIC_OP_SEND) == 82, "data header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_READ_REQ) == 82, "data header length");
 	CHECK(srnic_wire_hlen(SRNIC_OP_ACK) == 70, "ACK header length");
-	CHECK(srnic_wire_hlen(SRNIC_OP_HELLO) == 78, "HELLO header length");
-	CHECK(srnic_wire_hlen(SRNIC_OP_BYE) == 78, "BYE header length");
-	CHECK(srnic_wire_hlen(SRNIC_OP_BYE_ACK) == 78, "BYE_ACK header length");
+	CHECK(srnic_wire_hlen(SRNIC_OP_HELLO) == 94, "HELLO header length");
+	CHECK(srnic_wire_hlen(SRNIC_OP_BYE) == 94, "BYE header length");
+	CHECK(srnic_wire_hlen(SRNIC_OP_BYE_ACK) == 94, "BYE_ACK header length");
 	CHECK(SRNIC_MAX_HLEN == 86, "SRNIC_MAX_HLEN %d", SRNIC_MAX_HLEN);
 	/* Opcode numbers are on the wire too. */
 	CHECK(SRNIC_OP_SEND == 1 && SRNIC_OP_WRITE == 2 &&
@@ -419,7 +427,8 @@ static void test_byte_map(void)
 	CHECK(srnic_get16(f + 52) == 0x0164, "HELLO: its interval");
 	CHECK(!memcmp(f + 54, "node-a\0", 7), "node name");
 	CHECK(srnic_get64(f + 70) == 0x8000000000000006ull, "HELLO groups");
-	CHECK(len == 78, "HELLO frame of %u", len);
+	CHECK(!memcmp(f + 78, p.ipv6, 16), "the node's IPv6 address");
+	CHECK(len == 94, "HELLO frame of %u", len);
 	free(f);
 }
 

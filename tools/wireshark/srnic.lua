@@ -103,8 +103,9 @@ local F = {
 	sack_first = ProtoField.uint32("srnic.ack.sack_first", "SACK first missing packet"),
 	credit = ProtoField.uint32("srnic.ack.credit", "Credit"),
 	sack_bits = ProtoField.uint64("srnic.ack.sack_bits", "SACK bits", base.HEX),
-	-- control extension (40 bytes)
-	node_ip = ProtoField.ipv4("srnic.ctl.ip", "Node IPv4"),
+	-- control extension (56 bytes)
+	node_ip = ProtoField.ipv4("srnic.ctl.ip", "Node IPv4 (an IPv6 node's: its id)"),
+	node_ip6 = ProtoField.ipv6("srnic.ctl.ipv6", "Node IPv6 (:: for an IPv4 node)"),
 	port = ProtoField.uint8("srnic.ctl.port", "Sending port"),
 	node_mac = ProtoField.ether("srnic.ctl.mac", "Node MAC"),
 	node_name = ProtoField.stringz("srnic.ctl.name", "Node name"),
@@ -258,8 +259,8 @@ function p.dissector(tvb, pinfo, tree)
 			t:add(F.mac, tvb(off, 32))
 			off = off + 32
 		end
-	elseif o.ext == "hello" and tvb:len() >= off + 40 then
-		local e = t:add(p, tvb(off, 40), "Control extension")
+	elseif o.ext == "hello" and tvb:len() >= off + 56 then
+		local e = t:add(p, tvb(off, 56), "Control extension")
 		e:add(F.node_ip, tvb(off, 4))
 		e:add(F.port, tvb(off + 4, 1))
 		if op == 18 or op == 19 then
@@ -299,7 +300,9 @@ function p.dissector(tvb, pinfo, tree)
 			end
 			info = info .. " node " .. tvb(off + 16, 15):stringz()
 		end
-		off = off + 40
+		-- (every control opcode, after all the rest)
+		e:add(F.node_ip6, tvb(off + 40, 16))
+		off = off + 56
 		if bit.band(flags, 0x200) ~= 0 and tvb:len() >= off + 32 then
 			t:add(F.mac, tvb(off, 32))
 			off = off + 32
