@@ -114,11 +114,16 @@ static void put_route(struct out *o, const struct srnic_route_conf *r)
 {
 	struct in_addr a = { .s_addr = htonl(r->prefix) };
 	struct in_addr g = { .s_addr = htonl(r->gw) };
-	char line[96], prefix[INET_ADDRSTRLEN], gw[INET_ADDRSTRLEN];
+	char line[128], prefix[INET6_ADDRSTRLEN], gw[INET6_ADDRSTRLEN];
 	int n;
 
-	inet_ntop(AF_INET, &a, prefix, sizeof(prefix));
-	inet_ntop(AF_INET, &g, gw, sizeof(gw));
+	if (r->v6) {
+		inet_ntop(AF_INET6, r->prefix6, prefix, sizeof(prefix));
+		inet_ntop(AF_INET6, r->gw6, gw, sizeof(gw));
+	} else {
+		inet_ntop(AF_INET, &a, prefix, sizeof(prefix));
+		inet_ntop(AF_INET, &g, gw, sizeof(gw));
+	}
 	n = snprintf(line, sizeof(line), "%s/%u via %s", prefix, r->len, gw);
 	if (r->port >= 0)
 		snprintf(line + n, sizeof(line) - n, " port %d", r->port);
@@ -131,6 +136,18 @@ static void put_ipv4(struct out *o, uint32_t ip)
 	char text[INET_ADDRSTRLEN];
 
 	put_str(o, inet_ntop(AF_INET, &a, text, sizeof(text)));
+}
+
+/* An IPv6 address, with a prefix length when len is not 0. */
+static void put_ipv6(struct out *o, const uint8_t a[16], unsigned len)
+{
+	char text[INET6_ADDRSTRLEN + 4];
+
+	inet_ntop(AF_INET6, a, text, INET6_ADDRSTRLEN);
+	if (len)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "/%u", len);
+	put_str(o, text);
 }
 
 /* One value a port, or the services, routes or peers: a list. */
@@ -148,7 +165,10 @@ static void put_list(struct out *o, const struct srnic_config *cfg,
 	for (i = 0; k->kind == SRNIC_CONF_ROUTES && i < cfg->nroutes; i++)
 		put_route(o, &cfg->route[i]);
 	for (i = 0; k->kind == SRNIC_CONF_PEERS && i < cfg->npeers; i++)
-		put_ipv4(o, cfg->peer[i]);
+		if (cfg->has_ipv6)
+			put_ipv6(o, cfg->peer6[i], 0);
+		else
+			put_ipv4(o, cfg->peer[i]);
 	for (i = 0; ports && i < cfg->nports; i++)
 		if (k->kind == SRNIC_CONF_PORT_STR)
 			put_str(o, (const char *)at + i * k->size);
@@ -181,7 +201,21 @@ static void put_key(struct out *o, const struct srnic_config *cfg,
 	case SRNIC_CONF_PATH:
 		put_str(o, at);
 		break;
+	case SRNIC_CONF_IPV6:
+		/* (the node's, the one key of the kind) */
+		if (cfg->has_ipv6)
+			put_ipv6(o, at, cfg->ipv6_len);
+		else
+			put_str(o, "");
+		break;
 	case SRNIC_CONF_IPV4:
+		/* (an IPv6 node has no IPv4 address: its id is no
+		 * address of the network's) */
+		if (k->offset == offsetof(struct srnic_config, ipv4) &&
+		    cfg->has_ipv6) {
+			put_str(o, "");
+			break;
+		}
 		a.s_addr = htonl(*(const uint32_t *)at);
 		inet_ntop(AF_INET, &a, ip, sizeof(ip));
 		/* (the node's, with its subnet where it has one) */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ARP for a UDP node (encap = udp), on the control core: the node answers
+ * ARP for a UDP node (encap = udp), on the control core, and the
+ * neighbour table it keeps, which an IPv6 node's neighbour discovery
+ * (nd.c) fills the same way: the node answers
  * for its address on every port, and finds the Ethernet address of each
  * next hop its frames go to (a peer on the segment, a router), which the
  * ports' senders read from the node's neighbour table (port/udp.c).  A
@@ -13,7 +15,13 @@
  * Entries are refreshed while they live (a hop that moves to another
  * Ethernet address is learned again from its answer, or at once from its
  * own ARP: every node says its address on each port as it starts).
+ *
+ * An IPv6 node's hops are keyed by their ids (srnic_wire_ip6_id), as
+ * its peers are, with their addresses beside (struct srnic_neigh's
+ * ip6): the senders look a hop up by the id, neighbour discovery asks
+ * and answers by the address.
  */
+#include <arpa/inet.h>
 #include <string.h>
 
 #include <rte_mbuf.h>
@@ -50,23 +58,33 @@ static void forget(struct srnic_neigh *n)
 	__atomic_store_n(&n->ipv4, 0, __ATOMIC_RELEASE);
 }
 
+struct rte_mbuf *srnic_neigh_frame(struct srnic_engine *eng, unsigned p,
+				   uint32_t len, uint8_t **f)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(eng->node->pool);
+
+	if (!m)
+		return NULL;
+	*f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	if (!*f) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	m->port = (uint16_t)p;
+	m->hash.usr = 0;	/* (nobody's frame to number: port/udp.c) */
+	return m;
+}
+
 /* An ARP frame out of port p. */
 static void send_arp(struct srnic_engine *eng, unsigned p,
 		     const uint8_t eth_dst[6], const struct srnic_arp *a)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(eng->node->pool);
 	uint8_t *f;
+	struct rte_mbuf *m = srnic_neigh_frame(eng, p, SRNIC_ARP_FRAME, &f);
 
 	if (!m)
 		return;
-	f = (uint8_t *)rte_pktmbuf_append(m, SRNIC_ARP_FRAME);
-	if (!f) {
-		rte_pktmbuf_free(m);
-		return;
-	}
 	srnic_wire_arp_encode(f, eth_dst, eng->node->port[p].mac, a);
-	m->port = (uint16_t)p;
-	m->hash.usr = 0;	/* (nobody's frame to number: port/udp.c) */
 	srnic_control_queue(eng, m);
 }
 
@@ -83,14 +101,17 @@ static void request(struct srnic_engine *eng, unsigned p, uint32_t tpa)
 
 static void ask(struct srnic_engine *eng, struct srnic_neigh *n, uint64_t now)
 {
-	request(eng, n->port, n->ipv4);
+	if (eng->cfg.has_ipv6)
+		srnic_nd_solicit(eng, n->port, n->ip6);
+	else
+		request(eng, n->port, n->ipv4);
 	n->asked_ms = now;
 	n->tries++;
 	eng->st->arp_asked++;
 }
 
-static struct srnic_neigh *find(struct srnic_node *node, uint32_t ip,
-				unsigned p)
+struct srnic_neigh *srnic_neigh_find(struct srnic_node *node, uint32_t ip,
+				     unsigned p)
 {
 	unsigned i;
 
@@ -112,14 +133,15 @@ static bool worse(const struct srnic_neigh *a, const struct srnic_neigh *b)
 	return a->heard_ms < b->heard_ms;
 }
 
-/* An entry for hop ip on port p: its own, or a free one, or the one the
- * table misses least (worse; a hop still in use that loses its entry is
- * asked for again, as any). */
-static struct srnic_neigh *entry(struct srnic_engine *eng, uint32_t ip,
-				 unsigned p, uint64_t now)
+/* An entry for hop ip on port p (an IPv6 node's: of id ip, at address
+ * ip6): its own, or a free one, or the one the table misses least (worse;
+ * a hop still in use that loses its entry is asked for again, as any). */
+struct srnic_neigh *srnic_neigh_entry(struct srnic_engine *eng, uint32_t ip,
+				      const uint8_t *ip6, unsigned p,
+				      uint64_t now)
 {
 	struct srnic_node *node = eng->node;
-	struct srnic_neigh *n = find(node, ip, p), *old = NULL;
+	struct srnic_neigh *n = srnic_neigh_find(node, ip, p), *old = NULL;
 	unsigned i;
 
 	if (n)
@@ -139,21 +161,28 @@ static struct srnic_neigh *entry(struct srnic_engine *eng, uint32_t ip,
 	n->asked_ms = 0;
 	n->heard_ms = now;
 	n->tries = 0;
+	memset(n->ip6, 0, 16);
+	if (ip6)
+		memcpy(n->ip6, ip6, 16);
 	__atomic_store_n(&n->ipv4, ip, __ATOMIC_RELEASE);
 	return n;
 }
 
-static void learned(struct srnic_engine *eng, struct srnic_neigh *n,
-		    const uint8_t mac[6], uint64_t now)
+void srnic_neigh_learned(struct srnic_engine *eng, struct srnic_neigh *n,
+			 const uint8_t mac[6], uint64_t now)
 {
 	uint64_t w = mac_word(mac, n->port);
+	char hop[INET6_ADDRSTRLEN];
+	uint32_t ip = htonl(n->ipv4);
 
 	if (__atomic_load_n(&n->mac, __ATOMIC_RELAXED) != w) {
-		ctl_log(eng, "next hop %u.%u.%u.%u on port %u is "
-			"%02x:%02x:%02x:%02x:%02x:%02x", n->ipv4 >> 24,
-			(n->ipv4 >> 16) & 0xff, (n->ipv4 >> 8) & 0xff,
-			n->ipv4 & 0xff, n->port, mac[0], mac[1], mac[2],
-			mac[3], mac[4], mac[5]);
+		if (eng->cfg.has_ipv6)
+			inet_ntop(AF_INET6, n->ip6, hop, sizeof(hop));
+		else
+			inet_ntop(AF_INET, &ip, hop, sizeof(hop));
+		ctl_log(eng, "next hop %s on port %u is "
+			"%02x:%02x:%02x:%02x:%02x:%02x", hop, n->port, mac[0],
+			mac[1], mac[2], mac[3], mac[4], mac[5]);
 		__atomic_store_n(&n->mac, w, __ATOMIC_RELEASE);
 		eng->st->arp_learned++;
 	}
@@ -162,8 +191,8 @@ static void learned(struct srnic_engine *eng, struct srnic_neigh *n,
 }
 
 /* Whether ip is a hop this node sends through: a route's gateway, a
- * configured peer, a peer heard. */
-static bool hop_of_ours(struct srnic_engine *eng, uint32_t ip)
+ * configured peer, a peer heard (an IPv6 node's: by their ids). */
+bool srnic_neigh_ours(struct srnic_engine *eng, uint32_t ip)
 {
 	unsigned i;
 
@@ -193,12 +222,12 @@ void srnic_arp_rx(struct srnic_engine *eng, struct rte_mbuf *m,
 	 * gateway, a peer: it is about to send to us).  Anyone else on the
 	 * segment could ask, from any address: not taken in. */
 	if (a.spa && a.spa != eng->cfg.ipv4) {
-		n = find(eng->node, a.spa, p);
+		n = srnic_neigh_find(eng->node, a.spa, p);
 		if (!n && a.op == SRNIC_ARP_REQUEST &&
-		    a.tpa == eng->cfg.ipv4 && hop_of_ours(eng, a.spa))
-			n = entry(eng, a.spa, p, now);
+		    a.tpa == eng->cfg.ipv4 && srnic_neigh_ours(eng, a.spa))
+			n = srnic_neigh_entry(eng, a.spa, NULL, p, now);
 		if (n)
-			learned(eng, n, a.sha, now);
+			srnic_neigh_learned(eng, n, a.sha, now);
 	}
 	if (a.op == SRNIC_ARP_REQUEST && a.tpa == eng->cfg.ipv4 &&
 	    a.spa != eng->cfg.ipv4) {
@@ -213,18 +242,57 @@ void srnic_arp_rx(struct srnic_engine *eng, struct rte_mbuf *m,
 	}
 }
 
+/* The next hop of the node of id dst on port p (an IPv6 node's: its
+ * address in hop6 too); 0 when an IPv6 node knows no address for dst. */
+static uint32_t next_hop(struct srnic_engine *eng, unsigned p, uint32_t dst,
+			 uint8_t hop6[16])
+{
+	uint8_t dst6[16];
+
+	if (!eng->cfg.has_ipv6)
+		return srnic_config_next_hop(&eng->cfg, p, dst);
+	if (!srnic_node_addr6(eng->node, &eng->cfg, dst, dst6))
+		return 0;
+	srnic_config_next_hop6(&eng->cfg, p, dst6, hop6);
+	return srnic_wire_ip6_id(hop6);
+}
+
 void srnic_arp_want(struct srnic_engine *eng, unsigned p, uint32_t dst)
 {
-	if (eng->cfg.encap_udp && p < eng->node->nports)
-		entry(eng, srnic_config_next_hop(&eng->cfg, p, dst), p,
-		      srnic_ms());
+	uint8_t hop6[16];
+	uint32_t hop;
+
+	if (!eng->cfg.encap_udp || p >= eng->node->nports)
+		return;
+	hop = next_hop(eng, p, dst, hop6);
+	if (hop)
+		srnic_neigh_entry(eng, hop, eng->cfg.has_ipv6 ? hop6 : NULL, p,
+				  srnic_ms());
 }
 
 /* The entry of dst's next hop on port p, or NULL. */
 static struct srnic_neigh *hop_entry(struct srnic_engine *eng, unsigned p,
 				     uint32_t dst)
 {
-	return find(eng->node, srnic_config_next_hop(&eng->cfg, p, dst), p);
+	uint8_t hop6[16];
+	uint32_t hop = next_hop(eng, p, dst, hop6);
+
+	return hop ? srnic_neigh_find(eng->node, hop, p) : NULL;
+}
+
+/* An IPv6 node's hop of id id, which a sender missed (neigh_want): its
+ * address, a route's gateway's or a peer's on the segment; false for
+ * none known. */
+static bool hop_addr6(struct srnic_engine *eng, uint32_t id, uint8_t out[16])
+{
+	unsigned i;
+
+	for (i = 0; i < eng->cfg.nroutes; i++)
+		if (eng->cfg.route[i].gw == id) {
+			memcpy(out, eng->cfg.route[i].gw6, 16);
+			return true;
+		}
+	return srnic_node_addr6(eng->node, &eng->cfg, id, out);
 }
 
 void srnic_arp_recheck(struct srnic_engine *eng, unsigned p, uint32_t dst)
@@ -251,6 +319,7 @@ bool srnic_arp_ready(struct srnic_engine *eng, unsigned p, uint32_t dst)
 void srnic_arp_tick(struct srnic_engine *eng, uint64_t now)
 {
 	struct srnic_node *node = eng->node;
+	uint8_t hop6[16];
 	unsigned p, i;
 	uint32_t hop;
 
@@ -263,20 +332,29 @@ void srnic_arp_tick(struct srnic_engine *eng, uint64_t now)
 		 * kept another Ethernet address for it learns this one). */
 		if (eng->arp_announced[p] < ANNOUNCES &&
 		    now - eng->arp_announce_ms[p] >= ANNOUNCE_MS) {
-			request(eng, p, eng->cfg.ipv4);
+			if (eng->cfg.has_ipv6)
+				srnic_nd_announce(eng, p);
+			else
+				request(eng, p, eng->cfg.ipv4);
 			eng->arp_announced[p]++;
 			eng->arp_announce_ms[p] = now;
 		}
 		hop = __atomic_exchange_n(&node->neigh_want[p], 0,
 					  __ATOMIC_ACQ_REL);
-		if (hop)
-			entry(eng, hop, p, now);
+		if (hop && !eng->cfg.has_ipv6)
+			srnic_neigh_entry(eng, hop, NULL, p, now);
+		else if (hop && hop_addr6(eng, hop, hop6))
+			srnic_neigh_entry(eng, hop, hop6, p, now);
 		/* (a gateway is a hop itself, whatever a route to its
 		 * address would say) */
 		for (i = 0; i < eng->cfg.nroutes; i++)
 			if (eng->cfg.route[i].port < 0 ||
 			    eng->cfg.route[i].port == (int)p)
-				entry(eng, eng->cfg.route[i].gw, p, now);
+				srnic_neigh_entry(eng, eng->cfg.route[i].gw,
+						  eng->cfg.has_ipv6
+							  ? eng->cfg.route[i].gw6
+							  : NULL,
+						  p, now);
 		for (i = 0; i < eng->cfg.npeers; i++)
 			srnic_arp_want(eng, p, eng->cfg.peer[i]);
 	}

@@ -118,6 +118,8 @@ void srnic_control_pkt(const struct srnic_engine *eng, uint8_t op, unsigned p,
 	pkt->flags = eng->cfg.has_key ? SRNIC_F_AUTH : 0;
 	pkt->src_inc = eng->node->inc;
 	pkt->ipv4 = eng->cfg.ipv4;
+	if (eng->cfg.has_ipv6)
+		memcpy(pkt->ipv6, eng->cfg.ipv6, 16);
 	pkt->port = p;
 	memcpy(pkt->node_mac, eng->cfg.mac, 6);
 	memcpy(pkt->node_name, eng->cfg.node, sizeof(pkt->node_name));
@@ -486,7 +488,9 @@ struct srnic_peer *srnic_peer_slot(struct srnic_engine *eng,
 		 * fails them. */
 		memset(peer, 0, sizeof(*peer));
 	}
-	peer->ipv4 = pkt->ipv4;
+	/* (the address before the id it is looked up by) */
+	memcpy(peer->ip6, pkt->ipv6, 16);
+	__atomic_store_n(&peer->ipv4, pkt->ipv4, __ATOMIC_RELEASE);
 	memcpy(peer->node_mac, pkt->node_mac, 6);
 	memcpy(peer->name, pkt->node_name, sizeof(peer->name));
 	/* (a new slot counts once its identity is there to be read) */
@@ -529,7 +533,12 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	 * (port/udp.c): one that says it is another node is not learned
 	 * from, and the peer is reached through its next hop, found now. */
 	if (eng->cfg.encap_udp) {
-		if (srnic_wire_mac_ip(pkt->eth_src) != pkt->ipv4) {
+		/* (an IPv6 node's id is of the address it says: a frame
+		 * from one whose id it is not, or from an IPv4 node, is
+		 * refused as well) */
+		if (srnic_wire_mac_ip(pkt->eth_src) != pkt->ipv4 ||
+		    (eng->cfg.has_ipv6 &&
+		     srnic_wire_ip6_id(pkt->ipv6) != pkt->ipv4)) {
 			eng->st->ctl_addr_refused++;
 			return;
 		}
@@ -634,6 +643,10 @@ static void drain_rx(struct srnic_engine *eng, uint64_t now)
 		if (srnic_wire_is_arp(rte_pktmbuf_mtod(m, const uint8_t *),
 				      rte_pktmbuf_data_len(m)))
 			srnic_arp_rx(eng, m, now);
+		else if (srnic_wire_is_icmp6(rte_pktmbuf_mtod(m,
+							      const uint8_t *),
+					     rte_pktmbuf_data_len(m)))
+			srnic_nd_rx(eng, m, now);
 		else if (srnic_wire_decode(rte_pktmbuf_mtod(m, const uint8_t *),
 				      rte_pktmbuf_data_len(m),
 				      &pkt) == SRNIC_WIRE_OK) {
@@ -1025,6 +1038,7 @@ static void self_init(struct srnic_engine *eng)
 
 	memset(self, 0, sizeof(*self));
 	self->ipv4 = eng->cfg.ipv4;
+	memcpy(self->ip6, eng->cfg.ipv6, 16);
 	self->inc = self->ok_inc = self->ready_inc = eng->node->inc;
 	memcpy(self->node_mac, eng->cfg.mac, 6);
 	memcpy(self->mac[SRNIC_PORT_LOOP], eng->cfg.mac, 6);
@@ -1083,8 +1097,8 @@ void srnic_control_stop(struct srnic_engine *eng)
 		rte_pktmbuf_free(m);
 }
 
-/* The node a GID names: an IPv4-mapped GID by address, a link-local one by
- * the node MAC it embeds (EUI-64). */
+/* The node a GID names: an IPv4-mapped GID by address (an IPv6 node's
+ * GID by its own), a link-local one by the node MAC it embeds (EUI-64). */
 static struct srnic_peer *peer_by_gid(struct srnic_engine *eng,
 				      const uint8_t gid[16])
 {
@@ -1092,6 +1106,15 @@ static struct srnic_peer *peer_by_gid(struct srnic_engine *eng,
 					     0, 0, 0, 0, 0xff, 0xff};
 	unsigned i;
 
+	/* an IPv6 node's GID 1: its address */
+	if (eng->cfg.has_ipv6 && !memcmp(gid, eng->cfg.ipv6, 16))
+		return &eng->node->peer[SRNIC_PEER_SELF];
+	if (eng->cfg.has_ipv6 && gid[0] != 0xfe) {
+		struct srnic_peer *peer =
+			srnic_peer_find(eng, srnic_wire_ip6_id(gid));
+
+		return peer && !memcmp(peer->ip6, gid, 16) ? peer : NULL;
+	}
 	if (!memcmp(gid, v4mapped, 12)) {
 		uint32_t ip;
 		struct srnic_peer *holder;

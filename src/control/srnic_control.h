@@ -82,6 +82,30 @@ void srnic_arp_want(struct srnic_engine *eng, unsigned p, uint32_t dst);
 void srnic_arp_recheck(struct srnic_engine *eng, unsigned p, uint32_t dst);
 /* Whether the Ethernet address of dst's next hop on port p is known. */
 bool srnic_arp_ready(struct srnic_engine *eng, unsigned p, uint32_t dst);
+/* ... and the neighbour table that ARP and neighbour discovery fill:
+ * hop ip's entry on port p (NULL: none), made if need be (an IPv6 node's
+ * hop: its id, at address ip6), its Ethernet address heard; whether ip
+ * is a hop of ours (a gateway, a peer). */
+struct srnic_neigh *srnic_neigh_find(struct srnic_node *node, uint32_t ip,
+				     unsigned p);
+struct srnic_neigh *srnic_neigh_entry(struct srnic_engine *eng, uint32_t ip,
+				      const uint8_t *ip6, unsigned p,
+				      uint64_t now);
+void srnic_neigh_learned(struct srnic_engine *eng, struct srnic_neigh *n,
+			 const uint8_t mac[6], uint64_t now);
+bool srnic_neigh_ours(struct srnic_engine *eng, uint32_t ip);
+/* A frame of len bytes (at *f) to go out of port p, for the control
+ * core to queue: NULL when the pool has none. */
+struct rte_mbuf *srnic_neigh_frame(struct srnic_engine *eng, unsigned p,
+				   uint32_t len, uint8_t **f);
+
+/* nd.c, an IPv6 UDP node's neighbour discovery (ARP's part for it): an
+ * ICMPv6 frame in from port m->port; a solicitation of target's address
+ * on port p; the node's own address said on port p.  Control core. */
+void srnic_nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t now);
+void srnic_nd_solicit(struct srnic_engine *eng, unsigned p,
+		      const uint8_t target[16]);
+void srnic_nd_announce(struct srnic_engine *eng, unsigned p);
 
 /* paths.c, a UDP node's: how well each path to a peer carries (on our
  * port p).  Control core.  hear: the peer hears our paths ok (0: it does

@@ -12,6 +12,7 @@
  * Counters belong to the datapath; reading them here without a lock is fine
  * for statistics: each is one aligned word.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -227,11 +228,18 @@ static void out_peer(struct srnic_out *o, const struct srnic_node *node,
 	uint8_t w[SRNIC_MAX_PORTS * SRNIC_UDP_PATHS];
 	uint8_t l[SRNIC_MAX_PORTS * SRNIC_UDP_PATHS];
 	uint8_t d[SRNIC_MAX_PORTS * SRNIC_UDP_PATHS];
+	static const uint8_t no_ip6[16];
+	char ip6[INET6_ADDRSTRLEN];
 
 	srnic_out_open(o, NULL, false);
 	srnic_out_line(o, "peer", NULL);
 	srnic_out_label_str(o, "name", peer->name, sizeof(peer->name));
 	srnic_out_label_ipv4(o, "ipv4", peer->ipv4);
+	if (memcmp(peer->ip6, no_ip6, 16)) {
+		/* (an IPv6 node: ipv4 is its id) */
+		inet_ntop(AF_INET6, peer->ip6, ip6, sizeof(ip6));
+		srnic_out_label_str(o, "ipv6", ip6, sizeof(ip6));
+	}
 	srnic_out_hex(o, "incarnation", peer->inc, true);
 	srnic_out_ports(o, "ports_up", peer->up, node->nports);
 	srnic_out_line(o, "integration", peer->name);

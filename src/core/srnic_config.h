@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define SRNIC_MAX_PORTS 8
 /* Port slots of an engine: the configured ports, then the loopback port
@@ -53,12 +54,20 @@ enum { SRNIC_FAILBACK_EXPIRE, SRNIC_FAILBACK_AUTO, SRNIC_FAILBACK_MANUAL };
 #define SRNIC_MAX_ROUTES 8
 struct srnic_route_conf {
 	uint32_t prefix;	/* host order, the bits past len zero */
-	uint8_t len;		/* 0 to 32 (0: the default route) */
+	uint8_t len;		/* 0 to 32 (0: the default route); an IPv6
+				 * route's: 0 to 128 */
 	int8_t port;		/* -1: any port */
-	uint32_t gw;
+	uint32_t gw;		/* (an IPv6 route's: its gateway's node id,
+				 * srnic_wire_ip6_id, what ARP's table and
+				 * the senders key the hop by) */
+	/* An IPv6 node's route (v6): prefix6/len via gw6 */
+	uint8_t v6;
+	uint8_t prefix6[16];
+	uint8_t gw6[16];
 };
 /* Nodes beyond a router, whom broadcast HELLOs never reach: "peer = IPV4"
- * lines, each sent HELLOs of its own. */
+ * (or "peer = IPV6" for an IPv6 node's) lines, each sent HELLOs of its
+ * own. */
 #define SRNIC_MAX_CONF_PEERS 16
 
 /* Verbs devices (adapters) a node's ports can be split into: srnic0 to
@@ -68,9 +77,18 @@ struct srnic_route_conf {
 struct srnic_config {
 	char path[256];
 	char node[SRNIC_NAME_MAX];	/* node name, e.g. "a" */
-	uint32_t ipv4;			/* host order; gives the RoCE v2 GID */
+	/* The node's id, what names it in srnic's headers and tables:
+	 * its IPv4 address (host order; gives the RoCE v2 GID), or for an
+	 * IPv6 node (has_ipv6) srnic_wire_ip6_id of that address. */
+	uint32_t ipv4;
 	uint8_t ipv4_len;		/* its subnet's prefix length (0:
 					 * every address is on the segment) */
+	/* "ipv6 = ADDR[/LEN]": an IPv6 node, whose GID 1 is ipv6 and whose
+	 * UDP frames travel in IPv6 (an address family a network: its
+	 * peers are IPv6 nodes too) */
+	int has_ipv6;
+	uint8_t ipv6[16];
+	uint8_t ipv6_len;		/* as ipv4_len */
 	uint8_t mac[6];			/* node MAC: GUID and link-local GID */
 	char netdev[SRNIC_NAME_MAX];	/* kernel interface the GIDs name */
 	unsigned mtu;			/* largest packet payload, power of 2 */
@@ -90,7 +108,9 @@ struct srnic_config {
 	unsigned nroutes;
 	struct srnic_route_conf route[SRNIC_MAX_ROUTES];
 	unsigned npeers;
-	uint32_t peer[SRNIC_MAX_CONF_PEERS];	/* host order */
+	uint32_t peer[SRNIC_MAX_CONF_PEERS];	/* host order: node ids */
+	uint8_t peer6[SRNIC_MAX_CONF_PEERS][16]; /* an IPv6 node's: their
+						  * addresses */
 	/* "link = IFACE" after a tap port's line: the kernel interface that
 	 * is the port's cable (a host's NIC, a veth).  The tap joins the
 	 * bridge IFACE is a port of, and the port is up while IFACE has
@@ -203,6 +223,43 @@ static inline uint32_t srnic_config_next_hop(const struct srnic_config *cfg,
 	return hop;
 }
 
+/* Whether the first len bits of IPv6 addresses a and b are the same. */
+static inline bool srnic_prefix6_match(const uint8_t a[16],
+				       const uint8_t b[16], unsigned len)
+{
+	unsigned full = len / 8, rest = len % 8;
+
+	if (memcmp(a, b, full))
+		return false;
+	return !rest || !((a[full] ^ b[full]) & (uint8_t)(0xff00 >> rest));
+}
+
+/* The same for an IPv6 node (srnic_config_next_hop's rules): the
+ * address of the hop a frame to dst leaves port p for. */
+static inline void srnic_config_next_hop6(const struct srnic_config *cfg,
+					  unsigned p, const uint8_t dst[16],
+					  uint8_t hop[16])
+{
+	const uint8_t *best_hop = dst;
+	int best = -1, score;
+	unsigned i;
+
+	if (cfg->ipv6_len && srnic_prefix6_match(dst, cfg->ipv6, cfg->ipv6_len))
+		best = 2 * cfg->ipv6_len + 1;
+	for (i = 0; i < cfg->nroutes; i++) {
+		const struct srnic_route_conf *r = &cfg->route[i];
+
+		if (r->port >= 0 && r->port != (int)p)
+			continue;
+		score = 2 * r->len + (r->port >= 0);
+		if (score > best && srnic_prefix6_match(dst, r->prefix6, r->len)) {
+			best = score;
+			best_hop = r->gw6;
+		}
+	}
+	memcpy(hop, best_hop, 16);
+}
+
 /*
  * Load the node's configuration from $SRNIC_CONF (or /etc/srnic/srnic.conf).
  * On failure returns a negative errno and writes a one-line reason to err.
@@ -226,6 +283,7 @@ enum srnic_conf_kind {
 	SRNIC_CONF_STR,		/* text shorter than size, into char[] */
 	SRNIC_CONF_PATH,	/* an absolute path shorter than size */
 	SRNIC_CONF_IPV4,	/* dotted quad, into a host-order uint32_t */
+	SRNIC_CONF_IPV6,	/* an IPv6 address, into uint8_t[16] */
 	SRNIC_CONF_MAC,		/* xx:xx:xx:xx:xx:xx, into uint8_t[6] */
 	/* One value a port, set by the line after that port's line:
 	 * char[SRNIC_MAX_PORTS][size], or uint8_t[SRNIC_MAX_PORTS] holding

@@ -171,8 +171,11 @@ struct srnic_fault {
 #define SRNIC_NEIGH_KNOWN (1ull << 63)
 #define SRNIC_NEIGH_PORT_SHIFT 48
 struct srnic_neigh {
-	uint32_t ipv4;		/* host order; 0: a free entry */
+	uint32_t ipv4;		/* host order; 0: a free entry (an IPv6
+				 * node's: the hop's id, srnic_wire_ip6_id) */
 	uint8_t port;
+	uint8_t ip6[16];	/* an IPv6 node's: the hop's address, written
+				 * before ipv4 (neighbour discovery's) */
 	/* SRNIC_NEIGH_KNOWN, the port at SRNIC_NEIGH_PORT_SHIFT and the
 	 * address in the low 48 bits; 0 while unknown */
 	uint64_t mac;
@@ -302,7 +305,10 @@ struct srnic_peer_paths {
 
 /* A remote node as the control core knows it. */
 struct srnic_peer {
-	uint32_t ipv4;
+	uint32_t ipv4;			/* its id: its IPv4 address, or of its
+					 * IPv6 one (srnic_wire_ip6_id) */
+	uint8_t ip6[16];		/* an IPv6 node's address, written
+					 * before ipv4 */
 	uint32_t inc;			/* its current incarnation */
 	uint8_t node_mac[6];
 	char name[SRNIC_NAME_MAX];
@@ -840,6 +846,28 @@ static inline struct srnic_peer *srnic_node_peer(struct srnic_node *node,
 		if (node->peer[i].ipv4 == ipv4)
 			return &node->peer[i];
 	return NULL;
+}
+
+/* Any thread of an IPv6 node: the address of the node of id id (a peer
+ * heard, or a configured one not heard yet), false when none is known. */
+static inline bool srnic_node_addr6(struct srnic_node *node,
+				    const struct srnic_config *cfg,
+				    uint32_t id, uint8_t out[16])
+{
+	static const uint8_t none[16];
+	struct srnic_peer *peer = srnic_node_peer(node, id);
+	unsigned i;
+
+	if (peer && memcmp(peer->ip6, none, 16)) {
+		memcpy(out, peer->ip6, 16);
+		return true;
+	}
+	for (i = 0; i < cfg->npeers; i++)
+		if (cfg->peer[i] == id) {
+			memcpy(out, cfg->peer6[i], 16);
+			return true;
+		}
+	return false;
 }
 
 /* The processes of the node whose QPs joined a group of wire id id (a bit

@@ -487,28 +487,81 @@ static int parse_service(struct srnic_config *cfg,
 	return 0;
 }
 
-/* "A.B.C.D/LEN" (or without /LEN when bare may: then LEN 32): 0, or -1. */
-static int parse_prefix(const char *val, bool bare, uint32_t *ip,
-			uint8_t *plen)
+/* "ADDR/LEN" of family af (AF_INET, AF_INET6), or without /LEN when bare
+ * may (then the address's whole length): the address in ip, as
+ * inet_pton gives it; 0, or -1. */
+static int parse_prefix_af(int af, const char *val, bool bare, void *ip,
+			   uint8_t *plen)
 {
-	char buf[32], *slash;
-	struct in_addr a;
-	unsigned n = 32;
+	unsigned n = af == AF_INET ? 32 : 128;
+	char buf[64], *slash;
 
 	if (copy_str(buf, sizeof(buf), val))
 		return -1;
 	slash = strchr(buf, '/');
 	if (slash) {
 		*slash = '\0';
-		if (parse_uint(slash + 1, 0, 32, &n))
+		if (parse_uint(slash + 1, 0, n, &n))
 			return -1;
 	} else if (!bare) {
 		return -1;
 	}
-	if (inet_pton(AF_INET, buf, &a) != 1)
+	if (inet_pton(af, buf, ip) != 1)
+		return -1;
+	*plen = (uint8_t)n;
+	return 0;
+}
+
+/* "A.B.C.D/LEN" (or without /LEN when bare may: then LEN 32): 0, or -1. */
+static int parse_prefix(const char *val, bool bare, uint32_t *ip,
+			uint8_t *plen)
+{
+	struct in_addr a;
+
+	if (parse_prefix_af(AF_INET, val, bare, &a, plen))
 		return -1;
 	*ip = ntohl(a.s_addr);
-	*plen = (uint8_t)n;
+	return 0;
+}
+
+/* The same of IPv6 (then LEN 128). */
+static int parse_prefix6(const char *val, bool bare, uint8_t ip[16],
+			 uint8_t *plen)
+{
+	return parse_prefix_af(AF_INET6, val, bare, ip, plen);
+}
+
+/* Whether an IPv6 address could be a host's: not unspecified, loopback,
+ * multicast or IPv4-mapped (what srnic_wire_udp6_unwrap refuses as a
+ * source). */
+static bool host_ip6(const uint8_t a[16])
+{
+	static const uint8_t zero[16], mapped[12] = {[10] = 0xff, [11] = 0xff};
+	static const uint8_t loop[16] = {[15] = 1};
+
+	return memcmp(a, zero, 16) && memcmp(a, loop, 16) && a[0] != 0xff &&
+	       memcmp(a, mapped, 12);
+}
+
+/* "ipv6 = ADDR[/LEN]": an IPv6 node's address and its subnet's length;
+ * its id, what names it inside srnic, comes of the address. */
+static int parse_node_ipv6(struct srnic_config *cfg,
+			   const struct srnic_conf_key *k, const char *val,
+			   char *why, size_t len)
+{
+	uint8_t plen;
+
+	if (cfg->ipv4 && !cfg->has_ipv6)
+		return reject(why, len, "a node has one address: ipv4 or "
+			      "ipv6");
+	if (parse_prefix6(val, true, cfg->ipv6, &plen) || plen == 0 ||
+	    !host_ip6(cfg->ipv6))
+		return reject(why, len, "a host's IPv6 address, with /LEN (1 "
+			      "to 128) where the node's subnet is not the "
+			      "whole segment");
+	cfg->ipv6_len = strchr(val, '/') ? plen : 0;
+	cfg->has_ipv6 = 1;
+	cfg->ipv4 = srnic_wire_ip6_id(cfg->ipv6);
 	return 0;
 }
 
@@ -519,11 +572,70 @@ static int parse_node_ipv4(struct srnic_config *cfg,
 {
 	uint8_t plen;
 
+	if (cfg->has_ipv6)
+		return reject(why, len, "a node has one address: ipv4 or "
+			      "ipv6");
 	if (parse_prefix(val, true, &cfg->ipv4, &plen) || plen == 0)
 		return reject(why, len, "an IPv4 address, with /LEN (1 to 32) "
 			      "where the node's subnet is not the whole "
 			      "segment");
 	cfg->ipv4_len = strchr(val, '/') ? plen : 0;
+	return 0;
+}
+
+/* Whether route r's destination is there already (a route of the same
+ * prefix, length and port). */
+static bool route_there(const struct srnic_config *cfg,
+			const struct srnic_route_conf *r)
+{
+	unsigned i;
+
+	for (i = 0; i < cfg->nroutes; i++)
+		if (cfg->route[i].v6 == r->v6 && cfg->route[i].len == r->len &&
+		    cfg->route[i].port == r->port &&
+		    (r->v6 ? !memcmp(cfg->route[i].prefix6, r->prefix6, 16)
+			   : cfg->route[i].prefix == r->prefix))
+			return true;
+	return false;
+}
+
+/* An IPv6 node's route, split in tokens by parse_route ("default" for
+ * ::/0). */
+static int parse_route6(struct srnic_config *cfg, char **tok, unsigned n,
+			char *why, size_t len)
+{
+	struct srnic_route_conf *r = &cfg->route[cfg->nroutes];
+	uint8_t rest[16];
+	unsigned p, i;
+
+	r->v6 = 1;
+	if ((n != 3 && n != 5) || strcmp(tok[1], "via") ||
+	    (strcmp(tok[0], "default") &&
+	     parse_prefix6(tok[0], false, r->prefix6, &r->len)) ||
+	    inet_pton(AF_INET6, tok[2], r->gw6) != 1 ||
+	    (n == 5 && (strcmp(tok[3], "port") ||
+			parse_uint(tok[4], 0, SRNIC_MAX_PORTS - 1, &p))))
+		return reject(why, len, "PREFIX/LEN via GATEWAY [port P] "
+			      "(PREFIX/LEN: an IPv6 prefix, /0-128, or "
+			      "default)");
+	if (n == 5)
+		r->port = (int8_t)p;
+	memcpy(rest, r->prefix6, 16);
+	for (i = 0; i < 16; i++)
+		rest[i] &= (uint8_t)(i * 8 >= r->len ? 0xff
+				     : i * 8 + 8 <= r->len ? 0
+				     : 0xff >> (r->len - i * 8));
+	for (i = 0; i < 16 && !rest[i]; i++)
+		;
+	if (i < 16)
+		return reject(why, len, "%s has bits past its length", tok[0]);
+	if (!host_ip6(r->gw6))
+		return reject(why, len, "a gateway is a host's address");
+	r->gw = srnic_wire_ip6_id(r->gw6);
+	if (route_there(cfg, r))
+		return reject(why, len, "a route to %s is there already",
+			      tok[0]);
+	cfg->nroutes++;
 	return 0;
 }
 
@@ -534,7 +646,7 @@ static int parse_route(struct srnic_config *cfg,
 {
 	struct srnic_route_conf *r = &cfg->route[cfg->nroutes];
 	char buf[128], *tok[6], *t, *save = NULL;
-	unsigned n = 0, p, i;
+	unsigned n = 0, p;
 	struct in_addr a;
 
 	if (cfg->nroutes == SRNIC_MAX_ROUTES)
@@ -546,6 +658,8 @@ static int parse_route(struct srnic_config *cfg,
 		tok[n++] = t;
 	memset(r, 0, sizeof(*r));
 	r->port = -1;
+	if (n >= 3 && strchr(tok[2], ':'))
+		return parse_route6(cfg, tok, n, why, len);
 	if ((n != 3 && n != 5) || strcmp(tok[1], "via") ||
 	    (strcmp(tok[0], "default") &&
 	     parse_prefix(tok[0], false, &r->prefix, &r->len)) ||
@@ -561,12 +675,9 @@ static int parse_route(struct srnic_config *cfg,
 		return reject(why, len, "%s has bits past its length", tok[0]);
 	if (!r->gw || r->gw == SRNIC_IPV4_BROADCAST || r->gw >> 28 == 0xe)
 		return reject(why, len, "a gateway is a host's address");
-	for (i = 0; i < cfg->nroutes; i++)
-		if (cfg->route[i].prefix == r->prefix &&
-		    cfg->route[i].len == r->len &&
-		    cfg->route[i].port == r->port)
-			return reject(why, len, "a route to %s is there "
-				      "already", tok[0]);
+	if (route_there(cfg, r))
+		return reject(why, len, "a route to %s is there already",
+			      tok[0]);
 	cfg->nroutes++;
 	return 0;
 }
@@ -580,11 +691,20 @@ static int parse_peer(struct srnic_config *cfg, const struct srnic_conf_key *k,
 
 	if (cfg->npeers == SRNIC_MAX_CONF_PEERS)
 		return reject(why, len, "at most %d", SRNIC_MAX_CONF_PEERS);
-	if (inet_pton(AF_INET, val, &a) != 1)
-		return reject(why, len, "not an IPv4 address");
-	ip = ntohl(a.s_addr);
-	if (!ip || ip == SRNIC_IPV4_BROADCAST || ip >> 28 == 0xe)
-		return reject(why, len, "a peer is a host's address");
+	if (strchr(val, ':')) {
+		uint8_t *a6 = cfg->peer6[cfg->npeers];
+
+		if (inet_pton(AF_INET6, val, a6) != 1 || !host_ip6(a6))
+			return reject(why, len, "not a host's IPv6 address");
+		ip = srnic_wire_ip6_id(a6);
+	} else {
+		if (inet_pton(AF_INET, val, &a) != 1)
+			return reject(why, len, "not an IPv4 address");
+		ip = ntohl(a.s_addr);
+		if (!ip || ip == SRNIC_IPV4_BROADCAST || ip >> 28 == 0xe)
+			return reject(why, len, "a peer is a host's "
+				      "address");
+	}
 	if (srnic_config_has_peer(cfg, ip))
 		return reject(why, len, "%s is there already", val);
 	cfg->peer[cfg->npeers++] = ip;
@@ -609,6 +729,10 @@ const struct srnic_conf_key srnic_conf_keys[] = {
 	  .parse = parse_node_ipv4,
 	  .doc = "the node's address: GID 1 is ::ffff:IPV4 (RoCE v2); /LEN: "
 		 "its subnet (encap = udp: beyond it, the routes)" },
+	{ .name = "ipv6", .kind = SRNIC_CONF_IPV6, .offset = AT(ipv6),
+	  .parse = parse_node_ipv6,
+	  .doc = "an IPv6 node's address, in place of ipv4: GID 1 is IPV6, "
+		 "and encap = udp frames travel in IPv6; /LEN: its subnet" },
 	{ .name = "mac", .kind = SRNIC_CONF_MAC, .offset = AT(mac),
 	  .doc = "the node's MAC: its node GUID and GID 0 (fe80::EUI-64)" },
 	{ .name = "netdev", .kind = SRNIC_CONF_STR, .offset = AT(netdev),
@@ -854,8 +978,21 @@ static int check_whole(const struct srnic_config *cfg, char *why, size_t len)
 	unsigned i;
 
 	if (!cfg->node[0] || !cfg->ipv4 || !cfg->nports)
-		return reject(why, len, "node, ipv4 and at least one port "
-			      "are required");
+		return reject(why, len, "node, ipv4 (or ipv6) and at least "
+			      "one port are required");
+	for (i = 0; i < cfg->nroutes; i++)
+		if (cfg->route[i].v6 != !!cfg->has_ipv6)
+			return reject(why, len, "route: an IPv%d node's "
+				      "routes are IPv%d", cfg->has_ipv6 ? 6 : 4,
+				      cfg->has_ipv6 ? 6 : 4);
+	for (i = 0; i < cfg->npeers; i++)
+		if (!!host_ip6(cfg->peer6[i]) != !!cfg->has_ipv6)
+			return reject(why, len, "peer: an IPv%d node's peers "
+				      "are IPv%d", cfg->has_ipv6 ? 6 : 4,
+				      cfg->has_ipv6 ? 6 : 4);
+	if (cfg->has_ipv6 && cfg->nsvc)
+		return reject(why, len, "service: an IPv6 node has none yet "
+			      "(a service's address is IPv4)");
 	for (i = 0; i < cfg->nsvc; i++)
 		if (cfg->svc[i].ipv4 == cfg->ipv4)
 			return reject(why, len, "service %s: its address is "

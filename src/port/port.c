@@ -69,7 +69,7 @@ static int tun_steer_prog(const struct srnic_engine *eng, unsigned i)
 				    eng->cfg.encap_udp
 					    ? (uint16_t)eng->cfg.udp_port
 					    : 0,
-				    log, sizeof(log));
+				    eng->cfg.has_ipv6, log, sizeof(log));
 	if (prog < 0) {
 		fprintf(stderr, "srnic[%s]: port %u: the tap's steering "
 			"program is refused here (%s%s%.200s): the port does "

@@ -126,10 +126,11 @@ int srnic_tun_steer(struct srnic_engine *eng, unsigned i, int prog,
 		    char *err, unsigned errlen);
 /* ... the program for a node of `classes` classes, loaded (a port
  * learns from it whether the kernel takes it; unit tests run it on
- * frames), for frames in UDP to udp_port (encap = udp) or raw (0): its
+ * frames), for frames in UDP to udp_port (encap = udp; in IPv6 when
+ * ipv6) or raw (0): its
  * descriptor, or -errno and the verifier's words in log. */
-int srnic_tun_steer_load(unsigned classes, uint16_t udp_port, char *log,
-			 unsigned loglen);
+int srnic_tun_steer_load(unsigned classes, uint16_t udp_port, bool ipv6,
+			 char *log, unsigned loglen);
 
 /* loop.c: the loopback port (SRNIC_PORT_LOOP), frames to this node */
 int srnic_loop_start(struct srnic_engine *eng, char *err, unsigned errlen);

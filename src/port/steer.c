@@ -43,11 +43,11 @@ static inline bool frame_class(const struct srnic_engine *eng,
 	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t qpn;
 
-	if (!(eng->cfg.encap_udp
-		      ? srnic_wire_udp_frame_qpn(f, rte_pktmbuf_data_len(m),
-						 &qpn)
-		      : srnic_wire_frame_qpn(f, rte_pktmbuf_data_len(m),
-					     &qpn))) {
+	uint32_t len = rte_pktmbuf_data_len(m);
+
+	if (!(!eng->cfg.encap_udp ? srnic_wire_frame_qpn(f, len, &qpn)
+	      : eng->cfg.has_ipv6 ? srnic_wire_udp6_frame_qpn(f, len, &qpn)
+				  : srnic_wire_udp_frame_qpn(f, len, &qpn))) {
 		*cls = 0;
 		return false;
 	}

@@ -18,7 +18,9 @@
  * too short for what it reads ends the program, which answers 0 then.
  * For a node with encap = udp it reads the base header behind IPv4 and
  * UDP, in a frame to the node's UDP port with no IP options and no
- * fragment offset (what a sender wraps: port/udp.c), and answers 0 for
+ * fragment offset (an IPv6 node's: behind IPv6, UDP and srnic's shim,
+ * UDP the very next header), what a sender wraps (port/udp.c), and
+ * answers 0 for
  * any other (ARP, the kernel's frames); the class's own poll checks the
  * rest (port/steer.c).  The UDP destination port stays the node's one:
  * a router's ECMP hash reads it with the source port, which names the
@@ -64,11 +66,12 @@ static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src,
  * that answers 0 goes to the last two instructions, whose place is known
  * only at the end: they are patched then. */
 static unsigned steer_program(unsigned classes, uint16_t udp_port,
-			      struct bpf_insn *p)
+			      bool ipv6, struct bpf_insn *p)
 {
 	unsigned n = 0, op, i, to_zero[STEER_INSNS], nz = 0;
 	/* (where the base header starts) */
-	int32_t base = SRNIC_ETH_HLEN + (udp_port ? SRNIC_UDP_HLEN : 0);
+	int32_t base = SRNIC_ETH_HLEN +
+		       (!udp_port ? 0 : ipv6 ? SRNIC_UDP6_HLEN : SRNIC_UDP_HLEN);
 
 /* (r0 loaded with the size bytes at off; to the answer 0 unless it is v) */
 #define LOAD_JNE(size, off, v)                                               \
@@ -79,7 +82,17 @@ static unsigned steer_program(unsigned classes, uint16_t udp_port,
 	} while (0)
 	/* (the packet loads take the context in r6) */
 	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0);
-	if (udp_port) {
+	if (udp_port && ipv6) {
+		/* IPv6, UDP with no extension header between, our port */
+		LOAD_JNE(BPF_H, 12, SRNIC_ETHERTYPE_IPV6);
+		p[n++] = insn(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0,
+			      SRNIC_ETH_HLEN);
+		p[n++] = insn(BPF_ALU64 | BPF_AND | BPF_K, 0, 0, 0, 0xf0);
+		to_zero[nz++] = n;
+		p[n++] = insn(BPF_JMP | BPF_JNE | BPF_K, 0, 0, 0, 0x60);
+		LOAD_JNE(BPF_B, SRNIC_ETH_HLEN + 6, 17);
+		LOAD_JNE(BPF_H, SRNIC_ETH_HLEN + 42, udp_port);
+	} else if (udp_port) {
 		/* IPv4 without options, UDP, no fragment, our port */
 		LOAD_JNE(BPF_H, 12, SRNIC_ETHERTYPE_IPV4);
 		LOAD_JNE(BPF_B, SRNIC_ETH_HLEN, 0x45);
@@ -122,8 +135,8 @@ static unsigned steer_program(unsigned classes, uint16_t udp_port,
 	return n;
 }
 
-int srnic_tun_steer_load(unsigned classes, uint16_t udp_port, char *log,
-			 unsigned loglen)
+int srnic_tun_steer_load(unsigned classes, uint16_t udp_port, bool ipv6,
+			 char *log, unsigned loglen)
 {
 	struct bpf_insn prog[STEER_INSNS];
 	union bpf_attr a;
@@ -131,7 +144,7 @@ int srnic_tun_steer_load(unsigned classes, uint16_t udp_port, char *log,
 
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insn_cnt = steer_program(classes, udp_port, prog);
+	a.insn_cnt = steer_program(classes, udp_port, ipv6, prog);
 	a.insns = (uintptr_t)prog;
 	a.license = (uintptr_t)"Dual MIT/GPL";
 	log[0] = '\0';

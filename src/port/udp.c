@@ -34,6 +34,7 @@ struct dst_slot {
 	uint32_t neigh;
 	uint32_t turn;		/* its frames' turn through the paths */
 	const struct srnic_peer *peer;
+	uint8_t dst6[16];	/* an IPv6 node's: dst's address */
 };
 static __thread struct {
 	const struct srnic_node *node;
@@ -72,17 +73,30 @@ static bool hop_mac(struct srnic_engine *eng, unsigned p, uint32_t dst,
 		    struct dst_slot *s, uint8_t out[6])
 {
 	struct srnic_node *node = eng->node;
+	uint8_t dst6[16] = {0};
 	uint32_t hop;
 	uint64_t mac;
 	unsigned i;
 
 	if (s->dst == dst && neigh_mac(node, s->neigh, s->hop, p, &mac))
 		goto found;
-	hop = srnic_config_next_hop(&eng->cfg, p, dst);
+	if (eng->cfg.has_ipv6) {
+		/* (an IPv6 node's hops are keyed by their ids as well:
+		 * its routes' prefixes are the addresses') */
+		uint8_t hop6[16];
+
+		if (!srnic_node_addr6(node, &eng->cfg, dst, dst6))
+			return false;
+		srnic_config_next_hop6(&eng->cfg, p, dst6, hop6);
+		hop = srnic_wire_ip6_id(hop6);
+	} else {
+		hop = srnic_config_next_hop(&eng->cfg, p, dst);
+	}
 	for (i = 0; i < SRNIC_MAX_NEIGH; i++)
 		if (neigh_mac(node, i, hop, p, &mac)) {
 			if (s->dst != dst)
 				s->turn = 0;
+			memcpy(s->dst6, dst6, 16);
 			s->dst = dst;
 			s->hop = hop;
 			s->neigh = i;
@@ -148,6 +162,9 @@ static inline struct srnic_peer *dst_peer(struct srnic_engine *eng,
 	return peer;
 }
 
+/* ff02::1's Ethernet address (RFC 2464) */
+static const uint8_t all_nodes_mac[6] = {0x33, 0x33, 0, 0, 0, 1};
+
 bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 			 struct rte_mbuf *m)
 {
@@ -156,11 +173,12 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 	 * the limited broadcast, on this segment only) */
 	uint32_t dst = srnic_wire_mac_ip(f);
 	struct srnic_peer *peer = NULL;
+	struct dst_slot *s = NULL;
 	unsigned path = 0;
 	uint8_t mac[6];
 
 	if (dst) {
-		struct dst_slot *s = slot_of(eng, p, dst);
+		s = slot_of(eng, p, dst);
 
 		if (!hop_mac(eng, p, dst, s, mac)) {
 			eng->st->drops[SRNIC_DROP_UNRESOLVED]++;
@@ -169,14 +187,26 @@ bool srnic_port_udp_wrap(struct srnic_engine *eng, unsigned p,
 		peer = dst_peer(eng, s, dst);
 		path = pick_path(peer, p, s, f, m);
 	}
-	f = (uint8_t *)rte_pktmbuf_prepend(m, SRNIC_UDP_HLEN);
+	f = (uint8_t *)rte_pktmbuf_prepend(m, eng->cfg.has_ipv6
+						      ? SRNIC_UDP6_HLEN
+						      : SRNIC_UDP_HLEN);
 	if (!f) {
 		eng->st->drops[SRNIC_DROP_NO_MBUF]++;
 		return false;	/* no headroom: not one of ours */
 	}
-	srnic_wire_udp_wrap(f, rte_pktmbuf_pkt_len(m), eng->cfg.ipv4,
-			    dst ? dst : SRNIC_IPV4_BROADCAST,
-			    (uint16_t)eng->cfg.udp_port, path, 0);
+	if (eng->cfg.has_ipv6) {
+		/* (nobody's: every node of the segment, ff02::1) */
+		srnic_wire_udp6_wrap(f, rte_pktmbuf_pkt_len(m), eng->cfg.ipv6,
+				     s ? s->dst6
+					 : srnic_ip6_all_nodes,
+				     (uint16_t)eng->cfg.udp_port, path, 0);
+		if (!dst)
+			memcpy(f, all_nodes_mac, 6);
+	} else {
+		srnic_wire_udp_wrap(f, rte_pktmbuf_pkt_len(m), eng->cfg.ipv4,
+				    dst ? dst : SRNIC_IPV4_BROADCAST,
+				    (uint16_t)eng->cfg.udp_port, path, 0);
+	}
 	if (dst)
 		memcpy(f, mac, 6);
 	/* (numbered as it goes out: the peer's slot + 1, 0 for none, and
@@ -230,14 +260,25 @@ void srnic_port_udp_number(struct srnic_engine *eng, unsigned p,
 		struct srnic_peer *peer;
 
 		if (!slot || slot > SRNIC_MAX_PEERS ||
-		    path >= SRNIC_UDP_PATHS ||
-		    srnic_get16(f + 12) != SRNIC_ETHERTYPE_IPV4 ||
-		    srnic_wire_udp_seq(f))
+		    path >= SRNIC_UDP_PATHS)
 			continue;
 		peer = &node->peer[slot - 1];
-		if (__atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) !=
-		    srnic_wire_udp_dst(f))
-			continue;	/* (the slot was taken since) */
+		/* (the slot may have been taken since) */
+		if (srnic_get16(f + 12) == SRNIC_ETHERTYPE_IPV6) {
+			if (srnic_wire_udp6_seq(f) ||
+			    memcmp(peer->ip6, srnic_wire_udp6_dst(f), 16))
+				continue;
+			srnic_wire_udp6_number(
+				rte_pktmbuf_mtod(m[i], uint8_t *),
+				number_take(&peer->paths[p].tx_seq[path],
+					    shared));
+			continue;
+		}
+		if (srnic_get16(f + 12) != SRNIC_ETHERTYPE_IPV4 ||
+		    srnic_wire_udp_seq(f) ||
+		    __atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) !=
+			    srnic_wire_udp_dst(f))
+			continue;
 		srnic_wire_udp_number(rte_pktmbuf_mtod(m[i], uint8_t *),
 				      number_take(&peer->paths[p].tx_seq[path],
 						  shared));
@@ -316,7 +357,8 @@ void srnic_port_udp_count(struct srnic_engine *eng, const struct rte_mbuf *m,
 uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 			      struct rte_mbuf **pkts, uint16_t n, bool arp)
 {
-	uint16_t i, kept = 0;
+	bool v6 = eng->cfg.has_ipv6;
+	uint16_t i, kept = 0, hlen = v6 ? SRNIC_UDP6_HLEN : SRNIC_UDP_HLEN;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
@@ -330,16 +372,21 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 			pkts[kept++] = m;
 			continue;
 		}
-		/* ARP: the control core's (control/arp.c) */
-		if (srnic_wire_is_arp(f, rte_pktmbuf_data_len(m))) {
+		/* ARP, an IPv6 node's ICMPv6 (neighbour discovery): the
+		 * control core's (control/arp.c, nd.c) */
+		if (v6 ? srnic_wire_is_icmp6(f, rte_pktmbuf_data_len(m))
+		       : srnic_wire_is_arp(f, rte_pktmbuf_data_len(m))) {
 			if (!arp ||
 			    rte_ring_sp_enqueue(eng->node->ctrl_rx, m) != 0)
 				rte_pktmbuf_free(m);
 			continue;
 		}
-		e = srnic_wire_udp_unwrap(f, rte_pktmbuf_data_len(m),
-					  eng->cfg.ipv4,
-					  (uint16_t)eng->cfg.udp_port, &h);
+		e = v6 ? srnic_wire_udp6_unwrap(f, rte_pktmbuf_data_len(m),
+						eng->cfg.ipv6,
+						(uint16_t)eng->cfg.udp_port, &h)
+		       : srnic_wire_udp_unwrap(f, rte_pktmbuf_data_len(m),
+					       eng->cfg.ipv4,
+					       (uint16_t)eng->cfg.udp_port, &h);
 		if (e == SRNIC_WIRE_BAD_IP) {
 			eng->st->drops[SRNIC_DROP_BAD_IP]++;
 			rte_pktmbuf_free(m);
@@ -356,7 +403,7 @@ uint16_t srnic_port_udp_strip(struct srnic_engine *eng,
 			continue;
 		}
 		if (e == SRNIC_WIRE_OK) {
-			f = (uint8_t *)rte_pktmbuf_adj(m, SRNIC_UDP_HLEN);
+			f = (uint8_t *)rte_pktmbuf_adj(m, hlen);
 			/* (the Ethernet padding goes, as the codec would
 			 * take a CRC trailer to be the frame's last bytes) */
 			if (rte_pktmbuf_pkt_len(m) > h.raw_len)

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include "check.h"
 #include "srnic_config.h"
+#include "srnic_wire.h"
 
 static char path[64];
 
@@ -212,6 +214,88 @@ static void check_routed(void)
 	      "a peer line on a raw Ethernet node: %s", err);
 }
 
+/* An IPv6 routed node: its id made of its address, IPv6 routes and
+ * peers, the next hops of its addresses; and what it cannot be. */
+static const char routed6[] =
+	"node = a\n"
+	"ipv6 = fd00:56:1::2/64\n"
+	"mac = 02:53:4e:00:00:01\n"
+	"encap = udp\n"
+	"port = net_memif0,role=server,id=0\n"
+	"port = net_memif1,role=server,id=1\n"
+	"route = default via fd00:56:1::1\n"
+	"route = fd00:57::/32 via fd00:56:1::fe port 1\n"
+	"peer = fd00:56:2::2\n";
+
+/* An IPv6 address, parsed. */
+static void ip6(const char *text, uint8_t a[16])
+{
+	if (inet_pton(AF_INET6, text, a) != 1)
+		abort();
+}
+
+static void check_routed6(void)
+{
+	uint8_t want[16], hop[16], dst[16];
+	struct srnic_config cfg;
+	char err[640];
+
+	write_conf(routed6, "");
+	if (CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)),
+		  "IPv6 routed file refused: %s", err)) {
+		ip6("fd00:56:1::2", want);
+		CHECK(cfg.has_ipv6 && !memcmp(cfg.ipv6, want, 16) &&
+			      cfg.ipv6_len == 64 &&
+			      cfg.ipv4 == srnic_wire_ip6_id(want) &&
+			      cfg.ipv4 >> 28 == 0xf,
+		      "ipv6/64 and its id %08x", cfg.ipv4);
+		ip6("fd00:56:2::2", want);
+		CHECK(cfg.npeers == 1 && !memcmp(cfg.peer6[0], want, 16) &&
+			      cfg.peer[0] == srnic_wire_ip6_id(want),
+		      "the peer and its id");
+		ip6("fd00:56:1::1", want);
+		CHECK(cfg.nroutes == 2 && cfg.route[0].v6 &&
+			      cfg.route[0].len == 0 &&
+			      !memcmp(cfg.route[0].gw6, want, 16) &&
+			      cfg.route[0].gw == srnic_wire_ip6_id(want) &&
+			      cfg.route[1].len == 32 && cfg.route[1].port == 1,
+		      "routes");
+		ip6("fd00:56:1::77", dst);
+		srnic_config_next_hop6(&cfg, 0, dst, hop);
+		CHECK(!memcmp(hop, dst, 16), "the subnet is on the segment");
+		ip6("fd00:57:3::5", dst);
+		srnic_config_next_hop6(&cfg, 0, dst, hop);
+		CHECK(!memcmp(hop, want, 16), "port 0: the default route");
+		srnic_config_next_hop6(&cfg, 1, dst, hop);
+		ip6("fd00:56:1::fe", want);
+		CHECK(!memcmp(hop, want, 16), "port 1: its /32");
+	}
+	write_conf(routed6, "ipv4 = 10.1.0.2\n");
+	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      strstr(err, "a node has one address: ipv4 or ipv6"),
+	      "ipv4 and ipv6: %s", err);
+	write_conf(routed6, "peer = 10.2.0.2\n");
+	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      strstr(err, "an IPv6 node's peers are IPv6"),
+	      "an IPv4 peer of an IPv6 node: %s", err);
+	write_conf(routed6, "route = 10.0.0.0/8 via 10.1.0.1\n");
+	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      strstr(err, "an IPv6 node's routes are IPv6"),
+	      "an IPv4 route of an IPv6 node: %s", err);
+	write_conf(good, "peer = fd00::2\n");
+	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      strstr(err, "IPv4 node's peers are IPv4"),
+	      "an IPv6 peer of an IPv4 node: %s", err);
+	write_conf(routed6, "route = fd00:58::1/32 via fd00:56:1::1\n");
+	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      strstr(err, "has bits past its length"),
+	      "an IPv6 prefix with bits past its length: %s", err);
+	write_conf(routed6, "peer = ff02::1\n");
+	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      strstr(err, "not a host's IPv6 address"),
+	      "a multicast peer: %s", err);
+}
+
 /* good plus line: refused with a message ending in want ("" = the line's
  * number and key come first). */
 static void check_bad(const char *line, const char *want)
@@ -237,6 +321,7 @@ int main(void)
 	check_doc();
 	check_good();
 	check_routed();
+	check_routed6();
 	check_bad("frobnicate = 3", "unknown key 'frobnicate'");
 	check_bad("no equals sign", "expected key = value");
 	check_bad("weight = 17", "weight: 1 to 16");
