@@ -34,19 +34,39 @@
 #    bad_auth);
 #  - four nodes, two behind each router: a finds the three others, and a
 #    pingpong (-c) goes from a to c (one router) and to d (both).
-export SRNIC_NS=${SRNIC_NS:-srnic}-r SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-r
+# With ROUTED_FAMILY=ipv6 (e2e/48b) the same in IPv6: ./srnic testbed up
+# --routed --ipv6 (fd00:56:I::2/64), next hops by neighbour discovery
+# (which a node counts as ARP), GID 1 the node's IPv6 address for every
+# program that names a GID (perftest's -x 1), rping to b's IPv6 address
+# (not io_demo, which takes IPv4 alone), the router's move said by an unsolicited advertisement
+# (ndisc_notify); and every frame of the rail's capture checked against
+# the transfer (capture_check.py, srnic's headers behind the shim).
+ROUTED_FAMILY=${ROUTED_FAMILY:-ipv4}
+if [ "$ROUTED_FAMILY" = ipv6 ]; then
+	export SRNIC_NS=${SRNIC_NS:-srnic}-r6 SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-r6
+	V6=yes
+	# (as tshark writes them: fd00:56:0::2 is fd00:56::2)
+	A=fd00:56::2 B=fd00:56:1::2 RA=fd00:56::1
+	UP_ARGS=(--routed --ipv6) GIDX=(-x 1) RPING_BIND=$B
+else
+	export SRNIC_NS=${SRNIC_NS:-srnic}-r SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-r
+	V6=""
+	A=10.56.0.2 B=10.56.1.2 RA=10.56.0.1
+	UP_ARGS=(--routed) GIDX=() RPING_BIND=0.0.0.0
+fi
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/routed.bash"
+[ -z "$V6" ] || [ -e /proc/sys/net/ipv6 ] || { echo "SKIP: this kernel has no IPv6"; exit 77; }
 
 command -v tshark > /dev/null || { echo "SKIP: tshark not installed (./srnic setup installs it)"; exit 77; }
 
 trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
-"$SRNIC" testbed up --routed > "$LOGDIR/48-testbed.log" 2>&1 ||
-	{ cat "$LOGDIR/48-testbed.log"; fail "testbed up --routed"; }
+"$SRNIC" testbed up "${UP_ARGS[@]}" > "$LOGDIR/48-testbed.log" 2>&1 ||
+	{ cat "$LOGDIR/48-testbed.log"; fail "testbed up ${UP_ARGS[*]}"; }
 cat "$LOGDIR/48-testbed.log"
+[ -z "$V6" ] || grep -q "routed in IPv6" "$LOGDIR/48-testbed.log" || fail "testbed up did not say IPv6"
 R0=$SRNIC_NS-r0
-A=10.56.0.2 B=10.56.1.2
 wait_peer a b 0 && wait_peer b a 0 || fail "the nodes did not find each other across the routers"
 echo "a and b found each other across the routers"
 
@@ -64,24 +84,35 @@ tx() { ip -n "$R0" -s -j link show "$1" | python3 -c "import json,sys; print(jso
 all_paths_heard
 
 # A capture of a's rail around a transfer ($pcap).
-rail_capture routed -n 2000 -s 65536
+rail_capture routed "${GIDX[@]}" -n 2000 -s 65536
 rail_frames "$pcap" "$amac" "$rmac" "$A" "$B"
+# (IPv6: every frame between the nodes or to ff02::1, srnic's headers
+# those of the transfer)
+if [ -n "$V6" ]; then
+	python3 "$ROOT/tests/e2e/capture_check.py" "$ROOT/tools/wireshark/srnic.lua" \
+		"$pcap" "$LOGDIR/routed-cap-bw.a" 65536 udp "$A" "$B" "$RA" ||
+		fail "the capture of a's rail does not match the transfer"
+fi
 
 pingpong routed-pp 60 ibv_rc_pingpong -g 1 -s 4096 -n 2000 || fail "ibv_rc_pingpong -c across the routers"
-pair routed-integrity 120 "$BUILD/examples/srnic_integrity" || fail "srnic_integrity across the routers"
+pair routed-integrity 120 "$BUILD/examples/srnic_integrity" ${V6:+-g 1} || fail "srnic_integrity across the routers"
 grep -q ", 0 bad" "$LOGDIR/routed-integrity.a" || fail "srnic_integrity across the routers reported bad data"
 grep -h "bad" "$LOGDIR/routed-integrity.a" | tail -1
-bw routed-write-bw ib_write_bw -n 2000 -s 65536
-bw routed-read-bw ib_read_bw -n 1000
-bw routed-send-bw ib_send_bw -n 2000 -r 2048
+bw routed-write-bw ib_write_bw "${GIDX[@]}" -n 2000 -s 65536
+bw routed-read-bw ib_read_bw "${GIDX[@]}" -n 1000
+bw routed-send-bw ib_send_bw "${GIDX[@]}" -n 2000 -r 2048
 
 # rping -V: every RDMA READ's data compared with what was sent.
-rping_checked routed-rping 0.0.0.0 "$B"
+rping_checked routed-rping "$RPING_BIND" "$B"
 
 # UCX: io_demo, its data check on (-q), connected by UCX's rdmacm manager.
 E=(env UCX_TLS=rc_v,self UCX_NET_DEVICES=srnic0:1 UCX_ADDRESS_VERSION=v2
 	UCX_SOCKADDR_TLS_PRIORITY=rdmacm)
-if command -v io_demo > /dev/null; then
+# (io_demo reads its server's address with inet_pton for IPv4 alone:
+# "invalid address 'fd00'", and it takes no name)
+if [ -n "$V6" ]; then
+	echo "io_demo takes no IPv6 address: UCX across the routers not run in IPv6"
+elif command -v io_demo > /dev/null; then
 	timeout -k 5 60 "$SRNIC" exec b -- "${E[@]}" io_demo -p 13600 -q \
 		-d 1024:65536 > "$LOGDIR/routed-io_demo.b" 2>&1 &
 	srv=$!
@@ -100,7 +131,7 @@ fi
 # Paths: one QP's packets over both links between the routers (each UDP
 # source port hashed to one of them, by a hash the kernel seeds at boot).
 t0=$(tx p0) t1=$(tx p1)
-pair routed-paths-bw 90 ib_write_bw -n 3000 -s 65536 -q 1 || fail "ib_write_bw, one QP, across the routers"
+pair routed-paths-bw 90 ib_write_bw "${GIDX[@]}" -n 3000 -s 65536 -q 1 || fail "ib_write_bw, one QP, across the routers"
 d0=$(( $(tx p0) - t0 )) d1=$(( $(tx p1) - t1 ))
 echo "one QP's frames from a's router: $d0 on path 0, $d1 on path 1"
 # (a source port is an eighth of the frames: a link with none of them
@@ -137,7 +168,7 @@ if [ -n "$both" ]; then
 	echo "path 0 dropped everything mid-pingpong: b said it hears a's paths $ok (bits), the pingpong ended with good data"
 	[ "$ok" -gt 0 ] && [ "$ok" -lt 255 ] || fail "a was not told of the dead path: paths_ok $ok"
 	off=$(tshark -X lua_script:"$ROOT/tools/wireshark/srnic.lua" -r "$bpcap" -T fields -E occurrence=f \
-		-e ip.dst -e udp.srcport -e srnic.opcode 2>/dev/null |
+		-e "$(ip_fields "$B").dst" -e udp.srcport -e srnic.opcode 2>/dev/null |
 		awk -v B="$B" -v ok="$ok" '$1 == B && $3 != 6 && $3 != "" {
 			k = $2 - 49152; n++
 			if (int(ok / 2 ^ k) % 2 == 0) off++ }
@@ -158,7 +189,7 @@ if [ -n "$both" ]; then
 	lpcap=$LOGDIR/routed-weights.pcap
 	rm -f "$lpcap"
 	"$SRNIC" testbed fault path 0 loss=10% || fail "testbed fault path 0 loss=10%"
-	( bw routed-weights-bw ib_write_bw -D 6 -s 65536 ) > "$LOGDIR/routed-weights.out" 2>&1 &
+	( bw routed-weights-bw ib_write_bw "${GIDX[@]}" -D 6 -s 65536 ) > "$LOGDIR/routed-weights.out" 2>&1 &
 	job=$!
 	sleep 1
 	ip netns exec "$R0" timeout 10 dumpcap -q -i p0 -c 300 \
@@ -190,9 +221,9 @@ fi
 # 1% loss on one path: goodput near a clean run's (the lost packets are
 # sent again, on any path).
 gb() { awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print $4}' "$LOGDIR/$1.a" | tail -1; }
-bw routed-clean-bw ib_write_bw -D 4 -s 65536
+bw routed-clean-bw ib_write_bw "${GIDX[@]}" -D 4 -s 65536
 "$SRNIC" testbed fault path 0 loss=1% || fail "testbed fault path 0 loss=1%"
-bw routed-lossy-bw ib_write_bw -D 4 -s 65536
+bw routed-lossy-bw ib_write_bw "${GIDX[@]}" -D 4 -s 65536
 "$SRNIC" testbed fault path 0 clear
 echo "ib_write_bw with 1% loss on one path: $(gb routed-lossy-bw) Gb/s, without: $(gb routed-clean-bw)"
 awk -v l="$(gb routed-lossy-bw)" -v c="$(gb routed-clean-bw)" 'BEGIN {exit !(l >= c / 2)}' ||
@@ -200,9 +231,13 @@ awk -v l="$(gb routed-lossy-bw)" -v c="$(gb routed-clean-bw)" 'BEGIN {exit !(l >
 
 # The router's port toward a moves to another Ethernet address, mid-
 # pingpong, and says so (arp_notify: a gratuitous ARP, as routers do on
-# a failover).
+# a failover; IPv6's ndisc_notify: an unsolicited advertisement).
 learned=$(counter a arp_learned)
-ip netns exec "$R0" sysctl -qw net.ipv4.conf.n-a.arp_notify=1
+if [ -n "$V6" ]; then
+	ip netns exec "$R0" sysctl -qw net.ipv6.conf.n-a.ndisc_notify=1
+else
+	ip netns exec "$R0" sysctl -qw net.ipv4.conf.n-a.arp_notify=1
+fi
 ( pingpong routed-move 120 ibv_rc_pingpong -g 1 -s 4096 -n 20000 ) > "$LOGDIR/routed-move.out" 2>&1 &
 pp=$!
 sleep 1
@@ -218,8 +253,8 @@ no_damage
 # every other through the routers, and a pingpong (-c) goes from a to c
 # (one router, another subnet) and to d (both routers).
 "$SRNIC" testbed down >/dev/null 2>&1
-"$SRNIC" testbed up --routed --nodes 4 > "$LOGDIR/48-testbed4.log" 2>&1 ||
-	{ cat "$LOGDIR/48-testbed4.log"; fail "testbed up --routed --nodes 4"; }
+"$SRNIC" testbed up "${UP_ARGS[@]}" --nodes 4 > "$LOGDIR/48-testbed4.log" 2>&1 ||
+	{ cat "$LOGDIR/48-testbed4.log"; fail "testbed up ${UP_ARGS[*]} --nodes 4"; }
 for n in b c d; do
 	wait_peer a $n 0 && wait_peer $n a 0 || fail "a and $n did not find each other across the routers"
 done
