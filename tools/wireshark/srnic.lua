@@ -301,7 +301,36 @@ function p.dissector(tvb, pinfo, tree)
 end
 
 DissectorTable.get("ethertype"):add(0x88B5, p)
+
 -- A UDP node's frames (encap = udp): the same headers as the UDP payload,
 -- at srnic's default UDP port (another udp_port: Decode As..., or
--- tshark -d udp.port==PORT,srnic).
-DissectorTable.get("udp.port"):add(4793, p)
+-- tshark -d udp.port==PORT,srnic_udp).  An IPv6 node's payload starts
+-- with a 4-byte shim, its number on its path (what IPv4's identification
+-- carries for an IPv4 node) and 2 bytes zero, then the base header.
+local pu = Proto("srnic_udp", "srnic over UDP")
+local FU = {
+	seq = ProtoField.uint16("srnic_udp.seq", "Number on the path (IPv6 shim)"),
+	reserved = ProtoField.bytes("srnic_udp.reserved", "Reserved"),
+}
+pu.fields = {FU.seq, FU.reserved}
+local ip_version = Field.new("ip.version")
+local ipv6_version = Field.new("ipv6.version")
+
+-- Whether the datagram is in IPv6: its innermost IP header (the last
+-- one the frame has, as in a tunnel or an ICMP error) is IPv6's.  (The
+-- IPv6 dissector says ip.version too, at its own header's offset.)
+local function in_ipv6()
+	local v4, v6 = {ip_version()}, {ipv6_version()}
+	if #v6 == 0 then return false end
+	return #v4 == 0 or v6[#v6].offset >= v4[#v4].offset
+end
+
+function pu.dissector(tvb, pinfo, tree)
+	if not in_ipv6() then return p.dissector(tvb, pinfo, tree) end
+	if tvb:len() < 4 + 24 then return 0 end
+	local t = tree:add(pu, tvb(0, 4), "srnic IPv6 shim")
+	t:add(FU.seq, tvb(0, 2))
+	t:add(FU.reserved, tvb(2, 2))
+	return 4 + p.dissector(tvb(4):tvb(), pinfo, tree)
+end
+DissectorTable.get("udp.port"):add(4793, pu)
