@@ -191,6 +191,55 @@ static inline uint8_t *wire_build(const struct srnic_pkt *p,
 	return f;
 }
 
+/* The UDP tests' data frame: a WRITE (QP 0x1010, from 0x12345, msn 7,
+ * key 0x1001) of plen payload bytes (byte i is i * 7 + plen), sealed as
+ * a UDP node seals it when crc, into a new buffer after `room` free
+ * bytes (for a wrap's headers) and before 16 (for Ethernet padding).
+ * *raw (to free) gets a copy of the raw frame, *len its length. */
+static inline uint8_t *wire_udp_write(uint32_t plen, bool crc, uint32_t room,
+				      const uint8_t dst[6],
+				      const uint8_t src[6], uint8_t **raw,
+				      uint32_t *len)
+{
+	struct srnic_pkt p;
+	uint8_t *f, *w, *pay;
+	uint32_t n, i;
+
+	memset(&p, 0, sizeof(p));
+	p.opcode = SRNIC_OP_WRITE;
+	p.flags = SRNIC_F_LAST;
+	p.dst_qpn = 0x1010;
+	p.src_qpn = 0x12345;
+	p.msn = 7;
+	p.rkey = 0x1001;
+	p.pkt_len = plen;
+	p.msg_len = plen;
+	p.stride_shift = 13;
+	pay = calloc(1, plen ? plen : 1);
+	if (!pay)
+		abort();
+	for (i = 0; i < plen; i++)
+		pay[i] = (uint8_t)(i * 7 + plen);
+	p.payload = pay;
+	f = wire_build(&p, dst, src, &n);
+	free(pay);
+	w = calloc(1, room + n + SRNIC_CRC_LEN + 16);
+	if (!w)
+		abort();
+	memcpy(w + room, f, n);
+	free(f);
+	if (crc) {
+		n += SRNIC_CRC_LEN;
+		srnic_wire_seal(w + room, n, true);
+	}
+	*raw = malloc(n);
+	if (!*raw)
+		abort();
+	memcpy(*raw, w + room, n);
+	*len = n;
+	return w;
+}
+
 /* CRC-32C the slow, obvious way: reflected, polynomial 0x82f63b78. */
 static inline uint32_t wire_crc32c_ref(const uint8_t *buf, uint32_t len)
 {
