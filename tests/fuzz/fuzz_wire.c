@@ -3,7 +3,9 @@
  * Fuzz target for srnic_wire_decode: every frame off the wire goes through
  * it before anything else looks at the bytes, so it must refuse garbage
  * without reading past the frame, and whatever it accepts must be a packet
- * the engine can trust (see wire_oracle.h for what that means).
+ * the engine can trust (see wire_oracle.h for what that means).  A UDP
+ * node's ports read a frame first with the IPv4 or IPv6 unwrap, ARP's or
+ * NDP's decoder: those too, on every input.
  *
  * Two builds of this file:
  *
@@ -97,17 +99,26 @@ static uint32_t interesting32(uint32_t cur)
 	}
 }
 
-/* A control frame's node: an IPv4 one (no IPv6 address), or an IPv6
- * one. */
-static void random_node(struct srnic_pkt *p)
+/* A random IPv6 address, fd00::/8 (a node's) most of the time. */
+static void random_ip6(uint8_t a[16])
 {
 	unsigned i;
 
+	for (i = 0; i < 16; i++)
+		a[i] = (uint8_t)rnd();
+	if (rnd_below(4))
+		a[0] = 0xfd;
+}
+
+/* A control frame's node: an IPv4 one (no IPv6 address), or an IPv6 one
+ * (its address, and the id made of it). */
+static void random_node(struct srnic_pkt *p)
+{
 	p->ipv4 = (uint32_t)rnd();
 	if (rnd_below(2))
 		return;
-	for (i = 0; i < sizeof(p->ipv6); i++)
-		p->ipv6[i] = (uint8_t)rnd();
+	random_ip6(p->ipv6);
+	p->ipv4 = srnic_wire_ip6_id(p->ipv6);
 }
 
 /* A valid packet with random contents; its payload goes to pay. */
@@ -325,6 +336,23 @@ static uint32_t random_frame(uint8_t *f)
 		srnic_wire_arp_encode(f, mac, mac + 6, &a);
 		return SRNIC_ARP_FRAME;
 	}
+	/* NDP, which a UDP IPv6 node's ports hand to its control core. */
+	if (rnd_below(16) == 0) {
+		struct srnic_nd nd = {.type = rnd_below(2) ? SRNIC_ND_SOLICIT
+							   : SRNIC_ND_ADVERT,
+				      .has_lladdr = (uint8_t)rnd_below(2)};
+
+		if (nd.type == SRNIC_ND_ADVERT)
+			nd.flags = (uint8_t)(rnd() & 0xe0);
+		random_ip6(nd.src);
+		random_ip6(nd.target);
+		nd.src[0] &= 0xfe;
+		nd.target[0] &= 0xfe;
+		srnic_wire_nd_solicited_node(nd.target, nd.dst, mac);
+		memcpy(nd.lladdr, mac + 6, 6);
+		nd.lladdr[0] = (nd.lladdr[0] & 0xfe) | 2;
+		return srnic_wire_nd_encode(f, mac, mac + 6, &nd);
+	}
 	random_pkt(&p, pay);
 	b = wire_build(&p, mac, mac + 6, &n);
 	memcpy(f, b, n);
@@ -336,6 +364,24 @@ static uint32_t random_frame(uint8_t *f)
 		for (i = 0; i < extra; i++)
 			f[n + i] = (uint8_t)rnd();
 		n += extra;
+	}
+	/* A UDP IPv6 node's, to this node (wire_udp6_oracle's
+	 * fd00:56:1::2), all nodes or another group, from a host. */
+	if (rnd_below(6) == 0) {
+		uint8_t src[16], dst[16] = {0xff, 0x05, [15] = 0x42};
+
+		random_ip6(src);
+		src[0] = 0xfd;
+		if (rnd_below(3) == 0)
+			memcpy(dst, srnic_ip6_all_nodes, 16);
+		else if (rnd_below(2))
+			memcpy(dst, wire_me6, 16);
+		memmove(f + SRNIC_UDP6_HLEN, f, n);
+		n += SRNIC_UDP6_HLEN;
+		srnic_wire_udp6_wrap(f, n, src, dst, SRNIC_UDP_PORT,
+				     rnd_below(SRNIC_UDP_PATHS),
+				     (uint16_t)rnd());
+		return n;
 	}
 	/* A UDP node's, in IPv4 and UDP to this node (wire_udp_oracle's
 	 * 10.55.0.2), the limited broadcast or a group. */
@@ -360,7 +406,32 @@ static const uint8_t field_off[] = {
 	18, 22, 26, 30, 34,		/* base header (raw) */
 	38, 42, 46, 50, 54, 58, 62, 66, 70, /* data extension (raw) */
 	16, 20, 24, 28, 32, 36,		/* IPv4 and UDP (wrapped) */
+	/* IPv6: payload length, next header and hop limit; a source's
+	 * last bytes; UDP's length and checksum; the shim; NDP's
+	 * reserved bytes and its option */
+	18, 20, 34, 58, 62, 76,
 };
+
+/* A frame in IPv6 with its UDP or ICMPv6 checksum right again after a
+ * mutation: what is behind it is reached, not only the checksum. */
+static void fix_ip6_sum(uint8_t *f, uint32_t n)
+{
+	uint32_t plen, off;
+	uint16_t c;
+
+	if (n < 62 || srnic_get16(f + 12) != SRNIC_ETHERTYPE_IPV6 ||
+	    (f[20] != 17 && f[20] != 58))
+		return;
+	plen = srnic_get16(f + 18);
+	off = f[20] == 17 ? 60 : 56;
+	if (plen > n - 54 || plen < off - 54 + 2)
+		return;
+	srnic_put16(f + off, 0);
+	c = (uint16_t)~wire_ones_ref(f + 54, plen,
+				     wire_ones_ref(f + 22, 32, 0) + plen +
+					     f[20]);
+	srnic_put16(f + off, f[20] == 17 && !c ? 0xffff : c);
+}
 
 static uint32_t mutate(uint8_t *f, uint32_t n)
 {
@@ -385,8 +456,10 @@ static uint32_t mutate(uint8_t *f, uint32_t n)
 				srnic_put32(f + off, interesting32(v));
 			}
 			break;
-		case 3:	/* stride shift, version, opcode, syndrome */
-			off = (uint32_t[]){74, 74, 14, 15, 38}[rnd_below(5)];
+		case 3:	/* stride shift, version, opcode, syndrome;
+			 * IPv6's next header, hop limit, ICMPv6 type */
+			off = (uint32_t[]){74, 74, 14, 15, 38, 20, 21,
+					   54}[rnd_below(8)];
 			if (off < n)
 				f[off] = rnd_below(3) ? rnd_below(20)
 						      : (uint8_t)rnd();
@@ -420,6 +493,8 @@ static uint32_t mutate(uint8_t *f, uint32_t n)
 			break;
 		}
 	}
+	if (rnd_below(2))
+		fix_ip6_sum(f, n);
 	return n;
 }
 
@@ -527,9 +602,11 @@ int main(int argc, char **argv)
 		if (i % 8 == 0) {
 			bn = random_frame(base);
 			err = run_one(base, bn, "valid frame", i);
-			/* (ARP is no srnic frame: the codec passes it over) */
-			CHECK(err == (srnic_get16(base + 12) ==
-						      SRNIC_ETHERTYPE_ARP
+			/* (ARP and NDP are no srnic frames: the codec
+			 * passes them over) */
+			CHECK(err == (srnic_wire_is_arp(base, bn) ||
+						      srnic_wire_is_icmp6(base,
+									  bn)
 					      ? SRNIC_WIRE_NOT_OURS
 					      : SRNIC_WIRE_OK),
 			      "valid frame %lu refused with %d", i, err);

@@ -12,7 +12,10 @@
  *    field, so encoder and decoder agree with the byte map of wire.c, not
  *    merely with each other;
  *  - srnic_wire_check_crc agrees with a plain bitwise CRC-32C written here,
- *    demanded or not.
+ *    demanded or not;
+ *  - what a UDP node runs before the decoder (the IPv4 and IPv6 unwraps,
+ *    ARP, NDP) holds to its own rules: IPv6's and NDP's verdicts are
+ *    those of references written here, with a plain checksum.
  *
  * Offsets here are literal numbers on purpose: they restate the map in the
  * comment at the top of wire.c, so a change to either side shows up.
@@ -188,6 +191,55 @@ static inline uint8_t *wire_build(const struct srnic_pkt *p,
 	return f;
 }
 
+/* The UDP tests' data frame: a WRITE (QP 0x1010, from 0x12345, msn 7,
+ * key 0x1001) of plen payload bytes (byte i is i * 7 + plen), sealed as
+ * a UDP node seals it when crc, into a new buffer after `room` free
+ * bytes (for a wrap's headers) and before 16 (for Ethernet padding).
+ * *raw (to free) gets a copy of the raw frame, *len its length. */
+static inline uint8_t *wire_udp_write(uint32_t plen, bool crc, uint32_t room,
+				      const uint8_t dst[6],
+				      const uint8_t src[6], uint8_t **raw,
+				      uint32_t *len)
+{
+	struct srnic_pkt p;
+	uint8_t *f, *w, *pay;
+	uint32_t n, i;
+
+	memset(&p, 0, sizeof(p));
+	p.opcode = SRNIC_OP_WRITE;
+	p.flags = SRNIC_F_LAST;
+	p.dst_qpn = 0x1010;
+	p.src_qpn = 0x12345;
+	p.msn = 7;
+	p.rkey = 0x1001;
+	p.pkt_len = plen;
+	p.msg_len = plen;
+	p.stride_shift = 13;
+	pay = calloc(1, plen ? plen : 1);
+	if (!pay)
+		abort();
+	for (i = 0; i < plen; i++)
+		pay[i] = (uint8_t)(i * 7 + plen);
+	p.payload = pay;
+	f = wire_build(&p, dst, src, &n);
+	free(pay);
+	w = calloc(1, room + n + SRNIC_CRC_LEN + 16);
+	if (!w)
+		abort();
+	memcpy(w + room, f, n);
+	free(f);
+	if (crc) {
+		n += SRNIC_CRC_LEN;
+		srnic_wire_seal(w + room, n, true);
+	}
+	*raw = malloc(n);
+	if (!*raw)
+		abort();
+	memcpy(*raw, w + room, n);
+	*len = n;
+	return w;
+}
+
 /* CRC-32C the slow, obvious way: reflected, polynomial 0x82f63b78. */
 static inline uint32_t wire_crc32c_ref(const uint8_t *buf, uint32_t len)
 {
@@ -228,6 +280,13 @@ static inline enum srnic_wire_err wire_crc_expected(const uint8_t *buf,
 		    : SRNIC_WIRE_BAD_CRC;
 	free(c);
 	return e;
+}
+
+/* The path a UDP source port names, as docs/wire-protocol.md says. */
+static inline uint8_t wire_path_of(uint16_t sport)
+{
+	return sport >= 49152 && sport < 49152 + 8 ? (uint8_t)(sport - 49152)
+						  : SRNIC_UDP_NO_PATH;
 }
 
 /*
@@ -281,10 +340,7 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 	    h.src_ip == SRNIC_IPV4_BROADCAST || h.src_ip >> 28 == 0xe ||
 	    h.src_ip >> 24 == 127 ||
 	    h.to_me != (srnic_get32(buf + SRNIC_ETH_HLEN + 16) == me) ||
-	    h.path != (sport >= SRNIC_UDP_SPORT0 &&
-				       sport < SRNIC_UDP_SPORT0 + SRNIC_UDP_PATHS
-			       ? sport - SRNIC_UDP_SPORT0
-			       : SRNIC_UDP_NO_PATH)) {
+	    h.path != wire_path_of(sport)) {
 		free(c);
 		return "UDP unwrap gave a sender that is not the frame's, or "
 		       "no host's, or another path or number";
@@ -350,6 +406,162 @@ static inline const char *wire_udp_oracle(const uint8_t *buf, uint32_t len,
 	free(c);
 	}
 	return bad;
+}
+
+/* RFC 1071's sum, 16 bits at a time, folded, not inverted: the
+ * reference the codec's 8-bytes-a-step sum is held to. */
+static inline uint32_t wire_ones_ref(const uint8_t *p, uint32_t len,
+				     uint32_t sum)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += (uint32_t)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+/* Whether the upper layer (next header `next`, plen bytes at 54) of an
+ * IPv6 frame sums right with its pseudo-header; plen must fit. */
+static inline bool wire_ip6_sum_ok(const uint8_t *buf, uint32_t plen,
+				   uint8_t next)
+{
+	uint32_t sum = wire_ones_ref(buf + 22, 32, 0) + plen + next;
+
+	return wire_ones_ref(buf + 54, plen, sum) == 0xffff;
+}
+
+/* (fd00:56:1::2, this node, and fd00:56:1::1) */
+static const uint8_t wire_me6[16] = {0xfd, 0, 0, 0x56, 0, 1, [15] = 2};
+static const uint8_t wire_peer6[16] = {0xfd, 0, 0, 0x56, 0, 1, [15] = 1};
+
+/* The verdict srnic_wire_udp6_unwrap owes a frame to wire_me6 at srnic's
+ * port, from docs/wire-protocol.md with literal offsets. */
+static inline enum srnic_wire_err wire_udp6_expected(const uint8_t *buf,
+						     uint32_t len)
+{
+	static const uint8_t mapped[12] = {[10] = 0xff, 0xff};
+	static const uint8_t zero[16];
+	const uint8_t *src = buf + 22;
+	uint32_t plen;
+
+	if (len < 62 || buf[12] != 0x86 || buf[13] != 0xdd ||
+	    buf[14] >> 4 != 6 || buf[20] != 17 ||
+	    srnic_get16(buf + 56) != SRNIC_UDP_PORT ||
+	    (memcmp(buf + 38, wire_me6, 16) && buf[38] != 0xff))
+		return SRNIC_WIRE_NOT_OURS;
+	plen = srnic_get16(buf + 18);
+	if (plen > len - 54 || srnic_get16(buf + 58) != plen ||
+	    plen < 8 + 4 + 24 || !srnic_get16(buf + 60) ||
+	    !wire_ip6_sum_ok(buf, plen, 17) || src[0] == 0xff ||
+	    !memcmp(src, mapped, 12) ||
+	    (!memcmp(src, zero, 15) && src[15] <= 1))
+		return SRNIC_WIRE_BAD_IP;
+	return SRNIC_WIRE_OK;
+}
+
+/*
+ * UDP over IPv6: unwrapping the input (as from an IPv6 node's port,
+ * wire_me6 at srnic's default port) gives the verdict the reference
+ * above owes it, never reads or writes past the frame, leaves what it
+ * refuses as it was and what it takes a raw frame of ours with the
+ * sender, number and path the headers carry; wrapping that raw frame
+ * again (its QP number the raw one's to a steering class), numbering
+ * it, and unwrapping it give it back.  NULL, or what broke; *raw (to
+ * free) gets the raw frame, *raw_len bytes, when it was taken.
+ */
+static inline const char *wire_udp6_oracle(const uint8_t *buf, uint32_t len,
+					   uint8_t **raw, uint32_t *raw_len)
+{
+	enum srnic_wire_err e, want = wire_udp6_expected(buf, len);
+	struct srnic_udp_rx h, h2;
+	uint32_t q1 = 0, q2 = 0, n;
+	uint8_t *c, *w, *x;
+
+	*raw = NULL;
+	c = malloc(len ? len : 1);
+	if (!c)
+		abort();
+	memcpy(c, buf, len);
+	(void)srnic_wire_udp6_frame_qpn(c, len, &q1);
+	e = srnic_wire_udp6_unwrap(c, len, wire_me6, SRNIC_UDP_PORT, &h);
+	if (e != want || e != SRNIC_WIRE_OK) {
+		bool same = !len || !memcmp(c, buf, len);
+
+		free(c);
+		if (e != want)
+			return want == SRNIC_WIRE_OK ? "UDP6 unwrap refused a "
+						       "right frame"
+			       : e == SRNIC_WIRE_OK
+				       ? "UDP6 unwrap took a wrong frame"
+				       : "UDP6 unwrap's NOT_OURS and BAD_IP "
+					 "are not the frame's";
+		return same ? NULL : "UDP6 unwrap changed a frame it refused";
+	}
+	n = h.raw_len;
+	if (n != srnic_get16(buf + 18) + 2u ||
+	    srnic_get16(c + SRNIC_UDP6_HLEN + 12) != SRNIC_ETHERTYPE ||
+	    memcmp(c + SRNIC_UDP6_HLEN, buf, 12) ||
+	    memcmp(c + SRNIC_UDP6_HLEN + 14, buf + 66, n - 14)) {
+		free(c);
+		return "UDP6 unwrap left no raw frame, or another";
+	}
+	if (h.src_ip != srnic_wire_ip6_id(buf + 22) ||
+	    memcmp(h.src6, buf + 22, 16) || h.seq != srnic_get16(buf + 62) ||
+	    h.to_me != !memcmp(buf + 38, wire_me6, 16) ||
+	    h.path != wire_path_of(srnic_get16(buf + 54))) {
+		free(c);
+		return "UDP6 unwrap gave a sender that is not the frame's, "
+		       "or another path or number";
+	}
+	/* wrapped again with its number, and with 0 then numbered: one
+	 * frame, which unwraps to the raw one, and whose QP number is the
+	 * raw frame's */
+	w = calloc(2, n + SRNIC_UDP6_HLEN);
+	if (!w)
+		abort();
+	x = w + n + SRNIC_UDP6_HLEN;
+	memcpy(w + SRNIC_UDP6_HLEN, c + SRNIC_UDP6_HLEN, n);
+	memcpy(x + SRNIC_UDP6_HLEN, c + SRNIC_UDP6_HLEN, n);
+	srnic_wire_udp6_wrap(w, n + SRNIC_UDP6_HLEN, wire_peer6, wire_me6,
+			     SRNIC_UDP_PORT, n, h.seq);
+	srnic_wire_udp6_wrap(x, n + SRNIC_UDP6_HLEN, wire_peer6, wire_me6,
+			     SRNIC_UDP_PORT, n, 0);
+	srnic_wire_udp6_number(x, h.seq);
+	if (memcmp(w, x, n + SRNIC_UDP6_HLEN)) {
+		free(w);
+		free(c);
+		return "a number given as the frame goes out is not the "
+		       "header wrap makes with it";
+	}
+	if (srnic_wire_udp6_frame_qpn(w, n + SRNIC_UDP6_HLEN, &q1) !=
+		    srnic_wire_frame_qpn(c + SRNIC_UDP6_HLEN, n, &q2) ||
+	    q1 != q2) {
+		free(w);
+		free(c);
+		return "a wrapped frame's QP number is not its raw frame's";
+	}
+	e = srnic_wire_udp6_unwrap(w, n + SRNIC_UDP6_HLEN, wire_me6,
+				   SRNIC_UDP_PORT, &h2);
+	if (e != SRNIC_WIRE_OK || h2.raw_len != n ||
+	    h2.src_ip != srnic_wire_ip6_id(wire_peer6) || h2.seq != h.seq ||
+	    h2.path != n % SRNIC_UDP_PATHS || !h2.to_me ||
+	    memcmp(w + SRNIC_UDP6_HLEN, c + SRNIC_UDP6_HLEN, n)) {
+		free(w);
+		free(c);
+		return "UDP6 wrap and unwrap do not give the raw frame back";
+	}
+	free(w);
+	*raw = malloc(n);
+	if (!*raw)
+		abort();
+	memcpy(*raw, c + SRNIC_UDP6_HLEN, n);
+	*raw_len = n;
+	free(c);
+	return NULL;
 }
 
 static inline bool wire_zero(const void *p, size_t n)
@@ -613,6 +825,74 @@ static inline const char *wire_arp_oracle(const uint8_t *buf, uint32_t len)
 	return NULL;
 }
 
+/* The verdict srnic_wire_nd_decode owes a frame, and what it reads of
+ * it into *want, from RFC 4861 with literal offsets. */
+static inline enum srnic_wire_err wire_nd_expected(const uint8_t *buf,
+						   uint32_t len,
+						   struct srnic_nd *want)
+{
+	static const uint8_t zero[6];
+	const uint8_t *m = buf + 54;
+	uint32_t plen, off, l;
+
+	if (len < 55 || buf[12] != 0x86 || buf[13] != 0xdd ||
+	    buf[14] >> 4 != 6 || buf[20] != 58 || (m[0] != 135 && m[0] != 136))
+		return SRNIC_WIRE_NOT_OURS;
+	plen = srnic_get16(buf + 18);
+	if (plen > len - 54 || plen < 24 || buf[21] != 255 || m[1] ||
+	    !wire_ip6_sum_ok(buf, plen, 58) || m[8] == 0xff || buf[22] == 0xff)
+		return SRNIC_WIRE_BAD_ND;
+	memset(want, 0, sizeof(*want));
+	want->type = m[0];
+	want->flags = m[0] == 136 ? m[4] & 0xe0 : 0;
+	memcpy(want->src, buf + 22, 16);
+	memcpy(want->dst, buf + 38, 16);
+	memcpy(want->target, m + 8, 16);
+	for (off = 24; off < plen; off += l) {
+		if (plen - off < 2 || !m[off + 1] || m[off + 1] * 8u > plen - off)
+			return SRNIC_WIRE_BAD_ND;
+		l = m[off + 1] * 8u;
+		if (m[off] != m[0] - 134 || want->has_lladdr)
+			continue;
+		if (l != 8 || (m[off + 2] & 1) || !memcmp(m + off + 2, zero, 6))
+			return SRNIC_WIRE_BAD_ND;
+		memcpy(want->lladdr, m + off + 2, 6);
+		want->has_lladdr = 1;
+	}
+	return SRNIC_WIRE_OK;
+}
+
+/*
+ * NDP: decode never reads past the frame, gives the verdict and the
+ * fields the reference above does, and what it takes encodes to a frame
+ * that decodes to the same.  NULL, or what broke.
+ */
+static inline const char *wire_nd_oracle(const uint8_t *buf, uint32_t len)
+{
+	struct srnic_nd nd, want, back;
+	uint8_t f[SRNIC_ND_FRAME];
+	enum srnic_wire_err e = srnic_wire_nd_decode(buf, len, &nd);
+	uint32_t n;
+
+	if (srnic_wire_is_icmp6(buf, len) !=
+	    (len >= 54 && buf[12] == 0x86 && buf[13] == 0xdd &&
+	     buf[14] >> 4 == 6 && buf[20] == 58))
+		return "ICMPv6 told wrong by its EtherType, version, next "
+		       "header";
+	if (e != wire_nd_expected(buf, len, &want))
+		return "an ND verdict is not RFC 4861's";
+	if (e != SRNIC_WIRE_OK)
+		return NULL;
+	if (memcmp(&nd, &want, sizeof(nd)))
+		return "ND decode read a field wrong";
+	n = srnic_wire_nd_encode(f, buf, buf + 6, &nd);
+	if (n != (nd.has_lladdr ? SRNIC_ND_FRAME : 78u) ||
+	    srnic_wire_nd_decode(f, n, &back) != SRNIC_WIRE_OK ||
+	    memcmp(&nd, &back, sizeof(nd)))
+		return "ND round trip changes a field";
+	return NULL;
+}
+
 /*
  * The whole oracle for one input.  Returns NULL when the frame is refused
  * or passes, else what broke; *err gets the decode result either way.
@@ -628,15 +908,19 @@ static inline const char *wire_oracle(const uint8_t *buf, uint32_t len,
 	int required;
 
 	bad = wire_arp_oracle(buf, len);
+	if (!bad)
+		bad = wire_nd_oracle(buf, len);
 	if (bad)
 		return bad;
-	/* A UDP node's frame: the rest is about the raw frame in it (as
-	 * the port strips it), which unwraps no further. */
+	/* A UDP node's frame, IPv4 or IPv6: the rest is about the raw frame
+	 * in it (as the port strips it), which unwraps no further. */
 	{
 		uint8_t *raw;
 		uint32_t raw_len;
 
 		bad = wire_udp_oracle(buf, len, &raw, &raw_len);
+		if (!bad && !raw)
+			bad = wire_udp6_oracle(buf, len, &raw, &raw_len);
 		*err = SRNIC_WIRE_NOT_OURS;	/* (unless the raw one says) */
 		if (bad || raw) {
 			const char *inner = bad ? NULL

@@ -25,59 +25,25 @@ static const uint8_t smac[6] = {0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};
 static const uint8_t rdmac[6] = {0x02, 0x77, 0x77, 0x77, 0x77, 0x01};
 static const uint8_t rsmac[6] = {0x02, 0x77, 0x77, 0x77, 0x77, 0x02};
 
-/* The ones' complement of the sum of len bytes: 0 over a header whose
- * checksum is right. */
+/* The ones' complement of the sum of len bytes (wire_oracle.h's plain
+ * sum, not the codec's): 0 over a header whose checksum is right. */
 static uint16_t sum16(const uint8_t *p, uint32_t len, uint32_t sum)
 {
-	uint32_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
+	return (uint16_t)~wire_ones_ref(p, len, sum);
 }
 
-/* A WRITE with a payload of plen bytes, its CRC sealed as a UDP node
- * seals it when crc, wrapped: *len bytes, SRNIC_UDP_HLEN more than the
- * raw frame, which *raw (a copy) holds. */
+/* wire_udp_write's WRITE of plen payload bytes, sealed when crc,
+ * wrapped: *len bytes, SRNIC_UDP_HLEN more than the raw frame, which
+ * *raw (a copy) holds; 16 bytes of room after it. */
 static uint8_t *wrapped(uint32_t plen, bool crc, uint8_t **raw,
 			uint32_t *len)
 {
-	struct srnic_pkt p;
-	uint32_t n;
-	uint8_t *f, *w;
+	uint8_t *w = wire_udp_write(plen, crc, SRNIC_UDP_HLEN, dmac, smac,
+				    raw, len);
 
-	memset(&p, 0, sizeof(p));
-	p.opcode = SRNIC_OP_WRITE;
-	p.flags = SRNIC_F_LAST;
-	p.dst_qpn = 0x1010;
-	p.src_qpn = 0x12345;
-	p.msn = 7;
-	p.rkey = 0x1001;
-	p.pkt_len = plen;
-	p.msg_len = plen;
-	p.stride_shift = 12;
-	p.payload = calloc(1, plen ? plen : 1);
-	f = wire_build(&p, dmac, smac, &n);
-	free((void *)p.payload);
-	if (crc) {
-		uint8_t *g = calloc(1, n + SRNIC_CRC_LEN);
-
-		memcpy(g, f, n);
-		free(f);
-		f = g;
-		n += SRNIC_CRC_LEN;
-		srnic_wire_seal(f, n, true);
-	}
-	w = calloc(1, n + SRNIC_UDP_HLEN + 16);	/* (room for padding) */
-	memcpy(w + SRNIC_UDP_HLEN, f, n);
-	srnic_wire_udp_wrap(w, n + SRNIC_UDP_HLEN, PEER_IP, MY_IP, PORT,
+	*len += SRNIC_UDP_HLEN;
+	srnic_wire_udp_wrap(w, *len, PEER_IP, MY_IP, PORT,
 			    plen % SRNIC_UDP_PATHS, (uint16_t)(plen * 7 + 1));
-	*raw = f;
-	*len = n + SRNIC_UDP_HLEN;
 	return w;
 }
 

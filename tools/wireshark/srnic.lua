@@ -133,26 +133,12 @@ local F = {
 	mac = ProtoField.bytes("srnic.ctl.auth_mac", "HMAC-SHA-512-256"),
 	-- trailer
 	crc = ProtoField.uint32("srnic.crc", "CRC-32C", base.HEX),
-	-- before the base header of a UDP node's frame in IPv6
-	ip6_shim = ProtoField.uint32("srnic.ip6_shim", "IPv6 shim", base.HEX),
 }
 local list = {}
 for _, f in pairs(F) do list[#list + 1] = f end
 p.fields = list
 
--- (set in a frame that has an IPv6 header: srnic's frames in IPv6 and UDP)
-local ipv6_src = Field.new("ipv6.src")
-
 function p.dissector(tvb, pinfo, tree)
-	-- A UDP node's frame in IPv6 (ipv6 = ... in its configuration): 4
-	-- bytes of srnic's before the base header, which is then at byte 66
-	-- of the frame (Ethernet 14, IPv6 40, UDP 8, the shim 4).  What the
-	-- shim holds is not read here: shown as it is.
-	local shim
-	if ipv6_src() and tvb:len() >= 4 then
-		shim = tvb(0, 4)
-		tvb = tvb(4):tvb()
-	end
 	if tvb:len() < 24 then return 0 end
 	local op = tvb(1, 1):uint()
 	local flags = tvb(2, 2):uint()
@@ -160,7 +146,6 @@ function p.dissector(tvb, pinfo, tree)
 	local name = o.name
 	pinfo.cols.protocol = "srnic"
 	local t = tree:add(p, tvb(), "srnic " .. name)
-	if shim then t:add(F.ip6_shim, shim) end
 	t:add(F.version, tvb(0, 1))
 	t:add(F.opcode, tvb(1, 1))
 	local ft = t:add(F.flags, tvb(2, 2))
@@ -312,11 +297,40 @@ function p.dissector(tvb, pinfo, tree)
 		t:add(F.crc, tvb(tvb:len() - 4, 4))
 	end
 	pinfo.cols.info = info
-	return tvb:len() + (shim and 4 or 0)
+	return tvb:len()
 end
 
 DissectorTable.get("ethertype"):add(0x88B5, p)
--- A UDP node's frames (encap = udp): the same headers as the UDP payload
--- (in IPv6 behind the shim), at srnic's default UDP port (another
--- udp_port: Decode As..., or tshark -d udp.port==PORT,srnic).
-DissectorTable.get("udp.port"):add(4793, p)
+
+-- A UDP node's frames (encap = udp): the same headers as the UDP payload,
+-- at srnic's default UDP port (another udp_port: Decode As..., or
+-- tshark -d udp.port==PORT,srnic_udp).  An IPv6 node's payload starts
+-- with a 4-byte shim, its number on its path (what IPv4's identification
+-- carries for an IPv4 node) and 2 bytes zero, then the base header.
+local pu = Proto("srnic_udp", "srnic over UDP")
+local FU = {
+	seq = ProtoField.uint16("srnic_udp.seq", "Number on the path (IPv6 shim)"),
+	reserved = ProtoField.bytes("srnic_udp.reserved", "Reserved"),
+}
+pu.fields = {FU.seq, FU.reserved}
+local ip_version = Field.new("ip.version")
+local ipv6_version = Field.new("ipv6.version")
+
+-- Whether the datagram is in IPv6: its innermost IP header (the last
+-- one the frame has, as in a tunnel or an ICMP error) is IPv6's.  (The
+-- IPv6 dissector says ip.version too, at its own header's offset.)
+local function in_ipv6()
+	local v4, v6 = {ip_version()}, {ipv6_version()}
+	if #v6 == 0 then return false end
+	return #v4 == 0 or v6[#v6].offset >= v4[#v4].offset
+end
+
+function pu.dissector(tvb, pinfo, tree)
+	if not in_ipv6() then return p.dissector(tvb, pinfo, tree) end
+	if tvb:len() < 4 + 24 then return 0 end
+	local t = tree:add(pu, tvb(0, 4), "srnic IPv6 shim")
+	t:add(FU.seq, tvb(0, 2))
+	t:add(FU.reserved, tvb(2, 2))
+	return 4 + p.dissector(tvb(4):tvb(), pinfo, tree)
+end
+DissectorTable.get("udp.port"):add(4793, pu)
