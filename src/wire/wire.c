@@ -193,7 +193,18 @@ _Static_assert(SHIM_OFF + SHIM_LEN == SRNIC_ETH_HLEN + SRNIC_UDP6_HLEN,
  * sum with its two bytes swapped (RFC 1071, 2(B)), and 2^32 is 1 to a
  * 16-bit ones' complement sum, so each 64-bit word goes in as its two
  * halves, into 64 bits no uint32_t length can overflow, and the carries
- * fold back once at the end. */
+ * fold back once at the end.
+ *
+ * The loop is one the compiler vectorizes; gcc builds it twice, for AVX2
+ * and for any x86-64, and the loader picks the one the CPU runs (measured
+ * on 4 KiB: 190-300 ns as -O2 builds it, 71 ns vectorized for AVX2;
+ * ib_write_bw over IPv6 on memif, whose frames are 4 KiB, ran at 0.53 of
+ * IPv4's with the former).  (Not under the sanitizers, nor clang, which
+ * the fuzzers build with: one plain build there.) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+	!defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default"), optimize("O3")))
+#endif
 static uint32_t ones_sum(const uint8_t *p, uint32_t len, uint32_t sum)
 {
 	uint64_t acc = 0, w;
