@@ -8,7 +8,10 @@
 # STEER_WIRE=routed (e2e/49c), parts 1-4 likewise on a routed testbed
 # (encap = udp, one tap port a node, two routers between): each tap's
 # kernel reads the QP number behind IPv4 and UDP, and each class unwraps
-# what its queue brings; part 4's capture checked as UDP frames.
+# what its queue brings; part 4's capture checked as UDP frames.  With
+# STEER_WIRE=routed6 (e2e/49d), the same in IPv6 (./srnic testbed up
+# --routed --ipv6): the kernels read the QP number behind IPv6, UDP and
+# srnic's shim.
 #  1. Both nodes' ports steer (each peer said it has as many queues).
 #  2. Three stress pairs a -> b at once, and an ibv_rc_pingpong -c pair
 #     beside them: every byte checked; of the four programs a node, three
@@ -48,7 +51,10 @@ routed) NQ=4 MSGS=60000 ITERS=20000 CAPTURE_UDP=1
 	# (the srnic script's ROUTED_PREFIX: the nodes, then a's router,
 	# which a asks by ARP every 15 s)
 	CAPTURE_UDP_NODES="10.56.0.2 10.56.1.2 10.56.0.1" ;;
-*) fail "STEER_WIRE: memif, tap or routed" ;;
+routed6) NQ=4 MSGS=60000 ITERS=20000 CAPTURE_UDP=1
+	# (as tshark writes them: fd00:56:0::2 is fd00:56::2)
+	CAPTURE_UDP_NODES="fd00:56::2 fd00:56:1::2 fd00:56::1" ;;
+*) fail "STEER_WIRE: memif, tap, routed or routed6" ;;
 esac
 export SRNIC_NS=${SRNIC_NS:-srnic}-q SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-q
 TB=$SRNIC_RUN/testbed
@@ -64,7 +70,11 @@ cleanup() {
 }
 trap cleanup EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
-if [ "$WIRE" = routed ]; then UP=(--routed); else UP=(--wire "$WIRE"); fi
+case $WIRE in
+routed) UP=(--routed) ;;
+routed6) UP=(--routed --ipv6) ;;
+*) UP=(--wire "$WIRE") ;;
+esac
 "$SRNIC" testbed up "${UP[@]}" --queues 4 >/dev/null || fail "$WIRE testbed with 4 queues"
 
 stats() { $CLIENT "$TB/$1.sock" stats --json; }
