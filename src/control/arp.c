@@ -347,14 +347,13 @@ void srnic_arp_tick(struct srnic_engine *eng, uint64_t now)
 			srnic_neigh_entry(eng, hop, hop6, p, now);
 		/* (a gateway is a hop itself, whatever a route to its
 		 * address would say) */
-		for (i = 0; i < eng->cfg.nroutes; i++)
-			if (eng->cfg.route[i].port < 0 ||
-			    eng->cfg.route[i].port == (int)p)
-				srnic_neigh_entry(eng, eng->cfg.route[i].gw,
-						  eng->cfg.has_ipv6
-							  ? eng->cfg.route[i].gw6
-							  : NULL,
-						  p, now);
+		for (i = 0; i < eng->cfg.nroutes; i++) {
+			const struct srnic_route_conf *r = &eng->cfg.route[i];
+
+			if (r->port < 0 || r->port == (int)p)
+				srnic_neigh_entry(eng, r->gw,
+						  r->v6 ? r->gw6 : NULL, p, now);
+		}
 		for (i = 0; i < eng->cfg.npeers; i++)
 			srnic_arp_want(eng, p, eng->cfg.peer[i]);
 	}

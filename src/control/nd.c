@@ -102,8 +102,8 @@ void srnic_nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 		/* (an answer without the option is a unicast one: its
 		 * Ethernet source is the target's) */
 		if (memcmp(nd.target, eng->cfg.ipv6, 16))
-			heard(eng, p, nd.target, nd.has_lladdr ? nd.lladdr : f + 6,
-			      false, now);
+			heard(eng, p, nd.target,
+			      nd.has_lladdr ? nd.lladdr : f + 6, false, now);
 		return;
 	}
 	/* A solicitation: for our address, from a host that says where it

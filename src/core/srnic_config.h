@@ -244,7 +244,8 @@ static inline void srnic_config_next_hop6(const struct srnic_config *cfg,
 	int best = -1, score;
 	unsigned i;
 
-	if (cfg->ipv6_len && srnic_prefix6_match(dst, cfg->ipv6, cfg->ipv6_len))
+	if (cfg->ipv6_len &&
+	    srnic_prefix6_match(dst, cfg->ipv6, cfg->ipv6_len))
 		best = 2 * cfg->ipv6_len + 1;
 	for (i = 0; i < cfg->nroutes; i++) {
 		const struct srnic_route_conf *r = &cfg->route[i];
@@ -252,7 +253,8 @@ static inline void srnic_config_next_hop6(const struct srnic_config *cfg,
 		if (r->port >= 0 && r->port != (int)p)
 			continue;
 		score = 2 * r->len + (r->port >= 0);
-		if (score > best && srnic_prefix6_match(dst, r->prefix6, r->len)) {
+		if (score > best &&
+		    srnic_prefix6_match(dst, r->prefix6, r->len)) {
 			best = score;
 			best_hop = r->gw6;
 		}

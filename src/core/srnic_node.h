@@ -305,8 +305,8 @@ struct srnic_peer_paths {
 
 /* A remote node as the control core knows it. */
 struct srnic_peer {
-	uint32_t ipv4;			/* its id: its IPv4 address, or of its
-					 * IPv6 one (srnic_wire_ip6_id) */
+	uint32_t ipv4;		/* its id: its IPv4 address, or of its IPv6
+				 * one (srnic_wire_ip6_id) */
 	uint8_t ip6[16];		/* an IPv6 node's address, written
 					 * before ipv4 */
 	uint32_t inc;			/* its current incarnation */

@@ -70,8 +70,9 @@ static unsigned steer_program(unsigned classes, uint16_t udp_port,
 {
 	unsigned n = 0, op, i, to_zero[STEER_INSNS], nz = 0;
 	/* (where the base header starts) */
-	int32_t base = SRNIC_ETH_HLEN +
-		       (!udp_port ? 0 : ipv6 ? SRNIC_UDP6_HLEN : SRNIC_UDP_HLEN);
+	int32_t base = SRNIC_ETH_HLEN + (!udp_port ? 0
+					 : ipv6	  ? SRNIC_UDP6_HLEN
+						  : SRNIC_UDP_HLEN);
 
 /* (r0 loaded with the size bytes at off; to the answer 0 unless it is v) */
 #define LOAD_JNE(size, off, v)                                               \
