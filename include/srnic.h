@@ -499,7 +499,8 @@ struct srnic_published_mr {
 int srnic_mr_publish(struct ibv_mr *mr, uint32_t name);
 /* Its publication withdrawn: 0, ENOENT (not published), EOPNOTSUPP. */
 int srnic_mr_unpublish(struct ibv_mr *mr);
-/* The region node (its RoCE v2 GID, ::ffff:IPv4; this node's own too)
+/* The region node (its RoCE v2 GID, ::ffff:IPv4, or an IPv6 node's
+ * IPv6 address; this node's own too)
  * published under name.  0, ENOENT (none, or the node is not integrated
  * with this one: not yet, or restarting), EINVAL, EOPNOTSUPP, or why the
  * device could not start (as ibv_create_cq). */

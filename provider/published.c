@@ -46,37 +46,23 @@ SRNIC_API int srnic_mr_unpublish(struct ibv_mr *mr)
 	return -srnic_engine_unpublish_mr(to_sctx(mr->context)->eng, mr->rkey);
 }
 
-/* The node a GID names: ::ffff:a.b.c.d, its RoCE v2 GID. */
-static bool gid_ipv4(const union ibv_gid *gid, uint32_t *ipv4)
-{
-	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0,
-					     0, 0, 0xff, 0xff};
-
-	if (memcmp(gid->raw, v4mapped, sizeof(v4mapped)))
-		return false;
-	*ipv4 = (uint32_t)gid->raw[12] << 24 | (uint32_t)gid->raw[13] << 16 |
-		(uint32_t)gid->raw[14] << 8 | gid->raw[15];
-	return true;
-}
-
 SRNIC_API int srnic_mr_lookup(struct ibv_context *context,
 			      const union ibv_gid *node, uint32_t name,
 			      struct srnic_published_mr *out)
 {
 	struct srnic_engine *eng;
 	struct srnic_published p;
-	uint32_t ipv4;
 	int rc;
 
 	if (!context || !srnic_context_ours(context))
 		return EOPNOTSUPP;
-	if (!node || !out || !name || !gid_ipv4(node, &ipv4))
+	if (!node || !out || !name)
 		return EINVAL;
 	/* (the node's tables are there once the engine has joined it) */
 	eng = srnic_ctx_start(to_sctx(context));
 	if (!eng)
 		return errno;
-	rc = srnic_engine_lookup_mr(eng, ipv4, name, &p);
+	rc = srnic_engine_lookup_mr(eng, node->raw, name, &p);
 	if (rc)
 		return -rc;
 	memset(out, 0, sizeof(*out));

@@ -30,7 +30,7 @@ ETHERTYPE = 0x88B5
 OP_SVC_ANNOUNCE = 14
 F_AUTH = 0x0200
 F_CRC = 0x0100
-HLEN = 14 + 24 + 40     # Ethernet, base header, control extension
+HLEN = 14 + 24 + 56     # Ethernet, base header, control extension
 MAC_LEN = 32
 MODE_SWITCH = 1
 

@@ -488,7 +488,10 @@ struct srnic_peer *srnic_peer_slot(struct srnic_engine *eng,
 		 * fails them. */
 		memset(peer, 0, sizeof(*peer));
 	}
-	/* (the address before the id it is looked up by) */
+	/* (the address before the id it is looked up by; a slot taken
+	 * from another node has no id while its address changes:
+	 * srnic_node_addr6 checks the two agree) */
+	__atomic_store_n(&peer->ipv4, 0, __ATOMIC_RELEASE);
 	memcpy(peer->ip6, pkt->ipv6, 16);
 	__atomic_store_n(&peer->ipv4, pkt->ipv4, __ATOMIC_RELEASE);
 	memcpy(peer->node_mac, pkt->node_mac, 6);
@@ -542,12 +545,26 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 			eng->st->ctl_addr_refused++;
 			return;
 		}
-		srnic_arp_want(eng, p, pkt->ipv4);
 	}
 	bool held = srnic_peer_lock(eng->node);
 	peer = srnic_peer_find(eng, pkt->ipv4);
+	/* Two IPv6 nodes whose addresses make one id: the one heard first
+	 * keeps it, the other is refused (its frames would reach the
+	 * first), and said so. */
+	if (peer && eng->cfg.has_ipv6 &&
+	    memcmp(peer->ip6, pkt->ipv6, 16)) {
+		if (!eng->st->ctl_id_clashes++)
+			ctl_log(eng, "peer %s: another node (%.15s) says the "
+				"same id %08x, of another IPv6 address: refused",
+				peer->name, pkt->node_name, pkt->ipv4);
+		srnic_peer_unlock(eng->node, held);
+		return;
+	}
 	if (!peer)
 		peer = srnic_peer_slot(eng, pkt, now);
+	/* (after the slot: an IPv6 peer's address is known by it) */
+	if (eng->cfg.encap_udp)
+		srnic_arp_want(eng, p, pkt->ipv4);
 	/* A late or replayed frame of a process the peer has had since: it
 	 * must not bring that incarnation back.  A lower boot count is
 	 * taken only once the peer is heard on no port: a node that lost

@@ -145,6 +145,9 @@ const struct srnic_counter srnic_counters[] = {
 	NODE("addr_refused", ctl_addr_refused, "integration", 0,
 	     "control frames whose IPv4 source is not the node they name "
 	     "(encap = udp)"),
+	NODE("id_clashes", ctl_id_clashes, "integration", 0,
+	     "an IPv6 node's control frames refused: another address says "
+	     "a peer's id (docs/wire-protocol.md, \"Node ids\")"),
 	NODE("arp_asked", arp_asked, "arp", 0, "ARP requests sent"),
 	NODE("arp_answered", arp_answered, "arp", 0,
 	     "ARP replies sent for the node's address"),

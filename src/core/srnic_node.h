@@ -514,6 +514,9 @@ struct srnic_stats {
 	/* ... frames whose IPv4 source is not the node they say they are
 	 * from (encap = udp) */
 	uint64_t ctl_addr_refused;
+	/* ... an IPv6 node's frames that say a peer's id with another
+	 * address (two addresses of one id: the second refused) */
+	uint64_t ctl_id_clashes;
 	/* ARP (control/arp.c, encap = udp) */
 	uint64_t arp_asked;	/* requests sent */
 	uint64_t arp_answered;	/* replies sent for the node's address */
@@ -849,7 +852,10 @@ static inline struct srnic_peer *srnic_node_peer(struct srnic_node *node,
 }
 
 /* Any thread of an IPv6 node: the address of the node of id id (a peer
- * heard, or a configured one not heard yet), false when none is known. */
+ * heard, or a configured one not heard yet), false when none is known.
+ * (A peer's slot may be taken for another node as it is read: the copy
+ * counts only if it makes the id.  Not a per-frame path: the senders
+ * keep what they found, port/udp.c.) */
 static inline bool srnic_node_addr6(struct srnic_node *node,
 				    const struct srnic_config *cfg,
 				    uint32_t id, uint8_t out[16])
@@ -860,7 +866,10 @@ static inline bool srnic_node_addr6(struct srnic_node *node,
 
 	if (peer && memcmp(peer->ip6, none, 16)) {
 		memcpy(out, peer->ip6, 16);
-		return true;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (srnic_wire_ip6_id(out) == id &&
+		    __atomic_load_n(&peer->ipv4, __ATOMIC_ACQUIRE) == id)
+			return true;
 	}
 	for (i = 0; i < cfg->npeers; i++)
 		if (cfg->peer[i] == id) {

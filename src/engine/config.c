@@ -559,6 +559,10 @@ static int parse_node_ipv6(struct srnic_config *cfg,
 		return reject(why, len, "a host's IPv6 address, with /LEN (1 "
 			      "to 128) where the node's subnet is not the "
 			      "whole segment");
+	/* (GID 0 is the node's link-local address already, of its MAC;
+	 * and a link-local one is no router's to forward) */
+	if (cfg->ipv6[0] == 0xfe && (cfg->ipv6[1] & 0xc0) == 0x80)
+		return reject(why, len, "not a link-local address (fe80::/10)");
 	cfg->ipv6_len = strchr(val, '/') ? plen : 0;
 	cfg->has_ipv6 = 1;
 	cfg->ipv4 = srnic_wire_ip6_id(cfg->ipv6);
@@ -990,6 +994,10 @@ static int check_whole(const struct srnic_config *cfg, char *why, size_t len)
 			return reject(why, len, "peer: an IPv%d node's peers "
 				      "are IPv%d", cfg->has_ipv6 ? 6 : 4,
 				      cfg->has_ipv6 ? 6 : 4);
+	if (cfg->has_ipv6 && !cfg->encap_udp)
+		return reject(why, len, "ipv6: a node's IPv6 address is for "
+			      "encap = udp (raw Ethernet's nodes are IPv4's "
+			      "yet)");
 	if (cfg->has_ipv6 && cfg->nsvc)
 		return reject(why, len, "service: an IPv6 node has none yet "
 			      "(a service's address is IPv4)");

@@ -154,13 +154,37 @@ int srnic_engine_unpublish_mr(struct srnic_engine *eng, uint32_t key)
 	return srnic_tpt_unpublish(eng->node, eng->slot, key);
 }
 
-int srnic_engine_lookup_mr(struct srnic_engine *eng, uint32_t ipv4,
+/* The node id a GID names, its RoCE v2 GID: ::ffff:a.b.c.d, or an IPv6
+ * node's address (of which its id is made); false for any other. */
+static bool gid_node(const struct srnic_engine *eng, const uint8_t gid[16],
+		     uint32_t *id)
+{
+	static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+
+	if (!eng->cfg.has_ipv6) {
+		if (memcmp(gid, v4mapped, sizeof(v4mapped)))
+			return false;
+		*id = srnic_get32(gid + 12);
+		return true;
+	}
+	if (gid[0] == 0xff || (gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80) ||
+	    !memcmp(gid, v4mapped, sizeof(v4mapped)))
+		return false;	/* (a group, a link-local GID 0, IPv4) */
+	*id = srnic_wire_ip6_id(gid);
+	return true;
+}
+
+int srnic_engine_lookup_mr(struct srnic_engine *eng, const uint8_t gid[16],
 			   uint32_t name, struct srnic_published *out)
 {
 	struct srnic_tpt_entry e;
-	int rc = srnic_engine_running(eng)
-			 ? srnic_tpt_lookup(eng, ipv4, name, &e)
-			 : -ENOENT;	/* (the caller starts it) */
+	uint32_t id;
+	int rc;
+
+	if (!gid_node(eng, gid, &id))
+		return -EINVAL;
+	rc = srnic_engine_running(eng) ? srnic_tpt_lookup(eng, id, name, &e)
+				       : -ENOENT; /* (the caller starts it) */
 
 	if (rc)
 		return rc;

@@ -118,9 +118,12 @@ int srnic_engine_publish_mr(struct srnic_engine *eng,
 /* Key's publication withdrawn: 0 or -ENOENT (deregistration and
  * re-registration do it too). */
 int srnic_engine_unpublish_mr(struct srnic_engine *eng, uint32_t key);
-/* 0 with *out, or -ENOENT (not published there, or the node is not
- * integrated with this one in its current incarnation). */
-int srnic_engine_lookup_mr(struct srnic_engine *eng, uint32_t ipv4,
+/* Region `name` published by the node of GID gid (its RoCE v2 GID: an
+ * IPv4 node's ::ffff:a.b.c.d, an IPv6 node's address): 0 with *out,
+ * -EINVAL for a GID that names no node so, or -ENOENT (not published
+ * there, or the node is not integrated with this one in its current
+ * incarnation). */
+int srnic_engine_lookup_mr(struct srnic_engine *eng, const uint8_t gid[16],
 			   uint32_t name, struct srnic_published *out);
 
 struct srnic_cq *srnic_engine_create_cq(struct srnic_engine *eng,

@@ -149,7 +149,10 @@ static void port_learn_kind(struct srnic_engine *eng, unsigned i)
 	 * (net_ring) may not.  (memif's own zero-copy mode, which would hand
 	 * it on too, is refused by the configuration.) */
 	p->crc = eng->cfg.crc[i];
+	/* (nor an IPv6 UDP node's: its UDP checksum covers the payload,
+	 * which the wrap sums in one buffer) */
 	p->zero_copy = eng->cfg.zero_copy && !p->crc &&
+		       !(eng->cfg.encap_udp && eng->cfg.has_ipv6) &&
 		       (p->shared_memory || srnic_port_is_tap(arg) ||
 			strncmp(arg, "net_af_packet", 13) == 0);
 }

@@ -40,25 +40,43 @@ static void grh_ipv4(uint8_t grh[SRNIC_GRH_LEN], const struct srnic_pkt *pkt)
 }
 
 /*
- * The GRH of a datagram to an IPv6 multicast group: as RoCE v2 carries it,
- * an IPv6 header, from the sender's IPv4-mapped GID to the group's.
+ * The GRH of a datagram in IPv6: as RoCE v2 carries it, an IPv6 header
+ * from src (a GID) to dst, a multicast group's or an IPv6 node's own.
  */
 static void grh_ipv6(uint8_t grh[SRNIC_GRH_LEN], const struct srnic_pkt *pkt,
-		     const uint8_t group[16])
+		     const uint8_t src[16], const uint8_t dst[16])
 {
 	memset(grh, 0, SRNIC_GRH_LEN);
 	grh[0] = 0x60;	/* version 6 */
 	srnic_put16(grh + 4, (uint16_t)(8 + 12 + 8 + pkt->pkt_len + 4));
 	grh[6] = 17;	/* next header: UDP */
 	grh[7] = 64;	/* hop limit */
-	grh[18] = grh[19] = 0xff;
-	srnic_put32(grh + 20, pkt->src_ipv4);
-	memcpy(grh + 24, group, 16);
+	memcpy(grh + 8, src, 16);
+	memcpy(grh + 24, dst, 16);
+}
+
+/* The GID a datagram's sender answers to, into gid: an IPv4 node's
+ * IPv4-mapped address; an IPv6 node's address (its peer's, looked up by
+ * the id the datagram names it by), false if the peer is gone. */
+static bool sender_gid(struct srnic_engine *eng, const struct srnic_pkt *pkt,
+		       uint8_t gid[16])
+{
+	if (!eng->cfg.has_ipv6) {
+		memset(gid, 0, 10);
+		gid[10] = gid[11] = 0xff;
+		srnic_put32(gid + 12, pkt->src_ipv4);
+		return true;
+	}
+	if (pkt->src_ipv4 == eng->cfg.ipv4) {
+		memcpy(gid, eng->cfg.ipv6, 16);
+		return true;
+	}
+	return srnic_node_addr6(eng->node, &eng->cfg, pkt->src_ipv4, gid);
 }
 
 /* Complete the oldest receive WQE; the caller checked the CQ's room. */
 static void complete_recv(struct srnic_qp *qp, const struct srnic_pkt *pkt,
-			  const uint8_t *group_gid, uint8_t status)
+			  bool grh6, uint8_t status)
 {
 	struct srnic_cq *cq = qp->q.recv_cq;
 	struct srnic_cqe *c = srnic_cq_slot(cq);
@@ -70,7 +88,7 @@ static void complete_recv(struct srnic_qp *qp, const struct srnic_pkt *pkt,
 	c->status = status;
 	c->opcode = SRNIC_WC_RECV;
 	c->byte_len = SRNIC_GRH_LEN + pkt->pkt_len;
-	c->flags = SRNIC_WC_F_GRH | (group_gid ? SRNIC_WC_F_GRH_IPV6 : 0);
+	c->flags = SRNIC_WC_F_GRH | (grh6 ? SRNIC_WC_F_GRH_IPV6 : 0);
 	if (pkt->flags & SRNIC_F_IMM) {
 		c->flags |= SRNIC_WC_F_IMM;
 		c->imm = pkt->imm;
@@ -86,7 +104,10 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 			      const struct srnic_pkt *pkt,
 			      const uint8_t *group_gid)
 {
-	uint8_t grh[SRNIC_GRH_LEN];
+	/* (an IPv6 node's datagrams, and those to an IPv6 group, carry an
+	 * IPv6 header, whose source the receiver answers) */
+	bool grh6 = group_gid || eng->cfg.has_ipv6;
+	uint8_t grh[SRNIC_GRH_LEN], src[16];
 	struct srnic_rwqe *r;
 	int64_t room;
 
@@ -116,18 +137,22 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 		/* The receive WQE itself is wrong (its region went): it
 		 * completes in error and takes the QP down. */
 		srnic_qp_to_error(eng, qp);	/* (before it shows) */
-		complete_recv(qp, pkt, group_gid, SRNIC_WC_LOC_PROT_ERR);
+		complete_recv(qp, pkt, grh6, SRNIC_WC_LOC_PROT_ERR);
 		return;
 	}
 	if (room < SRNIC_GRH_LEN + (int64_t)pkt->pkt_len) {
 		/* Too long for it: the WQE says so, but the QP goes on.
 		 * Anyone who knows the Q_Key may send a datagram, and a
 		 * long one must not take a UD service down. */
-		complete_recv(qp, pkt, group_gid, SRNIC_WC_LOC_LEN_ERR);
+		complete_recv(qp, pkt, grh6, SRNIC_WC_LOC_LEN_ERR);
 		return;
 	}
-	if (group_gid)
-		grh_ipv6(grh, pkt, group_gid);
+	if (grh6 && !sender_gid(eng, pkt, src)) {
+		eng->st->drops[SRNIC_DROP_UNRESOLVED]++; /* (no one to answer) */
+		return;
+	}
+	if (grh6)
+		grh_ipv6(grh, pkt, src, group_gid ? group_gid : eng->cfg.ipv6);
 	else
 		grh_ipv4(grh, pkt);
 	if (srnic_sge_scatter(&eng->mem, qp->pd, r->sge, r->num_sge, 0, grh,
@@ -135,10 +160,10 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 	    srnic_sge_scatter(&eng->mem, qp->pd, r->sge, r->num_sge,
 			      SRNIC_GRH_LEN, pkt->payload, pkt->pkt_len)) {
 		srnic_qp_to_error(eng, qp);	/* (before it shows) */
-		complete_recv(qp, pkt, group_gid, SRNIC_WC_LOC_PROT_ERR);
+		complete_recv(qp, pkt, grh6, SRNIC_WC_LOC_PROT_ERR);
 		return;
 	}
-	complete_recv(qp, pkt, group_gid, SRNIC_WC_SUCCESS);
+	complete_recv(qp, pkt, grh6, SRNIC_WC_SUCCESS);
 }
 
 /* Datapath: a group's datagram to this process's QPs in the group (every

@@ -11,7 +11,8 @@
 #    IPv4 addresses the nodes' (capture on the rail, tshark);
 #  - ibv_rc_pingpong -c, srnic_integrity (WRITE, READ and SEND of 1 B to
 #    8 MiB, every byte checked), ib_write_bw, ib_read_bw, ib_send_bw,
-#    rping -V (rdma_cm, every READ compared), UCX's io_demo over its
+#    rping -V (rdma_cm, every READ compared), udaddy (UD over rdma_cm,
+#    each datagram answered by its GRH's address), UCX's io_demo over its
 #    rdmacm manager (-q: data checked) across the routers;
 #  - one QP's WRITEs go on all 8 paths (UDP source ports, in the
 #    capture) and over both links (which the routers' hash, seeded at
@@ -104,6 +105,20 @@ bw routed-send-bw ib_send_bw "${GIDX[@]}" -n 2000 -r 2048
 
 # rping -V: every RDMA READ's data compared with what was sent.
 rping_checked routed-rping "$RPING_BIND" "$B"
+
+# udaddy: UD over rdma_cm (SIDR), whose server answers each datagram by
+# the address its GRH gives (ibv_create_ah_from_wc): an IPv6 node's GRH
+# is an IPv6 header from the sender's address.
+timeout -k 5 60 "$SRNIC" exec b -- udaddy -c 2 -C 20 -b "$RPING_BIND" > "$LOGDIR/routed-udaddy.b" 2>&1 &
+srv=$!
+wait_listen b $((7174 ^ 0x4000)) || echo "--- udaddy's server never listened" >&2
+on a 60 -- udaddy -c 2 -C 20 -s "$B" > "$LOGDIR/routed-udaddy.a" 2>&1 ||
+	{ tail -5 "$LOGDIR/routed-udaddy.a"; fail "udaddy across the routers (client)"; }
+wait $srv || { tail -5 "$LOGDIR/routed-udaddy.b"; fail "udaddy across the routers (server)"; }
+for side in a b; do
+	grep -q "return status 0" "$LOGDIR/routed-udaddy.$side" || fail "udaddy ($side): no success line"
+done
+echo "udaddy (UD, answered by the GRH's address) to $B: 2 connections of 20 datagrams"
 
 # UCX: io_demo, its data check on (-q), connected by UCX's rdmacm manager.
 E=(env UCX_TLS=rc_v,self UCX_NET_DEVICES=srnic0:1 UCX_ADDRESS_VERSION=v2

@@ -290,6 +290,15 @@ static void check_routed6(void)
 	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
 		      strstr(err, "has bits past its length"),
 	      "an IPv6 prefix with bits past its length: %s", err);
+	write_conf(routed6, "encap = eth\n");
+	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      strstr(err, "ipv6: a node's IPv6 address is for encap = "
+				  "udp"),
+	      "an IPv6 node on raw Ethernet: %s", err);
+	write_conf(routed6, "ipv6 = fe80::1/64\n");
+	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
+		      strstr(err, "not a link-local address"),
+	      "a link-local node address: %s", err);
 	write_conf(routed6, "peer = ff02::1\n");
 	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
 		      strstr(err, "not a host's IPv6 address"),
