@@ -66,15 +66,21 @@ void srnic_nd_announce(struct srnic_engine *eng, unsigned p)
 /* What a neighbour says of its own Ethernet address (from ip, on port
  * p): news for a hop we send to, and (asking) for one that solicits us
  * and that we would send through: it is about to send to us.  Anyone
- * else on the segment could say anything: not taken in. */
+ * else on the segment could say anything: not taken in.  An
+ * advertisement without the override flag does not replace an address
+ * known already (RFC 4861, 7.2.5: a proxy's, or an anycast answer). */
 static void heard(struct srnic_engine *eng, unsigned p, const uint8_t ip[16],
-		  const uint8_t mac[6], bool asking, uint64_t now)
+		  const uint8_t mac[6], bool asking, bool override,
+		  uint64_t now)
 {
 	uint32_t id = srnic_wire_ip6_id(ip);
 	struct srnic_neigh *n = srnic_neigh_find(eng->node, id, p);
 
 	if (n && memcmp(n->ip6, ip, 16))
 		return;		/* (another address of the same id) */
+	if (n && !override &&
+	    (__atomic_load_n(&n->mac, __ATOMIC_RELAXED) & SRNIC_NEIGH_KNOWN))
+		return;
 	if (!n && asking && srnic_neigh_ours(eng, id))
 		n = srnic_neigh_entry(eng, id, ip, p, now);
 	if (n)
@@ -100,10 +106,16 @@ void srnic_nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 	}
 	if (nd.type == SRNIC_ND_ADVERT) {
 		/* (an answer without the option is a unicast one: its
-		 * Ethernet source is the target's) */
+		 * Ethernet source is the target's; a solicited one to a
+		 * group is none, RFC 4861 7.1.2) */
+		if ((nd.flags & SRNIC_ND_F_SOLICITED) && nd.dst[0] == 0xff) {
+			eng->st->arp_refused++;
+			return;
+		}
 		if (memcmp(nd.target, eng->cfg.ipv6, 16))
 			heard(eng, p, nd.target,
-			      nd.has_lladdr ? nd.lladdr : f + 6, false, now);
+			      nd.has_lladdr ? nd.lladdr : f + 6, false,
+			      nd.flags & SRNIC_ND_F_OVERRIDE, now);
 		return;
 	}
 	/* A solicitation: for our address, from a host that says where it
@@ -113,7 +125,7 @@ void srnic_nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 	    !memcmp(nd.src, eng->cfg.ipv6, 16))
 		return;
 	if (nd.has_lladdr)
-		heard(eng, p, nd.src, nd.lladdr, true, now);
+		heard(eng, p, nd.src, nd.lladdr, true, true, now);
 	memset(&r, 0, sizeof(r));
 	r.type = SRNIC_ND_ADVERT;
 	r.flags = SRNIC_ND_F_SOLICITED | SRNIC_ND_F_OVERRIDE;
