@@ -27,11 +27,20 @@ bool srnic_is_srnic_device(struct ibv_device *device);
 
 #define SRNIC_NODE_NAME_MAX 32
 
-/* What srnic_query_device says: the node the context belongs to. */
+/* What srnic_query_device says: the node the context belongs to.
+ * comp_mask asks for the parts past dev_ports (SRNIC_DEVICE_ATTR_*); a
+ * caller built before them asks for none, and its smaller struct is
+ * left as it is past dev_ports. */
+enum {
+	SRNIC_DEVICE_ATTR_IPV6 = 1 << 0,	/* has_ipv6, ipv6 */
+};
 struct srnic_device_attr {
-	uint64_t comp_mask;		/* none defined: 0 */
+	uint64_t comp_mask;		/* SRNIC_DEVICE_ATTR_* asked for */
 	char node[SRNIC_NODE_NAME_MAX];	/* the node's name ("a") */
-	uint32_t ipv4;			/* the node's address, host order */
+	uint32_t ipv4;			/* the node's address, host order; an
+					 * IPv6 node's id (made of its
+					 * address, in 240.0.0.0/4), which
+					 * srnic_group_member names it by */
 	uint32_t nports;		/* Ethernet ports it stripes over */
 	uint32_t ports_up;		/* bit p: port p's link is up */
 	uint32_t mtu;			/* largest payload of a frame */
@@ -49,6 +58,10 @@ struct srnic_device_attr {
 	uint32_t device;
 	uint32_t ndev;
 	uint32_t dev_ports;
+	/* SRNIC_DEVICE_ATTR_IPV6: whether the node is an IPv6 one (its
+	 * configuration's ipv6), and its address, GID 1 */
+	uint32_t has_ipv6;
+	uint8_t ipv6[16];
 };
 
 /*
@@ -97,7 +110,8 @@ int srnic_group_notify(struct ibv_mr *mr, struct ibv_cq *cq);
 
 /* A node, as the calls below name it. */
 struct srnic_group_member {
-	uint32_t ipv4;		/* its address, host order */
+	uint32_t ipv4;		/* its address, host order (an IPv6 node's
+				 * id: srnic_device_attr's ipv4) */
 	char node[16];		/* its name */
 	int status;		/* srnic_mc_failed: the enum ibv_wc_status it
 				 * failed with; else 0 */

@@ -7,6 +7,7 @@
  * and efadv do.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,13 +28,23 @@ SRNIC_API int srnic_query_device(struct ibv_context *context,
 {
 	struct srnic_context *ctx;
 	struct srnic_engine_desc d = {0};
+	uint64_t asked;
 
 	if (!srnic_context_ours(context))
 		return EOPNOTSUPP;
-	if (attr->comp_mask)
+	asked = attr->comp_mask;
+	if (asked & ~(uint64_t)SRNIC_DEVICE_ATTR_IPV6)
 		return EINVAL;
 	ctx = to_sctx(context);
-	memset(attr, 0, sizeof(*attr));
+	/* (the parts past dev_ports only where the caller asked for them:
+	 * an older caller's struct ends there) */
+	memset(attr, 0, asked ? sizeof(*attr)
+			      : offsetof(struct srnic_device_attr, has_ipv6));
+	attr->comp_mask = asked;
+	if (asked & SRNIC_DEVICE_ATTR_IPV6) {
+		attr->has_ipv6 = (uint32_t)ctx->cfg.has_ipv6;
+		memcpy(attr->ipv6, ctx->cfg.ipv6, 16);
+	}
 	snprintf(attr->node, sizeof(attr->node), "%s", ctx->cfg.node);
 	attr->ipv4 = ctx->cfg.ipv4;
 	attr->nports = ctx->cfg.nports;

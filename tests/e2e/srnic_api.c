@@ -336,8 +336,11 @@ int main(int argc, char **argv)
 			 !srnic_is_srnic_device(other.device),
 		 NULL, "srnic_is_srnic_device: srnic0 yes, another's no");
 	rc = srnic_query_device(ctx, &a);
+	/* (an IPv6 node's ipv4 is its id, in 240.0.0.0/4) */
 	vu_check(!rc && !strcmp(a.node, argv[1]) && a.nports == nports &&
-			 a.ipv4 == ipv4 && a.mtu >= 256 && !a.running &&
+			 (gid.raw[10] == 0xff ? a.ipv4 == ipv4
+					      : a.ipv4 >> 28 == 0xf) &&
+			 a.mtu >= 256 && !a.running &&
 			 a.ports_up == all,
 		 vu_err_str(rc), "srnic_query_device: node %s, %u ports, "
 		 "mtu %u, not running yet", a.node, a.nports, a.mtu);
@@ -348,7 +351,16 @@ int main(int argc, char **argv)
 	vu_check(!rc && a.running && a.ports_up == all, vu_err_str(rc),
 		 "after the first CQ: running, ports up 0x%x%s (slot %u)",
 		 a.ports_up, a.attached ? ", attached to srnicd" : "", a.slot);
-	a.comp_mask = 1;
+	a.comp_mask = SRNIC_DEVICE_ATTR_IPV6;
+	memset(a.ipv6, 0xee, sizeof(a.ipv6));
+	rc = srnic_query_device(ctx, &a);
+	vu_check(!rc && a.comp_mask == SRNIC_DEVICE_ATTR_IPV6 &&
+			 a.has_ipv6 == (gid.raw[10] != 0xff) &&
+			 (a.has_ipv6 ? !memcmp(a.ipv6, gid.raw, 16)
+				     : !a.ipv6[0] && !a.ipv6[15]),
+		 vu_err_str(rc), "srnic_query_device's IPv6 part: %s node",
+		 a.has_ipv6 ? "an IPv6" : "an IPv4");
+	a.comp_mask = 1ull << 1;
 	vu_check(srnic_query_device(ctx, &a) == EINVAL, NULL,
 		 "an unknown comp_mask: EINVAL");
 	a.comp_mask = 0;
