@@ -10,6 +10,7 @@
 # the two-path run (each of srnic's 8 source ports hashed to one link),
 # and the most data a path can carry at RATE, the headers counted (the
 # frames' mean size on the links against their 1024-byte payload).
+# PATHS_FAMILY=ipv6: the routed testbed in IPv6 (--routed --ipv6).
 #   tests/bench/paths.sh [ROUNDS] [SECONDS] [RATE in Mbit/s]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,7 +24,7 @@ export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
 "$SRNIC" setup
 trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1 || true
-"$SRNIC" testbed up --routed >/dev/null
+"$SRNIC" testbed up --routed $( [ "${PATHS_FAMILY:-ipv4}" = ipv6 ] && echo --ipv6) >/dev/null
 for q in 0 1; do "$SRNIC" testbed fault path $q rate=${RATE}mbit; done
 sleep 2	# (HELLOs on every path, both ways)
 tx() { ip -n "$SRNIC_NS-r0" -s -j link show "$1" |
