@@ -298,13 +298,20 @@ static bool hop_addr6(struct srnic_engine *eng, uint32_t id, uint8_t out[16])
 void srnic_arp_recheck(struct srnic_engine *eng, unsigned p, uint32_t dst)
 {
 	struct srnic_neigh *n = hop_entry(eng, p, dst);
+	char peer[INET6_ADDRSTRLEN];
+	uint8_t dst6[16];
+	uint32_t ip = htonl(dst);
 
 	/* (due for its refresh now: the tick asks, as often as an
 	 * unanswered refresh is asked) */
 	if (n && known(n) && srnic_ms() - n->heard_ms < REFRESH_MS) {
-		ctl_log(eng, "next hop of %u.%u.%u.%u on port %u: asked "
-			"again", dst >> 24, (dst >> 16) & 0xff,
-			(dst >> 8) & 0xff, dst & 0xff, p);
+		if (eng->cfg.has_ipv6 &&
+		    srnic_node_addr6(eng->node, &eng->cfg, dst, dst6))
+			inet_ntop(AF_INET6, dst6, peer, sizeof(peer));
+		else
+			inet_ntop(AF_INET, &ip, peer, sizeof(peer));
+		ctl_log(eng, "next hop of %s on port %u: asked again", peer,
+			p);
 		n->heard_ms = srnic_ms() - REFRESH_MS;
 	}
 }
