@@ -50,6 +50,12 @@ static bool known(const struct srnic_neigh *n)
 	return __atomic_load_n(&n->mac, __ATOMIC_RELAXED) & SRNIC_NEIGH_KNOWN;
 }
 
+bool srnic_neigh_is(const struct srnic_neigh *n, const uint8_t mac[6])
+{
+	return known(n) && __atomic_load_n(&n->mac, __ATOMIC_RELAXED) ==
+				   mac_word(mac, n->port);
+}
+
 /* An entry free again (a sender that still reads it finds it unknown
  * before it finds it gone). */
 static void forget(struct srnic_neigh *n)

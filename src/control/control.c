@@ -491,7 +491,8 @@ struct srnic_peer *srnic_peer_slot(struct srnic_engine *eng,
 	/* (the address before the id it is looked up by; a slot taken
 	 * from another node has no id while its address changes:
 	 * srnic_node_addr6 checks the two agree) */
-	__atomic_store_n(&peer->ipv4, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&peer->ipv4, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(peer->ip6, pkt->ipv6, 16);
 	__atomic_store_n(&peer->ipv4, pkt->ipv4, __ATOMIC_RELEASE);
 	memcpy(peer->node_mac, pkt->node_mac, 6);
@@ -529,6 +530,12 @@ static void learn(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 	bool unicast = rx & SRNIC_UDP_RX_UNICAST;
 	struct srnic_peer *peer;
 
+	/* (another IPv6 address of our own id: a clash, said as any) */
+	if (eng->cfg.has_ipv6 && pkt->ipv4 == eng->cfg.ipv4 &&
+	    memcmp(pkt->ipv6, eng->cfg.ipv6, 16) && !eng->st->ctl_id_clashes++)
+		ctl_log(eng, "another node (%.15s) says our id %08x, of "
+			"another IPv6 address: refused", pkt->node_name,
+			pkt->ipv4);
 	if (p >= eng->node->nports || pkt->ipv4 == eng->cfg.ipv4 ||
 	    !pkt->ipv4 || !pkt->src_inc)
 		return;		/* ourselves, or nobody */

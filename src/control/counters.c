@@ -144,17 +144,22 @@ const struct srnic_counter srnic_counters[] = {
 	     "peers heard lately"),
 	NODE("addr_refused", ctl_addr_refused, "integration", 0,
 	     "control frames whose IPv4 source is not the node they name "
-	     "(encap = udp)"),
+	     "(encap = udp; an IPv6 node's: whose address does not make the "
+	     "id they name)"),
 	NODE("id_clashes", ctl_id_clashes, "integration", 0,
 	     "an IPv6 node's control frames refused: another address says "
-	     "a peer's id (docs/wire-protocol.md, \"Node ids\")"),
-	NODE("arp_asked", arp_asked, "arp", 0, "ARP requests sent"),
+	     "a peer's id, or ours (docs/wire-protocol.md, \"Node ids\")"),
+	NODE("arp_asked", arp_asked, "arp", 0,
+	     "ARP requests sent (an IPv6 node's: neighbour solicitations)"),
 	NODE("arp_answered", arp_answered, "arp", 0,
-	     "ARP replies sent for the node's address"),
+	     "ARP replies sent for the node's address (an IPv6 node's: "
+	     "neighbour advertisements)"),
 	NODE("arp_learned", arp_learned, "arp", 0,
 	     "next hops' Ethernet addresses found or changed"),
 	NODE("arp_refused", arp_refused, "arp", 0,
-	     "ARP frames not IPv4's over Ethernet, or not from a host"),
+	     "ARP frames not IPv4's over Ethernet, or not from a host (an "
+	     "IPv6 node's: solicitations and advertisements RFC 4861 "
+	     "refuses)"),
 	NODE("svc_resyncs", svc_resyncs, "svc", 0, "a client's SVC_RESYNCs sent"),
 	NODE("svc_rebinds", svc_rebinds, "svc", 0,
 	     "... its QPs moved to a new holder"),

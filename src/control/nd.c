@@ -67,8 +67,9 @@ void srnic_nd_announce(struct srnic_engine *eng, unsigned p)
  * p): news for a hop we send to, and (asking) for one that solicits us
  * and that we would send through: it is about to send to us.  Anyone
  * else on the segment could say anything: not taken in.  An
- * advertisement without the override flag does not replace an address
- * known already (RFC 4861, 7.2.5: a proxy's, or an anycast answer). */
+ * advertisement without the override flag does not replace another
+ * address known already (RFC 4861, 7.2.5: a proxy's, or an anycast
+ * answer), but one that says the same refreshes it. */
 static void heard(struct srnic_engine *eng, unsigned p, const uint8_t ip[16],
 		  const uint8_t mac[6], bool asking, bool override,
 		  uint64_t now)
@@ -79,7 +80,8 @@ static void heard(struct srnic_engine *eng, unsigned p, const uint8_t ip[16],
 	if (n && memcmp(n->ip6, ip, 16))
 		return;		/* (another address of the same id) */
 	if (n && !override &&
-	    (__atomic_load_n(&n->mac, __ATOMIC_RELAXED) & SRNIC_NEIGH_KNOWN))
+	    (__atomic_load_n(&n->mac, __ATOMIC_RELAXED) & SRNIC_NEIGH_KNOWN) &&
+	    !srnic_neigh_is(n, mac))
 		return;
 	if (!n && asking && srnic_neigh_ours(eng, id))
 		n = srnic_neigh_entry(eng, id, ip, p, now);

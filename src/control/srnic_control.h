@@ -94,6 +94,8 @@ struct srnic_neigh *srnic_neigh_entry(struct srnic_engine *eng, uint32_t ip,
 void srnic_neigh_learned(struct srnic_engine *eng, struct srnic_neigh *n,
 			 const uint8_t mac[6], uint64_t now);
 bool srnic_neigh_ours(struct srnic_engine *eng, uint32_t ip);
+/* Whether entry n is known at Ethernet address mac. */
+bool srnic_neigh_is(const struct srnic_neigh *n, const uint8_t mac[6]);
 /* A frame of len bytes (at *f) to go out of port p, for the control
  * core to queue: NULL when the pool has none. */
 struct rte_mbuf *srnic_neigh_frame(struct srnic_engine *eng, unsigned p,

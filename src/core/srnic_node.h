@@ -854,8 +854,9 @@ static inline struct srnic_peer *srnic_node_peer(struct srnic_node *node,
 /* Any thread of an IPv6 node: the address of the node of id id (a peer
  * heard, or a configured one not heard yet), false when none is known.
  * (A peer's slot may be taken for another node as it is read: the copy
- * counts only if it makes the id.  Not a per-frame path: the senders
- * keep what they found, port/udp.c.) */
+ * counts only if it makes the id.  The senders keep what they found,
+ * port/udp.c; a datagram's receiver looks its sender up, a scan of the
+ * peers, responder/datagram.c.) */
 static inline bool srnic_node_addr6(struct srnic_node *node,
 				    const struct srnic_config *cfg,
 				    uint32_t id, uint8_t out[16])

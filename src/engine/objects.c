@@ -174,6 +174,21 @@ static bool gid_node(const struct srnic_engine *eng, const uint8_t gid[16],
 	return true;
 }
 
+/* Whether an IPv6 node's id is gid's node's: this node's, or a peer's at
+ * that address (another address of the same id is not: a clash). */
+static bool gid_is_node(struct srnic_engine *eng, const uint8_t gid[16],
+			uint32_t id)
+{
+	uint8_t addr[16];
+
+	if (!eng->cfg.has_ipv6)
+		return true;
+	if (id == eng->cfg.ipv4)
+		return !memcmp(gid, eng->cfg.ipv6, 16);
+	return !srnic_node_addr6(eng->node, &eng->cfg, id, addr) ||
+	       !memcmp(gid, addr, 16);
+}
+
 int srnic_engine_lookup_mr(struct srnic_engine *eng, const uint8_t gid[16],
 			   uint32_t name, struct srnic_published *out)
 {
@@ -183,8 +198,9 @@ int srnic_engine_lookup_mr(struct srnic_engine *eng, const uint8_t gid[16],
 
 	if (!gid_node(eng, gid, &id))
 		return -EINVAL;
-	rc = srnic_engine_running(eng) ? srnic_tpt_lookup(eng, id, name, &e)
-				       : -ENOENT; /* (the caller starts it) */
+	rc = !srnic_engine_running(eng)	? -ENOENT /* (the caller starts it) */
+	     : !gid_is_node(eng, gid, id) ? -ENOENT
+					  : srnic_tpt_lookup(eng, id, name, &e);
 
 	if (rc)
 		return rc;

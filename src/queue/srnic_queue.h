@@ -318,7 +318,8 @@ enum srnic_wc_opcode {
 #define SRNIC_WC_F_INV 0x4	/* the SEND invalidated key imm (host order) */
 #define SRNIC_WC_F_SOLICITED 0x8 /* its sender asked for a solicited event */
 #define SRNIC_WC_F_GRH_IPV6 0x10 /* ... an IPv6 header (an IPv6 group's
-				  * datagram), else an IPv4 one */
+				  * datagram, or an IPv6 node's), else an
+				  * IPv4 one */
 #define SRNIC_WC_F_TOLD 0x20	/* its CQ's early event went as its message
 				 * began: none as it completes (the engine's
 				 * own; programs do not see it) */

@@ -147,9 +147,14 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 		complete_recv(qp, pkt, grh6, SRNIC_WC_LOC_LEN_ERR);
 		return;
 	}
+	/* (an IPv6 sender whose address is not known here, its peer's slot
+	 * taken meanwhile: the data still comes, from :: to a group, else
+	 * under the IPv4 header of its id, which no AH answers) */
 	if (grh6 && !sender_gid(eng, pkt, src)) {
-		eng->st->drops[SRNIC_DROP_UNRESOLVED]++; /* (no one to answer) */
-		return;
+		if (group_gid)
+			memset(src, 0, sizeof(src));
+		else
+			grh6 = false;
 	}
 	if (grh6)
 		grh_ipv6(grh, pkt, src, group_gid ? group_gid : eng->cfg.ipv6);
