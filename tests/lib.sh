@@ -218,6 +218,12 @@ counter_text() {
 	}' "$1"
 }
 
+# ports_tx_bytes NODE: the bytes the node's ports sent so far, all ports
+ports_tx_bytes() {
+	counter "$1" tx_bytes ports | awk '{for (i = 1; i <= NF; i++) s += $i}
+		END {printf "%.0f\n", s}'
+}
+
 # counter NODE NAME [OF]: NODE's counter (or state) NAME as
 # docs/counters.md names it, from what ./srnic stats NODE --json shows:
 # srnicd's answer, or the engine's stats_file.json where no srnicd

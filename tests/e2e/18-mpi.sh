@@ -27,13 +27,8 @@ nodes=$(cat "$TB/nodes")
 nnodes=$(echo $nodes | wc -w)
 ranks=$((2 * nnodes))
 
-tx_bytes() {	# NODE: bytes its ports sent so far
-	counter "$1" tx_bytes ports | awk '{for (i = 1; i <= NF; i++) s += $i}
-		END {printf "%.0f\n", s}'
-}
-
 declare -A before
-for n in $nodes; do before[$n]=$(tx_bytes $n); done
+for n in $nodes; do before[$n]=$(ports_tx_bytes $n); done
 timeout -k 5 240 env SRNIC_MPI_SLOTS=2 "$SRNIC" mpirun -np $ranks "$PROG" > "$LOGDIR/mpi_check.log" 2>&1 ||
 	{ programs_failed "$LOGDIR/mpi_check.log"; fail "mpi_check over $ranks ranks"; }
 grep "^mpi_check:" "$LOGDIR/mpi_check.log"
@@ -43,7 +38,7 @@ grep -q "^mpi_check: $ranks ranks, [0-9]* words checked, 0 bad: OK" "$LOGDIR/mpi
 # 1 MiB blocks alone: READ answers of UCX's rendezvous, or WRITEs)
 need=$((2 * 2 * (nnodes - 1) * 3 * 1048576))
 for n in $nodes; do
-	sent=$(($(tx_bytes $n) - before[$n]))
+	sent=$(($(ports_tx_bytes $n) - before[$n]))
 	echo "node $n's ports sent $sent bytes during it (at least $need)"
 	[ "$sent" -ge "$need" ] ||
 		fail "node $n's ports sent $sent bytes: its ranks did not talk through srnic"

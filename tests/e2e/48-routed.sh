@@ -13,7 +13,9 @@
 #    8 MiB, every byte checked), ib_write_bw, ib_read_bw, ib_send_bw,
 #    rping -V (rdma_cm, every READ compared), udaddy (UD over rdma_cm,
 #    each datagram answered by its GRH's address), UCX's io_demo over its
-#    rdmacm manager (-q: data checked) across the routers;
+#    rdmacm manager (-q: data checked), ucx_perftest (UCT put_lat, UCP
+#    tag_bw; UCX on GID 1, the routed address) and Open MPI over UCX
+#    (mpi_check, every word checked) across the routers;
 #  - one QP's WRITEs go on all 8 paths (UDP source ports, in the
 #    capture) and over both links (which the routers' hash, seeded at
 #    boot, picks for each: the link cases say SKIP on a boot that puts
@@ -39,7 +41,8 @@
 # --routed --ipv6 (fd00:56:I::2/64), next hops by neighbour discovery
 # (which a node counts as ARP), GID 1 the node's IPv6 address for every
 # program that names a GID (perftest's -x 1), rping to b's IPv6 address
-# (not io_demo, which takes IPv4 alone), the router's move said by an unsolicited advertisement
+# (not io_demo, which takes IPv4 alone: UCX by ucx_perftest and MPI),
+# the router's move said by an unsolicited advertisement
 # (ndisc_notify); and every frame of the rail's capture checked against
 # the transfer (capture_check.py, srnic's headers behind the shim).
 ROUTED_FAMILY=${ROUTED_FAMILY:-ipv4}
@@ -78,6 +81,7 @@ amac=$(conf_value "$(node_conf a)" port | sed -n 's/.*mac=\([0-9a-f:]*\).*/\1/p'
 ip -n "$R0" neigh show "$A" | grep -q "lladdr $amac" ||
 	fail "the router's neighbour entry for a is not a's port ($amac): $(ip -n "$R0" neigh show "$A")"
 echo "a's router is $rmac; the router has a at $amac"
+
 
 # Each node hears all 8 of the other's paths (before the capture below,
 # whose WRITEs must use them all).
@@ -141,6 +145,47 @@ elif command -v io_demo > /dev/null; then
 	echo "io_demo (UCX, rdmacm): $(grep -o 'read [0-9.]* MBs.*write [0-9.]* MBs' "$LOGDIR/routed-io_demo.a" | tail -1)"
 else
 	echo "io_demo not installed: UCX across the routers not run"
+fi
+
+# UCX across the routers in either family, by ucx_perftest (its put_lat
+# waits for the iteration number the other side wrote: a lost or wrong
+# byte hangs it) and by Open MPI over UCX (mpi_check: every word checked
+# on every rank; ./srnic mpirun starts its orted over ctl0's IPv4).  UCX
+# must name the node by GID 1, the address the routers route: in IPv6
+# that is the node's IPv6 address (GID 0 is a link-local RoCE v1 GID).
+if command -v ucx_perftest > /dev/null; then
+	pair routed-ucx-put_lat 60 env UCX_LOG_LEVEL=debug ucx_perftest -p 13610 \
+		-d srnic0:1 -x rc_verbs -t put_lat -s 8 -n 2000 -w 200 ||
+		fail "ucx_perftest put_lat across the routers"
+	grep -q "^Final:" "$LOGDIR/routed-ucx-put_lat.a" ||
+		fail "ucx_perftest put_lat across the routers: no results"
+	grep -q "srnic0:1 using gid_index 1\$" "$LOGDIR/routed-ucx-put_lat.a" ||
+		fail "UCX did not take GID 1 (the node's routed address) on srnic0:1"
+	pair routed-ucx-tag_bw 60 env UCX_TLS=rc_v,self UCX_NET_DEVICES=srnic0:1 \
+		ucx_perftest -p 13611 -t tag_bw -s 65536 -n 2000 -w 200 ||
+		fail "ucx_perftest tag_bw (UCP, rc_verbs) across the routers"
+	grep -q "^Final:" "$LOGDIR/routed-ucx-tag_bw.a" ||
+		fail "ucx_perftest tag_bw across the routers: no results"
+	echo "ucx_perftest put_lat (GID 1): $(grep "^Final:" "$LOGDIR/routed-ucx-put_lat.a")"
+else
+	echo "ucx_perftest not installed: UCX across the routers not run"
+fi
+if command -v mpirun > /dev/null && [ -x "$BUILD/tests/e2e/mpi_check" ]; then
+	sent0=$(ports_tx_bytes a)
+	timeout -k 5 120 env SRNIC_MPI_SLOTS=2 "$SRNIC" mpirun -np 4 \
+		"$BUILD/tests/e2e/mpi_check" > "$LOGDIR/routed-mpi_check.log" 2>&1 ||
+		{ programs_failed "$LOGDIR/routed-mpi_check.log"; fail "mpi_check across the routers"; }
+	grep -q "^mpi_check: 4 ranks, [0-9]* words checked, 0 bad: OK" \
+		"$LOGDIR/routed-mpi_check.log" ||
+		fail "mpi_check across the routers did not report 4 ranks and no bad word"
+	grep "^mpi_check:" "$LOGDIR/routed-mpi_check.log"
+	# (a's two ranks send b's two 3 rounds of 1 MiB Alltoall blocks:
+	# through srnic, as UCX is allowed nothing else between nodes)
+	sent=$(($(ports_tx_bytes a) - sent0))
+	[ "$sent" -ge $((2 * 2 * 3 * 1048576)) ] ||
+		fail "a's ports sent $sent bytes during mpi_check: its ranks did not talk through srnic"
+else
+	echo "Open MPI or mpi_check not there: MPI across the routers not run"
 fi
 
 # Paths: one QP's packets over both links between the routers (each UDP
