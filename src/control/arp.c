@@ -345,13 +345,17 @@ void srnic_arp_tick(struct srnic_engine *eng, uint64_t now)
 		 * kept another Ethernet address for it learns this one). */
 		if (eng->arp_announced[p] < ANNOUNCES &&
 		    now - eng->arp_announce_ms[p] >= ANNOUNCE_MS) {
-			if (eng->cfg.has_ipv6)
+			if (eng->cfg.has_ipv6) {
+				srnic_mld_report(eng, p, false);
 				srnic_nd_announce(eng, p);
-			else
+			} else {
 				request(eng, p, eng->cfg.ipv4);
+			}
 			eng->arp_announced[p]++;
 			eng->arp_announce_ms[p] = now;
 		}
+		if (eng->cfg.has_ipv6)
+			srnic_mld_tick(eng, p, now);
 		hop = __atomic_exchange_n(&node->neigh_want[p], 0,
 					  __ATOMIC_ACQ_REL);
 		if (hop && !eng->cfg.has_ipv6)

@@ -159,7 +159,12 @@ const struct srnic_counter srnic_counters[] = {
 	NODE("arp_refused", arp_refused, "arp", 0,
 	     "ARP frames not IPv4's over Ethernet, or not from a host (an "
 	     "IPv6 node's: solicitations and advertisements RFC 4861 "
-	     "refuses)"),
+	     "refuses, and MLD queries RFC 3810 does)"),
+	NODE("mld_reports", mld_reports, "arp", 0,
+	     "an IPv6 node's MLD reports of its solicited-node group (as it "
+	     "starts, and answering queries)"),
+	NODE("mld_queries", mld_queries, "arp", 0,
+	     "an IPv6 node's MLD queries heard for that group or every group"),
 	NODE("svc_resyncs", svc_resyncs, "svc", 0, "a client's SVC_RESYNCs sent"),
 	NODE("svc_rebinds", svc_rebinds, "svc", 0,
 	     "... its QPs moved to a new holder"),

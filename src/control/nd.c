@@ -9,9 +9,10 @@
  * every node of the segment (a router that kept another Ethernet address
  * for it takes the new one: the override flag).
  *
- * Only Neighbor Solicitations and Advertisements are read: the rest of
- * ICMPv6 that reaches the ports (a router's advertisements, MLD reports
- * of the kernel's interfaces) is none of srnic's, and left unanswered.
+ * Only Neighbor Solicitations and Advertisements are read here, and MLD
+ * queries by mld.c: the rest of ICMPv6 that reaches the ports (a
+ * router's advertisements, MLD reports of the kernel's interfaces) is
+ * none of srnic's, and left unanswered.
  */
 #include <string.h>
 
@@ -97,7 +98,7 @@ void srnic_nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 	struct srnic_nd nd, r;
 	enum srnic_wire_err e;
 
-	if (p >= eng->node->nports)
+	if (p >= eng->node->nports || srnic_mld_rx(eng, m, now))
 		return;
 	e = srnic_wire_nd_decode(f, rte_pktmbuf_data_len(m), &nd);
 	if (e == SRNIC_WIRE_NOT_OURS)

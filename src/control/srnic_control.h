@@ -109,6 +109,14 @@ void srnic_nd_solicit(struct srnic_engine *eng, unsigned p,
 		      const uint8_t target[16]);
 void srnic_nd_announce(struct srnic_engine *eng, unsigned p);
 
+/* mld.c, an IPv6 UDP node's MLD: its solicited-node group reported on
+ * port p (asked: answering a query, else joining); an ICMPv6 frame in,
+ * false when it is no MLD query (nd.c's then); the answer to a query, on
+ * port p once its moment came.  Control core. */
+void srnic_mld_report(struct srnic_engine *eng, unsigned p, bool asked);
+bool srnic_mld_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t now);
+void srnic_mld_tick(struct srnic_engine *eng, unsigned p, uint64_t now);
+
 /* paths.c, a UDP node's: how well each path to a peer carries (on our
  * port p).  Control core.  hear: the peer hears our paths ok (0: it does
  * not say), the plan laid out for them; forget: a new incarnation of the

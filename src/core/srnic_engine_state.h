@@ -85,6 +85,9 @@ struct srnic_engine {
 	 * (control/arp.c): how many on each port, and when last */
 	uint8_t arp_announced[SRNIC_MAX_PORTS];
 	uint64_t arp_announce_ms[SRNIC_MAX_PORTS];
+	/* an IPv6 node's: when its MLD report answers a query on each port
+	 * (control/mld.c), 0 for none due */
+	uint64_t mld_due_ms[SRNIC_MAX_PORTS];
 	/* The fault file as the file thread last read it (port/fault.c):
 	 * its inode and modification time, 0 for none; the stats show them,
 	 * and `./srnic testbed fault` waits for them to be its file's. */

@@ -523,6 +523,9 @@ struct srnic_stats {
 	uint64_t arp_learned;	/* next hops' addresses found or changed */
 	uint64_t arp_refused;	/* ARP frames not IPv4's over Ethernet, or
 				 * not from a host */
+	/* MLD (control/mld.c, an IPv6 node's) */
+	uint64_t mld_reports;	/* reports of its solicited-node group */
+	uint64_t mld_queries;	/* queries for it or every group heard */
 	/* flow control */
 	uint64_t fc_blocked;	/* a QP ran out of credit */
 	uint64_t fc_lent;	/* ... and lent itself some after a wait */

@@ -869,19 +869,63 @@ uint32_t srnic_wire_nd_encode(uint8_t *frame, const uint8_t eth_dst[6],
 			      const uint8_t eth_src[6],
 			      const struct srnic_nd *nd);
 /* Whether a frame of len bytes is ICMPv6 (EtherType 0x86DD, version 6,
- * next header 58): what a UDP IPv6 node's ports hand to its control
- * core, which decodes it. */
+ * next header 58, or a hop-by-hop header whose next is 58: MLD's): what
+ * a UDP IPv6 node's ports hand to its control core, which decodes it. */
 static inline bool srnic_wire_is_icmp6(const uint8_t *frame, uint32_t len)
 {
 	return len >= SRNIC_ETH_HLEN + 40 &&
 	       srnic_get16(frame + 12) == SRNIC_ETHERTYPE_IPV6 &&
-	       frame[SRNIC_ETH_HLEN] >> 4 == 6 && frame[SRNIC_ETH_HLEN + 6] == 58;
+	       frame[SRNIC_ETH_HLEN] >> 4 == 6 &&
+	       (frame[SRNIC_ETH_HLEN + 6] == 58 ||
+		(frame[SRNIC_ETH_HLEN + 6] == 0 &&
+		 len >= SRNIC_ETH_HLEN + 48 &&
+		 frame[SRNIC_ETH_HLEN + 40] == 58));
 }
 /* The solicited-node group of target, ff02::1:ffXX:XXXX of its last 24
  * bits, where a solicitation for it goes, and that group's Ethernet
  * address 33:33:ff:XX:XX:XX. */
 void srnic_wire_nd_solicited_node(const uint8_t target[16], uint8_t group[16],
 				  uint8_t mac[6]);
+
+/*
+ * Multicast Listener Discovery (MLDv2, RFC 3810), which a switch that
+ * snoops it needs to pass the solicitations for a node's address to its
+ * port: the node reports its solicited-node group, unasked as it starts
+ * and when a querier asks.  Both ride in IPv6 with a hop-by-hop header
+ * (the router alert option) before the ICMPv6 message, hop limit 1.
+ *
+ * srnic_wire_mld_decode takes a Multicast Listener Query (MLDv1's 24
+ * bytes or MLDv2's 28 and more) into q: SRNIC_WIRE_NOT_OURS for any other
+ * frame, MLD's reports among them (srnic_wire_is_icmp6 tells both
+ * kinds); SRNIC_WIRE_BAD_ND for a query that is short or of another
+ * length, not of hop limit 1 or code 0, of a wrong checksum, or not from
+ * a link-local address (RFC 3810, 5.1.14: only a router of the link
+ * asks), or a hop-by-hop header that runs past the payload.
+ */
+#define SRNIC_MLD_QUERY 130
+#define SRNIC_MLD_REPORT 143		/* MLDv2's */
+#define SRNIC_MLD_IS_EXCLUDE 2		/* a record: answering a query */
+#define SRNIC_MLD_TO_EXCLUDE 4		/* ... joining, unasked */
+#define SRNIC_MLD_FRAME 90	/* 14 + 40 + 8 (hop-by-hop) + 8 + one
+				 * record of 20 */
+struct srnic_mld_query {
+	uint8_t src[16];	/* the querier (link-local) */
+	uint8_t group[16];	/* the group asked about, :: for all */
+	uint32_t max_delay_ms;	/* answer within this */
+};
+enum srnic_wire_err srnic_wire_mld_decode(const uint8_t *frame, uint32_t len,
+					  struct srnic_mld_query *q);
+/* A report of one group into frame (SRNIC_MLD_FRAME bytes of room), from
+ * eth_src and the link-local src to ff02::16 (every MLDv2 router), its
+ * record of record_type (SRNIC_MLD_IS_EXCLUDE or _TO_EXCLUDE: listening
+ * to every source); returns SRNIC_MLD_FRAME. */
+uint32_t srnic_wire_mld_report_encode(uint8_t *frame, const uint8_t eth_src[6],
+				      const uint8_t src[16],
+				      const uint8_t group[16],
+				      uint8_t record_type);
+/* The link-local address fe80::/64 of an Ethernet address (its modified
+ * EUI-64, RFC 4291 2.5.1): what a port's MLD reports come from. */
+void srnic_wire_ip6_link_local(const uint8_t mac[6], uint8_t ip[16]);
 
 /* Largest message srnic moves: verbs' 2 GiB limit for one work request. */
 #define SRNIC_MAX_MSG_LEN (1u << 31)

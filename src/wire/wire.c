@@ -681,7 +681,8 @@ enum srnic_wire_err srnic_wire_nd_decode(const uint8_t *frame, uint32_t len,
 	static const uint8_t zero[6];
 	uint32_t plen;
 
-	if (!srnic_wire_is_icmp6(frame, len) || len <= ND_OFF ||
+	if (!srnic_wire_is_icmp6(frame, len) || ip[6] != IP_ICMP6 ||
+	    len <= ND_OFF ||
 	    (m[0] != SRNIC_ND_SOLICIT && m[0] != SRNIC_ND_ADVERT))
 		return SRNIC_WIRE_NOT_OURS;
 	/* Believed whole and from this link only (a router would have
@@ -743,6 +744,108 @@ void srnic_wire_nd_solicited_node(const uint8_t target[16], uint8_t group[16],
 	memcpy(group, prefix, sizeof(prefix));
 	memcpy(group + 13, target + 13, 3);
 	srnic_mcast_mac(srnic_get32(group + 12), true, mac);
+}
+
+/*
+ * MLD (RFC 3810) behind a hop-by-hop header of (1 + its byte 1) * 8
+ * bytes at 54, whose byte 0 is the next header (58).  The ICMPv6
+ * message after it:
+ *  0 type, 1 code (0), 2 checksum (over the pseudo-header, whose length
+ *    is the message's alone, and the message),
+ *  query: 4 maximum response code, 8 the group (16), then MLDv2's flags,
+ *    QQIC and sources from 24 (MLDv1's query ends there);
+ *  MLDv2 report: 6 number of records, each from 8 on: record type,
+ *    auxiliary length (0), number of sources (0), the group (16).
+ */
+#define IP_HOPOPTS 0
+#define MLD_HOPS 1
+#define MLD_V1_LEN 24
+#define MLD_V2_QUERY_MIN 28
+#define MLD_REPORT_LEN 28	/* its 8 bytes and one record */
+#define RTR_ALERT_LEN 8		/* the hop-by-hop header we send */
+_Static_assert(ND_OFF + RTR_ALERT_LEN + MLD_REPORT_LEN == SRNIC_MLD_FRAME,
+	       "a report is its hop-by-hop header, its 8 bytes, one record");
+
+/* The longest a query says to wait, in ms: MLDv1's code is that
+ * already, MLDv2's from 32768 on a float (RFC 3810, 5.1.3). */
+static uint32_t mld_max_delay(uint16_t code, bool v2)
+{
+	if (!v2 || code < 32768)
+		return code;
+	return ((uint32_t)(code & 0xfff) | 0x1000) << (((code >> 12) & 7) + 3);
+}
+
+enum srnic_wire_err srnic_wire_mld_decode(const uint8_t *frame, uint32_t len,
+					  struct srnic_mld_query *q)
+{
+	const uint8_t *ip = frame + IP_OFF, *h = frame + ND_OFF, *m;
+	uint32_t plen, hlen, mlen;
+
+	if (!srnic_wire_is_icmp6(frame, len) || ip[6] != IP_HOPOPTS)
+		return SRNIC_WIRE_NOT_OURS;
+	/* (the payload inside the frame, Ethernet padding after it; the
+	 * hop-by-hop header inside the payload with room for a type) */
+	plen = srnic_get16(ip + 4);
+	hlen = (h[1] + 1u) * 8;
+	if (plen > len - ND_OFF || hlen + 4 > plen)
+		return SRNIC_WIRE_BAD_ND;
+	m = h + hlen;
+	mlen = plen - hlen;
+	if (m[0] != SRNIC_MLD_QUERY)
+		return SRNIC_WIRE_NOT_OURS;
+	if ((mlen != MLD_V1_LEN && mlen < MLD_V2_QUERY_MIN) ||
+	    ip[7] != MLD_HOPS || m[1] != 0 || ip[8] != 0xfe ||
+	    (ip[9] & 0xc0) != 0x80 ||
+	    (uint16_t)~ip6_sum(ip, m, mlen, IP_ICMP6) != 0)
+		return SRNIC_WIRE_BAD_ND;
+	memcpy(q->src, ip + 8, 16);
+	memcpy(q->group, m + 8, 16);
+	q->max_delay_ms = mld_max_delay(srnic_get16(m + 4), mlen != MLD_V1_LEN);
+	return SRNIC_WIRE_OK;
+}
+
+uint32_t srnic_wire_mld_report_encode(uint8_t *frame, const uint8_t eth_src[6],
+				      const uint8_t src[16],
+				      const uint8_t group[16],
+				      uint8_t record_type)
+{
+	/* ff02::16, every MLDv2-capable router, and its Ethernet group */
+	static const uint8_t routers[16] = {0xff, 0x02, [15] = 0x16};
+	static const uint8_t routers_mac[6] = {0x33, 0x33, 0, 0, 0, 0x16};
+	uint8_t *ip = frame + IP_OFF, *h = frame + ND_OFF;
+	uint8_t *m = h + RTR_ALERT_LEN, *r = m + 8;
+
+	memcpy(frame, routers_mac, 6);
+	memcpy(frame + 6, eth_src, 6);
+	srnic_put16(frame + 12, SRNIC_ETHERTYPE_IPV6);
+	put_ip6(ip, RTR_ALERT_LEN + MLD_REPORT_LEN, IP_HOPOPTS, MLD_HOPS, src,
+		routers);
+	/* next header, length 0 (8 bytes), router alert (type 5, 2 bytes,
+	 * value 0: MLD), then PadN of its own 2 bytes to fill the 8 */
+	memcpy(h, (const uint8_t[RTR_ALERT_LEN]){IP_ICMP6, 0, 5, 2, 0, 0, 1, 0},
+	       RTR_ALERT_LEN);
+	memset(m, 0, 8);
+	m[0] = SRNIC_MLD_REPORT;
+	srnic_put16(m + 6, 1);
+	r[0] = record_type;
+	r[1] = 0;
+	srnic_put16(r + 2, 0);
+	memcpy(r + 4, group, 16);
+	srnic_put16(m + 2, (uint16_t)~ip6_sum(ip, m, MLD_REPORT_LEN, IP_ICMP6));
+	return ND_OFF + RTR_ALERT_LEN + MLD_REPORT_LEN;
+}
+
+void srnic_wire_ip6_link_local(const uint8_t mac[6], uint8_t ip[16])
+{
+	memset(ip, 0, 16);
+	ip[0] = 0xfe;
+	ip[1] = 0x80;
+	ip[8] = mac[0] ^ 2;	/* (the universal/local bit, inverted) */
+	ip[9] = mac[1];
+	ip[10] = mac[2];
+	ip[11] = 0xff;
+	ip[12] = 0xfe;
+	memcpy(ip + 13, mac + 3, 3);
 }
 
 static void encode_base(uint8_t *b, const struct srnic_pkt *pkt)

@@ -43,7 +43,8 @@
 # program that names a GID (perftest's -x 1), rping to b's IPv6 address
 # (not io_demo, which takes IPv4 alone: UCX by ucx_perftest and MPI),
 # the router's move said by an unsolicited advertisement
-# (ndisc_notify); and every frame of the rail's capture checked against
+# (ndisc_notify), MLD reports of a's solicited-node group that a snooping
+# bridge with a querier keeps; and every frame of the rail's capture checked against
 # the transfer (capture_check.py, srnic's headers behind the shim).
 ROUTED_FAMILY=${ROUTED_FAMILY:-ipv4}
 if [ "$ROUTED_FAMILY" = ipv6 ]; then
@@ -82,6 +83,45 @@ ip -n "$R0" neigh show "$A" | grep -q "lladdr $amac" ||
 	fail "the router's neighbour entry for a is not a's port ($amac): $(ip -n "$R0" neigh show "$A")"
 echo "a's router is $rmac; the router has a at $amac"
 
+# MLD (IPv6): a switch that snoops it passes a group's frames only to the
+# ports that reported the group, so a reports its solicited-node group
+# (where the router's solicitations for a go) as it starts and answers a
+# querier (control/mld.c).  The bridge between a's port and its router
+# snoops (Linux's default): it holds a's report on a's port; made a
+# querier that asks every second and wants answers within half of one
+# (which also makes a membership lapse in 2.5 s unanswered), it still
+# holds it 5 s on, a having answered; and the router, its entry for a
+# deleted, solicits a at that group, which the bridge passes to a (a
+# answers it: arp_answered) while a pingpong from b runs.
+if [ -n "$V6" ]; then
+	grp=ff02::1:ff00:2	# (of fd00:56::2: its last 24 bits)
+	mdb() { bridge -n "$SRNIC_NS-a" mdb show dev br0; }
+	mdb | grep -q "port tap0 grp $grp " ||
+		fail "a's bridge holds no report of $grp on a's port: $(mdb)"
+	q0=$(counter a mld_queries) r0=$(counter a mld_reports)
+	[ "$r0" -ge 1 ] || fail "a sent no MLD report"
+	ip -n "$SRNIC_NS-a" link set br0 type bridge mcast_querier 1 \
+		mcast_mld_version 2 mcast_query_interval 100 \
+		mcast_startup_query_interval 100 \
+		mcast_query_response_interval 50 || fail "a's bridge: no querier"
+	sleep 5
+	q1=$(counter a mld_queries) r1=$(counter a mld_reports)
+	echo "MLD: a reported $grp as it started ($r0 reports); a querier asked $((q1 - q0)) times in 5 s, a answered $((r1 - r0))"
+	[ $((q1 - q0)) -ge 3 ] && [ $((r1 - r0)) -ge 3 ] ||
+		fail "a did not answer the querier: queries $q0 to $q1, reports $r0 to $r1"
+	mdb | grep -q "port tap0 grp $grp " ||
+		fail "a's membership of $grp lapsed under a querier: $(mdb)"
+	ans0=$(counter a arp_answered)
+	ip -n "$R0" -6 neigh del "$A" dev n-a || fail "the router's entry for a: not deleted"
+	pingpong routed-mld-pp 60 ibv_rc_pingpong -g 1 -n 200 ||
+		fail "pingpong with the router's entry for a gone, behind a snooping bridge"
+	[ "$(counter a arp_answered)" -gt "$ans0" ] ||
+		fail "the router's solicitation for a did not reach a through the snooping bridge"
+	ip -n "$R0" neigh show "$A" | grep -q "lladdr $amac" ||
+		fail "the router did not learn a again: $(ip -n "$R0" neigh show "$A")"
+	ip -n "$SRNIC_NS-a" link set br0 type bridge mcast_querier 0
+	echo "MLD: the router's solicitation for a passed the snooping bridge; a pingpong from b after its entry went: good data"
+fi
 
 # Each node hears all 8 of the other's paths (before the capture below,
 # whose WRITEs must use them all).

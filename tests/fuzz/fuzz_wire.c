@@ -313,6 +313,37 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 	}
 }
 
+/* A frame in IPv6 with its UDP or ICMPv6 checksum right again after a
+ * mutation: what is behind it is reached, not only the checksum.  (MLD:
+ * behind an 8-byte hop-by-hop header, the sum over the message alone.) */
+static void fix_ip6_sum(uint8_t *f, uint32_t n)
+{
+	uint32_t plen, off, l4;
+	uint8_t next = f[20];
+	uint16_t c;
+
+	if (n < 62 || srnic_get16(f + 12) != SRNIC_ETHERTYPE_IPV6)
+		return;
+	if (next == 0 && f[54] == 58 && f[55] == 0) {
+		next = 58;
+		l4 = 62;
+	} else if (next == 17 || next == 58) {
+		l4 = 54;
+	} else {
+		return;
+	}
+	plen = srnic_get16(f + 18);
+	off = next == 17 ? l4 + 6 : l4 + 2;
+	if (plen > n - 54 || plen < off - 54 + 2)
+		return;
+	plen -= l4 - 54;
+	srnic_put16(f + off, 0);
+	c = (uint16_t)~wire_ones_ref(f + l4, plen,
+				     wire_ones_ref(f + 22, 32, 0) + plen +
+					     next);
+	srnic_put16(f + off, next == 17 && !c ? 0xffff : c);
+}
+
 /* Encodes a random valid packet into f; returns the frame length. */
 static uint32_t random_frame(uint8_t *f)
 {
@@ -352,6 +383,29 @@ static uint32_t random_frame(uint8_t *f)
 		memcpy(nd.lladdr, mac + 6, 6);
 		nd.lladdr[0] = (nd.lladdr[0] & 0xfe) | 2;
 		return srnic_wire_nd_encode(f, mac, mac + 6, &nd);
+	}
+	/* MLD: a report of a random group from a random link-local
+	 * address, or (type 130) a query, MLDv2's 28 bytes or MLDv1's 24
+	 * (its group then the whole message's end), of a random delay. */
+	if (rnd_below(16) == 0) {
+		uint8_t src[16], grp[16];
+
+		random_ip6(grp);
+		grp[0] = 0xff;
+		srnic_wire_ip6_link_local(mac + 6, src);
+		n = srnic_wire_mld_report_encode(f, mac + 6, src, grp,
+						 (uint8_t)(2 + 2 * rnd_below(2)));
+		if (rnd_below(2)) {
+			f[62] = SRNIC_MLD_QUERY;
+			srnic_put16(f + 66, (uint16_t)rnd());
+			memcpy(f + 70, grp, 16);
+			if (rnd_below(2)) {
+				n -= 4;
+				srnic_put16(f + 18, (uint16_t)(n - 54));
+			}
+			fix_ip6_sum(f, n);
+		}
+		return n;
 	}
 	random_pkt(&p, pay);
 	b = wire_build(&p, mac, mac + 6, &n);
@@ -412,26 +466,6 @@ static const uint8_t field_off[] = {
 	18, 20, 34, 58, 62, 76,
 };
 
-/* A frame in IPv6 with its UDP or ICMPv6 checksum right again after a
- * mutation: what is behind it is reached, not only the checksum. */
-static void fix_ip6_sum(uint8_t *f, uint32_t n)
-{
-	uint32_t plen, off;
-	uint16_t c;
-
-	if (n < 62 || srnic_get16(f + 12) != SRNIC_ETHERTYPE_IPV6 ||
-	    (f[20] != 17 && f[20] != 58))
-		return;
-	plen = srnic_get16(f + 18);
-	off = f[20] == 17 ? 60 : 56;
-	if (plen > n - 54 || plen < off - 54 + 2)
-		return;
-	srnic_put16(f + off, 0);
-	c = (uint16_t)~wire_ones_ref(f + 54, plen,
-				     wire_ones_ref(f + 22, 32, 0) + plen +
-					     f[20]);
-	srnic_put16(f + off, f[20] == 17 && !c ? 0xffff : c);
-}
 
 static uint32_t mutate(uint8_t *f, uint32_t n)
 {

@@ -874,11 +874,6 @@ static inline const char *wire_nd_oracle(const uint8_t *buf, uint32_t len)
 	enum srnic_wire_err e = srnic_wire_nd_decode(buf, len, &nd);
 	uint32_t n;
 
-	if (srnic_wire_is_icmp6(buf, len) !=
-	    (len >= 54 && buf[12] == 0x86 && buf[13] == 0xdd &&
-	     buf[14] >> 4 == 6 && buf[20] == 58))
-		return "ICMPv6 told wrong by its EtherType, version, next "
-		       "header";
 	if (e != wire_nd_expected(buf, len, &want))
 		return "an ND verdict is not RFC 4861's";
 	if (e != SRNIC_WIRE_OK)
@@ -890,6 +885,63 @@ static inline const char *wire_nd_oracle(const uint8_t *buf, uint32_t len)
 	    srnic_wire_nd_decode(f, n, &back) != SRNIC_WIRE_OK ||
 	    memcmp(&nd, &back, sizeof(nd)))
 		return "ND round trip changes a field";
+	return NULL;
+}
+
+/* The verdict srnic_wire_mld_decode owes a frame, and the query it reads
+ * into *want, from RFC 3810 with literal offsets: behind the hop-by-hop
+ * header at 54 of (1 + byte 55) * 8 bytes, an ICMPv6 message whose sum
+ * covers it alone. */
+static inline enum srnic_wire_err wire_mld_expected(const uint8_t *buf,
+						    uint32_t len,
+						    struct srnic_mld_query *want)
+{
+	uint32_t plen, hlen, mlen, code, sum;
+	const uint8_t *m;
+
+	if (len < 62 || buf[12] != 0x86 || buf[13] != 0xdd ||
+	    buf[14] >> 4 != 6 || buf[20] != 0 || buf[54] != 58)
+		return SRNIC_WIRE_NOT_OURS;
+	plen = srnic_get16(buf + 18);
+	hlen = (buf[55] + 1u) * 8;
+	if (plen > len - 54 || hlen + 4 > plen)
+		return SRNIC_WIRE_BAD_ND;
+	m = buf + 54 + hlen;
+	mlen = plen - hlen;
+	if (m[0] != 130)
+		return SRNIC_WIRE_NOT_OURS;
+	sum = wire_ones_ref(buf + 22, 32, 0) + mlen + 58;
+	if ((mlen != 24 && mlen < 28) || buf[21] != 1 || m[1] ||
+	    buf[22] != 0xfe || (buf[23] & 0xc0) != 0x80 ||
+	    wire_ones_ref(m, mlen, sum) != 0xffff)
+		return SRNIC_WIRE_BAD_ND;
+	memcpy(want->src, buf + 22, 16);
+	memcpy(want->group, m + 8, 16);
+	code = srnic_get16(m + 4);
+	want->max_delay_ms = mlen == 24 || code < 32768
+				     ? code
+				     : ((code & 0xfff) | 0x1000)
+					       << (((code >> 12) & 7) + 3);
+	return SRNIC_WIRE_OK;
+}
+
+/* MLD: decode never reads past the frame and gives the verdict and the
+ * query the reference above does; ICMPv6 is told as it says.  NULL, or
+ * what broke. */
+static inline const char *wire_mld_oracle(const uint8_t *buf, uint32_t len)
+{
+	struct srnic_mld_query q, want;
+	enum srnic_wire_err e = srnic_wire_mld_decode(buf, len, &q);
+
+	if (srnic_wire_is_icmp6(buf, len) !=
+	    (len >= 54 && buf[12] == 0x86 && buf[13] == 0xdd &&
+	     buf[14] >> 4 == 6 &&
+	     (buf[20] == 58 || (buf[20] == 0 && len >= 62 && buf[54] == 58))))
+		return "ICMPv6 (or MLD's hop-by-hop) told wrong";
+	if (e != wire_mld_expected(buf, len, &want))
+		return "an MLD verdict is not RFC 3810's";
+	if (e == SRNIC_WIRE_OK && memcmp(&q, &want, sizeof(q)))
+		return "MLD decode read a field wrong";
 	return NULL;
 }
 
@@ -910,6 +962,8 @@ static inline const char *wire_oracle(const uint8_t *buf, uint32_t len,
 	bad = wire_arp_oracle(buf, len);
 	if (!bad)
 		bad = wire_nd_oracle(buf, len);
+	if (!bad)
+		bad = wire_mld_oracle(buf, len);
 	if (bad)
 		return bad;
 	/* A UDP node's frame, IPv4 or IPv6: the rest is about the raw frame

@@ -846,6 +846,184 @@ static void test_nd(void)
 	CHECK(g[58] == 0x60 && g[61] == 0, "reserved bits sent");
 }
 
+/* The inverted sum over an MLD frame's pseudo-header and its ICMPv6
+ * message, behind an 8-byte hop-by-hop header: 0 when its checksum is
+ * right; and that checksum written. */
+static uint16_t mld_check(const uint8_t *f)
+{
+	uint32_t mlen = srnic_get16(f + 18) - 8u;
+
+	return (uint16_t)~wire_ones_ref(f + 62, mlen,
+					wire_ones_ref(f + 22, 32, 0) + mlen +
+						58);
+}
+
+static void mld_fix(uint8_t *f)
+{
+	srnic_put16(f + 64, 0);
+	srnic_put16(f + 64, mld_check(f));
+}
+
+/* A query as a router of the link sends it: from fe80::1 to ff02::1 (to
+ * group, if one is asked about), hop limit 1, the router alert, then
+ * ICMPv6 130 with the code and group, MLDv2's 28 bytes or MLDv1's 24;
+ * its length. */
+static uint32_t mld_query(uint8_t *f, const uint8_t *group, uint16_t code,
+			  bool v2)
+{
+	static const uint8_t querier[16] = {0xfe, 0x80, [15] = 1};
+	uint32_t mlen = v2 ? 28 : 24;
+	uint8_t *m = f + 62;
+
+	memset(f, 0, 62 + mlen);
+	memcpy(f, "\x33\x33\0\0\0\x01", 6);
+	memcpy(f + 6, rdmac + 6, 6);
+	srnic_put16(f + 12, 0x86dd);
+	f[14] = 0x60;
+	srnic_put16(f + 18, (uint16_t)(8 + mlen));
+	f[21] = 1;
+	memcpy(f + 22, querier, 16);
+	memcpy(f + 38, group ? group : srnic_ip6_all_nodes, 16);
+	memcpy(f + 54, "\x3a\0\x05\x02\0\0\x01\0", 8);
+	m[0] = SRNIC_MLD_QUERY;
+	srnic_put16(m + 4, code);
+	if (group)
+		memcpy(m + 8, group, 16);
+	if (v2)
+		m[25] = 125;	/* (QQIC: the querier's interval) */
+	mld_fix(f);
+	return 62 + mlen;
+}
+
+/* MLD: a report is RFC 3810's, from the port's link-local address; a
+ * query is read (MLDv1 and v2, both codes of its delay), what RFC 3810
+ * refuses refused, the rest of ICMPv6 left to others. */
+static void test_mld(void)
+{
+	static const uint8_t every[16];
+	uint8_t f[160], g[160], ll[16], grp[16], mac[6];
+	struct srnic_mld_query q;
+	struct srnic_nd nd;
+	uint32_t n, cut;
+	unsigned i;
+
+	srnic_wire_ip6_link_local(smac, ll);
+	CHECK(!memcmp(ll, "\xfe\x80\0\0\0\0\0\0\0\xaa\xbb\xff\xfe\xcc\xdd\xee",
+		      16),
+	      "link-local of 02:aa:bb:cc:dd:ee is not fe80::aa:bbff:fecc:ddee");
+	srnic_wire_nd_solicited_node(my_ip, grp, mac);
+	memset(f, 0xee, sizeof(f));
+	n = srnic_wire_mld_report_encode(f, smac, ll, grp,
+					 SRNIC_MLD_TO_EXCLUDE);
+	CHECK(n == SRNIC_MLD_FRAME && n == 90 && f[n] == 0xee,
+	      "report of %u bytes, or written past them", n);
+	CHECK(!memcmp(f, "\x33\x33\0\0\0\x16", 6) && !memcmp(f + 6, smac, 6) &&
+		      srnic_get16(f + 12) == 0x86dd,
+	      "report: Ethernet header");
+	CHECK(srnic_get32(f + 14) == 0x60000000 && srnic_get16(f + 18) == 36 &&
+		      f[20] == 0 && f[21] == 1 && !memcmp(f + 22, ll, 16) &&
+		      !memcmp(f + 38, "\xff\x02\0\0\0\0\0\0\0\0\0\0\0\0\0\x16",
+			      16),
+	      "report: IPv6 header (payload %u, next %u, hops %u)",
+	      srnic_get16(f + 18), f[20], f[21]);
+	CHECK(!memcmp(f + 54, "\x3a\0\x05\x02\0\0\x01\0", 8),
+	      "report: the hop-by-hop header and its router alert");
+	CHECK(f[62] == 143 && f[63] == 0 && mld_check(f) == 0 &&
+		      srnic_get16(f + 66) == 0 && srnic_get16(f + 68) == 1,
+	      "report: type, code, checksum, reserved, one record");
+	CHECK(f[70] == 4 && f[71] == 0 && srnic_get16(f + 72) == 0 &&
+		      !memcmp(f + 74, grp, 16),
+	      "report: the record (change to exclude, no sources, the group)");
+	n = srnic_wire_mld_report_encode(f, smac, ll, grp,
+					 SRNIC_MLD_IS_EXCLUDE);
+	CHECK(f[70] == 2 && mld_check(f) == 0, "report answering a query");
+	CHECK(srnic_wire_is_icmp6(f, n) &&
+		      srnic_wire_mld_decode(f, n, &q) == SRNIC_WIRE_NOT_OURS &&
+		      srnic_wire_nd_decode(f, n, &nd) == SRNIC_WIRE_NOT_OURS,
+	      "a report taken as a query or as ND, or not as ICMPv6");
+
+	/* Queries: MLDv2's general one with a delay of 10 s, and of a
+	 * delay in its float (exponent 2, mantissa 0x345: 0x1345 << 5);
+	 * MLDv1's of the node's group. */
+	n = mld_query(f, NULL, 10000, true);
+	CHECK(srnic_wire_mld_decode(f, n, &q) == SRNIC_WIRE_OK &&
+		      !memcmp(q.group, every, 16) &&
+		      q.max_delay_ms == 10000 && q.src[0] == 0xfe,
+	      "general MLDv2 query");
+	CHECK(srnic_wire_nd_decode(f, n, &nd) == SRNIC_WIRE_NOT_OURS,
+	      "a query taken as ND");
+	n = mld_query(f, NULL, 0xa345, true);
+	CHECK(srnic_wire_mld_decode(f, n, &q) == SRNIC_WIRE_OK &&
+		      q.max_delay_ms == 0x1345u << 5,
+	      "MLDv2 query's float delay: %u", q.max_delay_ms);
+	n = mld_query(f, grp, 0xa345, false);
+	CHECK(srnic_wire_mld_decode(f, n, &q) == SRNIC_WIRE_OK &&
+		      !memcmp(q.group, grp, 16) && q.max_delay_ms == 0xa345,
+	      "MLDv1 query of a group (its delay in ms)");
+	CHECK(srnic_wire_mld_decode(f, n + 10, &q) == SRNIC_WIRE_OK,
+	      "padded query refused");
+
+	/* Damage, one field at a time, to MLDv2's general query. */
+	{
+		static const struct {
+			const char *what;
+			uint32_t off;
+			uint8_t val;
+			bool fix_sum;
+			enum srnic_wire_err want;
+		} d[] = {
+			{"nothing", 0, 0x33, false, SRNIC_WIRE_OK},
+			{"hop limit 2", 21, 2, false, SRNIC_WIRE_BAD_ND},
+			{"hop limit 255", 21, 255, false, SRNIC_WIRE_BAD_ND},
+			{"from a global address", 22, 0xfd, false,
+			 SRNIC_WIRE_BAD_ND},
+			{"from fec0::", 23, 0xc0, false, SRNIC_WIRE_BAD_ND},
+			{"checksum", 65, 0x5a, false, SRNIC_WIRE_BAD_ND},
+			{"code 1", 63, 1, true, SRNIC_WIRE_BAD_ND},
+			{"26 bytes (neither MLD's)", 19, 8 + 26, true,
+			 SRNIC_WIRE_BAD_ND},
+			{"payload past the frame", 19, 8 + 40, false,
+			 SRNIC_WIRE_BAD_ND},
+			{"hop-by-hop header past the payload", 55, 4, false,
+			 SRNIC_WIRE_BAD_ND},
+			{"a hop-by-hop header before UDP", 54, 17, false,
+			 SRNIC_WIRE_NOT_OURS},
+			{"ICMPv6 without the hop-by-hop header", 20, 58, false,
+			 SRNIC_WIRE_NOT_OURS},
+			{"an MLDv1 report", 62, 131, true,
+			 SRNIC_WIRE_NOT_OURS},
+			{"an MLDv2 report", 62, 143, true,
+			 SRNIC_WIRE_NOT_OURS},
+			{"an echo request", 62, 128, true,
+			 SRNIC_WIRE_NOT_OURS},
+			/* (MLDv2's flags and sources: not read) */
+			{"the S flag", 86, 0x08, true, SRNIC_WIRE_OK},
+		};
+
+		n = mld_query(f, NULL, 10000, true);
+		for (i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+			enum srnic_wire_err e;
+
+			memcpy(g, f, n);
+			g[d[i].off] = d[i].val;
+			if (d[i].fix_sum)
+				mld_fix(g);
+			e = srnic_wire_mld_decode(g, n, &q);
+			CHECK(e == d[i].want, "%s: %d, not %d", d[i].what, e,
+			      d[i].want);
+		}
+		for (cut = 0; cut < n; cut++)
+			CHECK(srnic_wire_mld_decode(f, cut, &q) !=
+				      SRNIC_WIRE_OK,
+			      "query cut to %u bytes: taken", cut);
+		/* (every verdict the oracle's too) */
+		for (cut = 0; cut <= n; cut++)
+			CHECK(!wire_mld_oracle(f, cut),
+			      "cut to %u bytes: %s", cut,
+			      wire_mld_oracle(f, cut));
+	}
+}
+
 int main(void)
 {
 	test_layout();
@@ -857,5 +1035,6 @@ int main(void)
 	test_frame_qpn();
 	test_ip6_id();
 	test_nd();
+	test_mld();
 	return check_summary("test_wire_udp6");
 }
