@@ -195,6 +195,17 @@ static void check_routed(void)
 		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a020305) == 0x0a0100fe,
 		      "port 0: the any-port /16, listed first");
 	}
+	/* The node's subnet wins over a route of its length, even the
+	 * port's own, and loses to a longer one. */
+	write_conf(routed, "route = 10.1.0.0/24 via 10.1.0.253 port 0\n"
+			   "route = 10.1.0.128/25 via 10.1.0.252\n");
+	if (CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)),
+		  "routes into the subnet refused: %s", err)) {
+		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a010009) == 0x0a010009,
+		      "the subnet before port 0's route to it");
+		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a010089) == 0x0a0100fc,
+		      "a /25 in the subnet: its route");
+	}
 	write_conf(good, "");
 	CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
 		      cfg.ipv4_len == 0 && !cfg.nroutes && !cfg.npeers,
@@ -269,6 +280,40 @@ static void check_routed6(void)
 		srnic_config_next_hop6(&cfg, 1, dst, hop);
 		ip6("fd00:56:1::fe", want);
 		CHECK(!memcmp(hop, want, 16), "port 1: its /32");
+	}
+	/* At one length, the port's own route wins, wherever it stands
+	 * (after the any-port one, and before it); the node's subnet wins
+	 * over a route of its length, even the port's own, and loses to a
+	 * longer one. */
+	write_conf(routed6, "route = fd00:57::/32 via fd00:56:1::fd\n"
+			    "route = fd00:56:1::/64 via fd00:56:1::fd port 0\n"
+			    "route = fd00:56:1:0:8000::/65 via fd00:56:1::fc\n");
+	if (CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)),
+		  "IPv6 routes of one length refused: %s", err)) {
+		ip6("fd00:57:3::5", dst);
+		srnic_config_next_hop6(&cfg, 1, dst, hop);
+		ip6("fd00:56:1::fe", want);
+		CHECK(!memcmp(hop, want, 16), "port 1: its own /32");
+		srnic_config_next_hop6(&cfg, 0, dst, hop);
+		ip6("fd00:56:1::fd", want);
+		CHECK(!memcmp(hop, want, 16), "port 0: the /32 of any port");
+		cfg.route[1].port = -1;
+		cfg.route[2].port = 1;
+		srnic_config_next_hop6(&cfg, 1, dst, hop);
+		CHECK(!memcmp(hop, want, 16),
+		      "port 1: its own /32, listed after the other");
+		srnic_config_next_hop6(&cfg, 0, dst, hop);
+		ip6("fd00:56:1::fe", want);
+		CHECK(!memcmp(hop, want, 16),
+		      "port 0: the any-port /32, listed first");
+		ip6("fd00:56:1::77", dst);
+		srnic_config_next_hop6(&cfg, 0, dst, hop);
+		CHECK(!memcmp(hop, dst, 16),
+		      "the subnet before port 0's route to it");
+		ip6("fd00:56:1:0:8000::77", dst);
+		srnic_config_next_hop6(&cfg, 0, dst, hop);
+		ip6("fd00:56:1::fc", want);
+		CHECK(!memcmp(hop, want, 16), "a /65 in the subnet: its route");
 	}
 	write_conf(routed6, "ipv4 = 10.1.0.2\n");
 	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
