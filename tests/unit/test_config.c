@@ -245,6 +245,36 @@ static void ip6(const char *text, uint8_t a[16])
 		abort();
 }
 
+/* IPv6 route prefixes at the bounds of their lengths: a bit past it,
+ * the first or the last, is refused; one just before it is not. */
+static void check_prefix6_bounds(void)
+{
+	static const struct {
+		const char *prefix;
+		bool ok;
+	} t[] = {
+		{"::/0", true},		{"::1/0", false},
+		{"8000::/1", true},	{"c000::/1", false},
+		{"fd00:58::2/127", true}, {"fd00:58::1/127", false},
+		{"fd00:58::1/128", true}, {"fd00:58:0:1::/63", false},
+		{"fd00:58::/63", true},
+	};
+	struct srnic_config cfg;
+	char err[640], line[128];
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(line, sizeof(line),
+			 "route = %s via fd00:56:1::1 port 1\n", t[i].prefix);
+		write_conf(routed6, line);
+		rc = srnic_config_load_file(&cfg, path, err, sizeof(err));
+		CHECK(t[i].ok ? !rc : rc && strstr(err, "has bits past its "
+							"length"),
+		      "route to %s: %s", t[i].prefix, rc ? err : "taken");
+	}
+}
+
 static void check_routed6(void)
 {
 	uint8_t want[16], hop[16], dst[16];
@@ -335,6 +365,7 @@ static void check_routed6(void)
 	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
 		      strstr(err, "has bits past its length"),
 	      "an IPv6 prefix with bits past its length: %s", err);
+	check_prefix6_bounds();
 	write_conf(routed6, "encap = eth\n");
 	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
 		      strstr(err, "ipv6: a node's IPv6 address is for encap = "
