@@ -195,6 +195,20 @@ static inline bool srnic_config_has_peer(const struct srnic_config *cfg,
 typedef bool srnic_route_holds_fn(const struct srnic_route_conf *r,
 				  const void *dst);
 
+/* An IPv6 node's "peer = IPV6" line of id id: its address into out. */
+static inline bool srnic_config_peer6(const struct srnic_config *cfg,
+				      uint32_t id, uint8_t out[16])
+{
+	unsigned i;
+
+	for (i = 0; i < cfg->npeers; i++)
+		if (cfg->peer[i] == id) {
+			memcpy(out, cfg->peer6[i], 16);
+			return true;
+		}
+	return false;
+}
+
 /*
  * The route a UDP node's frame to dst leaves port p by: the index of the
  * longest route prefix that holds dst (holds: the family's test), a route
