@@ -190,37 +190,78 @@ static inline bool srnic_config_has_peer(const struct srnic_config *cfg,
 	return false;
 }
 
-/*
- * Where a UDP node's frame to dst leaves port p for: the gateway of the
- * longest route prefix that holds dst, a route of port p before one of
- * any port at the same length, the node's own subnet (ipv4's /LEN) a
- * prefix with none; else dst itself, taken to be on the port's segment.
- * (Every thread that wraps a frame, and the control core's ARP.)
- */
-static inline uint32_t srnic_config_next_hop(const struct srnic_config *cfg,
-					     unsigned p, uint32_t dst)
+/* A family's test of a destination (an IPv4 node's uint32_t, host order;
+ * an IPv6 node's 16 bytes) against route r's prefix. */
+typedef bool srnic_route_holds_fn(const struct srnic_route_conf *r,
+				  const void *dst);
+
+/* An IPv6 node's "peer = IPV6" line of id id: its address into out. */
+static inline bool srnic_config_peer6(const struct srnic_config *cfg,
+				      uint32_t id, uint8_t out[16])
 {
-	uint32_t hop = dst;
-	int best = -1, score;
 	unsigned i;
 
+	for (i = 0; i < cfg->npeers; i++)
+		if (cfg->peer[i] == id) {
+			memcpy(out, cfg->peer6[i], 16);
+			return true;
+		}
+	return false;
+}
+
+/*
+ * The route a UDP node's frame to dst leaves port p by: the index of the
+ * longest route prefix that holds dst (holds: the family's test), a route
+ * of port p before one of any port at the same length, the node's own
+ * subnet a prefix with none (subnet: its length if it holds dst, else 0);
+ * -1 for none.  One walk for both families, each inlining it with its
+ * test.
+ */
+static inline int srnic_config_route(const struct srnic_config *cfg,
+				     unsigned p, const void *dst,
+				     unsigned subnet,
+				     srnic_route_holds_fn *holds)
+{
 	/* (score: twice the length, and one for a route of this port) */
-	if (cfg->ipv4_len &&
-	    !((dst ^ cfg->ipv4) & srnic_prefix_mask(cfg->ipv4_len)))
-		best = 2 * cfg->ipv4_len + 1;
+	int best = subnet ? 2 * (int)subnet + 1 : -1, route = -1, score;
+	unsigned i;
+
 	for (i = 0; i < cfg->nroutes; i++) {
 		const struct srnic_route_conf *r = &cfg->route[i];
 
 		if (r->port >= 0 && r->port != (int)p)
 			continue;
 		score = 2 * r->len + (r->port >= 0);
-		if (score > best &&
-		    (dst & srnic_prefix_mask(r->len)) == r->prefix) {
+		if (score > best && holds(r, dst)) {
 			best = score;
-			hop = r->gw;
+			route = (int)i;
 		}
 	}
-	return hop;
+	return route;
+}
+
+static inline bool srnic_route_holds(const struct srnic_route_conf *r,
+				     const void *dst)
+{
+	return (*(const uint32_t *)dst & srnic_prefix_mask(r->len)) ==
+	       r->prefix;
+}
+
+/*
+ * Where a UDP node's frame to dst leaves port p for: its route's gateway
+ * (srnic_config_route); for the node's subnet (ipv4's /LEN), or no route,
+ * dst itself, taken to be on the port's segment.  (Every thread that
+ * wraps a frame, and the control core's ARP.)
+ */
+static inline uint32_t srnic_config_next_hop(const struct srnic_config *cfg,
+					     unsigned p, uint32_t dst)
+{
+	bool in_subnet = cfg->ipv4_len &&
+			 !((dst ^ cfg->ipv4) & srnic_prefix_mask(cfg->ipv4_len));
+	int i = srnic_config_route(cfg, p, &dst, in_subnet ? cfg->ipv4_len : 0,
+				   srnic_route_holds);
+
+	return i < 0 ? dst : cfg->route[i].gw;
 }
 
 /* Whether the first len bits of IPv6 addresses a and b are the same. */
@@ -234,32 +275,24 @@ static inline bool srnic_prefix6_match(const uint8_t a[16],
 	return !rest || !((a[full] ^ b[full]) & (uint8_t)(0xff00 >> rest));
 }
 
+static inline bool srnic_route_holds6(const struct srnic_route_conf *r,
+				      const void *dst)
+{
+	return srnic_prefix6_match(dst, r->prefix6, r->len);
+}
+
 /* The same for an IPv6 node (srnic_config_next_hop's rules): the
  * address of the hop a frame to dst leaves port p for. */
 static inline void srnic_config_next_hop6(const struct srnic_config *cfg,
 					  unsigned p, const uint8_t dst[16],
 					  uint8_t hop[16])
 {
-	const uint8_t *best_hop = dst;
-	int best = -1, score;
-	unsigned i;
+	bool in_subnet = cfg->ipv6_len &&
+			 srnic_prefix6_match(dst, cfg->ipv6, cfg->ipv6_len);
+	int i = srnic_config_route(cfg, p, dst, in_subnet ? cfg->ipv6_len : 0,
+				   srnic_route_holds6);
 
-	if (cfg->ipv6_len &&
-	    srnic_prefix6_match(dst, cfg->ipv6, cfg->ipv6_len))
-		best = 2 * cfg->ipv6_len + 1;
-	for (i = 0; i < cfg->nroutes; i++) {
-		const struct srnic_route_conf *r = &cfg->route[i];
-
-		if (r->port >= 0 && r->port != (int)p)
-			continue;
-		score = 2 * r->len + (r->port >= 0);
-		if (score > best &&
-		    srnic_prefix6_match(dst, r->prefix6, r->len)) {
-			best = score;
-			best_hop = r->gw6;
-		}
-	}
-	memcpy(hop, best_hop, 16);
+	memcpy(hop, i < 0 ? dst : cfg->route[i].gw6, 16);
 }
 
 /*

@@ -172,6 +172,15 @@ struct srnic_engine {
 	 * before it is given up (responder/uc.c); widened by evidence, 0 until
 	 * then: SRNIC_UC_GIVE_UP_US. */
 	uint64_t uc_give_up_tsc;
+	/* An IPv6 node's datagrams: the last sender their receiver looked
+	 * up (responder/datagram.c), by its id, and its peer slot (NULL:
+	 * none) and address, checked against the slot at each use.  The
+	 * datapath's, under its token, as the QPs that receive are. */
+	struct {
+		uint32_t id;
+		const struct srnic_peer *peer;
+		uint8_t ip6[16];
+	} dgram_from;
 
 	/* life (the nap's words: the engine's own, or its process's slot
 	 * in the node when others must wake it: slot 0, the node's

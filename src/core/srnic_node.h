@@ -854,33 +854,53 @@ static inline struct srnic_peer *srnic_node_peer(struct srnic_node *node,
 	return NULL;
 }
 
+/* Any thread of an IPv6 node: peer's address into out, if the slot holds
+ * the node of id id.  (A peer's slot may be taken for another node as it
+ * is read: the copy counts only if it makes the id.) */
+static inline bool srnic_peer_addr6(const struct srnic_peer *peer,
+				    uint32_t id, uint8_t out[16])
+{
+	static const uint8_t none[16];
+
+	if (!memcmp(peer->ip6, none, 16))
+		return false;
+	memcpy(out, peer->ip6, 16);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return srnic_wire_ip6_id(out) == id &&
+	       __atomic_load_n(&peer->ipv4, __ATOMIC_ACQUIRE) == id;
+}
+
+/*
+ * Any thread: whether peer's slot still holds the node of id id at
+ * address a, which srnic_peer_addr6 found there before; no hash.  The
+ * control core never gives a slot's id another address in place (learn:
+ * it clears the id before it writes the address, and refuses a second
+ * node of an id it knows), so the id read before and after an address
+ * that is a says the slot held a in between (as a sequence lock's
+ * reader).
+ */
+static inline bool srnic_peer_has6(const struct srnic_peer *peer,
+				   uint32_t id, const uint8_t a[16])
+{
+	if (__atomic_load_n(&peer->ipv4, __ATOMIC_ACQUIRE) != id ||
+	    memcmp(peer->ip6, a, 16))
+		return false;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&peer->ipv4, __ATOMIC_RELAXED) == id;
+}
+
 /* Any thread of an IPv6 node: the address of the node of id id (a peer
  * heard, or a configured one not heard yet), false when none is known.
- * (A peer's slot may be taken for another node as it is read: the copy
- * counts only if it makes the id.  The senders keep what they found,
- * port/udp.c; a datagram's receiver looks its sender up, a scan of the
- * peers, responder/datagram.c.) */
+ * (The senders keep what they found, port/udp.c; a datagram's receiver
+ * its last sender's, responder/datagram.c.) */
 static inline bool srnic_node_addr6(struct srnic_node *node,
 				    const struct srnic_config *cfg,
 				    uint32_t id, uint8_t out[16])
 {
-	static const uint8_t none[16];
 	struct srnic_peer *peer = srnic_node_peer(node, id);
-	unsigned i;
 
-	if (peer && memcmp(peer->ip6, none, 16)) {
-		memcpy(out, peer->ip6, 16);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (srnic_wire_ip6_id(out) == id &&
-		    __atomic_load_n(&peer->ipv4, __ATOMIC_ACQUIRE) == id)
-			return true;
-	}
-	for (i = 0; i < cfg->npeers; i++)
-		if (cfg->peer[i] == id) {
-			memcpy(out, cfg->peer6[i], 16);
-			return true;
-		}
-	return false;
+	return (peer && srnic_peer_addr6(peer, id, out)) ||
+	       srnic_config_peer6(cfg, id, out);
 }
 
 /* The processes of the node whose QPs joined a group of wire id id (a bit

@@ -609,7 +609,6 @@ static int parse_route6(struct srnic_config *cfg, char **tok, unsigned n,
 			char *why, size_t len)
 {
 	struct srnic_route_conf *r = &cfg->route[cfg->nroutes];
-	uint8_t rest[16];
 	unsigned p, i;
 
 	r->v6 = 1;
@@ -624,15 +623,11 @@ static int parse_route6(struct srnic_config *cfg, char **tok, unsigned n,
 			      "default)");
 	if (n == 5)
 		r->port = (int8_t)p;
-	memcpy(rest, r->prefix6, 16);
-	for (i = 0; i < 16; i++)
-		rest[i] &= (uint8_t)(i * 8 >= r->len ? 0xff
-				     : i * 8 + 8 <= r->len ? 0
-				     : 0xff >> (r->len - i * 8));
-	for (i = 0; i < 16 && !rest[i]; i++)
-		;
-	if (i < 16)
-		return reject(why, len, "%s has bits past its length", tok[0]);
+	/* (bit i of the address is bit 7 - i % 8 of byte i / 8) */
+	for (i = r->len; i < 128; i++)
+		if (r->prefix6[i / 8] >> (7 - i % 8) & 1)
+			return reject(why, len, "%s has bits past its length",
+				      tok[0]);
 	if (!host_ip6(r->gw6))
 		return reject(why, len, "a gateway is a host's address");
 	r->gw = srnic_wire_ip6_id(r->gw6);

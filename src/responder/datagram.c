@@ -55,23 +55,44 @@ static void grh_ipv6(uint8_t grh[SRNIC_GRH_LEN], const struct srnic_pkt *pkt,
 	memcpy(grh + 24, dst, 16);
 }
 
-/* The GID a datagram's sender answers to, into gid: an IPv4 node's
+/*
+ * The GID a datagram's sender answers to, into gid: an IPv4 node's
  * IPv4-mapped address; an IPv6 node's address (its peer's, looked up by
- * the id the datagram names it by), false if the peer is gone. */
+ * the id the datagram names it by), false if the peer is gone.  The last
+ * sender found in a peer slot is kept with its slot (eng->dgram_from):
+ * a UD service's datagrams come in runs from a few peers, and the look-up
+ * is a scan of the peers and a hash.  A configured peer not heard yet is
+ * not kept: once heard, its slot's address is the one that counts.
+ */
 static bool sender_gid(struct srnic_engine *eng, const struct srnic_pkt *pkt,
 		       uint8_t gid[16])
 {
+	uint32_t id = pkt->src_ipv4;
+	struct srnic_peer *peer;
+
 	if (!eng->cfg.has_ipv6) {
 		memset(gid, 0, 10);
 		gid[10] = gid[11] = 0xff;
-		srnic_put32(gid + 12, pkt->src_ipv4);
+		srnic_put32(gid + 12, id);
 		return true;
 	}
-	if (pkt->src_ipv4 == eng->cfg.ipv4) {
+	if (id == eng->cfg.ipv4) {
 		memcpy(gid, eng->cfg.ipv6, 16);
 		return true;
 	}
-	return srnic_node_addr6(eng->node, &eng->cfg, pkt->src_ipv4, gid);
+	if (eng->dgram_from.peer && eng->dgram_from.id == id &&
+	    srnic_peer_has6(eng->dgram_from.peer, id, eng->dgram_from.ip6)) {
+		memcpy(gid, eng->dgram_from.ip6, 16);
+		return true;
+	}
+	peer = srnic_node_peer(eng->node, id);
+	if (peer && srnic_peer_addr6(peer, id, gid)) {
+		eng->dgram_from.id = id;
+		eng->dgram_from.peer = peer;
+		memcpy(eng->dgram_from.ip6, gid, 16);
+		return true;
+	}
+	return srnic_config_peer6(&eng->cfg, id, gid);
 }
 
 /* Complete the oldest receive WQE; the caller checked the CQ's room. */

@@ -44,6 +44,7 @@
 #include <sodium.h>
 
 #include "srnic_wire.h"
+#include "wire_internal.h"
 
 /* The base header's flags, for the CRC functions (which see a frame before
  * it is decoded). */
@@ -185,64 +186,6 @@ enum srnic_wire_err srnic_wire_check_crc(const uint8_t *buf, uint32_t len,
 _Static_assert(SHIM_OFF + SHIM_LEN == SRNIC_ETH_HLEN + SRNIC_UDP6_HLEN,
 	       "srnic's base header right after the shim");
 
-/* The ones' complement sum of len bytes at p (an odd last byte as the
- * high half of a word), added to sum, folded and not yet inverted: the
- * IPv4, UDP and ICMPv6 checksums' arithmetic.  Over IPv6 every frame's
- * UDP checksum covers its whole payload, kilobytes, so this goes 8 bytes
- * a step: words loaded in the host's order sum to the network order's
- * sum with its two bytes swapped (RFC 1071, 2(B)), and 2^32 is 1 to a
- * 16-bit ones' complement sum, so each 64-bit word goes in as its two
- * halves, into 64 bits no uint32_t length can overflow, and the carries
- * fold back once at the end.
- *
- * The loop is one the compiler vectorizes; gcc builds it twice, for AVX2
- * and for any x86-64, and the loader picks the one the CPU runs (measured
- * on 4 KiB: 190-300 ns as -O2 builds it, 71 ns vectorized for AVX2;
- * ib_write_bw over IPv6 on memif, whose frames are 4 KiB, ran at 0.53 of
- * IPv4's with the former).  (Not under the sanitizers, nor clang, which
- * the fuzzers build with: one plain build there.) */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-	!defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default"), optimize("O3")))
-#endif
-static uint32_t ones_sum(const uint8_t *p, uint32_t len, uint32_t sum)
-{
-	uint64_t acc = 0, w;
-	uint32_t i = 0, v32;
-	uint16_t v16;
-
-	for (; i + 8 <= len; i += 8) {
-		memcpy(&w, p + i, 8);
-		acc += (uint32_t)w;
-		acc += w >> 32;
-	}
-	if (i + 4 <= len) {
-		memcpy(&v32, p + i, 4);
-		acc += v32;
-		i += 4;
-	}
-	if (i + 2 <= len) {
-		memcpy(&v16, p + i, 2);
-		acc += v16;
-		i += 2;
-	}
-	if (i < len) {
-		const uint8_t odd[2] = {p[i], 0};
-
-		memcpy(&v16, odd, 2);
-		acc += v16;
-	}
-	while (acc >> 16)
-		acc = (acc & 0xffff) + (acc >> 16);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	acc = (uint16_t)(acc << 8 | acc >> 8);
-#endif
-	sum += (uint32_t)acc;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return sum;
-}
-
 /* A checksum hc mended for a 16-bit field it covered as 0 that now
  * holds v: RFC 1624's update, eqn. 3, ~(~HC + ~0 + v). */
 static uint16_t sum_mend(uint16_t hc, uint16_t v)
@@ -260,10 +203,10 @@ static uint16_t sum_mend(uint16_t hc, uint16_t v)
 static uint32_t ip6_sum(const uint8_t *ip, const uint8_t *l4, uint32_t len,
 			uint8_t next)
 {
-	uint32_t sum = ones_sum(ip + 8, 32, 0);
+	uint32_t sum = srnic_wire_ones_sum(ip + 8, 32, 0);
 
 	sum += (len >> 16) + (len & 0xffff) + next;
-	return ones_sum(l4, len, sum);
+	return srnic_wire_ones_sum(l4, len, sum);
 }
 
 /* Both wraps: the raw frame's Ethernet addresses, hlen bytes on, move to
@@ -301,7 +244,7 @@ void srnic_wire_udp_wrap(uint8_t *frame, uint32_t len, uint32_t src_ip,
 	srnic_put16(ip + 10, 0);
 	srnic_put32(ip + 12, src_ip);
 	srnic_put32(ip + 16, dst_ip);
-	srnic_put16(ip + 10, (uint16_t)~ones_sum(ip, 20, 0));
+	srnic_put16(ip + 10, (uint16_t)~srnic_wire_ones_sum(ip, 20, 0));
 }
 
 void srnic_wire_udp_number(uint8_t *frame, uint16_t seq)
@@ -419,10 +362,10 @@ bool srnic_wire_udp6_frame_qpn(const uint8_t *frame, uint32_t len,
  * pseudo-header and the datagram, ulen bytes at udp. */
 static bool udp_sum_ok(const uint8_t *ip, const uint8_t *udp, uint32_t ulen)
 {
-	uint32_t sum = ones_sum(ip + 12, 8, 0);
+	uint32_t sum = srnic_wire_ones_sum(ip + 12, 8, 0);
 
 	sum += IP_UDP + ulen;
-	return (uint16_t)~ones_sum(udp, ulen, sum) == 0;
+	return (uint16_t)~srnic_wire_ones_sum(udp, ulen, sum) == 0;
 }
 
 /* Both unwraps, once a frame is taken and what they read of its IP
@@ -481,7 +424,7 @@ enum srnic_wire_err srnic_wire_udp_unwrap(uint8_t *frame, uint32_t len,
 	if ((srnic_get16(ip + 6) & (IP_MF | IP_FRAG_OFF)) ||
 	    total > len - SRNIC_ETH_HLEN || ulen != total - 20 ||
 	    total < SRNIC_UDP_HLEN + SRNIC_BASE_HLEN ||
-	    (uint16_t)~ones_sum(ip, 20, 0) != 0 ||
+	    (uint16_t)~srnic_wire_ones_sum(ip, 20, 0) != 0 ||
 	    (srnic_get16(udp + 6) && !udp_sum_ok(ip, udp, ulen)))
 		return SRNIC_WIRE_BAD_IP;
 	/* A source no node has (0, a broadcast or multicast address, a

@@ -195,6 +195,17 @@ static void check_routed(void)
 		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a020305) == 0x0a0100fe,
 		      "port 0: the any-port /16, listed first");
 	}
+	/* The node's subnet wins over a route of its length, even the
+	 * port's own, and loses to a longer one. */
+	write_conf(routed, "route = 10.1.0.0/24 via 10.1.0.253 port 0\n"
+			   "route = 10.1.0.128/25 via 10.1.0.252\n");
+	if (CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)),
+		  "routes into the subnet refused: %s", err)) {
+		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a010009) == 0x0a010009,
+		      "the subnet before port 0's route to it");
+		CHECK(srnic_config_next_hop(&cfg, 0, 0x0a010089) == 0x0a0100fc,
+		      "a /25 in the subnet: its route");
+	}
 	write_conf(good, "");
 	CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
 		      cfg.ipv4_len == 0 && !cfg.nroutes && !cfg.npeers,
@@ -234,6 +245,36 @@ static void ip6(const char *text, uint8_t a[16])
 		abort();
 }
 
+/* IPv6 route prefixes at the bounds of their lengths: a bit past it,
+ * the first or the last, is refused; one just before it is not. */
+static void check_prefix6_bounds(void)
+{
+	static const struct {
+		const char *prefix;
+		bool ok;
+	} t[] = {
+		{"::/0", true},		{"::1/0", false},
+		{"8000::/1", true},	{"c000::/1", false},
+		{"fd00:58::2/127", true}, {"fd00:58::1/127", false},
+		{"fd00:58::1/128", true}, {"fd00:58:0:1::/63", false},
+		{"fd00:58::/63", true},
+	};
+	struct srnic_config cfg;
+	char err[640], line[128];
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(line, sizeof(line),
+			 "route = %s via fd00:56:1::1 port 1\n", t[i].prefix);
+		write_conf(routed6, line);
+		rc = srnic_config_load_file(&cfg, path, err, sizeof(err));
+		CHECK(t[i].ok ? !rc : rc && strstr(err, "has bits past its "
+							"length"),
+		      "route to %s: %s", t[i].prefix, rc ? err : "taken");
+	}
+}
+
 static void check_routed6(void)
 {
 	uint8_t want[16], hop[16], dst[16];
@@ -270,6 +311,40 @@ static void check_routed6(void)
 		ip6("fd00:56:1::fe", want);
 		CHECK(!memcmp(hop, want, 16), "port 1: its /32");
 	}
+	/* At one length, the port's own route wins, wherever it stands
+	 * (after the any-port one, and before it); the node's subnet wins
+	 * over a route of its length, even the port's own, and loses to a
+	 * longer one. */
+	write_conf(routed6, "route = fd00:57::/32 via fd00:56:1::fd\n"
+			    "route = fd00:56:1::/64 via fd00:56:1::fd port 0\n"
+			    "route = fd00:56:1:0:8000::/65 via fd00:56:1::fc\n");
+	if (CHECK(!srnic_config_load_file(&cfg, path, err, sizeof(err)),
+		  "IPv6 routes of one length refused: %s", err)) {
+		ip6("fd00:57:3::5", dst);
+		srnic_config_next_hop6(&cfg, 1, dst, hop);
+		ip6("fd00:56:1::fe", want);
+		CHECK(!memcmp(hop, want, 16), "port 1: its own /32");
+		srnic_config_next_hop6(&cfg, 0, dst, hop);
+		ip6("fd00:56:1::fd", want);
+		CHECK(!memcmp(hop, want, 16), "port 0: the /32 of any port");
+		cfg.route[1].port = -1;
+		cfg.route[2].port = 1;
+		srnic_config_next_hop6(&cfg, 1, dst, hop);
+		CHECK(!memcmp(hop, want, 16),
+		      "port 1: its own /32, listed after the other");
+		srnic_config_next_hop6(&cfg, 0, dst, hop);
+		ip6("fd00:56:1::fe", want);
+		CHECK(!memcmp(hop, want, 16),
+		      "port 0: the any-port /32, listed first");
+		ip6("fd00:56:1::77", dst);
+		srnic_config_next_hop6(&cfg, 0, dst, hop);
+		CHECK(!memcmp(hop, dst, 16),
+		      "the subnet before port 0's route to it");
+		ip6("fd00:56:1:0:8000::77", dst);
+		srnic_config_next_hop6(&cfg, 0, dst, hop);
+		ip6("fd00:56:1::fc", want);
+		CHECK(!memcmp(hop, want, 16), "a /65 in the subnet: its route");
+	}
 	write_conf(routed6, "ipv4 = 10.1.0.2\n");
 	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
 		      strstr(err, "a node has one address: ipv4 or ipv6"),
@@ -290,6 +365,7 @@ static void check_routed6(void)
 	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
 		      strstr(err, "has bits past its length"),
 	      "an IPv6 prefix with bits past its length: %s", err);
+	check_prefix6_bounds();
 	write_conf(routed6, "encap = eth\n");
 	CHECK(srnic_config_load_file(&cfg, path, err, sizeof(err)) &&
 		      strstr(err, "ipv6: a node's IPv6 address is for encap = "

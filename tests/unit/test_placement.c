@@ -1923,9 +1923,9 @@ static void test_uc_port_behind(void)
 	free(msg);
 }
 
-/* A datagram for UD QP qp from QP 99 of node 10.0.0.9, with qkey. */
-static void datagram(struct srnic_qp *qp, uint32_t qkey, const uint8_t *msg,
-		     uint32_t len)
+/* A datagram for UD QP qp from QP 99 of the node of id src, with qkey. */
+static void datagram_from(struct srnic_qp *qp, uint32_t src, uint32_t qkey,
+			  const uint8_t *msg, uint32_t len)
 {
 	struct srnic_pkt pkt = {0};
 
@@ -1934,12 +1934,19 @@ static void datagram(struct srnic_qp *qp, uint32_t qkey, const uint8_t *msg,
 	pkt.dst_qpn = qp->q.qpn;
 	pkt.src_qpn = 99;
 	pkt.qkey = qkey;
-	pkt.src_ipv4 = 0x0a000009;
+	pkt.src_ipv4 = src;
 	pkt.dst_ipv4 = 0x0a000001;
 	pkt.msg_len = pkt.pkt_len = len;
 	pkt.stride_shift = SRNIC_MAX_STRIDE_SHIFT;
 	pkt.payload = msg;
 	srnic_responder_datagram(eng, qp, &pkt, NULL);
+}
+
+/* ... from node 10.0.0.9 */
+static void datagram(struct srnic_qp *qp, uint32_t qkey, const uint8_t *msg,
+		     uint32_t len)
+{
+	datagram_from(qp, 0x0a000009, qkey, msg, len);
 }
 
 /*
@@ -1999,6 +2006,92 @@ static void test_ud(void)
 	CHECK(!srnic_mcast_forward(eng, &pkt, NULL) &&
 		      drops(SRNIC_DROP_NO_GROUP) == nogroup + 1,
 	      "UD multicast to no group here: dropped");
+	srnic_engine_destroy_qp(eng, qp);
+	free(rbuf);
+}
+
+/* On an IPv6 node, a datagram from the node of id src: the source of its
+ * IPv6 GRH, or NULL if its GRH is IPv4's (its sender not known). */
+static const uint8_t *datagram6_from(struct srnic_qp *qp, uint8_t *rbuf,
+				     uint32_t src)
+{
+	enum { LEN = 64 };
+	static const uint8_t msg[LEN];
+	struct srnic_cqe c;
+	const uint8_t *grh;
+
+	post_recvs(qp, rbuf, SRNIC_GRH_LEN + LEN, 1, 6);
+	datagram_from(qp, src, 0x1234, msg, LEN);
+	if (srnic_cq_poll(cq, &c, 1) != 1 || c.status != SRNIC_WC_SUCCESS) {
+		CHECK(0, "UD6 datagram from %08x completes", src);
+		return NULL;
+	}
+	grh = rbuf;
+	return c.flags & SRNIC_WC_F_GRH_IPV6 ? grh + 8 : NULL;
+}
+
+/*
+ * UD on an IPv6 node: a datagram's GRH is IPv6, from its sender's address,
+ * which the receiver keeps with the sender's peer slot and then finds with
+ * no scan of the peers; but not once the slot holds another address under
+ * the id, or another node (the GRH falls back to IPv4's, as for a sender
+ * not known), and again once the sender is back.  A configured peer not
+ * heard yet is its line's address.
+ */
+static void test_ud6(void)
+{
+	static const uint8_t self[16] = {0xfd, 0, 0x56, [15] = 1};
+	static const uint8_t a[16] = {0xfd, 0, 0x56, [15] = 9};
+	static const uint8_t b[16] = {0xfd, 0, 0x56, [15] = 10};
+	static const uint8_t c[16] = {0xfd, 0, 0x57, [15] = 2};
+	uint8_t *rbuf = calloc(1, SRNIC_GRH_LEN + 64);
+	struct srnic_qp *qp = qp_new(6);
+	struct srnic_peer *slot = &eng->node->peer[0];
+	struct srnic_config cfg = eng->cfg;
+	uint32_t id_a = srnic_wire_ip6_id(a), id_c = srnic_wire_ip6_id(c);
+	const uint8_t *src;
+
+	qp->q.type = SRNIC_QPT_UD;
+	qp->peer = NULL;
+	qp->at.qkey = 0x1234;
+	eng->cfg.has_ipv6 = 1;
+	memcpy(eng->cfg.ipv6, self, 16);
+	eng->cfg.ipv4 = srnic_wire_ip6_id(self);
+	eng->cfg.npeers = 1;
+	eng->cfg.peer[0] = id_c;
+	memcpy(eng->cfg.peer6[0], c, 16);
+	memset(slot, 0, sizeof(*slot));
+	slot->ipv4 = id_a;
+	memcpy(slot->ip6, a, 16);
+	eng->node->npeers = 1;
+
+	src = datagram6_from(qp, rbuf, id_a);
+	CHECK(src && !memcmp(src, a, 16) && !memcmp(src + 16, self, 16),
+	      "UD6 GRH from the sender's address to ours");
+	eng->node->npeers = 0;
+	src = datagram6_from(qp, rbuf, id_a);
+	CHECK(src && !memcmp(src, a, 16),
+	      "UD6 the last sender kept: no scan of the peers");
+	eng->node->npeers = 1;
+	memcpy(slot->ip6, b, 16);
+	CHECK(!datagram6_from(qp, rbuf, id_a),
+	      "UD6 another address under the sender's id: not its");
+	slot->ipv4 = srnic_wire_ip6_id(b);
+	CHECK(!datagram6_from(qp, rbuf, id_a),
+	      "UD6 the sender's slot taken by another node: IPv4 GRH");
+	src = datagram6_from(qp, rbuf, srnic_wire_ip6_id(b));
+	CHECK(src && !memcmp(src, b, 16), "UD6 the slot's new node");
+	slot->ipv4 = 0;
+	memcpy(slot->ip6, a, 16);
+	slot->ipv4 = id_a;
+	src = datagram6_from(qp, rbuf, id_a);
+	CHECK(src && !memcmp(src, a, 16), "UD6 the sender back in its slot");
+	src = datagram6_from(qp, rbuf, id_c);
+	CHECK(src && !memcmp(src, c, 16), "UD6 a configured peer not heard");
+
+	memset(slot, 0, sizeof(*slot));
+	eng->node->npeers = 0;
+	eng->cfg = cfg;
 	srnic_engine_destroy_qp(eng, qp);
 	free(rbuf);
 }
@@ -3265,6 +3358,7 @@ int main(void)
 	test_uc_give_up();
 	test_uc_port_behind();
 	test_ud();
+	test_ud6();
 	test_fenced_hole();
 	test_on_demand_hole();
 	test_budgets();
