@@ -12,7 +12,12 @@
  * connection can end while its process still runs (it sent nonsense and
  * was hung up on, or it closed the socket), and that process may be in
  * the middle of a burst on the node's rings.  Its pidfd joins the poll
- * and says when it is gone.
+ * and says when it is gone.  Or once it attaches again: a process
+ * attaches only as its device's first user, after its last one closed
+ * it and its datapath stopped (engine.c), so it is done with the old
+ * slot then.  (A program that opens and closes the device over and over,
+ * as rdma-core's tests do for each test, would otherwise hold a slot for
+ * every opening, and be refused past SRNIC_MAX_PROCS - 1.)
  */
 #include <errno.h>
 #include <poll.h>
@@ -108,13 +113,48 @@ static void reply(int fd, void *msg, size_t len)
 		return;
 }
 
+/* A process's slot back; once it has exited (gone), the files its EAL
+ * left in the node's runtime directory go too (eal_files.c). */
+static void release_slot(struct srnic_engine *eng, int pid, unsigned slot,
+			 bool gone)
+{
+	char drops[512];
+
+	srnicd_proc_drops(eng, slot, drops, sizeof(drops));
+	fprintf(stderr, "srnicd: pid %d (slot %u) detached, %u QPs released; "
+		"it had %s\n", pid, slot, srnicd_proc_qps(eng, slot), drops);
+	srnicd_proc_release(eng, slot);
+	if (gone)
+		srnic_eal_files_forget(rte_eal_get_runtime_dir(), pid);
+}
+
+/* A process that attaches again lets go of the slot it left waiting for
+ * its exit (dep): it stopped using it before it asked (above). */
+static void attached_again(struct srnic_engine *eng, int pid,
+			   struct departing dep[SRNIC_MAX_PROCS])
+{
+	unsigned i;
+
+	for (i = 0; i < SRNIC_MAX_PROCS; i++)
+		if (dep[i].pidfd >= 0 && dep[i].pid == pid) {
+			fprintf(stderr, "srnicd: pid %d attaches again: its "
+				"slot %u goes\n", pid, dep[i].slot);
+			release_slot(eng, pid, dep[i].slot, false);
+			close(dep[i].pidfd);
+			dep[i].pidfd = -1;
+		}
+}
+
 static void attach(struct srnic_engine *eng, struct conn *c,
-		   const struct srnicd_req *req)
+		   const struct srnicd_req *req,
+		   struct departing dep[SRNIC_MAX_PROCS])
 {
 	struct srnicd_attach_rep rep;
 	int slot;
 
 	memset(&rep, 0, sizeof(rep));
+	if (!c->slot && c->pid > 0)
+		attached_again(eng, c->pid, dep);
 	if (c->slot) {
 		slot = -EALREADY;
 		snprintf(rep.error, sizeof(rep.error),
@@ -156,21 +196,6 @@ static void stats(struct srnic_engine *eng, struct conn *c)
 	len += srnicd_stats_json(eng, msg + len, sizeof(msg) - len) + 1;
 	srnicd_hdr_init(h, SRNICD_OP_STATS, (uint32_t)len, 0);
 	reply(c->fd, msg, len);
-}
-
-/* A process's slot back; once it has exited (gone), the files its EAL
- * left in the node's runtime directory go too (eal_files.c). */
-static void release_slot(struct srnic_engine *eng, int pid, unsigned slot,
-			 bool gone)
-{
-	char drops[512];
-
-	srnicd_proc_drops(eng, slot, drops, sizeof(drops));
-	fprintf(stderr, "srnicd: pid %d (slot %u) detached, %u QPs released; "
-		"it had %s\n", pid, slot, srnicd_proc_qps(eng, slot), drops);
-	srnicd_proc_release(eng, slot);
-	if (gone)
-		srnic_eal_files_forget(rte_eal_get_runtime_dir(), pid);
 }
 
 /* Nothing for the serving loop to watch: the node's datapath sleeps with
@@ -240,6 +265,7 @@ static void drop_conn(struct srnic_engine *eng, struct conn *c, bool release,
 
 /* One message from c: false when the connection must go. */
 static bool serve_one(struct srnic_engine *eng, struct conn *c,
+		      struct departing dep[SRNIC_MAX_PROCS],
 		      volatile int *stop)
 {
 	/* (one byte more than any request: a longer one is cut, and its
@@ -268,7 +294,7 @@ static bool serve_one(struct srnic_engine *eng, struct conn *c,
 	}
 	switch (req.op) {
 	case SRNICD_OP_ATTACH:
-		attach(eng, c, &req);
+		attach(eng, c, &req, dep);
 		return true;
 	case SRNICD_OP_STATS:
 		stats(eng, c);
@@ -364,7 +390,7 @@ int srnicd_serve(struct srnic_engine *eng, volatile int *stop)
 			if (conns[i].fd < 0 || !ev)
 				continue;
 			if ((ev & POLLIN) &&
-			    serve_one(eng, &conns[i], stop))
+			    serve_one(eng, &conns[i], dep, stop))
 				continue;
 			if (ev & (POLLIN | POLLHUP | POLLERR | POLLNVAL))
 				drop_conn(eng, &conns[i], true, dep);
