@@ -346,9 +346,9 @@ all_sizes() {	# name rows: a -a run printed a result line for every size
 # saw 400 WRITEs and no ACK).  CAPTURE_UDP set: the nodes send in IPv4
 # and UDP (encap = udp), which every frame must be, between
 # CAPTURE_UDP_NODES (two addresses, then any a's ARP may name besides;
-# unset: the tap testbed's; IPv6 ones for a testbed up --routed --ipv6,
-# whose frames are then IPv6 and UDP, and a's router found by neighbour
-# discovery).
+# unset: the tap testbed's; IPv6 ones for a testbed up --ipv6, whose
+# frames are then IPv6 and UDP, and next hops found by neighbour
+# discovery).  CAPTURE_BW_ARGS: more of ib_write_bw's arguments (-x 1).
 capture_write() {
 	local name=$1 count=$2 filter=${3:-} pcap=$LOGDIR/$1.pcap log=$LOGDIR/$1.log
 	local cap i
@@ -361,7 +361,8 @@ capture_write() {
 		[ -e "$pcap" ] && break
 		sleep 0.05
 	done
-	if [ ! -e "$pcap" ] || ! pair "$name-bw" 90 ib_write_bw -n 2000 -s 65536; then
+	# shellcheck disable=SC2086 # (CAPTURE_BW_ARGS: words)
+	if [ ! -e "$pcap" ] || ! pair "$name-bw" 90 ib_write_bw ${CAPTURE_BW_ARGS:-} -n 2000 -s 65536; then
 		kill $cap 2>/dev/null; rm -f "$TB/a.capture"; cat "$log" >&2
 		fail "$name: the capture did not start, or ib_write_bw failed"
 	fi

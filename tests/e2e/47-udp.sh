@@ -20,27 +20,42 @@
 #    and the pingpong ends with good data.
 # (rdma_cm over it: 19c-rdma-cm-udp.sh.  Every fault, truncation and
 # round trip at the codec: the unit tests wire_udp and wire_corpus.)
-export SRNIC_NS=${SRNIC_NS:-srnic}-u SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-u
+# With UDP_FAMILY=ipv6 (e2e/47b) the same in IPv6 on one segment,
+# ./srnic testbed up --ipv6 (memif, two ports a node: fd00:55::1 and ::2,
+# HELLOs to ff02::1, next hops by neighbour discovery), every program
+# given GID 1, the node's IPv6 address; the damaged headers are IPv4's
+# alone (IPv6's: the unit test wire_udp6).
+if [ "${UDP_FAMILY:-ipv4}" = ipv6 ]; then
+	export SRNIC_NS=${SRNIC_NS:-srnic}-u6 SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-u6
+	UP_ARGS=(--ipv6) GIDX=(-x 1) GID=(-g 1)
+	CAPTURE_UDP_NODES="fd00:55::1 fd00:55::2"
+else
+	export SRNIC_NS=${SRNIC_NS:-srnic}-u SRNIC_RUN=${SRNIC_RUN:-/run/srnic}-u
+	UP_ARGS=(--encap udp) GIDX=() GID=()
+fi
 . "$(dirname "$0")/../lib.sh"
+[ -z "${GIDX[*]}" ] || [ -e /proc/sys/net/ipv6 ] || { echo "SKIP: this kernel has no IPv6"; exit 77; }
 
 command -v tshark > /dev/null || { echo "SKIP: tshark not installed (./srnic setup installs it)"; exit 77; }
 
 trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1
-"$SRNIC" testbed up --encap udp --crc yes > "$LOGDIR/47-testbed.log" 2>&1 ||
-	{ cat "$LOGDIR/47-testbed.log"; fail "testbed up --encap udp"; }
+"$SRNIC" testbed up "${UP_ARGS[@]}" --crc yes > "$LOGDIR/47-testbed.log" 2>&1 ||
+	{ cat "$LOGDIR/47-testbed.log"; fail "testbed up ${UP_ARGS[*]}"; }
 grep -qx "encap = udp" "$(node_conf a)" || fail "the testbed's nodes are not UDP nodes"
+[ -z "${GIDX[*]}" ] || grep -qx "ipv6 = fd00:55::1/64" "$(node_conf a)" ||
+	fail "the testbed's node a is not fd00:55::1: $(grep ipv "$(node_conf a)")"
 wait_peer a b && wait_peer b a || fail "the UDP nodes did not find each other"
 
-CAPTURE_UDP=1 capture_write udp-capture 6000
+CAPTURE_UDP=1 CAPTURE_BW_ARGS="${GIDX[*]}" capture_write udp-capture 6000
 
 pingpong udp-pp 60 ibv_rc_pingpong -g 1 -s 4096 -n 2000 || fail "ibv_rc_pingpong over UDP"
-pair udp-integrity 120 "$BUILD/examples/srnic_integrity" || fail "srnic_integrity over UDP"
+pair udp-integrity 120 "$BUILD/examples/srnic_integrity" "${GID[@]}" || fail "srnic_integrity over UDP"
 grep -q ", 0 bad" "$LOGDIR/udp-integrity.a" || fail "srnic_integrity over UDP reported bad data"
 grep -h "bad" "$LOGDIR/udp-integrity.a" | tail -1
-bw udp-read-bw ib_read_bw -n 1000
-bw udp-send-bw ib_send_bw -n 2000 -r 2048
-lat udp-write-lat ib_write_lat -n 1000
+bw udp-read-bw ib_read_bw "${GIDX[@]}" -n 1000
+bw udp-send-bw ib_send_bw "${GIDX[@]}" -n 2000 -r 2048
+lat udp-write-lat ib_write_lat "${GIDX[@]}" -n 1000
 
 for n in a b; do
 	d=$(counter "$n" "drops.bad_ip drops.not_ours drops.malformed drops.bad_crc drops.bad_auth") ||
@@ -51,6 +66,7 @@ done
 
 # Damaged headers from a station on the rail (an afpacket testbed: the
 # station's frames reach b's port as any other).
+[ -z "${GIDX[*]}" ] || exit 0
 "$SRNIC" testbed down >/dev/null 2>&1
 "$SRNIC" testbed up --wire afpacket --encap udp > "$LOGDIR/47-testbed.log" 2>&1 ||
 	{ cat "$LOGDIR/47-testbed.log"; fail "testbed up --wire afpacket --encap udp"; }
