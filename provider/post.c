@@ -369,6 +369,14 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			srnic_engine_doorbell(sqp->ctx->eng, sqp->qp);
 			kick = true;
 		}
+		/* (UC: the peer may wait for these; the engine tells it.
+		 * The same fence: the engine arms the bell before it reads
+		 * rq_prod, so it sees our receives or we see the bell.) */
+		if (__atomic_load_n(&qp->rq_bell, __ATOMIC_RELAXED) &&
+		    __atomic_exchange_n(&qp->rq_bell, 0, __ATOMIC_SEQ_CST)) {
+			srnic_engine_doorbell(sqp->ctx->eng, sqp->qp);
+			kick = true;
+		}
 	}
 	pthread_spin_unlock(&qp->rq_lock);
 	if (kick)

@@ -384,8 +384,12 @@ void srnic_completer_acked(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
 			    const struct srnic_pkt *pkt)
 {
+	bool go;
+
 	srnic_fc_uc_heard(qp, eng->now);
-	if (srnic_fc_uc_acked(qp, pkt->msn))
+	go = srnic_fc_uc_acked(qp, pkt->msn);
+	/* (and its credit: receive WQEs posted below it) */
+	if (srnic_fc_uc_recv_credit(qp, pkt->credit) || go)
 		srnic_qp_activate(eng, qp);
 }
 

@@ -20,6 +20,10 @@
  * interval, so a lost ACK cannot stall it for good; the verbs timeout still
  * ends a QP whose peer is gone.  (UC lends only to a responder silent for
  * SRNIC_UC_GONE_MS: srnic_fc_uc_may_lend.)
+ *
+ * UC also waits for receive WQEs (srnic_fc_uc_recv_open): RC's RNR NAK
+ * makes a SEND that found none go again, but a UC SEND is lost, so the
+ * responder's ACKs say how far its program has posted them.
  */
 #ifndef SRNIC_FLOW_H
 #define SRNIC_FLOW_H
@@ -69,6 +73,10 @@ static inline void srnic_fc_reset(struct srnic_qp *qp)
 	qp->snd.fc_sent = 0;
 	qp->snd.fc_credit = SRNIC_FC_WINDOW;
 	qp->snd.fc_blocked = 0;
+	/* (UC: a window's receives before the responder's first word, as a
+	 * window's messages; its program posts them before it connects) */
+	qp->snd.uc_recv_limit = qp->snd.next_ssn + SRNIC_WINDOW;
+	qp->snd.uc_recv_wait = 0;
 	qp->rcv.fc_landed = 0;
 	qp->rcv.fc_acked = 0;
 }
@@ -123,6 +131,48 @@ static inline void srnic_fc_uc_sent(struct srnic_qp *qp, uint32_t msn)
 	qp->snd.uc_pkts[msn % SRNIC_WINDOW]++;
 }
 
+/*
+ * May the UC requester begin a message that takes a receive WQE (SEND,
+ * WRITE with immediate)?  Only one whose receive number is below the
+ * credit of the responder's last ACK: the WQEs its program has posted.
+ *
+ * The window alone let a UC SEND meet an empty receive queue, lost by
+ * UC's rules, when the receiving program fell behind its own engine:
+ * e2e/14's off-core run (perftest's server, 1024 receives posted, its
+ * CQ as deep, pinned to a CPU a busy loop takes 150 ms of every 350)
+ * lost SENDs in 2 or 3 runs of 10 on a busy host, steered or not, b's
+ * engine finding the CQ full (1024 unpolled) and 0 receives posted for
+ * each (drop receiver_not_ready, then uc_given_up); and a SEND given up
+ * so is resolved at once, which let the sender's next ones in behind
+ * it: 39 to 736 lost in a run.
+ */
+static inline bool srnic_fc_uc_recv_open(const struct srnic_qp *qp)
+{
+	return (int32_t)(qp->snd.next_ssn - qp->snd.uc_recv_limit) < 0;
+}
+
+/* Nothing the UC requester waited for is short any more: it goes on. */
+static inline bool srnic_fc_uc_unblock(struct srnic_qp *qp)
+{
+	if (!qp->snd.fc_blocked || !srnic_fc_uc_open(qp) ||
+	    !srnic_fc_uc_msg_open(qp, qp->snd.next_msn) ||
+	    (qp->snd.uc_recv_wait && !srnic_fc_uc_recv_open(qp)))
+		return false;
+	qp->snd.fc_blocked = 0;
+	qp->snd.uc_recv_wait = 0;
+	return true;
+}
+
+/* A UC ACK's credit: receive WQEs are posted below c (ACKs may arrive out
+ * of order: only a newer limit counts).  Returns whether that unblocked
+ * the requester. */
+static inline bool srnic_fc_uc_recv_credit(struct srnic_qp *qp, uint32_t c)
+{
+	if ((int32_t)(c - qp->snd.uc_recv_limit) > 0)
+		qp->snd.uc_recv_limit = c;
+	return srnic_fc_uc_unblock(qp);
+}
+
 /* The responder resolved every message below msn.  Returns whether that
  * unblocked the requester. */
 static inline bool srnic_fc_uc_acked(struct srnic_qp *qp, uint32_t msn)
@@ -137,12 +187,7 @@ static inline bool srnic_fc_uc_acked(struct srnic_qp *qp, uint32_t msn)
 	}
 	if (qp->snd.inv_fence && (int32_t)(qp->snd.uc_acked - qp->snd.inv_fence_msn) > 0)
 		qp->snd.inv_fence = 0;	/* the invalidation is resolved */
-	if (qp->snd.fc_blocked && srnic_fc_uc_open(qp) &&
-	    srnic_fc_uc_msg_open(qp, qp->snd.next_msn)) {
-		qp->snd.fc_blocked = 0;
-		return true;
-	}
-	return false;
+	return srnic_fc_uc_unblock(qp);
 }
 
 /*
@@ -179,12 +224,21 @@ static inline void srnic_fc_uc_heard(struct srnic_qp *qp, uint64_t now)
 /* UC, no word from the responder for SRNIC_UC_GONE_MS: lend what the
  * requester is short of.  Packets: a quarter window of them, without
  * calling any message resolved (one large message may be all there is);
- * messages: the oldest quarter window of them. */
+ * receive WQEs: a quarter window of them; messages: the oldest quarter
+ * window of them.  (The caller unblocks the requester.) */
 static inline void srnic_fc_uc_lend(struct srnic_qp *qp)
 {
 	if (!srnic_fc_uc_open(qp)) {
 		qp->snd.uc_inflight -= SRNIC_FC_WINDOW / 4;
 		return;
+	}
+	if (qp->snd.uc_recv_wait) {
+		qp->snd.uc_recv_wait = 0;
+		if (!srnic_fc_uc_recv_open(qp))
+			qp->snd.uc_recv_limit = qp->snd.next_ssn +
+						SRNIC_WINDOW / 4;
+		if (srnic_fc_uc_msg_open(qp, qp->snd.next_msn))
+			return;
 	}
 	srnic_fc_uc_acked(qp, qp->snd.uc_acked + SRNIC_WINDOW / 4);
 }

@@ -233,6 +233,9 @@ struct srnic_qp_send {
 	uint32_t uc_pkts[SRNIC_WINDOW];	/* UC: packets sent, by msn */
 	uint64_t uc_heard_at;	/* UC: TSC of the responder's last ACK
 				 * (0: none yet; srnic_flow.h) */
+	uint32_t uc_recv_limit;	/* UC: the responder has receive WQEs
+				 * posted below this receive number */
+	uint8_t uc_recv_wait;	/* UC: fc_blocked for want of one */
 	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
 };
 
@@ -282,6 +285,11 @@ struct srnic_qp_recv {
 	uint64_t uc_reack_at;
 	uint32_t uc_reack_msn;
 	uint8_t uc_reacks;
+	/* UC: the receive number the last ACK said WQEs are posted below
+	 * (its credit), and whether the program's next post is to ring for
+	 * another ACK (responder/uc.c, resp_uc_recv_credit) */
+	uint32_t uc_recv_told;
+	uint8_t uc_recv_watch;
 	uint8_t ninv;
 	struct srnic_inv_pending inv[SRNIC_INV_PENDING];
 	uint32_t sack_msn, sack_first;

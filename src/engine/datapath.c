@@ -430,8 +430,11 @@ static bool qp_busy(const struct srnic_qp *qp)
 		return qp->rcv.rd_head != qp->rcv.rd_tail || qp->cq_wait;
 	/* Out of credit, new data waits for an ACK, which activates the
 	 * QP again (or for the timer's loan). */
+	/* (UC: receives the peer is yet to hear of, posted perhaps while
+	 * the doorbell was still armed from this turn, which did not ring) */
 	return (qp->snd.cur_busy && !qp->snd.fc_blocked) ||
 	       srnic_group_send_busy(qp) ||
+	       unlikely(srnic_responder_uc_recv_moved(qp)) ||
 	       qp->snd.resend_head != qp->snd.resend_tail ||
 	       qp->rcv.rd_head != qp->rcv.rd_tail || qp->cq_wait ||
 	       (qp->q.state == SRNIC_QPS_RTS && qp->snd.sq_next != prod &&

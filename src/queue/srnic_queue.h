@@ -639,6 +639,8 @@ struct srnic_qp_queues {
 	uint32_t sq_prod __attribute__((aligned(SRNIC_CACHE_LINE)));
 	uint32_t rq_prod;
 	uint32_t db_armed;	/* set while on the engine's doorbell ring */
+	uint32_t rq_bell;	/* UC: the engine waits for the next receive
+				 * posted (responder/uc.c): it rings */
 
 	/* read-mostly: set at creation, state by the engine */
 	uint32_t qpn __attribute__((aligned(SRNIC_CACHE_LINE)));

@@ -455,6 +455,14 @@ static inline bool next_new_message(struct srnic_engine *eng,
 		fc_block(eng, qp);
 		return false;
 	}
+	/* (UC: nor one that would find no receive WQE posted) */
+	if (qp->q.type == SRNIC_QPT_UC &&
+	    (op_flags[w->opcode] & SRNIC_F_RECV_CQE) &&
+	    !srnic_fc_uc_recv_open(qp)) {
+		qp->snd.uc_recv_wait = 1;
+		fc_block(eng, qp);
+		return false;
+	}
 	if (wqe_ordered_behind(qp, w))
 		return sq_wait(qp);
 	/* A conditional WQE waits for its queue's count (sched/condq.c

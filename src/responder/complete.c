@@ -28,6 +28,8 @@ void srnic_responder_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->rcv.uc_gone_to = qp->rcv.uc_gone_from;
 	qp->rcv.uc_reack_at = 0;
 	qp->rcv.uc_reacks = 0;
+	qp->rcv.uc_recv_watch = 0;
+	__atomic_store_n(&qp->q.rq_bell, 0, __ATOMIC_RELAXED);
 	qp->rcv.ninv = 0;
 	qp->rcv.rd_head = qp->rcv.rd_tail = 0;
 	memset(qp->rcv.atomic_done, 0, sizeof(qp->rcv.atomic_done));
@@ -305,6 +307,8 @@ void resp_advance(struct srnic_engine *eng, struct srnic_qp *qp)
 /* Called when CQ room or a read slot may have appeared. */
 void srnic_responder_progress(struct srnic_engine *eng, struct srnic_qp *qp)
 {
+	if (unlikely(qp->rcv.uc_recv_watch))
+		resp_uc_recv_look(eng, qp);
 	resp_advance(eng, qp);
 	if (unlikely(qp->rcv.rd_told_head != qp->rcv.rd_told_tail))
 		resp_told_drain(eng, qp);

@@ -24,6 +24,9 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 			      uint64_t now);
 /* UC: say the last ACK again if nothing new came since (uc_reack_at) */
 void srnic_responder_uc_reack(struct srnic_engine *eng, struct srnic_qp *qp);
+/* UC: the program posted receives its peer has not been told of, which
+ * the QP's turn will (responder/uc.c) */
+bool srnic_responder_uc_recv_moved(const struct srnic_qp *qp);
 /* read_done.c: a requester's READ_DONE on qp (completion at both ends) */
 void srnic_responder_read_done(struct srnic_engine *eng, struct srnic_qp *qp,
 			       const struct srnic_pkt *pkt);

@@ -480,6 +480,54 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
 #define UC_REACK_US 4000
 #define UC_REACK_MAX_US (SRNIC_UC_GONE_MS * 1000 / 8)
 
+/*
+ * UC: the credit an ACK carries is the receive number below which the
+ * program has posted receive WQEs, in the requester's numbering (uc_skew,
+ * what given-up messages took, counted in), and the requester begins no
+ * SEND at or past it (srnic_flow.h, srnic_fc_uc_recv_open): the window
+ * alone let SENDs meet an empty receive queue, lost, when the program fell
+ * a CQ behind its engine.  While fewer than a window's worth are posted the
+ * requester may come to wait for more, and nothing else would tell it: the
+ * program's next post rings the engine (q.rq_bell, provider/post.c), and
+ * the QP's turn then sends the ACK (resp_uc_recv_look).  A QP on an SRQ
+ * shares its receives with the SRQ's other QPs: it grants what the window
+ * does, as before.
+ */
+static uint32_t uc_recv_limit(const struct srnic_qp *qp)
+{
+	uint32_t below = qp->rcv.exp_ssn + qp->rcv.uc_skew;
+
+	return below + (qp->q.srq ? 2 * SRNIC_WINDOW : srnic_rq_posted(qp));
+}
+
+uint32_t resp_uc_recv_credit(struct srnic_qp *qp)
+{
+	bool few = !qp->q.srq && srnic_rq_posted(qp) < SRNIC_WINDOW;
+
+	/* (armed before the look that follows: a post after it rings.  Not
+	 * written when it stays clear: the program's posts read its line) */
+	qp->rcv.uc_recv_watch = few;
+	if (few || __atomic_load_n(&qp->q.rq_bell, __ATOMIC_RELAXED))
+		__atomic_store_n(&qp->q.rq_bell, few, __ATOMIC_SEQ_CST);
+	qp->rcv.uc_recv_told = uc_recv_limit(qp);
+	return qp->rcv.uc_recv_told;
+}
+
+bool srnic_responder_uc_recv_moved(const struct srnic_qp *qp)
+{
+	return qp->rcv.uc_recv_watch &&
+	       uc_recv_limit(qp) != qp->rcv.uc_recv_told;
+}
+
+void resp_uc_recv_look(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (!srnic_responder_uc_recv_moved(qp) ||
+	    qp->q.state == SRNIC_QPS_ERR)
+		return;
+	qp->rcv.uc_recv_watch = 0;	/* (the ACK arms it again if need be) */
+	srnic_qp_want_ack(eng, qp);
+}
+
 void resp_uc_reack_arm(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	uint64_t wait = qp->at.timeout_tsc ? srnic_probe_tsc(qp)
@@ -488,7 +536,9 @@ void resp_uc_reack_arm(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (wait > eng->tsc_per_us * UC_REACK_MAX_US)
 		wait = eng->tsc_per_us * UC_REACK_MAX_US;
 
-	if (qp->rcv.uc_reack_msn != qp->rcv.exp_msn) {	/* (news) */
+	/* (news: messages resolved, or receives posted, since the last) */
+	if (qp->rcv.uc_reack_msn != qp->rcv.exp_msn ||
+	    uc_recv_limit(qp) != qp->rcv.uc_recv_told) {
 		qp->rcv.uc_reack_msn = qp->rcv.exp_msn;
 		qp->rcv.uc_reacks = 0;
 	}

@@ -57,7 +57,8 @@ bw uc-write-bw-q ib_write_bw -c UC -q 4 -s 16384 -n 1000
 # perftest's UC server waits for every SEND, so these fail if srnic loses
 # one where the wire lost nothing: to a receiving process that is only
 # slow (the sanitizers' build, or its CPU busy), the sender lends itself
-# no credit (core/srnic_flow.h), and its ring holds what a window brings.
+# no credit (core/srnic_flow.h), its ring holds what a window brings, and
+# no SEND goes before the receive it takes is posted (the ACKs' credit).
 uc_lost() { counter b "drops.no_buffer drops.uc_given_up"; }
 uc_send_bw() {	# name tool args...: bw, and b lost no UC SEND
 	local before
@@ -77,6 +78,11 @@ uc_send_bw uc-send-bw-srq ib_send_bw -c UC --use-srq -n 1000 -r 1024
 # run (drop no_buffer) and gave up 131 SENDs, and perftest's server waited
 # for good; with the loans stopped but the UC give-up timed from before
 # the process's time off its core, it gave up a few in half the runs.
+# Then the server's thread, off the CPU it shares with its engine's, fell
+# a whole CQ (1024) behind it: its receives all taken, the SENDs that came
+# were lost (drop receiver_not_ready, 39 to 736 a run, in 2 or 3 runs of
+# 10, steered or not, on a busy host), until the ACKs said where the
+# posted receives end and the sender waited for them.
 uc_off_core() {
 	local name=uc-send-bw-off-core before spid pid hog p rca=0 rcb=0
 	if [ "$(nproc)" -lt 2 ] || ! command -v chrt > /dev/null; then

@@ -933,7 +933,8 @@ static unsigned count_data_frames(void)
 			if (srnic_wire_decode(rte_pktmbuf_mtod(ms[i], uint8_t *),
 					      rte_pktmbuf_data_len(ms[i]),
 					      &pkt) == SRNIC_WIRE_OK &&
-			    pkt.opcode == SRNIC_OP_WRITE)
+			    (pkt.opcode == SRNIC_OP_WRITE ||
+			     pkt.opcode == SRNIC_OP_SEND))
 				got++;
 			rte_pktmbuf_free(ms[i]);
 		}
@@ -1645,6 +1646,82 @@ static void post_recvs(struct srnic_qp *qp, uint8_t *buf, uint32_t len,
 					       key};
 	}
 	qp->q.rq_prod += n;
+}
+
+/*
+ * UC: a SEND waits for the receive WQE it takes at the responder.  Its
+ * ACKs' credit says where the posted ones end; the requester stops there
+ * (a newer ACK's credit lets it on, an older one's does not hold it back),
+ * and lends itself a quarter window of them only to a responder silent for
+ * SRNIC_UC_GONE_MS.  The responder grants what its program posted, and
+ * with fewer than a window posted asks the next post to ring for an ACK.
+ */
+static void test_uc_recv_credit(void)
+{
+	enum { NSEND = 12, LEN = 64 };
+	uint8_t *src = calloc(1, LEN), *rbuf = calloc(4, LEN);
+	struct srnic_qp *qp = qp_new(13), *rq = qp_new(14);
+	uint64_t gone = eng->tsc_per_us * 1000 * SRNIC_UC_GONE_MS, t;
+	uint32_t key = srnic_mem_register(&eng->mem, (uintptr_t)src, LEN,
+					  SRNIC_ACCESS_LOCAL_WRITE, qp->pd);
+	struct srnic_pkt ack, out[4];
+	unsigned n, i;
+
+	qp->q.type = rq->q.type = SRNIC_QPT_UC;
+	srnic_fc_reset(qp);
+	qp->snd.uc_acked = qp->snd.next_msn;
+	for (i = 0; i < NSEND; i++) {
+		struct srnic_swqe *w = &qp->q.sq[i];
+
+		memset(w, 0, sizeof(*w));
+		w->opcode = SRNIC_WR_SEND;
+		w->length = LEN;
+		w->num_sge = 1;
+		w->sge[0] = (struct srnic_sge){(uintptr_t)src, LEN, key};
+	}
+	qp->q.sq_prod = NSEND;
+	qp->snd.uc_recv_limit = 3;	/* (as the responder's word said) */
+	n = run_requester(qp);
+	CHECK(n == 3 && qp->snd.fc_blocked && qp->snd.uc_recv_wait,
+	      "UC sent %u SENDs on 3 receives posted", n);
+	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_ACK, qp->snd.uc_acked);
+	ack.credit = 5;
+	srnic_completer_credit(eng, qp, &ack);
+	ack.credit = 4;			/* (older, overtaken) */
+	srnic_completer_credit(eng, qp, &ack);
+	n = run_requester(qp);
+	CHECK(n == 2 && qp->snd.fc_blocked,
+	      "UC sent %u SENDs on 2 receives more", n);
+	t = qp->snd.uc_heard_at;
+	srnic_completer_timeouts(eng, qp, t + gone / 2);
+	n = run_requester(qp);
+	CHECK(n == 0, "UC lent receives to a responder silent for %u ms",
+	      SRNIC_UC_GONE_MS / 2);
+	srnic_completer_timeouts(eng, qp, t + gone);
+	n = run_requester(qp);
+	CHECK(n == NSEND - 5, "UC sent %u SENDs of %u to a responder gone",
+	      n, NSEND - 5);
+
+	/* The responder: credit as posted, and a post then rings. */
+	post_recvs(rq, rbuf, LEN, 2, 14);
+	srnic_responder_send_ack(eng, rq);
+	n = drain_wire(out, 4);
+	CHECK(n >= 1 && out[0].credit == 2 && rq->q.rq_bell,
+	      "UC ACK's credit %u on 2 receives posted (bell %u)",
+	      n ? out[0].credit : 0, rq->q.rq_bell);
+	CHECK(!srnic_responder_uc_recv_moved(rq), "UC saw receives not posted");
+	post_recvs(rq, rbuf + 2 * LEN, LEN, 2, 14);
+	CHECK(srnic_responder_uc_recv_moved(rq),
+	      "UC missed the receives posted after its ACK");
+	srnic_responder_progress(eng, rq);
+	n = drain_wire(out, 4);
+	CHECK(n >= 1 && out[0].credit == 4,
+	      "UC's turn sent no ACK of the receives posted (credit %u)",
+	      n ? out[0].credit : 0);
+	srnic_engine_destroy_qp(eng, qp);
+	srnic_engine_destroy_qp(eng, rq);
+	free(src);
+	free(rbuf);
 }
 
 /*
@@ -3351,6 +3428,7 @@ int main(void)
 	test_integration();
 	test_credits();
 	test_uc_loans();
+	test_uc_recv_credit();
 	test_read_ranges();
 	test_read_retries_progress();
 	test_read_rnr_waits();
