@@ -290,6 +290,12 @@ struct srnic_qp_recv {
 	 * another ACK (responder/uc.c, resp_uc_recv_credit) */
 	uint32_t uc_recv_told;
 	uint8_t uc_recv_watch;
+	/* UC: whether the program posts receives (it did within
+	 * SRNIC_UC_GONE_MS, as the ACKs saw rq_prod move: its last value
+	 * and when), which its peer then waits for */
+	uint8_t uc_rq_posting;
+	uint32_t uc_rq_seen;
+	uint64_t uc_rq_moved_at;
 	uint8_t ninv;
 	struct srnic_inv_pending inv[SRNIC_INV_PENDING];
 	uint32_t sack_msn, sack_first;

@@ -119,7 +119,7 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	/* (UC: its requester counts no landed packets; the credit says
 	 * where the program's receive WQEs end instead) */
 	if (qp->q.type == SRNIC_QPT_UC)
-		pkt.credit = resp_uc_recv_credit(qp);
+		pkt.credit = resp_uc_recv_credit(eng, qp);
 	pkt.ts_echo = qp->rcv.ts_recent;
 	qp->rcv.ts_recent = 0;	/* a sample is taken once */
 	if (qp->rcv.sack_due) {

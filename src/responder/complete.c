@@ -29,6 +29,9 @@ void srnic_responder_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->rcv.uc_reack_at = 0;
 	qp->rcv.uc_reacks = 0;
 	qp->rcv.uc_recv_watch = 0;
+	/* (receives posted before the QP connects count as posting) */
+	qp->rcv.uc_rq_posting = 0;
+	qp->rcv.uc_rq_seen = 0;
 	__atomic_store_n(&qp->q.rq_bell, 0, __ATOMIC_RELAXED);
 	qp->rcv.ninv = 0;
 	qp->rcv.rd_head = qp->rcv.rd_tail = 0;

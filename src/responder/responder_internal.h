@@ -255,7 +255,7 @@ void resp_uc_late(struct srnic_engine *eng, struct srnic_qp *qp,
 void resp_uc_reack_arm(struct srnic_engine *eng, struct srnic_qp *qp);
 /* UC: an ACK's credit, receive WQEs posted below it; and the look, in the
  * QP's turn, at whether the program posted more since (uc.c) */
-uint32_t resp_uc_recv_credit(struct srnic_qp *qp);
+uint32_t resp_uc_recv_credit(struct srnic_engine *eng, struct srnic_qp *qp);
 void resp_uc_recv_look(struct srnic_engine *eng, struct srnic_qp *qp);
 
 /* recv.c */

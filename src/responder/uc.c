@@ -492,17 +492,46 @@ void srnic_responder_uc_timer(struct srnic_engine *eng, struct srnic_qp *qp,
  * the QP's turn then sends the ACK (resp_uc_recv_look).  A QP on an SRQ
  * shares its receives with the SRQ's other QPs: it grants what the window
  * does, as before.
+ *
+ * Only a program that posts receives is waited for: one that posted none,
+ * or none for SRNIC_UC_GONE_MS, grants two windows past what it has
+ * posted, and its peer's SENDs meet its empty queue and are lost at once,
+ * as a NIC loses them (a throwaway program here: 1000 UC SENDs to a QP
+ * with no receive posted took 29 s waiting for credit, the sender lent a
+ * quarter window a second, where without the wait they take
+ * milliseconds).
  */
 static uint32_t uc_recv_limit(const struct srnic_qp *qp)
 {
 	uint32_t below = qp->rcv.exp_ssn + qp->rcv.uc_skew;
 
-	return below + (qp->q.srq ? 2 * SRNIC_WINDOW : srnic_rq_posted(qp));
+	if (qp->q.srq)
+		return below + 2 * SRNIC_WINDOW;
+	return below + srnic_rq_posted(qp) +
+	       (qp->rcv.uc_rq_posting ? 0 : 2 * SRNIC_WINDOW);
 }
 
-uint32_t resp_uc_recv_credit(struct srnic_qp *qp)
+/* Whether the program posts receives, as of now (the rq_prod it moved). */
+static bool uc_rq_posting(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	bool few = !qp->q.srq && srnic_rq_posted(qp) < SRNIC_WINDOW;
+	uint32_t prod = __atomic_load_n(&qp->q.rq_prod, __ATOMIC_ACQUIRE);
+
+	if (prod != qp->rcv.uc_rq_seen) {
+		qp->rcv.uc_rq_seen = prod;
+		qp->rcv.uc_rq_moved_at = eng->now;
+		qp->rcv.uc_rq_posting = 1;
+	} else if (qp->rcv.uc_rq_posting &&
+		   eng->now - qp->rcv.uc_rq_moved_at >=
+			   eng->tsc_per_us * 1000 * SRNIC_UC_GONE_MS) {
+		qp->rcv.uc_rq_posting = 0;
+	}
+	return qp->rcv.uc_rq_posting;
+}
+
+uint32_t resp_uc_recv_credit(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	bool few = !qp->q.srq && uc_rq_posting(eng, qp) &&
+		   srnic_rq_posted(qp) < SRNIC_WINDOW;
 
 	/* (armed before the look that follows: a post after it rings.  Not
 	 * written when it stays clear: the program's posts read its line) */

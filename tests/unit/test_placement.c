@@ -1702,7 +1702,15 @@ static void test_uc_recv_credit(void)
 	CHECK(n == NSEND - 5, "UC sent %u SENDs of %u to a responder gone",
 	      n, NSEND - 5);
 
-	/* The responder: credit as posted, and a post then rings. */
+	/* The responder of a program that has posted nothing: not waited
+	 * for (two windows past its receives: SENDs lost at once, as a
+	 * NIC's), and no bell. */
+	srnic_responder_send_ack(eng, rq);
+	n = drain_wire(out, 4);
+	CHECK(n >= 1 && out[0].credit == 2 * SRNIC_WINDOW && !rq->q.rq_bell,
+	      "UC ACK's credit %u with no receive ever posted (bell %u)",
+	      n ? out[0].credit : 0, rq->q.rq_bell);
+	/* ... then credit as posted, and a post then rings. */
 	post_recvs(rq, rbuf, LEN, 2, 14);
 	srnic_responder_send_ack(eng, rq);
 	n = drain_wire(out, 4);
@@ -1718,6 +1726,15 @@ static void test_uc_recv_credit(void)
 	CHECK(n >= 1 && out[0].credit == 4,
 	      "UC's turn sent no ACK of the receives posted (credit %u)",
 	      n ? out[0].credit : 0);
+	/* A program that stopped posting SRNIC_UC_GONE_MS ago: not waited
+	 * for again. */
+	eng->now += gone;
+	srnic_responder_send_ack(eng, rq);
+	n = drain_wire(out, 4);
+	CHECK(n >= 1 && out[0].credit == 4 + 2 * SRNIC_WINDOW,
+	      "UC ACK's credit %u a second after the last receive posted",
+	      n ? out[0].credit : 0);
+	eng->now -= gone;
 	srnic_engine_destroy_qp(eng, qp);
 	srnic_engine_destroy_qp(eng, rq);
 	free(src);
