@@ -14,23 +14,37 @@
 #include "srnic_mem.h"
 #include "srnic_queue.h"
 
-/* Sum of the SGE lengths, or -1 when an SGE fails the check. */
-static inline int64_t srnic_sge_check_all(const struct srnic_mem_table *t,
-					  uint32_t pd,
-					  const struct srnic_sge *sge,
-					  unsigned n, uint32_t need)
+/* Sum of the SGE lengths, or -1 when an SGE that any of the first `used`
+ * bytes would land in fails the check.  The others are not looked at: a
+ * 0-byte message lands in none, and its receive may name no memory at all
+ * (libfabric's fi_shared_ctx posts one of lkey 0 and 256 bytes; rxe
+ * checks a key only as it copies, and a NIC as it writes). */
+static inline int64_t srnic_sge_check_used(const struct srnic_mem_table *t,
+					   uint32_t pd,
+					   const struct srnic_sge *sge,
+					   unsigned n, uint32_t need,
+					   uint64_t used)
 {
 	int64_t total = 0;
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		if (sge[i].length &&
+		if (sge[i].length && (uint64_t)total < used &&
 		    srnic_mem_check(t, sge[i].lkey, pd, sge[i].addr,
 				    sge[i].length, need))
 			return -1;
 		total += sge[i].length;
 	}
 	return total;
+}
+
+/* The same for every SGE. */
+static inline int64_t srnic_sge_check_all(const struct srnic_mem_table *t,
+					  uint32_t pd,
+					  const struct srnic_sge *sge,
+					  unsigned n, uint32_t need)
+{
+	return srnic_sge_check_used(t, pd, sge, n, need, UINT64_MAX);
 }
 
 /* Copy len bytes at message offset off into the SGEs (into) or out of

@@ -152,8 +152,9 @@ void srnic_responder_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	r = srnic_recv_wqe(qp, qp->rcv.exp_ssn);
-	room = srnic_sge_check_all(&eng->mem, qp->pd, r->sge, r->num_sge,
-				   SRNIC_ACCESS_LOCAL_WRITE);
+	room = srnic_sge_check_used(&eng->mem, qp->pd, r->sge, r->num_sge,
+				    SRNIC_ACCESS_LOCAL_WRITE,
+				    SRNIC_GRH_LEN + (uint64_t)pkt->pkt_len);
 	if (room < 0) {
 		/* The receive WQE itself is wrong (its region went): it
 		 * completes in error and takes the QP down. */

@@ -211,9 +211,10 @@ static enum start_step take_recv_wqe(struct start *t)
 static enum start_step check_recv_room(struct start *t)
 {
 	struct srnic_rwqe *r = srnic_recv_wqe(t->qp, t->s->ssn);
-	int64_t room = srnic_sge_check_all(&t->eng->mem, t->s->pd, r->sge,
-					   r->num_sge,
-					   SRNIC_ACCESS_LOCAL_WRITE);
+	int64_t room = srnic_sge_check_used(&t->eng->mem, t->s->pd, r->sge,
+					    r->num_sge,
+					    SRNIC_ACCESS_LOCAL_WRITE,
+					    t->pkt->msg_len);
 
 	if (room < 0)
 		return nak_with(t, SRNIC_NAK_OPERATIONAL, SRNIC_WC_LOC_PROT_ERR);

@@ -177,9 +177,10 @@ static bool uc_move_down(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	const struct srnic_rwqe *from = srnic_recv_wqe(qp, s->ssn);
 	const struct srnic_rwqe *to = srnic_recv_wqe(qp, s->ssn - d);
-	int64_t room = srnic_sge_check_all(&eng->mem, qp->pd, to->sge,
-					   to->num_sge,
-					   SRNIC_ACCESS_LOCAL_WRITE);
+	int64_t room = srnic_sge_check_used(&eng->mem, qp->pd, to->sge,
+					    to->num_sge,
+					    SRNIC_ACCESS_LOCAL_WRITE,
+					    s->msg_len);
 	uint8_t chunk[2048];
 	uint32_t off, n;
 

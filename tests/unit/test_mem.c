@@ -451,6 +451,18 @@ static void test_sge(void)
 	bad[2].lkey = 0;
 	CHECK(srnic_sge_check_all(&x.t, 3, bad, NSGE, 0) == -1,
 	      "SGE with key 0");
+	/* Only the SGEs the message's bytes land in are checked: none for
+	 * 0 bytes, up to and with SGE 2 for a byte in it, and the total
+	 * still for the length's own check. */
+	CHECK(srnic_sge_check_used(&x.t, 3, bad, NSGE, 0, 0) == x.total,
+	      "0 bytes: a bad key in an SGE checked");
+	CHECK(srnic_sge_check_used(&x.t, 3, bad, NSGE, 0,
+				   x.sge[0].length + x.sge[1].length) ==
+		      x.total,
+	      "bytes up to SGE 2: SGE 2's bad key checked");
+	CHECK(srnic_sge_check_used(&x.t, 3, bad, NSGE, 0,
+				   x.sge[0].length + x.sge[1].length + 1) == -1,
+	      "a byte in SGE 2: its bad key not checked");
 	memcpy(bad, x.sge, sizeof(bad));
 	bad[4].length = 32 + GUARD + 1;
 	CHECK(srnic_sge_check_all(&x.t, 3, bad, NSGE, 0) == -1,
