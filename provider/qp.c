@@ -340,27 +340,36 @@ static void mod_of(struct srnic_qp_mod *mod, const struct srnic_qp_v *sqp,
 		mod_timers(mod, sqp, attr, mask);
 }
 
-/* A move to RESET takes the QP's completions out of its CQs (the
- * engine's cq_forget_qp), so it holds both CQs' locks: their pollers
- * wait rather than read an entry being removed.  Always send CQ first,
- * and one lock when both are the same CQ. */
-static int modify_to_reset(struct srnic_qp_v *sqp,
-			   const struct srnic_qp_mod *mod)
+/* A move to RESET and a destroy take the QP's completions out of its CQs
+ * (the engine's cq_forget_qp), so they hold both CQs' locks: their
+ * pollers wait rather than read an entry being removed.  Always send CQ
+ * first, and one lock when both are the same CQ. */
+static void cqs_lock(struct ibv_qp *ibqp, bool lock)
 {
-	struct ibv_qp *ibqp = &sqp->vqp.qp;
 	struct srnic_cq *s = ibqp->send_cq ? to_scq(ibqp->send_cq)->cq : NULL;
 	struct srnic_cq *r = ibqp->recv_cq ? to_scq(ibqp->recv_cq)->cq : NULL;
-	int rc;
 
-	if (s)
-		pthread_spin_lock(&s->lock);
-	if (r && r != s)
-		pthread_spin_lock(&r->lock);
-	rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, mod);
+	if (lock) {
+		if (s)
+			pthread_spin_lock(&s->lock);
+		if (r && r != s)
+			pthread_spin_lock(&r->lock);
+		return;
+	}
 	if (r && r != s)
 		pthread_spin_unlock(&r->lock);
 	if (s)
 		pthread_spin_unlock(&s->lock);
+}
+
+static int modify_to_reset(struct srnic_qp_v *sqp,
+			   const struct srnic_qp_mod *mod)
+{
+	int rc;
+
+	cqs_lock(&sqp->vqp.qp, true);
+	rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, mod);
+	cqs_lock(&sqp->vqp.qp, false);
 	return rc;
 }
 
@@ -455,7 +464,9 @@ int srnic_destroy_qp(struct ibv_qp *ibqp)
 	struct srnic_qp_v *sqp = to_sqp(ibqp);
 	int rc;
 
+	cqs_lock(ibqp, true);
 	rc = srnic_engine_destroy_qp(sqp->ctx->eng, sqp->qp);
+	cqs_lock(ibqp, false);
 	if (rc)
 		return -rc;
 	srnic_fifo_stage_free(sqp);	/* (nothing reads it any more) */

@@ -619,6 +619,47 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
 	return qp;
 }
 
+/* A QP goes to RESET or is destroyed: its completions not polled yet
+ * leave cq, the rest keeping their order (mlx5 does the same; rdma-core's
+ * tests count on it, polling a QP brought back from the error state, and
+ * libfabric's rxm, which closes a connection's QP before it reads its CQ
+ * dry: fabtests' fi_rdm_pingpong crashed in rxm_post_recv on a closed
+ * endpoint in 3 runs of about 90 here, handed a destroyed QP's receive).
+ * On the datapath, with the provider holding cq's lock, so no poller
+ * reads the ring. */
+static void cq_forget_qp(struct srnic_cq *cq, uint32_t qpn)
+{
+	uint32_t i = cq->prod, to = cq->prod,
+		 cons = __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE);
+
+	while (i != cons) {
+		i--;
+		if (cq->ring[i & cq->mask].qp_num == qpn) {
+			/* (a told completion no poll will take: its early
+			 * event counts as answered, provider/cq.c) */
+			if ((cq->ring[i & cq->mask].flags & SRNIC_WC_F_TOLD) &&
+			    !srnic_cq_told_lapsed(cq, &cq->ring[i & cq->mask]))
+				__atomic_add_fetch(&cq->early_answered, 1,
+						   __ATOMIC_RELEASE);
+			continue;
+		}
+		--to;
+		cq->ring[to & cq->mask] = cq->ring[i & cq->mask];
+		if (cq->ts)
+			cq->ts[to & cq->mask] = cq->ts[i & cq->mask];
+	}
+	__atomic_store_n(&cq->cons, to, __ATOMIC_RELEASE);
+}
+
+/* ... out of both the QP's CQs. */
+static void cqs_forget_qp(struct srnic_qp *qp)
+{
+	if (qp->q.send_cq)
+		cq_forget_qp(qp->q.send_cq, qp->q.qpn);
+	if (qp->q.recv_cq && qp->q.recv_cq != qp->q.send_cq)
+		cq_forget_qp(qp->q.recv_cq, qp->q.qpn);
+}
+
 static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)
 {
 	struct srnic_qp *qp = c->arg;
@@ -633,6 +674,7 @@ static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)
 	srnic_qp_lists_remove(eng, qp);
 	srnic_svc_qp_track(eng, qp, false);
 	srnic_responder_reset(eng, qp);
+	cqs_forget_qp(qp);
 	__atomic_store_n(&eng->qp_tab[srnic_qpn_index(qp->q.qpn)], NULL,
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(&eng->node->qp_owner[srnic_qpn_index(qp->q.qpn)], 0,
@@ -699,34 +741,6 @@ static void qp_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->rcv.ack_syndrome = SRNIC_ACK_OK;	/* owed to the old peer only */
 	qp->rcv.sack_due = 0;
 	qp->peer = NULL;
-}
-
-/* A QP goes to RESET: its completions not polled yet leave cq, the rest
- * keeping their order (mlx5 does the same; rdma-core's tests count on
- * it, polling a QP brought back from the error state).  On the datapath,
- * with the provider holding cq's lock, so no poller reads the ring. */
-static void cq_forget_qp(struct srnic_cq *cq, uint32_t qpn)
-{
-	uint32_t i = cq->prod, to = cq->prod,
-		 cons = __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE);
-
-	while (i != cons) {
-		i--;
-		if (cq->ring[i & cq->mask].qp_num == qpn) {
-			/* (a told completion no poll will take: its early
-			 * event counts as answered, provider/cq.c) */
-			if ((cq->ring[i & cq->mask].flags & SRNIC_WC_F_TOLD) &&
-			    !srnic_cq_told_lapsed(cq, &cq->ring[i & cq->mask]))
-				__atomic_add_fetch(&cq->early_answered, 1,
-						   __ATOMIC_RELEASE);
-			continue;
-		}
-		--to;
-		cq->ring[to & cq->mask] = cq->ring[i & cq->mask];
-		if (cq->ts)
-			cq->ts[to & cq->mask] = cq->ts[i & cq->mask];
-	}
-	__atomic_store_n(&cq->cons, to, __ATOMIC_RELEASE);
 }
 
 /* The provider checked the transition against the state it read; the
@@ -803,10 +817,7 @@ static void enter_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 		qp->svc_ipv4 = 0;
 	qp_reset(eng, qp);
 	srnic_condq_forget_qp(eng, qp);
-	if (qp->q.send_cq)
-		cq_forget_qp(qp->q.send_cq, qp->q.qpn);
-	if (qp->q.recv_cq && qp->q.recv_cq != qp->q.send_cq)
-		cq_forget_qp(qp->q.recv_cq, qp->q.qpn);
+	cqs_forget_qp(qp);
 }
 
 /* What entering state does beyond storing it (still the old state in

@@ -29,7 +29,9 @@
  * 6. The extended CQ's readers against ibv_poll_cq (extended_cq()).
  * 7. ibv_rereg_mr of translation, access and PD (rereg()).
  * 8. A QP moved to RESET leaves no completion in its CQ
- *    (reset_cleans_cq()).
+ *    (reset_cleans_cq()), nor does a QP destroyed; a 0-byte SEND into a
+ *    receive that names no memory (address 0, lkey 0) completes well on
+ *    both sides (destroy_cleans_cq()).
  * 9. A parent domain stands for its PD (parent_domain()).
  * 10. Atomic write, through ibv_post_send and an extended QP
  *    (atomic_write()).
@@ -926,6 +928,79 @@ static void reset_cleans_cq(void)
 	free(buf);
 }
 
+/* 8b. A QP destroyed takes its completions not polled yet out of its CQs,
+ *    the other QP's staying (mlx5 does; libfabric's rxm closes a
+ *    connection's QP before it reads its CQ dry, and crashed reposting a
+ *    destroyed QP's receive: fabtests' fi_rdm_pingpong); and a 0-byte
+ *    SEND into a receive of address 0, lkey 0 and 256 bytes completes
+ *    well at both ends, 0 bytes long (its bytes land in no SGE, whose key
+ *    is then not looked at, as on rxe: libfabric's fi_shared_ctx -e msg
+ *    posts such receives). */
+static void destroy_cleans_cq(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *p1[2], *p2[2];
+	struct ibv_wc wc[4];
+	int n = 0, i, rc = 0;
+	uint32_t gone;
+
+	if (!cq)
+		die("destroy: out of memory");
+	rc_pair(pd, cq, p1);
+	rc_pair(pd, cq, p2);
+	/* a 0-byte SEND from each pair's QP 0 into QP 1's receive of no
+	 * memory; both receives and both sends complete into cq */
+	for (i = 0; i < 2; i++) {
+		struct ibv_qp **p = i ? p2 : p1;
+		struct ibv_sge rs = {.addr = 0, .length = 256, .lkey = 0};
+		struct ibv_recv_wr rw = {.wr_id = 200 + i, .sg_list = &rs,
+					 .num_sge = 1}, *rbad;
+		struct ibv_send_wr sw = {.wr_id = 100 + i,
+					 .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED},
+				   *sbad;
+
+		rc |= ibv_post_recv(p[1], &rw, &rbad);
+		rc |= ibv_post_send(p[0], &sw, &sbad);
+	}
+	if (rc)
+		die("destroy: post");
+	usleep(200000);	/* (all four complete meanwhile) */
+	/* (p1's: its receive's completion goes with its QP 1) */
+	gone = p1[1]->qp_num;
+	rc = ibv_destroy_qp(p1[1]);
+	for (i = 0; i < 100 && n < 4; i++) {
+		int got = ibv_poll_cq(cq, 4 - n, wc + n);
+
+		if (got < 0)
+			break;
+		n += got;
+		usleep(1000);
+	}
+	vu_check(rc == 0 && n == 3, NULL, "a QP destroyed took its completion "
+		 "out of the CQ and left the other three (%d left)", n);
+	{
+		int sends = 0, recv_ok = 0, bad_qp = 0;
+
+		for (i = 0; i < n; i++) {
+			bad_qp += wc[i].qp_num == gone;
+			if (wc[i].status != IBV_WC_SUCCESS)
+				continue;
+			sends += wc[i].opcode == IBV_WC_SEND;
+			recv_ok += wc[i].opcode == IBV_WC_RECV &&
+				   wc[i].byte_len == 0 && wc[i].wr_id == 201;
+		}
+		vu_check(sends == 2 && recv_ok == 1 && !bad_qp, NULL,
+			 "0-byte SENDs into receives of no memory: %d sends "
+			 "and %d receive (0 bytes) completed well", sends,
+			 recv_ok);
+	}
+	ibv_destroy_qp(p1[0]);
+	for (i = 0; i < 2; i++)
+		ibv_destroy_qp(p2[i]);
+	ibv_destroy_cq(cq);
+}
+
 /* 9. A parent domain is its PD to every verb: QPs made with it WRITE into
  *    a region of the PD, and a region of another PD refuses them; a CQ
  *    may name it; a parent domain of a parent domain is refused. */
@@ -1214,6 +1289,7 @@ int main(int argc, char **argv)
 	extended_cq();
 	rereg();
 	reset_cleans_cq();
+	destroy_cleans_cq();
 	parent_domain();
 	atomic_write();
 	timestamps();
