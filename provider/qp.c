@@ -342,12 +342,22 @@ static void mod_of(struct srnic_qp_mod *mod, const struct srnic_qp_v *sqp,
 
 /* A move to RESET and a destroy take the QP's completions out of its CQs
  * (the engine's cq_forget_qp), so they hold both CQs' locks: their
- * pollers wait rather than read an entry being removed.  Always send CQ
- * first, and one lock when both are the same CQ. */
+ * pollers wait rather than read an entry being removed.  Taken in one
+ * order whatever the QP (the CQ at the lower address first: two QPs whose
+ * CQs are each other's send and receive CQs, reset or destroyed at once,
+ * would otherwise each hold one lock and wait for the other), and one
+ * lock when both are the same CQ. */
 static void cqs_lock(struct ibv_qp *ibqp, bool lock)
 {
 	struct srnic_cq *s = ibqp->send_cq ? to_scq(ibqp->send_cq)->cq : NULL;
 	struct srnic_cq *r = ibqp->recv_cq ? to_scq(ibqp->recv_cq)->cq : NULL;
+
+	if (s && r && (uintptr_t)r < (uintptr_t)s) {
+		struct srnic_cq *t = s;
+
+		s = r;
+		r = t;
+	}
 
 	if (lock) {
 		if (s)

@@ -625,16 +625,26 @@ struct srnic_qp *srnic_engine_create_qp(struct srnic_engine *eng,
  * libfabric's rxm, which closes a connection's QP before it reads its CQ
  * dry: fabtests' fi_rdm_pingpong crashed in rxm_post_recv on a closed
  * endpoint in 3 runs of about 90 here, handed a destroyed QP's receive).
- * On the datapath, with the provider holding cq's lock, so no poller
- * reads the ring. */
-static void cq_forget_qp(struct srnic_cq *cq, uint32_t qpn)
+ * A QP on an SRQ keeps its receives' completions (srq): each names a WQE
+ * taken from the SRQ, whose buffer the program has back only by polling
+ * it (mlx5 hands such WQEs back to the SRQ instead; srnic's SRQ ring
+ * takes none back).  On the datapath, with the provider holding cq's
+ * lock, so no poller reads the ring. */
+static bool cqe_is_recv(const struct srnic_cqe *e)
+{
+	return e->opcode == SRNIC_WC_RECV ||
+	       e->opcode == SRNIC_WC_RECV_RDMA_WITH_IMM;
+}
+
+static void cq_forget_qp(struct srnic_cq *cq, uint32_t qpn, bool srq)
 {
 	uint32_t i = cq->prod, to = cq->prod,
 		 cons = __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE);
 
 	while (i != cons) {
 		i--;
-		if (cq->ring[i & cq->mask].qp_num == qpn) {
+		if (cq->ring[i & cq->mask].qp_num == qpn &&
+		    !(srq && cqe_is_recv(&cq->ring[i & cq->mask]))) {
 			/* (a told completion no poll will take: its early
 			 * event counts as answered, provider/cq.c) */
 			if ((cq->ring[i & cq->mask].flags & SRNIC_WC_F_TOLD) &&
@@ -654,10 +664,12 @@ static void cq_forget_qp(struct srnic_cq *cq, uint32_t qpn)
 /* ... out of both the QP's CQs. */
 static void cqs_forget_qp(struct srnic_qp *qp)
 {
+	bool srq = qp->q.srq != NULL;
+
 	if (qp->q.send_cq)
-		cq_forget_qp(qp->q.send_cq, qp->q.qpn);
+		cq_forget_qp(qp->q.send_cq, qp->q.qpn, srq);
 	if (qp->q.recv_cq && qp->q.recv_cq != qp->q.send_cq)
-		cq_forget_qp(qp->q.recv_cq, qp->q.qpn);
+		cq_forget_qp(qp->q.recv_cq, qp->q.qpn, srq);
 }
 
 static void call_destroy_qp(struct srnic_engine *eng, struct srnic_call *c)

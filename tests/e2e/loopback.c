@@ -998,6 +998,65 @@ static void destroy_cleans_cq(void)
 	ibv_destroy_qp(p1[0]);
 	for (i = 0; i < 2; i++)
 		ibv_destroy_qp(p2[i]);
+
+	/* A QP on an SRQ, destroyed, leaves its receive's completion: it
+	 * names a WQE of the SRQ, whose buffer the program has back only
+	 * by polling it. */
+	{
+		struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4,
+							.max_sge = 1}};
+		struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+		struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq,
+					      .qp_type = IBV_QPT_RC,
+					      .cap = {.max_send_wr = 4,
+						      .max_send_sge = 1}};
+		struct ibv_sge rs = {.addr = 0, .length = 64, .lkey = 0};
+		struct ibv_recv_wr rw = {.wr_id = 300, .sg_list = &rs,
+					 .num_sge = 1}, *rbad;
+		struct ibv_send_wr sw = {.wr_id = 301, .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED},
+				   *sbad;
+		struct ibv_qp *q[2];
+
+		if (!srq)
+			die("destroy: SRQ");
+		q[0] = vu_create_rc_qp(pd, cq, 4, 4, 1, NULL);
+		ia.srq = srq;
+		q[1] = ibv_create_qp(pd, &ia);
+		if (!q[0] || !q[1] ||
+		    vu_loop_connect(q, &gid, IBV_ACCESS_REMOTE_WRITE))
+			die("destroy: SRQ pair");
+		/* (a 0-byte SEND from QP 0 into the SRQ's receive of QP 1,
+		 * then QP 1 destroyed: its receive's completion and QP 0's
+		 * send's wait in cq) */
+		rc = ibv_post_srq_recv(srq, &rw, &rbad);
+		rc |= ibv_post_send(q[0], &sw, &sbad);
+		usleep(200000);
+		gone = q[1]->qp_num;
+		rc |= ibv_destroy_qp(q[1]);
+		for (n = 0, i = 0; i < 100 && n < 2; i++) {
+			int got = ibv_poll_cq(cq, 2 - n, wc + n);
+
+			if (got < 0)
+				break;
+			n += got;
+			usleep(1000);
+		}
+		{
+			int kept = 0;
+
+			for (i = 0; i < n; i++)
+				kept += wc[i].qp_num == gone &&
+					wc[i].wr_id == 300 && !wc[i].status &&
+					wc[i].opcode == IBV_WC_RECV;
+			vu_check(rc == 0 && n == 2 && kept == 1, NULL,
+				 "a QP on an SRQ destroyed left its receive's "
+				 "completion (%d completions, %d of it)", n,
+				 kept);
+		}
+		ibv_destroy_qp(q[0]);
+		ibv_destroy_srq(srq);
+	}
 	ibv_destroy_cq(cq);
 }
 
