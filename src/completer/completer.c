@@ -389,7 +389,7 @@ void srnic_completer_credit(struct srnic_engine *eng, struct srnic_qp *qp,
 	srnic_fc_uc_heard(qp, eng->now);
 	go = srnic_fc_uc_acked(qp, pkt->msn);
 	/* (and its credit: receive WQEs posted below it) */
-	if (srnic_fc_uc_recv_credit(qp, pkt->credit) || go)
+	if (srnic_fc_uc_recv_credit(qp, pkt->credit, pkt->msn) || go)
 		srnic_qp_activate(eng, qp);
 }
 

@@ -77,6 +77,7 @@ static inline void srnic_fc_reset(struct srnic_qp *qp)
 	 * window's messages; its program posts them before it connects) */
 	qp->snd.uc_recv_limit = qp->snd.next_ssn + SRNIC_WINDOW;
 	qp->snd.uc_recv_wait = 0;
+	qp->snd.uc_recv_heard = 0;
 	qp->rcv.fc_landed = 0;
 	qp->rcv.fc_acked = 0;
 }
@@ -163,13 +164,24 @@ static inline bool srnic_fc_uc_unblock(struct srnic_qp *qp)
 	return true;
 }
 
-/* A UC ACK's credit: receive WQEs are posted below c (ACKs may arrive out
- * of order: only a newer limit counts).  Returns whether that unblocked
+/* A UC ACK's credit: receive WQEs are posted below c, as of the ACK's msn
+ * (every message below it resolved).  The first ACK's counts, whatever
+ * the window let before it; then an ACK of an older msn, overtaken on
+ * another path, does not; one of the same msn or newer does, lower or
+ * higher: a responder whose program begins to post lowers it (it grants
+ * past its receives until then, uc.c), and a higher one held back by a
+ * stale copy of the same msn comes again with the responder's re-sent
+ * ACK (resp_uc_reack_arm) or its next.  Returns whether that unblocked
  * the requester. */
-static inline bool srnic_fc_uc_recv_credit(struct srnic_qp *qp, uint32_t c)
+static inline bool srnic_fc_uc_recv_credit(struct srnic_qp *qp, uint32_t c,
+					   uint32_t msn)
 {
-	if ((int32_t)(c - qp->snd.uc_recv_limit) > 0)
+	if (!qp->snd.uc_recv_heard ||
+	    (int32_t)(msn - qp->snd.uc_recv_msn) >= 0) {
 		qp->snd.uc_recv_limit = c;
+		qp->snd.uc_recv_msn = msn;
+		qp->snd.uc_recv_heard = 1;
+	}
 	return srnic_fc_uc_unblock(qp);
 }
 

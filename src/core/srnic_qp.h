@@ -236,6 +236,8 @@ struct srnic_qp_send {
 	uint32_t uc_recv_limit;	/* UC: the responder has receive WQEs
 				 * posted below this receive number */
 	uint8_t uc_recv_wait;	/* UC: fc_blocked for want of one */
+	uint8_t uc_recv_heard;	/* UC: uc_recv_limit is an ACK's, of msn: */
+	uint32_t uc_recv_msn;
 	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
 };
 

@@ -534,11 +534,15 @@ uint32_t resp_uc_recv_credit(struct srnic_engine *eng, struct srnic_qp *qp)
 	bool few = !qp->q.srq && uc_rq_posting(eng, qp) &&
 		   srnic_rq_posted(qp) < SRNIC_WINDOW;
 
-	/* (armed before the look that follows: a post after it rings.  Not
+	/* (armed before the look that follows: a post after it rings.  The
+	 * fence pairs with srnic_post_recv's, after its rq_prod: either
+	 * uc_recv_limit below sees its receives, or it sees the bell.  Not
 	 * written when it stays clear: the program's posts read its line) */
 	qp->rcv.uc_recv_watch = few;
-	if (few || __atomic_load_n(&qp->q.rq_bell, __ATOMIC_RELAXED))
-		__atomic_store_n(&qp->q.rq_bell, few, __ATOMIC_SEQ_CST);
+	if (few || __atomic_load_n(&qp->q.rq_bell, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&qp->q.rq_bell, few, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
 	qp->rcv.uc_recv_told = uc_recv_limit(qp);
 	return qp->rcv.uc_recv_told;
 }

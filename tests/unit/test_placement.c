@@ -1687,11 +1687,21 @@ static void test_uc_recv_credit(void)
 	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_ACK, qp->snd.uc_acked);
 	ack.credit = 5;
 	srnic_completer_credit(eng, qp, &ack);
-	ack.credit = 4;			/* (older, overtaken) */
+	ack.credit = 4;			/* (of an older msn: overtaken) */
+	ack.msn--;
 	srnic_completer_credit(eng, qp, &ack);
+	ack.msn++;
 	n = run_requester(qp);
 	CHECK(n == 2 && qp->snd.fc_blocked,
 	      "UC sent %u SENDs on 2 receives more", n);
+	/* (a lower credit of the same msn, or a newer one, counts: a
+	 * responder whose program began to post grants less than before) */
+	ack.credit = 4;
+	srnic_completer_credit(eng, qp, &ack);
+	CHECK(qp->snd.uc_recv_limit == 4, "UC kept credit %u over a newer 4",
+	      qp->snd.uc_recv_limit);
+	ack.credit = 5;
+	srnic_completer_credit(eng, qp, &ack);
 	t = qp->snd.uc_heard_at;
 	srnic_completer_timeouts(eng, qp, t + gone / 2);
 	n = run_requester(qp);
