@@ -346,7 +346,7 @@ void srnic_arp_tick(struct srnic_engine *eng, uint64_t now)
 		if (eng->arp_announced[p] < ANNOUNCES &&
 		    now - eng->arp_announce_ms[p] >= ANNOUNCE_MS) {
 			if (eng->cfg.has_ipv6) {
-				srnic_mld_report(eng, p, false);
+				srnic_mld_report(eng, p, false, now);
 				srnic_nd_announce(eng, p);
 			} else {
 				request(eng, p, eng->cfg.ipv4);

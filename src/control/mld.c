@@ -9,9 +9,12 @@
  * tick), and when a querier of the link asks for every group or for
  * this one, at a random moment within the delay the query allows (RFC
  * 3810, 6.2: many listeners asked at once do not answer at once).
- * Nothing else of MLD is srnic's: the ports take every frame
- * (promiscuous), and all-nodes (ff02::1), where groups' frames go, is
- * never reported.
+ * While an MLDv1 querier is heard on a port, and for its Older Version
+ * Querier Present Timeout after (RFC 3810, 8.2.1: robustness 2 times the
+ * query interval of 125 s, plus 10 s), the node answers in MLDv1, which
+ * is all such a querier, or a switch that snoops for it, reads.  Nothing
+ * else of MLD is srnic's: the ports take every frame (promiscuous), and
+ * all-nodes (ff02::1), where groups' frames go, is never reported.
  */
 #include <string.h>
 
@@ -23,19 +26,27 @@
 /* The longest the node waits to answer, whatever a query allows: a
  * querier that allows 10 s (MLD's default) hears within a second. */
 #define ANSWER_MAX_MS 1000
+#define V1_PRESENT_MS (2 * 125000 + 10000)
 
-void srnic_mld_report(struct srnic_engine *eng, unsigned p, bool asked)
+void srnic_mld_report(struct srnic_engine *eng, unsigned p, bool asked,
+		      uint64_t now)
 {
 	uint8_t group[16], mac[6], src[16], *f;
 	struct rte_mbuf *m = srnic_neigh_frame(eng, p, SRNIC_MLD_FRAME, &f);
+	const uint8_t *eth = eng->node->port[p].mac;
 
 	if (!m)
 		return;
 	srnic_wire_nd_solicited_node(eng->cfg.ipv6, group, mac);
-	srnic_wire_ip6_link_local(eng->node->port[p].mac, src);
-	srnic_wire_mld_report_encode(f, eng->node->port[p].mac, src, group,
-				     asked ? SRNIC_MLD_IS_EXCLUDE
-					   : SRNIC_MLD_TO_EXCLUDE);
+	srnic_wire_ip6_link_local(eth, src);
+	if (now < eng->mld_v1_until[p])
+		rte_pktmbuf_trim(m, SRNIC_MLD_FRAME -
+					    srnic_wire_mld1_report_encode(
+						    f, eth, src, group));
+	else
+		srnic_wire_mld_report_encode(f, eth, src, group,
+					     asked ? SRNIC_MLD_IS_EXCLUDE
+						   : SRNIC_MLD_TO_EXCLUDE);
 	srnic_control_queue(eng, m);
 	eng->st->mld_reports++;
 }
@@ -61,6 +72,8 @@ bool srnic_mld_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 	if (memcmp(q.group, all, 16) && memcmp(q.group, group, 16))
 		return true;	/* (another listener's group) */
 	eng->st->mld_queries++;
+	if (q.v1)
+		eng->mld_v1_until[p] = now + V1_PRESENT_MS;
 	if (q.max_delay_ms > ANSWER_MAX_MS)
 		q.max_delay_ms = ANSWER_MAX_MS;
 	due = now + (q.max_delay_ms ? rte_rand_max(q.max_delay_ms) : 0);
@@ -74,6 +87,6 @@ void srnic_mld_tick(struct srnic_engine *eng, unsigned p, uint64_t now)
 {
 	if (eng->mld_due_ms[p] && now >= eng->mld_due_ms[p]) {
 		eng->mld_due_ms[p] = 0;
-		srnic_mld_report(eng, p, true);
+		srnic_mld_report(eng, p, true, now);
 	}
 }

@@ -110,10 +110,12 @@ void srnic_nd_solicit(struct srnic_engine *eng, unsigned p,
 void srnic_nd_announce(struct srnic_engine *eng, unsigned p);
 
 /* mld.c, an IPv6 UDP node's MLD: its solicited-node group reported on
- * port p (asked: answering a query, else joining); an ICMPv6 frame in,
+ * port p (asked: answering a query, else joining; in MLDv1 while a
+ * querier of it is heard there, as of now); an ICMPv6 frame in,
  * false when it is no MLD query (nd.c's then); the answer to a query, on
  * port p once its moment came.  Control core. */
-void srnic_mld_report(struct srnic_engine *eng, unsigned p, bool asked);
+void srnic_mld_report(struct srnic_engine *eng, unsigned p, bool asked,
+		      uint64_t now);
 bool srnic_mld_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t now);
 void srnic_mld_tick(struct srnic_engine *eng, unsigned p, uint64_t now);
 

@@ -88,6 +88,8 @@ struct srnic_engine {
 	/* an IPv6 node's: when its MLD report answers a query on each port
 	 * (control/mld.c), 0 for none due */
 	uint64_t mld_due_ms[SRNIC_MAX_PORTS];
+	/* ... and until when it answers in MLDv1 (an MLDv1 querier heard) */
+	uint64_t mld_v1_until[SRNIC_MAX_PORTS];
 	/* The fault file as the file thread last read it (port/fault.c):
 	 * its inode and modification time, 0 for none; the stats show them,
 	 * and `./srnic testbed fault` waits for them to be its file's. */

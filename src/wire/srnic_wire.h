@@ -900,18 +900,23 @@ void srnic_wire_nd_solicited_node(const uint8_t target[16], uint8_t group[16],
  * kinds); SRNIC_WIRE_BAD_ND for a query that is short or of another
  * length, not of hop limit 1 or code 0, of a wrong checksum, or not from
  * a link-local address (RFC 3810, 5.1.14: only a router of the link
- * asks), or a hop-by-hop header that runs past the payload.
+ * asks), or a hop-by-hop header that runs past the payload.  An MLDv1
+ * querier (its query 24 bytes: q->v1) is answered in MLDv1 (RFC 3810,
+ * 8.2.1: its routers and switches may read nothing else).
  */
 #define SRNIC_MLD_QUERY 130
 #define SRNIC_MLD_REPORT 143		/* MLDv2's */
+#define SRNIC_MLD1_REPORT 131		/* MLDv1's (RFC 2710) */
 #define SRNIC_MLD_IS_EXCLUDE 2		/* a record: answering a query */
 #define SRNIC_MLD_TO_EXCLUDE 4		/* ... joining, unasked */
 #define SRNIC_MLD_FRAME 90	/* 14 + 40 + 8 (hop-by-hop) + 8 + one
 				 * record of 20 */
+#define SRNIC_MLD1_FRAME 86	/* 14 + 40 + 8 + MLDv1's 24 */
 struct srnic_mld_query {
 	uint8_t src[16];	/* the querier (link-local) */
 	uint8_t group[16];	/* the group asked about, :: for all */
 	uint32_t max_delay_ms;	/* answer within this */
+	uint32_t v1;		/* an MLDv1 query: answer in MLDv1 */
 };
 enum srnic_wire_err srnic_wire_mld_decode(const uint8_t *frame, uint32_t len,
 					  struct srnic_mld_query *q);
@@ -923,6 +928,13 @@ uint32_t srnic_wire_mld_report_encode(uint8_t *frame, const uint8_t eth_src[6],
 				      const uint8_t src[16],
 				      const uint8_t group[16],
 				      uint8_t record_type);
+/* An MLDv1 report of group into frame (SRNIC_MLD1_FRAME bytes of room),
+ * from eth_src and the link-local src to the group itself; returns
+ * SRNIC_MLD1_FRAME. */
+uint32_t srnic_wire_mld1_report_encode(uint8_t *frame,
+				       const uint8_t eth_src[6],
+				       const uint8_t src[16],
+				       const uint8_t group[16]);
 /* The link-local address fe80::/64 of an Ethernet address (its modified
  * EUI-64, RFC 4291 2.5.1): what a port's MLD reports come from. */
 void srnic_wire_ip6_link_local(const uint8_t mac[6], uint8_t ip[16]);

@@ -698,7 +698,9 @@ void srnic_wire_nd_solicited_node(const uint8_t target[16], uint8_t group[16],
  *  query: 4 maximum response code, 8 the group (16), then MLDv2's flags,
  *    QQIC and sources from 24 (MLDv1's query ends there);
  *  MLDv2 report: 6 number of records, each from 8 on: record type,
- *    auxiliary length (0), number of sources (0), the group (16).
+ *    auxiliary length (0), number of sources (0), the group (16);
+ *  MLDv1 report (RFC 2710): 4 maximum response delay (0), 8 the group,
+ *    and the message ends there (24 bytes), sent to the group.
  */
 #define IP_HOPOPTS 0
 #define MLD_HOPS 1
@@ -708,6 +710,9 @@ void srnic_wire_nd_solicited_node(const uint8_t target[16], uint8_t group[16],
 #define RTR_ALERT_LEN 8		/* the hop-by-hop header we send */
 _Static_assert(ND_OFF + RTR_ALERT_LEN + MLD_REPORT_LEN == SRNIC_MLD_FRAME,
 	       "a report is its hop-by-hop header, its 8 bytes, one record");
+_Static_assert(ND_OFF + RTR_ALERT_LEN + MLD_V1_LEN == SRNIC_MLD1_FRAME &&
+		       SRNIC_MLD1_FRAME <= SRNIC_MLD_FRAME,
+	       "an MLDv1 report is its hop-by-hop header and 24 bytes");
 
 /* The longest a query says to wait, in ms: MLDv1's code is that
  * already, MLDv2's from 32768 on a float (RFC 3810, 5.1.3). */
@@ -744,7 +749,46 @@ enum srnic_wire_err srnic_wire_mld_decode(const uint8_t *frame, uint32_t len,
 	memcpy(q->src, ip + 8, 16);
 	memcpy(q->group, m + 8, 16);
 	q->max_delay_ms = mld_max_delay(srnic_get16(m + 4), mlen != MLD_V1_LEN);
+	q->v1 = mlen == MLD_V1_LEN;
 	return SRNIC_WIRE_OK;
+}
+
+/* Ethernet, IPv6 (hop limit 1, from src to dst) and the hop-by-hop header
+ * of an MLD report whose message is mlen bytes; the message's place. */
+static uint8_t *mld_start(uint8_t *frame, const uint8_t eth_dst[6],
+			  const uint8_t eth_src[6], const uint8_t src[16],
+			  const uint8_t dst[16], uint32_t mlen)
+{
+	uint8_t *h = frame + ND_OFF;
+
+	memcpy(frame, eth_dst, 6);
+	memcpy(frame + 6, eth_src, 6);
+	srnic_put16(frame + 12, SRNIC_ETHERTYPE_IPV6);
+	put_ip6(frame + IP_OFF, RTR_ALERT_LEN + mlen, IP_HOPOPTS, MLD_HOPS,
+		src, dst);
+	/* next header, length 0 (8 bytes), router alert (type 5, 2 bytes,
+	 * value 0: MLD), then PadN of its own 2 bytes to fill the 8 */
+	memcpy(h, (const uint8_t[RTR_ALERT_LEN]){IP_ICMP6, 0, 5, 2, 0, 0, 1, 0},
+	       RTR_ALERT_LEN);
+	memset(h + RTR_ALERT_LEN, 0, mlen);
+	return h + RTR_ALERT_LEN;
+}
+
+uint32_t srnic_wire_mld1_report_encode(uint8_t *frame,
+				       const uint8_t eth_src[6],
+				       const uint8_t src[16],
+				       const uint8_t group[16])
+{
+	uint8_t mac[6];
+	uint8_t *m;
+
+	srnic_mcast_mac(srnic_get32(group + 12), true, mac);
+	m = mld_start(frame, mac, eth_src, src, group, MLD_V1_LEN);
+	m[0] = SRNIC_MLD1_REPORT;
+	memcpy(m + 8, group, 16);
+	srnic_put16(m + 2, (uint16_t)~ip6_sum(frame + IP_OFF, m, MLD_V1_LEN,
+					      IP_ICMP6));
+	return ND_OFF + RTR_ALERT_LEN + MLD_V1_LEN;
 }
 
 uint32_t srnic_wire_mld_report_encode(uint8_t *frame, const uint8_t eth_src[6],
@@ -755,26 +799,18 @@ uint32_t srnic_wire_mld_report_encode(uint8_t *frame, const uint8_t eth_src[6],
 	/* ff02::16, every MLDv2-capable router, and its Ethernet group */
 	static const uint8_t routers[16] = {0xff, 0x02, [15] = 0x16};
 	static const uint8_t routers_mac[6] = {0x33, 0x33, 0, 0, 0, 0x16};
-	uint8_t *ip = frame + IP_OFF, *h = frame + ND_OFF;
-	uint8_t *m = h + RTR_ALERT_LEN, *r = m + 8;
+	uint8_t *m = mld_start(frame, routers_mac, eth_src, src, routers,
+			       MLD_REPORT_LEN);
+	uint8_t *r = m + 8;
 
-	memcpy(frame, routers_mac, 6);
-	memcpy(frame + 6, eth_src, 6);
-	srnic_put16(frame + 12, SRNIC_ETHERTYPE_IPV6);
-	put_ip6(ip, RTR_ALERT_LEN + MLD_REPORT_LEN, IP_HOPOPTS, MLD_HOPS, src,
-		routers);
-	/* next header, length 0 (8 bytes), router alert (type 5, 2 bytes,
-	 * value 0: MLD), then PadN of its own 2 bytes to fill the 8 */
-	memcpy(h, (const uint8_t[RTR_ALERT_LEN]){IP_ICMP6, 0, 5, 2, 0, 0, 1, 0},
-	       RTR_ALERT_LEN);
-	memset(m, 0, 8);
 	m[0] = SRNIC_MLD_REPORT;
 	srnic_put16(m + 6, 1);
 	r[0] = record_type;
 	r[1] = 0;
 	srnic_put16(r + 2, 0);
 	memcpy(r + 4, group, 16);
-	srnic_put16(m + 2, (uint16_t)~ip6_sum(ip, m, MLD_REPORT_LEN, IP_ICMP6));
+	srnic_put16(m + 2, (uint16_t)~ip6_sum(frame + IP_OFF, m, MLD_REPORT_LEN,
+					      IP_ICMP6));
 	return ND_OFF + RTR_ALERT_LEN + MLD_REPORT_LEN;
 }
 

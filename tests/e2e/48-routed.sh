@@ -92,7 +92,8 @@ echo "a's router is $rmac; the router has a at $amac"
 # (which also makes a membership lapse in 2.5 s unanswered), it still
 # holds it 5 s on, a having answered; and the router, its entry for a
 # deleted, solicits a at that group, which the bridge passes to a (a
-# answers it: arp_answered) while a pingpong from b runs.
+# answers it: arp_answered) while a pingpong from b runs; and an MLDv1
+# querier is answered in MLDv1 (a capture of a's rail).
 if [ -n "$V6" ]; then
 	grp=ff02::1:ff00:2	# (of fd00:56::2: its last 24 bits)
 	mdb() { bridge -n "$SRNIC_NS-a" mdb show dev br0; }
@@ -119,8 +120,20 @@ if [ -n "$V6" ]; then
 		fail "the router's solicitation for a did not reach a through the snooping bridge"
 	ip -n "$R0" neigh show "$A" | grep -q "lladdr $amac" ||
 		fail "the router did not learn a again: $(ip -n "$R0" neigh show "$A")"
-	ip -n "$SRNIC_NS-a" link set br0 type bridge mcast_querier 0
 	echo "MLD: the router's solicitation for a passed the snooping bridge; a pingpong from b after its entry went: good data"
+	# (an MLDv1 querier is answered in MLDv1, all it reads: RFC 3810 8.2)
+	ip -n "$SRNIC_NS-a" link set br0 type bridge mcast_mld_version 1 ||
+		fail "a's bridge: no MLDv1 querier"
+	v1cap=$LOGDIR/routed-mld1.pcap
+	rm -f "$v1cap"
+	ip netns exec "$SRNIC_NS-a" timeout 10 dumpcap -q -i rail0 -a duration:4 \
+		-f "ip6 proto 0" -w "$v1cap" > /dev/null 2>&1 || true
+	v1=$(tshark -r "$v1cap" -Y "icmpv6.type == 131 && eth.src == $amac" 2>/dev/null | wc -l)
+	v2=$(tshark -r "$v1cap" -Y "icmpv6.type == 143 && eth.src == $amac" 2>/dev/null | wc -l)
+	echo "MLD: under an MLDv1 querier, a sent $v1 MLDv1 reports and $v2 MLDv2 ones in 4 s"
+	[ "$v1" -ge 2 ] && [ "$v2" = 0 ] ||
+		fail "a did not answer an MLDv1 querier in MLDv1 ($v1 MLDv1, $v2 MLDv2 reports)"
+	ip -n "$SRNIC_NS-a" link set br0 type bridge mcast_querier 0
 fi
 
 # Each node hears all 8 of the other's paths (before the capture below,

@@ -917,6 +917,7 @@ static inline enum srnic_wire_err wire_mld_expected(const uint8_t *buf,
 		return SRNIC_WIRE_BAD_ND;
 	memcpy(want->src, buf + 22, 16);
 	memcpy(want->group, m + 8, 16);
+	want->v1 = mlen == 24;
 	code = srnic_get16(m + 4);
 	want->max_delay_ms = mlen == 24 || code < 32768
 				     ? code

@@ -941,6 +941,23 @@ static void test_mld(void)
 		      srnic_wire_mld_decode(f, n, &q) == SRNIC_WIRE_NOT_OURS &&
 		      srnic_wire_nd_decode(f, n, &nd) == SRNIC_WIRE_NOT_OURS,
 	      "a report taken as a query or as ND, or not as ICMPv6");
+	/* MLDv1's report (RFC 2710), for an MLDv1 querier: to the group
+	 * itself, 24 bytes, the group at 8 */
+	memset(f, 0xee, sizeof(f));
+	n = srnic_wire_mld1_report_encode(f, smac, ll, grp);
+	CHECK(n == SRNIC_MLD1_FRAME && n == 86 && f[n] == 0xee,
+	      "MLDv1 report of %u bytes, or written past them", n);
+	CHECK(!memcmp(f, "\x33\x33\xff\x00\x00\x02", 6) &&
+		      !memcmp(f + 6, smac, 6) && srnic_get16(f + 18) == 32 &&
+		      f[20] == 0 && f[21] == 1 && !memcmp(f + 22, ll, 16) &&
+		      !memcmp(f + 38, grp, 16) &&
+		      !memcmp(f + 54, "\x3a\0\x05\x02\0\0\x01\0", 8),
+	      "MLDv1 report: Ethernet, IPv6 and hop-by-hop headers");
+	CHECK(f[62] == 131 && f[63] == 0 && mld_check(f) == 0 &&
+		      srnic_get32(f + 66) == 0 && !memcmp(f + 70, grp, 16),
+	      "MLDv1 report: type, code, checksum, delay, the group");
+	CHECK(srnic_wire_mld_decode(f, n, &q) == SRNIC_WIRE_NOT_OURS,
+	      "an MLDv1 report taken as a query");
 
 	/* Queries: MLDv2's general one with a delay of 10 s, and of a
 	 * delay in its float (exponent 2, mantissa 0x345: 0x1345 << 5);
@@ -956,9 +973,11 @@ static void test_mld(void)
 	CHECK(srnic_wire_mld_decode(f, n, &q) == SRNIC_WIRE_OK &&
 		      q.max_delay_ms == 0x1345u << 5,
 	      "MLDv2 query's float delay: %u", q.max_delay_ms);
+	CHECK(!q.v1, "MLDv2 query taken for MLDv1's");
 	n = mld_query(f, grp, 0xa345, false);
 	CHECK(srnic_wire_mld_decode(f, n, &q) == SRNIC_WIRE_OK &&
-		      !memcmp(q.group, grp, 16) && q.max_delay_ms == 0xa345,
+		      !memcmp(q.group, grp, 16) && q.max_delay_ms == 0xa345 &&
+		      q.v1,
 	      "MLDv1 query of a group (its delay in ms)");
 	CHECK(srnic_wire_mld_decode(f, n + 10, &q) == SRNIC_WIRE_OK,
 	      "padded query refused");
