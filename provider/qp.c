@@ -347,29 +347,38 @@ static void mod_of(struct srnic_qp_mod *mod, const struct srnic_qp_v *sqp,
  * CQs are each other's send and receive CQs, reset or destroyed at once,
  * would otherwise each hold one lock and wait for the other), and one
  * lock when both are the same CQ. */
-static void cqs_lock(struct ibv_qp *ibqp, bool lock)
+static void cqs_in_order(struct ibv_qp *ibqp, struct srnic_cq *cq[2])
 {
 	struct srnic_cq *s = ibqp->send_cq ? to_scq(ibqp->send_cq)->cq : NULL;
 	struct srnic_cq *r = ibqp->recv_cq ? to_scq(ibqp->recv_cq)->cq : NULL;
+	bool swap = s && r && (uintptr_t)r < (uintptr_t)s;
 
-	if (s && r && (uintptr_t)r < (uintptr_t)s) {
-		struct srnic_cq *t = s;
+	cq[0] = swap ? r : s;
+	cq[1] = swap ? s : r;
+	if (cq[1] == cq[0])
+		cq[1] = NULL;
+}
 
-		s = r;
-		r = t;
-	}
+static void cqs_lock(struct ibv_qp *ibqp)
+{
+	struct srnic_cq *cq[2];
 
-	if (lock) {
-		if (s)
-			pthread_spin_lock(&s->lock);
-		if (r && r != s)
-			pthread_spin_lock(&r->lock);
-		return;
-	}
-	if (r && r != s)
-		pthread_spin_unlock(&r->lock);
-	if (s)
-		pthread_spin_unlock(&s->lock);
+	cqs_in_order(ibqp, cq);
+	if (cq[0])
+		pthread_spin_lock(&cq[0]->lock);
+	if (cq[1])
+		pthread_spin_lock(&cq[1]->lock);
+}
+
+static void cqs_unlock(struct ibv_qp *ibqp)
+{
+	struct srnic_cq *cq[2];
+
+	cqs_in_order(ibqp, cq);
+	if (cq[1])
+		pthread_spin_unlock(&cq[1]->lock);
+	if (cq[0])
+		pthread_spin_unlock(&cq[0]->lock);
 }
 
 static int modify_to_reset(struct srnic_qp_v *sqp,
@@ -377,9 +386,9 @@ static int modify_to_reset(struct srnic_qp_v *sqp,
 {
 	int rc;
 
-	cqs_lock(&sqp->vqp.qp, true);
+	cqs_lock(&sqp->vqp.qp);
 	rc = srnic_engine_modify_qp(sqp->ctx->eng, sqp->qp, mod);
-	cqs_lock(&sqp->vqp.qp, false);
+	cqs_unlock(&sqp->vqp.qp);
 	return rc;
 }
 
@@ -474,9 +483,9 @@ int srnic_destroy_qp(struct ibv_qp *ibqp)
 	struct srnic_qp_v *sqp = to_sqp(ibqp);
 	int rc;
 
-	cqs_lock(ibqp, true);
+	cqs_lock(ibqp);
 	rc = srnic_engine_destroy_qp(sqp->ctx->eng, sqp->qp);
-	cqs_lock(ibqp, false);
+	cqs_unlock(ibqp);
 	if (rc)
 		return -rc;
 	srnic_fifo_stage_free(sqp);	/* (nothing reads it any more) */

@@ -38,14 +38,6 @@ static inline int64_t srnic_sge_check_used(const struct srnic_mem_table *t,
 	return total;
 }
 
-/* The same for every SGE. */
-static inline int64_t srnic_sge_check_all(const struct srnic_mem_table *t,
-					  uint32_t pd,
-					  const struct srnic_sge *sge,
-					  unsigned n, uint32_t need)
-{
-	return srnic_sge_check_used(t, pd, sge, n, need, UINT64_MAX);
-}
 
 /* Copy len bytes at message offset off into the SGEs (into) or out of
  * them, checking each piece as it goes (writing needs LOCAL_WRITE, reading

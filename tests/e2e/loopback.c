@@ -866,6 +866,23 @@ static void rereg(void)
 	ibv_destroy_cq(cq);
 }
 
+/* Up to max completions of cq into wc, polled for about 100 ms: how many
+ * came (the tests below count what is left in a CQ). */
+static int poll_up_to(struct ibv_cq *cq, struct ibv_wc *wc, int max)
+{
+	int n = 0, i;
+
+	for (i = 0; i < 100 && n < max; i++) {
+		int got = ibv_poll_cq(cq, max - n, wc + n);
+
+		if (got < 0)
+			break;
+		n += got;
+		usleep(1000);
+	}
+	return n;
+}
+
 /* 8. A QP moved to RESET takes its completions not polled yet out of its
  *    CQ, and the other QP's stay, in order (as on mlx5: rdma-core's tests
  *    count on it). */
@@ -905,15 +922,7 @@ static void reset_cleans_cq(void)
 		die("reset: post");
 	usleep(200000);	/* (all three complete meanwhile) */
 	rc = ibv_modify_qp(p1[0], &reset, IBV_QP_STATE);
-	n = 0;
-	for (i = 0; i < 100 && n < 4; i++) {
-		int got = ibv_poll_cq(cq, 4 - n, wc + n);
-
-		if (got < 0)
-			break;
-		n += got;
-		usleep(1000);
-	}
+	n = poll_up_to(cq, wc, 4);
 	vu_check(rc == 0 && n == 2 && wc[0].wr_id == 100 && wc[1].wr_id == 102 &&
 			 wc[0].qp_num == p2[0]->qp_num && !wc[0].status &&
 			 !wc[1].status,
@@ -941,7 +950,7 @@ static void destroy_cleans_cq(void)
 	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	struct ibv_qp *p1[2], *p2[2];
 	struct ibv_wc wc[4];
-	int n = 0, i, rc = 0;
+	int n, i, rc = 0;
 	uint32_t gone;
 
 	if (!cq)
@@ -969,14 +978,7 @@ static void destroy_cleans_cq(void)
 	/* (p1's: its receive's completion goes with its QP 1) */
 	gone = p1[1]->qp_num;
 	rc = ibv_destroy_qp(p1[1]);
-	for (i = 0; i < 100 && n < 4; i++) {
-		int got = ibv_poll_cq(cq, 4 - n, wc + n);
-
-		if (got < 0)
-			break;
-		n += got;
-		usleep(1000);
-	}
+	n = poll_up_to(cq, wc, 4);
 	vu_check(rc == 0 && n == 3, NULL, "a QP destroyed took its completion "
 		 "out of the CQ and left the other three (%d left)", n);
 	{
@@ -1034,14 +1036,7 @@ static void destroy_cleans_cq(void)
 		usleep(200000);
 		gone = q[1]->qp_num;
 		rc |= ibv_destroy_qp(q[1]);
-		for (n = 0, i = 0; i < 100 && n < 2; i++) {
-			int got = ibv_poll_cq(cq, 2 - n, wc + n);
-
-			if (got < 0)
-				break;
-			n += got;
-			usleep(1000);
-		}
+		n = poll_up_to(cq, wc, 2);
 		{
 			int kept = 0;
 

@@ -435,21 +435,24 @@ static void test_sge(void)
 		src[i] = 0x10 + i;
 	fix_init(&x);
 
-	CHECK(srnic_sge_check_all(&x.t, 3, x.sge, NSGE,
-				  SRNIC_ACCESS_LOCAL_WRITE) == x.total,
-	      "check_all total");
-	CHECK(srnic_sge_check_all(&x.t, 3, x.sge, 0, 0) == 0, "no SGEs");
-	CHECK(srnic_sge_check_all(&x.t, 4, x.sge, NSGE, 0) == -1, "wrong PD");
-	CHECK(srnic_sge_check_all(&x.t, 3, x.sge, NSGE,
-				  SRNIC_ACCESS_REMOTE_READ) == -1,
+	CHECK(srnic_sge_check_used(&x.t, 3, x.sge, NSGE, SRNIC_ACCESS_LOCAL_WRITE,
+				   UINT64_MAX) == x.total,
+	      "check_used total");
+	CHECK(srnic_sge_check_used(&x.t, 3, x.sge, 0, 0, UINT64_MAX) == 0,
+	      "no SGEs");
+	CHECK(srnic_sge_check_used(&x.t, 4, x.sge, NSGE, 0, UINT64_MAX) == -1,
+	      "wrong PD");
+	CHECK(srnic_sge_check_used(&x.t, 3, x.sge, NSGE, SRNIC_ACCESS_REMOTE_READ,
+				   UINT64_MAX) == -1,
 	      "right not granted");
 	/* An empty SGE names no memory, so its key is not looked at. */
 	memcpy(bad, x.sge, sizeof(bad));
 	bad[1].lkey = 0xdead0000;
-	CHECK(srnic_sge_check_all(&x.t, 3, bad, NSGE, 0) == x.total,
+	CHECK(srnic_sge_check_used(&x.t, 3, bad, NSGE, 0, UINT64_MAX) ==
+		      x.total,
 	      "empty SGE with a bad key");
 	bad[2].lkey = 0;
-	CHECK(srnic_sge_check_all(&x.t, 3, bad, NSGE, 0) == -1,
+	CHECK(srnic_sge_check_used(&x.t, 3, bad, NSGE, 0, UINT64_MAX) == -1,
 	      "SGE with key 0");
 	/* Only the SGEs the message's bytes land in are checked: none for
 	 * 0 bytes, up to and with SGE 2 for a byte in it, and the total
@@ -465,7 +468,7 @@ static void test_sge(void)
 	      "a byte in SGE 2: its bad key not checked");
 	memcpy(bad, x.sge, sizeof(bad));
 	bad[4].length = 32 + GUARD + 1;
-	CHECK(srnic_sge_check_all(&x.t, 3, bad, NSGE, 0) == -1,
+	CHECK(srnic_sge_check_used(&x.t, 3, bad, NSGE, 0, UINT64_MAX) == -1,
 	      "SGE past its region");
 
 	for (off = 0; off <= x.total; off++) {
