@@ -46,6 +46,9 @@ const struct srnic_counter srnic_counters[] = {
 	     "messages sent again (timeout, RNR)"),
 	NODE("sack_resent_packets", sack_resent, "recovery", PP,
 	     "packets sent again on a SACK"),
+	NODE("sack_held_packets", sack_held, "recovery", 0,
+	     "packets a SACK named not sent again: sent again for a SACK "
+	     "less than an RTO before, that copy still on its way"),
 	NODE("sacks_sent", sacks_sent, "recovery", PP, "SACKs sent"),
 	NODE("probes", probes, "recovery", PP,
 	     "last packets sent again to ask for a SACK"),

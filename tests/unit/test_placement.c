@@ -1029,6 +1029,53 @@ static void test_credits(void)
 	free(dst);
 }
 
+/* The requester answers a SACK by sending the holes it names again, but
+ * not holes it sent again for a SACK less than an RTO before: a SACK
+ * then cannot know of those copies yet (behind a queue of tens of ms a
+ * hole went again for every SACK, 500 us apart).  New holes go at once;
+ * after the RTO, all of them again. */
+static void test_sack_hold(void)
+{
+	enum { NPKTS = 8 };
+	uint8_t *src = calloc(1, NPKTS * STRIDE);
+	struct srnic_qp *qp = qp_new(15);
+	uint64_t resent0 = eng->st->sack_resent, held0 = eng->st->sack_held;
+	struct srnic_pkt ack;
+	unsigned n;
+
+	srnic_fc_reset(qp);
+	post_write(qp, src, NPKTS * STRIDE);
+	n = run_requester(qp);
+	CHECK(n == NPKTS, "sent %u packets of %u", n, NPKTS);
+	qp->snd.rto = eng->tsc_hz;	/* (as RTT samples made it: long,
+					 * against a stall between calls) */
+	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_ACK, qp->run[0].msn);
+	ack.credit = qp->snd.fc_credit;
+	ack.flags |= SRNIC_F_SACK;
+	ack.sack_msn = qp->run[0].msn;
+	ack.sack_first = 2;
+	ack.sack_bits = 0x2;		/* packets 2 and 4 */
+	srnic_completer_ack(eng, qp, &ack);
+	n = run_requester(qp);
+	CHECK(n == 2 && eng->st->sack_resent - resent0 == 2,
+	      "a SACK of 2 holes sent %u packets again", n);
+	srnic_completer_ack(eng, qp, &ack);
+	n = run_requester(qp);
+	CHECK(n == 0 && eng->st->sack_held - held0 == 2,
+	      "the same SACK at once sent %u packets again (%lu held)", n,
+	      (unsigned long)(eng->st->sack_held - held0));
+	ack.sack_bits = 0x2 | 0x8;	/* ... and packet 6 */
+	srnic_completer_ack(eng, qp, &ack);
+	n = run_requester(qp);
+	CHECK(n == 1, "a SACK with one hole more sent %u packets again", n);
+	qp->run[0].sack_resent_at -= qp->snd.rto;	/* (an RTO passed) */
+	srnic_completer_ack(eng, qp, &ack);
+	n = run_requester(qp);
+	CHECK(n == 3, "an RTO later the SACK sent %u packets again of 3", n);
+	srnic_engine_destroy_qp(eng, qp);
+	free(src);
+}
+
 /* UC: out of credit, the requester lends itself nothing while its
  * responder is only slow; any ACK starts the silence anew, and after
  * SRNIC_UC_GONE_MS of it the requester lends a quarter window every probe
@@ -3450,6 +3497,7 @@ int main(void)
 	test_cross_message_order();
 	test_qp_access();
 	test_sack();
+	test_sack_hold();
 	test_probe_answer();
 	test_token_turns();
 	test_integration();
