@@ -349,6 +349,8 @@ all_sizes() {	# name rows: a -a run printed a result line for every size
 # unset: the tap testbed's; IPv6 ones for a testbed up --ipv6, whose
 # frames are then IPv6 and UDP, and next hops found by neighbour
 # discovery).  CAPTURE_BW_ARGS: more of ib_write_bw's arguments (-x 1).
+# CAPTURE_STRIDE: the payload every WRITE packet but a message's last must
+# carry (the testbed's --mtu).
 capture_write() {
 	local name=$1 count=$2 filter=${3:-} pcap=$LOGDIR/$1.pcap log=$LOGDIR/$1.log
 	local cap i
@@ -368,7 +370,8 @@ capture_write() {
 	fi
 	wait $cap || { cat "$log" >&2; fail "$name: ./srnic capture"; }
 	cat "$log"
-	python3 "$ROOT/tests/e2e/capture_check.py" "$ROOT/tools/wireshark/srnic.lua" \
+	python3 "$ROOT/tests/e2e/capture_check.py" \
+		${CAPTURE_STRIDE:+--stride "$CAPTURE_STRIDE"} "$ROOT/tools/wireshark/srnic.lua" \
 		"$pcap" "$LOGDIR/$name-bw.a" 65536 ${CAPTURE_UDP:+udp ${CAPTURE_UDP_NODES:-}} ||
 		fail "$name: the capture does not match the transfer"
 }

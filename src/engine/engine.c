@@ -317,12 +317,16 @@ static int engine_resources(struct srnic_engine *eng, char *err, size_t errlen)
 {
 	struct srnic_node *node;
 	unsigned room = RTE_PKTMBUF_HEADROOM + SRNIC_MAX_OVERHEAD + eng->cfg.mtu;
+	unsigned i;
 	int rc;
 
-	/* Some ports want a full standard frame per mbuf whatever our MTU
-	 * (af_packet checks its frame size against the room). */
+	/* Some ports want a full standard frame per mbuf whatever our MTU,
+	 * and af_packet its ring slot's (srnic_port_buf_need). */
 	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
 		room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	for (i = 0; i < eng->cfg.nports; i++)
+		room = RTE_MAX(room, RTE_PKTMBUF_HEADROOM +
+					     srnic_port_buf_need(eng->cfg.port[i]));
 
 	if (eng->mode != SRNIC_EMBEDDED) {
 		rc = node_share(eng, err, errlen);

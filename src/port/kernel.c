@@ -61,6 +61,29 @@ static void vdev_value(const char *arg, const char *key, char *out,
 	}
 }
 
+/*
+ * Bytes of frame a buffer of the node's pool must hold for port arg's
+ * driver to take the pool at all (0: whatever srnic's own frames need).
+ * DPDK's af_packet refuses a pool whose buffers hold less than its ring
+ * slot (its framesz argument, 2048 unless given) less the slot's
+ * header, 32 bytes of TPACKET2_HDRLEN beyond its sockaddr_ll: an
+ * "out of memory" at the port's start, with framesz=8192 for 4 KiB of
+ * payload.
+ */
+unsigned srnic_port_buf_need(const char *arg)
+{
+	char v[16];
+	unsigned long framesz = 2048;
+
+	if (strncmp(arg, "net_af_packet", 13))
+		return 0;
+	vdev_value(arg, "framesz", v, sizeof(v));
+	if (v[0])
+		framesz = strtoul(v, NULL, 0);
+	return framesz > 32 && framesz <= 32768 ? (unsigned)framesz - 32
+					       : 0;
+}
+
 void srnic_port_kernel_iface(const struct srnic_config *cfg, unsigned i,
 			     char *out, size_t size)
 {

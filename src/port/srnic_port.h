@@ -110,6 +110,7 @@ void srnic_port_token_free(struct srnic_node *node);
 
 /* kernel.c: ports on kernel interfaces (af_packet, tap) */
 bool srnic_port_is_tap(const char *arg);
+unsigned srnic_port_buf_need(const char *arg);
 void srnic_port_kernel_iface(const struct srnic_config *cfg, unsigned i,
 			     char *out, size_t size);
 int srnic_port_carrier(const struct srnic_port *port);

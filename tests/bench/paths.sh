@@ -9,8 +9,13 @@
 # ratio and each against RATE.  Also how the routers split the frames of
 # the two-path run (each of srnic's 8 source ports hashed to one link),
 # and the most data a path can carry at RATE, the headers counted (the
-# frames' mean size on the links against their 1024-byte payload).
+# frames' mean size on the links against their payload, the MTU).
 # PATHS_FAMILY=ipv6: the routed testbed in IPv6 (--routed --ipv6).
+# PATHS_WIRE=afpacket PATHS_MTU=4096: the nodes on af_packet (one process
+# a node, no srnicd) with 4 KiB of payload a frame, the jumbo frames a
+# RoCE fabric runs (the routers' links take 9000 bytes); the default is
+# the tap wire, whose frames carry 1024 bytes (DPDK's tap sends 1500 at
+# most).
 #   tests/bench/paths.sh [ROUNDS] [SECONDS] [RATE in Mbit/s]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,7 +29,10 @@ export SRNIC_NS=srbench SRNIC_RUN=/run/srnic-bench
 "$SRNIC" setup
 trap '"$SRNIC" testbed down >/dev/null 2>&1' EXIT
 "$SRNIC" testbed down >/dev/null 2>&1 || true
-"$SRNIC" testbed up --routed $( [ "${PATHS_FAMILY:-ipv4}" = ipv6 ] && echo --ipv6) >/dev/null
+WIRE=${PATHS_WIRE:-tap}
+MTU=${PATHS_MTU:-1024}
+"$SRNIC" testbed up --routed --wire "$WIRE" --mtu "$MTU" \
+	$( [ "${PATHS_FAMILY:-ipv4}" = ipv6 ] && echo --ipv6) >/dev/null
 for q in 0 1; do "$SRNIC" testbed fault path $q rate=${RATE}mbit; done
 sleep 2	# (HELLOs on every path, both ways)
 tx() { ip -n "$SRNIC_NS-r0" -s -j link show "$1" |
@@ -36,10 +44,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	two=$(or_dash "$(write_bw "$SECS")")
 	d0=$(( $(tx p0) - t0 )) d1=$(( $(tx p1) - t1 ))
 	# (what a link's R can carry of a 64 KiB WRITE's data: its frames'
-	# payload, 1024 bytes on the tap wire, of their mean size on the
-	# link, which the limiter counts)
+	# payload, MTU bytes, of their mean size on the link, which the
+	# limiter counts)
 	frame=$(( ($(tx p0 bytes) - b0 + $(tx p1 bytes) - b1) / (d0 + d1 + 1) ))
-	fit=$(ratio 1024 "$frame" 3)
+	fit=$(ratio "$MTU" "$frame" 3)
 	fits+=("$fit")
 	"$SRNIC" testbed fault path 1 rate=${RATE}mbit loss=100%
 	sleep 1

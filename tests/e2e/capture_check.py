@@ -2,13 +2,15 @@
 """Checks a capture of an ib_write_bw from node a to node b against what
 perftest printed it set up (tests/e2e/30-capture.sh, 31-capture-afpacket.sh).
 
-    capture_check.py LUA PCAP CLIENT_LOG SIZE [udp [ADDRESS ADDRESS [HOP...]]]
+    capture_check.py [--stride BYTES] LUA PCAP CLIENT_LOG SIZE
+                     [udp [ADDRESS ADDRESS [HOP...]]]
 
 tshark reads PCAP with srnic's dissector (LUA).  Every WRITE must go to b's
 QP number from a's, with b's key, at an address of b's buffer, with a
 message number from a's first PSN on, an offset that is a whole number of
 packets and a length that fits the message; the packets of a message carry
-one transaction id (a new one only for a resend).  Every ACK must come
+one transaction id (a new one only for a resend); with --stride, every
+packet but a message's last carries exactly BYTES (the testbed's MTU).  Every ACK must come
 back to a's QP number.  Control frames (HELLO, the integration's, the
 published table's) are counted; no frame may be left undissected or malformed.  Exit 1 on any
 of it, or with no WRITE or no ACK.  With "udp" (encap = udp), every frame
@@ -138,6 +140,10 @@ def perftest_addresses(log):
 
 
 def main():
+    stride = None
+    if sys.argv[1:2] == ["--stride"]:
+        stride = int(sys.argv[2])
+        del sys.argv[1:3]
     lua, pcap, log, size = sys.argv[1:5]
     udp = sys.argv[5:6] == ["udp"]
     if udp and len(sys.argv) >= 8:
@@ -178,7 +184,8 @@ def main():
                 ok = (dqp == bqpn and sqp == aqpn and key == bkey and
                       bva <= va < bva + (64 << 20) and mlen == size and
                       0 < plen and off % plen == 0 and off + plen <= mlen and
-                      (msn - apsn) % (1 << 32) < 1000000)
+                      (msn - apsn) % (1 << 32) < 1000000 and
+                      (stride is None or plen == min(stride, mlen - off)))
                 txids.setdefault(msn, set()).add(txid)
                 writes += 1
             elif op == 5:
