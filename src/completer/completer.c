@@ -340,6 +340,7 @@ static void ack_tp_nak(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 			 const struct srnic_pkt *pkt)
 {
+	uint32_t recv;
 	bool moved;
 
 	if (qp->q.state != SRNIC_QPS_RTS && qp->q.state != SRNIC_QPS_SQD)
@@ -358,6 +359,14 @@ void srnic_completer_ack(struct srnic_engine *eng, struct srnic_qp *qp,
 		tp_landing(qp);
 	if (srnic_fc_grant(qp, pkt->credit))
 		srnic_qp_activate(eng, qp);
+	if (srnic_ack_recv_credit(pkt, &recv)) {
+		srnic_fc_recv_heard(qp, recv, pkt->msn);
+		/* (a message that waited for it may go: look again) */
+		if (qp->snd.rc_recv_wait && srnic_fc_rc_recv_open(qp)) {
+			qp->snd.sq_wait = 0;
+			srnic_qp_activate(eng, qp);
+		}
+	}
 	if (pkt->flags & SRNIC_F_SACK)
 		ack_sack(eng, qp, pkt);
 	if (pkt->syndrome != SRNIC_ACK_OK)

@@ -50,6 +50,10 @@ const struct srnic_counter srnic_counters[] = {
 	     "packets a SACK named not sent again: sent again for a SACK "
 	     "less than an RTO before, that copy still on its way"),
 	NODE("sacks_sent", sacks_sent, "recovery", PP, "SACKs sent"),
+	NODE("recv_credit_waits", recv_credit_waits, "recovery", 0,
+	     "RC SENDs and WRITEs with immediate that waited, with messages "
+	     "in flight, for their responder to say it had posted receive "
+	     "WQEs for them"),
 	NODE("probes", probes, "recovery", PP,
 	     "last packets sent again to ask for a SACK"),
 	NODE("read_rerequests", read_rerequests, "recovery", 0,

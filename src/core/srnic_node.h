@@ -488,6 +488,8 @@ struct srnic_stats {
 				 * went to the error state first */
 	uint64_t sack_resent;	/* packets sent again on a SACK */
 	uint64_t sack_held;	/* ... not sent again: resent within an RTO */
+	uint64_t recv_credit_waits; /* RC messages that waited for their
+				     * responder's receive credit */
 	uint64_t sacks_sent;
 	uint64_t probes;	/* last packets sent again to ask for a SACK */
 	uint64_t read_rerequests; /* READ ranges asked for again */

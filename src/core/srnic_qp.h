@@ -239,11 +239,13 @@ struct srnic_qp_send {
 	uint32_t uc_pkts[SRNIC_WINDOW];	/* UC: packets sent, by msn */
 	uint64_t uc_heard_at;	/* UC: TSC of the responder's last ACK
 				 * (0: none yet; srnic_flow.h) */
-	uint32_t uc_recv_limit;	/* UC: the responder has receive WQEs
+	uint32_t recv_limit;	/* UC, RC: the responder has receive WQEs
 				 * posted below this receive number */
 	uint8_t uc_recv_wait;	/* UC: fc_blocked for want of one */
-	uint8_t uc_recv_heard;	/* UC: uc_recv_limit is an ACK's, of msn: */
-	uint32_t uc_recv_msn;
+	uint8_t rc_recv_wait;	/* RC: the next message waits for one
+				 * (srnic_fc_rc_recv_open; counted once) */
+	uint8_t recv_heard;	/* recv_limit is an ACK's, of msn: */
+	uint32_t recv_msn;
 	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
 };
 

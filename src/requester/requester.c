@@ -464,6 +464,18 @@ static inline bool next_new_message(struct srnic_engine *eng,
 		fc_block(eng, qp);
 		return false;
 	}
+	/* (RC: nor, with messages in flight, one past the receive WQEs its
+	 * responder last said were posted: their ACKs bring its word) */
+	if (qp->q.type == SRNIC_QPT_RC &&
+	    (op_flags[w->opcode] & SRNIC_F_RECV_CQE) &&
+	    !srnic_fc_rc_recv_open(qp)) {
+		if (!qp->snd.rc_recv_wait) {
+			qp->snd.rc_recv_wait = 1;
+			eng->st->recv_credit_waits++;
+		}
+		return sq_wait(qp);
+	}
+	qp->snd.rc_recv_wait = 0;
 	if (wqe_ordered_behind(qp, w))
 		return sq_wait(qp);
 	/* A conditional WQE waits for its queue's count (sched/condq.c

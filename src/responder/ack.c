@@ -120,6 +120,12 @@ void srnic_responder_send_ack(struct srnic_engine *eng, struct srnic_qp *qp)
 	 * where the program's receive WQEs end instead) */
 	if (qp->q.type == SRNIC_QPT_UC)
 		pkt.credit = resp_uc_recv_credit(eng, qp);
+	/* (RC: where its receive WQEs end, when it has its own: the
+	 * requester waits there, srnic_fc_rc_recv_open) */
+	else if (!qp->q.srq && qp->xrc != SRNIC_XRC_TGT &&
+		 pkt.syndrome == SRNIC_ACK_OK)
+		srnic_ack_set_recv_credit(&pkt, qp->rcv.exp_ssn +
+							 srnic_rq_posted(qp));
 	pkt.ts_echo = qp->rcv.ts_recent;
 	qp->rcv.ts_recent = 0;	/* a sample is taken once */
 	if (qp->rcv.sack_due) {

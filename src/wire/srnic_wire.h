@@ -107,7 +107,9 @@ enum srnic_opcode {
 
 /* Flags in the base header. */
 #define SRNIC_F_IMM 0x0001	 /* imm carries immediate data */
-#define SRNIC_F_RECV_CQE 0x0002	 /* consumes a receive WQE at the responder */
+#define SRNIC_F_RECV_CQE 0x0002	 /* consumes a receive WQE at the responder;
+				  * ACK (no NAK): carries the responder's
+				  * receive credit (srnic_ack_recv_credit) */
 #define SRNIC_F_SOLICITED 0x0004 /* solicited event requested */
 #define SRNIC_F_LAST 0x0008	 /* carries the message's last byte */
 #define SRNIC_F_SACK 0x0010	 /* ACK: sack_* say what sack_msn lacks */
@@ -303,7 +305,8 @@ struct srnic_pkt {
 	uint16_t ts_echo;   /* ts of the newest data packet the responder took
 			     * in just before this ACK (a round-trip sample) */
 	uint32_t nak_msn;   /* NAK: the message it is about */
-	uint32_t nak_txid;
+	uint32_t nak_txid;  /* ... and its attempt; an RC ACK that is no NAK,
+			     * SRNIC_F_RECV_CQE: its receive credit */
 	/* SACK: message sack_msn lacks packet sack_first and each packet
 	 * sack_first + 1 + i whose bit i is set in sack_bits */
 	uint32_t sack_msn;
@@ -364,6 +367,27 @@ struct srnic_pkt {
 	const uint8_t *auth; /* SRNIC_F_AUTH: the MAC, right after the
 			      * headers (srnic_wire_hlen bytes it covers) */
 };
+
+/* An RC ACK's receive credit (SRNIC_F_RECV_CQE on an ACK that is no NAK):
+ * the receive number below which the responder's receive WQEs are
+ * posted, in nak_txid's place, which only a NAK uses.  Whether pkt has
+ * one, and it in *c.  (A responder on an SRQ sends none; nor did srnic
+ * before 2026-12-03, whose requesters ignore it.) */
+static inline bool srnic_ack_recv_credit(const struct srnic_pkt *pkt,
+					 uint32_t *c)
+{
+	if (!(pkt->flags & SRNIC_F_RECV_CQE) || pkt->syndrome)
+		return false;
+	*c = pkt->nak_txid;
+	return true;
+}
+
+static inline void srnic_ack_set_recv_credit(struct srnic_pkt *pkt,
+					     uint32_t c)
+{
+	pkt->flags |= SRNIC_F_RECV_CQE;
+	pkt->nak_txid = c;
+}
 
 static inline void srnic_put16(uint8_t *p, uint16_t v)
 {

@@ -474,14 +474,22 @@ static void test_send_ssn(void)
 	/* No receive WQE for a third SEND: RNR NAK, nothing completes. */
 	{
 		struct srnic_pkt out[4];
+		uint32_t credit = 0;
 		unsigned n;
 
-		drain_wire(out, 4);
+		/* (the ACK says where the receives end: none past the two) */
+		srnic_responder_send_ack(eng, qp);
+		n = drain_wire(out, 4);
+		CHECK(n >= 1 && srnic_ack_recv_credit(&out[n - 1], &credit) &&
+			      credit == 2,
+		      "the ACK's receive credit %u, 2 receives taken and none "
+		      "posted", credit);
 		deliver(qp, SRNIC_OP_SEND, SRNIC_F_RECV_CQE, 102, 1, 2, 0, 0,
 			m0, LEN, 0);
 		n = drain_wire(out, 4);
 		CHECK(n == 1 && out[0].syndrome == SRNIC_NAK_RNR &&
-			      out[0].nak_msn == 102 && out[0].msn == 102,
+			      out[0].nak_msn == 102 && out[0].msn == 102 &&
+			      !srnic_ack_recv_credit(&out[0], &credit),
 		      "RNR NAK for a SEND without a receive WQE");
 		CHECK(srnic_cq_poll(cq, c, 4) == 0, "RNR completed something");
 	}
@@ -1695,6 +1703,24 @@ static void post_recvs(struct srnic_qp *qp, uint8_t *buf, uint32_t len,
 	qp->q.rq_prod += n;
 }
 
+/* n SENDs of len bytes from src (key) in qp's first send slots, not
+ * posted yet (sq_prod is the caller's). */
+static void write_sends(struct srnic_qp *qp, uint8_t *src, uint32_t len,
+			uint32_t key, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		struct srnic_swqe *w = &qp->q.sq[i];
+
+		memset(w, 0, sizeof(*w));
+		w->opcode = SRNIC_WR_SEND;
+		w->length = len;
+		w->num_sge = 1;
+		w->sge[0] = (struct srnic_sge){(uintptr_t)src, len, key};
+	}
+}
+
 /*
  * UC: a SEND waits for the receive WQE it takes at the responder.  Its
  * ACKs' credit says where the posted ones end; the requester stops there
@@ -1712,22 +1738,14 @@ static void test_uc_recv_credit(void)
 	uint32_t key = srnic_mem_register(&eng->mem, (uintptr_t)src, LEN,
 					  SRNIC_ACCESS_LOCAL_WRITE, qp->pd);
 	struct srnic_pkt ack, out[4];
-	unsigned n, i;
+	unsigned n;
 
 	qp->q.type = rq->q.type = SRNIC_QPT_UC;
 	srnic_fc_reset(qp);
 	qp->snd.uc_acked = qp->snd.next_msn;
-	for (i = 0; i < NSEND; i++) {
-		struct srnic_swqe *w = &qp->q.sq[i];
-
-		memset(w, 0, sizeof(*w));
-		w->opcode = SRNIC_WR_SEND;
-		w->length = LEN;
-		w->num_sge = 1;
-		w->sge[0] = (struct srnic_sge){(uintptr_t)src, LEN, key};
-	}
+	write_sends(qp, src, LEN, key, NSEND);
 	qp->q.sq_prod = NSEND;
-	qp->snd.uc_recv_limit = 3;	/* (as the responder's word said) */
+	qp->snd.recv_limit = 3;	/* (as the responder's word said) */
 	n = run_requester(qp);
 	CHECK(n == 3 && qp->snd.fc_blocked && qp->snd.uc_recv_wait,
 	      "UC sent %u SENDs on 3 receives posted", n);
@@ -1745,8 +1763,8 @@ static void test_uc_recv_credit(void)
 	 * responder whose program began to post grants less than before) */
 	ack.credit = 4;
 	srnic_completer_credit(eng, qp, &ack);
-	CHECK(qp->snd.uc_recv_limit == 4, "UC kept credit %u over a newer 4",
-	      qp->snd.uc_recv_limit);
+	CHECK(qp->snd.recv_limit == 4, "UC kept credit %u over a newer 4",
+	      qp->snd.recv_limit);
 	ack.credit = 5;
 	srnic_completer_credit(eng, qp, &ack);
 	t = qp->snd.uc_heard_at;
@@ -1796,6 +1814,75 @@ static void test_uc_recv_credit(void)
 	srnic_engine_destroy_qp(eng, rq);
 	free(src);
 	free(rbuf);
+}
+
+/*
+ * RC: a SEND waits for the receive WQE it takes at the responder while
+ * the requester has messages in flight (their ACKs bring the responder's
+ * word); with none in flight one goes alone, whatever the credit said.
+ * No credit heard: nothing waits (an SRQ's responder, an older one).
+ */
+static void test_rc_recv_credit(void)
+{
+	enum { NSEND = 6, LEN = 64 };
+	uint8_t *src = calloc(1, LEN);
+	struct srnic_qp *qp = qp_new(16);
+	uint64_t waits0 = eng->st->recv_credit_waits;
+	uint32_t key = srnic_mem_register(&eng->mem, (uintptr_t)src, LEN,
+					  SRNIC_ACCESS_LOCAL_WRITE, qp->pd);
+	struct srnic_pkt ack;
+	unsigned n;
+
+	srnic_fc_reset(qp);
+	write_sends(qp, src, LEN, key, NSEND);
+	qp->q.sq[3].opcode = SRNIC_WR_WRITE;	/* (it takes no receive) */
+	qp->q.sq[3].rkey = 1;
+	/* (the responder's word before any of them: 2 receives posted) */
+	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_ACK, qp->snd.next_msn);
+	ack.credit = qp->snd.fc_credit;
+	srnic_ack_set_recv_credit(&ack, qp->snd.next_ssn + 2);
+	srnic_completer_ack(eng, qp, &ack);
+	qp->q.sq_prod = NSEND;
+	n = run_requester(qp);
+	CHECK(n == 2 && eng->st->recv_credit_waits - waits0 == 1,
+	      "RC sent %u SENDs on 2 receives posted, with them in flight",
+	      n);
+	/* Both acknowledged, one receive more: the third SEND, then the
+	 * WRITE (it takes none), and the fifth waits for the two. */
+	ack.msn = qp->snd.next_msn;
+	srnic_ack_set_recv_credit(&ack, qp->snd.next_ssn + 1);
+	srnic_completer_ack(eng, qp, &ack);
+	n = run_requester(qp);
+	CHECK(n == 2 && qp->snd.sq_next == 4,
+	      "RC sent %u messages of the third and fourth on one receive "
+	      "more", n);
+	/* An older ACK's larger credit does not count. */
+	ack.msn -= 2;
+	srnic_ack_set_recv_credit(&ack, qp->snd.next_ssn + 5);
+	srnic_completer_ack(eng, qp, &ack);
+	n = run_requester(qp);
+	CHECK(n == 0, "RC took the credit of an overtaken ACK (%u sent)", n);
+	/* Nothing in flight any more: the fifth goes alone, past the
+	 * credit, and the sixth waits for its answer. */
+	ack.msn = qp->snd.next_msn;
+	srnic_ack_set_recv_credit(&ack, qp->snd.next_ssn);
+	srnic_completer_ack(eng, qp, &ack);
+	n = run_requester(qp);
+	CHECK(n == 1 && qp->snd.sq_next == 5,
+	      "RC sent %u SENDs past the credit with none in flight (one)",
+	      n);
+	srnic_engine_destroy_qp(eng, qp);
+
+	/* No credit heard: nothing waits. */
+	qp = qp_new(16);
+	srnic_fc_reset(qp);
+	write_sends(qp, src, LEN, key, NSEND);
+	qp->q.sq_prod = NSEND;
+	n = run_requester(qp);
+	CHECK(n == NSEND, "RC with no credit heard sent %u SENDs of %u", n,
+	      NSEND);
+	srnic_engine_destroy_qp(eng, qp);
+	free(src);
 }
 
 /*
@@ -3504,6 +3591,7 @@ int main(void)
 	test_credits();
 	test_uc_loans();
 	test_uc_recv_credit();
+	test_rc_recv_credit();
 	test_read_ranges();
 	test_read_retries_progress();
 	test_read_rnr_waits();

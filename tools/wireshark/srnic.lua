@@ -99,6 +99,7 @@ local F = {
 	ts_echo = ProtoField.uint16("srnic.ack.ts_echo", "Timestamp echo"),
 	nak_msn = ProtoField.uint32("srnic.ack.nak_msn", "NAK message"),
 	nak_txid = ProtoField.uint32("srnic.ack.nak_txid", "NAK transaction id", base.HEX),
+	recv_credit = ProtoField.uint32("srnic.ack.recv_credit", "Receive credit (receives posted below)"),
 	sack_msn = ProtoField.uint32("srnic.ack.sack_msn", "SACK message"),
 	sack_first = ProtoField.uint32("srnic.ack.sack_first", "SACK first missing packet"),
 	credit = ProtoField.uint32("srnic.ack.credit", "Credit"),
@@ -232,7 +233,13 @@ function p.dissector(tvb, pinfo, tree)
 		e:add(F.rnr_timer, tvb(off + 1, 1))
 		e:add(F.ts_echo, tvb(off + 2, 2))
 		e:add(F.nak_msn, tvb(off + 4, 4))
-		e:add(F.nak_txid, tvb(off + 8, 4))
+		-- (an RC ACK that is no NAK, flagged RECV_CQE: its receive
+		-- credit in the NAK's attempt's place)
+		if bit.band(flags, 0x2) ~= 0 and tvb(off, 1):uint() == 0 then
+			e:add(F.recv_credit, tvb(off + 8, 4))
+		else
+			e:add(F.nak_txid, tvb(off + 8, 4))
+		end
 		e:add(F.sack_msn, tvb(off + 12, 4))
 		e:add(F.sack_first, tvb(off + 16, 4))
 		e:add(F.credit, tvb(off + 20, 4))
