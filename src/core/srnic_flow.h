@@ -200,10 +200,12 @@ static inline bool srnic_fc_uc_recv_credit(struct srnic_qp *qp, uint32_t c,
  * RC: may the requester begin a message that takes a receive WQE (SEND,
  * WRITE with immediate)?  Below the receive credit of the responder's
  * last ACK (srnic_ack_recv_credit), as InfiniBand's end-to-end credits
- * have it; past it only once nothing it sent is left in flight: then
- * the message goes alone, and its answer (its ACK, with the credit as it
- * is by then, or an RNR NAK) is the responder's word again, so a lost
- * or stale credit costs a round trip, never a stall.  Before any credit
+ * have it; past it only once no SEND or WRITE it sent is left
+ * unacknowledged (READs and atomics are not waited for: their answers
+ * carry no credit, and a long READ would hold the SEND for nothing):
+ * then the message goes alone, and its answer (its ACK, with the credit
+ * as it is by then, or an RNR NAK) is the responder's word again, so a
+ * lost or stale credit costs a round trip, never a stall.  Before any credit
  * (a responder on an SRQ, whose receives are shared, sends none; nor
  * does one older than this) nothing waits.  Resends never wait: an RNR
  * NAK's delay paces them.
@@ -215,9 +217,17 @@ static inline bool srnic_fc_uc_recv_credit(struct srnic_qp *qp, uint32_t c,
  */
 static inline bool srnic_fc_rc_recv_open(const struct srnic_qp *qp)
 {
-	return !qp->snd.recv_heard ||
-	       (int32_t)(qp->snd.next_ssn - qp->snd.recv_limit) < 0 ||
-	       qp->q.sq_comp == qp->snd.sq_next;
+	uint32_t i;
+
+	if (!qp->snd.recv_heard ||
+	    (int32_t)(qp->snd.next_ssn - qp->snd.recv_limit) < 0)
+		return true;
+	/* (past the credit, a rare look: at most a window of WQEs) */
+	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++)
+		if (qp->run[i & qp->q.sq_mask].state != SWQE_DONE &&
+		    !srnic_wr_reads(qp->q.sq[i & qp->q.sq_mask].opcode))
+			return false;
+	return true;
 }
 
 /* The responder resolved every message below msn.  Returns whether that

@@ -897,16 +897,21 @@ static unsigned tp_resend_ranges(struct srnic_engine *eng,
  * (responder/ack.c); behind a queue of tens of milliseconds (a routed
  * path at its rate, tests/bench/paths.sh with 4 KiB frames) each hole
  * went again dozens of times: 7,907 duplicates for 17,091 packets
- * resent in 3 s, a sixth of the links' bytes.
+ * resent in 3 s, a sixth of the links' bytes.  Held a quarter of the
+ * verbs timeout at most, as a probe waits: a held copy that was lost
+ * goes again before the timeout resends the whole message.
  */
 static inline bool sack_held(const struct srnic_engine *eng,
 			     const struct srnic_qp *qp,
 			     const struct srnic_swqe_run *run, uint32_t i)
 {
-	return run->sack_resent_at &&
-	       eng->now - run->sack_resent_at < qp->snd.rto &&
-	       i - run->sack_resent_first <= 64 &&
-	       sack_lacks(run->sack_resent_bits, i - run->sack_resent_first);
+	uint64_t hold = qp->snd.rto;
+
+	if (qp->at.timeout_tsc && hold > qp->at.timeout_tsc / 4)
+		hold = qp->at.timeout_tsc / 4;
+	return run->sack_resent_at && eng->now - run->sack_resent_at < hold &&
+	       i - run->sack_resent_first < 64 &&
+	       (run->sack_resent_bits >> (i - run->sack_resent_first) & 1);
 }
 
 static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
@@ -916,6 +921,7 @@ static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_swqe *w = &qp->q.sq[idx & qp->q.sq_mask];
 	struct srnic_pkt pkt;
 	uint32_t npkts, k;
+	uint64_t gone = 0;	/* (bit k: packet first + k resent or held) */
 	bool held = false, short_of = false;
 
 	if (srnic_wr_reads(w->opcode) || run->state == SWQE_DONE)
@@ -937,6 +943,8 @@ static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
 				break;
 			if (sack_held(eng, qp, run, i)) {
 				held = true;
+				if (k < 64)
+					gone |= 1ull << k;
 				eng->st->sack_held++;
 				continue;
 			}
@@ -944,18 +952,21 @@ static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
 				short_of = true;
 				break;
 			}
+			if (k < 64)
+				gone |= 1ull << k;
 			eng->st->sack_resent++;
 		}
-	/* (what this SACK names is held from now on, or from the copies
-	 * still held, whose RTO runs on; a resend cut short holds nothing,
-	 * so the next SACK sends it all) */
-	if (short_of || w->opcode == SRNIC_WR_TP_WRITE) {
+	/* (what went again or is held is held from now on, or, beside
+	 * copies still held, from when those went: a new one's hold is
+	 * shorter then, a duplicate at worst; a resend cut short holds
+	 * nothing, so the next SACK sends it all) */
+	if (short_of || w->opcode == SRNIC_WR_TP_WRITE || !gone) {
 		run->sack_resent_at = 0;
 	} else {
 		if (!held)
 			run->sack_resent_at = eng->now;
 		run->sack_resent_first = first;
-		run->sack_resent_bits = bits;
+		run->sack_resent_bits = gone;
 	}
 	/* A SACK that shows the message moving on (its first hole later,
 	 * or fewer holes) gives it a new timeout and ends the back-off; one

@@ -372,7 +372,7 @@ struct srnic_pkt {
  * the receive number below which the responder's receive WQEs are
  * posted, in nak_txid's place, which only a NAK uses.  Whether pkt has
  * one, and it in *c.  (A responder on an SRQ sends none; nor did srnic
- * before 2026-12-03, whose requesters ignore it.) */
+ * before commit e1a8102, whose requesters ignore it.) */
 static inline bool srnic_ack_recv_credit(const struct srnic_pkt *pkt,
 					 uint32_t *c)
 {

@@ -1,6 +1,7 @@
 # Unmodified perftest between a and b over RC: bandwidth and latency tests
 # with default flags and with the common options (all sizes, several QPs,
-# inline; a server with few receives posted), each checked for a
+# -I, which perftest turns off here; a server with few receives posted),
+# each checked for a
 # plausible result line.  perftest posts with
 # the ibv_wr_* API only on devices it knows by vendor ID, so on srnic it
 # uses ibv_post_send (--use_old_post_send changes nothing); ibv_rc_pingpong
@@ -27,13 +28,14 @@ bw read-bw-q ib_read_bw -q 4 -s 16384 -n 500
 bw send-bw-q ib_send_bw -q 4 -s 8192 -n 1000
 # A server that keeps 16 receives posted, its client 128 SENDs in flight:
 # the client waits for the receives its ACKs say are posted (receive
-# credit, docs/reliability.md), and few SENDs meet an empty queue.
-# Before: 107,561 of them in 3 s (an RNR NAK each run), 1.19 Gb/s.
-before=$(counter b drops.receiver_not_ready) || before=0
+# credit, docs/reliability.md), and few SENDs meet an empty queue, each
+# answered by an RNR NAK.  Before: 8,857 RNR NAKs in 3 s (about 109,000
+# SENDs), 1.19 Gb/s; after: 538 in 3 s of 1.4 million SENDs.
+before=$(counter b rnr_naks_sent) || before=0
 bw send-bw-r16 ib_send_bw -s 4096 -n 20000 -r 16
-lost=$(( $(counter b drops.receiver_not_ready) - before ))
-echo "send-bw-r16: $lost SENDs met no receive posted"
-[ "$lost" -lt 2000 ] || fail "send-bw-r16: $lost of 20000 SENDs met no receive posted"
+naks=$(( $(counter b rnr_naks_sent) - before ))
+echo "send-bw-r16: $naks RNR NAKs for 20000 SENDs"
+[ "$naks" -lt 400 ] || fail "send-bw-r16: $naks RNR NAKs for 20000 SENDs (SENDs that met no receive posted)"
 # 1000 connected QPs each way (issue 5): all connect, all complete
 bw write-bw-q1000 ib_write_bw -q 1000 -s 4096 -n 50
 bw send-bw-q1000 ib_send_bw -q 1000 -s 4096 -n 50
@@ -42,6 +44,9 @@ lat write-lat-s ib_write_lat -s 65536 -n 200
 lat read-lat ib_read_lat
 lat send-lat ib_send_lat
 lat send-lat-s ib_send_lat -s 8192 -n 300
+# (perftest turns -I off on a device it does not know, as on rxe: the
+# option is parsed and the test runs, without inline; srnic's inline
+# sends are conformance_limits.c's and stress.c's)
 lat write-lat-inline ib_write_lat -s 64 -I 128
 lat send-lat-inline ib_send_lat -s 64 -I 128
 lat read-lat-old ib_read_lat --use_old_post_send -s 4096

@@ -3,8 +3,9 @@
 # Q_Key, answering through ibv_create_ah_from_wc, multicast attach and
 # detach; uc_check: 400 messages of three sizes, every byte checked), and
 # unmodified perftest over UD and UC: bandwidth and latency, all sizes,
-# several QPs, SRQ, inline, and multicast send (perftest's -g) with an IPv4
-# group GID and with an IPv6 one.  perftest posts with ibv_wr_* only on
+# several QPs, SRQ, -I (inline, which perftest turns off here), and
+# multicast send (perftest's -g) with an IPv4 group GID and with an IPv6
+# one.  perftest posts with ibv_wr_* only on
 # devices it knows by vendor ID, so here it uses ibv_post_send; the ibv_wr_*
 # API is ud_check's second multicast run and uc_check -N.  UC SEND bandwidth
 # runs once more with the receiving process kept off its core for 150 ms at
@@ -45,6 +46,7 @@ bw ud-send-bw-q ib_send_bw -c UD -q 4 -n 1000 -r 1024
 bw ud-send-bw-srq ib_send_bw -c UD --use-srq -n 1000 -r 1024
 bw ud-send-bw-old ib_send_bw -c UD --use_old_post_send -s 1024 -n 2000 -r 2048
 lat ud-send-lat ib_send_lat -c UD
+# (-I: perftest turns inline off on srnic, as on rxe; e2e/03 says more)
 lat ud-send-lat-inline ib_send_lat -c UD -s 32 -I 64
 bw ud-mcast-v4 ib_send_bw -c UD -g -n 1000 -r 1024 \
 	-M 255:14:0:0:0:0:0:0:0:0:255:255:239:1:2:3
