@@ -63,9 +63,10 @@ struct srnic_swqe_run {
 	uint32_t fc_high;	/* bytes already counted against credits */
 	uint32_t sack_first;	/* the last SACK's first missing packet */
 	uint32_t sack_missing;	/* ... and how many it named; 0: none yet */
-	/* The holes a SACK's answer resent, and when (0: none to hold):
-	 * a SACK naming them again within an RTO cannot know of those
-	 * copies yet (requester.c, sack_held) */
+	/* The holes a SACK's answer resent (bit k: packet
+	 * sack_resent_first + k), and when (0: none to hold): a SACK naming
+	 * them again within an RTO cannot know of those copies yet
+	 * (requester.c, sack_held) */
 	uint64_t sack_resent_at;
 	uint64_t sack_resent_bits;
 	uint32_t sack_resent_first;

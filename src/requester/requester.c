@@ -884,12 +884,6 @@ static unsigned tp_resend_ranges(struct srnic_engine *eng,
 }
 
 /*
- * The responder says which packets of message msn it lacks (a SACK): send
- * those again at once, under the attempt's own txid, instead of waiting for
- * the timer to resend the whole message.  Only packets this attempt has
- * sent already are concerned.
- */
-/*
  * Whether packet i of the message went again for a SACK less than an RTO
  * ago (sack_resent_*): a SACK naming it once more was sent before that
  * copy could land, and another copy would be one more duplicate.  The
@@ -914,6 +908,12 @@ static inline bool sack_held(const struct srnic_engine *eng,
 	       (run->sack_resent_bits >> (i - run->sack_resent_first) & 1);
 }
 
+/*
+ * The responder says which packets of message msn it lacks (a SACK): send
+ * those again at once, under the attempt's own txid, instead of waiting for
+ * the timer to resend the whole message.  Only packets this attempt has
+ * sent already are concerned.
+ */
 static void resend_missing(struct srnic_engine *eng, struct srnic_qp *qp,
 			   uint32_t idx, uint32_t first, uint64_t bits)
 {
