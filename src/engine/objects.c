@@ -642,19 +642,19 @@ static void cq_forget_qp(struct srnic_cq *cq, uint32_t qpn, bool srq)
 		 cons = __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE);
 
 	while (i != cons) {
-		i--;
-		if (cq->ring[i & cq->mask].qp_num == qpn &&
-		    !(srq && cqe_is_recv(&cq->ring[i & cq->mask]))) {
+		const struct srnic_cqe *e = &cq->ring[--i & cq->mask];
+
+		if (e->qp_num == qpn && !(srq && cqe_is_recv(e))) {
 			/* (a told completion no poll will take: its early
 			 * event counts as answered, provider/cq.c) */
-			if ((cq->ring[i & cq->mask].flags & SRNIC_WC_F_TOLD) &&
-			    !srnic_cq_told_lapsed(cq, &cq->ring[i & cq->mask]))
+			if ((e->flags & SRNIC_WC_F_TOLD) &&
+			    !srnic_cq_told_lapsed(cq, e))
 				__atomic_add_fetch(&cq->early_answered, 1,
 						   __ATOMIC_RELEASE);
 			continue;
 		}
 		--to;
-		cq->ring[to & cq->mask] = cq->ring[i & cq->mask];
+		cq->ring[to & cq->mask] = *e;
 		if (cq->ts)
 			cq->ts[to & cq->mask] = cq->ts[i & cq->mask];
 	}

@@ -38,7 +38,6 @@ static inline int64_t srnic_sge_check_used(const struct srnic_mem_table *t,
 	return total;
 }
 
-
 /* Copy len bytes at message offset off into the SGEs (into) or out of
  * them, checking each piece as it goes (writing needs LOCAL_WRITE, reading
  * any live region of the PD); 0, or -1 on a failed check, a page of an
