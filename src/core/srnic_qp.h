@@ -248,6 +248,10 @@ struct srnic_qp_send {
 	uint8_t recv_heard;	/* recv_limit is an ACK's, of msn: */
 	uint32_t recv_msn;
 	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
+	uint8_t ack_asking;	/* RC: a packet of WQE ack_ask_idx asked for
+				 * its ACK at once (SRNIC_X_ACK_REQ), and
+				 * the WQE has not completed yet */
+	uint32_t ack_ask_idx;
 };
 
 /*
@@ -274,6 +278,9 @@ struct srnic_qp_recv {
 	uint8_t fifo_naked;
 	uint32_t fifo_nak_msn, fifo_nak_txid;
 	uint8_t sack_due;	/* a SACK to send with the next ACK */
+	uint8_t ack_asked;	/* RC: the requester asked for an ACK as soon
+				 * as exp_msn passes ack_asked_msn */
+	uint32_t ack_asked_msn;
 	uint32_t uc_stuck_msn;	/* UC: the oldest message lacks packets while
 				 * a later one is in, since uc_stuck_at */
 	uint64_t uc_stuck_at;	/* TSC; 0: not stuck */

@@ -752,6 +752,7 @@ static void qp_reset(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->q.db_armed = 0;
 	qp->rcv.ack_syndrome = SRNIC_ACK_OK;	/* owed to the old peer only */
 	qp->rcv.sack_due = 0;
+	qp->rcv.ack_asked = qp->snd.ack_asking = 0;
 	qp->peer = NULL;
 }
 

@@ -303,7 +303,13 @@ void resp_advance(struct srnic_engine *eng, struct srnic_qp *qp)
 			continue;
 		slot_clear(eng, qp, s);
 		qp->rcv.exp_msn++;
-		srnic_qp_want_ack_lazy(eng, qp);
+		if (unlikely(qp->rcv.ack_asked) &&
+		    seq_diff(qp->rcv.exp_msn, qp->rcv.ack_asked_msn) > 0) {
+			qp->rcv.ack_asked = 0;	/* (rx.c, ack_asked) */
+			srnic_qp_want_ack(eng, qp);
+		} else {
+			srnic_qp_want_ack_lazy(eng, qp);
+		}
 	}
 }
 

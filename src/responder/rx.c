@@ -261,7 +261,8 @@ static enum rx_step check_packet(struct rx *x)
 	struct srnic_rmsg *s = x->s;
 
 	if (pkt->opcode != s->opcode || pkt->msg_len != s->msg_len ||
-	    pkt->stride_shift != s->trk.shift || pkt->xflags != s->xflags)
+	    pkt->stride_shift != s->trk.shift ||
+	    (pkt->xflags & ~SRNIC_X_ACK_REQ) != s->xflags)
 		return rx_drop(x, SRNIC_DROP_MALFORMED);
 	x->idx = pkt->msg_off >> s->trk.shift;
 	if (x->idx >= s->trk.npkts || srnic_track_test(&s->trk, x->idx)) {
@@ -395,6 +396,28 @@ static void answer_probe(struct srnic_engine *eng, struct srnic_qp *qp,
 	srnic_qp_want_ack(eng, qp);
 }
 
+/*
+ * The requester asked for the ACK of message msn at once (SRNIC_X_ACK_REQ:
+ * it has half its send queue in flight, or nothing more posted, and waits
+ * for completions).  Already done, it goes now; else resp_advance sends it
+ * as soon as exp_msn passes msn, not after ack_delay_us: a program that
+ * posts a window of WRITEs and polls for their completion would otherwise
+ * wait out the delay every window (tests/bench/insns: 8-byte WRITEs
+ * moved 295 cycles a packet with it, 173 without).
+ */
+static void ack_asked(struct srnic_engine *eng, struct srnic_qp *qp,
+		      uint32_t msn)
+{
+	if (!srnic_qp_reliable(qp))
+		return;
+	if (seq_diff(qp->rcv.exp_msn, msn) > 0) {
+		srnic_qp_want_ack(eng, qp);
+		return;
+	}
+	qp->rcv.ack_asked = 1;
+	qp->rcv.ack_asked_msn = msn;
+}
+
 bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 			const struct srnic_pkt *pkt, struct rte_mbuf *m)
 {
@@ -411,5 +434,7 @@ bool srnic_responder_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (unlikely(pkt->flags & SRNIC_F_PROBE))
 		answer_probe(eng, qp, pkt);
+	else if (pkt->xflags & SRNIC_X_ACK_REQ)
+		ack_asked(eng, qp, pkt->msn);
 	return kept;
 }

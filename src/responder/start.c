@@ -75,7 +75,7 @@ static void slot_fill(struct srnic_engine *eng, struct srnic_rmsg *s,
 	 * first is msg_off before it) */
 	s->va = pkt->opcode == SRNIC_OP_WRITE ? pkt->va - pkt->msg_off
 					      : pkt->va;
-	s->xflags = pkt->xflags;
+	s->xflags = pkt->xflags & ~SRNIC_X_ACK_REQ;	/* (an attempt's) */
 	s->trk.shift = pkt->stride_shift;
 }
 

@@ -429,10 +429,14 @@ static inline uint64_t srnic_get64(const uint8_t *p)
  * are all taken).  SRNIC_X_NOTIFY, on every packet of an RC WRITE, or on
  * an RC READ_REQ: its target completes it too, without a receive WQE
  * (completion at both ends, include/srnic.h's SRNIC_SEND_REMOTE_NOTIFY;
- * a READ's once its requester says READ_DONE).  Any other bit, or the
- * flag on another opcode or an atomic write, makes the frame
- * malformed. */
+ * a READ's once its requester says READ_DONE).  SRNIC_X_ACK_REQ, on a
+ * SEND's or WRITE's packets: the requester asks for its ACK as soon as
+ * the message (and every one before it) is done, not after the
+ * responder's ACK delay; it may differ between a message's attempts.
+ * Any other bit, or a flag on an opcode it is not for (NOTIFY on an
+ * atomic write), makes the frame malformed. */
 #define SRNIC_X_NOTIFY 0x01
+#define SRNIC_X_ACK_REQ 0x02
 
 /* Why srnic_wire_decode refused a frame. */
 enum srnic_wire_err {

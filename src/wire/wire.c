@@ -1099,14 +1099,18 @@ static void decode_hello_ext(const uint8_t *x, struct srnic_pkt *pkt)
  * with it). */
 static bool data_ext_sane(const struct srnic_pkt *pkt)
 {
+	uint8_t allowed = 0;
+
+	if ((pkt->opcode == SRNIC_OP_WRITE &&
+	     !(pkt->flags & SRNIC_F_ATOMIC_WR)) ||
+	    pkt->opcode == SRNIC_OP_READ_REQ)
+		allowed |= SRNIC_X_NOTIFY;
+	if (pkt->opcode == SRNIC_OP_WRITE || pkt->opcode == SRNIC_OP_SEND)
+		allowed |= SRNIC_X_ACK_REQ;
 	return pkt->msg_len <= SRNIC_MAX_MSG_LEN &&
 	       pkt->stride_shift >= SRNIC_MIN_STRIDE_SHIFT &&
 	       pkt->stride_shift <= SRNIC_MAX_STRIDE_SHIFT &&
-	       !(pkt->xflags & ~((pkt->opcode == SRNIC_OP_WRITE &&
-					  !(pkt->flags & SRNIC_F_ATOMIC_WR)) ||
-						 pkt->opcode == SRNIC_OP_READ_REQ
-					 ? SRNIC_X_NOTIFY
-					 : 0));
+	       !(pkt->xflags & ~allowed);
 }
 
 /* One packet of a message cut on stride boundaries, so that each has a

@@ -169,6 +169,8 @@ static void random_pkt(struct srnic_pkt *p, uint8_t *pay)
 		     !(p->flags & SRNIC_F_ATOMIC_WR)) ||
 		    p->opcode == SRNIC_OP_READ_REQ)
 			p->xflags = (uint8_t)rnd_below(2);	/* NOTIFY */
+		if (p->opcode == SRNIC_OP_WRITE || p->opcode == SRNIC_OP_SEND)
+			p->xflags |= rnd_below(2) ? SRNIC_X_ACK_REQ : 0;
 		stride = 1u << p->stride_shift;
 		/* Lengths around stride multiples and the 2 GiB limit are
 		 * where the arithmetic can go wrong. */

@@ -655,13 +655,16 @@ static inline const char *wire_pkt_invariants(const uint8_t *buf,
 	for (unsigned k = 0; k < SRNIC_UDP_PATHS; k++)
 		if (p->path_delay[k] > 15)
 			return "a path's delay wider than its 4 bits";
-	if (p->xflags & ~((op == SRNIC_OP_WRITE &&
-			   !(p->flags & SRNIC_F_ATOMIC_WR)) ||
-					  op == SRNIC_OP_READ_REQ
-				  ? SRNIC_X_NOTIFY
-				  : 0))
-		return "further flags other than a WRITE's or READ "
-		       "request's SRNIC_X_NOTIFY";
+	if (p->xflags & SRNIC_X_NOTIFY &&
+	    !((op == SRNIC_OP_WRITE && !(p->flags & SRNIC_F_ATOMIC_WR)) ||
+	      op == SRNIC_OP_READ_REQ))
+		return "SRNIC_X_NOTIFY on other than a WRITE or a READ "
+		       "request";
+	if (p->xflags & SRNIC_X_ACK_REQ && op != SRNIC_OP_WRITE &&
+	    op != SRNIC_OP_SEND)
+		return "SRNIC_X_ACK_REQ on other than a WRITE or a SEND";
+	if (p->xflags & ~(SRNIC_X_NOTIFY | SRNIC_X_ACK_REQ))
+		return "further flags srnic does not know";
 	if ((op == SRNIC_OP_READ_DONE || op == SRNIC_OP_READ_DONE_ACK) &&
 	    p->syndrome)
 		return "a NAK's syndrome on READ_DONE or READ_DONE_ACK";

@@ -926,6 +926,11 @@ static void test_integration(void)
 	free(msg);
 }
 
+/* The further flags (xflags) of the data frames count_data_frames saw
+ * last, in order (as many as fit). */
+static uint8_t seen_xflags[64];
+static unsigned nseen_xflags;
+
 /* Data frames the engine has queued, counted and thrown away. */
 static unsigned count_data_frames(void)
 {
@@ -942,8 +947,11 @@ static unsigned count_data_frames(void)
 					      rte_pktmbuf_data_len(ms[i]),
 					      &pkt) == SRNIC_WIRE_OK &&
 			    (pkt.opcode == SRNIC_OP_WRITE ||
-			     pkt.opcode == SRNIC_OP_SEND))
+			     pkt.opcode == SRNIC_OP_SEND)) {
+				if (nseen_xflags < sizeof(seen_xflags))
+					seen_xflags[nseen_xflags++] = pkt.xflags;
 				got++;
+			}
 			rte_pktmbuf_free(ms[i]);
 		}
 		srnic_ports_flush(eng);
@@ -1883,6 +1891,109 @@ static void test_rc_recv_credit(void)
 	      NSEND);
 	srnic_engine_destroy_qp(eng, qp);
 	free(src);
+}
+
+/*
+ * An ACK asked for at once (SRNIC_X_ACK_REQ).  The responder, whose ACKs
+ * otherwise wait ack_delay_us: a message asked about that is done goes
+ * out now, one whose earlier messages still lack packets when they are
+ * in.  The requester asks on the last WQE posted while earlier ones are
+ * unacknowledged, or on one that fills half the send queue; one ask at a
+ * time, until the WQE asked about completes; never with nothing else in
+ * flight (a ping-pong's ACK rides on the answer).
+ */
+static void test_ack_req(void)
+{
+	enum { LEN = 64 };
+	uint8_t *dst = calloc(4, LEN), *msg = calloc(1, LEN);
+	struct srnic_qp *qp = qp_new(15);
+	uint64_t delay = eng->ack_delay_tsc;
+	struct srnic_pkt ack, out[4];
+	uint32_t key, i;
+	unsigned n;
+
+	memset(msg, 0x5a, LEN);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)dst, 4 * LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE |
+					 SRNIC_ACCESS_REMOTE_WRITE,
+				 qp->pd);
+	eng->ack_delay_tsc = eng->tsc_hz;	/* (lazy ACKs: a second) */
+	deliver(qp, SRNIC_OP_WRITE, 0, 100, 1, 0, key, (uintptr_t)dst, msg,
+		LEN, 0);
+	CHECK(qp->ack_lazy && !qp->on_ack && drain_wire(out, 4) == 0,
+	      "a WRITE nobody asked an ACK of was answered at once");
+	deliver_xflags = SRNIC_X_ACK_REQ;
+	deliver(qp, SRNIC_OP_WRITE, 0, 102, 1, 0, key,
+		(uintptr_t)dst + 2 * LEN, msg, LEN, 0);
+	CHECK(!qp->on_ack && qp->rcv.exp_msn == 101,
+	      "an ACK went out for a message asked about behind a missing one");
+	deliver_xflags = 0;
+	deliver(qp, SRNIC_OP_WRITE, 0, 101, 1, 0, key, (uintptr_t)dst + LEN,
+		msg, LEN, 0);
+	n = drain_wire(out, 4);
+	CHECK(n >= 1 && out[0].opcode == SRNIC_OP_ACK && out[0].msn == 103,
+	      "the ACK asked for did not go when its message was done (%u "
+	      "frames, msn %u)", n, n ? out[0].msn : 0);
+	CHECK(!memcmp(dst + LEN, msg, LEN) && !memcmp(dst + 2 * LEN, msg, LEN),
+	      "WRITEs asking for their ACK landed other bytes");
+	/* (asked about a message already done: at once) */
+	deliver_xflags = SRNIC_X_ACK_REQ;
+	deliver(qp, SRNIC_OP_WRITE, 0, 102, 2, 0, key,
+		(uintptr_t)dst + 2 * LEN, msg, LEN, 0);
+	deliver_xflags = 0;
+	n = drain_wire(out, 4);
+	CHECK(n >= 1 && out[n - 1].msn == 103,
+	      "a done message asked about again was not answered");
+	eng->ack_delay_tsc = delay;
+	srnic_engine_destroy_qp(eng, qp);
+
+	/* The requester: a 16-WQE send queue. */
+	qp = qp_new(15);
+	key = srnic_mem_register(&eng->mem, (uintptr_t)msg, LEN,
+				 SRNIC_ACCESS_LOCAL_WRITE, qp->pd);
+	for (i = 0; i <= qp->q.sq_mask; i++) {
+		struct srnic_swqe *w = &qp->q.sq[i];
+
+		memset(w, 0, sizeof(*w));
+		w->opcode = SRNIC_WR_WRITE;
+		w->length = LEN;
+		w->rkey = 1;
+		w->num_sge = 1;
+		w->sge[0] = (struct srnic_sge){(uintptr_t)msg, LEN, key};
+	}
+	srnic_fc_reset(qp);
+	nseen_xflags = 0;
+	qp->q.sq_prod = 1;
+	n = run_requester(qp);
+	CHECK(n == 1 && !(seen_xflags[0] & SRNIC_X_ACK_REQ),
+	      "a lone WRITE asked for its ACK at once");
+	qp->q.sq_prod = 3;
+	n = run_requester(qp);
+	CHECK(n == 2 && !(seen_xflags[1] & SRNIC_X_ACK_REQ) &&
+		      (seen_xflags[2] & SRNIC_X_ACK_REQ),
+	      "the last of 3 WRITEs in flight asked for no ACK (%#x %#x)",
+	      seen_xflags[1], seen_xflags[2]);
+	qp->q.sq_prod = 5;
+	n = run_requester(qp);
+	CHECK(n == 2 && !(seen_xflags[3] & SRNIC_X_ACK_REQ) &&
+		      !(seen_xflags[4] & SRNIC_X_ACK_REQ),
+	      "asked again while an ask was unanswered");
+	/* Answered (WQEs 0-2 done): the one that fills half the queue
+	 * (WQE 10, the eighth unacknowledged of 16) asks, and the last one
+	 * (12) waits for that answer. */
+	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_ACK, qp->snd.next_msn - 2);
+	ack.credit = qp->snd.fc_credit;
+	srnic_completer_ack(eng, qp, &ack);
+	qp->q.sq_prod = 13;
+	n = run_requester(qp);
+	CHECK(n == 8 && qp->q.sq_comp == 3, "%u WRITEs sent, %u done", n,
+	      qp->q.sq_comp);
+	for (i = 5; i < 13; i++)
+		CHECK(!(seen_xflags[i] & SRNIC_X_ACK_REQ) == (i != 10),
+		      "WQE %u of 13, 3 done: ACK asked %#x", i, seen_xflags[i]);
+	srnic_engine_destroy_qp(eng, qp);
+	free(dst);
+	free(msg);
 }
 
 /*
@@ -3592,6 +3703,7 @@ int main(void)
 	test_uc_loans();
 	test_uc_recv_credit();
 	test_rc_recv_credit();
+	test_ack_req();
 	test_read_ranges();
 	test_read_retries_progress();
 	test_read_rnr_waits();

@@ -127,8 +127,10 @@ static void full_pkt(struct srnic_pkt *p, uint8_t op)
 		p->syndrome = SRNIC_ACK_OK;
 
 	switch (op) {
-	case SRNIC_OP_SEND:	/* last packet of a 3-packet message */
+	case SRNIC_OP_SEND:	/* last packet of a 3-packet message, its
+				 * ACK asked for */
 		p->stride_shift = 10;
+		p->xflags = SRNIC_X_ACK_REQ;
 		p->msg_len = 2148;
 		p->msg_off = 2048;
 		p->pkt_len = 100;
@@ -392,7 +394,7 @@ static void test_byte_map(void)
 	CHECK(srnic_get32(f + 66) == 100, "pkt_len");
 	CHECK(srnic_get32(f + 70) == 2148, "msg_len");
 	CHECK(f[74] == 10, "stride_shift");
-	CHECK(!f[75], "a SEND's further flags not zero");
+	CHECK(f[75] == SRNIC_X_ACK_REQ, "a SEND's further flags: ACK_REQ");
 	CHECK(srnic_get16(f + 76) == 0x1234, "ts");
 	CHECK(srnic_get32(f + 78) == 0, "ack_msn without SRNIC_F_ACKS not zero");
 	CHECK(!memcmp(f + 82, payload, 100), "payload not at 82");
@@ -769,13 +771,18 @@ static void test_atomics(void)
 	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "atomic write of 4 bytes");
 	free(f);
 
-	/* further flags (xflags): a WRITE's NOTIFY, nothing else */
+	/* further flags (xflags): a WRITE's NOTIFY and ACK_REQ, a SEND's
+	 * ACK_REQ, nothing else */
 	f = single(SRNIC_OP_WRITE, 64, 8, &len);
 	EXPECT(f, len, SRNIC_WIRE_OK, "a WRITE that notifies its target");
-	f[75] = 0x02;
+	f[75] = SRNIC_X_NOTIFY | SRNIC_X_ACK_REQ;
+	EXPECT(f, len, SRNIC_WIRE_OK, "a WRITE that notifies, asking an ACK");
+	f[75] = 0x04;
 	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "a WRITE's unknown further flag");
 	free(f);
 	f = single(SRNIC_OP_SEND, 64, 8, &len);
+	f[75] = SRNIC_X_ACK_REQ;
+	EXPECT(f, len, SRNIC_WIRE_OK, "a SEND that asks for its ACK at once");
 	f[75] = SRNIC_X_NOTIFY;
 	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "a SEND that would notify");
 	free(f);
@@ -784,8 +791,8 @@ static void test_atomics(void)
 	f = frame_of(SRNIC_OP_READ_REQ, &len);
 	f[75] = SRNIC_X_NOTIFY;
 	EXPECT(f, len, SRNIC_WIRE_OK, "a READ that notifies its target");
-	f[75] = 0x02;
-	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "a READ's unknown further flag");
+	f[75] = SRNIC_X_ACK_REQ;
+	EXPECT(f, len, SRNIC_WIRE_BAD_LENGTH, "a READ that asks for an ACK");
 	free(f);
 	f = frame_of(SRNIC_OP_READ_RESP, &len);
 	f[75] = SRNIC_X_NOTIFY;

@@ -77,7 +77,8 @@ local F = {
 	pkt_len = ProtoField.uint32("srnic.pkt_len", "Packet payload length"),
 	msg_len = ProtoField.uint32("srnic.msg_len", "Message length"),
 	stride_shift = ProtoField.uint8("srnic.stride_shift", "Stride shift"),
-	xflags = ProtoField.uint8("srnic.xflags", "Further flags (1: the WRITE's or READ's target completes it too)", base.HEX),
+	xflags = ProtoField.uint8("srnic.xflags", "Further flags (1: the WRITE's or READ's target completes it too; 2: ACK at once)", base.HEX),
+	ack_req = ProtoField.bool("srnic.ack_req", "ACK asked for at once", 8, nil, 0x02),
 	reserved = ProtoField.bytes("srnic.reserved", "Reserved"),
 	ts = ProtoField.uint16("srnic.ts", "Send time (us, 16 bits)"),
 	ack_msn = ProtoField.uint32("srnic.ack_msn", "ACK riding with the request (flag ACKS)"),
@@ -192,6 +193,7 @@ function p.dissector(tvb, pinfo, tree)
 		e:add(F.msg_len, tvb(off + 32, 4))
 		e:add(F.stride_shift, tvb(off + 36, 1))
 		e:add(F.xflags, tvb(off + 37, 1))
+		e:add(F.ack_req, tvb(off + 37, 1))
 		e:add(F.ts, tvb(off + 38, 2))
 		if bit.band(flags, 0x4000) ~= 0 then
 			e:add(F.ack_msn, tvb(off + 40, 4))
