@@ -248,9 +248,10 @@ struct srnic_qp_send {
 	uint8_t recv_heard;	/* recv_limit is an ACK's, of msn: */
 	uint32_t recv_msn;
 	uint64_t rnr_until;	/* TSC: no new sends before this (RNR) */
-	uint8_t ack_asking;	/* RC: a packet of WQE ack_ask_idx asked for
-				 * its ACK at once (SRNIC_X_ACK_REQ), and
-				 * the WQE has not completed yet */
+	uint8_t ack_asking;	/* RC: WQE ack_ask_idx, filling half the
+				 * send queue, asked for its ACK at once
+				 * (SRNIC_X_ACK_REQ; until it completes,
+				 * no other does for that reason) */
 	uint32_t ack_ask_idx;
 };
 

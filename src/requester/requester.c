@@ -543,27 +543,34 @@ static void data_pkt_init(struct srnic_pkt *pkt, struct srnic_engine *eng,
 /*
  * Ask for this message's ACK at once (SRNIC_X_ACK_REQ; the responder
  * otherwise lets a plain ACK wait up to ack_delay_us for a packet to ride
- * with) when it fills half the send queue, or is the last WQE posted while
- * an earlier one still waits for its ACK: then the program waits for
- * completions, and without the ask it waited out the delay every window
- * (a quarter of what one core moves of 8-byte WRITEs, tests/bench/insns).
- * One ask at a time, until the WQE asked about completes: a stream gets
- * one ACK a round trip, and a ping-pong (one message in flight, its ACK
- * riding on the answer) none.
+ * with) when the program waits for it: the WQE is signaled, or fills half
+ * the send queue, while an earlier one still waits for its ACK.  A program
+ * that posts a window of WRITEs and polls for a completion otherwise
+ * waited out the delay every window (one core moved 8-byte WRITEs at 295
+ * cycles a packet, tests/bench/insns).  Not on every WQE posted last: a
+ * requester that keeps up with its program's posts would ask on nearly
+ * every message (ib_write_bw 8 B sent 6 times the ACKs, and moved 0.8
+ * times the messages).  A half-queue ask waits until the last one's WQE
+ * completes; a ping-pong (nothing else in flight, its ACK riding on
+ * the answer) asks nothing.
  */
-static inline void ask_ack(const struct srnic_qp *qp, struct srnic_pkt *pkt,
-			   uint32_t idx)
+static inline void ask_ack(struct srnic_qp *qp, const struct srnic_swqe *w,
+			   struct srnic_pkt *pkt, uint32_t idx)
 {
 	uint32_t unacked = idx - qp->q.sq_comp;	/* (before this one) */
 
 	if (!unacked || !srnic_qp_reliable(qp) ||
-	    (pkt->opcode != SRNIC_OP_WRITE && pkt->opcode != SRNIC_OP_SEND) ||
-	    (qp->snd.ack_asking && (int32_t)(qp->snd.ack_ask_idx -
-					     qp->q.sq_comp) >= 0))
+	    (pkt->opcode != SRNIC_OP_WRITE && pkt->opcode != SRNIC_OP_SEND))
 		return;
-	if (2 * (unacked + 1) >= qp->q.sq_mask + 1 ||
-	    idx + 1 == __atomic_load_n(&qp->q.sq_prod, __ATOMIC_RELAXED))
+	if (qp->q.sq_sig_all || (w->flags & SRNIC_WR_SIGNALED)) {
 		pkt->xflags |= SRNIC_X_ACK_REQ;
+	} else if (2 * (unacked + 1) >= qp->q.sq_mask + 1 &&
+		   !(qp->snd.ack_asking &&
+		     (int32_t)(qp->snd.ack_ask_idx - qp->q.sq_comp) >= 0)) {
+		pkt->xflags |= SRNIC_X_ACK_REQ;
+		qp->snd.ack_asking = 1;
+		qp->snd.ack_ask_idx = idx;
+	}
 }
 
 /*
@@ -738,11 +745,7 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (unlikely(w->opcode == SRNIC_WR_TP_WRITE))
 		return send_tp(eng, qp, run, w);
 	data_pkt_init(&pkt, eng, qp, w, run);
-	ask_ack(qp, &pkt, qp->snd.sq_cur);
-	if (pkt.xflags & SRNIC_X_ACK_REQ) {
-		qp->snd.ack_asking = 1;
-		qp->snd.ack_ask_idx = qp->snd.sq_cur;
-	}
+	ask_ack(qp, w, &pkt, qp->snd.sq_cur);
 	while (n < budget) {
 		/* (a READ's or an atomic's request carries no data) */
 		bool fresh = run->sent >= run->fc_high &&
