@@ -330,6 +330,11 @@ unsigned srnic_engine_progress(struct srnic_engine *eng)
 	return work;
 }
 
+void srnic_engine_wake(struct srnic_engine *eng)
+{
+	srnic_datapath_wake(eng);
+}
+
 void srnic_engine_kick(struct srnic_engine *eng)
 {
 	unsigned work;

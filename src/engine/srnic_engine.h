@@ -275,6 +275,9 @@ void srnic_engine_condq_query(const struct srnic_engine *eng, uint16_t id,
  * it is free, else its thread is told. */
 void srnic_engine_doorbell(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_engine_kick(struct srnic_engine *eng);
+/* ... or, when the caller will poll for what it posted (or the engine's
+ * thread may take it), only wake that thread if it sleeps. */
+void srnic_engine_wake(struct srnic_engine *eng);
 
 /* Polling found nothing: run one datapath iteration on the caller's thread
  * if nobody else is.  Returns the work it did (0 also when it did not run);
