@@ -14,7 +14,11 @@
  * completer and the CQ.  Not memif's copies, not the provider's verbs
  * face, no second thread.  The target's bytes are checked at the end.
  *
- *   build/tests/bench/insns [MESSAGES [SIZE]]   (default 20000 8-byte)
+ *   build/tests/bench/insns [MESSAGES [SIZE [SLOTS]]]
+ *	(default 20000 8-byte WRITEs, each to its own slot of up to 4096 in
+ *	regions of at most 64 MiB: at 64 KiB the copies then run from and
+ *	to memory, not cache; SLOTS 1 reuses one buffer, as perftest's
+ *	ib_write_bw does)
  *   tests/bench/insns.sh runs it under callgrind: instructions a packet.
  *
  * Prints the messages, the packets the port moved (out and in), the
@@ -139,15 +143,16 @@ int main(int argc, char **argv)
 {
 	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 0) : 20000;
 	uint32_t size = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 0) : 8;
+	uint64_t want_slots = argc > 3 ? strtoull(argv[3], NULL, 0) : 0;
 	uint64_t warm, iters = 0, pkts, tsc, i;
 	uint32_t src_key, dst_key;
 	struct srnic_qp *a, *b;
 	uint8_t *src, *dst;
 
-	if (n < 10 * SIGNAL || !size || size > 65536) {
+	if (n < 10 * SIGNAL || !size || size > 65536 || want_slots > SLOTS) {
 		fprintf(stderr, "usage: insns [MESSAGES (at least %u)] "
-				"[SIZE (1-65536)]\n",
-			SIGNAL * 10);
+				"[SIZE (1-65536)] [SLOTS (1-%u)]\n",
+			SIGNAL * 10, SLOTS);
 		return 2;
 	}
 	n = n / SIGNAL * SIGNAL;	/* (the last one signaled) */
@@ -179,6 +184,8 @@ int main(int argc, char **argv)
 	memcpy(self.mac[0], eng->node->port[0].mac, 6);
 	cq = srnic_engine_create_cq(eng, 4096);
 	slots = SLOTS < REGION_MAX / size ? SLOTS : REGION_MAX / size;
+	if (want_slots && want_slots < slots)
+		slots = want_slots;
 	if (slots > warm + n)
 		slots = warm + n;
 	src = aligned_alloc(4096, RTE_ALIGN_CEIL(slots * size, 4096));
