@@ -216,7 +216,7 @@ SRNIC_API int srnic_post_fifo_write(struct ibv_qp *qp,
 	struct srnic_fifo_stage *s;
 	uint64_t len;
 	uint32_t prod;
-	bool kick;
+	enum srnic_sq_go go;
 	int rc;
 
 	if (!qp || !srnic_context_ours(qp->context))
@@ -241,9 +241,8 @@ SRNIC_API int srnic_post_fifo_write(struct ibv_qp *qp,
 	}
 	if (!rc)
 		s->end[prod++ & q->sq_mask] = len ? s->head : 0;
-	kick = srnic_sq_publish(sqp, prod);
+	go = srnic_sq_publish(sqp, prod);
 	pthread_spin_unlock(&q->sq_lock);
-	if (kick)
-		srnic_engine_kick(sqp->ctx->eng);
+	srnic_sq_go(sqp, go);
 	return rc;
 }

@@ -103,7 +103,7 @@ int srnic_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 	struct srnic_qp_queues *qp = sqp->q;
 	uint32_t rkey = ibv_inc_rkey(mw->rkey);
 	struct srnic_swqe *w;
-	bool kick;
+	enum srnic_sq_go go;
 	int rc;
 
 	if (ibqp->qp_type == IBV_QPT_UD)
@@ -121,10 +121,9 @@ int srnic_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		rc = srnic_bind_wqe(sqp, w, mw, rkey, &mw_bind->bind_info,
 				    IBV_MW_TYPE_1);
 	}
-	kick = !rc && srnic_sq_publish(sqp, qp->sq_prod + 1);
+	go = rc ? SRNIC_SQ_NOTHING : srnic_sq_publish(sqp, qp->sq_prod + 1);
 	pthread_spin_unlock(&qp->sq_lock);
-	if (kick)
-		srnic_engine_kick(sqp->ctx->eng);
+	srnic_sq_go(sqp, go);
 	if (!rc)
 		mw->rkey = rkey;
 	return rc;

@@ -252,7 +252,7 @@ static inline int post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct srnic_qp_v *sqp = to_sqp(ibqp);
 	struct srnic_qp_queues *qp = sqp->q;
 	uint32_t prod;
-	bool kick;
+	enum srnic_sq_go go;
 	int rc = 0;
 
 	pthread_spin_lock(&qp->sq_lock);
@@ -278,10 +278,9 @@ static inline int post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	if (rc && bad)
 		*bad = wr;
-	kick = srnic_sq_publish(sqp, prod);
+	go = srnic_sq_publish(sqp, prod);
 	pthread_spin_unlock(&qp->sq_lock);
-	if (kick)
-		srnic_engine_kick(sqp->ctx->eng);
+	srnic_sq_go(sqp, go);
 	return rc;
 }
 
@@ -290,7 +289,7 @@ int srnic_post_swqe(struct srnic_qp_v *sqp, const struct srnic_swqe *w,
 {
 	struct srnic_qp_queues *qp = sqp->q;
 	uint32_t prod;
-	bool kick;
+	enum srnic_sq_go go;
 	int rc;
 
 	pthread_spin_lock(&qp->sq_lock);
@@ -300,10 +299,9 @@ int srnic_post_swqe(struct srnic_qp_v *sqp, const struct srnic_swqe *w,
 		rc = ENOMEM;
 	if (!rc)
 		memcpy(&qp->sq[prod++ & qp->sq_mask], w, len);
-	kick = srnic_sq_publish(sqp, prod);
+	go = srnic_sq_publish(sqp, prod);
 	pthread_spin_unlock(&qp->sq_lock);
-	if (kick)
-		srnic_engine_kick(sqp->ctx->eng);
+	srnic_sq_go(sqp, go);
 	return rc;
 }
 

@@ -32,7 +32,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	struct srnic_qp_v *sqp = ex_to_sqp(qpx);
 	struct srnic_qp_queues *qp = sqp->q;
 	int rc = sqp->wr_err;
-	bool kick;
+	enum srnic_sq_go go;
 	uint32_t i;
 
 	/* An atomic whose 8-byte SGE never came is not a work request, nor
@@ -51,10 +51,9 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 		    w->opcode != SRNIC_WR_BIND_MW && !w->xrc_srqn)
 			rc = EINVAL;
 	}
-	kick = !rc && srnic_sq_publish(sqp, sqp->wr_prod);
+	go = rc ? SRNIC_SQ_NOTHING : srnic_sq_publish(sqp, sqp->wr_prod);
 	pthread_spin_unlock(&sqp->q->sq_lock);
-	if (kick)
-		srnic_engine_kick(sqp->ctx->eng);
+	srnic_sq_go(sqp, go);
 	return rc;
 }
 

@@ -51,29 +51,43 @@ static inline bool srnic_sq_room(const struct srnic_qp_queues *qp, uint32_t prod
 	       qp->sq_mask;
 }
 
+/* What a post is to do about the datapath once its lock is dropped
+ * (srnic_sq_go). */
+enum srnic_sq_go {
+	SRNIC_SQ_NOTHING,	/* nothing was posted */
+	SRNIC_SQ_KICK,		/* run it (srnic_engine_kick) */
+	SRNIC_SQ_WAKE,		/* only wake the engine's thread */
+};
+
 /*
- * Hand the WQEs below prod to the engine (under the post lock); true when
- * the caller is to run the datapath (srnic_engine_kick, once the lock is
- * dropped): when the queue had nothing in flight, so that a lone message
- * leaves at once.  Behind WQEs still in flight the program polls for
- * their completions, running the datapath then, and the engine's thread
- * is only woken: one iteration a post sent a stream's messages one frame
- * a burst (ib_write_bw 8 B on the default testbed: 1.56x the message
- * rate of edf89c6, tests/bench/against.sh edf89c6 4 3).
+ * Hand the WQEs below prod to the engine (under the post lock).  The
+ * caller runs the datapath when the queue had nothing in flight, so that
+ * a lone message leaves at once.  Behind WQEs still in flight the
+ * program polls for their completions, running the datapath then, and
+ * the engine's thread is only told: one iteration a post sent a stream's
+ * messages one frame a burst (ib_write_bw 8 B on the default testbed:
+ * 1.56x the message rate of edf89c6, tests/bench/against.sh edf89c6 4 3).
  */
-static inline bool srnic_sq_publish(struct srnic_qp_v *sqp, uint32_t prod)
+static inline enum srnic_sq_go srnic_sq_publish(struct srnic_qp_v *sqp,
+						uint32_t prod)
 {
 	struct srnic_qp_queues *qp = sqp->q;
 	bool idle;
 
 	if (prod == qp->sq_prod)
-		return false;
+		return SRNIC_SQ_NOTHING;
 	idle = qp->sq_prod == __atomic_load_n(&qp->sq_comp, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&qp->sq_prod, prod, __ATOMIC_RELEASE);
 	srnic_engine_doorbell(sqp->ctx->eng, sqp->qp);
-	if (!idle)
+	return idle ? SRNIC_SQ_KICK : SRNIC_SQ_WAKE;
+}
+
+static inline void srnic_sq_go(struct srnic_qp_v *sqp, enum srnic_sq_go go)
+{
+	if (go == SRNIC_SQ_KICK)
+		srnic_engine_kick(sqp->ctx->eng);
+	else if (go == SRNIC_SQ_WAKE)
 		srnic_engine_wake(sqp->ctx->eng);
-	return idle;
 }
 
 /* Conditional RDMA (api.c): what each WQE of a post gets besides its

@@ -332,6 +332,10 @@ unsigned srnic_engine_progress(struct srnic_engine *eng)
 
 void srnic_engine_wake(struct srnic_engine *eng)
 {
+	/* (as a kick that found the token taken: the holder may be past
+	 * the QP already, its doorbell still armed, so nothing went on the
+	 * ring; the engine's thread looks once more before it naps) */
+	__atomic_store_n(&eng->kicked, 1, __ATOMIC_SEQ_CST);
 	srnic_datapath_wake(eng);
 }
 

@@ -276,7 +276,8 @@ void srnic_engine_condq_query(const struct srnic_engine *eng, uint16_t id,
 void srnic_engine_doorbell(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_engine_kick(struct srnic_engine *eng);
 /* ... or, when the caller will poll for what it posted (or the engine's
- * thread may take it), only wake that thread if it sleeps. */
+ * thread may take it), only tell that thread: it runs once more, woken
+ * if it sleeps. */
 void srnic_engine_wake(struct srnic_engine *eng);
 
 /* Polling found nothing: run one datapath iteration on the caller's thread

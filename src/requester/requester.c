@@ -550,27 +550,37 @@ static void data_pkt_init(struct srnic_pkt *pkt, struct srnic_engine *eng,
  * cycles a packet, tests/bench/insns).  Not on every WQE posted last: a
  * requester that keeps up with its program's posts would ask on nearly
  * every message (ib_write_bw 8 B sent 6 times the ACKs, and moved 0.8
- * times the messages).  A half-queue ask waits until the last one's WQE
- * completes; a ping-pong (nothing else in flight, its ACK riding on
+ * times the messages).  A half-queue ask, once sent, holds other WQEs'
+ * back until its own completes (its later packets still ask); a ping-pong (nothing else in flight, its ACK riding on
  * the answer) asks nothing.
  */
-static inline void ask_ack(struct srnic_qp *qp, const struct srnic_swqe *w,
+static inline bool ask_ack(struct srnic_qp *qp, const struct srnic_swqe *w,
 			   struct srnic_pkt *pkt, uint32_t idx)
 {
 	uint32_t unacked = idx - qp->q.sq_comp;	/* (before this one) */
+	uint32_t depth = qp->q.sq_mask + 1;
 
 	if (!unacked || !srnic_qp_reliable(qp) ||
 	    (pkt->opcode != SRNIC_OP_WRITE && pkt->opcode != SRNIC_OP_SEND))
-		return;
+		return false;
 	if (qp->q.sq_sig_all || (w->flags & SRNIC_WR_SIGNALED)) {
 		pkt->xflags |= SRNIC_X_ACK_REQ;
-	} else if (2 * (unacked + 1) >= qp->q.sq_mask + 1 &&
-		   !(qp->snd.ack_asking &&
-		     (int32_t)(qp->snd.ack_ask_idx - qp->q.sq_comp) >= 0)) {
-		pkt->xflags |= SRNIC_X_ACK_REQ;
-		qp->snd.ack_asking = 1;
-		qp->snd.ack_ask_idx = idx;
+		return false;
 	}
+	/* (answered: its WQE completed; kept, the sign would turn after
+	 * 2^31 more) */
+	if (qp->snd.ack_asking &&
+	    (int32_t)(qp->snd.ack_ask_idx - qp->q.sq_comp) < 0)
+		qp->snd.ack_asking = 0;
+	/* (the requester keeps at most SRNIC_WINDOW messages in flight:
+	 * half of that in a deeper queue) */
+	if (depth > SRNIC_WINDOW)
+		depth = SRNIC_WINDOW;
+	if (2 * (unacked + 1) < depth ||
+	    (qp->snd.ack_asking && qp->snd.ack_ask_idx != idx))
+		return false;
+	pkt->xflags |= SRNIC_X_ACK_REQ;
+	return true;
 }
 
 /*
@@ -740,12 +750,13 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_swqe_run *run = &qp->run[qp->snd.sq_cur & qp->q.sq_mask];
 	struct srnic_swqe *w = &qp->q.sq[qp->snd.sq_cur & qp->q.sq_mask];
 	struct srnic_pkt pkt;
+	bool half_ask;
 	unsigned n = 0;
 
 	if (unlikely(w->opcode == SRNIC_WR_TP_WRITE))
 		return send_tp(eng, qp, run, w);
 	data_pkt_init(&pkt, eng, qp, w, run);
-	ask_ack(qp, w, &pkt, qp->snd.sq_cur);
+	half_ask = ask_ack(qp, w, &pkt, qp->snd.sq_cur);
 	while (n < budget) {
 		/* (a READ's or an atomic's request carries no data) */
 		bool fresh = run->sent >= run->fc_high &&
@@ -790,6 +801,11 @@ static unsigned send_packets(struct srnic_engine *eng, struct srnic_qp *qp,
 			message_sent(eng, qp, run);
 			break;
 		}
+	}
+	/* (a half-queue ask holds the next ones back once it went) */
+	if (half_ask && n) {
+		qp->snd.ack_asking = 1;
+		qp->snd.ack_ask_idx = qp->snd.sq_cur;
 	}
 	return n;
 }

@@ -277,7 +277,8 @@ struct srnic_pkt {
 			       * message: every packet but the last carries
 			       * exactly that many bytes */
 	uint8_t xflags;	   /* SRNIC_X_*: a WRITE's or READ_REQ's
-			    * SRNIC_X_NOTIFY, else 0 */
+			    * SRNIC_X_NOTIFY, a SEND's or WRITE's
+			    * SRNIC_X_ACK_REQ, else 0 */
 	uint16_t ts;	   /* the sender's clock in µs (16 bits, never 0) when
 			    * it sent this packet; 0: none */
 	uint32_t ack_msn;  /* SRNIC_F_ACKS: every message the receiver sent

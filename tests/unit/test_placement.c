@@ -1902,6 +1902,8 @@ static void test_rc_recv_credit(void)
  * an earlier WQE is unacknowledged; never with nothing else in flight (a
  * ping-pong's ACK rides on the answer).
  */
+static struct srnic_swqe qp_sq_template[16];	/* (16 plain WRITEs) */
+
 static void test_ack_req(void)
 {
 	enum { LEN = 64 };
@@ -1961,6 +1963,7 @@ static void test_ack_req(void)
 		w->num_sge = 1;
 		w->sge[0] = (struct srnic_sge){(uintptr_t)msg, LEN, key};
 	}
+	memcpy(qp_sq_template, qp->q.sq, sizeof(qp_sq_template));
 	srnic_fc_reset(qp);
 	qp->q.sq[0].flags = qp->q.sq[2].flags = qp->q.sq[4].flags =
 		SRNIC_WR_SIGNALED;
@@ -1989,6 +1992,27 @@ static void test_ack_req(void)
 	for (i = 5; i < 13; i++)
 		CHECK(!(seen_xflags[i] & SRNIC_X_ACK_REQ) == (i != 10),
 		      "WQE %u of 13, 3 done: ACK asked %#x", i, seen_xflags[i]);
+	srnic_engine_destroy_qp(eng, qp);
+
+	/* A half-queue ask whose WQE could not go yet (out of credit) asks
+	 * when it goes. */
+	qp = qp_new(15);
+	memcpy(qp->q.sq, qp_sq_template, sizeof(qp_sq_template));
+	srnic_fc_reset(qp);
+	qp->snd.fc_credit = qp->snd.fc_sent + 7;
+	nseen_xflags = 0;
+	qp->q.sq_prod = 9;
+	n = run_requester(qp);
+	CHECK(n == 7 && qp->snd.fc_blocked, "%u WRITEs sent on 7 credits", n);
+	/* (WQE 7 begun, none acknowledged: credit alone) */
+	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_ACK, qp->snd.next_msn - 8);
+	ack.credit = qp->snd.fc_sent + 8;
+	srnic_completer_ack(eng, qp, &ack);
+	n = run_requester(qp);
+	CHECK(n == 2 && (seen_xflags[7] & SRNIC_X_ACK_REQ) &&
+		      !(seen_xflags[8] & SRNIC_X_ACK_REQ),
+	      "the half-queue WQE held by credit did not ask when it went "
+	      "(%u sent; %#x %#x)", n, seen_xflags[7], seen_xflags[8]);
 	srnic_engine_destroy_qp(eng, qp);
 	free(dst);
 	free(msg);
