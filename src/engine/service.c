@@ -85,12 +85,39 @@ static void send_resync(struct srnic_engine *eng, struct srnic_qp *qp)
 	eng->st->svc_resyncs++;
 }
 
+/*
+ * A WQE the old holder finished behind one it had not (a SEND
+ * acknowledged while a READ before it still lacked its answer) goes to
+ * the new holder again: the resync names the first unfinished message,
+ * and the holder takes messages from there on in order, so one left out
+ * would be waited for until the QP ran out of retries.  It has not
+ * completed (completions go in posting order): its READ's tracker, freed
+ * as it finished, is made again.  False when that fails (it fails).
+ */
+static bool reopen_done(struct srnic_qp *qp, uint32_t i)
+{
+	struct srnic_swqe_run *run = &qp->run[i & qp->q.sq_mask];
+	const struct srnic_swqe *w = &qp->q.sq[i & qp->q.sq_mask];
+
+	if (srnic_wr_reads(w->opcode)) {
+		if (srnic_track_init(&run->rd, w->length, run->rd.shift)) {
+			run->status = SRNIC_WC_GENERAL_ERR;
+			qp->snd.sq_stopped = 1;
+			return false;
+		}
+		qp->snd.rd_inflight++;
+	}
+	run->state = SWQE_WAITING;
+	return true;
+}
+
 /* A client's QP moves to the holder of term: everything it had in flight
  * goes again (fresh transaction ids, after the holder answers), what it
  * had partly received from the old holder is forgotten. */
 static void client_rebind(struct srnic_engine *eng, struct srnic_qp *qp,
 			  struct srnic_peer *holder, uint32_t term)
 {
+	bool behind = false;	/* past the first unfinished message */
 	uint32_t i;
 
 	qp->peer = holder;
@@ -101,9 +128,16 @@ static void client_rebind(struct srnic_engine *eng, struct srnic_qp *qp,
 	qp->snd.cur_busy = 0;
 	for (i = qp->q.sq_comp; i != qp->snd.sq_next; i++) {
 		struct srnic_swqe_run *run = &qp->run[i & qp->q.sq_mask];
+		uint8_t op = qp->q.sq[i & qp->q.sq_mask].opcode;
 
+		if (op == SRNIC_WR_LOCAL_INV || op == SRNIC_WR_BIND_MW)
+			continue;	/* (no message) */
+		if (run->state == SWQE_DONE && behind &&
+		    run->status == SRNIC_WC_SUCCESS && !reopen_done(qp, i))
+			break;
 		if (run->state != SWQE_SENDING && run->state != SWQE_WAITING)
 			continue;
+		behind = true;
 		/* A READ whose target was to complete it too, landed and
 		 * waiting for the old holder's word: the new holder has
 		 * not seen it, so it is read again, in full, there (its

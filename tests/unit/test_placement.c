@@ -2019,6 +2019,83 @@ static void test_ack_req(void)
 }
 
 /*
+ * A service client's takeover (engine/service.c, client_rebind): a SEND
+ * the old holder acknowledged behind a READ whose answer had not landed
+ * goes to the new holder again with the READ and everything after it, in
+ * order, since the resync names the READ as the first message the holder
+ * is to take (it waited for the SEND for ever before: docs/failover.md).
+ * A message acknowledged before the READ is not sent again.
+ */
+static void test_svc_rebind_done_behind_read(void)
+{
+	enum { LEN = 64 };
+	uint8_t *buf = calloc(5, LEN);
+	struct srnic_qp *qp = qp_new(16);
+	struct srnic_service *sv = &eng->node->svc[0];
+	uint32_t key = srnic_mem_register(&eng->mem, (uintptr_t)buf, 5 * LEN,
+					  SRNIC_ACCESS_LOCAL_WRITE, qp->pd);
+	struct srnic_pkt ack;
+	uint32_t i, msn0;
+
+	for (i = 0; i < 4; i++) {
+		struct srnic_swqe *w = &qp->q.sq[i];
+
+		memset(w, 0, sizeof(*w));
+		w->opcode = i == 1 ? SRNIC_WR_READ : i == 2 ? SRNIC_WR_SEND
+							     : SRNIC_WR_WRITE;
+		w->length = LEN;
+		w->rkey = 5;
+		w->remote_addr = 0x1000;
+		w->num_sge = 1;
+		w->sge[0] = (struct srnic_sge){(uintptr_t)buf + i * LEN, LEN,
+					       key};
+	}
+	srnic_fc_reset(qp);
+	qp->q.sq_prod = 4;
+	msn0 = qp->snd.next_msn;
+	CHECK(run_requester(qp) == 3, "the WRITE, SEND and WRITE went");
+	/* The old holder acknowledged the first three (the READ's answer
+	 * still out), not the last. */
+	srnic_qp_pkt_init(&ack, eng, qp, SRNIC_OP_ACK, msn0 + 3);
+	ack.credit = qp->snd.fc_credit;
+	srnic_completer_ack(eng, qp, &ack);
+	CHECK(qp->q.sq_comp == 1 && qp->run[1].state == SWQE_WAITING &&
+		      qp->run[2].state == SWQE_DONE &&
+		      qp->run[3].state != SWQE_DONE,
+	      "the setting: WRITE completed, READ waiting, SEND done (%u; "
+	      "%u %u %u)", qp->q.sq_comp, qp->run[1].state, qp->run[2].state,
+	      qp->run[3].state);
+	/* A takeover: the service's term moves to another holder. */
+	memset(sv, 0, sizeof(*sv));
+	sv->holder = 0x0a000063;
+	sv->term = 2 << 8 | 0x63;
+	sv->holder_heard = srnic_ms();
+	__atomic_store_n(&sv->ipv4, 0x0a000064, __ATOMIC_RELEASE);
+	qp->svc_ipv4 = 0x0a000064;
+	qp->svc_term = 1 << 8 | 0x62;
+	srnic_svc_qp_track(eng, qp, true);
+	srnic_svc_qps_tick(eng, rte_rdtsc());
+	CHECK(qp->svc_resync && qp->run[1].state == SWQE_WAITING &&
+		      qp->run[2].state == SWQE_WAITING &&
+		      qp->run[3].state == SWQE_WAITING,
+	      "after the takeover the READ, SEND and WRITE do not all wait to "
+	      "go again (%u %u %u)", qp->run[1].state, qp->run[2].state,
+	      qp->run[3].state);
+	CHECK(qp->snd.resend_tail - qp->snd.resend_head == 3 &&
+		      qp->snd.resend[qp->snd.resend_head % SRNIC_WINDOW] == 1 &&
+		      qp->snd.resend[(qp->snd.resend_head + 1) % SRNIC_WINDOW] ==
+			      2,
+	      "the resends are not READ, SEND, WRITE in order (%u queued)",
+	      qp->snd.resend_tail - qp->snd.resend_head);
+	CHECK(qp->run[1].rd.npkts == 1, "the READ's tracker was not kept");
+	srnic_svc_qp_track(eng, qp, false);
+	memset(sv, 0, sizeof(*sv));
+	drain_wire(NULL, 0);
+	srnic_engine_destroy_qp(eng, qp);
+	free(buf);
+}
+
+/*
  * UC: a SEND that lost a packet is given up once a later message is
  * complete and the give-up time has passed; the SENDs behind it move down
  * into the receive WQEs it and they would have had, so receives complete
@@ -3726,6 +3803,7 @@ int main(void)
 	test_uc_recv_credit();
 	test_rc_recv_credit();
 	test_ack_req();
+	test_svc_rebind_done_behind_read();
 	test_read_ranges();
 	test_read_retries_progress();
 	test_read_rnr_waits();
